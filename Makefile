@@ -1,0 +1,77 @@
+# calltrace — build, demo, test, bench.
+#   make          build build/calltrace
+#   make deps     install missing Debian packages (apt-get)
+#   make demo     deps + build + trace the bundled example
+#   make test     deps + build + unit and end-to-end tests (root)
+#   make bench    per-call cost against the raw probe floor
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BUILD    := build
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+            -Wshadow -Wformat=2 -Werror=implicit-function-declaration \
+            -Isrc -I$(BUILD)
+LDLIBS   := -lbpf -lelf -ldw -lZydis -lz -lpthread -lm
+
+# Debian packages this project builds, tests and benches with.
+DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+             libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
+             python3-yaml time
+
+SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
+OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+BPF_SRC := src/probes/calltrace.bpf.c
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+.PHONY: all deps demo test unit bench clean fixtures
+all: $(BUILD)/calltrace
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(BUILD)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/calltrace.bpf.o: $(BPF_SRC) src/probes/event.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -D__BPF__ \
+		-I$(BUILD) -Isrc/probes -c $(BPF_SRC) -o $@
+
+$(BUILD)/calltrace.skel.h: $(BUILD)/calltrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name calltrace_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/calltrace: $(OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/unit_tests: $(UNIT_SRCS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) -Itests/unit $^ -o $@ $(LDLIBS)
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "calltrace: make deps needs root to install:$$missing (run: sudo make deps)"; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+demo: deps all
+	@sh examples/demo.sh
+
+test: deps all $(BUILD)/unit_tests
+	@python3 tests/run.py
+
+unit: $(BUILD)/unit_tests
+	$(BUILD)/unit_tests
+
+bench: deps all
+	@python3 bench/bench.py
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,342 @@
+/* calltrace record: start a program with every probe in place before its
+ * first instruction (or attach to a running one with -p) and write
+ * calltrace.data until it exits (or Ctrl-C / --duration). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds/cmds.h"
+#include "record/session.h"
+#include "util/util.h"
+
+static volatile sig_atomic_t stop_requested, forward_sig;
+
+/* A terminal's Ctrl-C reaches the whole foreground process group, child
+ * included, so only signals sent by a process (kill, timeout, systemd) are
+ * forwarded; the child must not get SIGINT twice. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	stop_requested = sig;
+	if (si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by someone */
+		forward_sig = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: calltrace record [options] [--] PROGRAM [ARGS...]\n"
+		"       calltrace record [options] -p PID\n"
+		"\n"
+		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600)\n"
+		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
+		"                         main program (Go: package main and the main module)\n"
+		"  -N, --exclude GLOB     do not trace functions matching GLOB (repeatable)\n"
+		"  -p, --pid PID          attach to a running process instead of starting one\n"
+		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
+		"      --buffer-size SIZE ring buffer size (default 16M)\n"
+		"  -v, --verbose          print the phases and their timings\n");
+}
+
+/* PATH lookup like execvp, so that the probes go on the file exec runs. */
+static char *resolve_program(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return realpath(prog, NULL);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	char *copy = xstrdup(path), *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
+		if (access(cand, X_OK) == 0) {
+			char *r = realpath(cand, NULL);
+			free(cand);
+			free(copy);
+			return r;
+		}
+		free(cand);
+	}
+	free(copy);
+	return NULL;
+}
+
+static char *join_cmdline(int argc, char **argv)
+{
+	struct ct_buf b = {0};
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			buf_put(&b, " ", 1);
+		buf_put(&b, argv[i], strlen(argv[i]));
+	}
+	buf_put(&b, "", 1);
+	return (char *)b.p;
+}
+
+static char *describe_status(int status)
+{
+	if (WIFEXITED(status))
+		return xasprintf("exited %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return xasprintf("killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return xstrdup("unknown");
+}
+
+/* Child side of the launch: wait until the parent has attached, then exec.
+ * An exec failure is reported back through ERRFD (close-on-exec). */
+static void child_exec(int gofd, int errfd, char **argv, const char *path)
+{
+	char c;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	if (read(gofd, &c, 1) != 1)
+		_exit(127); /* the tracer gave up */
+	execv(path, argv);
+	int e = errno;
+	if (write(errfd, &e, sizeof(e)) < 0) {
+	}
+	_exit(127);
+}
+
+static int run_launch(struct ct_session *s, char **argv, const char *path)
+{
+	int go[2], err[2];
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return ct_fail("pipe: %s", strerror(errno));
+	pid_t child = fork();
+	if (child < 0)
+		return ct_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		close(go[1]);
+		close(err[0]);
+		child_exec(go[0], err[1], argv, path);
+	}
+	close(go[0]);
+	close(err[1]);
+	if (ct_session_attach(s, path, child)) {
+		close(go[1]); /* child reads EOF and exits without running */
+		waitpid(child, NULL, 0);
+		return -1;
+	}
+	if (write(go[1], "g", 1) != 1) {
+	}
+	close(go[1]);
+	int e = 0;
+	if (read(err[0], &e, sizeof(e)) == sizeof(e)) {
+		waitpid(child, NULL, 0);
+		close(err[0]);
+		return ct_fail("cannot execute %s: %s", path, strerror(e));
+	}
+	close(err[0]);
+
+	int status = 0, rc = 0;
+	bool exited = false;
+	while (!exited) {
+		if (ct_session_pump(s, 50) < 0) {
+			rc = -1;
+			kill(child, SIGTERM);
+		}
+		if (forward_sig) {
+			kill(child, forward_sig);
+			forward_sig = 0;
+		}
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			exited = true;
+		else if (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns)
+			break; /* stop tracing; the program keeps running */
+		ct_session_progress(s, false);
+	}
+	char *desc = exited ? describe_status(status) : xstrdup("still running (tracing stopped)");
+	if (ct_session_finish(s, desc))
+		rc = -1;
+	free(desc);
+	if (rc)
+		return -1;
+	if (!exited) {
+		/* --duration ended the trace: wait for the program as a shell would. */
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+			if (forward_sig) {
+				kill(child, forward_sig);
+				forward_sig = 0;
+			}
+		}
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static int run_attach(struct ct_session *s, int pid, const char *probe_path)
+{
+	if (ct_session_attach(s, probe_path, pid))
+		return -1;
+	fprintf(stderr, "calltrace: tracing process %d (%s); Ctrl-C to stop\n", pid, s->binary);
+	while (!stop_requested) {
+		if (ct_session_pump(s, 50) < 0)
+			break;
+		if (kill(pid, 0) != 0 && errno == ESRCH)
+			break;
+		if (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns)
+			break;
+		ct_session_progress(s, false);
+	}
+	bool gone = kill(pid, 0) != 0 && errno == ESRCH;
+	if (ct_session_finish(s, gone ? "process exited" : "detached (process left running)"))
+		return -1;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"trace", required_argument, NULL, 'F'},
+		{"exclude", required_argument, NULL, 'N'},
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, 'D'},
+		{"buffer-size", required_argument, NULL, 'B'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ct_session_opts o = {0};
+	CT_VEC(const char *) trace = {0}, exclude = {0};
+	int pid = 0, c;
+	o.output = "calltrace.data";
+	o.ringbuf_bytes = 16 << 20;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:F:N:p:vh", opts, NULL)) != -1) {
+		uint64_t v;
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'F':
+			CT_VEC_PUSH(trace, optarg);
+			break;
+		case 'N':
+			CT_VEC_PUSH(exclude, optarg);
+			break;
+		case 'p':
+			if (parse_u64(optarg, &v) || !v || v > INT_MAX) {
+				fprintf(stderr, "calltrace: -p needs a process id, not '%s'\n", optarg);
+				return 2;
+			}
+			pid = (int)v;
+			break;
+		case 'D':
+			if (parse_duration(optarg, &o.duration_ns) || !o.duration_ns) {
+				fprintf(stderr, "calltrace: --duration needs a time like 10s or 500ms, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'B':
+			if (parse_size(optarg, &v) || v < 4096 || v > (1ULL << 31)) {
+				fprintf(stderr, "calltrace: --buffer-size needs a size between 4K and 2G, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			/* The kernel wants a power of two. */
+			o.ringbuf_bytes = 4096;
+			while (o.ringbuf_bytes < v)
+				o.ringbuf_bytes <<= 1;
+			break;
+		case 'v':
+			ct_verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	char **prog = argv + optind;
+	int nprog = argc - optind;
+	if ((pid && nprog) || (!pid && !nprog)) {
+		fprintf(stderr, "calltrace: give either a program to run or -p PID\n");
+		usage(stderr);
+		return 2;
+	}
+	o.sel.trace = trace.v;
+	o.sel.ntrace = trace.n;
+	o.sel.exclude = exclude.v;
+	o.sel.nexclude = exclude.n;
+
+	char *path = NULL, *probe_path = NULL;
+	if (pid) {
+		probe_path = xasprintf("/proc/%d/exe", pid);
+		char buf[PATH_MAX];
+		ssize_t n = readlink(probe_path, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			fprintf(stderr, "calltrace: cannot read %s: %s (is process %d running, and are you root?)\n",
+				probe_path, strerror(errno), pid);
+			return 1;
+		}
+		buf[n] = 0;
+		path = xstrdup(buf);
+	} else {
+		path = resolve_program(prog[0]);
+		if (!path) {
+			fprintf(stderr, "calltrace: cannot find program '%s'%s\n", prog[0],
+				strchr(prog[0], '/') ? "" : " in PATH");
+			return 1;
+		}
+		probe_path = xstrdup(path);
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "calltrace: recording needs root (BPF and uprobes): run it with sudo\n");
+		return 1;
+	}
+	o.cmdline = pid ? xasprintf("-p %d (%s)", pid, path) : join_cmdline(nprog, prog);
+
+	install_signals();
+	struct ct_session s;
+	int rc = ct_session_prepare(&s, path, probe_path, &o);
+	if (rc == 0)
+		rc = pid ? run_attach(&s, pid, probe_path) : run_launch(&s, prog, probe_path);
+	if (rc < 0) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		if (s.w) {
+			/* Nothing ran under the probes: leave no half-made file. */
+			ct_session_free(&s);
+			unlink(o.output);
+		}
+		rc = 1;
+	}
+	ct_session_free(&s);
+	free(path);
+	free(probe_path);
+	free(o.cmdline);
+	CT_VEC_FREE(trace);
+	CT_VEC_FREE(exclude);
+	return rc;
+}

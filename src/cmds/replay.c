@@ -1,0 +1,94 @@
+/* calltrace replay: show a record file as a call tree or JSON Lines. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds/cmds.h"
+#include "render/render.h"
+#include "util/util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: calltrace replay [options] [FILE]\n"
+		   "\n"
+		   "  FILE                  record file (default: calltrace.data)\n"
+		   "  -f, --format FMT      text (default): uftrace-style call tree; json: JSON Lines,\n"
+		   "                        one object per call in entry order\n"
+		   "      --merge           text: interleave goroutines/threads in time order (default:\n"
+		   "                        each goroutine/thread's calls together, by first appearance)\n"
+		   "      --color WHEN      auto (default: on a terminal), always, never\n");
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"color", required_argument, NULL, 'c'},
+		{"merge", no_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *format = "text", *color = "auto";
+	bool merge = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'c':
+			color = optarg;
+			break;
+		case 'm':
+			merge = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *path = optind < argc ? argv[optind] : "calltrace.data";
+	struct ct_render_opts ro = {stdout, false, merge};
+	if (!strcmp(color, "always"))
+		ro.color = true;
+	else if (!strcmp(color, "auto"))
+		ro.color = isatty(1);
+	else if (strcmp(color, "never")) {
+		fprintf(stderr, "calltrace: --color takes auto, always or never, not '%s'\n", color);
+		return 2;
+	}
+	int (*render)(struct ct_trace *, const struct ct_render_opts *);
+	if (!strcmp(format, "text"))
+		render = ct_render_tree;
+	else if (!strcmp(format, "json"))
+		render = ct_render_json;
+	else {
+		fprintf(stderr, "calltrace: unknown format '%s' (use text or json)\n", format);
+		return 2;
+	}
+	struct ct_trace t;
+	if (ct_trace_open(&t, path)) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		return 1;
+	}
+	int rc = render(&t, &ro);
+	if (rc)
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+	bool truncated = t.truncated;
+	ct_trace_close(&t);
+	if (truncated)
+		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); replayed what was whole\n",
+			path);
+	if (fflush(stdout) != 0)
+		return 1;
+	return rc ? 1 : 0;
+}

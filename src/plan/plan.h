@@ -1,0 +1,53 @@
+/* The plan: which functions of a target get probed, at which sites, with
+ * which cookie.  Second stage: target -> plan -> probes. */
+#ifndef CT_PLAN_H
+#define CT_PLAN_H
+
+#include "plan/sites.h"
+#include "record/tracefile.h"
+#include "target/target.h"
+
+struct ct_plan_func {
+	const struct ct_func *fn; /* in the target */
+	uint64_t entry_site;
+	bool entry_emulated;
+	uint32_t nexits;
+};
+
+struct ct_plan_site {
+	uint64_t addr;   /* link-time vaddr */
+	uint64_t offset; /* file offset, for the uprobe */
+	uint32_t func;   /* plan function index, CT_NOFUNC for goexit */
+	uint8_t kind;    /* enum ct_site_kind */
+	uint64_t target_addr; /* TAIL/RESTART: jump or call target */
+	uint32_t target_func; /* TAIL: traced function at target_addr */
+	uint8_t gsrc;    /* enum ct_gsrc */
+};
+
+struct ct_selection {
+	const char **trace;   /* -F globs; none = the default set */
+	size_t ntrace;
+	const char **exclude; /* -N globs */
+	size_t nexclude;
+};
+
+struct ct_plan {
+	const struct ct_target *t;
+	CT_VEC(struct ct_plan_func) funcs;
+	CT_VEC(struct ct_plan_site) sites;
+	size_t cheap_entries, slow_entries;
+	size_t skipped_undecodable;
+};
+
+/* Selects functions and finds their sites.  Fails with one line when nothing
+ * matches or a selected function cannot be decoded. */
+int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel);
+void ct_plan_free(struct ct_plan *p);
+
+/* Is F part of the default selection (main program's own code)? */
+bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
+
+/* The tables as they go into the record file. */
+void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
+
+#endif

@@ -1,0 +1,66 @@
+/* The one event struct shared by the BPF programs (calltrace.bpf.c) and user
+ * space (probes.c, record/).  Keep it plain: fixed-width fields only, no
+ * pointers, so both compilers lay it out the same way. */
+#ifndef CT_EVENT_H
+#define CT_EVENT_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u64 and friends. */
+#else
+#include <linux/types.h>
+#endif
+
+/* The attach cookie of every probe site packs everything the BPF program needs
+ * to know about the site, so that a hit costs no map lookup:
+ *   bits  0..31  site id (index into the plan's site table, kept in the file)
+ *   bits 32..33  where the current goroutine (g) comes from, CT_G_*
+ *   bits 34..37  binary index into ct_config.bins[] (per-binary offsets)
+ */
+#define CT_COOKIE_SITE(c) ((__u32)(c))
+#define CT_COOKIE_GSRC(c) ((__u32)((c) >> 32) & 3)
+#define CT_COOKIE_BIN(c) ((__u32)((c) >> 34) & (CT_MAX_BINS - 1))
+#define CT_COOKIE(site, gsrc, bin)                                   \
+	((__u64)(site) | ((__u64)(gsrc) << 32) | ((__u64)(bin) << 34))
+
+enum ct_gsrc {
+	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */
+	CT_G_R14 = 1,  /* Go register ABI: g is in R14 at entry and at RET */
+	CT_G_TLS = 2,  /* Go ABI0 code: g is in TLS at fsbase + tls_g_off */
+};
+
+#define CT_MAX_BINS 16
+
+/* Per-binary facts the kernel side needs (runtime.g layout, TLS slot). */
+struct ct_bin_config {
+	__s64 tls_g_off;   /* g pointer at fsbase + tls_g_off (usually -8) */
+	__u32 goid_off;    /* offsetof(runtime.g, goid) */
+	__u32 stack_hi_off;/* offsetof(runtime.g, stack.hi) */
+	__u32 m_off;       /* offsetof(runtime.g, m), for g0 -> m.curg */
+	__u32 curg_off;    /* offsetof(runtime.m, curg) */
+};
+
+/* Frame keys of non-Go frames: deeper frames have lower SP, so flip the
+ * sign to make "deeper" mean "larger key" for every kind of code. */
+#define CT_C_KEY_BASE (1ULL << 47)
+
+/* One probe hit, as it crosses the ring buffer.  40 bytes; the record file
+ * re-encodes it to ~8 bytes (see docs/FORMAT.md). */
+struct ct_event {
+	__u64 ts;   /* bpf_ktime_get_ns() */
+	__u64 goid; /* goroutine id; 0 = not a goroutine (C thread or g0) */
+	__u64 key;  /* frame key: g.stack.hi - SP (Go), CT_C_KEY_BASE - SP (C) */
+	__u32 pid;  /* tgid */
+	__u32 tid;
+	__u32 site; /* site id from the cookie */
+	__u16 len;  /* payload bytes that follow (arguments), 0 without */
+	__u16 flags;
+};
+
+/* Record-time settings written by user space before load (.rodata). */
+struct ct_config {
+	__u32 wake_bytes; /* force a wakeup once this much data is pending */
+	__u32 filter_pids;/* 1: only tgids present in the traced_pids map */
+	struct ct_bin_config bins[CT_MAX_BINS];
+};
+
+#endif

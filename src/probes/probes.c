@@ -1,0 +1,197 @@
+#include "probes/probes.h"
+#include "util/util.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "calltrace.skel.h"
+
+/* libbpf 1.1 (Debian 12) predates uprobe_multi: no wrapper, and the uapi
+ * header lacks the attach type and attr layout (kernel 6.6+). */
+#define CT_BPF_TRACE_UPROBE_MULTI 48
+#define CT_BPF_LINK_CREATE 28
+
+struct uprobe_multi_attr {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t um_flags;
+	uint32_t pid;
+	uint8_t pad[128 - 60];
+};
+
+#define MAX_LINKS (2 * CT_MAX_BINS * 4)
+
+struct ct_probes {
+	struct calltrace_bpf *skel;
+	struct ring_buffer *rb;
+	int links[MAX_LINKS];
+	size_t nlinks;
+	ct_event_cb cb;
+	void *cb_ctx;
+	int ncpus;
+};
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN || ct_verbose > 1)
+		return ct_verbose ? vfprintf(stderr, fmt, ap) : 0;
+	return 0;
+}
+
+struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
+{
+	libbpf_set_print(libbpf_quiet);
+	struct ct_probes *p = xcalloc(1, sizeof(*p));
+	p->skel = calltrace_bpf__open();
+	if (!p->skel) {
+		ct_fail("cannot open the BPF object: %s", strerror(errno));
+		free(p);
+		return NULL;
+	}
+	struct ct_config *cfg = (struct ct_config *)&p->skel->rodata->cfg;
+	cfg->wake_bytes = (uint32_t)(o->ringbuf_bytes / 4);
+	cfg->filter_pids = o->filter_pids;
+	memcpy(cfg->bins, o->bins, sizeof(cfg->bins));
+	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
+	int err = calltrace_bpf__load(p->skel);
+	if (err) {
+		int e = -err;
+		if (e == EPERM || e == EACCES)
+			ct_fail("loading BPF programs was refused (%s): run calltrace as root (it needs CAP_BPF and CAP_PERFMON)",
+				strerror(e));
+		else
+			ct_fail("loading BPF programs failed: %s (kernel %s BTF and BPF ring buffers are needed; run with -v for details)",
+				strerror(e), access("/sys/kernel/btf/vmlinux", R_OK) ? "without" : "with");
+		calltrace_bpf__destroy(p->skel);
+		free(p);
+		return NULL;
+	}
+	p->ncpus = libbpf_num_possible_cpus();
+	return p;
+}
+
+static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint64_t *offsets,
+			     const uint64_t *cookies, size_t n)
+{
+	struct uprobe_multi_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = prog_fd;
+	a.attach_type = CT_BPF_TRACE_UPROBE_MULTI;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.cnt = (uint32_t)n;
+	a.pid = (uint32_t)pid;
+	return (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
+{
+	struct {
+		struct bpf_program *prog;
+		const uint64_t *off, *cookie;
+		size_t n;
+	} sets[2] = {
+		{p->skel->progs.ct_entry, a->entry_offsets, a->entry_cookies, a->nentry},
+		{p->skel->progs.ct_exit, a->exit_offsets, a->exit_cookies, a->nexit},
+	};
+	for (int i = 0; i < 2; i++) {
+		if (!sets[i].n)
+			continue;
+		if (p->nlinks >= MAX_LINKS)
+			return ct_fail("too many probe links");
+		int fd = link_uprobe_multi(bpf_program__fd(sets[i].prog), a->path, a->pid, sets[i].off,
+					   sets[i].cookie, sets[i].n);
+		if (fd < 0) {
+			int e = errno;
+			if (e == EINVAL || e == EOPNOTSUPP || e == ENOSYS)
+				return ct_fail("attaching %zu probes to %s failed: %s (uprobe_multi links need Linux 6.6 or newer)",
+					       sets[i].n, a->path, strerror(e));
+			if (e == ESRCH)
+				return ct_fail("process %d is gone", a->pid);
+			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, strerror(e));
+		}
+		p->links[p->nlinks++] = fd;
+	}
+	return 0;
+}
+
+int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
+{
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.traced_pids), &pid, &one, BPF_ANY))
+		return ct_fail("cannot add pid %u to the filter: %s", pid, strerror(errno));
+	return 0;
+}
+
+void ct_probes_detach(struct ct_probes *p)
+{
+	for (size_t i = 0; i < p->nlinks; i++)
+		close(p->links[i]);
+	p->nlinks = 0;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct ct_probes *p = ctx;
+	const struct ct_event *e = data;
+	if (size < sizeof(*e))
+		return 0;
+	return p->cb(p->cb_ctx, e, (const uint8_t *)data + sizeof(*e));
+}
+
+int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx)
+{
+	p->cb = cb;
+	p->cb_ctx = ctx;
+	if (!p->rb) {
+		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_sample, p, NULL);
+		if (!p->rb)
+			return ct_fail("cannot open the ring buffer: %s", strerror(errno));
+	}
+	int n = ring_buffer__poll(p->rb, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return ct_fail("reading the ring buffer failed: %s", strerror(-n));
+	/* Without a wakeup, poll() only times out: consume what is there. */
+	int m = ring_buffer__consume(p->rb);
+	if (m < 0 && m != -EINTR)
+		return ct_fail("reading the ring buffer failed: %s", strerror(-m));
+	return (n > 0 ? n : 0) + (m > 0 ? m : 0);
+}
+
+uint64_t ct_probes_lost(struct ct_probes *p)
+{
+	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1], sum = 0;
+	uint32_t zero = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.lost), &zero, vals))
+		return 0;
+	for (int i = 0; i < p->ncpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+void ct_probes_free(struct ct_probes *p)
+{
+	if (!p)
+		return;
+	ct_probes_detach(p);
+	if (p->rb)
+		ring_buffer__free(p->rb);
+	calltrace_bpf__destroy(p->skel);
+	free(p);
+}

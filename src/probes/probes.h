@@ -1,0 +1,47 @@
+/* Loading the BPF programs and attaching them to probe sites.  All sites of
+ * one binary go into one uprobe_multi link per program (entry, exit): a
+ * perf-event uprobe per site takes minutes to detach at a few thousand
+ * sites, one link takes milliseconds.  Links die with the tracer's file
+ * descriptors, so even a SIGKILLed tracer leaves no probe behind. */
+#ifndef CT_PROBES_H
+#define CT_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probes/event.h"
+
+struct ct_probes;
+
+struct ct_probes_opts {
+	uint64_t ringbuf_bytes; /* power of two, >= page size */
+	bool filter_pids;       /* trace only tgids added with ct_probes_add_pid */
+	struct ct_bin_config bins[CT_MAX_BINS];
+};
+
+/* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
+struct ct_probes *ct_probes_load(const struct ct_probes_opts *o);
+
+/* Sites for one binary: OFFSETS are file offsets, COOKIES from CT_COOKIE. */
+struct ct_attach {
+	const char *path; /* the binary, e.g. "/proc/PID/exe" for an attach */
+	int pid;          /* only this process (0: any, filtered in BPF) */
+	const uint64_t *entry_offsets, *entry_cookies;
+	size_t nentry;
+	const uint64_t *exit_offsets, *exit_cookies;
+	size_t nexit;
+};
+int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
+int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
+/* Removes every probe (closes the links). */
+void ct_probes_detach(struct ct_probes *p);
+
+typedef int (*ct_event_cb)(void *ctx, const struct ct_event *e, const void *payload);
+/* Drains the ring buffer, calling CB per event; waits at most TIMEOUT_MS for
+ * data (the BPF side wakes us only when the buffer fills up). */
+int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx);
+uint64_t ct_probes_lost(struct ct_probes *p);
+void ct_probes_free(struct ct_probes *p);
+
+#endif

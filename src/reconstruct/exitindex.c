@@ -1,0 +1,97 @@
+#include "reconstruct/exitindex.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WINDOW (1u << 18) /* calls buffered in memory: 4 MiB */
+
+struct ct_exitindex {
+	FILE *f;
+	struct ct_exit_info *win; /* calls [base, base + WINDOW) */
+	uint64_t base;
+	uint64_t ncalls;
+	/* reading */
+	uint64_t next;
+	struct ct_exit_info cur;
+};
+
+static void spill_window(struct ct_exitindex *x, uint64_t upto)
+{
+	/* Write [base, upto) out and slide the window. */
+	uint64_t n = upto - x->base;
+	if (n > WINDOW)
+		n = WINDOW;
+	fseeko(x->f, (off_t)(x->base * sizeof(struct ct_exit_info)), SEEK_SET);
+	fwrite(x->win, sizeof(struct ct_exit_info), n, x->f);
+	memmove(x->win, x->win + n, (WINDOW - n) * sizeof(*x->win));
+	memset(x->win + WINDOW - n, 0, n * sizeof(*x->win));
+	x->base += n;
+}
+
+static void on_call_exit(void *ctx, const struct ct_call *c)
+{
+	struct ct_exitindex *x = ctx;
+	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, {0, 0}};
+	if (c->seq + 1 > x->ncalls)
+		x->ncalls = c->seq + 1;
+	while (c->seq >= x->base + WINDOW)
+		spill_window(x, x->base + WINDOW / 2);
+	if (c->seq >= x->base) {
+		x->win[c->seq - x->base] = e;
+		return;
+	}
+	/* A call that outlived the window (main.main, a server loop). */
+	fseeko(x->f, (off_t)(c->seq * sizeof(e)), SEEK_SET);
+	fwrite(&e, sizeof(e), 1, x->f);
+}
+
+static void on_call_enter(void *ctx, const struct ct_call *c)
+{
+	struct ct_exitindex *x = ctx;
+	while (c->seq >= x->base + WINDOW)
+		spill_window(x, x->base + WINDOW / 2);
+}
+
+struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
+{
+	struct ct_exitindex *x = xcalloc(1, sizeof(*x));
+	x->f = tmpfile();
+	if (!x->f) {
+		free(x);
+		ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
+		return NULL;
+	}
+	x->win = xcalloc(WINDOW, sizeof(*x->win));
+	struct ct_recon_ops ops = {on_call_enter, on_call_exit, NULL};
+	ct_recon_run(t, &ops, x);
+	while (x->base < x->ncalls)
+		spill_window(x, x->ncalls);
+	free(x->win);
+	x->win = NULL;
+	fflush(x->f);
+	rewind(x->f);
+	return x;
+}
+
+const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq)
+{
+	while (x->next <= seq) {
+		if (fread(&x->cur, sizeof(x->cur), 1, x->f) != 1)
+			memset(&x->cur, 0, sizeof(x->cur));
+		x->next++;
+	}
+	return &x->cur;
+}
+
+void ct_exitindex_free(struct ct_exitindex *x)
+{
+	if (!x)
+		return;
+	if (x->f)
+		fclose(x->f);
+	free(x->win);
+	free(x);
+}

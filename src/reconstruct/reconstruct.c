@@ -1,0 +1,338 @@
+#include "reconstruct/reconstruct.h"
+#include "plan/sites.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct frame {
+	struct ct_call c;
+	uint8_t *args;          /* owned copy of the entry payload */
+	bool restart_pending;   /* a morestack CALL was seen in this frame */
+	bool tail_pending;      /* left by a JMP to a traced function */
+	uint32_t tail_target;
+	uint64_t tail_ts;
+	bool has_children;
+};
+
+struct stack {
+	CT_VEC(struct frame) f;
+	uint32_t pid;
+	uint64_t goid;
+};
+
+struct ct_recon {
+	const struct ct_file_site *sites;
+	size_t nsites;
+	bool go;
+	struct ct_recon_ops ops;
+	void *ctx;
+	struct ct_map stacks; /* thread key -> struct stack * */
+	struct ct_recon_stats st;
+	uint64_t seq;
+};
+
+const char *ct_status_name(enum ct_call_status s)
+{
+	switch (s) {
+	case CT_CALL_RETURNED:
+		return "returned";
+	case CT_CALL_UNWOUND:
+		return "unwound";
+	case CT_CALL_UNFINISHED:
+		return "unfinished";
+	default:
+		return "open";
+	}
+}
+
+struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
+			      const struct ct_recon_ops *ops, void *ctx)
+{
+	struct ct_recon *r = xcalloc(1, sizeof(*r));
+	r->sites = sites;
+	r->nsites = nsites;
+	r->go = go;
+	r->ops = *ops;
+	r->ctx = ctx;
+	return r;
+}
+
+/* Goroutines are identified by (pid, goid); everything else (C threads,
+ * Go code on a g0/system stack) by (pid, tid). */
+static uint64_t thread_key(const struct ct_rec_event *ev)
+{
+	if (ev->goid)
+		return ((uint64_t)ev->pid << 42) ^ ev->goid;
+	return (1ULL << 63) | ((uint64_t)ev->pid << 32) | ev->tid;
+}
+
+static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
+		const struct ct_rec_event *ev)
+{
+	struct frame *f = &s->f.v[--s->f.n];
+	f->c.status = status;
+	f->c.ts_exit = ts;
+	f->c.exit_tid = tid;
+	f->c.leaf = !f->has_children;
+	if (status == CT_CALL_RETURNED && ev && ev->payload_len) {
+		f->c.ret = ev->payload;
+		f->c.ret_len = ev->payload_len;
+	}
+	switch (status) {
+	case CT_CALL_RETURNED:
+		r->st.returned++;
+		break;
+	case CT_CALL_UNWOUND:
+		r->st.unwound++;
+		break;
+	default:
+		r->st.unfinished++;
+	}
+	if (r->ops.exit)
+		r->ops.exit(r->ctx, &f->c);
+	free(f->args);
+	f->args = NULL;
+}
+
+/* A frame left by a tail jump whose target never showed up ends at the jump. */
+static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	if (!s->f.n)
+		return;
+	struct frame *top = &s->f.v[s->f.n - 1];
+	if (!top->tail_pending)
+		return;
+	const struct ct_file_site *site = &r->sites[ev->site];
+	if (ev->kind == CT_SITE_ENTRY && ev->key == top->c.key && site->func == top->tail_target)
+		return;
+	pop(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
+}
+
+static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	while (s->f.n && s->f.v[s->f.n - 1].c.key > ev->key)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+}
+
+static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+{
+	bool tail = false;
+	unwind_deeper(r, s, ev);
+	if (s->f.n) {
+		struct frame *top = &s->f.v[s->f.n - 1];
+		if (top->c.key == ev->key) {
+			if (top->c.func == func && top->restart_pending && !top->tail_pending) {
+				/* morestack re-ran the entry: same call. */
+				top->restart_pending = false;
+				r->st.restarts++;
+				return;
+			}
+			if (top->tail_pending || (r->go && top->c.func != func)) {
+				tail = true;
+				top->tail_pending = false;
+				r->st.tails++;
+			} else {
+				pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+			}
+		}
+	}
+	struct frame f = {0};
+	f.c.seq = r->seq++;
+	f.c.func = func;
+	f.c.ts_entry = ev->ts;
+	f.c.pid = ev->pid;
+	f.c.tid = ev->tid;
+	f.c.goid = ev->goid;
+	f.c.key = ev->key;
+	f.c.depth = (uint32_t)s->f.n;
+	f.c.tail = tail;
+	if (ev->payload_len) {
+		f.args = xmalloc(ev->payload_len);
+		memcpy(f.args, ev->payload, ev->payload_len);
+		f.c.args = f.args;
+		f.c.args_len = ev->payload_len;
+	}
+	if (s->f.n)
+		s->f.v[s->f.n - 1].has_children = true;
+	CT_VEC_PUSH(s->f, f);
+	r->st.calls++;
+	if (f.c.depth + 1 > r->st.max_depth)
+		r->st.max_depth = f.c.depth + 1;
+	if (r->ops.enter)
+		r->ops.enter(r->ctx, &f.c);
+}
+
+static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	unwind_deeper(r, s, ev);
+	if (!s->f.n || s->f.v[s->f.n - 1].c.key != ev->key) {
+		r->st.unmatched_exits++;
+		return;
+	}
+	/* The returning frame, then the frames it replaced by tail calls. */
+	do
+		pop(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
+	while (s->f.n && s->f.v[s->f.n - 1].c.key == ev->key);
+}
+
+static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func,
+		    uint32_t target)
+{
+	unwind_deeper(r, s, ev);
+	if (!s->f.n) {
+		r->st.unmatched_exits++;
+		return;
+	}
+	struct frame *top = &s->f.v[s->f.n - 1];
+	if (top->c.key != ev->key || top->c.func != func) {
+		r->st.unmatched_exits++;
+		return;
+	}
+	if (target == CT_NOFUNC) {
+		pop(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
+		return;
+	}
+	top->tail_pending = true;
+	top->tail_target = target;
+	top->tail_ts = ev->ts;
+}
+
+static void on_restart(struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+{
+	if (!s->f.n)
+		return;
+	struct frame *top = &s->f.v[s->f.n - 1];
+	if (top->c.key == ev->key && top->c.func == func)
+		top->restart_pending = true;
+}
+
+static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
+{
+	CT_VEC_FREE(s->f);
+	free(s);
+	map_del(&r->stacks, k);
+}
+
+void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	r->st.events++;
+	if (ev->kind == CT_EV_LOST) {
+		r->st.lost += ev->lost;
+		if (r->ops.lost)
+			r->ops.lost(r->ctx, ev->ts, ev->lost);
+		return;
+	}
+	if (ev->site >= r->nsites)
+		return;
+	const struct ct_file_site *site = &r->sites[ev->site];
+	uint64_t k = thread_key(ev);
+	struct stack *s = map_get(&r->stacks, k);
+	if (!s) {
+		if (ev->kind != CT_SITE_ENTRY) {
+			if (ev->kind != CT_SITE_GOEXIT && ev->kind != CT_SITE_RESTART)
+				r->st.unmatched_exits++;
+			return;
+		}
+		s = xcalloc(1, sizeof(*s));
+		s->pid = ev->pid;
+		s->goid = ev->goid;
+		map_put(&r->stacks, k, s);
+		r->st.threads++;
+	}
+	settle_tail(r, s, ev);
+	switch (ev->kind) {
+	case CT_SITE_ENTRY:
+		on_entry(r, s, ev, site->func);
+		break;
+	case CT_SITE_RET:
+		on_ret(r, s, ev);
+		break;
+	case CT_SITE_TAIL:
+		on_tail(r, s, ev, site->func, site->target_func);
+		break;
+	case CT_SITE_RESTART:
+		on_restart(s, ev, site->func);
+		break;
+	case CT_SITE_GOEXIT:
+		while (s->f.n)
+			pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+		break;
+	}
+	/* Goroutines come and go by the million: forget empty stacks. */
+	if (!s->f.n)
+		drop_stack(r, k, s);
+}
+
+static int cmp_stack_first(const void *a, const void *b)
+{
+	const struct stack *x = *(struct stack *const *)a, *y = *(struct stack *const *)b;
+	uint64_t sx = x->f.n ? x->f.v[0].c.seq : 0, sy = y->f.n ? y->f.v[0].c.seq : 0;
+	return sx < sy ? -1 : sx > sy;
+}
+
+void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
+{
+	/* Report in a stable order: by when each stack's outermost frame began. */
+	CT_VEC(struct stack *) all = {0};
+	MAP_FOREACH(&r->stacks, i) CT_VEC_PUSH(all, (struct stack *)r->stacks.vals[i]);
+	qsort(all.v, all.n, sizeof(*all.v), cmp_stack_first);
+	for (size_t i = 0; i < all.n; i++) {
+		struct stack *s = all.v[i];
+		while (s->f.n) {
+			struct frame *top = &s->f.v[s->f.n - 1];
+			uint32_t tid = top->c.tid;
+			if (top->tail_pending)
+				pop(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
+			else
+				pop(r, s, CT_CALL_UNFINISHED, end_ts, tid, NULL);
+		}
+		CT_VEC_FREE(s->f);
+		free(s);
+	}
+	CT_VEC_FREE(all);
+	map_free(&r->stacks);
+}
+
+const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)
+{
+	return &r->st;
+}
+
+void ct_recon_free(struct ct_recon *r)
+{
+	if (!r)
+		return;
+	MAP_FOREACH(&r->stacks, i)
+	{
+		struct stack *s = r->stacks.vals[i];
+		for (size_t j = 0; j < s->f.n; j++)
+			free(s->f.v[j].args);
+		CT_VEC_FREE(s->f);
+		free(s);
+	}
+	map_free(&r->stacks);
+	free(r);
+}
+
+struct ct_recon_stats ct_recon_run(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)
+{
+	const char *lang = ct_trace_meta(t, "target.lang");
+	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, lang && !strcmp(lang, "go"), ops, ctx);
+	struct ct_event_iter it;
+	struct ct_rec_event ev;
+	uint64_t last_ts = t->first_ts;
+	ct_iter_init(&it, t);
+	while (ct_iter_next(&it, &ev)) {
+		ct_recon_event(r, &ev);
+		if (ev.ts > last_ts)
+			last_ts = ev.ts;
+	}
+	ct_iter_free(&it);
+	const char *end = ct_trace_stat(t, "clock.end_ns");
+	uint64_t end_ts = end ? strtoull(end, NULL, 10) : last_ts;
+	ct_recon_finish(r, end_ts > last_ts ? end_ts : last_ts);
+	struct ct_recon_stats st = r->st;
+	ct_recon_free(r);
+	return st;
+}

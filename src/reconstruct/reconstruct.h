@@ -1,0 +1,91 @@
+/* Reconstruction: turns the flat stream of probe hits into calls, with one
+ * shadow stack per goroutine (Go) or thread (C) keyed by frame key.  Every
+ * renderer (tree, JSON, report, Chrome, flame graphs) and every backend goes
+ * through this one module, so the rules live in exactly one place:
+ *
+ *  entry(f, K):  pop frames deeper than K (key > K) as UNWOUND (panic, Goexit,
+ *                longjmp); if the top frame has key K:
+ *                  same f, a morestack restart was seen  -> duplicate, dropped
+ *                  Go, other f                           -> tail call: nest f
+ *                  otherwise (C longjmp, lost exit)      -> top was UNWOUND
+ *                push f.
+ *  ret(f, K):    pop frames deeper than K as UNWOUND, then every frame at K
+ *                (the returning one and the tail callers it replaced) as
+ *                RETURNED.  A return with no frame at K (attached mid-call,
+ *                lost entry) is counted and dropped.
+ *  tail(f, K):   f jumps to another function.  If that target is traced its
+ *                entry nests under f; otherwise f ends here as RETURNED.
+ *  restart(f,K): f is about to call morestack and re-run its entry.
+ *  goexit:       the goroutine ends: every open frame is UNWOUND.
+ *  end of trace: open frames are UNFINISHED.
+ */
+#ifndef CT_RECONSTRUCT_H
+#define CT_RECONSTRUCT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record/tracefile.h"
+
+enum ct_call_status {
+	CT_CALL_OPEN = 0,
+	CT_CALL_RETURNED = 1,
+	CT_CALL_UNWOUND = 2,
+	CT_CALL_UNFINISHED = 3,
+};
+
+const char *ct_status_name(enum ct_call_status s);
+
+/* One call, as reconstructed.  Passed to the callbacks by pointer; valid
+ * only during the callback (copy what you keep). */
+struct ct_call {
+	uint64_t seq;      /* entry order over the whole trace, from 0 */
+	uint32_t func;     /* function id (index into the trace's table) */
+	uint64_t ts_entry; /* ns, CLOCK_MONOTONIC */
+	uint64_t ts_exit;  /* RETURNED: return time; UNWOUND: when noticed */
+	uint32_t pid, tid; /* tid at entry */
+	uint32_t exit_tid; /* tid at exit (goroutines migrate) */
+	uint64_t goid;     /* 0 for threads */
+	uint64_t key;
+	uint32_t depth;    /* 0 = outermost traced frame of its goroutine/thread */
+	uint8_t status;    /* enum ct_call_status */
+	bool tail;         /* entered through a tail call from its parent */
+	bool leaf;         /* (exit only) no traced call ran inside it */
+	/* Raw argument / result payloads (issue 3), NULL when absent. */
+	const uint8_t *args;
+	uint32_t args_len;
+	const uint8_t *ret;
+	uint32_t ret_len;
+};
+
+struct ct_recon_ops {
+	void (*enter)(void *ctx, const struct ct_call *c);
+	void (*exit)(void *ctx, const struct ct_call *c);
+	void (*lost)(void *ctx, uint64_t ts, uint64_t n);
+};
+
+struct ct_recon_stats {
+	uint64_t events, calls, returned, unwound, unfinished, restarts, tails;
+	uint64_t unmatched_exits; /* exits without an entry (attached mid-call, lost) */
+	uint64_t lost;
+	uint64_t threads;         /* goroutines + threads seen */
+	uint32_t max_depth;
+};
+
+struct ct_recon;
+
+/* SITES/NSITES: the trace's site table.  GO: the trace is of Go code (tail
+ * calls may be inferred from equal keys). */
+struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
+			      const struct ct_recon_ops *ops, void *ctx);
+void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
+/* Closes every open frame as UNFINISHED at END_TS and reports them. */
+void ct_recon_finish(struct ct_recon *r, uint64_t end_ts);
+const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r);
+void ct_recon_free(struct ct_recon *r);
+
+/* Runs every event of T through a reconstruction with OPS: the usual
+ * driver for renderers.  Returns the stats. */
+struct ct_recon_stats ct_recon_run(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx);
+
+#endif

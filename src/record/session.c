@@ -1,0 +1,210 @@
+#include "record/session.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define FLUSH_EVERY_NS 200000000ULL /* a killed tracer loses at most this */
+
+static void write_meta(struct ct_session *s)
+{
+	struct ct_writer *w = s->w;
+	const struct ct_target *t = &s->target;
+	struct utsname u;
+	char host[256] = "";
+	ct_writer_meta(w, "calltrace.version", "%s", "0.1.0");
+	ct_writer_meta(w, "record.cmdline", "%s", s->o.cmdline ? s->o.cmdline : "");
+	ct_writer_meta(w, "target.path", "%s", s->binary);
+	ct_writer_meta(w, "target.build_id", "%s", t->elf.build_id);
+	ct_writer_meta(w, "target.lang", "%s", t->lang == CT_LANG_GO ? "go" : "c");
+	ct_writer_meta(w, "target.funcs_source", "%s", t->funcs_source);
+	ct_writer_meta(w, "target.dwarf", "%s", t->has_dwarf ? "yes" : "no");
+	ct_writer_meta(w, "target.pie", "%s", t->elf.pie ? "yes" : "no");
+	if (t->lang == CT_LANG_GO) {
+		ct_writer_meta(w, "go.version", "%s", t->go_version[0] ? t->go_version : "unknown");
+		ct_writer_meta(w, "go.module", "%s", t->main_module ? t->main_module : "");
+		ct_writer_meta(w, "go.abi", "%s", t->regabi ? "register" : "stack");
+		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u source=%s", t->gcfg.goid_off,
+			       t->gcfg.stack_hi_off, t->gcfg_source);
+	}
+	if (uname(&u) == 0)
+		ct_writer_meta(w, "host.kernel", "%s %s", u.sysname, u.release);
+	gethostname(host, sizeof(host) - 1);
+	ct_writer_meta(w, "host.name", "%s", host);
+	ct_writer_meta(w, "host.cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	ct_writer_meta(w, "clock.start_ns", "%llu", (unsigned long long)s->start_ns);
+	ct_writer_meta(w, "clock.realtime_ns", "%llu", (unsigned long long)now_real_ns());
+	ct_writer_meta(w, "plan.functions", "%zu", s->plan.funcs.n);
+	ct_writer_meta(w, "plan.sites", "%zu", s->plan.sites.n);
+	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
+}
+
+int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
+		       const struct ct_session_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->o = *o;
+	s->binary = xstrdup(binary);
+	uint64_t t0 = now_mono_ns();
+	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
+		return -1;
+	s->target_open = true;
+	uint64_t t1 = now_mono_ns();
+	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
+		 s->target.funcs_source, s->target.lang == CT_LANG_GO ? "Go " : "C",
+		 s->target.go_version, (t1 - t0) / 1e6);
+	if (ct_plan_build(&s->plan, &s->target, &o->sel))
+		return -1;
+	s->plan_built = true;
+	uint64_t t2 = now_mono_ns();
+	ct_debug("plan: %zu functions, %zu sites (%zu cheap entry sites, %zu single-stepped) in %.1f ms",
+		 s->plan.funcs.n, s->plan.sites.n, s->plan.cheap_entries, s->plan.slow_entries,
+		 (t2 - t1) / 1e6);
+
+	struct ct_probes_opts po = {0};
+	po.ringbuf_bytes = o->ringbuf_bytes;
+	po.bins[0] = s->target.gcfg;
+	s->probes = ct_probes_load(&po);
+	if (!s->probes)
+		return -1;
+	uint64_t t3 = now_mono_ns();
+	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
+		 (unsigned long long)(o->ringbuf_bytes >> 10));
+
+	s->w = ct_writer_create(o->output);
+	if (!s->w)
+		return -1;
+	return 0;
+}
+
+int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
+{
+	size_t n = s->plan.sites.n, ne = 0, nx = 0;
+	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_plan_site *site = &s->plan.sites.v[i];
+		uint64_t cookie = CT_COOKIE(i, site->gsrc, 0);
+		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
+			eo[ne] = site->offset;
+			ec[ne++] = cookie;
+		} else {
+			xo[nx] = site->offset;
+			xc[nx++] = cookie;
+		}
+	}
+	/* The file's tables and clock base go out before the first event. */
+	s->start_ns = now_mono_ns();
+	write_meta(s);
+	struct ct_file_func *ff;
+	struct ct_file_site *fs;
+	ct_plan_file_tables(&s->plan, &ff, &fs);
+	int rc = ct_writer_begin(s->w, ff, s->plan.funcs.n, fs, s->plan.sites.n);
+	free(ff);
+	free(fs);
+	if (rc == 0) {
+		struct ct_attach a = {probe_path, pid, eo, ec, ne, xo, xc, nx};
+		uint64_t t0 = now_mono_ns();
+		rc = ct_probes_attach(s->probes, &a);
+		s->attach_ns = now_mono_ns() - t0;
+		if (rc == 0)
+			ct_debug("attached %zu sites (%zu entry, %zu exit) in %.1f ms", n, ne, nx, s->attach_ns / 1e6);
+	}
+	free(eo);
+	free(ec);
+	free(xo);
+	free(xc);
+	return rc;
+}
+
+static int on_event(void *ctx, const struct ct_event *e, const void *payload)
+{
+	struct ct_session *s = ctx;
+	ct_writer_event(s->w, e, payload);
+	if (s->sink)
+		s->sink(s->sink_ctx, e, payload);
+	return 0;
+}
+
+static void note_losses(struct ct_session *s)
+{
+	uint64_t lost = ct_probes_lost(s->probes);
+	if (lost > s->lost_seen) {
+		ct_writer_lost(s->w, now_mono_ns(), lost - s->lost_seen);
+		s->lost_seen = lost;
+	}
+}
+
+int ct_session_pump(struct ct_session *s, int timeout_ms)
+{
+	static uint64_t last_flush;
+	if (ct_probes_poll(s->probes, timeout_ms, on_event, s) < 0)
+		return -1;
+	note_losses(s);
+	uint64_t now = now_mono_ns();
+	if (now - last_flush >= FLUSH_EVERY_NS) {
+		ct_writer_flush(s->w);
+		last_flush = now;
+	}
+	return 0;
+}
+
+void ct_session_progress(struct ct_session *s, bool final)
+{
+	static uint64_t last;
+	if (!isatty(2) || !s->w)
+		return;
+	uint64_t now = now_mono_ns();
+	if (!final && now - last < 250000000ULL)
+		return;
+	last = now;
+	double el = (now - s->start_ns) / 1e9;
+	uint64_t ev = ct_writer_events(s->w);
+	fprintf(stderr, "\r\033[Kcalltrace: %.1fs  %llu events  %.0f/s  lost %llu  %.1f MiB%s", el,
+		(unsigned long long)ev, el > 0 ? ev / el : 0.0, (unsigned long long)s->lost_seen,
+		ct_writer_bytes(s->w) / 1048576.0, final ? "\n" : "");
+}
+
+int ct_session_finish(struct ct_session *s, const char *exit_desc)
+{
+	if (!s->w)
+		return 0;
+	uint64_t t0 = now_mono_ns();
+	ct_probes_detach(s->probes);
+	s->detach_ns = now_mono_ns() - t0;
+	ct_debug("detached in %.1f ms", s->detach_ns / 1e6);
+	/* Events already in the ring buffer still count. */
+	while (ct_probes_poll(s->probes, 0, on_event, s) > 0)
+		;
+	note_losses(s);
+	uint64_t end = now_mono_ns();
+	ct_writer_stat(s->w, "clock.end_ns", "%llu", (unsigned long long)end);
+	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
+	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));
+	ct_writer_stat(s->w, "lost", "%llu", (unsigned long long)s->lost_seen);
+	ct_writer_stat(s->w, "attach_ms", "%.3f", s->attach_ns / 1e6);
+	ct_writer_stat(s->w, "detach_ms", "%.3f", s->detach_ns / 1e6);
+	ct_session_progress(s, true);
+	int rc = ct_writer_close(s->w);
+	s->w = NULL;
+	ct_debug("trace written in %.1f ms after detach", (now_mono_ns() - t0) / 1e6);
+	if (rc)
+		return ct_fail("writing %s failed", s->o.output);
+	return 0;
+}
+
+void ct_session_free(struct ct_session *s)
+{
+	if (s->probes)
+		ct_probes_free(s->probes);
+	if (s->w)
+		ct_writer_close(s->w);
+	if (s->plan_built)
+		ct_plan_free(&s->plan);
+	if (s->target_open)
+		ct_target_close(&s->target);
+	free(s->binary);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,54 @@
+/* A recording session: target + plan + loaded probes + record file, and the
+ * loop that drains the ring buffer into the file until told to stop.  Used
+ * by `record` (and by `live`, which also hands each event to a renderer). */
+#ifndef CT_SESSION_H
+#define CT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan/plan.h"
+#include "probes/probes.h"
+#include "record/tracefile.h"
+#include "target/target.h"
+
+struct ct_session_opts {
+	const char *output;          /* record file path */
+	uint64_t ringbuf_bytes;
+	struct ct_selection sel;
+	uint64_t duration_ns;        /* stop after this long (0 = no limit) */
+	char *cmdline;               /* for the file's metadata */
+};
+
+struct ct_session {
+	struct ct_session_opts o;
+	char *binary;     /* path of the traced binary */
+	struct ct_target target;
+	struct ct_plan plan;
+	struct ct_probes *probes;
+	struct ct_writer *w;
+	uint64_t start_ns, attach_ns, detach_ns;
+	uint64_t lost_seen;
+	bool target_open, plan_built;
+	/* Optional: every event also goes here (live view). */
+	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
+	void *sink_ctx;
+};
+
+/* Loads target, plan, BPF and creates the record file.  One clear line in
+ * ct_error() on failure; nothing is attached yet. */
+int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
+		       const struct ct_session_opts *o);
+/* Attaches every site for process PID (0 = any process running the binary). */
+int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
+/* One round of the loop: drains events, records losses, flushes on time.
+ * Returns -1 on a fatal error. */
+int ct_session_pump(struct ct_session *s, int timeout_ms);
+/* Detaches, drains what is left, writes the stats and closes the file. */
+int ct_session_finish(struct ct_session *s, const char *exit_desc);
+void ct_session_free(struct ct_session *s);
+
+/* Prints the progress line on a tty stderr (elapsed, events, rate, lost, size). */
+void ct_session_progress(struct ct_session *s, bool final);
+
+#endif

@@ -1,0 +1,536 @@
+#include "record/tracefile.h"
+#include "probes/event.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define HEADER_SIZE 32
+#define CHUNK_HDR 16
+#define EVENT_CHUNK_MAX (64 * 1024) /* flush an event chunk at this size */
+#define MAX_CHUNK (64u << 20)       /* reader's sanity bound */
+
+/* Event record head byte. */
+#define EV_NEW_THREAD 0x01 /* pid, tid, goid follow */
+#define EV_PAYLOAD 0x02    /* uvar length + bytes follow */
+#define EV_LOST 0x04       /* a loss record: uvar count instead of a site */
+
+struct ct_writer {
+	int fd;
+	char *path;
+	struct ct_buf meta, stats, ev;
+	uint32_t ev_count;
+	struct ct_event prev;
+	bool have_prev;
+	uint64_t chunk_base_ts;
+	uint64_t events, bytes;
+	bool failed;
+};
+
+static void put_kv(struct ct_buf *b, const char *key, const char *fmt, va_list ap)
+{
+	char *v;
+	if (vasprintf(&v, fmt, ap) < 0)
+		return;
+	buf_str(b, key);
+	buf_str(b, v);
+	free(v);
+}
+
+struct ct_writer *ct_writer_create(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *old = xasprintf("%s.old", path);
+		if (rename(path, old) != 0) {
+			ct_fail("cannot move the previous %s to %s: %s", path, old, strerror(errno));
+			free(old);
+			return NULL;
+		}
+		free(old);
+	}
+	/* 0600: the file holds memory of the traced program. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ct_fail("cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	fchmod(fd, 0600);
+	struct ct_writer *w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->path = xstrdup(path);
+	return w;
+}
+
+void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	put_kv(&w->meta, key, fmt, ap);
+	va_end(ap);
+}
+
+void ct_writer_stat(struct ct_writer *w, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	put_kv(&w->stats, key, fmt, ap);
+	va_end(ap);
+}
+
+static int write_all(struct ct_writer *w, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(w->fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (!w->failed)
+				ct_warn("writing %s failed: %s; the trace ends here", w->path,
+					k < 0 ? strerror(errno) : "short write");
+			w->failed = true;
+			return -1;
+		}
+		b += k;
+		n -= k;
+		w->bytes += k;
+	}
+	return 0;
+}
+
+/* One chunk = header + payload in a single write(), so that a tracer killed
+ * mid-way leaves at most one partial chunk, which the CRC exposes. */
+static int write_chunk(struct ct_writer *w, uint32_t type, const uint8_t *p, size_t n, uint32_t count)
+{
+	struct ct_buf b = {0};
+	buf_u32(&b, type);
+	buf_u32(&b, (uint32_t)n);
+	buf_u32(&b, (uint32_t)crc32(0, p, n));
+	buf_u32(&b, count);
+	buf_put(&b, p, n);
+	int rc = w->failed ? -1 : write_all(w, b.p, b.n);
+	buf_free(&b);
+	return rc;
+}
+
+int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
+		    const struct ct_file_site *sites, size_t nsites)
+{
+	uint8_t hdr[HEADER_SIZE] = {0};
+	memcpy(hdr, CT_FILE_MAGIC, 8);
+	uint32_t v = CT_FILE_VERSION, hs = HEADER_SIZE;
+	memcpy(hdr + 8, &v, 4);
+	memcpy(hdr + 12, &hs, 4);
+	if (write_all(w, hdr, sizeof(hdr)))
+		return ct_fail("cannot write %s", w->path);
+	write_chunk(w, CT_CHUNK_META, w->meta.p, w->meta.n, 0);
+
+	struct ct_buf b = {0};
+	buf_uvar(&b, nfuncs);
+	for (size_t i = 0; i < nfuncs; i++) {
+		buf_uvar(&b, funcs[i].id);
+		buf_str(&b, funcs[i].name);
+		buf_uvar(&b, funcs[i].entry);
+		buf_uvar(&b, funcs[i].size);
+		buf_uvar(&b, funcs[i].flags);
+	}
+	write_chunk(w, CT_CHUNK_FUNCS, b.p, b.n, (uint32_t)nfuncs);
+	b.n = 0;
+	buf_uvar(&b, nsites);
+	for (size_t i = 0; i < nsites; i++) {
+		buf_uvar(&b, sites[i].id);
+		buf_uvar(&b, sites[i].addr);
+		buf_uvar(&b, sites[i].func + 1ULL);
+		buf_u8(&b, sites[i].kind);
+		buf_uvar(&b, sites[i].target_func + 1ULL);
+	}
+	write_chunk(w, CT_CHUNK_SITES, b.p, b.n, (uint32_t)nsites);
+	buf_free(&b);
+	return w->failed ? ct_fail("cannot write %s", w->path) : 0;
+}
+
+static void start_event(struct ct_writer *w, uint64_t ts)
+{
+	if (w->ev_count == 0) {
+		/* Each chunk starts from an absolute timestamp and a clean
+		 * "previous event", so chunks decode on their own. */
+		w->ev.n = 0;
+		buf_u64(&w->ev, ts);
+		w->chunk_base_ts = ts;
+		w->have_prev = false;
+		memset(&w->prev, 0, sizeof(w->prev));
+		w->prev.ts = ts;
+	}
+}
+
+void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload)
+{
+	start_event(w, e->ts);
+	bool same = w->have_prev && e->pid == w->prev.pid && e->tid == w->prev.tid &&
+		    e->goid == w->prev.goid;
+	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0);
+	buf_u8(&w->ev, head);
+	buf_uvar(&w->ev, e->site);
+	buf_svar(&w->ev, (int64_t)(e->ts - w->prev.ts));
+	if (!same) {
+		buf_uvar(&w->ev, e->pid);
+		buf_uvar(&w->ev, e->tid);
+		buf_uvar(&w->ev, e->goid);
+	}
+	buf_svar(&w->ev, (int64_t)(e->key - w->prev.key));
+	if (e->len) {
+		buf_uvar(&w->ev, e->len);
+		buf_put(&w->ev, payload, e->len);
+	}
+	w->prev = *e;
+	w->have_prev = true;
+	w->ev_count++;
+	w->events++;
+	if (w->ev.n >= EVENT_CHUNK_MAX)
+		ct_writer_flush(w);
+}
+
+void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n)
+{
+	start_event(w, ts);
+	buf_u8(&w->ev, EV_LOST);
+	buf_uvar(&w->ev, n);
+	buf_svar(&w->ev, (int64_t)(ts - w->prev.ts));
+	w->prev.ts = ts;
+	w->ev_count++;
+	if (w->ev.n >= EVENT_CHUNK_MAX)
+		ct_writer_flush(w);
+}
+
+int ct_writer_flush(struct ct_writer *w)
+{
+	if (!w->ev_count)
+		return 0;
+	int rc = write_chunk(w, CT_CHUNK_EVENTS, w->ev.p, w->ev.n, w->ev_count);
+	w->ev_count = 0;
+	w->ev.n = 0;
+	return rc;
+}
+
+uint64_t ct_writer_events(const struct ct_writer *w)
+{
+	return w->events;
+}
+
+uint64_t ct_writer_bytes(const struct ct_writer *w)
+{
+	return w->bytes + w->ev.n;
+}
+
+int ct_writer_close(struct ct_writer *w)
+{
+	ct_writer_flush(w);
+	write_chunk(w, CT_CHUNK_STATS, w->stats.p, w->stats.n, 0);
+	int rc = w->failed ? -1 : 0;
+	if (fsync(w->fd) != 0 && errno != EINVAL)
+		rc = -1;
+	close(w->fd);
+	buf_free(&w->meta);
+	buf_free(&w->stats);
+	buf_free(&w->ev);
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+/* ---------------- reading ---------------- */
+
+/* Reads one chunk at the current position.  Returns 1 ok, 0 at a clean end
+ * of file, -1 for an incomplete or damaged chunk. */
+static int read_chunk(FILE *f, uint32_t *type, uint32_t *count, struct ct_buf *out)
+{
+	uint32_t h[4];
+	size_t k = fread(h, 1, sizeof(h), f);
+	if (k == 0)
+		return 0;
+	if (k != sizeof(h) || h[1] > MAX_CHUNK)
+		return -1;
+	out->n = 0;
+	buf_reserve(out, h[1]);
+	if (fread(out->p, 1, h[1], f) != h[1])
+		return -1;
+	out->n = h[1];
+	if ((uint32_t)crc32(0, out->p, h[1]) != h[2])
+		return -1;
+	*type = h[0];
+	*count = h[3];
+	return 1;
+}
+
+static void read_kvs(const struct ct_buf *b, void *vecp)
+{
+	CT_VEC(struct ct_kv) *vec = vecp;
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	while (r.p < r.end && !r.bad) {
+		struct ct_kv kv;
+		kv.key = rd_str(&r);
+		kv.val = rd_str(&r);
+		CT_VEC_PUSH(*vec, kv);
+	}
+}
+
+const char *ct_kv_get(const struct ct_kv *kv, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(kv[i].key, key))
+			return kv[i].val;
+	return NULL;
+}
+
+const char *ct_trace_meta(const struct ct_trace *t, const char *key)
+{
+	return ct_kv_get(t->meta.v, t->meta.n, key);
+}
+
+const char *ct_trace_stat(const struct ct_trace *t, const char *key)
+{
+	return ct_kv_get(t->stats.v, t->stats.n, key);
+}
+
+static int bad_file(struct ct_trace *t, const char *what)
+{
+	ct_fail("%s is damaged (%s); it cannot be replayed", t->path, what);
+	ct_trace_close(t);
+	return -1;
+}
+
+int ct_trace_open(struct ct_trace *t, const char *path)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(path);
+	t->f = fopen(path, "rb");
+	if (!t->f) {
+		int e = errno;
+		ct_trace_close(t);
+		if (e == ENOENT)
+			return ct_fail("%s does not exist; record a trace first with: calltrace record -- PROGRAM",
+				       path);
+		return ct_fail("cannot open %s: %s", path, strerror(e));
+	}
+	fseek(t->f, 0, SEEK_END);
+	t->file_size = ftell(t->f);
+	rewind(t->f);
+	uint8_t hdr[HEADER_SIZE];
+	if (fread(hdr, 1, sizeof(hdr), t->f) != sizeof(hdr) || memcmp(hdr, CT_FILE_MAGIC, 8)) {
+		ct_trace_close(t);
+		return ct_fail("%s is not a calltrace record file", path);
+	}
+	uint32_t ver, hs;
+	memcpy(&ver, hdr + 8, 4);
+	memcpy(&hs, hdr + 12, 4);
+	if (ver > CT_FILE_VERSION) {
+		ct_trace_close(t);
+		return ct_fail("%s has format version %u, newer than this calltrace (%u): upgrade calltrace",
+			       path, ver, CT_FILE_VERSION);
+	}
+	if (hs < HEADER_SIZE || fseek(t->f, hs, SEEK_SET))
+		return bad_file(t, "bad header size");
+
+	struct ct_buf b = {0};
+	bool have_funcs = false, have_sites = false;
+	while (!(have_funcs && have_sites)) {
+		uint32_t type, count;
+		int rc = read_chunk(t->f, &type, &count, &b);
+		if (rc <= 0) {
+			buf_free(&b);
+			return bad_file(t, "it ends before the function and site tables");
+		}
+		struct ct_rd r = {b.p, b.p + b.n, false};
+		if (type == CT_CHUNK_META) {
+			read_kvs(&b, &t->meta);
+		} else if (type == CT_CHUNK_FUNCS) {
+			uint64_t n = rd_uvar(&r);
+			if (n > b.n) {
+				buf_free(&b);
+				return bad_file(t, "function table");
+			}
+			t->funcs = xcalloc(n, sizeof(*t->funcs));
+			for (uint64_t i = 0; i < n && !r.bad; i++) {
+				struct ct_file_func *f = &t->funcs[t->nfuncs++];
+				f->id = (uint32_t)rd_uvar(&r);
+				f->name = rd_str(&r);
+				f->entry = rd_uvar(&r);
+				f->size = rd_uvar(&r);
+				f->flags = (uint32_t)rd_uvar(&r);
+				if (f->id != i)
+					r.bad = true;
+			}
+			have_funcs = true;
+		} else if (type == CT_CHUNK_SITES) {
+			uint64_t n = rd_uvar(&r);
+			if (n > b.n) {
+				buf_free(&b);
+				return bad_file(t, "site table");
+			}
+			t->sites = xcalloc(n, sizeof(*t->sites));
+			for (uint64_t i = 0; i < n && !r.bad; i++) {
+				struct ct_file_site *s = &t->sites[t->nsites++];
+				s->id = (uint32_t)rd_uvar(&r);
+				s->addr = rd_uvar(&r);
+				s->func = (uint32_t)(rd_uvar(&r) - 1);
+				s->kind = rd_u8(&r);
+				s->target_func = (uint32_t)(rd_uvar(&r) - 1);
+				if (s->id != i || (s->func != CT_NOFUNC && s->func >= t->nfuncs))
+					r.bad = true;
+			}
+			have_sites = true;
+		}
+		if (r.bad) {
+			buf_free(&b);
+			return bad_file(t, "table contents");
+		}
+	}
+	t->data_start = ftell(t->f);
+	const char *start = ct_trace_meta(t, "clock.start_ns");
+	if (start)
+		t->first_ts = strtoull(start, NULL, 10);
+
+	/* Stats live in the last chunk: scan chunk headers (cheap seeks) to
+	 * find it and to learn whether the file is whole. */
+	for (;;) {
+		uint32_t h[4];
+		long at = ftell(t->f);
+		if (fread(h, 1, sizeof(h), t->f) != sizeof(h)) {
+			if (ftell(t->f) != at)
+				t->truncated = true;
+			break;
+		}
+		if (h[1] > MAX_CHUNK || at + (long)sizeof(h) + (long)h[1] > t->file_size) {
+			t->truncated = true;
+			break;
+		}
+		if (h[0] == CT_CHUNK_STATS) {
+			uint32_t type, count;
+			fseek(t->f, at, SEEK_SET);
+			if (read_chunk(t->f, &type, &count, &b) == 1)
+				read_kvs(&b, &t->stats);
+			else
+				t->truncated = true;
+			continue;
+		}
+		fseek(t->f, h[1], SEEK_CUR);
+	}
+	buf_free(&b);
+	return 0;
+}
+
+void ct_trace_close(struct ct_trace *t)
+{
+	if (t->f)
+		fclose(t->f);
+	for (size_t i = 0; i < t->meta.n; i++)
+		free(t->meta.v[i].key), free(t->meta.v[i].val);
+	for (size_t i = 0; i < t->stats.n; i++)
+		free(t->stats.v[i].key), free(t->stats.v[i].val);
+	CT_VEC_FREE(t->meta);
+	CT_VEC_FREE(t->stats);
+	for (size_t i = 0; i < t->nfuncs; i++)
+		free(t->funcs[i].name);
+	free(t->funcs);
+	free(t->sites);
+	free(t->path);
+	memset(t, 0, sizeof(*t));
+}
+
+void ct_iter_init(struct ct_event_iter *it, struct ct_trace *t)
+{
+	memset(it, 0, sizeof(*it));
+	it->t = t;
+	it->pos = t->data_start;
+}
+
+static bool next_chunk(struct ct_event_iter *it)
+{
+	for (;;) {
+		uint32_t type, count;
+		fseek(it->t->f, it->pos, SEEK_SET);
+		int rc = read_chunk(it->t->f, &type, &count, &it->chunk);
+		if (rc <= 0) {
+			if (rc < 0)
+				it->t->truncated = true;
+			return false;
+		}
+		it->pos = ftell(it->t->f);
+		if (type != CT_CHUNK_EVENTS || !count)
+			continue;
+		it->rd = (struct ct_rd){it->chunk.p, it->chunk.p + it->chunk.n, false};
+		it->left = count;
+		memset(&it->prev, 0, sizeof(it->prev));
+		it->prev.ts = rd_u64(&it->rd);
+		return !it->rd.bad;
+	}
+}
+
+bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
+{
+	if (it->done)
+		return false;
+	while (!it->left) {
+		if (!next_chunk(it)) {
+			it->done = true;
+			return false;
+		}
+	}
+	struct ct_rd *r = &it->rd;
+	struct ct_rec_event *p = &it->prev;
+	uint8_t head = rd_u8(r);
+	it->left--;
+	if (head & EV_LOST) {
+		*ev = *p;
+		ev->kind = CT_EV_LOST;
+		ev->lost = rd_uvar(r);
+		ev->ts = p->ts + rd_svar(r);
+		ev->payload = NULL;
+		ev->payload_len = 0;
+		p->ts = ev->ts;
+	} else {
+		ev->site = (uint32_t)rd_uvar(r);
+		ev->ts = p->ts + rd_svar(r);
+		if (head & EV_NEW_THREAD) {
+			ev->pid = (uint32_t)rd_uvar(r);
+			ev->tid = (uint32_t)rd_uvar(r);
+			ev->goid = rd_uvar(r);
+		} else {
+			ev->pid = p->pid;
+			ev->tid = p->tid;
+			ev->goid = p->goid;
+		}
+		ev->key = p->key + rd_svar(r);
+		ev->lost = 0;
+		ev->payload = NULL;
+		ev->payload_len = 0;
+		if (head & EV_PAYLOAD) {
+			ev->payload_len = (uint32_t)rd_uvar(r);
+			ev->payload = rd_bytes(r, ev->payload_len);
+		}
+		if (ev->site >= it->t->nsites)
+			r->bad = true;
+		else
+			ev->kind = it->t->sites[ev->site].kind;
+		*p = *ev;
+	}
+	if (r->bad) {
+		/* CRC passed but the contents do not parse: a writer bug or a
+		 * deliberately forged file.  Stop here rather than guess. */
+		it->t->truncated = true;
+		it->done = true;
+		return false;
+	}
+	return true;
+}
+
+void ct_iter_free(struct ct_event_iter *it)
+{
+	buf_free(&it->chunk);
+}

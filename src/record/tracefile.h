@@ -1,0 +1,123 @@
+/* The record file (calltrace.data): a header, then CRC-checked chunks —
+ * metadata, the function and site tables, event chunks, and a final stats
+ * chunk.  A file cut off mid-write replays up to its last whole chunk.
+ * The layout is documented in docs/FORMAT.md; keep the two in step. */
+#ifndef CT_TRACEFILE_H
+#define CT_TRACEFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/util.h"
+
+#define CT_FILE_MAGIC "CALLTRC"
+#define CT_FILE_VERSION 1
+
+enum ct_chunk_type {
+	CT_CHUNK_META = 1,   /* key/value strings */
+	CT_CHUNK_FUNCS = 2,  /* function table */
+	CT_CHUNK_SITES = 3,  /* probe site table */
+	CT_CHUNK_EVENTS = 4, /* encoded events */
+	CT_CHUNK_STATS = 5,  /* key/value strings written at the end */
+};
+
+#define CT_NOFUNC UINT32_MAX
+
+struct ct_file_func {
+	uint32_t id;
+	char *name;
+	uint64_t entry, size;
+	uint32_t flags; /* CT_FN_* of target.h */
+};
+
+struct ct_file_site {
+	uint32_t id;
+	uint64_t addr;
+	uint32_t func;        /* traced function, or CT_NOFUNC (goexit) */
+	uint8_t kind;         /* enum ct_site_kind */
+	uint32_t target_func; /* TAIL: traced target function or CT_NOFUNC */
+};
+
+/* An event as read back.  kind is from the site table, or LOST. */
+#define CT_EV_LOST 0xff
+struct ct_rec_event {
+	uint64_t ts; /* ns, CLOCK_MONOTONIC */
+	uint64_t goid, key;
+	uint32_t pid, tid;
+	uint32_t site;
+	uint8_t kind;  /* enum ct_site_kind, or CT_EV_LOST */
+	uint64_t lost; /* CT_EV_LOST: how many events were dropped */
+	const uint8_t *payload;
+	uint32_t payload_len;
+};
+
+struct ct_kv {
+	char *key, *val;
+};
+
+/* ---- writing ---- */
+struct ct_writer;
+struct ct_event;
+
+/* Creates PATH with mode 0600 (an existing file is renamed to PATH.old). */
+struct ct_writer *ct_writer_create(const char *path);
+void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Writes header, META, FUNCS and SITES; call once before any event. */
+int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
+		    const struct ct_file_site *sites, size_t nsites);
+void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload);
+void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
+int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
+uint64_t ct_writer_events(const struct ct_writer *w);
+uint64_t ct_writer_bytes(const struct ct_writer *w);
+/* Flushes, writes the STATS chunk (same key/value form as META), closes. */
+void ct_writer_stat(struct ct_writer *w, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int ct_writer_close(struct ct_writer *w);
+
+/* ---- reading ---- */
+struct ct_trace {
+	char *path;
+	FILE *f;
+	long long file_size;
+	CT_VEC(struct ct_kv) meta;
+	CT_VEC(struct ct_kv) stats; /* empty if the tracer never finished */
+	struct ct_file_func *funcs;
+	size_t nfuncs;
+	struct ct_file_site *sites;
+	size_t nsites;
+	long data_start;  /* file offset of the first chunk after the tables */
+	bool truncated;   /* the last chunk was incomplete or damaged */
+	uint64_t first_ts;/* from meta "clock.start_ns" */
+};
+
+/* Opens and reads header and tables; fails with one clear line when PATH is
+ * missing, not a calltrace file, of a newer version, or damaged before the
+ * tables end. */
+int ct_trace_open(struct ct_trace *t, const char *path);
+void ct_trace_close(struct ct_trace *t);
+const char *ct_trace_meta(const struct ct_trace *t, const char *key);
+const char *ct_trace_stat(const struct ct_trace *t, const char *key);
+
+/* Streams events in file order. */
+struct ct_event_iter {
+	struct ct_trace *t;
+	long pos;
+	struct ct_buf chunk;
+	struct ct_rd rd;
+	uint32_t left; /* events left in the current chunk */
+	struct ct_rec_event prev;
+	bool done;
+};
+void ct_iter_init(struct ct_event_iter *it, struct ct_trace *t);
+/* Returns true and fills EV, or false at the end (or at a damaged chunk,
+ * after which t->truncated is set). */
+bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev);
+void ct_iter_free(struct ct_event_iter *it);
+
+/* Helpers for key/value lists. */
+const char *ct_kv_get(const struct ct_kv *kv, size_t n, const char *key);
+
+#endif

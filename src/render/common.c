@@ -1,0 +1,57 @@
+#include "render/render.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* uftrace's duration format: value with 3 decimals and a 2-char unit. */
+void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	static const char *const units[] = {"us", "ms", " s", " m", " h"};
+	static const uint64_t limit[] = {1000, 1000, 1000, 60, 24, UINT64_MAX};
+	uint64_t t = ns, mod = 0;
+	size_t i;
+	for (i = 0; i < 5; i++) {
+		mod = t % limit[i];
+		t /= limit[i];
+		if (t < limit[i + 1])
+			break;
+	}
+	if (i == 5)
+		i = 4;
+	snprintf(buf, n, "%3" PRIu64 ".%03" PRIu64 " %s", t, mod, units[i]);
+}
+
+void ct_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+const char *ct_func_name(const struct ct_trace *t, uint32_t func)
+{
+	return func < t->nfuncs ? t->funcs[func].name : "?";
+}

@@ -1,0 +1,307 @@
+/* The uftrace-style call tree:
+ *
+ *   # DURATION     TID     GID   FUNCTION
+ *               [  4242]      1 | main.main() {
+ *      1.234 us [  4242]      1 |   main.add();
+ *      5.678 us [  4242]      1 | } // main.main
+ *
+ * Default: grouped, each goroutine/thread's calls together (in order of
+ * first appearance), which reads like a program listing.  --merge: every
+ * line in time order, goroutines interleaved.
+ *
+ * A call whose next event is its own return prints as one line ("f();").
+ * To know that, the newest entry is held back until the next event: per
+ * goroutine when grouped, globally when merged (so lines stay in time order).
+ *
+ * Grouping keeps bounded memory: each group buffers a few KiB of text and
+ * spills it to an unlinked temp file; the groups are copied out at the end. */
+#include "render/render.h"
+#include "plan/sites.h"
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define C_RESET "\033[0m"
+#define C_YELLOW "\033[33m"
+#define C_RED "\033[31m"
+#define C_MAGENTA "\033[35m"
+#define GROUP_SPILL 4096
+
+struct segment {
+	long off;
+	size_t len;
+};
+
+struct group {
+	uint64_t order;  /* first appearance */
+	struct ct_call pend;
+	bool pend_valid;
+	struct ct_buf text;
+	CT_VEC(struct segment) segs;
+	uint32_t open;   /* frames currently open */
+};
+
+struct tree {
+	struct ct_trace *t;
+	const struct ct_render_opts *o;
+	bool go;
+	struct ct_map groups; /* thread key -> struct group * */
+	uint64_t ngroups;
+	FILE *spill;
+	struct group merged; /* --merge: the one global pending entry */
+	struct ct_buf line;
+};
+
+static uint64_t tkey(const struct ct_call *c)
+{
+	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid;
+}
+
+static void lprintf(struct tree *tr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lprintf(struct tree *tr, const char *fmt, ...)
+{
+	va_list ap;
+	char tmp[512];
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		buf_put(&tr->line, tmp, n);
+		return;
+	}
+	char *big = xmalloc(n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, n + 1, fmt, ap);
+	va_end(ap);
+	buf_put(&tr->line, big, n);
+	free(big);
+}
+
+static void spill(struct tree *tr, struct group *g)
+{
+	if (!g->text.n)
+		return;
+	struct segment s = {ftell(tr->spill), g->text.n};
+	fwrite(g->text.p, 1, g->text.n, tr->spill);
+	CT_VEC_PUSH(g->segs, s);
+	g->text.n = 0;
+}
+
+/* Ends the line being built and sends it to G's text (or straight out). */
+static void emit(struct tree *tr, struct group *g)
+{
+	buf_put(&tr->line, "\n", 1);
+	if (!g) {
+		fwrite(tr->line.p, 1, tr->line.n, tr->o->out);
+	} else {
+		buf_put(&g->text, tr->line.p, tr->line.n);
+		if (g->text.n >= GROUP_SPILL)
+			spill(tr, g);
+	}
+	tr->line.n = 0;
+}
+
+static const char *dur_color(const struct tree *tr, uint64_t ns)
+{
+	if (!tr->o->color)
+		return "";
+	return ns >= 1000000000ULL ? C_RED : ns >= 1000000ULL ? C_YELLOW : "";
+}
+
+static void prefix(struct tree *tr, const struct ct_call *c, uint32_t tid, bool with_dur, uint64_t dur)
+{
+	if (with_dur) {
+		char d[32];
+		ct_fmt_duration(d, sizeof(d), dur);
+		const char *col = dur_color(tr, dur);
+		lprintf(tr, " %s%s%s", col, d, *col ? C_RESET : "");
+	} else {
+		lprintf(tr, "           ");
+	}
+	lprintf(tr, " [%6u]", tid);
+	if (tr->go) {
+		if (c->goid)
+			lprintf(tr, " %6llu", (unsigned long long)c->goid);
+		else
+			lprintf(tr, "      -");
+	}
+	lprintf(tr, " | %*s", (int)(2 * c->depth), "");
+}
+
+static const char *status_note(const struct ct_call *c)
+{
+	switch (c->status) {
+	case CT_CALL_UNWOUND:
+		return "unwound";
+	case CT_CALL_UNFINISHED:
+		return "unfinished";
+	default:
+		return NULL;
+	}
+}
+
+static void print_open(struct tree *tr, struct group *out, const struct ct_call *c)
+{
+	prefix(tr, c, c->tid, false, 0);
+	lprintf(tr, "%s() {%s", ct_func_name(tr->t, c->func), c->tail ? " /* tail call */" : "");
+	emit(tr, out);
+}
+
+static void print_close(struct tree *tr, struct group *out, const struct ct_call *c, bool leaf)
+{
+	const char *note = status_note(c);
+	bool returned = c->status == CT_CALL_RETURNED;
+	prefix(tr, c, c->exit_tid, returned, c->ts_exit - c->ts_entry);
+	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
+	if (leaf) {
+		lprintf(tr, "%s();", ct_func_name(tr->t, c->func));
+		if (note || c->tail)
+			lprintf(tr, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
+				note ? note : "", off);
+	} else {
+		lprintf(tr, "} %s/* %s%s%s */%s", on, ct_func_name(tr->t, c->func), note ? ": " : "",
+			note ? note : "", off);
+	}
+	emit(tr, out);
+}
+
+/* Where C's lines go and whose pending entry applies to it. */
+static struct group *group_of(struct tree *tr, const struct ct_call *c, struct group **out)
+{
+	if (tr->o->merge) {
+		*out = NULL;
+		return &tr->merged;
+	}
+	void **slot = map_slot(&tr->groups, tkey(c), true);
+	if (!*slot) {
+		struct group *g = xcalloc(1, sizeof(*g));
+		g->order = tr->ngroups++;
+		*slot = g;
+	}
+	*out = *slot;
+	return *slot;
+}
+
+static void flush_pending(struct tree *tr, struct group *g, struct group *out)
+{
+	if (g->pend_valid) {
+		g->pend_valid = false;
+		print_open(tr, out, &g->pend);
+	}
+}
+
+static void on_call_enter(void *ctx, const struct ct_call *c)
+{
+	struct tree *tr = ctx;
+	struct group *out, *g = group_of(tr, c, &out);
+	flush_pending(tr, g, out);
+	g->pend = *c;
+	g->pend.args = g->pend.ret = NULL;
+	g->pend_valid = true;
+	g->open++;
+}
+
+static void on_call_exit(void *ctx, const struct ct_call *c)
+{
+	struct tree *tr = ctx;
+	struct group *out, *g = group_of(tr, c, &out);
+	if (g->pend_valid && g->pend.seq == c->seq) {
+		g->pend_valid = false;
+		print_close(tr, out, c, true);
+	} else {
+		flush_pending(tr, g, out);
+		print_close(tr, out, c, false);
+	}
+	if (--g->open == 0 && out) {
+		/* A finished tree: its text need not stay in memory. */
+		spill(tr, g);
+		buf_free(&g->text);
+	}
+}
+
+static void on_lost(void *ctx, uint64_t ts, uint64_t n)
+{
+	struct tree *tr = ctx;
+	const char *on = tr->o->color ? C_RED : "", *off = tr->o->color ? C_RESET : "";
+	if (tr->o->merge) {
+		flush_pending(tr, &tr->merged, NULL);
+		lprintf(tr, "%s/* LOST %llu events */%s", on, (unsigned long long)n, off);
+		emit(tr, NULL);
+		return;
+	}
+	/* Mark the place in every goroutine that had calls open: those are
+	 * the trees the loss may have cut. */
+	MAP_FOREACH(&tr->groups, i)
+	{
+		struct group *g = tr->groups.vals[i];
+		if (!g->open)
+			continue;
+		flush_pending(tr, g, g);
+		lprintf(tr, "%s/* LOST %llu events (all goroutines) */%s", on, (unsigned long long)n, off);
+		emit(tr, g);
+	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void write_groups(struct tree *tr)
+{
+	CT_VEC(struct group *) all = {0};
+	MAP_FOREACH(&tr->groups, i) CT_VEC_PUSH(all, (struct group *)tr->groups.vals[i]);
+	qsort(all.v, all.n, sizeof(*all.v), cmp_group);
+	fflush(tr->spill);
+	char *buf = xmalloc(GROUP_SPILL * 2);
+	for (size_t i = 0; i < all.n; i++) {
+		struct group *g = all.v[i];
+		if (i)
+			fputc('\n', tr->o->out);
+		for (size_t s = 0; s < g->segs.n; s++) {
+			size_t len = g->segs.v[s].len;
+			if (len > GROUP_SPILL * 2)
+				buf = xrealloc(buf, len);
+			fseek(tr->spill, g->segs.v[s].off, SEEK_SET);
+			if (fread(buf, 1, len, tr->spill) == len)
+				fwrite(buf, 1, len, tr->o->out);
+		}
+		fwrite(g->text.p, 1, g->text.n, tr->o->out);
+		buf_free(&g->text);
+		CT_VEC_FREE(g->segs);
+		free(g);
+	}
+	free(buf);
+	CT_VEC_FREE(all);
+}
+
+int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
+{
+	struct tree tr;
+	memset(&tr, 0, sizeof(tr));
+	tr.t = t;
+	tr.o = o;
+	const char *lang = ct_trace_meta(t, "target.lang");
+	tr.go = lang && !strcmp(lang, "go");
+	if (!o->merge && !(tr.spill = tmpfile()))
+		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
+	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
+	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
+	struct ct_recon_stats st = ct_recon_run(t, &ops, &tr);
+	if (o->merge)
+		flush_pending(&tr, &tr.merged, NULL);
+	else
+		write_groups(&tr);
+	map_free(&tr.groups);
+	buf_free(&tr.line);
+	if (tr.spill)
+		fclose(tr.spill);
+	if (t->truncated)
+		fprintf(o->out, "/* the record file ends early (tracer killed?): %llu events replayed */\n",
+			(unsigned long long)st.events);
+	return 0;
+}

@@ -1,0 +1,121 @@
+#include "target/dwarf.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int member_offset(Dwarf_Die *st, const char *name, Dwarf_Die *type_out)
+{
+	Dwarf_Die m;
+	if (dwarf_child(st, &m) != 0)
+		return -1;
+	do {
+		if (dwarf_tag(&m) != DW_TAG_member)
+			continue;
+		const char *n = dwarf_diename(&m);
+		if (!n || strcmp(n, name))
+			continue;
+		Dwarf_Attribute a;
+		Dwarf_Word off;
+		if (!dwarf_attr(&m, DW_AT_data_member_location, &a) || dwarf_formudata(&a, &off))
+			return -1;
+		if (type_out) {
+			Dwarf_Attribute ta;
+			if (!dwarf_attr(&m, DW_AT_type, &ta) || !dwarf_formref_die(&ta, type_out))
+				return -1;
+			/* Go emits "runtime.stack" as a typedef of the struct. */
+			while (dwarf_tag(type_out) == DW_TAG_typedef)
+				if (!dwarf_attr(type_out, DW_AT_type, &ta) || !dwarf_formref_die(&ta, type_out))
+					return -1;
+		}
+		return (int)off;
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return -1;
+}
+
+static void read_g(Dwarf_Die *g, struct ct_dwarf_go *out)
+{
+	Dwarf_Die stack_t;
+	out->goid_off = member_offset(g, "goid", NULL);
+	out->m_off = member_offset(g, "m", NULL);
+	int stack = member_offset(g, "stack", &stack_t);
+	if (stack >= 0) {
+		int hi = member_offset(&stack_t, "hi", NULL);
+		if (hi >= 0)
+			out->stack_hi_off = stack + hi;
+	}
+}
+
+static void parse_producer(const char *prod, struct ct_dwarf_go *out)
+{
+	if (strstr(prod, "GNU Go")) {
+		out->gccgo_producer = true;
+		return;
+	}
+	const char *p = strstr(prod, "Go cmd/compile ");
+	if (!p)
+		return;
+	out->go_producer = true;
+	if (!out->go_version[0]) {
+		p += strlen("Go cmd/compile ");
+		size_t n = strcspn(p, "; ");
+		if (n >= sizeof(out->go_version))
+			n = sizeof(out->go_version) - 1;
+		memcpy(out->go_version, p, n);
+		out->go_version[n] = 0;
+	}
+	if (strstr(prod, "regabi"))
+		out->regabi = true;
+}
+
+void ct_dwarf_go_facts(const char *path, struct ct_dwarf_go *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->goid_off = out->stack_hi_off = out->m_off = out->curg_off = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return;
+	}
+	out->have_dwarf = true;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	bool found_g = false, found_m = false;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, d;
+		if (!dwarf_offdie(dw, off + hsize, &cu))
+			break;
+		off = next;
+		Dwarf_Attribute a;
+		const char *prod = dwarf_attr(&cu, DW_AT_producer, &a) ? dwarf_formstring(&a) : NULL;
+		if (prod)
+			parse_producer(prod, out);
+		if (found_g && found_m)
+			break;
+		if (!out->go_producer || dwarf_child(&cu, &d) != 0)
+			continue;
+		do {
+			if (dwarf_tag(&d) != DW_TAG_structure_type)
+				continue;
+			const char *n = dwarf_diename(&d);
+			if (!n)
+				continue;
+			if (!found_g && !strcmp(n, "runtime.g")) {
+				read_g(&d, out);
+				found_g = true;
+			} else if (!found_m && !strcmp(n, "runtime.m")) {
+				out->curg_off = member_offset(&d, "curg", NULL);
+				found_m = true;
+			}
+		} while (!(found_g && found_m) && dwarf_siblingof(&d, &d) == 0);
+	}
+	dwarf_end(dw);
+	close(fd);
+}

@@ -1,0 +1,54 @@
+/* Go facts read straight from a gc-compiled binary's data, so that they are
+ * there even when .symtab and DWARF are stripped:
+ *   - .go.buildinfo: Go version and main module path
+ *   - pclntab: every function's name, extent, args size, funcID and flags
+ * Implementation: gobin.c (pclntab, buildinfo).  Pure parsing, no kernel. */
+#ifndef CT_GOBIN_H
+#define CT_GOBIN_H
+
+#include "target/elf.h"
+
+struct ct_buildinfo {
+	char go_version[32]; /* "go1.19.8"; "" if unknown */
+	int major, minor;    /* 1, 19; 0, 0 if unknown */
+	char *main_module;   /* "example.com/app", NULL if none (e.g. GOPATH builds) */
+};
+
+/* Reads .go.buildinfo (by section name, else by scanning writable data for
+ * the "\xff Go buildinf:" magic).  Handles the pointer format (Go < 1.18) and
+ * the inline-string format (1.18+).  Returns 0, or -1 with ct_fail(). */
+int ct_buildinfo_read(const struct ct_elf *e, struct ct_buildinfo *out);
+void ct_buildinfo_free(struct ct_buildinfo *bi);
+
+/* pclntab funcID values we care about (cmd/internal/objabi/funcid.go). */
+#define CT_GO_FLAG_TOPFRAME 0x1
+#define CT_GO_FLAG_SPWRITE 0x2
+#define CT_GO_FLAG_ASM 0x4
+
+struct ct_go_func {
+	char *name;         /* as in pclntab, e.g. "main.(*T).M", "runtime.newproc" */
+	uint64_t entry;     /* link-time vaddr */
+	uint64_t end;       /* next function's entry (includes INT3 padding) */
+	int32_t args;       /* _func.args: arg+result+spill width in bytes */
+	uint8_t funcid;     /* _func.funcID; 0 = normal */
+	uint8_t flag;       /* _func.flag: CT_GO_FLAG_* */
+	bool wrapper;       /* funcID is the version's FuncID_wrapper */
+};
+
+struct ct_pclntab {
+	uint32_t magic;      /* 0xfffffffb / fa / f0 / f1 */
+	const char *version_range; /* "go1.2-1.15", "go1.16-1.17", "go1.18-1.19", "go1.20+" */
+	uint64_t text_start; /* runtime.text: base of entry offsets */
+	uint8_t wrapper_funcid; /* this Go version's FuncID_wrapper; 0 if unknown/none */
+	struct ct_go_func *funcs; /* sorted by entry */
+	size_t nfuncs;
+};
+
+/* Finds pclntab (section .gopclntab, else .data.rel.ro.gopclntab, else by
+ * searching read-only data for a header that validates), validates it and
+ * reads the function table.  Returns 0, or -1 with ct_fail() if the binary has
+ * no usable pclntab (not a gc Go binary). */
+int ct_pclntab_read(const struct ct_elf *e, struct ct_pclntab *out);
+void ct_pclntab_free(struct ct_pclntab *t);
+
+#endif

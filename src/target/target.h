@@ -1,0 +1,49 @@
+/* A traceable program: its ELF, its language, its functions, and for Go the
+ * facts the probes need (ABI, runtime.g layout).  First stage of the data
+ * flow: target -> plan -> probes -> record file -> reconstruction -> render. */
+#ifndef CT_TARGET_H
+#define CT_TARGET_H
+
+#include "probes/event.h"
+#include "target/elf.h"
+#include "target/gobin.h"
+
+enum ct_lang {
+	CT_LANG_C = 0, /* SysV code: threads, key from SP */
+	CT_LANG_GO = 1 /* gc-compiled Go: goroutines */
+};
+
+#define CT_FN_GO 0x01      /* compiled by gc (has a pclntab entry) */
+#define CT_FN_ABI0 0x02    /* Go stack ABI: g comes from TLS, not R14 */
+#define CT_FN_ASM 0x04     /* Go assembly */
+#define CT_FN_WRAPPER 0x08 /* compiler-generated wrapper, skipped by default */
+#define CT_FN_NOPROBE 0x10 /* runtime stack-switching code: never probed */
+
+struct ct_func {
+	char *name;
+	uint64_t entry, end; /* link-time [entry, end) */
+	int32_t args;        /* Go: pclntab args width; -1 unknown */
+	uint32_t flags;      /* CT_FN_* */
+};
+
+struct ct_target {
+	struct ct_elf elf;
+	enum ct_lang lang;
+	char go_version[32]; /* "go1.19.8" or "" */
+	int go_minor;        /* 19 for go1.19.x; 0 unknown */
+	char *main_module;   /* Go main module path, or NULL */
+	bool regabi;         /* Go >= 1.17 register ABI */
+	struct ct_bin_config gcfg;
+	const char *gcfg_source; /* "DWARF" or "table" */
+	const char *funcs_source; /* "pclntab+symtab", "pclntab", "symtab", "dynsym" */
+	bool has_dwarf;
+	struct ct_func *funcs; /* sorted by entry */
+	size_t nfuncs;
+};
+
+int ct_target_open(struct ct_target *t, const char *path);
+void ct_target_close(struct ct_target *t);
+/* The function containing ADDR (link-time), or NULL. */
+const struct ct_func *ct_target_func_at(const struct ct_target *t, uint64_t addr);
+
+#endif

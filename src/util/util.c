@@ -1,0 +1,397 @@
+#include "util/util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char err_line[1024];
+int ct_verbose;
+
+int ct_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err_line, sizeof(err_line), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *ct_error(void)
+{
+	return err_line[0] ? err_line : "unknown error";
+}
+
+void ct_die_on_error(void)
+{
+	fprintf(stderr, "calltrace: %s\n", ct_error());
+	exit(1);
+}
+
+void ct_warn(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("calltrace: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void ct_debug(const char *fmt, ...)
+{
+	if (!ct_verbose)
+		return;
+	va_list ap;
+	fputs("calltrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void oom(void)
+{
+	fputs("calltrace: out of memory\n", stderr);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return p;
+}
+
+void buf_reserve(struct ct_buf *b, size_t extra)
+{
+	if (b->n + extra <= b->cap)
+		return;
+	size_t c = b->cap ? b->cap : 256;
+	while (c < b->n + extra)
+		c *= 2;
+	b->p = xrealloc(b->p, c);
+	b->cap = c;
+}
+
+void buf_put(struct ct_buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+void buf_u8(struct ct_buf *b, uint8_t v) { buf_put(b, &v, 1); }
+void buf_u32(struct ct_buf *b, uint32_t v) { buf_put(b, &v, 4); }
+void buf_u64(struct ct_buf *b, uint64_t v) { buf_put(b, &v, 8); }
+
+void buf_uvar(struct ct_buf *b, uint64_t v)
+{
+	buf_reserve(b, 10);
+	while (v >= 0x80) {
+		b->p[b->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->n++] = (uint8_t)v;
+}
+
+void buf_svar(struct ct_buf *b, int64_t v)
+{
+	buf_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+void buf_str(struct ct_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	buf_uvar(b, n);
+	buf_put(b, s, n);
+}
+
+void buf_free(struct ct_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->n = b->cap = 0;
+}
+
+const uint8_t *rd_bytes(struct ct_rd *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *p = r->p;
+	r->p += n;
+	return p;
+}
+
+uint8_t rd_u8(struct ct_rd *r)
+{
+	const uint8_t *p = rd_bytes(r, 1);
+	return p ? *p : 0;
+}
+
+uint32_t rd_u32(struct ct_rd *r)
+{
+	uint32_t v = 0;
+	const uint8_t *p = rd_bytes(r, 4);
+	if (p)
+		memcpy(&v, p, 4);
+	return v;
+}
+
+uint64_t rd_u64(struct ct_rd *r)
+{
+	uint64_t v = 0;
+	const uint8_t *p = rd_bytes(r, 8);
+	if (p)
+		memcpy(&v, p, 8);
+	return v;
+}
+
+uint64_t rd_uvar(struct ct_rd *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			return 0;
+		}
+		uint8_t c = *r->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+int64_t rd_svar(struct ct_rd *r)
+{
+	uint64_t u = rd_uvar(r);
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+char *rd_str(struct ct_rd *r)
+{
+	uint64_t n = rd_uvar(r);
+	const uint8_t *p = rd_bytes(r, n);
+	char *s = xmalloc(p ? n + 1 : 1);
+	if (p)
+		memcpy(s, p, n);
+	s[p ? n : 0] = 0;
+	return s;
+}
+
+uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static void map_grow(struct ct_map *m)
+{
+	struct ct_map nm = {0};
+	nm.cap = m->cap ? m->cap * 2 : 64;
+	nm.keys = xcalloc(nm.cap, sizeof(*nm.keys));
+	nm.vals = xcalloc(nm.cap, sizeof(*nm.vals));
+	nm.used = xcalloc(nm.cap, 1);
+	MAP_FOREACH(m, i) *map_slot(&nm, m->keys[i], true) = m->vals[i];
+	map_free(m);
+	*m = nm;
+}
+
+void **map_slot(struct ct_map *m, uint64_t key, bool create)
+{
+	if (create && (m->n + 1) * 4 >= m->cap * 3)
+		map_grow(m);
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
+	for (size_t i = hash64(key) & mask;; i = (i + 1) & mask) {
+		if (!m->used[i]) {
+			if (!create)
+				return NULL;
+			m->used[i] = 1;
+			m->keys[i] = key;
+			m->vals[i] = NULL;
+			m->n++;
+			return &m->vals[i];
+		}
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	}
+}
+
+void *map_get(struct ct_map *m, uint64_t key)
+{
+	void **s = map_slot(m, key, false);
+	return s ? *s : NULL;
+}
+
+void map_put(struct ct_map *m, uint64_t key, void *val)
+{
+	*map_slot(m, key, true) = val;
+}
+
+/* Linear-probing delete with backward shift: no tombstones, so long runs of
+ * short-lived keys (goroutines) do not slow lookups down. */
+bool map_del(struct ct_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return false;
+	size_t mask = m->cap - 1, i = hash64(key) & mask;
+	for (;; i = (i + 1) & mask) {
+		if (!m->used[i])
+			return false;
+		if (m->keys[i] == key)
+			break;
+	}
+	m->used[i] = 0;
+	m->n--;
+	for (size_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
+		size_t home = hash64(m->keys[j]) & mask;
+		/* Move j back into the hole at i if its home is not in (i, j]. */
+		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!between) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->used[i] = 1;
+			m->used[j] = 0;
+			i = j;
+		}
+	}
+	return true;
+}
+
+void map_free(struct ct_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+static int parse_scaled(const char *s, double *num, const char **unit)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s)
+		return -1;
+	*num = strtod(s, &end);
+	if (errno || end == s || *num < 0)
+		return -1;
+	*unit = end;
+	return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *u; double mul; } units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
+	};
+	double v;
+	const char *u;
+	if (parse_scaled(s, &v, &u))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(u, units[i].u)) {
+			*ns = (uint64_t)(v * units[i].mul + 0.5);
+			return 0;
+		}
+	return -1;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct { const char *u; double mul; } units[] = {
+		{"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KiB", 1024.0}, {"k", 1024.0},
+		{"M", 1048576.0}, {"MB", 1048576.0}, {"MiB", 1048576.0}, {"m", 1048576.0},
+		{"G", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0}, {"g", 1073741824.0},
+	};
+	double v;
+	const char *u;
+	if (parse_scaled(s, &v, &u))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(u, units[i].u)) {
+			*bytes = (uint64_t)(v * units[i].mul + 0.5);
+			return 0;
+		}
+	return -1;
+}
+
+int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+bool glob_match(const char *pat, const char *s)
+{
+	return fnmatch(pat, s, 0) == 0;
+}
+
+uint64_t now_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t now_real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}

@@ -1,0 +1,101 @@
+/* Small shared helpers: error reporting, allocation, growable arrays,
+ * varints, a hash map keyed by 64-bit integers, duration/size parsing. */
+#ifndef CT_UTIL_H
+#define CT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Errors: a failing function records one line with ct_fail() and returns
+ * -1 (or NULL); the command prints it once as "calltrace: <line>". */
+int ct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *ct_error(void);
+void ct_die_on_error(void);                 /* print ct_error() and exit(1) */
+void ct_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int ct_verbose;
+void ct_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Growable array: struct { T *v; size_t n, cap; } with CT_VEC_PUSH. */
+#define CT_VEC(T) struct { T *v; size_t n, cap; }
+#define CT_VEC_GROW(vec, want)                                                 \
+	do {                                                                   \
+		if ((want) > (vec).cap) {                                      \
+			size_t c_ = (vec).cap ? (vec).cap * 2 : 16;            \
+			while (c_ < (want))                                    \
+				c_ *= 2;                                       \
+			(vec).v = xrealloc((vec).v, c_ * sizeof(*(vec).v));    \
+			(vec).cap = c_;                                        \
+		}                                                              \
+	} while (0)
+#define CT_VEC_PUSH(vec, x)                                                    \
+	do {                                                                   \
+		CT_VEC_GROW(vec, (vec).n + 1);                                 \
+		(vec).v[(vec).n++] = (x);                                      \
+	} while (0)
+#define CT_VEC_FREE(vec) (free((vec).v), (vec).v = NULL, (vec).n = (vec).cap = 0)
+
+/* Byte buffer used by the file format encoders. */
+struct ct_buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+void buf_reserve(struct ct_buf *b, size_t extra);
+void buf_put(struct ct_buf *b, const void *p, size_t n);
+void buf_u8(struct ct_buf *b, uint8_t v);
+void buf_u32(struct ct_buf *b, uint32_t v);
+void buf_u64(struct ct_buf *b, uint64_t v);
+void buf_uvar(struct ct_buf *b, uint64_t v);
+void buf_svar(struct ct_buf *b, int64_t v);
+void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
+void buf_free(struct ct_buf *b);
+
+/* Bounded reader over a byte range; any overrun sets bad and yields zeros. */
+struct ct_rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+uint8_t rd_u8(struct ct_rd *r);
+uint32_t rd_u32(struct ct_rd *r);
+uint64_t rd_u64(struct ct_rd *r);
+uint64_t rd_uvar(struct ct_rd *r);
+int64_t rd_svar(struct ct_rd *r);
+char *rd_str(struct ct_rd *r); /* malloc'd, NUL-terminated */
+const uint8_t *rd_bytes(struct ct_rd *r, size_t n);
+
+/* Open-addressing hash map from a nonzero-or-zero uint64 key to a pointer. */
+struct ct_map {
+	uint64_t *keys;
+	void **vals;
+	uint8_t *used;
+	size_t n, cap;
+};
+void **map_slot(struct ct_map *m, uint64_t key, bool create); /* NULL if absent */
+void *map_get(struct ct_map *m, uint64_t key);
+void map_put(struct ct_map *m, uint64_t key, void *val);
+bool map_del(struct ct_map *m, uint64_t key);
+void map_free(struct ct_map *m);
+#define MAP_FOREACH(m, i) for (size_t i = 0; i < (m)->cap; i++) if ((m)->used[i])
+
+uint64_t hash64(uint64_t x);
+
+/* "10us", "1.5ms", "2s", "500" (ns) -> ns; "256M", "1G", "4096" -> bytes. */
+int parse_duration(const char *s, uint64_t *ns);
+int parse_size(const char *s, uint64_t *bytes);
+int parse_u64(const char *s, uint64_t *v);
+
+/* Shell-style glob; '*' matches '/' and '.' too (Go names contain both). */
+bool glob_match(const char *pat, const char *s);
+
+uint64_t now_mono_ns(void);
+uint64_t now_real_ns(void);
+
+#endif
