@@ -23,13 +23,19 @@ static void read_build_id(struct ct_elf *e)
 		size_t off = 0, name_off, desc_off;
 		GElf_Nhdr nh;
 		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
-				const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
+			const char *name = (const char *)d->d_buf + name_off;
+			const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4)) {
 				size_t n = nh.n_descsz > 32 ? 32 : nh.n_descsz;
 				for (size_t i = 0; i < n; i++)
 					sprintf(e->build_id + 2 * i, "%02x", id[i]);
 				return;
+			}
+			/* gc's own note (.note.go.buildid, type 4): a printable id. */
+			if (nh.n_type == 4 && nh.n_namesz == 4 && !memcmp(name, "Go", 3) && !e->build_id[0]) {
+				size_t n = nh.n_descsz < sizeof(e->build_id) - 1 ? nh.n_descsz : sizeof(e->build_id) - 1;
+				memcpy(e->build_id, id, n);
+				e->build_id[n] = 0;
 			}
 		}
 	}

@@ -24,7 +24,7 @@ struct ct_elf {
 	uint16_t machine;
 	struct ct_segment *segs;
 	size_t nsegs;
-	char build_id[65]; /* hex, "" if none */
+	char build_id[128]; /* GNU build id in hex, else Go's build id; "" if none */
 };
 
 /* Opens PATH; fails with one clear line (missing, not an ELF, not x86-64). */

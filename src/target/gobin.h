@@ -46,8 +46,11 @@ struct ct_pclntab {
 
 /* Finds pclntab (section .gopclntab, else .data.rel.ro.gopclntab, else by
  * searching read-only data for a header that validates), validates it and
- * reads the function table.  Returns 0, or -1 with ct_fail() if the binary has
- * no usable pclntab (not a gc Go binary). */
+ * reads the function table.  The funcID numbering (and so `wrapper`) is
+ * chosen by the Go version in .go.buildinfo, checked against the funcIDs of
+ * known runtime functions (which alone decide when there is no buildinfo).
+ * Returns 0, or -1 with ct_fail() if the binary has no usable pclntab (not a
+ * gc Go binary). */
 int ct_pclntab_read(const struct ct_elf *e, struct ct_pclntab *out);
 void ct_pclntab_free(struct ct_pclntab *t);
 

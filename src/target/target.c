@@ -151,15 +151,22 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		const struct ct_go_func *g = &pcln->funcs[i];
 		const char *sname = sym_name_at(&syms, g->entry);
 		struct ct_func *f = &t->funcs[t->nfuncs++];
-		f->name = xstrdup(sname ? sname : g->name);
+		/* The linker names assembly bodies "X.abi0" only when an ABI
+		 * wrapper takes the plain name; wrappers are never probed, so
+		 * show the name people know.  Otherwise .symtab wins: pclntab
+		 * shortens generic instances to "F[...]". */
+		size_t gl = strlen(g->name);
+		if (sname && (strncmp(sname, g->name, gl) || strcmp(sname + gl, ".abi0")))
+			f->name = xstrdup(sname);
+		else
+			f->name = xstrdup(g->name);
 		f->entry = g->entry;
 		f->end = g->end;
 		f->args = g->args;
 		f->flags = CT_FN_GO;
-		size_t n = strlen(f->name);
 		if (g->flag & CT_GO_FLAG_ASM)
 			f->flags |= CT_FN_ASM;
-		if ((g->flag & CT_GO_FLAG_ASM) || !t->regabi || (n > 5 && !strcmp(f->name + n - 5, ".abi0")))
+		if ((g->flag & CT_GO_FLAG_ASM) || !t->regabi || (sname && strstr(sname, ".abi0")))
 			f->flags |= CT_FN_ABI0;
 		if (g->wrapper)
 			f->flags |= CT_FN_WRAPPER;

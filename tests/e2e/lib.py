@@ -1,0 +1,138 @@
+"""Helpers for the end-to-end tests: run calltrace on fixture programs,
+parse its outputs with real parsers (json), and rebuild call trees."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CT = os.path.join(ROOT, "build", "calltrace")
+FIX = os.path.join(ROOT, "build", "fixtures")
+TMP = tempfile.mkdtemp(prefix="calltrace-test-")
+
+
+def fixture(name):
+    path = os.path.join(FIX, name)
+    assert os.path.exists(path), f"fixture {name} was not built"
+    return path
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def ct(*args, timeout=120, **kw):
+    return run([CT, *args], timeout=timeout, **kw)
+
+
+def record(prog_args, *flags, out=None, check=True):
+    """Records PROG_ARGS; returns (completed process, record file path)."""
+    out = out or tmp("rec.data")
+    p = ct("record", "-o", out, *flags, "--", *prog_args)
+    if check:
+        assert p.returncode == 0, f"record failed ({p.returncode}): {p.stderr.strip()}"
+    return p, out
+
+
+def replay_json(path, *flags):
+    p = ct("replay", "--format=json", *flags, path)
+    assert p.returncode == 0, f"replay failed: {p.stderr.strip()}"
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+class Node:
+    def __init__(self, call):
+        self.call = call
+        self.children = []
+
+    @property
+    def func(self):
+        return self.call["func"]
+
+    def shape(self, short=True):
+        """'f(g,h(i))': the call tree's structure, names only."""
+        name = self.func.rsplit("/", 1)[-1] if short else self.func
+        if not self.children:
+            return name
+        return name + "(" + ",".join(c.shape(short) for c in self.children) + ")"
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+def thread_key(call):
+    return (call["pid"], "g", call["goid"]) if call["goid"] is not None else (call["pid"], "t", call["tid"])
+
+
+def trees(calls):
+    """Per goroutine/thread: the list of root Nodes, from JSON Lines calls
+    (entry order, depth).  Checks that depths are consistent."""
+    out, stacks = {}, {}
+    for c in calls:
+        if "func" not in c:
+            continue
+        k = thread_key(c)
+        st = stacks.setdefault(k, [])
+        assert c["depth"] <= len(st), f"depth jumps from {len(st)} to {c['depth']}: {c}"
+        del st[c["depth"]:]
+        n = Node(c)
+        if st:
+            st[-1].children.append(n)
+        else:
+            out.setdefault(k, []).append(n)
+        st.append(n)
+    return out
+
+
+def all_nodes(forest):
+    for roots in forest.values():
+        for r in roots:
+            yield from r.walk()
+
+
+def our_links():
+    """BPF links of calltrace's programs that exist right now."""
+    progs = json.loads(run(["bpftool", "-j", "prog", "list"]).stdout or "[]")
+    ours = {p["id"] for p in progs if p.get("name", "").startswith("ct_")}
+    links = json.loads(run(["bpftool", "-j", "link", "list"]).stdout or "[]")
+    return [l for l in links if l.get("prog_id") in ours]
+
+
+TEXT_LINE = re.compile(
+    r"^(?P<dur> +[0-9]+\.[0-9]{3} (?:us|ms| s| m| h)| +) \[ *(?P<tid>\d+)\](?: +(?P<gid>\d+|-))? \| (?P<indent> *)(?P<body>.*)$")
+
+
+def parse_text_tree(text):
+    """Parses replay's text tree into per-thread root Nodes (func names and
+    nesting), to compare with the JSON view of the same file."""
+    lines = text.splitlines()
+    assert lines and lines[0].startswith("# DURATION"), f"no header: {lines[:1]}"
+    forest, stacks = {}, {}
+    for line in lines[1:]:
+        if not line.strip() or line.startswith("/*"):
+            continue
+        m = TEXT_LINE.match(line)
+        assert m, f"unparsable tree line: {line!r}"
+        key = m["gid"] if m["gid"] not in (None, "-") else "t" + m["tid"]
+        depth = len(m["indent"]) // 2
+        body = m["body"]
+        st = stacks.setdefault(key, [])
+        if body.startswith("}"):
+            assert len(st) == depth + 1, f"close at depth {depth} with {len(st)} open: {line!r}"
+            st.pop()
+            continue
+        fm = re.match(r"^(\S+?)\(\)(?: \{| ?;)", body)
+        assert fm, f"unparsable call: {line!r}"
+        assert depth == len(st), f"entry at depth {depth} with {len(st)} open: {line!r}"
+        n = Node({"func": fm[1], "leaf": body.rstrip().endswith(";") or "; /*" in body})
+        (st[-1].children if st else forest.setdefault(key, [])).append(n)
+        if body.endswith("{") or "{ /*" in body:
+            st.append(n)
+    return forest

@@ -1,0 +1,62 @@
+"""C/SysV programs (threads, no goroutines) recorded with real uprobes."""
+from lib import fixture, record, replay_json, run, trees
+
+
+def c_fib_shape(n):
+    return "c_fib" if n < 2 else f"c_fib({c_fib_shape(n - 1)},{c_fib_shape(n - 2)})"
+
+
+def roots_of(out):
+    forest = trees(replay_json(out))
+    return forest, [r for roots in forest.values() for r in roots]
+
+
+def test_fib_pie_and_nopie():
+    for exe in ("c_core", "c_core_nopie"):
+        p, out = record([fixture(exe), "fib", "7"], "-F", "c_fib")
+        assert p.stdout == "fib 13\n"
+        forest, roots = roots_of(out)
+        assert [r.shape() for r in roots] == [c_fib_shape(7)], exe
+        assert all(c["goid"] is None for c in replay_json(out))
+
+
+def test_longjmp_unwinds():
+    p, out = record([fixture("c_core"), "longjmp"])
+    assert p.stdout == "longjmp 42\n"
+    forest, roots = roots_of(out)
+    assert [r.shape() for r in roots] == ["main(catcher(jumper(jumper(jumper(jumper))),recovered))"]
+    status = {(n.func, n.call["depth"]): n.call["status"] for r in roots for n in r.walk()}
+    assert [status[("jumper", d)] for d in range(2, 6)] == ["unwound"] * 4
+    assert status[("recovered", 2)] == status[("catcher", 1)] == status[("main", 0)] == "returned"
+
+
+def test_two_threads():
+    p, out = record([fixture("c_core"), "threads"])
+    assert p.stdout == "threads 3 6\n"
+    forest, roots = roots_of(out)
+    by_shape = sorted(r.shape() for r in roots)
+    assert by_shape == ["main", "thread_main(thread_work(leaf_c,leaf_c))",
+                        "thread_main(thread_work(leaf_c,leaf_c,leaf_c))"], by_shape
+    tids = {r.call["tid"] for r in roots}
+    assert len(tids) == 3, tids
+    pid = roots[0].call["pid"]
+    assert all(r.call["pid"] == pid for r in roots)
+
+
+def test_tail_call_jmp():
+    p, out = record([fixture("c_core"), "tail", "4"])
+    assert p.stdout == "tail 15\n"
+    forest, roots = roots_of(out)
+    assert [r.shape() for r in roots] == ["main(tail_caller(tail_target))"]
+    caller = roots[0].children[0]
+    target = caller.children[0]
+    assert target.call["tail"] is True
+    assert caller.call["ts"] + caller.call["dur"] == target.call["ts"] + target.call["dur"]
+
+
+def test_exit_codes_propagate():
+    p, _ = record([fixture("c_core"), "exit", "5"], check=False)
+    assert p.returncode == 5 and p.stdout == "exiting 5\n", (p.returncode, p.stdout, p.stderr)
+    plain = run([fixture("c_core"), "nosuch"])
+    p, _ = record([fixture("c_core"), "nosuch"], check=False)
+    assert p.returncode == plain.returncode == 2 and p.stderr == plain.stderr

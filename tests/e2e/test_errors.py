@@ -1,0 +1,85 @@
+"""Bad input: one clear line on stderr, a non-zero exit, no crash, no probe
+left behind."""
+import os
+import shutil
+
+from lib import CT, ct, fixture, our_links, record, run, tmp
+
+
+def one_line_error(p, *words):
+    assert p.returncode != 0 and p.returncode < 128, f"exit {p.returncode}: {p.stderr!r}"
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line, got: {p.stderr!r}"
+    assert lines[0].startswith("calltrace: "), lines[0]
+    for w in words:
+        assert w in lines[0], f"{w!r} not in {lines[0]!r}"
+    assert our_links() == [], "probe links left behind"
+
+
+
+def test_not_root():
+    # setpriv drops to nobody; the check comes before anything is loaded
+    p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CT, "record", "--",
+             fixture("c_core"), "fib", "3"], cwd="/tmp")
+    one_line_error(p, "root")
+
+
+def test_missing_program():
+    one_line_error(ct("record", "--", "/nonexistent/prog"), "/nonexistent/prog")
+    one_line_error(ct("record", "--", "no-such-program-xyz"), "no-such-program-xyz", "PATH")
+
+
+def test_not_an_elf():
+    script = tmp("script.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho hi\n")
+    os.chmod(script, 0o755)
+    one_line_error(ct("record", "-o", tmp("x.data"), "--", script), "not an ELF")
+    one_line_error(ct("list", script), "not an ELF")
+    assert not os.path.exists(tmp("x.data"))
+
+
+def test_unknown_function():
+    p = ct("record", "-o", tmp("u.data"), "-F", "main.nosuch", "--", fixture("go_core"), "fib", "3")
+    one_line_error(p, "main.nosuch", "calltrace list")
+    p = ct("record", "-o", tmp("u.data"), "-F", "zzz*", "--", fixture("go_core"), "fib", "3")
+    one_line_error(p, "zzz*")
+    one_line_error(ct("list", fixture("c_core"), "nosuch_fn"), "nosuch_fn")
+
+
+def test_runtime_stack_switchers_refused():
+    p = ct("record", "-o", tmp("m.data"), "-F", "runtime.morestack", "--", fixture("go_core"), "fib", "3")
+    one_line_error(p, "runtime.morestack", "cannot be traced")
+
+
+def test_bad_record_files():
+    one_line_error(ct("replay", tmp("does-not-exist.data")), "does not exist", "record")
+    junk = tmp("junk.data")
+    with open(junk, "wb") as f:
+        f.write(os.urandom(4096))
+    one_line_error(ct("replay", junk), "not a calltrace record file")
+    one_line_error(ct("info", junk), "not a calltrace record file")
+    # cut inside the tables
+    _, good = record([fixture("c_core"), "fib", "5"], out=tmp("good.data"))
+    cut = tmp("cut.data")
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:60])
+    one_line_error(ct("replay", cut), "damaged")
+
+
+def test_usage_errors():
+    for args in (["record"], ["record", "-p", "abc"], ["replay", "--format=xml"], ["nosuchcmd"],
+                 ["record", "--duration", "soon", "--", "true"]):
+        p = ct(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "Traceback" not in p.stderr and p.stderr.strip(), args
+
+
+def test_cannot_execute():
+    noexec = tmp("noexec")
+    shutil.copy(fixture("c_core"), noexec)
+    os.chmod(noexec, 0o644)
+    p = ct("record", "-o", tmp("ne.data"), "--", noexec, "fib", "3")
+    one_line_error(p, "cannot execute")

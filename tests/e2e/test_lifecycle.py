@@ -1,0 +1,90 @@
+"""Launch, signals, attach/detach and a killed tracer: the traced program must
+run unharmed, and no probe may stay behind."""
+import os
+import signal
+import stat
+import subprocess
+import time
+
+from lib import CT, ct, fixture, our_links, record, replay_json, tmp
+
+
+def wait_for(pred, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_file_mode_0600_and_old_kept():
+    out = tmp("mode.data")
+    record([fixture("c_core"), "fib", "3"], out=out)
+    record([fixture("c_core"), "fib", "4"], out=out)
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    assert os.path.exists(out + ".old")
+    assert stat.S_IMODE(os.stat(out + ".old").st_mode) == 0o600
+
+
+def test_no_links_after_record():
+    record([fixture("c_core"), "fib", "5"])
+    assert our_links() == [], our_links()
+
+
+def test_sigterm_is_forwarded():
+    out = tmp("term.data")
+    p = subprocess.Popen([CT, "record", "-o", out, "--", fixture("c_core"), "wait", "20"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "waiting\n"
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)  # from a process: calltrace forwards it
+    out_s, err = p.communicate(timeout=20)
+    assert out_s == "term\n", (out_s, err)
+    assert p.returncode == 0, (p.returncode, err)
+    calls = replay_json(out)
+    assert any(c["func"] == "c_fib" for c in calls)
+    assert our_links() == []
+
+
+def test_killed_tracer_leaves_program_running():
+    out = tmp("killed.data")
+    # The program's stdout is our pipe: it outlives the tracer.
+    p = subprocess.Popen([CT, "record", "-o", out, "--", fixture("c_core"), "slow", "120"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    assert first.startswith("tick 0 "), first
+    time.sleep(0.5)
+    p.kill()
+    p.wait(timeout=10)
+    assert wait_for(lambda: our_links() == []), "probes left after the tracer was killed"
+    rest = p.stdout.read()  # EOF once the program exits on its own
+    ticks = [first] + rest.splitlines(keepends=True)
+    assert ticks == [f"tick {i} 55\n" for i in range(120)], ticks[-3:]
+    # the file replays up to its last complete chunk
+    r = ct("replay", "--format=json", out)
+    assert r.returncode == 0, r.stderr
+    info = ct("info", out)
+    assert info.returncode == 0 and "did not finish" in info.stdout, info.stdout
+
+
+def test_attach_and_detach_pid():
+    prog = subprocess.Popen([fixture("c_core"), "slow", "150"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline().startswith("tick 0")
+        out = tmp("attach.data")
+        r = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "400ms", "-F", "c_fib")
+        assert r.returncode == 0, r.stderr
+        assert our_links() == []
+        calls = replay_json(out)
+        fibs = [c for c in calls if c["func"] == "c_fib" and c["depth"] == 0]
+        assert fibs, "no complete c_fib(10) tree while attached"
+        # frames open at attach time show up as exits without entries and
+        # are dropped; every depth-0 call that returned is a whole fib(10) tree
+        assert all(c["status"] in ("returned", "unfinished") for c in calls)
+        rest = prog.stdout.read()
+        assert prog.wait(timeout=20) == 0
+        assert rest.splitlines()[-1] == "tick 149 55"
+    finally:
+        if prog.poll() is None:
+            prog.kill()
