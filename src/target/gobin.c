@@ -20,7 +20,7 @@
  * x86-64 ELF files only.
  *
  * funcID numbering changed many times and the magic alone does not say which
- * numbering a table uses (0xfffffffb covers five), so the Go version from
+ * numbering a table uses (0xfffffffb covers four), so the Go version from
  * buildinfo picks it and the funcIDs of a few runtime functions whose IDs
  * every numbering fixes (runtime.goexit, runtime.mcall, ...) check it, or
  * pick it when there is no buildinfo (Go < 1.13). */
@@ -130,7 +130,11 @@ static const uint8_t *find_buildinfo(const struct ct_elf *e, size_t *avail, uint
 		 * aligned one. */
 		size_t off = (size_t)((BUILDINFO_ALIGN - s->vaddr % BUILDINFO_ALIGN) % BUILDINFO_ALIGN);
 		for (; b && off + BUILDINFO_HDR <= len; off += BUILDINFO_ALIGN) {
-			if (!memcmp(b + off, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN)) {
+			/* The magic also occurs as a string constant (in
+			 * anything linking debug/buildinfo); a real header
+			 * has a pointer size and only flag bits 0-1. */
+			if (!memcmp(b + off, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN) &&
+			    (b[off + 14] == 4 || b[off + 14] == 8) && !(b[off + 15] & ~3)) {
 				*avail = len - off;
 				*addr = s->vaddr + off;
 				return b + off;
