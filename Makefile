@@ -31,24 +31,29 @@ all: $(BUILD)/calltrace
 
 $(BUILD)/vmlinux.h:
 	@mkdir -p $(BUILD)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+	@echo "  GEN     $@"
+	@$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/calltrace.bpf.o: $(BPF_SRC) src/probes/event.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -D__BPF__ \
+	@echo "  BPF     $<"
+	@$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -D__BPF__ \
 		-I$(BUILD) -Isrc/probes -c $(BPF_SRC) -o $@
 
 $(BUILD)/calltrace.skel.h: $(BUILD)/calltrace.bpf.o
-	$(BPFTOOL) gen skeleton $< name calltrace_bpf > $@.tmp && mv $@.tmp $@
+	@$(BPFTOOL) gen skeleton $< name calltrace_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/calltrace: $(OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit_tests: $(UNIT_SRCS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) -Itests/unit $^ -o $@ $(LDLIBS)
+$(BUILD)/unit_tests: $(UNIT_SRCS) tests/unit/unit.h $(LIB_OBJS)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) -o $@ $(LDLIBS)
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \

@@ -54,6 +54,12 @@ static void usage(FILE *f)
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
 		"                         main program (Go: package main and the main module)\n"
 		"  -N, --exclude GLOB     do not trace functions matching GLOB (repeatable)\n"
+		"  -A, --args GLOB[@a,b]  capture the arguments of matching functions (only a, b)\n"
+		"  -R, --retval GLOB      capture the results of matching functions\n"
+		"                         (default without -A/-R: arguments and results of all)\n"
+		"      --no-args          capture no arguments or results\n"
+		"      --max-string N     bytes of each string captured (default 64, at most 1024)\n"
+		"      --max-items N      elements of each slice/array captured (default 8)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
 		"      --buffer-size SIZE ring buffer size (default 16M)\n"
@@ -224,17 +230,48 @@ int cmd_record(int argc, char **argv)
 		{"buffer-size", required_argument, NULL, 'B'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"args", required_argument, NULL, 'A'},
+		{"retval", required_argument, NULL, 'R'},
+		{"no-args", no_argument, NULL, 'n'},
+		{"max-string", required_argument, NULL, 'S'},
+		{"max-items", required_argument, NULL, 'I'},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
-	CT_VEC(const char *) trace = {0}, exclude = {0};
+	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0};
+	o.args.enabled = true;
+	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
 	int pid = 0, c;
 	o.output = "calltrace.data";
 	o.ringbuf_bytes = 16 << 20;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:N:p:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:N:p:A:R:vh", opts, NULL)) != -1) {
 		uint64_t v;
 		switch (c) {
+		case 'A':
+			CT_VEC_PUSH(args, optarg);
+			break;
+		case 'R':
+			CT_VEC_PUSH(rets, optarg);
+			break;
+		case 'n':
+			o.args.enabled = false;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &v) || !v || v > 1024) {
+				fprintf(stderr, "calltrace: --max-string needs a number of bytes from 1 to 1024, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.args.fetch.max_string = (uint32_t)v;
+			break;
+		case 'I':
+			if (parse_u64(optarg, &v) || !v || v > 64) {
+				fprintf(stderr, "calltrace: --max-items needs a number from 1 to 64, not '%s'\n", optarg);
+				return 2;
+			}
+			o.args.fetch.max_items = (uint32_t)v;
+			break;
 		case 'o':
 			o.output = optarg;
 			break;
@@ -290,6 +327,10 @@ int cmd_record(int argc, char **argv)
 	o.sel.ntrace = trace.n;
 	o.sel.exclude = exclude.v;
 	o.sel.nexclude = exclude.n;
+	o.args.args = args.v;
+	o.args.nargs = args.n;
+	o.args.rets = rets.v;
+	o.args.nrets = rets.n;
 
 	char *path = NULL, *probe_path = NULL;
 	if (pid) {
@@ -338,5 +379,7 @@ int cmd_record(int argc, char **argv)
 	free(o.cmdline);
 	CT_VEC_FREE(trace);
 	CT_VEC_FREE(exclude);
+	CT_VEC_FREE(args);
+	CT_VEC_FREE(rets);
 	return rc;
 }

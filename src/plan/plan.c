@@ -197,6 +197,17 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 
 void ct_plan_free(struct ct_plan *p)
 {
+	if (p->fetch)
+		for (size_t i = 0; i < p->sites.n; i++)
+			if (p->fetch[i]) {
+				ct_site_fetch_free(p->fetch[i]);
+				free(p->fetch[i]);
+			}
+	free(p->fetch);
+	p->fetch = NULL;
+	if (p->types)
+		ct_types_close(p->types);
+	p->types = NULL;
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
 }

@@ -3,6 +3,7 @@
 #ifndef CT_PLAN_H
 #define CT_PLAN_H
 
+#include "plan/fetch.h"
 #include "plan/sites.h"
 #include "record/tracefile.h"
 #include "target/target.h"
@@ -31,18 +32,37 @@ struct ct_selection {
 	size_t nexclude;
 };
 
+/* What to capture besides the calls themselves. */
+struct ct_args_opts {
+	bool enabled;           /* --no-args turns it off */
+	const char **args;      /* -A 'GLOB[@name,name]': arguments of these */
+	size_t nargs;
+	const char **rets;      /* -R GLOB: results of these */
+	size_t nrets;           /* no -A and no -R: everything */
+	struct ct_fetch_opts fetch;
+};
+
 struct ct_plan {
 	const struct ct_target *t;
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
 	size_t skipped_undecodable;
+	/* Argument capture (plan/args.c): per site id, NULL if none. */
+	struct ct_site_fetch **fetch;
+	struct ct_types *types;
+	const char *args_note; /* why arguments are not captured, if so */
+	size_t args_funcs, args_incomplete;
 };
 
 /* Selects functions and finds their sites.  Fails with one line when nothing
  * matches or a selected function cannot be decoded. */
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel);
 void ct_plan_free(struct ct_plan *p);
+
+/* Plans argument/result capture for every planned function (needs DWARF;
+ * without it, raw words).  Never fails: what cannot be captured is marked. */
+void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o);
 
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);

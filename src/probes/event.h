@@ -11,16 +11,18 @@
 #endif
 
 /* The attach cookie of every probe site packs everything the BPF program needs
- * to know about the site, so that a hit costs no map lookup:
+ * to know about the site, so that a hit without arguments costs no map lookup:
  *   bits  0..31  site id (index into the plan's site table, kept in the file)
  *   bits 32..33  where the current goroutine (g) comes from, CT_G_*
  *   bits 34..37  binary index into ct_config.bins[] (per-binary offsets)
+ *   bit  38      the site fetches arguments/results (fetch map, by site id)
  */
 #define CT_COOKIE_SITE(c) ((__u32)(c))
 #define CT_COOKIE_GSRC(c) ((__u32)((c) >> 32) & 3)
 #define CT_COOKIE_BIN(c) ((__u32)((c) >> 34) & (CT_MAX_BINS - 1))
-#define CT_COOKIE(site, gsrc, bin)                                   \
-	((__u64)(site) | ((__u64)(gsrc) << 32) | ((__u64)(bin) << 34))
+#define CT_COOKIE_FETCH(c) ((__u32)((c) >> 38) & 1)
+#define CT_COOKIE(site, gsrc, bin, fetch)                                                \
+	((__u64)(site) | ((__u64)(gsrc) << 32) | ((__u64)(bin) << 34) | ((__u64)(fetch) << 38))
 
 enum ct_gsrc {
 	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */
@@ -55,6 +57,50 @@ struct ct_event {
 	__u16 len;  /* payload bytes that follow (arguments), 0 without */
 	__u16 flags;
 };
+
+/* Argument capture: a tiny program per site, run by the BPF side to copy
+ * registers, stack slots and the memory they point to into the event's
+ * payload at fixed offsets (8-byte aligned).  A register op writes 8 bytes at
+ * dst.  A memory op writes an 8-byte header at dst (its first u16: bytes
+ * copied, or CT_FETCH_FAILED) and the bytes at dst + 8.  Offsets and sizes
+ * are bounded so the verifier can check every copy; user space compacts the
+ * payload before it goes to the file (plan/fetch.c). */
+#define CT_MAX_OPS 48
+#define CT_MAX_PAYLOAD 2048 /* power of two */
+#define CT_FETCH_FAILED 0xffff
+
+enum ct_fetch_code {
+	CT_OP_REG = 1,       /* 8 bytes: register `reg` (pt_regs slot) */
+	CT_OP_STACK = 2,     /* mem: `size` bytes at SP + off */
+	CT_OP_REGMEM = 3,    /* mem: `size` bytes at regs[reg] + off */
+	CT_OP_DEREF = 4,     /* mem: `size` bytes at *(u64 *)(payload + src) + off */
+	CT_OP_DEREF_LEN = 5, /* mem: min(*(u64 *)(payload + src2) * scale, size)
+				bytes at *(u64 *)(payload + src) + off */
+	CT_OP_DEREF_STR = 6, /* mem: a NUL-terminated string of at most `size`
+				bytes at *(u64 *)(payload + src) + off (C char *) */
+};
+#define CT_MEM_HDR 8
+
+struct ct_fetch_op {
+	__u8 code;
+	__u8 reg;
+	__u16 dst;   /* payload offset (memory ops: of the u16 header) */
+	__u16 size;  /* bytes, or the most bytes for DEREF_LEN */
+	__u16 src;   /* DEREF*: payload offset of the pointer */
+	__u16 src2;  /* DEREF_LEN: payload offset of the length */
+	__u16 scale; /* DEREF_LEN: bytes per length unit */
+	__s32 off;
+};
+
+struct ct_fetch {
+	__u16 nops;
+	__u16 size; /* payload bytes (the layout's end) */
+	__u32 pad;
+	struct ct_fetch_op ops[CT_MAX_OPS];
+};
+
+/* event.flags */
+#define CT_EV_ARGS_DROPPED 0x1 /* the site fetches, but this hit could not */
 
 /* Record-time settings written by user space before load (.rodata). */
 struct ct_config {

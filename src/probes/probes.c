@@ -66,6 +66,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->filter_pids = o->filter_pids;
 	memcpy(cfg->bins, o->bins, sizeof(cfg->bins));
 	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
 	int err = calltrace_bpf__load(p->skel);
@@ -136,6 +137,13 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	uint8_t one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.traced_pids), &pid, &one, BPF_ANY))
 		return ct_fail("cannot add pid %u to the filter: %s", pid, strerror(errno));
+	return 0;
+}
+
+int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
+{
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch), &site, f, BPF_ANY))
+		return ct_fail("cannot load the argument plan of site %u: %s", site, strerror(errno));
 	return 0;
 }
 

@@ -17,6 +17,7 @@ struct ct_probes;
 struct ct_probes_opts {
 	uint64_t ringbuf_bytes; /* power of two, >= page size */
 	bool filter_pids;       /* trace only tgids added with ct_probes_add_pid */
+	uint32_t nsites;        /* size of the fetch map (sites with captures) */
 	struct ct_bin_config bins[CT_MAX_BINS];
 };
 
@@ -34,6 +35,8 @@ struct ct_attach {
 };
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
+/* Installs the argument fetch program of SITE (before attaching). */
+int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */
 void ct_probes_detach(struct ct_probes *p);
 

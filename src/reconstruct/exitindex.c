@@ -10,6 +10,9 @@
 
 struct ct_exitindex {
 	FILE *f;
+	FILE *rets; /* result payloads, appended in exit order */
+	uint64_t rets_size;
+	uint8_t retbuf[65536];
 	struct ct_exit_info *win; /* calls [base, base + WINDOW) */
 	uint64_t base;
 	uint64_t ncalls;
@@ -34,7 +37,13 @@ static void spill_window(struct ct_exitindex *x, uint64_t upto)
 static void on_call_exit(void *ctx, const struct ct_call *c)
 {
 	struct ct_exitindex *x = ctx;
-	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, {0, 0}};
+	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, 0, c->exit_site, 0};
+	if (c->ret && c->ret_len && c->ret_len <= sizeof(x->retbuf)) {
+		e.ret_len = (uint16_t)c->ret_len;
+		e.ret_off = x->rets_size;
+		fwrite(c->ret, 1, c->ret_len, x->rets);
+		x->rets_size += c->ret_len;
+	}
 	if (c->seq + 1 > x->ncalls)
 		x->ncalls = c->seq + 1;
 	while (c->seq >= x->base + WINDOW)
@@ -59,7 +68,12 @@ struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
 {
 	struct ct_exitindex *x = xcalloc(1, sizeof(*x));
 	x->f = tmpfile();
-	if (!x->f) {
+	x->rets = tmpfile();
+	if (!x->f || !x->rets) {
+		if (x->f)
+			fclose(x->f);
+		if (x->rets)
+			fclose(x->rets);
 		free(x);
 		ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 		return NULL;
@@ -72,16 +86,23 @@ struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
 	free(x->win);
 	x->win = NULL;
 	fflush(x->f);
+	fflush(x->rets);
 	rewind(x->f);
 	return x;
 }
 
-const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq)
+const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret)
 {
 	while (x->next <= seq) {
 		if (fread(&x->cur, sizeof(x->cur), 1, x->f) != 1)
 			memset(&x->cur, 0, sizeof(x->cur));
 		x->next++;
+	}
+	if (ret) {
+		*ret = NULL;
+		if (x->cur.ret_len && fseeko(x->rets, (off_t)x->cur.ret_off, SEEK_SET) == 0 &&
+		    fread(x->retbuf, 1, x->cur.ret_len, x->rets) == x->cur.ret_len)
+			*ret = x->retbuf;
 	}
 	return &x->cur;
 }
@@ -92,6 +113,8 @@ void ct_exitindex_free(struct ct_exitindex *x)
 		return;
 	if (x->f)
 		fclose(x->f);
+	if (x->rets)
+		fclose(x->rets);
 	free(x->win);
 	free(x);
 }

@@ -15,15 +15,19 @@ struct ct_exit_info {
 	uint32_t exit_tid;
 	uint8_t status;
 	uint8_t leaf;
-	uint8_t pad[2];
+	uint16_t ret_len;  /* captured results (compacted payload), 0 if none */
+	uint64_t ret_off;  /* where they are in the side file */
+	uint32_t exit_site;
+	uint32_t pad;
 };
 
 struct ct_exitindex;
 
 /* Runs the first pass over T. */
 struct ct_exitindex *ct_exitindex_build(struct ct_trace *t);
-/* Exit info of call SEQ; calls must be asked for in increasing order. */
-const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq);
+/* Exit info of call SEQ; calls must be asked for in increasing order.
+ * *RET (if RET) points to the result payload, valid until the next call. */
+const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret);
 void ct_exitindex_free(struct ct_exitindex *x);
 
 #endif

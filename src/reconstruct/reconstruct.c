@@ -28,6 +28,7 @@ struct ct_recon {
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
+	struct ct_map seen;   /* thread keys ever seen, for st.threads */
 	struct ct_recon_stats st;
 	uint64_t seq;
 };
@@ -73,11 +74,18 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	struct frame *f = &s->f.v[--s->f.n];
 	f->c.status = status;
 	f->c.ts_exit = ts;
+	f->c.exit_site = ev && status == CT_CALL_RETURNED ? ev->site : UINT32_MAX;
 	f->c.exit_tid = tid;
 	f->c.leaf = !f->has_children;
-	if (status == CT_CALL_RETURNED && ev && ev->payload_len) {
+	/* Only the frame that executed the RET holds the results; tail
+	 * callers it replaced return without them. */
+	if (status == CT_CALL_RETURNED && ev && ev->payload_len && ev->kind == CT_SITE_RET &&
+	    ev->site < r->nsites && r->sites[ev->site].func == f->c.func) {
 		f->c.ret = ev->payload;
 		f->c.ret_len = ev->payload_len;
+	} else {
+		f->c.ret = NULL;
+		f->c.ret_len = 0;
 	}
 	switch (status) {
 	case CT_CALL_RETURNED:
@@ -95,6 +103,16 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	f->args = NULL;
 }
 
+/* Pops the top frame and the tail callers it replaced (same key). */
+static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
+			   const struct ct_rec_event *ev)
+{
+	uint64_t key = s->f.v[s->f.n - 1].c.key;
+	do
+		pop(r, s, status, ts, tid, ev);
+	while (s->f.n && s->f.v[s->f.n - 1].c.key == key);
+}
+
 /* A frame left by a tail jump whose target never showed up ends at the jump. */
 static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
@@ -106,7 +124,7 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 	const struct ct_file_site *site = &r->sites[ev->site];
 	if (ev->kind == CT_SITE_ENTRY && ev->key == top->c.key && site->func == top->tail_target)
 		return;
-	pop(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
+	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }
 
 static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
@@ -147,6 +165,8 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	f.c.key = ev->key;
 	f.c.depth = (uint32_t)s->f.n;
 	f.c.tail = tail;
+	f.c.entry_site = ev->site;
+	f.c.exit_site = UINT32_MAX;
 	if (ev->payload_len) {
 		f.args = xmalloc(ev->payload_len);
 		memcpy(f.args, ev->payload, ev->payload_len);
@@ -171,9 +191,7 @@ static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_even
 		return;
 	}
 	/* The returning frame, then the frames it replaced by tail calls. */
-	do
-		pop(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
-	while (s->f.n && s->f.v[s->f.n - 1].c.key == ev->key);
+	pop_tail_chain(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
 }
 
 static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func,
@@ -190,7 +208,7 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 		return;
 	}
 	if (target == CT_NOFUNC) {
-		pop(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
+		pop_tail_chain(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
 		return;
 	}
 	top->tail_pending = true;
@@ -238,7 +256,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		s->pid = ev->pid;
 		s->goid = ev->goid;
 		map_put(&r->stacks, k, s);
-		r->st.threads++;
+		if (!map_get(&r->seen, k)) {
+			map_put(&r->seen, k, (void *)1);
+			r->st.threads++;
+		}
 	}
 	settle_tail(r, s, ev);
 	switch (ev->kind) {
@@ -283,7 +304,7 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 			struct frame *top = &s->f.v[s->f.n - 1];
 			uint32_t tid = top->c.tid;
 			if (top->tail_pending)
-				pop(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
+				pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
 			else
 				pop(r, s, CT_CALL_UNFINISHED, end_ts, tid, NULL);
 		}
@@ -312,6 +333,7 @@ void ct_recon_free(struct ct_recon *r)
 		free(s);
 	}
 	map_free(&r->stacks);
+	map_free(&r->seen);
 	free(r);
 }
 

@@ -51,7 +51,9 @@ struct ct_call {
 	uint8_t status;    /* enum ct_call_status */
 	bool tail;         /* entered through a tail call from its parent */
 	bool leaf;         /* (exit only) no traced call ran inside it */
-	/* Raw argument / result payloads (issue 3), NULL when absent. */
+	/* Captured arguments / results: compacted payloads of the entry and
+	 * exit site (decode with render/values.h), NULL when absent. */
+	uint32_t entry_site, exit_site; /* exit_site: RET/TAIL site, or UINT32_MAX */
 	const uint8_t *args;
 	uint32_t args_len;
 	const uint8_t *ret;

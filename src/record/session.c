@@ -1,6 +1,7 @@
 #include "record/session.h"
 #include "util/util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,10 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "plan.functions", "%zu", s->plan.funcs.n);
 	ct_writer_meta(w, "plan.sites", "%zu", s->plan.sites.n);
 	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
+	ct_writer_meta(w, "args", "%s", s->plan.args_note ? s->plan.args_note : "on");
+	if (s->o.args.enabled)
+		ct_writer_meta(w, "args.limits", "max_string=%u max_items=%u max_depth=%u",
+			       s->o.args.fetch.max_string, s->o.args.fetch.max_items, s->o.args.fetch.max_depth);
 }
 
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
@@ -59,17 +64,27 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (ct_plan_build(&s->plan, &s->target, &o->sel))
 		return -1;
 	s->plan_built = true;
+	ct_plan_args(&s->plan, &o->args);
 	uint64_t t2 = now_mono_ns();
-	ct_debug("plan: %zu functions, %zu sites (%zu cheap entry sites, %zu single-stepped) in %.1f ms",
+	ct_debug("plan: %zu functions, %zu sites (%zu cheap entry sites, %zu single-stepped), arguments of %zu functions%s%s in %.1f ms",
 		 s->plan.funcs.n, s->plan.sites.n, s->plan.cheap_entries, s->plan.slow_entries,
+		 s->plan.args_funcs, s->plan.args_note ? ": " : "", s->plan.args_note ? s->plan.args_note : "",
 		 (t2 - t1) / 1e6);
+	if (s->plan.args_incomplete)
+		ct_debug("%zu functions have parameters DWARF does not list (blank _); those without a DWARF location are shown unavailable",
+			 s->plan.args_incomplete);
 
 	struct ct_probes_opts po = {0};
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
+	po.nsites = (uint32_t)s->plan.sites.n;
 	s->probes = ct_probes_load(&po);
 	if (!s->probes)
 		return -1;
+	for (size_t i = 0; s->plan.fetch && i < s->plan.sites.n; i++)
+		if (s->plan.fetch[i] && ct_probes_set_fetch(s->probes, (uint32_t)i, &s->plan.fetch[i]->prog))
+			return -1;
+	s->compact = xmalloc(CT_MAX_PAYLOAD * 2);
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));
@@ -86,7 +101,8 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_plan_site *site = &s->plan.sites.v[i];
-		uint64_t cookie = CT_COOKIE(i, site->gsrc, 0);
+		bool fetch = s->plan.fetch && s->plan.fetch[i];
+		uint64_t cookie = CT_COOKIE(i, site->gsrc, 0, fetch);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
@@ -104,6 +120,17 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	int rc = ct_writer_begin(s->w, ff, s->plan.funcs.n, fs, s->plan.sites.n);
 	free(ff);
 	free(fs);
+	if (rc == 0 && s->plan.fetch) {
+		const struct ct_typetab *tt = s->plan.types ? ct_types_table(s->plan.types) : NULL;
+		struct ct_typetab none = {0};
+		struct ct_type unknown = {0};
+		unknown.name = (char *)"?";
+		none.v = &unknown;
+		none.n = 1;
+		ct_writer_types(s->w, tt ? tt : &none, 0);
+		s->types_written = tt ? tt->n : 1;
+		ct_writer_fetch(s->w, s->plan.fetch, s->plan.sites.n);
+	}
 	if (rc == 0) {
 		struct ct_attach a = {probe_path, pid, eo, ec, ne, xo, xc, nx};
 		uint64_t t0 = now_mono_ns();
@@ -119,10 +146,130 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	return rc;
 }
 
+/* Where PID mapped the traced binary (PIE), to turn the runtime type
+ * pointers found in interface values into link-time addresses. */
+static void find_bias(struct ct_session *s, uint32_t pid)
+{
+	s->bias_known = true;
+	s->load_bias = 0;
+	if (!s->target.elf.pie)
+		return;
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	uint64_t seg0 = 0;
+	for (size_t i = 0; i < s->target.elf.nsegs; i++)
+		if (s->target.elf.segs[i].offset == 0)
+			seg0 = s->target.elf.segs[i].vaddr & ~0xfffULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4)
+			continue;
+		const char *file = line + pos;
+		while (*file == ' ')
+			file++;
+		size_t n = strlen(file);
+		if (n && file[n - 1] == '\n')
+			n--;
+		if (off == 0 && n == strlen(s->binary) && !strncmp(file, s->binary, n)) {
+			s->load_bias = (int64_t)(lo - seg0);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static bool value_word(const struct ct_val_desc *d, const uint8_t *raw, uint32_t len, uint32_t off, uint64_t *w)
+{
+	for (uint32_t i = 0; i < d->npieces; i++) {
+		const struct ct_val_piece *p = &d->pieces[i];
+		uint32_t at;
+		if (p->kind == CT_PIECE_REG && p->value_off == off)
+			at = p->slot;
+		else if ((p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM) && off >= p->value_off &&
+			 off + 8 <= p->value_off + p->size)
+			at = p->slot + CT_MEM_HDR + (off - p->value_off);
+		else
+			continue;
+		if (at + 8 > len)
+			return false;
+		memcpy(w, raw + at, 8);
+		return true;
+	}
+	return false;
+}
+
+/* Interface values name their dynamic type by a runtime pointer: the first
+ * time one is seen, look the type up in DWARF and add it to the file. */
+static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch *f, const uint8_t *raw,
+			       uint32_t len, uint32_t pid)
+{
+	const struct ct_typetab *tt = ct_types_table(s->plan.types);
+	struct ct_snapshot snaps[CT_MAX_OPS];
+	size_t nsnaps = 0;
+	bool snapped = false;
+	CT_VEC(uint64_t) addrs = {0};
+	CT_VEC(uint32_t) ids = {0};
+	for (uint32_t i = 0; i < f->nvals; i++) {
+		const struct ct_val_desc *d = &f->vals[i];
+		const struct ct_type *t = ct_type_get(tt, d->type);
+		uint64_t w0, rtype = 0;
+		if ((t->kind != CT_K_IFACE && t->kind != CT_K_EFACE) || !value_word(d, raw, len, 0, &w0) || !w0)
+			continue;
+		if (t->kind == CT_K_EFACE) {
+			rtype = w0;
+		} else {
+			if (!snapped && len >= f->prog.size) {
+				nsnaps = ct_fetch_snapshots(&f->prog, raw, snaps, CT_MAX_OPS);
+				snapped = true;
+			}
+			for (size_t k = 0; k < nsnaps; k++)
+				if (snaps[k].addr == w0 + 8 && snaps[k].bytes && snaps[k].len >= 8)
+					memcpy(&rtype, snaps[k].bytes, 8);
+		}
+		if (!rtype || map_get(&s->rtypes_seen, rtype))
+			continue;
+		if (!s->bias_known)
+			find_bias(s, pid);
+		uint32_t id = ct_types_by_rtype(s->plan.types, rtype - (uint64_t)s->load_bias);
+		map_put(&s->rtypes_seen, rtype, (void *)(uintptr_t)(id + 1));
+		if (id != CT_TYPE_NONE) {
+			CT_VEC_PUSH(addrs, rtype);
+			CT_VEC_PUSH(ids, id);
+		}
+	}
+	if (addrs.n) {
+		tt = ct_types_table(s->plan.types); /* may have grown */
+		ct_writer_types(s->w, tt, s->types_written);
+		s->types_written = tt->n;
+		ct_writer_rtypes(s->w, addrs.v, ids.v, addrs.n);
+	}
+	CT_VEC_FREE(addrs);
+	CT_VEC_FREE(ids);
+}
+
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
-	ct_writer_event(s->w, e, payload);
+	const struct ct_site_fetch *f =
+		s->plan.fetch && e->site < s->plan.sites.n ? s->plan.fetch[e->site] : NULL;
+	if (e->len && f) {
+		if (s->plan.types)
+			note_dynamic_types(s, f, payload, e->len, e->pid);
+		/* The ring carries the fixed layout; the file keeps what was copied. */
+		struct ct_event c = *e;
+		size_t n = ct_fetch_compact(&f->prog, payload, e->len, s->compact, CT_MAX_PAYLOAD * 2);
+		c.len = (uint16_t)n;
+		ct_writer_event(s->w, &c, s->compact);
+	} else {
+		struct ct_event c = *e;
+		c.len = 0;
+		ct_writer_event(s->w, &c, NULL);
+	}
 	if (s->sink)
 		s->sink(s->sink_ctx, e, payload);
 	return 0;
@@ -206,5 +353,7 @@ void ct_session_free(struct ct_session *s)
 	if (s->target_open)
 		ct_target_close(&s->target);
 	free(s->binary);
+	free(s->compact);
+	map_free(&s->rtypes_seen);
 	memset(s, 0, sizeof(*s));
 }

@@ -16,6 +16,7 @@ struct ct_session_opts {
 	const char *output;          /* record file path */
 	uint64_t ringbuf_bytes;
 	struct ct_selection sel;
+	struct ct_args_opts args;
 	uint64_t duration_ns;        /* stop after this long (0 = no limit) */
 	char *cmdline;               /* for the file's metadata */
 };
@@ -30,6 +31,12 @@ struct ct_session {
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
 	bool target_open, plan_built;
+	/* argument capture */
+	uint8_t *compact;          /* scratch for payload compaction */
+	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
+	size_t types_written;      /* type table entries already in the file */
+	int64_t load_bias;         /* of the traced binary in its process */
+	bool bias_known;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

@@ -104,6 +104,17 @@ static int write_all(struct ct_writer *w, const void *p, size_t n)
 	return 0;
 }
 
+/* The CRC covers type, length and count as well as the payload, so that a
+ * damaged header cannot silently drop or skip a chunk's events. */
+static uint32_t chunk_crc(uint32_t type, uint32_t len, uint32_t count, const uint8_t *p)
+{
+	uint32_t hc[3] = {type, len, count};
+	uLong crc = crc32(0, (const Bytef *)hc, sizeof(hc));
+	if (len)
+		crc = crc32(crc, p, len);
+	return (uint32_t)crc;
+}
+
 /* One chunk = header + payload in a single write(), so that a tracer killed
  * mid-way leaves at most one partial chunk, which the CRC exposes. */
 static int write_chunk(struct ct_writer *w, uint32_t type, const uint8_t *p, size_t n, uint32_t count)
@@ -111,7 +122,7 @@ static int write_chunk(struct ct_writer *w, uint32_t type, const uint8_t *p, siz
 	struct ct_buf b = {0};
 	buf_u32(&b, type);
 	buf_u32(&b, (uint32_t)n);
-	buf_u32(&b, (uint32_t)crc32(0, p, n));
+	buf_u32(&b, chunk_crc(type, (uint32_t)n, count, p));
 	buf_u32(&b, count);
 	buf_put(&b, p, n);
 	int rc = w->failed ? -1 : write_all(w, b.p, b.n);
@@ -153,6 +164,98 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
 	write_chunk(w, CT_CHUNK_SITES, b.p, b.n, (uint32_t)nsites);
 	buf_free(&b);
 	return w->failed ? ct_fail("cannot write %s", w->path) : 0;
+}
+
+void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t first)
+{
+	if (first >= tt->n)
+		return;
+	struct ct_buf b = {0};
+	buf_uvar(&b, first);
+	buf_uvar(&b, tt->n - first);
+	for (size_t i = first; i < tt->n; i++) {
+		const struct ct_type *t = &tt->v[i];
+		buf_u8(&b, (uint8_t)t->kind);
+		buf_str(&b, t->name);
+		buf_uvar(&b, t->size);
+		buf_uvar(&b, t->elem);
+		buf_uvar(&b, t->key);
+		buf_uvar(&b, t->len);
+		buf_u8(&b, (uint8_t)(t->is_signed | (t->is_error << 1)));
+		buf_uvar(&b, t->go_rtype);
+		buf_uvar(&b, t->nfields);
+		for (uint32_t k = 0; k < t->nfields; k++) {
+			buf_str(&b, t->fields[k].name);
+			buf_uvar(&b, t->fields[k].offset);
+			buf_uvar(&b, t->fields[k].type);
+		}
+	}
+	ct_writer_flush(w); /* keep chunks in stream order */
+	write_chunk(w, CT_CHUNK_TYPES, b.p, b.n, (uint32_t)(tt->n - first));
+	buf_free(&b);
+}
+
+void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites)
+{
+	struct ct_buf b = {0};
+	uint32_t count = 0;
+	for (size_t i = 0; i < nsites; i++)
+		count += fetch[i] != NULL;
+	buf_uvar(&b, count);
+	for (size_t i = 0; i < nsites; i++) {
+		const struct ct_site_fetch *f = fetch[i];
+		if (!f)
+			continue;
+		buf_uvar(&b, i);
+		buf_uvar(&b, f->prog.size);
+		buf_u8(&b, f->truncated);
+		buf_uvar(&b, f->prog.nops);
+		for (uint32_t k = 0; k < f->prog.nops; k++) {
+			const struct ct_fetch_op *op = &f->prog.ops[k];
+			buf_u8(&b, op->code);
+			buf_u8(&b, op->reg);
+			buf_uvar(&b, op->dst);
+			buf_uvar(&b, op->size);
+			buf_uvar(&b, op->src);
+			buf_uvar(&b, op->src2);
+			buf_uvar(&b, op->scale);
+			buf_svar(&b, op->off);
+		}
+		buf_uvar(&b, f->nvals);
+		for (uint32_t k = 0; k < f->nvals; k++) {
+			const struct ct_val_desc *v = &f->vals[k];
+			buf_str(&b, v->name);
+			buf_uvar(&b, v->type);
+			buf_u8(&b, v->flags);
+			buf_uvar(&b, v->npieces);
+			for (uint32_t j = 0; j < v->npieces; j++) {
+				const struct ct_val_piece *p = &v->pieces[j];
+				buf_u8(&b, p->kind);
+				buf_u8(&b, p->reg);
+				buf_uvar(&b, p->size);
+				buf_uvar(&b, p->value_off);
+				buf_uvar(&b, p->slot);
+			}
+		}
+	}
+	ct_writer_flush(w);
+	write_chunk(w, CT_CHUNK_FETCH, b.p, b.n, count);
+	buf_free(&b);
+}
+
+void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n)
+{
+	if (!n)
+		return;
+	struct ct_buf b = {0};
+	buf_uvar(&b, n);
+	for (size_t i = 0; i < n; i++) {
+		buf_uvar(&b, addrs[i]);
+		buf_uvar(&b, ids[i]);
+	}
+	ct_writer_flush(w);
+	write_chunk(w, CT_CHUNK_RTYPES, b.p, b.n, (uint32_t)n);
+	buf_free(&b);
 }
 
 static void start_event(struct ct_writer *w, uint64_t ts)
@@ -261,7 +364,7 @@ static int read_chunk(FILE *f, uint32_t *type, uint32_t *count, struct ct_buf *o
 	if (fread(out->p, 1, h[1], f) != h[1])
 		return -1;
 	out->n = h[1];
-	if ((uint32_t)crc32(0, out->p, h[1]) != h[2])
+	if (chunk_crc(h[0], h[1], h[3], out->p) != h[2])
 		return -1;
 	*type = h[0];
 	*count = h[3];
@@ -296,6 +399,122 @@ const char *ct_trace_meta(const struct ct_trace *t, const char *key)
 const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 {
 	return ct_kv_get(t->stats.v, t->stats.n, key);
+}
+
+static bool read_types(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t first = rd_uvar(&r), n = rd_uvar(&r);
+	if (r.bad || first != t->types.n || n > b->n)
+		return false;
+	t->types.v = xrealloc(t->types.v, (first + n) * sizeof(*t->types.v));
+	for (uint64_t i = 0; i < n && !r.bad; i++) {
+		struct ct_type *ty = &t->types.v[t->types.n++];
+		memset(ty, 0, sizeof(*ty));
+		ty->kind = rd_u8(&r);
+		ty->name = rd_str(&r);
+		ty->size = (uint32_t)rd_uvar(&r);
+		ty->elem = (uint32_t)rd_uvar(&r);
+		ty->key = (uint32_t)rd_uvar(&r);
+		ty->len = (uint32_t)rd_uvar(&r);
+		uint8_t fl = rd_u8(&r);
+		ty->is_signed = fl & 1;
+		ty->is_error = (fl >> 1) & 1;
+		ty->go_rtype = rd_uvar(&r);
+		uint64_t nf = rd_uvar(&r);
+		if (nf > b->n) {
+			r.bad = true;
+			break;
+		}
+		ty->fields = xcalloc(nf ? nf : 1, sizeof(*ty->fields));
+		for (uint64_t k = 0; k < nf && !r.bad; k++, ty->nfields++) {
+			ty->fields[k].name = rd_str(&r);
+			ty->fields[k].offset = (uint32_t)rd_uvar(&r);
+			ty->fields[k].type = (uint32_t)rd_uvar(&r);
+		}
+	}
+	return !r.bad;
+}
+
+static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t count = rd_uvar(&r);
+	if (!t->fetch)
+		t->fetch = xcalloc(t->nsites ? t->nsites : 1, sizeof(*t->fetch));
+	for (uint64_t i = 0; i < count && !r.bad; i++) {
+		uint64_t site = rd_uvar(&r);
+		if (site >= t->nsites || t->fetch[site])
+			return false;
+		struct ct_site_fetch *f = xcalloc(1, sizeof(*f));
+		t->fetch[site] = f;
+		f->prog.size = (uint16_t)rd_uvar(&r);
+		f->truncated = rd_u8(&r);
+		uint64_t nops = rd_uvar(&r);
+		if (nops > CT_MAX_OPS || f->prog.size > CT_MAX_PAYLOAD)
+			return false;
+		f->prog.nops = (uint16_t)nops;
+		for (uint64_t k = 0; k < nops; k++) {
+			struct ct_fetch_op *op = &f->prog.ops[k];
+			op->code = rd_u8(&r);
+			op->reg = rd_u8(&r);
+			op->dst = (uint16_t)rd_uvar(&r);
+			op->size = (uint16_t)rd_uvar(&r);
+			op->src = (uint16_t)rd_uvar(&r);
+			op->src2 = (uint16_t)rd_uvar(&r);
+			op->scale = (uint16_t)rd_uvar(&r);
+			op->off = (int32_t)rd_svar(&r);
+		}
+		uint64_t nvals = rd_uvar(&r);
+		if (nvals > b->n)
+			return false;
+		f->vals = xcalloc(nvals ? nvals : 1, sizeof(*f->vals));
+		for (uint64_t k = 0; k < nvals && !r.bad; k++, f->nvals++) {
+			struct ct_val_desc *v = &f->vals[k];
+			v->name = rd_str(&r);
+			v->type = (uint32_t)rd_uvar(&r);
+			v->flags = rd_u8(&r);
+			uint64_t np = rd_uvar(&r);
+			if (np > b->n)
+				return false;
+			v->pieces = xcalloc(np ? np : 1, sizeof(*v->pieces));
+			for (uint64_t j = 0; j < np && !r.bad; j++, v->npieces++) {
+				struct ct_val_piece *p = &v->pieces[j];
+				p->kind = rd_u8(&r);
+				p->reg = rd_u8(&r);
+				p->size = (uint16_t)rd_uvar(&r);
+				p->value_off = (uint32_t)rd_uvar(&r);
+				p->slot = (uint16_t)rd_uvar(&r);
+			}
+		}
+	}
+	return !r.bad;
+}
+
+static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t n = rd_uvar(&r);
+	for (uint64_t i = 0; i < n && !r.bad; i++) {
+		uint64_t addr = rd_uvar(&r), id = rd_uvar(&r);
+		map_put(&t->rtypes, addr, (void *)(uintptr_t)(id + 1));
+	}
+	return !r.bad;
+}
+
+/* Tables that may come anywhere in the file (types found while recording). */
+static bool read_side_chunk(struct ct_trace *t, uint32_t type, const struct ct_buf *b)
+{
+	switch (type) {
+	case CT_CHUNK_TYPES:
+		return read_types(t, b);
+	case CT_CHUNK_FETCH:
+		return read_fetch(t, b);
+	case CT_CHUNK_RTYPES:
+		return read_rtypes(t, b);
+	default:
+		return true;
+	}
 }
 
 static int bad_file(struct ct_trace *t, const char *what)
@@ -410,13 +629,20 @@ int ct_trace_open(struct ct_trace *t, const char *path)
 			t->truncated = true;
 			break;
 		}
-		if (h[0] == CT_CHUNK_STATS) {
+		if (h[0] == CT_CHUNK_STATS || h[0] == CT_CHUNK_TYPES || h[0] == CT_CHUNK_FETCH ||
+		    h[0] == CT_CHUNK_RTYPES) {
 			uint32_t type, count;
 			fseek(t->f, at, SEEK_SET);
-			if (read_chunk(t->f, &type, &count, &b) == 1)
-				read_kvs(&b, &t->stats);
-			else
+			if (read_chunk(t->f, &type, &count, &b) != 1) {
 				t->truncated = true;
+				break;
+			}
+			if (type == CT_CHUNK_STATS)
+				read_kvs(&b, &t->stats);
+			else if (!read_side_chunk(t, type, &b)) {
+				buf_free(&b);
+				return bad_file(t, "argument tables");
+			}
 			continue;
 		}
 		fseek(t->f, h[1], SEEK_CUR);
@@ -438,6 +664,15 @@ void ct_trace_close(struct ct_trace *t)
 	for (size_t i = 0; i < t->nfuncs; i++)
 		free(t->funcs[i].name);
 	free(t->funcs);
+	if (t->fetch)
+		for (size_t i = 0; i < t->nsites; i++)
+			if (t->fetch[i]) {
+				ct_site_fetch_free(t->fetch[i]);
+				free(t->fetch[i]);
+			}
+	free(t->fetch);
+	ct_typetab_free(&t->types);
+	map_free(&t->rtypes);
 	free(t->sites);
 	free(t->path);
 	memset(t, 0, sizeof(*t));

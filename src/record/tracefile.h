@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "plan/fetch.h"
+#include "target/types.h"
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
@@ -20,6 +22,9 @@ enum ct_chunk_type {
 	CT_CHUNK_SITES = 3,  /* probe site table */
 	CT_CHUNK_EVENTS = 4, /* encoded events */
 	CT_CHUNK_STATS = 5,  /* key/value strings written at the end */
+	CT_CHUNK_TYPES = 6,  /* type table entries (may come in several chunks) */
+	CT_CHUNK_FETCH = 7,  /* argument capture plans, per site */
+	CT_CHUNK_RTYPES = 8, /* Go runtime type addresses seen -> type ids */
 };
 
 #define CT_NOFUNC UINT32_MAX
@@ -67,6 +72,13 @@ void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
 /* Writes header, META, FUNCS and SITES; call once before any event. */
 int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
 		    const struct ct_file_site *sites, size_t nsites);
+/* Type table entries FIRST.. FIRST+N-1 (call again for types found later). */
+void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t first);
+/* Capture plans: FETCH[i] for site i (NULL: none), NSITES entries. */
+void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites);
+/* Runtime type addresses (as seen in the process) and their type ids. */
+void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n);
+/* PAYLOAD/e->len: already compacted (ct_fetch_compact). */
 void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload);
 void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
 int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
@@ -91,6 +103,9 @@ struct ct_trace {
 	long data_start;  /* file offset of the first chunk after the tables */
 	bool truncated;   /* the last chunk was incomplete or damaged */
 	uint64_t first_ts;/* from meta "clock.start_ns" */
+	struct ct_typetab types;           /* argument types */
+	struct ct_site_fetch **fetch;      /* per site id, NULL without capture */
+	struct ct_map rtypes;              /* runtime type address -> type id + 1 */
 };
 
 /* Opens and reads header and tables; fails with one clear line when PATH is

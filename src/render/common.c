@@ -55,3 +55,8 @@ const char *ct_func_name(const struct ct_trace *t, uint32_t func)
 {
 	return func < t->nfuncs ? t->funcs[func].name : "?";
 }
+
+uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts)
+{
+	return ts > t->first_ts ? ts - t->first_ts : 0;
+}

@@ -24,5 +24,7 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o);
 void ct_fmt_duration(char *buf, size_t n, uint64_t ns);  /* "  1.234 us" */
 void ct_json_string(FILE *f, const char *s);             /* quoted, escaped */
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
+/* ns since the trace started (0 for anything earlier). */
+uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
 
 #endif

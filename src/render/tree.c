@@ -16,6 +16,7 @@
  * Grouping keeps bounded memory: each group buffers a few KiB of text and
  * spills it to an unlinked temp file; the groups are copied out at the end. */
 #include "render/render.h"
+#include "render/values.h"
 #include "plan/sites.h"
 #include "util/util.h"
 
@@ -51,6 +52,7 @@ struct tree {
 	FILE *spill;
 	struct group merged; /* --merge: the one global pending entry */
 	struct ct_buf line;
+	struct ct_values *vals;
 };
 
 static uint64_t tkey(const struct ct_call *c)
@@ -143,10 +145,29 @@ static const char *status_note(const struct ct_call *c)
 	}
 }
 
+/* "name(a=1, b=\"x\")" */
+static void call_text(struct tree *tr, const struct ct_call *c)
+{
+	lprintf(tr, "%s(", ct_func_name(tr->t, c->func));
+	if (ct_values_load(tr->vals, c->entry_site, c->args, c->args_len))
+		ct_values_text(tr->vals, &tr->line);
+	lprintf(tr, ")");
+}
+
+/* " = 42" (nothing without captured results) */
+static void ret_text(struct tree *tr, const struct ct_call *c)
+{
+	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
+		lprintf(tr, " = ");
+		ct_values_text(tr->vals, &tr->line);
+	}
+}
+
 static void print_open(struct tree *tr, struct group *out, const struct ct_call *c)
 {
 	prefix(tr, c, c->tid, false, 0);
-	lprintf(tr, "%s() {%s", ct_func_name(tr->t, c->func), c->tail ? " /* tail call */" : "");
+	call_text(tr, c);
+	lprintf(tr, " {%s", c->tail ? " /* tail call */" : "");
 	emit(tr, out);
 }
 
@@ -157,13 +178,17 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	prefix(tr, c, c->exit_tid, returned, c->ts_exit - c->ts_entry);
 	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
 	if (leaf) {
-		lprintf(tr, "%s();", ct_func_name(tr->t, c->func));
+		call_text(tr, c);
+		ret_text(tr, c);
+		lprintf(tr, ";");
 		if (note || c->tail)
 			lprintf(tr, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
 				note ? note : "", off);
 	} else {
-		lprintf(tr, "} %s/* %s%s%s */%s", on, ct_func_name(tr->t, c->func), note ? ": " : "",
-			note ? note : "", off);
+		lprintf(tr, "}");
+		ret_text(tr, c);
+		lprintf(tr, "%s %s/* %s%s%s */%s", c->status == CT_CALL_RETURNED && c->ret ? ";" : "", on,
+			ct_func_name(tr->t, c->func), note ? ": " : "", note ? note : "", off);
 	}
 	emit(tr, out);
 }
@@ -198,8 +223,8 @@ static void on_call_enter(void *ctx, const struct ct_call *c)
 	struct tree *tr = ctx;
 	struct group *out, *g = group_of(tr, c, &out);
 	flush_pending(tr, g, out);
-	g->pend = *c;
-	g->pend.args = g->pend.ret = NULL;
+	g->pend = *c; /* its args stay valid while the call is open */
+	g->pend.ret = NULL;
 	g->pend_valid = true;
 	g->open++;
 }
@@ -285,6 +310,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	memset(&tr, 0, sizeof(tr));
 	tr.t = t;
 	tr.o = o;
+	tr.vals = ct_values_new(t);
 	const char *lang = ct_trace_meta(t, "target.lang");
 	tr.go = lang && !strcmp(lang, "go");
 	if (!o->merge && !(tr.spill = tmpfile()))
@@ -298,6 +324,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 		write_groups(&tr);
 	map_free(&tr.groups);
 	buf_free(&tr.line);
+	ct_values_free(tr.vals);
 	if (tr.spill)
 		fclose(tr.spill);
 	if (t->truncated)

@@ -1,0 +1,405 @@
+#include "plan/fetch.h"
+#include "util/util.h"
+
+#include <string.h>
+
+struct builder {
+	const struct ct_typetab *tt;
+	const struct ct_fetch_opts *o;
+	struct ct_site_fetch *out;
+	uint32_t used; /* payload bytes laid out so far */
+};
+
+/* Where a pointer-sized word can be found in the payload: in a value's
+ * pieces, or inside a captured blob. */
+struct region {
+	const struct ct_val_desc *val; /* or NULL for a blob */
+	uint32_t blob_slot;
+	uint32_t blob_size;
+};
+
+static int alloc_slot(struct builder *b, uint32_t bytes)
+{
+	uint32_t at = (b->used + 7) & ~7U;
+	if (at + bytes > CT_MAX_PAYLOAD - 8) {
+		b->out->truncated = true;
+		return -1;
+	}
+	b->used = at + bytes;
+	return (int)at;
+}
+
+static struct ct_fetch_op *add_op(struct builder *b, uint8_t code)
+{
+	struct ct_fetch *f = &b->out->prog;
+	if (f->nops >= CT_MAX_OPS) {
+		b->out->truncated = true;
+		return NULL;
+	}
+	struct ct_fetch_op *op = &f->ops[f->nops++];
+	memset(op, 0, sizeof(*op));
+	op->code = code;
+	return op;
+}
+
+/* A memory op with its slot: header + SIZE bytes. */
+static struct ct_fetch_op *add_mem_op(struct builder *b, uint8_t code, uint32_t size)
+{
+	struct ct_fetch *f = &b->out->prog;
+	if (f->nops >= CT_MAX_OPS) {
+		b->out->truncated = true;
+		return NULL;
+	}
+	int slot = alloc_slot(b, CT_MEM_HDR + size);
+	if (slot < 0)
+		return NULL;
+	struct ct_fetch_op *op = add_op(b, code);
+	op->dst = (uint16_t)slot;
+	op->size = (uint16_t)size;
+	return op;
+}
+
+static int word_slot(const struct region *r, uint32_t off)
+{
+	if (!r->val)
+		return off + 8 <= r->blob_size ? (int)(r->blob_slot + CT_MEM_HDR + off) : -1;
+	for (uint32_t i = 0; i < r->val->npieces; i++) {
+		const struct ct_val_piece *p = &r->val->pieces[i];
+		if (off < p->value_off || off + 8 > p->value_off + p->size)
+			continue;
+		if (p->kind == CT_PIECE_REG)
+			return p->value_off == off ? p->slot : -1;
+		if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM)
+			return (int)(p->slot + CT_MEM_HDR + (off - p->value_off));
+		return -1;
+	}
+	return -1;
+}
+
+static bool needs_memory(const struct ct_typetab *tt, uint32_t id, uint32_t depth)
+{
+	const struct ct_type *t = ct_type_get(tt, id);
+	if (depth > 4)
+		return false;
+	switch (t->kind) {
+	case CT_K_STRING:
+	case CT_K_SLICE:
+	case CT_K_IFACE:
+	case CT_K_EFACE:
+	case CT_K_MAP:
+	case CT_K_CHAN:
+	case CT_K_CSTRING:
+		return true;
+	case CT_K_STRUCT:
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (needs_memory(tt, t->fields[i].type, depth + 1))
+				return true;
+		return false;
+	case CT_K_ARRAY:
+		return t->len && needs_memory(tt, t->elem, depth + 1);
+	default:
+		return false;
+	}
+}
+
+/* Deref the pointer at word PTR_SLOT; returns the blob's slot or -1. */
+static int deref(struct builder *b, int ptr_slot, int32_t off, uint32_t size)
+{
+	struct ct_fetch_op *op = add_mem_op(b, CT_OP_DEREF, size);
+	if (!op)
+		return -1;
+	op->src = (uint16_t)ptr_slot;
+	op->off = off;
+	return op->dst;
+}
+
+static int deref_len(struct builder *b, int ptr_slot, int len_slot, uint32_t scale, uint32_t max)
+{
+	struct ct_fetch_op *op = add_mem_op(b, CT_OP_DEREF_LEN, max);
+	if (!op)
+		return -1;
+	op->src = (uint16_t)ptr_slot;
+	op->src2 = (uint16_t)len_slot;
+	op->scale = (uint16_t)scale;
+	return op->dst;
+}
+
+/* Plans the capture of what the value of type ID at OFF in R points to. */
+static void capture(struct builder *b, const struct region *r, uint32_t off, uint32_t id, uint32_t depth)
+{
+	const struct ct_type *t = ct_type_get(b->tt, id);
+	if (depth > b->o->max_depth)
+		return;
+	int p = -1, q = -1;
+	switch (t->kind) {
+	case CT_K_STRING:
+		if ((p = word_slot(r, off)) >= 0 && (q = word_slot(r, off + 8)) >= 0)
+			deref_len(b, p, q, 1, b->o->max_string);
+		break;
+	case CT_K_CSTRING: {
+		if ((p = word_slot(r, off)) < 0)
+			break;
+		struct ct_fetch_op *op = add_mem_op(b, CT_OP_DEREF_STR, b->o->max_string + 1);
+		if (op)
+			op->src = (uint16_t)p;
+		break;
+	}
+	case CT_K_SLICE: {
+		const struct ct_type *e = ct_type_get(b->tt, t->elem);
+		if (!e->size || (p = word_slot(r, off)) < 0 || (q = word_slot(r, off + 8)) < 0)
+			break;
+		uint32_t n = b->o->max_items;
+		while (n > 1 && n * e->size > 512)
+			n--;
+		if (n * e->size > 512)
+			break;
+		int blob = deref_len(b, p, q, e->size, n * e->size);
+		if (blob < 0 || !needs_memory(b->tt, t->elem, depth + 1))
+			break;
+		struct region br = {NULL, (uint32_t)blob, n * e->size};
+		for (uint32_t i = 0; i < n; i++)
+			capture(b, &br, i * e->size, t->elem, depth + 1);
+		break;
+	}
+	case CT_K_IFACE:
+	case CT_K_EFACE: {
+		/* Dynamic type: eface word 0 is the *_type; an iface's word 0 is
+		 * an *itab whose _type sits at +8.  Data: 16 bytes behind the data
+		 * word cover a boxed int/float/bool, a string header or the
+		 * message field of errors.New/fmt.Errorf values; the string they
+		 * may describe is captured too and used only if the type says so. */
+		if ((p = word_slot(r, off)) < 0 || (q = word_slot(r, off + 8)) < 0)
+			break;
+		if (t->kind == CT_K_IFACE)
+			deref(b, p, 8, 8);
+		int data = deref(b, q, 0, 16);
+		if (data >= 0)
+			deref_len(b, data + CT_MEM_HDR, data + CT_MEM_HDR + 8, 1, b->o->max_string);
+		break;
+	}
+	case CT_K_MAP:
+		if ((p = word_slot(r, off)) >= 0)
+			deref(b, p, 0, 8); /* hmap.count (swiss maps: used) */
+		break;
+	case CT_K_CHAN:
+		if ((p = word_slot(r, off)) >= 0)
+			deref(b, p, 0, 16); /* hchan.qcount, dataqsiz */
+		break;
+	case CT_K_STRUCT:
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (needs_memory(b->tt, t->fields[i].type, depth + 1))
+				capture(b, r, off + t->fields[i].offset, t->fields[i].type, depth + 1);
+		break;
+	case CT_K_ARRAY: {
+		const struct ct_type *e = ct_type_get(b->tt, t->elem);
+		uint32_t n = t->len < b->o->max_items ? t->len : b->o->max_items;
+		if (e->size && needs_memory(b->tt, t->elem, depth + 1))
+			for (uint32_t i = 0; i < n; i++)
+				capture(b, r, off + i * e->size, t->elem, depth + 1);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Emits the ops that assemble a value from its pieces; fills its desc. */
+static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_val_desc *v)
+{
+	v->pieces = xcalloc(loc->n ? loc->n : 1, sizeof(*v->pieces));
+	for (uint32_t i = 0; i < loc->n; i++) {
+		const struct ct_piece *pc = &loc->pieces[i];
+		struct ct_val_piece *vp = &v->pieces[v->npieces];
+		*vp = (struct ct_val_piece){pc->kind, pc->reg, pc->size, pc->value_off, 0};
+		struct ct_fetch_op *op = NULL;
+		switch (pc->kind) {
+		case CT_PIECE_REG: {
+			int slot = alloc_slot(b, 8);
+			if (slot >= 0 && (op = add_op(b, CT_OP_REG))) {
+				op->reg = pc->reg;
+				op->dst = (uint16_t)slot;
+				vp->slot = (uint16_t)slot;
+			}
+			break;
+		}
+		case CT_PIECE_STACK:
+		case CT_PIECE_REGMEM:
+			if (pc->size > 512)
+				break;
+			op = add_mem_op(b, pc->kind == CT_PIECE_STACK ? CT_OP_STACK : CT_OP_REGMEM, pc->size);
+			if (op) {
+				/* Stack offsets are from the CFA, which is SP + 8 at the
+				 * function's entry and at its RETs. */
+				op->off = pc->kind == CT_PIECE_STACK ? pc->stack_off + 8 : pc->stack_off;
+				op->reg = pc->reg;
+				vp->slot = op->dst;
+			}
+			break;
+		case CT_PIECE_XREG:
+			op = (struct ct_fetch_op *)1; /* nothing to fetch: BPF cannot read SSE registers */
+			break;
+		}
+		if (op)
+			v->npieces++;
+		else
+			v->flags |= CT_VAL_NOLOC;
+	}
+	if (!loc->n)
+		v->flags |= CT_VAL_NOLOC;
+}
+
+void ct_fetch_build(const struct ct_typetab *tt, const struct ct_sig *sig, const struct ct_loc *locs,
+		    bool results, const struct ct_fetch_opts *o, struct ct_site_fetch *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct builder b = {tt, o, out, 0};
+	out->vals = xcalloc(sig->n ? sig->n : 1, sizeof(*out->vals));
+	/* First every value's own bytes, then what they point to, so that the
+	 * cheap parts survive when the budget runs out. */
+	for (size_t i = 0; i < sig->n; i++) {
+		if (sig->params[i].is_result != results)
+			continue;
+		struct ct_val_desc *v = &out->vals[out->nvals++];
+		v->name = xstrdup(sig->params[i].name);
+		v->type = sig->params[i].type;
+		v->flags = results ? CT_VAL_RESULT : 0;
+		place_value(&b, &locs[i], v);
+	}
+	for (uint32_t i = 0; i < out->nvals; i++) {
+		struct ct_val_desc *v = &out->vals[i];
+		if (v->flags & CT_VAL_NOLOC)
+			continue;
+		struct region r = {v, 0, 0};
+		capture(&b, &r, 0, v->type, 0);
+	}
+	out->prog.size = (uint16_t)((b.used + 7) & ~7U);
+}
+
+void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fetch *out)
+{
+	static const uint8_t go_regs[] = {CT_RAX, CT_RBX, CT_RCX, CT_RDI, CT_RSI, CT_R8, CT_R9, CT_R10, CT_R11};
+	static const uint8_t sysv_regs[] = {CT_RDI, CT_RSI, CT_RDX, CT_RCX, CT_R8, CT_R9};
+	memset(out, 0, sizeof(*out));
+	const uint8_t *regs = cc == CT_CC_SYSV ? sysv_regs : go_regs;
+	uint32_t nregs = cc == CT_CC_SYSV ? 6 : 9;
+	if (cc != CT_CC_GO_STACK && nwords > nregs)
+		nwords = nregs;
+	if (nwords > 16)
+		nwords = 16;
+	out->vals = xcalloc(nwords ? nwords : 1, sizeof(*out->vals));
+	struct ct_fetch_opts o = {0, 0, 0};
+	struct builder b = {NULL, &o, out, 0};
+	for (uint32_t i = 0; i < nwords; i++) {
+		struct ct_val_desc *v = &out->vals[out->nvals++];
+		v->name = xasprintf("arg%u", i);
+		v->flags = CT_VAL_RAW;
+		struct ct_piece pc = {CT_PIECE_REG, cc == CT_CC_GO_STACK ? 0 : regs[i], 8, 0, 0};
+		if (cc == CT_CC_GO_STACK) {
+			pc.kind = CT_PIECE_STACK;
+			pc.stack_off = (int32_t)(8 * i);
+		}
+		struct ct_loc loc = {&pc, 1};
+		place_value(&b, &loc, v);
+	}
+	out->prog.size = (uint16_t)((b.used + 7) & ~7U);
+}
+
+void ct_site_fetch_free(struct ct_site_fetch *f)
+{
+	for (uint32_t i = 0; i < f->nvals; i++) {
+		free(f->vals[i].name);
+		free(f->vals[i].pieces);
+	}
+	free(f->vals);
+	memset(f, 0, sizeof(*f));
+}
+
+static bool is_mem_op(uint8_t code)
+{
+	return code != CT_OP_REG;
+}
+
+size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,
+			size_t outcap)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (!is_mem_op(op->code)) {
+			if (op->dst + 8u > rawlen || n + 8 > outcap)
+				return n;
+			memcpy(out + n, raw + op->dst, 8);
+			n += 8;
+			continue;
+		}
+		uint16_t hdr = CT_FETCH_FAILED;
+		if (op->dst + (size_t)CT_MEM_HDR <= rawlen)
+			memcpy(&hdr, raw + op->dst, 2);
+		if (hdr != CT_FETCH_FAILED && (hdr > op->size || op->dst + CT_MEM_HDR + (size_t)hdr > rawlen))
+			hdr = CT_FETCH_FAILED;
+		size_t need = 2 + (hdr == CT_FETCH_FAILED ? 0 : hdr);
+		if (n + need > outcap)
+			return n;
+		memcpy(out + n, &hdr, 2);
+		n += 2;
+		if (hdr != CT_FETCH_FAILED) {
+			memcpy(out + n, raw + op->dst + CT_MEM_HDR, hdr);
+			n += hdr;
+		}
+	}
+	return n;
+}
+
+size_t ct_fetch_expand(const struct ct_fetch *f, const uint8_t *compact, size_t len, uint8_t *out,
+		       size_t outcap)
+{
+	size_t pos = 0, size = f->size < outcap ? f->size : outcap;
+	memset(out, 0, size);
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (!is_mem_op(op->code)) {
+			if (pos + 8 > len || op->dst + 8u > size)
+				return 0;
+			memcpy(out + op->dst, compact + pos, 8);
+			pos += 8;
+			continue;
+		}
+		uint16_t hdr;
+		if (pos + 2 > len || op->dst + (size_t)CT_MEM_HDR > size)
+			return 0;
+		memcpy(&hdr, compact + pos, 2);
+		pos += 2;
+		if (hdr != CT_FETCH_FAILED &&
+		    (hdr > op->size || pos + hdr > len || op->dst + CT_MEM_HDR + (size_t)hdr > size))
+			return 0;
+		memcpy(out + op->dst, &hdr, 2);
+		if (hdr != CT_FETCH_FAILED) {
+			memcpy(out + op->dst + CT_MEM_HDR, compact + pos, hdr);
+			pos += hdr;
+		}
+	}
+	return size;
+}
+
+size_t ct_fetch_snapshots(const struct ct_fetch *f, const uint8_t *payload, struct ct_snapshot *out,
+			  size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS && n < max; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (op->code != CT_OP_DEREF && op->code != CT_OP_DEREF_LEN && op->code != CT_OP_DEREF_STR)
+			continue;
+		if (op->src + 8u > f->size || op->dst + (uint32_t)CT_MEM_HDR > f->size)
+			continue;
+		uint64_t ptr;
+		uint16_t hdr;
+		memcpy(&ptr, payload + (op->src & ~7U), 8);
+		memcpy(&hdr, payload + op->dst, 2);
+		out[n].addr = ptr + (int64_t)op->off;
+		out[n].bytes = hdr == CT_FETCH_FAILED ? NULL : payload + op->dst + CT_MEM_HDR;
+		out[n].len = hdr == CT_FETCH_FAILED ? 0 : hdr;
+		out[n].cap = op->code == CT_OP_DEREF_STR ? op->size - 1u : op->size;
+		n++;
+	}
+	return n;
+}

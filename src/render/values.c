@@ -1,0 +1,598 @@
+#include "render/values.h"
+#include "plan/fetch.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_VALUE 1024 /* bytes of one value's own layout we assemble */
+
+struct ct_values {
+	const struct ct_trace *t;
+	const struct ct_site_fetch *f;
+	uint8_t payload[CT_MAX_PAYLOAD];
+	struct ct_snapshot snaps[CT_MAX_OPS];
+	size_t nsnaps;
+	bool json;
+	struct ct_buf *out;
+	const char *marker;  /* the last marker emitted (why a value is missing) */
+	bool truncated;      /* a string was cut to the capture limit */
+};
+
+struct ct_values *ct_values_new(const struct ct_trace *t)
+{
+	struct ct_values *v = xcalloc(1, sizeof(*v));
+	v->t = t;
+	return v;
+}
+
+void ct_values_free(struct ct_values *v)
+{
+	free(v);
+}
+
+bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len)
+{
+	v->f = NULL;
+	if (!v->t->fetch || site >= v->t->nsites || !v->t->fetch[site] || !payload || !len)
+		return false;
+	const struct ct_site_fetch *f = v->t->fetch[site];
+	if (!ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)))
+		return false;
+	v->nsnaps = ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
+	v->f = f;
+	return true;
+}
+
+size_t ct_values_count(const struct ct_values *v)
+{
+	return v->f ? v->f->nvals : 0;
+}
+
+static void put(struct ct_values *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct ct_values *v, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_put(v->out, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void puts_(struct ct_values *v, const char *s)
+{
+	buf_put(v->out, s, strlen(s));
+}
+
+void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
+{
+	buf_put(b, "\"", 1);
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		unsigned c = *p;
+		/* Keep well-formed UTF-8 sequences as they are. */
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		bool ok = len > 1 && p + len <= end;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (ok) {
+			buf_put(b, p, len);
+			p += len;
+			continue;
+		}
+		char esc[8];
+		switch (c) {
+		case '"':
+			buf_put(b, "\\\"", 2);
+			break;
+		case '\\':
+			buf_put(b, "\\\\", 2);
+			break;
+		case '\n':
+			buf_put(b, "\\n", 2);
+			break;
+		case '\t':
+			buf_put(b, "\\t", 2);
+			break;
+		case '\r':
+			buf_put(b, "\\r", 2);
+			break;
+		default:
+			if (c < 0x20 || c >= 0x7f) {
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				buf_put(b, esc, 6);
+			} else {
+				buf_put(b, p, 1);
+			}
+		}
+		p++;
+	}
+	buf_put(b, "\"", 1);
+}
+
+/* Go-syntax quoted string for text output. */
+static void text_string(struct ct_values *v, const uint8_t *s, size_t n)
+{
+	puts_(v, "\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = s[i];
+		if (c == '"' || c == '\\')
+			put(v, "\\%c", c);
+		else if (c == '\n')
+			puts_(v, "\\n");
+		else if (c == '\t')
+			puts_(v, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			put(v, "\\x%02x", c);
+		else
+			buf_put(v->out, &s[i], 1);
+	}
+	puts_(v, "\"");
+}
+
+static void emit_string(struct ct_values *v, const uint8_t *s, size_t n, bool truncated)
+{
+	v->truncated |= truncated;
+	if (v->json) {
+		ct_buf_json_string(v->out, (const char *)s, n);
+		return;
+	}
+	text_string(v, s, n);
+	if (truncated)
+		puts_(v, "...");
+}
+
+static void emit_marker(struct ct_values *v, const char *what)
+{
+	v->marker = what;
+	if (v->json)
+		puts_(v, "null");
+	else
+		put(v, "<%s>", what);
+}
+
+/* Memory captured at exactly ADDR: its bytes and how many. */
+static const uint8_t *mem_cap(struct ct_values *v, uint64_t addr, uint32_t *got, uint32_t *cap)
+{
+	for (size_t i = 0; i < v->nsnaps; i++)
+		if (v->snaps[i].addr == addr && v->snaps[i].bytes) {
+			*got = v->snaps[i].len;
+			*cap = v->snaps[i].cap;
+			return v->snaps[i].bytes;
+		}
+	*got = *cap = 0;
+	return NULL;
+}
+
+static const uint8_t *mem(struct ct_values *v, uint64_t addr, uint32_t *got)
+{
+	uint32_t cap;
+	return mem_cap(v, addr, got, &cap);
+}
+
+static uint64_t load_uint(const uint8_t *p, uint32_t size)
+{
+	uint64_t x = 0;
+	memcpy(&x, p, size > 8 ? 8 : size);
+	return x;
+}
+
+static int64_t load_int(const uint8_t *p, uint32_t size)
+{
+	uint64_t x = load_uint(p, size);
+	if (size < 8 && size > 0) {
+		uint64_t sign = 1ULL << (size * 8 - 1);
+		x = (x ^ sign) - sign;
+	}
+	return (int64_t)x;
+}
+
+static bool all_avail(const uint8_t *avail, uint32_t off, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		if (!avail[off + i])
+			return false;
+	return true;
+}
+
+static const struct ct_type *type_of(const struct ct_values *v, uint32_t id)
+{
+	return ct_type_get(&v->t->types, id);
+}
+
+static void emit_float(struct ct_values *v, double d)
+{
+	if (isnan(d) || isinf(d)) {
+		if (v->json)
+			put(v, "\"%s\"", isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
+		else
+			puts_(v, isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	put(v, "%.17g", d);
+}
+
+static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth);
+
+static void emit_ptr(struct ct_values *v, uint64_t p, bool go)
+{
+	if (!p)
+		puts_(v, v->json ? "null" : go ? "nil" : "NULL");
+	else if (v->json)
+		put(v, "\"0x%" PRIx64 "\"", p);
+	else
+		put(v, "0x%" PRIx64, p);
+}
+
+static bool is_go(const struct ct_values *v)
+{
+	const char *lang = ct_trace_meta(v->t, "target.lang");
+	return lang && !strcmp(lang, "go");
+}
+
+/* An interface's dynamic value, given its runtime type and data word. */
+static void emit_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uint32_t depth)
+{
+	uintptr_t tid = (uintptr_t)map_get((struct ct_map *)&v->t->rtypes, rtype);
+	const struct ct_type *dt = tid ? type_of(v, (uint32_t)(tid - 1)) : NULL;
+	char unknown[40];
+	snprintf(unknown, sizeof(unknown), "type@0x%" PRIx64, rtype);
+	const char *tname = dt ? dt->name : unknown;
+	if (v->json) {
+		puts_(v, "{\"type\":");
+		ct_buf_json_string(v->out, tname, strlen(tname));
+		puts_(v, ",\"value\":");
+	} else {
+		put(v, "%s(", tname);
+	}
+	uint32_t got = 0;
+	const uint8_t *box = mem(v, data, &got);
+	if (!dt) {
+		emit_ptr(v, data, true);
+	} else if (dt->kind == CT_K_PTR || dt->kind == CT_K_MAP || dt->kind == CT_K_CHAN || dt->kind == CT_K_FUNC) {
+		/* Pointer-shaped: the data word is the value.  Errors made by
+		 * errors.New / fmt.Errorf point to a struct that starts with the
+		 * message string: show the message. */
+		const struct ct_type *pt = dt->kind == CT_K_PTR ? type_of(v, dt->elem) : NULL;
+		uint32_t sgot;
+		const uint8_t *s;
+		if (pt && pt->kind == CT_K_STRUCT && pt->nfields && pt->fields[0].offset == 0 &&
+		    type_of(v, pt->fields[0].type)->kind == CT_K_STRING && box && got >= 16) {
+			uint64_t sp = load_uint(box, 8), sl = load_uint(box + 8, 8);
+			if (!sl)
+				emit_string(v, (const uint8_t *)"", 0, false);
+			else if ((s = mem(v, sp, &sgot)))
+				emit_string(v, s, sgot < sl ? sgot : sl, sgot < sl);
+			else
+				emit_ptr(v, data, true);
+		} else {
+			emit_ptr(v, data, true);
+		}
+	} else if (box && dt->size <= got && (dt->kind == CT_K_STRING || dt->kind == CT_K_INT || dt->kind == CT_K_UINT ||
+					       dt->kind == CT_K_BOOL || dt->kind == CT_K_FLOAT || dt->kind == CT_K_COMPLEX)) {
+		uint8_t ones[16];
+		memset(ones, 1, sizeof(ones));
+		emit_value(v, (uint32_t)(tid - 1), box, ones, depth + 1);
+	} else {
+		emit_marker(v, "not captured");
+	}
+	puts_(v, v->json ? "}" : ")");
+}
+
+static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth)
+{
+	const struct ct_type *t = type_of(v, id);
+	if (depth > 6) {
+		emit_marker(v, "...");
+		return;
+	}
+	if (t->size && t->kind != CT_K_STRUCT && t->kind != CT_K_ARRAY && !all_avail(avail, 0, t->size < 16 ? t->size : 16)) {
+		emit_marker(v, t->kind == CT_K_FLOAT || t->kind == CT_K_COMPLEX ? "unavailable: float register" : "unavailable");
+		return;
+	}
+	uint32_t got;
+	const uint8_t *m;
+	switch (t->kind) {
+	case CT_K_BOOL:
+		puts_(v, b[0] ? "true" : "false");
+		break;
+	case CT_K_INT:
+		put(v, "%" PRId64, load_int(b, t->size));
+		break;
+	case CT_K_UINT:
+		put(v, "%" PRIu64, load_uint(b, t->size));
+		break;
+	case CT_K_ENUM:
+		if (t->is_signed)
+			put(v, "%" PRId64, load_int(b, t->size));
+		else
+			put(v, "%" PRIu64, load_uint(b, t->size));
+		break;
+	case CT_K_FLOAT:
+		if (t->size == 4) {
+			float f;
+			memcpy(&f, b, 4);
+			emit_float(v, f);
+		} else {
+			double d;
+			memcpy(&d, b, 8);
+			emit_float(v, d);
+		}
+		break;
+	case CT_K_COMPLEX: {
+		double re, im;
+		if (t->size == 8) {
+			float fr, fi;
+			memcpy(&fr, b, 4);
+			memcpy(&fi, b + 4, 4);
+			re = fr, im = fi;
+		} else {
+			memcpy(&re, b, 8);
+			memcpy(&im, b + 8, 8);
+		}
+		if (v->json) {
+			puts_(v, "[");
+			emit_float(v, re);
+			puts_(v, ",");
+			emit_float(v, im);
+			puts_(v, "]");
+		} else {
+			put(v, "(%g%+gi)", re, im);
+		}
+		break;
+	}
+	case CT_K_PTR:
+	case CT_K_FUNC:
+		emit_ptr(v, load_uint(b, 8), is_go(v));
+		break;
+	case CT_K_STRING: {
+		uint64_t p = load_uint(b, 8), n = load_uint(b + 8, 8);
+		if (!n) {
+			emit_string(v, (const uint8_t *)"", 0, false);
+		} else if ((m = mem(v, p, &got))) {
+			emit_string(v, m, got < n ? got : n, got < n);
+		} else {
+			emit_marker(v, "string not captured");
+		}
+		break;
+	}
+	case CT_K_CSTRING: {
+		uint64_t p = load_uint(b, 8);
+		uint32_t cap;
+		if (!p)
+			puts_(v, v->json ? "null" : "NULL");
+		else if ((m = mem_cap(v, p, &got, &cap)))
+			emit_string(v, m, got, got >= cap); /* filled the limit: cut */
+		else
+			emit_marker(v, "unreadable");
+		break;
+	}
+	case CT_K_SLICE: {
+		uint64_t p = load_uint(b, 8), n = load_uint(b + 8, 8), cap = load_uint(b + 16, 8);
+		const struct ct_type *e = type_of(v, t->elem);
+		m = p && n ? mem(v, p, &got) : NULL;
+		uint64_t shown = m && e->size ? got / e->size : 0;
+		if (shown > n)
+			shown = n;
+		uint8_t ones[512];
+		memset(ones, 1, sizeof(ones));
+		if (v->json)
+			put(v, "{\"len\":%" PRIu64 ",\"cap\":%" PRIu64 ",\"items\":[", n, cap);
+		else
+			puts_(v, "[");
+		for (uint64_t i = 0; i < shown; i++) {
+			if (i)
+				puts_(v, v->json ? "," : " ");
+			if (e->size <= sizeof(ones))
+				emit_value(v, t->elem, m + i * e->size, ones, depth + 1);
+		}
+		if (v->json) {
+			puts_(v, "]}");
+		} else {
+			if (shown < n)
+				puts_(v, shown ? " ..." : "...");
+			put(v, "](len=%" PRIu64 " cap=%" PRIu64 ")", n, cap);
+		}
+		break;
+	}
+	case CT_K_ARRAY: {
+		const struct ct_type *e = type_of(v, t->elem);
+		puts_(v, "[");
+		for (uint32_t i = 0; i < t->len && e->size && (i + 1) * e->size <= t->size; i++) {
+			if (i)
+				puts_(v, v->json ? "," : " ");
+			if (i >= 16 && !v->json) {
+				puts_(v, "...");
+				break;
+			}
+			emit_value(v, t->elem, b + i * e->size, avail + i * e->size, depth + 1);
+		}
+		puts_(v, "]");
+		break;
+	}
+	case CT_K_STRUCT:
+		puts_(v, "{");
+		for (uint32_t i = 0; i < t->nfields; i++) {
+			const struct ct_field *fl = &t->fields[i];
+			if (i)
+				puts_(v, v->json ? "," : " ");
+			if (v->json) {
+				ct_buf_json_string(v->out, fl->name, strlen(fl->name));
+				puts_(v, ":");
+			} else {
+				put(v, "%s:", fl->name);
+			}
+			if (fl->offset + type_of(v, fl->type)->size <= t->size)
+				emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
+			else
+				emit_marker(v, "?");
+		}
+		puts_(v, "}");
+		break;
+	case CT_K_IFACE:
+	case CT_K_EFACE: {
+		uint64_t w0 = load_uint(b, 8), data = load_uint(b + 8, 8), rtype = w0;
+		if (!w0) {
+			puts_(v, v->json ? "null" : "nil");
+			break;
+		}
+		if (t->kind == CT_K_IFACE) {
+			m = mem(v, w0 + 8, &got); /* itab._type */
+			rtype = m && got >= 8 ? load_uint(m, 8) : 0;
+		}
+		if (!rtype)
+			emit_marker(v, "dynamic type not captured");
+		else
+			emit_dynamic(v, rtype, data, depth);
+		break;
+	}
+	case CT_K_MAP:
+	case CT_K_CHAN: {
+		uint64_t p = load_uint(b, 8);
+		if (!p) {
+			puts_(v, v->json ? "null" : "nil");
+			break;
+		}
+		m = mem(v, p, &got);
+		if (v->json)
+			put(v, "{\"ptr\":\"0x%" PRIx64 "\"", p);
+		else
+			put(v, "%s(0x%" PRIx64, t->kind == CT_K_MAP ? "map" : "chan", p);
+		if (m && got >= 8)
+			put(v, v->json ? ",\"len\":%" PRIu64 : " len=%" PRIu64, load_uint(m, 8));
+		if (t->kind == CT_K_CHAN && m && got >= 16)
+			put(v, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64, load_uint(m + 8, 8));
+		puts_(v, v->json ? "}" : ")");
+		break;
+	}
+	case CT_K_VOID:
+		puts_(v, v->json ? "null" : "void");
+		break;
+	default: {
+		/* Unknown or raw: the bytes as a hex word. */
+		uint32_t n = t->size && t->size <= 8 ? t->size : 8;
+		if (v->json)
+			put(v, "\"0x%" PRIx64 "\"", load_uint(b, n));
+		else
+			put(v, "0x%" PRIx64, load_uint(b, n));
+	}
+	}
+}
+
+/* Assembles value I's bytes from its pieces; AVAIL marks bytes we have. */
+static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8_t *b, uint8_t *avail)
+{
+	uint32_t size = d->flags & CT_VAL_RAW ? 8 : type_of(v, d->type)->size;
+	if (size > MAX_VALUE)
+		size = MAX_VALUE;
+	memset(b, 0, MAX_VALUE);
+	memset(avail, 0, MAX_VALUE);
+	for (uint32_t i = 0; i < d->npieces; i++) {
+		const struct ct_val_piece *p = &d->pieces[i];
+		if (p->value_off + p->size > size)
+			continue;
+		if (p->kind == CT_PIECE_REG) {
+			if (p->slot + 8u <= sizeof(v->payload) && p->size <= 8) {
+				memcpy(b + p->value_off, v->payload + p->slot, p->size);
+				memset(avail + p->value_off, 1, p->size);
+			}
+		} else if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM) {
+			uint16_t hdr;
+			if (p->slot + CT_MEM_HDR + (uint32_t)p->size > sizeof(v->payload))
+				continue;
+			memcpy(&hdr, v->payload + p->slot, 2);
+			if (hdr == p->size) {
+				memcpy(b + p->value_off, v->payload + p->slot + CT_MEM_HDR, p->size);
+				memset(avail + p->value_off, 1, p->size);
+			}
+		}
+	}
+	return size;
+}
+
+static const char *why_missing(const struct ct_val_desc *d)
+{
+	if (d->flags & CT_VAL_INCOMPLETE)
+		return "unavailable: DWARF omits parameters";
+	return "unavailable: location unknown";
+}
+
+static void one_value(struct ct_values *v, const struct ct_val_desc *d)
+{
+	static uint8_t b[MAX_VALUE], avail[MAX_VALUE];
+	if (d->flags & (CT_VAL_NOLOC | CT_VAL_INCOMPLETE)) {
+		/* A float piece is XREG: it has pieces but BPF read none. */
+		if (d->npieces && !(d->flags & CT_VAL_INCOMPLETE)) {
+			assemble(v, d, b, avail);
+			emit_value(v, d->type, b, avail, 0);
+		} else {
+			emit_marker(v, why_missing(d));
+		}
+		return;
+	}
+	assemble(v, d, b, avail);
+	if (d->flags & CT_VAL_RAW) {
+		uint64_t w = load_uint(b, 8);
+		put(v, v->json ? "%" PRIu64 : "0x%" PRIx64, w);
+		return;
+	}
+	emit_value(v, d->type, b, avail, 0);
+}
+
+void ct_values_text(struct ct_values *v, struct ct_buf *out)
+{
+	if (!v->f)
+		return;
+	v->json = false;
+	v->out = out;
+	bool results = v->f->nvals && (v->f->vals[0].flags & CT_VAL_RESULT);
+	bool paren = results && v->f->nvals > 1;
+	if (paren)
+		puts_(v, "(");
+	for (uint32_t i = 0; i < v->f->nvals; i++) {
+		const struct ct_val_desc *d = &v->f->vals[i];
+		if (i)
+			puts_(v, ", ");
+		if (!results || (d->name[0] && d->name[0] != '~'))
+			put(v, "%s=", d->name[0] ? d->name : "?");
+		one_value(v, d);
+	}
+	if (paren)
+		puts_(v, ")");
+}
+
+void ct_values_json(struct ct_values *v, struct ct_buf *out)
+{
+	v->json = true;
+	v->out = out;
+	puts_(v, "[");
+	for (uint32_t i = 0; v->f && i < v->f->nvals; i++) {
+		const struct ct_val_desc *d = &v->f->vals[i];
+		const char *tname = d->flags & CT_VAL_RAW ? "word" : type_of(v, d->type)->name;
+		if (i)
+			puts_(v, ",");
+		puts_(v, "{\"name\":");
+		ct_buf_json_string(out, d->name, strlen(d->name));
+		puts_(v, ",\"type\":");
+		ct_buf_json_string(out, tname, strlen(tname));
+		puts_(v, ",\"value\":");
+		size_t before = out->n;
+		v->marker = NULL;
+		v->truncated = false;
+		one_value(v, d);
+		/* Say why a value is null when the whole value is a marker. */
+		if (v->marker && out->n - before == 4 && !memcmp(out->p + before, "null", 4)) {
+			puts_(v, ",\"unavailable\":");
+			const char *why = strncmp(v->marker, "unavailable: ", 13) ? v->marker : v->marker + 13;
+			ct_buf_json_string(out, why, strlen(why));
+		}
+		if (v->truncated)
+			puts_(v, ",\"truncated\":true");
+		puts_(v, "}");
+	}
+	puts_(v, "]");
+}

@@ -1,0 +1,1420 @@
+/* Types and function signatures from DWARF (libdw), for Go (gc) and C.
+ *
+ * Everything is lazy: ct_types_open() only opens the file.  The first
+ * ct_types_sig() indexes every subprogram with a code address (entry ->
+ * DIE offset) in one pass over the top-level DIEs of all CUs; types are
+ * converted on demand into a flat table, memoized by DIE offset.
+ *
+ * Go specifics (Go 1.17+ gc DWARF; see docs/reference go-abi-and-runtime §2):
+ *  - a function inlined elsewhere has an abstract DIE (names, no code) and a
+ *    concrete DIE (DW_AT_abstract_origin, low_pc, params pointing at the
+ *    abstract ones), so names and types go through dwarf_attr_integrate;
+ *  - results are params with DW_AT_variable_parameter = 1;
+ *  - strings, slices, interfaces, maps, chans, funcs are recognized by
+ *    DW_AT_go_kind (falling back on names and member layouts);
+ *  - a named type is a typedef to a DIE of the same name: the typedef
+ *    resolves to that DIE's table entry;
+ *  - DW_AT_go_runtime_type is an offset from the runtime.types symbol
+ *    (except uintptr's, which the linker writes as an absolute address).
+ */
+#include "target/types.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DW_AT_go_kind 0x2900
+#define DW_AT_go_key 0x2901
+#define DW_AT_go_elem 0x2902
+#define DW_AT_go_embedded_field 0x2903
+#define DW_AT_go_runtime_type 0x2904
+#define DW_AT_go_dict_index 0x2906
+
+/* runtime/typekind.go */
+enum {
+	GO_KIND_ARRAY = 17,
+	GO_KIND_CHAN = 18,
+	GO_KIND_FUNC = 19,
+	GO_KIND_INTERFACE = 20,
+	GO_KIND_MAP = 21,
+	GO_KIND_PTR = 22,
+	GO_KIND_SLICE = 23,
+	GO_KIND_STRING = 24,
+	GO_KIND_STRUCT = 25,
+	GO_KIND_UNSAFE_POINTER = 26,
+};
+
+#define MAX_DEPTH 64 /* type nesting beyond this is left unknown */
+
+struct fixup {
+	uint32_t dst, src; /* dst becomes a copy of src (a C typedef), keeping its name */
+	bool done;
+};
+
+struct ct_types {
+	char *path;
+	int fd;
+	Dwarf *dw;
+	bool go;
+
+	bool indexed;
+	struct ct_map funcs; /* entry -> subprogram DIE offset + 1 */
+
+	struct ct_typetab tab;
+	size_t tab_cap;
+	struct ct_map memo; /* type DIE offset -> id + 1 */
+	CT_VEC(struct fixup) fixups;
+	int depth;
+
+	bool rt_syms_done;
+	uint64_t types_lo, types_hi; /* [runtime.types, runtime.etypes) */
+	bool rtmap_done;
+	struct ct_map rtmap; /* go_rtype -> type DIE offset + 1 */
+};
+
+/* ---- small DIE helpers ---------------------------------------------- */
+
+static bool die_ref(Dwarf_Die *d, unsigned at, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr(d, at, &a) && dwarf_formref_die(&a, out);
+}
+
+/* DW_AT_type, also through DW_AT_abstract_origin / DW_AT_specification. */
+static bool die_type(Dwarf_Die *d, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr_integrate(d, DW_AT_type, &a) && dwarf_formref_die(&a, out);
+}
+
+static bool die_udata(Dwarf_Die *d, unsigned at, uint64_t *v)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	if (!dwarf_attr(d, at, &a) || dwarf_formudata(&a, &w) != 0)
+		return false;
+	*v = w;
+	return true;
+}
+
+static bool die_has(Dwarf_Die *d, unsigned at)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr(d, at, &a) != NULL;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	const char *s = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
+	return s;
+}
+
+static int go_kind(Dwarf_Die *d)
+{
+	uint64_t v;
+	return die_udata(d, DW_AT_go_kind, &v) ? (int)v : -1;
+}
+
+static bool die_is_go(struct ct_types *ts, Dwarf_Die *d)
+{
+	Dwarf_Die cu;
+	if (dwarf_diecu(d, &cu, NULL, NULL)) {
+		int lang = dwarf_srclang(&cu);
+		if (lang > 0)
+			return lang == DW_LANG_Go;
+	}
+	return ts->go;
+}
+
+static uint64_t die_size(Dwarf_Die *d)
+{
+	uint64_t v;
+	return die_udata(d, DW_AT_byte_size, &v) ? v : 0;
+}
+
+/* ---- the table ------------------------------------------------------ */
+
+static uint32_t tab_push(struct ct_types *ts, const struct ct_type *t)
+{
+	if (ts->tab.n == ts->tab_cap) {
+		ts->tab_cap = ts->tab_cap ? ts->tab_cap * 2 : 64;
+		ts->tab.v = xrealloc(ts->tab.v, ts->tab_cap * sizeof(*ts->tab.v));
+	}
+	ts->tab.v[ts->tab.n] = *t;
+	return (uint32_t)ts->tab.n++;
+}
+
+static void tab_init(struct ct_types *ts)
+{
+	if (ts->tab.n)
+		return;
+	struct ct_type unk = {.kind = CT_K_UNKNOWN, .name = xstrdup("?")};
+	tab_push(ts, &unk);
+}
+
+static uint32_t reserve(struct ct_types *ts, Dwarf_Off off, const char *name)
+{
+	struct ct_type t = {.kind = CT_K_UNKNOWN, .name = xstrdup(name ? name : "?")};
+	uint32_t id = tab_push(ts, &t);
+	map_put(&ts->memo, off, (void *)(uintptr_t)(id + 1));
+	return id;
+}
+
+/* Replaces v[id] (a placeholder) by T, taking ownership of T's strings. */
+static void settle(struct ct_types *ts, uint32_t id, struct ct_type *t)
+{
+	free(ts->tab.v[id].name);
+	ts->tab.v[id] = *t;
+}
+
+static void copy_type(struct ct_types *ts, uint32_t dst, uint32_t src)
+{
+	struct ct_type t = ts->tab.v[src];
+	t.name = ts->tab.v[dst].name; /* keep the typedef's name */
+	if (ts->tab.v[dst].go_rtype)
+		t.go_rtype = ts->tab.v[dst].go_rtype;
+	if (t.nfields) {
+		t.fields = xcalloc(t.nfields, sizeof(*t.fields));
+		for (uint32_t i = 0; i < t.nfields; i++) {
+			t.fields[i] = ts->tab.v[src].fields[i];
+			t.fields[i].name = xstrdup(ts->tab.v[src].fields[i].name);
+		}
+	} else {
+		t.fields = NULL;
+	}
+	ts->tab.v[dst] = t;
+}
+
+static void apply_fixups(struct ct_types *ts)
+{
+	bool progress = true;
+	while (progress) {
+		progress = false;
+		for (size_t i = 0; i < ts->fixups.n; i++) {
+			struct fixup *f = &ts->fixups.v[i];
+			if (f->done)
+				continue;
+			bool src_pending = false;
+			for (size_t j = 0; j < ts->fixups.n; j++)
+				if (!ts->fixups.v[j].done && ts->fixups.v[j].dst == f->src)
+					src_pending = true;
+			if (src_pending)
+				continue;
+			copy_type(ts, f->dst, f->src);
+			f->done = true;
+			progress = true;
+		}
+	}
+	ts->fixups.n = 0;
+}
+
+/* ---- Go runtime types ------------------------------------------------ */
+
+static void find_rt_syms(struct ct_types *ts)
+{
+	if (ts->rt_syms_done)
+		return;
+	ts->rt_syms_done = true;
+	Elf *elf = dwarf_getelf(ts->dw);
+	Elf_Scn *scn = NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name)
+				continue;
+			const char *nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!nm || nm[0] != 'r' || strncmp(nm, "runtime.", 8))
+				continue;
+			if (!strcmp(nm + 8, "types"))
+				ts->types_lo = sym.st_value;
+			else if (!strcmp(nm + 8, "etypes"))
+				ts->types_hi = sym.st_value;
+		}
+		break;
+	}
+	if (ts->types_hi <= ts->types_lo)
+		ts->types_lo = ts->types_hi = 0;
+}
+
+/* The link-time address of the runtime._type that DIE D describes, or 0. */
+static uint64_t die_rtype(struct ct_types *ts, Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Addr v = 0;
+	if (!dwarf_attr(d, DW_AT_go_runtime_type, &a))
+		return 0;
+	if (dwarf_formaddr(&a, &v) != 0) {
+		Dwarf_Word w;
+		if (dwarf_formudata(&a, &w) != 0)
+			return 0;
+		v = w;
+	}
+	if (!v)
+		return 0;
+	find_rt_syms(ts);
+	if (!ts->types_lo)
+		return 0;
+	/* cmd/link writes uintptr's as an absolute address (DW_CLS_ADDRESS),
+	 * every other one as an offset from runtime.types. */
+	if (v >= ts->types_lo && v < ts->types_hi)
+		return v;
+	if (v < ts->types_hi - ts->types_lo)
+		return ts->types_lo + v;
+	return 0;
+}
+
+/* ---- C type names ---------------------------------------------------- */
+
+static char *c_name(Dwarf_Die *d, int depth);
+
+static char *c_func_name(Dwarf_Die *fn, const char *inner, int depth)
+{
+	Dwarf_Die rt, c;
+	char *ret = die_type(fn, &rt) ? c_name(&rt, depth + 1) : xstrdup("void");
+	size_t cap = 64, n = 0;
+	char *args = xmalloc(cap);
+	args[0] = 0;
+	bool any = false;
+	if (dwarf_child(fn, &c) == 0) {
+		do {
+			const char *piece = NULL;
+			char *owned = NULL;
+			if (dwarf_tag(&c) == DW_TAG_formal_parameter) {
+				Dwarf_Die pt;
+				owned = die_type(&c, &pt) ? c_name(&pt, depth + 1) : xstrdup("?");
+				piece = owned;
+			} else if (dwarf_tag(&c) == DW_TAG_unspecified_parameters) {
+				piece = "...";
+			} else {
+				continue;
+			}
+			size_t need = n + strlen(piece) + 3;
+			if (need > cap) {
+				while (cap < need)
+					cap *= 2;
+				args = xrealloc(args, cap);
+			}
+			n += (size_t)sprintf(args + n, "%s%s", any ? ", " : "", piece);
+			any = true;
+			free(owned);
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	bool proto = die_has(fn, DW_AT_prototyped);
+	char *s = xasprintf("%s (%s)(%s)", ret, inner, any ? args : proto ? "void" : "");
+	free(ret);
+	free(args);
+	return s;
+}
+
+static char *c_name(Dwarf_Die *d, int depth)
+{
+	const char *nm = die_name(d);
+	Dwarf_Die t;
+	bool has_t = die_type(d, &t);
+	if (depth > 16)
+		return xstrdup("?");
+	switch (dwarf_tag(d)) {
+	case DW_TAG_base_type:
+	case DW_TAG_typedef:
+		return xstrdup(nm ? nm : "?");
+	case DW_TAG_structure_type:
+		return nm ? xasprintf("struct %s", nm) : xstrdup("struct {...}");
+	case DW_TAG_union_type:
+		return nm ? xasprintf("union %s", nm) : xstrdup("union {...}");
+	case DW_TAG_enumeration_type:
+		return nm ? xasprintf("enum %s", nm) : xstrdup("enum {...}");
+	case DW_TAG_class_type:
+		return xstrdup(nm ? nm : "class {...}");
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type: {
+		const char *star = dwarf_tag(d) == DW_TAG_pointer_type ? "*" : "&";
+		if (!has_t)
+			return xasprintf("void %s", star);
+		if (dwarf_tag(&t) == DW_TAG_subroutine_type)
+			return c_func_name(&t, star, depth);
+		char *in = c_name(&t, depth + 1);
+		size_t l = strlen(in);
+		char *s = xasprintf("%s%s%s", in, l && (in[l - 1] == '*' || in[l - 1] == '&') ? "" : " ", star);
+		free(in);
+		return s;
+	}
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type: {
+		const char *q = dwarf_tag(d) == DW_TAG_const_type      ? "const"
+				: dwarf_tag(d) == DW_TAG_volatile_type ? "volatile"
+				: dwarf_tag(d) == DW_TAG_restrict_type ? "restrict"
+								       : "_Atomic";
+		char *in = has_t ? c_name(&t, depth + 1) : xstrdup("void");
+		size_t l = strlen(in);
+		char *s = l && in[l - 1] == '*' ? xasprintf("%s %s", in, q) : xasprintf("%s %s", q, in);
+		free(in);
+		return s;
+	}
+	case DW_TAG_array_type: {
+		char *in = has_t ? c_name(&t, depth + 1) : xstrdup("?");
+		size_t cap = strlen(in) + 2, n = 0;
+		char *s = xmalloc(cap);
+		n = (size_t)sprintf(s, "%s ", in);
+		free(in);
+		Dwarf_Die sr;
+		if (dwarf_child(d, &sr) == 0) {
+			do {
+				if (dwarf_tag(&sr) != DW_TAG_subrange_type)
+					continue;
+				uint64_t c = 0, ub;
+				char buf[32];
+				if (die_udata(&sr, DW_AT_count, &c))
+					snprintf(buf, sizeof(buf), "[%llu]", (unsigned long long)c);
+				else if (die_udata(&sr, DW_AT_upper_bound, &ub))
+					snprintf(buf, sizeof(buf), "[%llu]", (unsigned long long)ub + 1);
+				else
+					snprintf(buf, sizeof(buf), "[]");
+				s = xrealloc(s, cap += strlen(buf));
+				n += (size_t)sprintf(s + n, "%s", buf);
+			} while (dwarf_siblingof(&sr, &sr) == 0);
+		}
+		return s;
+	}
+	case DW_TAG_subroutine_type:
+		return c_func_name(d, "", depth);
+	case DW_TAG_unspecified_type:
+		return xstrdup(nm ? nm : "?");
+	default:
+		return xstrdup(nm ? nm : "?");
+	}
+}
+
+/* ---- conversion ------------------------------------------------------ */
+
+static uint32_t conv(struct ct_types *ts, Dwarf_Die *d);
+
+static uint32_t conv_ref(struct ct_types *ts, Dwarf_Die *d, unsigned at)
+{
+	Dwarf_Die t;
+	return die_ref(d, at, &t) ? conv(ts, &t) : CT_TYPE_NONE;
+}
+
+static uint32_t conv_type_of(struct ct_types *ts, Dwarf_Die *d)
+{
+	Dwarf_Die t;
+	return die_type(d, &t) ? conv(ts, &t) : CT_TYPE_NONE;
+}
+
+static int cmp_field(const void *a, const void *b)
+{
+	const struct ct_field *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static bool member_offset(Dwarf_Die *m, uint64_t *off)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	if (!dwarf_attr(m, DW_AT_data_member_location, &a)) {
+		/* Unions, and DWARF 4+ bit fields (handled by the caller). */
+		*off = 0;
+		return !die_has(m, DW_AT_data_bit_offset);
+	}
+	if (dwarf_formudata(&a, &w) == 0) {
+		*off = w;
+		return true;
+	}
+	Dwarf_Op *ops;
+	size_t nops;
+	if (dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 &&
+	    ops[0].atom == DW_OP_plus_uconst) {
+		*off = ops[0].number;
+		return true;
+	}
+	return false;
+}
+
+static void conv_struct_fields(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t)
+{
+	Dwarf_Die m;
+	CT_VEC(struct ct_field) fs = {0};
+	if (dwarf_child(d, &m) == 0) {
+		do {
+			if (dwarf_tag(&m) != DW_TAG_member)
+				continue;
+			if (die_has(&m, DW_AT_external) || die_has(&m, DW_AT_declaration))
+				continue; /* C++ static members */
+			uint64_t off = 0;
+			const char *nm = die_name(&m);
+			struct ct_field f = {.name = xstrdup(nm ? nm : "")};
+			bool bits = die_has(&m, DW_AT_bit_size) || die_has(&m, DW_AT_data_bit_offset);
+			if (!member_offset(&m, &off)) {
+				uint64_t bo = 0;
+				die_udata(&m, DW_AT_data_bit_offset, &bo);
+				off = bo / 8;
+			}
+			f.offset = (uint32_t)off;
+			/* Bit fields: the byte offset is only approximate, so the
+			 * value is left undescribed rather than misread. */
+			f.type = bits ? CT_TYPE_NONE : conv_type_of(ts, &m);
+			CT_VEC_PUSH(fs, f);
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	for (size_t i = 1; i < fs.n; i++)
+		if (fs.v[i].offset < fs.v[i - 1].offset) {
+			qsort(fs.v, fs.n, sizeof(*fs.v), cmp_field);
+			break;
+		}
+	t->fields = fs.v;
+	t->nfields = (uint32_t)fs.n;
+}
+
+static bool die_member(Dwarf_Die *st, const char *name, Dwarf_Die *out, uint64_t *off)
+{
+	if (dwarf_child(st, out) != 0)
+		return false;
+	do {
+		if (dwarf_tag(out) != DW_TAG_member)
+			continue;
+		const char *n = dwarf_diename(out);
+		if (n && !strcmp(n, name))
+			return member_offset(out, off);
+	} while (dwarf_siblingof(out, out) == 0);
+	return false;
+}
+
+/* Go "string": {str *uint8 @0, len int @8}. */
+static bool go_string_layout(Dwarf_Die *d)
+{
+	Dwarf_Die m;
+	uint64_t o1, o2;
+	return die_size(d) == 16 && die_member(d, "str", &m, &o1) && o1 == 0 &&
+	       die_member(d, "len", &m, &o2) && o2 == 8;
+}
+
+/* Go slice: {array *T @0, len @8, cap @16}; the element type from
+ * DW_AT_go_elem or the array member's pointee. */
+static bool go_slice_layout(struct ct_types *ts, Dwarf_Die *d, uint32_t *elem, bool convert)
+{
+	Dwarf_Die m, pt;
+	uint64_t o;
+	if (die_size(d) != 24 || !die_member(d, "array", &m, &o) || o != 0)
+		return false;
+	Dwarf_Die lm;
+	if (!die_member(d, "len", &lm, &o) || o != 8 || !die_member(d, "cap", &lm, &o) || o != 16)
+		return false;
+	if (!convert)
+		return true;
+	Dwarf_Die e;
+	if (die_ref(d, DW_AT_go_elem, &e))
+		*elem = conv(ts, &e);
+	else if (die_type(&m, &pt) && die_type(&pt, &e))
+		*elem = conv(ts, &e);
+	else
+		*elem = CT_TYPE_NONE;
+	return true;
+}
+
+/* Does the typedef chain under an interface typedef end at runtime.eface? */
+static bool go_iface_is_empty(Dwarf_Die *d)
+{
+	Dwarf_Die t = *d;
+	for (int i = 0; i < 8; i++) {
+		const char *n = dwarf_diename(&t);
+		if (n && !strcmp(n, "runtime.eface"))
+			return true;
+		if (n && !strcmp(n, "runtime.iface"))
+			return false;
+		if (!die_type(&t, &t))
+			break;
+	}
+	const char *n = dwarf_diename(d);
+	return n && (!strcmp(n, "interface {}") || !strcmp(n, "any"));
+}
+
+static enum ct_kind base_kind(Dwarf_Die *d, bool *is_signed)
+{
+	uint64_t enc = 0;
+	die_udata(d, DW_AT_encoding, &enc);
+	if (is_signed)
+		*is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	switch (enc) {
+	case DW_ATE_boolean:
+		return CT_K_BOOL;
+	case DW_ATE_signed:
+	case DW_ATE_signed_char:
+		return CT_K_INT;
+	case DW_ATE_unsigned:
+	case DW_ATE_unsigned_char:
+	case DW_ATE_UTF:
+	case DW_ATE_address:
+		return CT_K_UINT;
+	case DW_ATE_float:
+		return CT_K_FLOAT;
+	case DW_ATE_complex_float:
+		return CT_K_COMPLEX;
+	default:
+		return CT_K_UNKNOWN;
+	}
+}
+
+/* C: is D (qualifiers stripped) a char-sized character type? */
+static bool c_is_char(Dwarf_Die *d)
+{
+	Dwarf_Die t = *d;
+	for (int i = 0; i < 8; i++) {
+		int tag = dwarf_tag(&t);
+		if (tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
+		    tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type) {
+			if (!die_type(&t, &t))
+				return false;
+			continue;
+		}
+		if (tag != DW_TAG_base_type || die_size(&t) != 1)
+			return false;
+		uint64_t enc = 0;
+		die_udata(&t, DW_AT_encoding, &enc);
+		return enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char ||
+		       enc == DW_ATE_UTF;
+	}
+	return false;
+}
+
+static bool enum_signed(Dwarf_Die *d)
+{
+	Dwarf_Die t, e;
+	if (die_type(d, &t)) {
+		while (dwarf_tag(&t) == DW_TAG_typedef || dwarf_tag(&t) == DW_TAG_const_type)
+			if (!die_type(&t, &t))
+				break;
+		bool s = false;
+		if (dwarf_tag(&t) == DW_TAG_base_type) {
+			base_kind(&t, &s);
+			return s;
+		}
+	}
+	/* No underlying type: signed if some enumerator is negative. */
+	if (dwarf_child(d, &e) == 0) {
+		do {
+			Dwarf_Attribute a;
+			Dwarf_Sword v;
+			if (dwarf_tag(&e) == DW_TAG_enumerator &&
+			    dwarf_attr(&e, DW_AT_const_value, &a) &&
+			    (dwarf_whatform(&a) == DW_FORM_sdata || dwarf_whatform(&a) == DW_FORM_implicit_const ||
+			     dwarf_whatform(&a) == DW_FORM_data1 || dwarf_whatform(&a) == DW_FORM_data2 ||
+			     dwarf_whatform(&a) == DW_FORM_data4) &&
+			    dwarf_formsdata(&a, &v) == 0 && v < 0)
+				return true;
+		} while (dwarf_siblingof(&e, &e) == 0);
+	}
+	return false;
+}
+
+/* Arrays: one subrange per dimension; C's T[a][b] becomes [a][b]T. */
+static uint32_t conv_array(struct ct_types *ts, Dwarf_Die *d, uint32_t id, bool go)
+{
+	uint64_t dims[8];
+	int nd = 0;
+	Dwarf_Die sr;
+	if (dwarf_child(d, &sr) == 0) {
+		do {
+			if (dwarf_tag(&sr) != DW_TAG_subrange_type && dwarf_tag(&sr) != DW_TAG_enumeration_type)
+				continue;
+			uint64_t c = 0, ub, lb = 0;
+			if (!die_udata(&sr, DW_AT_count, &c)) {
+				die_udata(&sr, DW_AT_lower_bound, &lb);
+				c = die_udata(&sr, DW_AT_upper_bound, &ub) && ub + 1 >= lb ? ub + 1 - lb : 0;
+			}
+			if (nd < 8)
+				dims[nd++] = c;
+		} while (dwarf_siblingof(&sr, &sr) == 0);
+	}
+	if (nd == 0)
+		dims[nd++] = 0;
+	uint32_t elem = conv_type_of(ts, d);
+	/* Innermost dimensions first, as anonymous arrays named by C. */
+	char *ename = xstrdup(ts->tab.v[elem].name);
+	for (int i = nd - 1; i >= 1; i--) {
+		uint32_t esz = ts->tab.v[elem].size;
+		char *nm = xasprintf("%s [%llu]", ename, (unsigned long long)dims[i]);
+		struct ct_type t = {.kind = CT_K_ARRAY, .name = nm, .elem = elem,
+				    .len = (uint32_t)dims[i], .size = (uint32_t)(esz * dims[i])};
+		elem = tab_push(ts, &t);
+		free(ename);
+		ename = xstrdup(nm);
+	}
+	free(ename);
+	const char *nm = die_name(d);
+	struct ct_type t = {.kind = CT_K_ARRAY, .elem = elem, .len = (uint32_t)dims[0]};
+	uint64_t sz;
+	t.size = die_udata(d, DW_AT_byte_size, &sz) ? (uint32_t)sz : (uint32_t)(ts->tab.v[elem].size * dims[0]);
+	t.name = nm ? xstrdup(nm) : (go ? xstrdup("?") : c_name(d, 0));
+	if (go)
+		t.go_rtype = die_rtype(ts, d);
+	settle(ts, id, &t);
+	return id;
+}
+
+static uint32_t conv_go(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
+{
+	int tag = dwarf_tag(d);
+	int gk = go_kind(d);
+	const char *nm = die_name(d);
+	uint32_t id;
+	struct ct_type t = {0};
+
+	if (tag == DW_TAG_typedef && gk < 0) {
+		Dwarf_Die tg;
+		if (!die_type(d, &tg))
+			return CT_TYPE_NONE;
+		const char *tn = dwarf_diename(&tg);
+		/* Generic shape param typedef (".param0"), or a named type's
+		 * typedef to the DIE of the same name. */
+		if (die_has(d, DW_AT_go_dict_index) || !nm || (tn && !strcmp(tn, nm)) ||
+		    (dwarf_tag(&tg) == DW_TAG_typedef && go_kind(&tg) >= 0)) {
+			id = conv(ts, &tg);
+			map_put(&ts->memo, off, (void *)(uintptr_t)(id + 1));
+			return id;
+		}
+		/* Some other alias: a copy under this name. */
+		id = reserve(ts, off, nm);
+		uint32_t src = conv(ts, &tg);
+		struct fixup f = {id, src, false};
+		CT_VEC_PUSH(ts->fixups, f);
+		return id;
+	}
+
+	id = reserve(ts, off, nm);
+	t.name = xstrdup(nm ? nm : "?");
+	t.size = (uint32_t)die_size(d);
+	t.go_rtype = die_rtype(ts, d);
+
+	if (gk == GO_KIND_INTERFACE) {
+		t.kind = go_iface_is_empty(d) ? CT_K_EFACE : CT_K_IFACE;
+		t.is_error = nm && !strcmp(nm, "error");
+		t.size = 16;
+	} else if (gk == GO_KIND_MAP) {
+		t.kind = CT_K_MAP;
+		t.size = 8;
+		t.key = conv_ref(ts, d, DW_AT_go_key);
+		t.elem = conv_ref(ts, d, DW_AT_go_elem);
+	} else if (gk == GO_KIND_CHAN) {
+		t.kind = CT_K_CHAN;
+		t.size = 8;
+		t.elem = conv_ref(ts, d, DW_AT_go_elem);
+	} else if (gk == GO_KIND_FUNC) {
+		t.kind = CT_K_FUNC;
+		t.size = 8;
+	} else if (gk == GO_KIND_STRING || (tag == DW_TAG_structure_type && gk < 0 && nm &&
+					    !strcmp(nm, "string") && go_string_layout(d))) {
+		t.kind = CT_K_STRING;
+		t.size = 16;
+	} else if (tag == DW_TAG_structure_type &&
+		   (gk == GO_KIND_SLICE || (gk < 0 && nm && !strncmp(nm, "[]", 2))) &&
+		   go_slice_layout(ts, d, &t.elem, false)) {
+		go_slice_layout(ts, d, &t.elem, true);
+		t.kind = CT_K_SLICE;
+		t.size = 24;
+	} else if (gk == GO_KIND_UNSAFE_POINTER) {
+		t.kind = CT_K_PTR;
+		t.size = 8;
+	} else {
+		switch (tag) {
+		case DW_TAG_base_type:
+			t.kind = base_kind(d, NULL);
+			break;
+		case DW_TAG_pointer_type:
+			t.kind = CT_K_PTR;
+			t.size = 8;
+			t.elem = conv_type_of(ts, d); /* none: unsafe.Pointer */
+			break;
+		case DW_TAG_structure_type:
+			t.kind = CT_K_STRUCT;
+			conv_struct_fields(ts, d, &t);
+			break;
+		case DW_TAG_array_type:
+			free(t.name);
+			return conv_array(ts, d, id, true);
+		case DW_TAG_subroutine_type:
+			t.kind = CT_K_FUNC;
+			t.size = 8;
+			break;
+		case DW_TAG_typedef: {
+			/* A Go kind we do not model on a typedef: a copy of the
+			 * target under this name, made once the target is complete. */
+			Dwarf_Die tg;
+			if (die_type(d, &tg)) {
+				settle(ts, id, &t);
+				uint32_t src = conv(ts, &tg);
+				struct fixup f = {id, src, false};
+				CT_VEC_PUSH(ts->fixups, f);
+				return id;
+			}
+			break;
+		}
+		default:
+			t.kind = CT_K_UNKNOWN;
+			break;
+		}
+	}
+	settle(ts, id, &t);
+	return id;
+}
+
+static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
+{
+	int tag = dwarf_tag(d);
+	uint32_t id;
+	Dwarf_Die tg;
+
+	switch (tag) {
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type:
+		/* Qualifiers are stripped: the same entry as the target. */
+		if (!die_type(d, &tg)) {
+			struct ct_type v = {.kind = CT_K_VOID, .name = xstrdup("void")};
+			id = tab_push(ts, &v);
+		} else {
+			id = conv(ts, &tg);
+		}
+		map_put(&ts->memo, off, (void *)(uintptr_t)(id + 1));
+		return id;
+	case DW_TAG_typedef: {
+		const char *nm = die_name(d);
+		id = reserve(ts, off, nm);
+		if (!die_type(d, &tg)) {
+			struct ct_type v = {.kind = CT_K_VOID, .name = xstrdup(nm ? nm : "void")};
+			settle(ts, id, &v);
+			return id;
+		}
+		uint32_t src = conv(ts, &tg);
+		struct fixup f = {id, src, false};
+		CT_VEC_PUSH(ts->fixups, f);
+		return id;
+	}
+	default:
+		break;
+	}
+
+	char *nm = c_name(d, 0);
+	id = reserve(ts, off, nm);
+	struct ct_type t = {.name = nm, .size = (uint32_t)die_size(d)};
+	switch (tag) {
+	case DW_TAG_base_type:
+		t.kind = base_kind(d, NULL);
+		break;
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		t.size = 8;
+		if (!die_type(d, &tg)) {
+			t.kind = CT_K_PTR;
+		} else if (dwarf_tag(&tg) == DW_TAG_subroutine_type) {
+			t.kind = CT_K_FUNC;
+		} else {
+			t.kind = tag == DW_TAG_pointer_type && c_is_char(&tg) ? CT_K_CSTRING : CT_K_PTR;
+			t.elem = conv(ts, &tg);
+		}
+		break;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+		if (die_has(d, DW_AT_declaration)) {
+			t.kind = CT_K_UNKNOWN; /* incomplete type */
+			break;
+		}
+		t.kind = CT_K_STRUCT;
+		conv_struct_fields(ts, d, &t);
+		break;
+	case DW_TAG_union_type:
+		t.kind = die_has(d, DW_AT_declaration) ? CT_K_UNKNOWN : CT_K_UNION;
+		break;
+	case DW_TAG_enumeration_type:
+		t.kind = CT_K_ENUM;
+		t.is_signed = enum_signed(d);
+		if (!t.size)
+			t.size = 4;
+		break;
+	case DW_TAG_array_type:
+		free(nm);
+		return conv_array(ts, d, id, false);
+	case DW_TAG_subroutine_type:
+		t.kind = CT_K_FUNC; /* a function type itself: shown like a pointer */
+		t.size = 8;
+		break;
+	case DW_TAG_unspecified_type: /* C++ nullptr_t */
+		t.kind = CT_K_PTR;
+		t.size = 8;
+		break;
+	default:
+		t.kind = CT_K_UNKNOWN;
+		break;
+	}
+	settle(ts, id, &t);
+	return id;
+}
+
+static uint32_t conv(struct ct_types *ts, Dwarf_Die *d)
+{
+	Dwarf_Off off = dwarf_dieoffset(d);
+	void *m = map_get(&ts->memo, off);
+	if (m)
+		return (uint32_t)((uintptr_t)m - 1);
+	if (ts->depth >= MAX_DEPTH)
+		return CT_TYPE_NONE;
+	ts->depth++;
+	uint32_t id = die_is_go(ts, d) ? conv_go(ts, d, off) : conv_c(ts, d, off);
+	ts->depth--;
+	if (ts->depth == 0 && ts->fixups.n)
+		apply_fixups(ts);
+	return id;
+}
+
+/* ---- locations ------------------------------------------------------- */
+
+static int dwarf_reg_to_ct(unsigned r, bool *xmm)
+{
+	static const int8_t gp[16] = {
+		CT_RAX, CT_RDX, CT_RCX, CT_RBX, CT_RSI, CT_RDI, CT_RBP, -1 /* rsp */,
+		CT_R8, CT_R9, CT_R10, CT_R11, CT_R12, CT_R13, CT_R14, CT_R15,
+	};
+	*xmm = false;
+	if (r < 16)
+		return gp[r];
+	if (r >= 17 && r <= 32) {
+		*xmm = true;
+		return CT_XMM0 + (int)(r - 17);
+	}
+	return -1;
+}
+
+/* How the frame base relates to the CFA at entry. */
+struct fbase {
+	bool ok;      /* expressible */
+	int32_t cfa_off; /* frame base = CFA + cfa_off */
+};
+
+/* Evaluates EXPR into pieces; false if it uses anything we cannot express
+ * (implicit values, entry values, derefs, optimized-out parts...). */
+static bool eval_loc(const Dwarf_Op *ops, size_t n, const struct fbase *fb, uint32_t size,
+		     struct ct_loc *out)
+{
+	enum { NONE, REG, XREG, MEM, REGMEM } st = NONE;
+	int reg = 0;
+	int64_t off = 0;
+	CT_VEC(struct ct_piece) ps = {0};
+	uint32_t voff = 0;
+	bool xmm;
+
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t a = ops[i].atom;
+		if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+			if (st != NONE)
+				goto fail;
+			reg = dwarf_reg_to_ct(a - DW_OP_reg0, &xmm);
+			if (reg < 0)
+				goto fail;
+			st = xmm ? XREG : REG;
+		} else if (a == DW_OP_regx) {
+			if (st != NONE)
+				goto fail;
+			reg = dwarf_reg_to_ct((unsigned)ops[i].number, &xmm);
+			if (reg < 0)
+				goto fail;
+			st = xmm ? XREG : REG;
+		} else if (a == DW_OP_fbreg) {
+			if (st != NONE || !fb->ok)
+				goto fail;
+			st = MEM;
+			off = fb->cfa_off + (int64_t)ops[i].number;
+		} else if (a == DW_OP_call_frame_cfa) {
+			if (st != NONE)
+				goto fail;
+			st = MEM;
+			off = 0;
+		} else if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx) {
+			unsigned r = a == DW_OP_bregx ? (unsigned)ops[i].number : (unsigned)(a - DW_OP_breg0);
+			int64_t o = a == DW_OP_bregx ? (int64_t)ops[i].number2 : (int64_t)ops[i].number;
+			if (st != NONE)
+				goto fail;
+			if (r == 7) { /* rsp: CFA = rsp + 8 at entry */
+				st = MEM;
+				off = o - 8;
+			} else {
+				reg = dwarf_reg_to_ct(r, &xmm);
+				if (reg < 0 || xmm)
+					goto fail;
+				st = REGMEM;
+				off = o;
+			}
+		} else if (a == DW_OP_plus_uconst) {
+			if (st != MEM && st != REGMEM)
+				goto fail;
+			off += (int64_t)ops[i].number;
+		} else if ((a == DW_OP_consts || a == DW_OP_constu || (a >= DW_OP_lit0 && a <= DW_OP_lit31)) &&
+			   i + 1 < n && (ops[i + 1].atom == DW_OP_plus || ops[i + 1].atom == DW_OP_minus)) {
+			if (st != MEM && st != REGMEM)
+				goto fail;
+			int64_t c = a == DW_OP_consts	 ? (int64_t)ops[i].number
+				    : a == DW_OP_constu ? (int64_t)ops[i].number
+							: (int64_t)(a - DW_OP_lit0);
+			off += ops[i + 1].atom == DW_OP_plus ? c : -c;
+			i++;
+		} else if (a == DW_OP_piece) {
+			if (st == NONE)
+				goto fail; /* part of the value is optimized out */
+			struct ct_piece p = {.size = (uint16_t)ops[i].number, .value_off = voff};
+			p.kind = st == REG ? CT_PIECE_REG : st == XREG ? CT_PIECE_XREG
+				: st == MEM ? CT_PIECE_STACK : CT_PIECE_REGMEM;
+			if (st == REG || st == XREG || st == REGMEM)
+				p.reg = (uint8_t)reg;
+			if (st == MEM || st == REGMEM) {
+				if (off < INT32_MIN || off > INT32_MAX)
+					goto fail;
+				p.stack_off = (int32_t)off;
+			}
+			if ((st == REG && p.size > 8) || (st == XREG && p.size > 16))
+				goto fail;
+			CT_VEC_PUSH(ps, p);
+			voff += (uint32_t)ops[i].number;
+			st = NONE;
+		} else {
+			goto fail;
+		}
+	}
+	if (st != NONE) {
+		if (ps.n)
+			goto fail; /* a trailing location without a size */
+		struct ct_piece p = {.size = (uint16_t)size, .value_off = 0};
+		p.kind = st == REG ? CT_PIECE_REG : st == XREG ? CT_PIECE_XREG
+			: st == MEM ? CT_PIECE_STACK : CT_PIECE_REGMEM;
+		if (st == REG || st == XREG || st == REGMEM)
+			p.reg = (uint8_t)reg;
+		if (st == MEM || st == REGMEM) {
+			if (off < INT32_MIN || off > INT32_MAX)
+				goto fail;
+			p.stack_off = (int32_t)off;
+		}
+		if (size == 0 || (st == REG && size > 8) || (st == XREG && size > 16))
+			goto fail;
+		CT_VEC_PUSH(ps, p);
+	}
+	/* At the first instruction the callee's frame does not exist yet:
+	 * memory below the CFA (the return address, then the caller's red
+	 * zone) cannot hold a parameter.  -N -l results are such frame slots. */
+	for (size_t i = 0; i < ps.n; i++)
+		if (ps.v[i].kind == CT_PIECE_STACK && ps.v[i].stack_off < 0)
+			goto fail;
+	out->pieces = ps.v;
+	out->n = (uint32_t)ps.n;
+	return true;
+fail:
+	CT_VEC_FREE(ps);
+	return false;
+}
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned sh = 0; *p < end && sh < 64; sh += 7) {
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	int64_t r = 0;
+	unsigned sh = 0;
+	while (*p < end && sh < 64) {
+		uint8_t b = *(*p)++;
+		r |= (int64_t)((uint64_t)(b & 0x7f) << sh);
+		sh += 7;
+		if (!(b & 0x80)) {
+			if (sh < 64 && (b & 0x40))
+				r |= (int64_t)(~(uint64_t)0 << sh);
+			*v = (uint64_t)r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Decodes a location expression held in a DW_FORM_block* attribute, which
+ * libdw 0.188 refuses in DWARF 4 units ("not a location list value") and
+ * which gc emits for every single-expression location (DW_FORM_block1).
+ * Only the operations eval_loc() understands are decoded; anything else
+ * makes the whole expression unknown.  Returns the number of ops, -1. */
+static int decode_block(Dwarf_Attribute *a, Dwarf_Op *ops, size_t max)
+{
+	Dwarf_Block b;
+	if (dwarf_formblock(a, &b) != 0)
+		return -1;
+	const uint8_t *p = b.data, *end = b.data + b.length;
+	size_t n = 0;
+	while (p < end) {
+		if (n == max)
+			return -1;
+		Dwarf_Op *o = &ops[n++];
+		memset(o, 0, sizeof(*o));
+		o->offset = (Dwarf_Word)(p - b.data);
+		uint8_t op = *p++;
+		o->atom = op;
+		bool ok = true;
+		if ((op >= DW_OP_reg0 && op <= DW_OP_reg31) || (op >= DW_OP_lit0 && op <= DW_OP_lit31) ||
+		    op == DW_OP_call_frame_cfa || op == DW_OP_plus || op == DW_OP_minus)
+			;
+		else if (op >= DW_OP_breg0 && op <= DW_OP_breg31)
+			ok = read_sleb(&p, end, &o->number);
+		else if (op == DW_OP_fbreg || op == DW_OP_consts)
+			ok = read_sleb(&p, end, &o->number);
+		else if (op == DW_OP_regx || op == DW_OP_piece || op == DW_OP_plus_uconst || op == DW_OP_constu)
+			ok = read_uleb(&p, end, &o->number);
+		else if (op == DW_OP_bregx)
+			ok = read_uleb(&p, end, &o->number) && read_sleb(&p, end, &o->number2);
+		else
+			return -1;
+		if (!ok)
+			return -1;
+	}
+	return (int)n;
+}
+
+#define MAX_OPS 64
+
+/* The location expression of attribute A valid at PC: a plain expression,
+ * or the location list entry whose range contains PC.  false if none. */
+static bool loc_at(Dwarf_Attribute *a, Dwarf_Addr pc, Dwarf_Op *buf, Dwarf_Op **ops, size_t *n)
+{
+	int r = dwarf_getlocation_addr(a, pc, ops, n, 1);
+	if (r == 1)
+		return true;
+	if (r == 0)
+		return false;
+	int k = decode_block(a, buf, MAX_OPS);
+	if (k < 0)
+		return false;
+	*ops = buf;
+	*n = (size_t)k;
+	return true;
+}
+
+static struct fbase frame_base(Dwarf_Die *fn, Dwarf_Addr pc)
+{
+	struct fbase fb = {false, 0};
+	Dwarf_Attribute a;
+	Dwarf_Op buf[MAX_OPS], *ops;
+	size_t n;
+	if (!dwarf_attr(fn, DW_AT_frame_base, &a) || !loc_at(&a, pc, buf, &ops, &n))
+		return fb;
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		fb.ok = true;
+	} else if (n == 1 && ops[0].atom == DW_OP_breg7) {
+		fb.ok = true; /* rsp + N at entry = CFA - 8 + N */
+		fb.cfa_off = (int32_t)((int64_t)ops[0].number - 8);
+	}
+	return fb;
+}
+
+static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint32_t size,
+		      struct ct_loc *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op buf[MAX_OPS], *ops;
+	size_t n;
+	out->pieces = NULL;
+	out->n = 0;
+	if (!dwarf_attr(p, DW_AT_location, &a) || !loc_at(&a, pc, buf, &ops, &n))
+		return;
+	eval_loc(ops, n, fb, size, out);
+}
+
+/* ---- the function index ---------------------------------------------- */
+
+static void index_die(struct ct_types *ts, Dwarf_Die *d, int depth)
+{
+	do {
+		int tag = dwarf_tag(d);
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr lo;
+			if (dwarf_lowpc(d, &lo) == 0) {
+				if (!map_get(&ts->funcs, lo))
+					map_put(&ts->funcs, lo, (void *)(uintptr_t)(dwarf_dieoffset(d) + 1));
+			} else if (die_has(d, DW_AT_ranges)) {
+				Dwarf_Addr base, start, end;
+				if (dwarf_ranges(d, 0, &base, &start, &end) > 0 && !map_get(&ts->funcs, start))
+					map_put(&ts->funcs, start, (void *)(uintptr_t)(dwarf_dieoffset(d) + 1));
+			}
+		} else if ((tag == DW_TAG_namespace || tag == DW_TAG_module) && depth < 8) {
+			Dwarf_Die c;
+			if (dwarf_child(d, &c) == 0)
+				index_die(ts, &c, depth + 1);
+		}
+	} while (dwarf_siblingof(d, d) == 0);
+}
+
+static void build_index(struct ct_types *ts)
+{
+	if (ts->indexed)
+		return;
+	ts->indexed = true;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	while (dwarf_get_units(ts->dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Die c;
+		if (dwarf_child(&cudie, &c) == 0)
+			index_die(ts, &c, 0);
+	}
+}
+
+/* ---- public API ------------------------------------------------------ */
+
+struct ct_types *ct_types_open(const char *path, bool go)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ct_fail("%s: cannot open: %m", path);
+		return NULL;
+	}
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		ct_fail("%s: no DWARF: %s", path, dwarf_errmsg(-1));
+		return NULL;
+	}
+	struct ct_types *ts = xcalloc(1, sizeof(*ts));
+	ts->path = xstrdup(path);
+	ts->fd = fd;
+	ts->dw = dw;
+	ts->go = go;
+	tab_init(ts);
+	return ts;
+}
+
+void ct_types_close(struct ct_types *ts)
+{
+	if (!ts)
+		return;
+	dwarf_end(ts->dw);
+	close(ts->fd);
+	free(ts->path);
+	map_free(&ts->funcs);
+	map_free(&ts->memo);
+	map_free(&ts->rtmap);
+	CT_VEC_FREE(ts->fixups);
+	ct_typetab_free(&ts->tab);
+	free(ts);
+}
+
+const struct ct_typetab *ct_types_table(const struct ct_types *ts)
+{
+	return &ts->tab;
+}
+
+/* Go: does this function take a hidden dictionary?  Shape instances have
+ * ".paramN" typedefs with DW_AT_go_dict_index among their children, and
+ * "[go.shape." in their names; closures inside them do not take one. */
+static bool go_has_dict(Dwarf_Die *fn, const char *name)
+{
+	Dwarf_Die c;
+	if (dwarf_child(fn, &c) == 0) {
+		do {
+			if (dwarf_tag(&c) == DW_TAG_typedef && die_has(&c, DW_AT_go_dict_index))
+				return true;
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	if (!name)
+		return false;
+	const char *s = strstr(name, "[go.shape.");
+	if (!s)
+		return false;
+	/* Skip the bracketed type arguments; what follows names a method
+	 * ("].Method" is part of the receiver type otherwise) or a closure. */
+	int depth = 0;
+	const char *p = s;
+	for (; *p; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && --depth == 0)
+			break;
+	}
+	if (!*p)
+		return true;
+	p++;
+	if (*p == ')')
+		p++;
+	/* "...].func1", "...].Method.func2": a closure. */
+	const char *f = strstr(p, ".func");
+	return !(f && f[5] >= '0' && f[5] <= '9');
+}
+
+bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
+{
+	memset(out, 0, sizeof(*out));
+	build_index(ts);
+	void *v = map_get(&ts->funcs, entry);
+	if (!v)
+		return false;
+	Dwarf_Die fn;
+	if (!dwarf_offdie(ts->dw, (Dwarf_Off)((uintptr_t)v - 1), &fn))
+		return false;
+	bool go = die_is_go(ts, &fn);
+	struct fbase fb = frame_base(&fn, entry);
+	CT_VEC(struct ct_param) ps = {0};
+
+	/* Parameters: the concrete DIE's own children (they point at the
+	 * abstract ones for names and types). */
+	Dwarf_Die c, origin;
+	bool have_origin = die_ref(&fn, DW_AT_abstract_origin, &origin) ||
+			   die_ref(&fn, DW_AT_specification, &origin);
+	int nparams = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 1 (Go only): a concrete DIE without params of its own
+		 * takes the abstract ones, without locations */
+		Dwarf_Die *src = pass == 0 ? &fn : &origin;
+		if (pass == 1 && (!have_origin || nparams || !go))
+			break;
+		if (dwarf_child(src, &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			if (tag == DW_TAG_unspecified_parameters) {
+				out->variadic = true;
+				continue;
+			}
+			if (tag != DW_TAG_formal_parameter)
+				continue;
+			nparams++;
+			struct ct_param p = {0};
+			const char *nm = die_name(&c);
+			p.name = xstrdup(nm ? nm : "");
+			p.type = conv_type_of(ts, &c);
+			if (go) {
+				Dwarf_Attribute a;
+				bool flag = false;
+				if (dwarf_attr_integrate(&c, DW_AT_variable_parameter, &a))
+					dwarf_formflag(&a, &flag);
+				p.is_result = flag;
+			}
+			if (pass == 0)
+				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc);
+			CT_VEC_PUSH(ps, p);
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	/* C: a variadic marker may sit only in the abstract DIE. */
+	if (!go && have_origin && !out->variadic && dwarf_child(&origin, &c) == 0) {
+		do
+			if (dwarf_tag(&c) == DW_TAG_unspecified_parameters)
+				out->variadic = true;
+		while (dwarf_siblingof(&c, &c) == 0);
+	}
+	if (!go) {
+		Dwarf_Die rt;
+		if (die_type(&fn, &rt)) {
+			struct ct_param p = {.name = xstrdup(""), .is_result = true};
+			p.type = conv(ts, &rt);
+			if (ts->tab.v[p.type].kind == CT_K_VOID) /* a typedef of void */
+				free(p.name);
+			else
+				CT_VEC_PUSH(ps, p);
+		}
+	} else {
+		out->go_dict = go_has_dict(&fn, die_name(&fn));
+	}
+	out->params = ps.v;
+	out->n = ps.n;
+	return true;
+}
+
+static void build_rtmap(struct ct_types *ts)
+{
+	if (ts->rtmap_done)
+		return;
+	ts->rtmap_done = true;
+	find_rt_syms(ts);
+	if (!ts->types_lo)
+		return;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	while (dwarf_get_units(ts->dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Die c;
+		if (dwarf_srclang(&cudie) != DW_LANG_Go || dwarf_child(&cudie, &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			if (tag == DW_TAG_subprogram || tag == DW_TAG_variable)
+				continue;
+			uint64_t rt = die_rtype(ts, &c);
+			if (rt && !map_get(&ts->rtmap, rt))
+				map_put(&ts->rtmap, rt, (void *)(uintptr_t)(dwarf_dieoffset(&c) + 1));
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+}
+
+uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype)
+{
+	if (!rtype)
+		return CT_TYPE_NONE;
+	build_rtmap(ts);
+	void *v = map_get(&ts->rtmap, rtype);
+	Dwarf_Die d;
+	if (!v || !dwarf_offdie(ts->dw, (Dwarf_Off)((uintptr_t)v - 1), &d))
+		return CT_TYPE_NONE;
+	return conv(ts, &d);
+}
+
+void ct_sig_free(struct ct_sig *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->params[i].name);
+		free(s->params[i].entry_loc.pieces);
+	}
+	free(s->params);
+	memset(s, 0, sizeof(*s));
+}
+
+const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id)
+{
+	static const struct ct_type unknown = {.kind = CT_K_UNKNOWN, .name = (char *)"?"};
+	if (!tt || id >= tt->n || !tt->v)
+		return &unknown;
+	return &tt->v[id];
+}
+
+void ct_typetab_free(struct ct_typetab *tt)
+{
+	if (!tt)
+		return;
+	for (size_t i = 0; i < tt->n; i++) {
+		free(tt->v[i].name);
+		for (uint32_t j = 0; j < tt->v[i].nfields; j++)
+			free(tt->v[i].fields[j].name);
+		free(tt->v[i].fields);
+	}
+	free(tt->v);
+	tt->v = NULL;
+	tt->n = 0;
+}

@@ -1,0 +1,130 @@
+/* Types and function signatures, read from DWARF (libdw) for Go and C.
+ * A small self-contained type graph: it is also serialized into the record
+ * file so that replay can decode argument bytes without the binary. */
+#ifndef CT_TYPES_H
+#define CT_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ct_kind {
+	CT_K_UNKNOWN = 0, /* not described (no DWARF, or a construct we skip) */
+	CT_K_BOOL,
+	CT_K_INT,        /* signed integer of `size` bytes (1,2,4,8) */
+	CT_K_UINT,       /* unsigned integer; also Go uintptr, C unsigned char */
+	CT_K_FLOAT,      /* 4 or 8 bytes */
+	CT_K_COMPLEX,    /* 8 or 16 bytes: two floats */
+	CT_K_PTR,        /* pointer to `elem` (CT_TYPE_NONE for void * and unsafe.Pointer) */
+	CT_K_STRING,     /* Go string: {ptr *byte, len int}, 16 bytes */
+	CT_K_SLICE,      /* Go slice of `elem`: {ptr, len, cap}, 24 bytes */
+	CT_K_IFACE,      /* Go non-empty interface (incl. error): {itab *, data} */
+	CT_K_EFACE,      /* Go empty interface any: {type *, data} */
+	CT_K_STRUCT,     /* fields */
+	CT_K_ARRAY,      /* `len` x `elem` */
+	CT_K_MAP,        /* Go map: one pointer (to runtime hmap) */
+	CT_K_CHAN,       /* Go chan: one pointer (to runtime hchan) */
+	CT_K_FUNC,       /* Go func value / C function pointer: one pointer */
+	CT_K_CSTRING,    /* C char * (or const char *): shown as a string */
+	CT_K_ENUM,       /* C enum: an integer of `size` bytes, signedness in `is_signed` */
+	CT_K_UNION,      /* C union: `size` raw bytes */
+	CT_K_VOID,       /* C void (return type only) */
+};
+
+#define CT_TYPE_NONE 0 /* type id 0 is always { CT_K_UNKNOWN, "?" } */
+
+struct ct_field {
+	char *name;
+	uint32_t offset;
+	uint32_t type;
+};
+
+struct ct_type {
+	enum ct_kind kind;
+	char *name;      /* as the language writes it: "int", "main.Point", "[]string", "error", "char *" */
+	uint32_t size;   /* bytes */
+	uint32_t elem;   /* PTR, SLICE, ARRAY, MAP (value), CHAN: element type */
+	uint32_t key;    /* MAP: key type */
+	uint32_t len;    /* ARRAY: number of elements */
+	bool is_signed;  /* ENUM */
+	bool is_error;   /* Go: the predeclared `error` interface */
+	struct ct_field *fields; /* STRUCT: in offset order */
+	uint32_t nfields;
+	uint64_t go_rtype; /* Go: link-time address of its runtime._type, 0 if unknown */
+};
+
+struct ct_typetab {
+	struct ct_type *v; /* v[0] is the unknown type */
+	size_t n;
+};
+
+/* Registers, numbered as the 8-byte slots of the kernel's struct pt_regs
+ * (x86-64), so the BPF side can index a copy of the registers directly. */
+enum ct_reg {
+	CT_R15 = 0, CT_R14 = 1, CT_R13 = 2, CT_R12 = 3, CT_RBP = 4, CT_RBX = 5,
+	CT_R11 = 6, CT_R10 = 7, CT_R9 = 8, CT_R8 = 9, CT_RAX = 10, CT_RCX = 11,
+	CT_RDX = 12, CT_RSI = 13, CT_RDI = 14,
+	CT_XMM0 = 32, /* CT_XMM0 + i: SSE registers, which BPF cannot read */
+};
+
+/* Where one piece of a value lives at a probe site. */
+enum ct_piece_kind {
+	CT_PIECE_REG = 1,   /* general register `reg` (low `size` bytes) */
+	CT_PIECE_XREG = 2,  /* SSE register: unreadable from BPF */
+	CT_PIECE_STACK = 3, /* memory at CFA + stack_off (CFA = SP + 8 at entry and at RET) */
+	CT_PIECE_REGMEM = 4,/* memory at register `reg` + stack_off (C results returned in memory) */
+};
+
+struct ct_piece {
+	uint8_t kind;       /* enum ct_piece_kind */
+	uint8_t reg;        /* enum ct_reg (REG, XREG) */
+	uint16_t size;      /* bytes */
+	uint32_t value_off; /* where these bytes go in the value's memory layout */
+	int32_t stack_off;  /* STACK, REGMEM: byte offset */
+};
+
+/* A value's location: pieces that together fill its memory layout. */
+struct ct_loc {
+	struct ct_piece *pieces;
+	uint32_t n;         /* 0: location unknown */
+};
+
+struct ct_param {
+	char *name;     /* "" for unnamed C params; Go "~r0".. for unnamed results */
+	uint32_t type;
+	bool is_result;
+	/* Location at the function's first instruction from DWARF (location
+	 * list entry at low_pc, or a plain location), n == 0 if none. */
+	struct ct_loc entry_loc;
+};
+
+/* One function's signature as DWARF describes it.  For Go, receivers come
+ * first, then params, then results (DW_AT_variable_parameter = 1).  For C,
+ * the return type is one result named "" (none if void). */
+struct ct_sig {
+	struct ct_param *params;
+	size_t n;
+	bool variadic; /* C: ends with "..." */
+	bool go_dict;  /* Go generic shape instance: a hidden dictionary comes first */
+};
+
+struct ct_types;
+
+/* Reads DWARF of the ELF at PATH lazily: nothing is parsed until a signature
+ * is asked for.  NULL when the file has no usable DWARF. */
+struct ct_types *ct_types_open(const char *path, bool go);
+void ct_types_close(struct ct_types *ts);
+/* The signature of the function whose code starts at ENTRY (link-time);
+ * false if DWARF does not describe it.  Types go into ct_types_table(). */
+bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out);
+const struct ct_typetab *ct_types_table(const struct ct_types *ts);
+/* Go: the type whose runtime._type is at link-time address RTYPE, or
+ * CT_TYPE_NONE (for naming the dynamic type of interface values). */
+uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype);
+void ct_sig_free(struct ct_sig *s);
+
+/* Helpers usable on any table (also one read back from a record file). */
+const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id);
+void ct_typetab_free(struct ct_typetab *tt);
+
+#endif

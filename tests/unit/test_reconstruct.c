@@ -1,0 +1,913 @@
+/* Reconstruction (src/reconstruct/reconstruct.c) on synthetic event streams:
+ * one test per rule of reconstruct.h's header comment, asserting the exact
+ * sequence of enter/exit callbacks. */
+#include "unit.h"
+
+#include "plan/sites.h"
+#include "reconstruct/reconstruct.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+
+enum { FA, FB, FC, FD, NFUNCS };
+
+enum {
+	S_A_ENT,
+	S_A_RET,
+	S_B_ENT,
+	S_B_RET,
+	S_C_ENT,
+	S_C_RET,
+	S_D_ENT,
+	S_D_RET,
+	S_A_RESTART,  /* A: CALL morestack */
+	S_A_TAIL_B,   /* A: JMP B (traced) */
+	S_A_TAIL_OUT, /* A: JMP to something untraced */
+	S_GOEXIT,     /* runtime.goexit1 */
+	S_B_TAIL_OUT, /* B: JMP to something untraced */
+	S_B_TAIL_C,   /* B: JMP C (traced) */
+	S_B_RESTART,  /* B: CALL morestack */
+	NSITES
+};
+
+static const struct ct_file_site sites[NSITES] = {
+	{S_A_ENT, 0x1000, FA, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_A_RET, 0x1010, FA, CT_SITE_RET, CT_NOFUNC},
+	{S_B_ENT, 0x2000, FB, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_B_RET, 0x2010, FB, CT_SITE_RET, CT_NOFUNC},
+	{S_C_ENT, 0x3000, FC, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_C_RET, 0x3010, FC, CT_SITE_RET, CT_NOFUNC},
+	{S_D_ENT, 0x4000, FD, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_D_RET, 0x4010, FD, CT_SITE_RET, CT_NOFUNC},
+	{S_A_RESTART, 0x1020, FA, CT_SITE_RESTART, CT_NOFUNC},
+	{S_A_TAIL_B, 0x1030, FA, CT_SITE_TAIL, FB},
+	{S_A_TAIL_OUT, 0x1040, FA, CT_SITE_TAIL, CT_NOFUNC},
+	{S_GOEXIT, 0x9000, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC},
+	{S_B_TAIL_OUT, 0x2020, FB, CT_SITE_TAIL, CT_NOFUNC},
+	{S_B_TAIL_C, 0x2030, FB, CT_SITE_TAIL, FC},
+	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC},
+};
+
+#define PID 100
+
+/* ---- callback collector ---- */
+struct rec {
+	char type; /* 'E' enter, 'X' exit, 'L' lost */
+	struct ct_call c;
+	uint8_t args[8], ret[8];
+	uint64_t lost_ts, lost_n;
+};
+static CT_VEC(struct rec) col;
+
+static void col_reset(void)
+{
+	CT_VEC_FREE(col);
+}
+
+static void push_call(char type, const struct ct_call *c)
+{
+	struct rec r = {0};
+	r.type = type;
+	r.c = *c;
+	r.c.args = r.c.ret = NULL; /* not valid after the callback */
+	if (c->args)
+		memcpy(r.args, c->args, c->args_len < 8 ? c->args_len : 8);
+	if (c->ret)
+		memcpy(r.ret, c->ret, c->ret_len < 8 ? c->ret_len : 8);
+	CT_VEC_PUSH(col, r);
+}
+
+static void rec_enter(void *ctx, const struct ct_call *c)
+{
+	(void)ctx;
+	push_call('E', c);
+}
+
+static void rec_exit(void *ctx, const struct ct_call *c)
+{
+	(void)ctx;
+	push_call('X', c);
+}
+
+static void rec_lost(void *ctx, uint64_t ts, uint64_t n)
+{
+	(void)ctx;
+	struct rec r = {0};
+	r.type = 'L';
+	r.lost_ts = ts;
+	r.lost_n = n;
+	CT_VEC_PUSH(col, r);
+}
+
+static const struct ct_recon_ops ops = {rec_enter, rec_exit, rec_lost};
+
+static struct ct_recon *new_recon(bool go)
+{
+	col_reset();
+	return ct_recon_new(sites, NSITES, go, &ops, NULL);
+}
+
+/* One event: a goroutine when GOID != 0, else thread TID of PID. */
+static void evp(struct ct_recon *r, uint32_t pid, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key,
+		uint32_t site, const void *payload, uint32_t plen)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ts;
+	e.goid = goid;
+	e.key = key;
+	e.pid = pid;
+	e.tid = tid;
+	e.site = site;
+	e.kind = sites[site].kind;
+	e.payload = payload;
+	e.payload_len = plen;
+	ct_recon_event(r, &e);
+}
+
+static void ev(struct ct_recon *r, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key, uint32_t site)
+{
+	evp(r, PID, ts, goid, tid, key, site, NULL, 0);
+}
+
+static void lost(struct ct_recon *r, uint64_t ts, uint64_t n)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ts;
+	e.kind = CT_EV_LOST;
+	e.lost = n;
+	ct_recon_event(r, &e);
+}
+
+#define NREC(cnt) CHECK_EQ_U(col.n, (cnt))
+
+#define EXP_ENTER(i, F, DEPTH, SEQ, TS, TAIL)                                  \
+	do {                                                                   \
+		CHECK((size_t)(i) < col.n);                                    \
+		const struct rec *r_ = &col.v[i];                              \
+		CHECK_EQ_U(r_->type, 'E');                                     \
+		CHECK_EQ_U(r_->c.func, (F));                                   \
+		CHECK_EQ_U(r_->c.depth, (DEPTH));                              \
+		CHECK_EQ_U(r_->c.seq, (SEQ));                                  \
+		CHECK_EQ_U(r_->c.ts_entry, (TS));                              \
+		CHECK_EQ_U(r_->c.tail, (TAIL));                                \
+		CHECK_EQ_U(r_->c.status, CT_CALL_OPEN);                        \
+	} while (0)
+
+#define EXP_EXIT(i, F, DEPTH, STATUS, SEQ, TSE, TSX, TAIL, LEAF)               \
+	do {                                                                   \
+		CHECK((size_t)(i) < col.n);                                    \
+		const struct rec *r_ = &col.v[i];                              \
+		CHECK_EQ_U(r_->type, 'X');                                     \
+		CHECK_EQ_U(r_->c.func, (F));                                   \
+		CHECK_EQ_U(r_->c.depth, (DEPTH));                              \
+		CHECK_EQ_U(r_->c.status, (STATUS));                            \
+		CHECK_EQ_U(r_->c.seq, (SEQ));                                  \
+		CHECK_EQ_U(r_->c.ts_entry, (TSE));                             \
+		CHECK_EQ_U(r_->c.ts_exit, (TSX));                              \
+		CHECK_EQ_U(r_->c.tail, (TAIL));                                \
+		CHECK_EQ_U(r_->c.leaf, (LEAF));                                \
+	} while (0)
+
+#define RET CT_CALL_RETURNED
+#define UNW CT_CALL_UNWOUND
+#define UNF CT_CALL_UNFINISHED
+
+TEST(recon_status_names)
+{
+	CHECK_STR(ct_status_name(CT_CALL_OPEN), "open");
+	CHECK_STR(ct_status_name(CT_CALL_RETURNED), "returned");
+	CHECK_STR(ct_status_name(CT_CALL_UNWOUND), "unwound");
+	CHECK_STR(ct_status_name(CT_CALL_UNFINISHED), "unfinished");
+}
+
+TEST(recon_nesting_and_durations)
+{
+	struct ct_recon *r = new_recon(false);
+	const uint8_t args[] = {1, 2, 3}, res[] = {9, 8};
+	/* A { B { C } ; B } on C thread 7. */
+	evp(r, PID, 100, 0, 7, 10, S_A_ENT, args, sizeof(args));
+	ev(r, 110, 0, 7, 20, S_B_ENT);
+	ev(r, 120, 0, 7, 30, S_C_ENT);
+	ev(r, 130, 0, 7, 30, S_C_RET);
+	ev(r, 140, 0, 7, 20, S_B_RET);
+	ev(r, 150, 0, 7, 20, S_B_ENT);
+	ev(r, 160, 0, 7, 20, S_B_RET);
+	evp(r, PID, 200, 0, 7, 10, S_A_RET, res, sizeof(res));
+	NREC(8);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	CHECK_EQ_U(col.v[0].c.args_len, 3);
+	CHECK(!memcmp(col.v[0].args, args, 3));
+	CHECK_EQ_U(col.v[0].c.pid, PID);
+	CHECK_EQ_U(col.v[0].c.tid, 7);
+	CHECK_EQ_U(col.v[0].c.goid, 0);
+	CHECK_EQ_U(col.v[0].c.key, 10);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	EXP_ENTER(2, FC, 2, 2, 120, false);
+	EXP_EXIT(3, FC, 2, RET, 2, 120, 130, false, true);
+	EXP_EXIT(4, FB, 1, RET, 1, 110, 140, false, false);
+	EXP_ENTER(5, FB, 1, 3, 150, false);
+	EXP_EXIT(6, FB, 1, RET, 3, 150, 160, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	/* The exit still carries the entry's arguments, plus the result. */
+	CHECK_EQ_U(col.v[7].c.args_len, 3);
+	CHECK(!memcmp(col.v[7].args, args, 3));
+	CHECK_EQ_U(col.v[7].c.ret_len, 2);
+	CHECK(!memcmp(col.v[7].ret, res, 2));
+	CHECK_EQ_U(col.v[7].c.exit_tid, 7);
+	CHECK_EQ_U(col.v[3].c.ret_len, 0);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->events, 8);
+	CHECK_EQ_U(st->calls, 4);
+	CHECK_EQ_U(st->returned, 4);
+	CHECK_EQ_U(st->unwound, 0);
+	CHECK_EQ_U(st->unfinished, 0);
+	CHECK_EQ_U(st->max_depth, 3);
+	CHECK_EQ_U(st->unmatched_exits, 0);
+	ct_recon_finish(r, 1000);
+	NREC(8);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_go_morestack_restart_dropped)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 105, 5, 1, 10, S_A_RESTART); /* CALL morestack */
+	ev(r, 110, 5, 2, 10, S_A_ENT);     /* entry re-runs (new stack, same key) */
+	ev(r, 115, 5, 2, 20, S_B_ENT);
+	ev(r, 118, 5, 2, 20, S_B_RET);
+	ev(r, 120, 5, 2, 10, S_A_RET);
+	NREC(4);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 1, 1, 115, false);
+	EXP_EXIT(2, FB, 1, RET, 1, 115, 118, false, true);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 120, false, false);
+	CHECK_EQ_U(col.v[3].c.tid, 1);
+	CHECK_EQ_U(col.v[3].c.exit_tid, 2);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->calls, 2);
+	CHECK_EQ_U(st->restarts, 1);
+	CHECK_EQ_U(st->returned, 2);
+	CHECK_EQ_U(st->unwound, 0);
+	CHECK_EQ_U(st->tails, 0);
+	ct_recon_free(r);
+
+	/* Two restarts in a row (the stack grows twice). */
+	r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 101, 5, 1, 10, S_A_RESTART);
+	ev(r, 102, 5, 1, 10, S_A_ENT);
+	ev(r, 103, 5, 1, 10, S_A_RESTART);
+	ev(r, 104, 5, 1, 10, S_A_ENT);
+	ev(r, 105, 5, 1, 10, S_A_RET);
+	NREC(2);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_EXIT(1, FA, 0, RET, 0, 100, 105, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 2);
+	ct_recon_free(r);
+
+	/* A restart marker only excuses ONE duplicate entry. */
+	r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 101, 5, 1, 10, S_A_RESTART);
+	ev(r, 102, 5, 1, 10, S_A_ENT); /* dropped */
+	ev(r, 103, 5, 1, 10, S_A_ENT); /* a new call: the old one was unwound */
+	ev(r, 104, 5, 1, 10, S_A_RET);
+	NREC(4);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_EXIT(1, FA, 0, UNW, 0, 100, 103, false, true);
+	EXP_ENTER(2, FA, 0, 1, 103, false);
+	EXP_EXIT(3, FA, 0, RET, 1, 103, 104, false, true);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_go_duplicate_entry_without_restart)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_A_ENT); /* no RESTART before it */
+	ev(r, 120, 5, 1, 10, S_A_RET);
+	NREC(4);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_EXIT(1, FA, 0, UNW, 0, 100, 110, false, true);
+	EXP_ENTER(2, FA, 0, 1, 110, false);
+	EXP_EXIT(3, FA, 0, RET, 1, 110, 120, false, true);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->calls, 2);
+	CHECK_EQ_U(st->unwound, 1);
+	CHECK_EQ_U(st->returned, 1);
+	CHECK_EQ_U(st->restarts, 0);
+	CHECK_EQ_U(st->tails, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_go_restart_marker_for_other_frame_ignored)
+{
+	/* A RESTART of B while A is on top (B's entry was lost) marks nothing:
+	 * a later duplicate A entry is a new call. */
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 101, 5, 1, 10, S_B_RESTART);
+	ev(r, 102, 5, 1, 10, S_A_ENT);
+	NREC(3);
+	EXP_EXIT(1, FA, 0, UNW, 0, 100, 102, false, true);
+	EXP_ENTER(2, FA, 0, 1, 102, false);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_go_tail_call_inferred)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 90, 5, 1, 5, S_D_ENT);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_B_ENT); /* same key, other function: A jumped to B */
+	ev(r, 115, 5, 1, 20, S_C_ENT);
+	ev(r, 118, 5, 1, 20, S_C_RET);
+	ev(r, 130, 5, 1, 10, S_B_RET); /* B's RET returns for A too */
+	ev(r, 140, 5, 1, 5, S_D_RET);
+	NREC(8);
+	EXP_ENTER(0, FD, 0, 0, 90, false);
+	EXP_ENTER(1, FA, 1, 1, 100, false);
+	EXP_ENTER(2, FB, 2, 2, 110, true);
+	EXP_ENTER(3, FC, 3, 3, 115, false);
+	EXP_EXIT(4, FC, 3, RET, 3, 115, 118, false, true);
+	EXP_EXIT(5, FB, 2, RET, 2, 110, 130, true, false);
+	EXP_EXIT(6, FA, 1, RET, 1, 100, 130, false, false);
+	EXP_EXIT(7, FD, 0, RET, 0, 90, 140, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->tails, 1);
+	CHECK_EQ_U(st->calls, 4);
+	CHECK_EQ_U(st->returned, 4);
+	CHECK_EQ_U(st->max_depth, 4);
+	ct_recon_free(r);
+
+	/* A chain A -> B -> C at one key: one RET returns all three. */
+	r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_B_ENT);
+	ev(r, 120, 5, 1, 10, S_C_ENT);
+	ev(r, 130, 5, 1, 10, S_C_RET);
+	NREC(6);
+	EXP_ENTER(2, FC, 2, 2, 120, true);
+	EXP_EXIT(3, FC, 2, RET, 2, 120, 130, true, true);
+	EXP_EXIT(4, FB, 1, RET, 1, 110, 130, true, false);
+	EXP_EXIT(5, FA, 0, RET, 0, 100, 130, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->tails, 2);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_tail_event_to_traced_target)
+{
+	for (int go = 0; go < 2; go++) {
+		struct ct_recon *r = new_recon(go);
+		ev(r, 100, go ? 5 : 0, 1, 10, S_A_ENT);
+		ev(r, 105, go ? 5 : 0, 1, 10, S_A_TAIL_B); /* JMP B */
+		ev(r, 110, go ? 5 : 0, 1, 10, S_B_ENT);
+		ev(r, 120, go ? 5 : 0, 1, 10, S_B_RET);
+		NREC(4);
+		EXP_ENTER(0, FA, 0, 0, 100, false);
+		EXP_ENTER(1, FB, 1, 1, 110, true);
+		EXP_EXIT(2, FB, 1, RET, 1, 110, 120, true, true);
+		EXP_EXIT(3, FA, 0, RET, 0, 100, 120, false, false);
+		const struct ct_recon_stats *st = ct_recon_stats(r);
+		CHECK_EQ_U(st->tails, 1);
+		CHECK_EQ_U(st->returned, 2);
+		CHECK_EQ_U(st->unwound, 0);
+		ct_recon_free(r);
+	}
+	col_reset();
+}
+
+TEST(recon_tail_event_to_untraced_target)
+{
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_OUT); /* A ends here */
+	ev(r, 120, 0, 1, 10, S_B_ENT);      /* D calls B at the same SP */
+	ev(r, 125, 0, 1, 10, S_B_RET);
+	ev(r, 200, 0, 1, 5, S_D_RET);
+	NREC(6);
+	EXP_ENTER(0, FD, 0, 0, 90, false);
+	EXP_ENTER(1, FA, 1, 1, 100, false);
+	EXP_EXIT(2, FA, 1, RET, 1, 100, 105, false, true);
+	EXP_ENTER(3, FB, 1, 2, 120, false);
+	EXP_EXIT(4, FB, 1, RET, 2, 120, 125, false, true);
+	EXP_EXIT(5, FD, 0, RET, 0, 90, 200, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->returned, 3);
+	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_tail_event_target_never_enters)
+{
+	/* The next event is a return of the caller: A closed at the jump. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B); /* B's entry is never seen */
+	ev(r, 200, 0, 1, 5, S_D_RET);
+	NREC(4);
+	EXP_EXIT(2, FA, 1, RET, 1, 100, 105, false, true);
+	EXP_EXIT(3, FD, 0, RET, 0, 90, 200, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+
+	/* The next event is another function's entry at the same key. */
+	r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 120, 0, 1, 10, S_C_ENT);
+	ev(r, 130, 0, 1, 10, S_C_RET);
+	NREC(5);
+	EXP_EXIT(2, FA, 1, RET, 1, 100, 105, false, true);
+	EXP_ENTER(3, FC, 1, 2, 120, false);
+	EXP_EXIT(4, FC, 1, RET, 2, 120, 130, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->tails, 0);
+	ct_recon_free(r);
+
+	/* The target's entry at a deeper key is not the tail call either. */
+	r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 120, 0, 1, 30, S_B_ENT);
+	NREC(3);
+	EXP_EXIT(1, FA, 0, RET, 0, 100, 105, false, true);
+	EXP_ENTER(2, FB, 0, 1, 120, false);
+	ct_recon_free(r);
+
+	/* The trace ends right after the jump: returned at the jump, not
+	 * unfinished. */
+	r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
+	ct_recon_finish(r, 1000);
+	NREC(2);
+	EXP_EXIT(1, FA, 0, RET, 0, 100, 105, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->unfinished, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_tail_chain_ends_together)
+{
+	/* Go: A tail-calls B (inferred), B jumps to something untraced.  When
+	 * B ends, so does A, which it replaced: the next call at that key is
+	 * the caller's new call, not another tail call of A. */
+	struct ct_recon *r = new_recon(true);
+	ev(r, 90, 5, 1, 5, S_D_ENT);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_B_ENT);
+	ev(r, 120, 5, 1, 10, S_B_TAIL_OUT);
+	ev(r, 130, 5, 1, 10, S_C_ENT);
+	ev(r, 140, 5, 1, 10, S_C_RET);
+	ev(r, 200, 5, 1, 5, S_D_RET);
+	NREC(8);
+	EXP_ENTER(2, FB, 2, 2, 110, true);
+	EXP_EXIT(3, FB, 2, RET, 2, 110, 120, true, true);
+	EXP_EXIT(4, FA, 1, RET, 1, 100, 120, false, false);
+	EXP_ENTER(5, FC, 1, 3, 130, false);
+	EXP_EXIT(6, FC, 1, RET, 3, 130, 140, false, true);
+	EXP_EXIT(7, FD, 0, RET, 0, 90, 200, false, false);
+	ct_recon_free(r);
+
+	/* Same when B's JMP goes to a traced C that never shows up. */
+	r = new_recon(true);
+	ev(r, 90, 5, 1, 5, S_D_ENT);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_B_ENT);
+	ev(r, 120, 5, 1, 10, S_B_TAIL_C);
+	ev(r, 200, 5, 1, 5, S_D_RET);
+	NREC(6);
+	EXP_EXIT(3, FB, 2, RET, 2, 110, 120, true, true);
+	EXP_EXIT(4, FA, 1, RET, 1, 100, 120, false, false);
+	EXP_EXIT(5, FD, 0, RET, 0, 90, 200, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+
+	/* ... and when the trace ends after that jump. */
+	r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 10, S_B_ENT);
+	ev(r, 120, 5, 1, 10, S_B_TAIL_C);
+	ct_recon_finish(r, 1000);
+	NREC(4);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, true, true);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 120, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_panic_unwinding)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 9, 1, 10, S_A_ENT);
+	ev(r, 110, 9, 1, 20, S_B_ENT);
+	ev(r, 120, 9, 1, 30, S_C_ENT);
+	/* panic: a deferred D runs in A's frame, shallower than B and C */
+	ev(r, 140, 9, 1, 15, S_D_ENT);
+	ev(r, 145, 9, 1, 15, S_D_RET);
+	ev(r, 150, 9, 1, 10, S_A_RET); /* recovered: A returns */
+	NREC(8);
+	EXP_ENTER(2, FC, 2, 2, 120, false);
+	EXP_EXIT(3, FC, 2, UNW, 2, 120, 140, false, true);
+	EXP_EXIT(4, FB, 1, UNW, 1, 110, 140, false, false);
+	EXP_ENTER(5, FD, 1, 3, 140, false);
+	EXP_EXIT(6, FD, 1, RET, 3, 140, 145, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 150, false, false);
+	/* A return at a shallower key also unwinds what is deeper. */
+	ev(r, 200, 9, 1, 10, S_A_ENT);
+	ev(r, 210, 9, 1, 20, S_B_ENT);
+	ev(r, 220, 9, 1, 30, S_C_ENT);
+	ev(r, 250, 9, 1, 10, S_A_RET);
+	NREC(14);
+	EXP_ENTER(8, FA, 0, 4, 200, false);
+	EXP_EXIT(11, FC, 2, UNW, 6, 220, 250, false, true);
+	EXP_EXIT(12, FB, 1, UNW, 5, 210, 250, false, false);
+	EXP_EXIT(13, FA, 0, RET, 4, 200, 250, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unwound, 4);
+	CHECK_EQ_U(st->returned, 3);
+	CHECK_EQ_U(st->calls, 7);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_c_longjmp_not_tail)
+{
+	struct ct_recon *r = new_recon(false);
+	ev(r, 100, 0, 7, 10, S_A_ENT);
+	ev(r, 110, 0, 7, 20, S_B_ENT);
+	ev(r, 115, 0, 7, 30, S_C_ENT);
+	/* longjmp back into A; A then calls D at the SP B had */
+	ev(r, 130, 0, 7, 20, S_D_ENT);
+	ev(r, 140, 0, 7, 20, S_D_RET);
+	ev(r, 150, 0, 7, 10, S_A_RET);
+	NREC(8);
+	EXP_EXIT(3, FC, 2, UNW, 2, 115, 130, false, true);
+	EXP_EXIT(4, FB, 1, UNW, 1, 110, 130, false, false);
+	EXP_ENTER(5, FD, 1, 3, 130, false);
+	EXP_EXIT(6, FD, 1, RET, 3, 130, 140, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 150, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->tails, 0);
+	CHECK_EQ_U(st->unwound, 2);
+	ct_recon_free(r);
+
+	/* Exactly the same key as the top frame, other function: C code has
+	 * no inferred tail calls, so B was unwound. */
+	r = new_recon(false);
+	ev(r, 100, 0, 7, 10, S_A_ENT);
+	ev(r, 110, 0, 7, 20, S_B_ENT);
+	ev(r, 130, 0, 7, 20, S_D_ENT);
+	NREC(4);
+	EXP_EXIT(2, FB, 1, UNW, 1, 110, 130, false, true);
+	EXP_ENTER(3, FD, 1, 2, 130, false);
+	CHECK_EQ_U(ct_recon_stats(r)->tails, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_goroutine_migration)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 2, 20, S_B_ENT);
+	ev(r, 120, 5, 3, 20, S_B_RET);
+	ev(r, 130, 5, 4, 10, S_A_RET);
+	NREC(4);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, false, true);
+	CHECK_EQ_U(col.v[2].c.tid, 2);
+	CHECK_EQ_U(col.v[2].c.exit_tid, 3);
+	CHECK_EQ_U(col.v[2].c.goid, 5);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 130, false, false);
+	CHECK_EQ_U(col.v[3].c.tid, 1);
+	CHECK_EQ_U(col.v[3].c.exit_tid, 4);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_goroutines_interleaved)
+{
+	/* Same keys, same thread, different goroutines: separate stacks (no
+	 * inferred tail calls across goroutines). */
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 1, 1, 10, S_A_ENT);
+	ev(r, 105, 2, 1, 10, S_B_ENT);
+	ev(r, 110, 1, 1, 20, S_C_ENT);
+	ev(r, 115, 2, 1, 20, S_D_ENT);
+	ev(r, 120, 1, 1, 20, S_C_RET);
+	ev(r, 125, 2, 1, 20, S_D_RET);
+	ev(r, 130, 1, 1, 10, S_A_RET);
+	ev(r, 135, 2, 1, 10, S_B_RET);
+	NREC(8);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 0, 1, 105, false);
+	EXP_ENTER(2, FC, 1, 2, 110, false);
+	EXP_ENTER(3, FD, 1, 3, 115, false);
+	EXP_EXIT(4, FC, 1, RET, 2, 110, 120, false, true);
+	EXP_EXIT(5, FD, 1, RET, 3, 115, 125, false, true);
+	EXP_EXIT(6, FA, 0, RET, 0, 100, 130, false, false);
+	EXP_EXIT(7, FB, 0, RET, 1, 105, 135, false, false);
+	CHECK_EQ_U(col.v[7].c.goid, 2);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->threads, 2);
+	CHECK_EQ_U(st->tails, 0);
+	CHECK_EQ_U(st->max_depth, 2);
+	ct_recon_free(r);
+
+	/* Equal goids in two processes are two goroutines. */
+	r = new_recon(true);
+	evp(r, 100, 100, 1, 1, 10, S_A_ENT, NULL, 0);
+	evp(r, 200, 105, 1, 2, 10, S_B_ENT, NULL, 0);
+	evp(r, 100, 110, 1, 1, 10, S_A_RET, NULL, 0);
+	evp(r, 200, 115, 1, 2, 10, S_B_RET, NULL, 0);
+	NREC(4);
+	EXP_ENTER(1, FB, 0, 1, 105, false);
+	EXP_EXIT(2, FA, 0, RET, 0, 100, 110, false, true);
+	EXP_EXIT(3, FB, 0, RET, 1, 105, 115, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->tails, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_c_threads_keyed_by_tid)
+{
+	struct ct_recon *r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 2, 10, S_B_ENT);
+	ev(r, 110, 0, 1, 20, S_C_ENT);
+	ev(r, 115, 0, 2, 20, S_D_ENT);
+	ev(r, 120, 0, 1, 20, S_C_RET);
+	ev(r, 125, 0, 2, 20, S_D_RET);
+	ev(r, 130, 0, 1, 10, S_A_RET);
+	ev(r, 135, 0, 2, 10, S_B_RET);
+	NREC(8);
+	EXP_ENTER(1, FB, 0, 1, 105, false);
+	EXP_ENTER(2, FC, 1, 2, 110, false);
+	EXP_ENTER(3, FD, 1, 3, 115, false);
+	EXP_EXIT(6, FA, 0, RET, 0, 100, 130, false, false);
+	CHECK_EQ_U(col.v[6].c.tid, 1);
+	EXP_EXIT(7, FB, 0, RET, 1, 105, 135, false, false);
+	CHECK_EQ_U(col.v[7].c.tid, 2);
+	CHECK_EQ_U(col.v[7].c.exit_tid, 2);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->threads, 2);
+	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+
+	/* Same tid in two processes: two threads. */
+	r = new_recon(false);
+	evp(r, 100, 100, 0, 1, 10, S_A_ENT, NULL, 0);
+	evp(r, 200, 105, 0, 1, 10, S_B_ENT, NULL, 0);
+	evp(r, 100, 110, 0, 1, 10, S_A_RET, NULL, 0);
+	evp(r, 200, 115, 0, 1, 10, S_B_RET, NULL, 0);
+	NREC(4);
+	EXP_EXIT(2, FA, 0, RET, 0, 100, 110, false, true);
+	CHECK_EQ_U(col.v[2].c.pid, 100);
+	EXP_EXIT(3, FB, 0, RET, 1, 105, 115, false, true);
+	CHECK_EQ_U(col.v[3].c.pid, 200);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+
+	/* Go code on a system stack (goid 0) is a thread, separate from the
+	 * goroutine running on the same tid. */
+	r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_B_ENT); /* g0, same key, same tid */
+	ev(r, 110, 0, 1, 10, S_B_RET);
+	ev(r, 115, 5, 1, 10, S_A_RET);
+	NREC(4);
+	EXP_ENTER(1, FB, 0, 1, 105, false);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 115, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->tails, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_goexit_unwinds_all)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	ev(r, 110, 5, 1, 20, S_B_ENT);
+	ev(r, 120, 6, 1, 10, S_C_ENT); /* another goroutine, untouched */
+	ev(r, 150, 5, 2, 40, S_GOEXIT);
+	NREC(5);
+	EXP_EXIT(3, FB, 1, UNW, 1, 110, 150, false, true);
+	CHECK_EQ_U(col.v[3].c.exit_tid, 2);
+	EXP_EXIT(4, FA, 0, UNW, 0, 100, 150, false, false);
+	/* goexit of a goroutine with nothing open: nothing, not unmatched */
+	ev(r, 160, 7, 1, 40, S_GOEXIT);
+	ev(r, 170, 5, 1, 40, S_GOEXIT);
+	NREC(5);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unwound, 2);
+	CHECK_EQ_U(st->unmatched_exits, 0);
+	ct_recon_finish(r, 500);
+	NREC(6);
+	EXP_EXIT(5, FC, 0, UNF, 2, 120, 500, false, true);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_unmatched_exit)
+{
+	struct ct_recon *r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_RET); /* attached mid-call */
+	NREC(0);
+	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 1);
+	ev(r, 110, 0, 1, 10, S_A_ENT);
+	ev(r, 120, 0, 1, 30, S_B_RET); /* deeper than anything open */
+	NREC(1);
+	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 2);
+	ev(r, 125, 0, 1, 10, S_A_TAIL_OUT); /* matched TAIL: returns */
+	NREC(2);
+	EXP_EXIT(1, FA, 0, RET, 0, 110, 125, false, true);
+	ev(r, 130, 0, 1, 10, S_A_TAIL_OUT); /* TAIL with nothing open */
+	ev(r, 131, 0, 1, 10, S_A_RESTART);  /* RESTART with nothing open: ignored */
+	NREC(2);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unmatched_exits, 3);
+	CHECK_EQ_U(st->calls, 1);
+	CHECK_EQ_U(st->returned, 1);
+	CHECK_EQ_U(st->events, 6);
+	/* A TAIL of a function that is not the top frame is unmatched too. */
+	ev(r, 140, 0, 1, 10, S_C_ENT);
+	ev(r, 141, 0, 1, 10, S_A_TAIL_OUT);
+	NREC(3);
+	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 4);
+	ev(r, 150, 0, 1, 10, S_C_RET);
+	NREC(4);
+	EXP_EXIT(3, FC, 0, RET, 1, 140, 150, false, true);
+	/* A site id beyond the table is ignored. */
+	struct ct_rec_event e = {0};
+	e.ts = 160;
+	e.pid = PID;
+	e.tid = 1;
+	e.site = NSITES + 5;
+	e.kind = CT_SITE_ENTRY;
+	ct_recon_event(r, &e);
+	NREC(4);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_lost_events)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 5, 1, 10, S_A_ENT);
+	lost(r, 150, 17);
+	lost(r, 160, 3);
+	ev(r, 170, 5, 1, 10, S_A_RET);
+	NREC(4);
+	CHECK_EQ_U(col.v[1].type, 'L');
+	CHECK_EQ_U(col.v[1].lost_ts, 150);
+	CHECK_EQ_U(col.v[1].lost_n, 17);
+	CHECK_EQ_U(col.v[2].type, 'L');
+	CHECK_EQ_U(col.v[2].lost_ts, 160);
+	CHECK_EQ_U(col.v[2].lost_n, 3);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 170, false, true);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->lost, 20);
+	CHECK_EQ_U(st->events, 4);
+	ct_recon_free(r);
+
+	/* No lost callback: still counted. */
+	col_reset();
+	struct ct_recon_ops no_lost = {rec_enter, rec_exit, NULL};
+	r = ct_recon_new(sites, NSITES, true, &no_lost, NULL);
+	lost(r, 150, 4);
+	CHECK_EQ_U(ct_recon_stats(r)->lost, 4);
+	NREC(0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_finish_unfinished_stable_order)
+{
+	struct ct_recon *r = new_recon(true);
+	/* 40 goroutines with scattered ids, each two frames deep, started in
+	 * an order unrelated to their ids (and so to hash order). */
+	enum { N = 40 };
+	uint64_t goids[N];
+	for (int i = 0; i < N; i++)
+		goids[i] = (uint64_t)((i * 7919 + 13) % 1000) + 1;
+	for (int i = 0; i < N; i++)
+		ev(r, 1000 + i, goids[i], 1 + i % 3, 10, S_A_ENT);
+	for (int i = N - 1; i >= 0; i--)
+		ev(r, 2000 + i, goids[i], 1 + i % 3, 20, S_B_ENT);
+	NREC(2 * N);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, N);
+	ct_recon_finish(r, 9999);
+	NREC(4 * N);
+	for (int i = 0; i < N; i++) {
+		/* seq of goroutine i's A is i; its B is N + (N-1-i). */
+		EXP_EXIT(2 * N + 2 * i, FB, 1, UNF, (uint64_t)(2 * N - 1 - i), 2000 + i, 9999, false, true);
+		CHECK_EQ_U(col.v[2 * N + 2 * i].c.goid, goids[i]);
+		CHECK_EQ_U(col.v[2 * N + 2 * i].c.exit_tid, 1 + i % 3);
+		EXP_EXIT(2 * N + 2 * i + 1, FA, 0, UNF, i, 1000 + i, 9999, false, false);
+	}
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unfinished, 2 * N);
+	CHECK_EQ_U(st->calls, 2 * N);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_deep_recursion)
+{
+	enum { N = 10000 };
+	struct ct_recon *r = new_recon(true);
+	for (int i = 0; i < N; i++)
+		ev(r, 1000 + i, 3, 1, 8 + 64ULL * i, S_A_ENT);
+	for (int i = N - 1; i >= 0; i--)
+		ev(r, 100000 - i, 3, 1, 8 + 64ULL * i, S_A_RET);
+	NREC(2 * N);
+	for (int i = 0; i < N; i++) {
+		EXP_ENTER(i, FA, i, i, 1000 + i, false);
+		int j = N + (N - 1 - i);
+		EXP_EXIT(j, FA, i, RET, i, 1000 + i, 100000 - i, false, i == N - 1);
+	}
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->max_depth, N);
+	CHECK_EQ_U(st->calls, N);
+	CHECK_EQ_U(st->returned, N);
+	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+
+	/* Unwinding all of it at once, and finishing it open. */
+	r = new_recon(true);
+	for (int i = 0; i < N; i++)
+		ev(r, 1000 + i, 3, 1, 8 + 64ULL * i, S_A_ENT);
+	ev(r, 50000, 3, 1, 8 + 64ULL * 5000, S_A_RET);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, N - 5001);
+	CHECK_EQ_U(ct_recon_stats(r)->returned, 1);
+	ct_recon_finish(r, 60000);
+	CHECK_EQ_U(ct_recon_stats(r)->unfinished, 5000);
+	CHECK_EQ_U(col.v[col.n - 1].c.seq, 0);
+	CHECK_EQ_U(col.v[col.n - 1].c.status, UNF);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_stats_threads_counted_once)
+{
+	/* One thread making two top-level calls is one thread, even though
+	 * its stack is empty in between. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 110, 0, 1, 10, S_A_RET);
+	ev(r, 120, 0, 1, 10, S_B_ENT);
+	ev(r, 130, 0, 1, 10, S_B_RET);
+	ev(r, 140, 0, 2, 10, S_B_ENT);
+	ev(r, 150, 0, 2, 10, S_B_RET);
+	CHECK_EQ_U(ct_recon_stats(r)->calls, 3);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 2);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_stats_mixed)
+{
+	struct ct_recon *r = new_recon(true);
+	ev(r, 100, 1, 1, 10, S_A_ENT);     /* call 0 */
+	ev(r, 101, 1, 1, 10, S_A_RESTART);
+	ev(r, 102, 1, 1, 10, S_A_ENT);     /* restart: dropped */
+	ev(r, 103, 1, 1, 20, S_B_ENT);     /* call 1 */
+	ev(r, 104, 1, 1, 20, S_C_ENT);     /* call 2: tail from B */
+	ev(r, 105, 1, 1, 30, S_D_ENT);     /* call 3 */
+	ev(r, 106, 1, 1, 20, S_C_RET);     /* D unwound; C, B returned */
+	ev(r, 107, 2, 2, 10, S_A_ENT);     /* call 4, goroutine 2 */
+	ev(r, 108, 2, 2, 10, S_A_TAIL_B);
+	ev(r, 109, 2, 2, 10, S_B_ENT);     /* call 5: tail */
+	lost(r, 110, 9);
+	ev(r, 111, 2, 2, 99, S_GOEXIT);    /* B, A of g2 unwound */
+	ev(r, 112, 3, 3, 10, S_D_RET);     /* unmatched */
+	ct_recon_finish(r, 200);           /* A of g1 unfinished */
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->events, 13);
+	CHECK_EQ_U(st->calls, 6);
+	CHECK_EQ_U(st->returned, 2);
+	CHECK_EQ_U(st->unwound, 3);
+	CHECK_EQ_U(st->unfinished, 1);
+	CHECK_EQ_U(st->restarts, 1);
+	CHECK_EQ_U(st->tails, 2);
+	CHECK_EQ_U(st->unmatched_exits, 1);
+	CHECK_EQ_U(st->lost, 9);
+	CHECK_EQ_U(st->max_depth, 4);
+	CHECK_EQ_U(st->threads, 2);
+	CHECK_EQ_U(st->returned + st->unwound + st->unfinished, st->calls);
+	ct_recon_free(r);
+	col_reset();
+}

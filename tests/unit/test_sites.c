@@ -1,0 +1,537 @@
+/* ct_find_sites / ct_disasm_one on hand-assembled x86-64 code.  Every byte
+ * array carries its disassembly (verified with objdump -D -b binary
+ * -mi386:x86-64 --adjust-vma=0x401000). */
+#include "unit.h"
+
+#include "plan/sites.h"
+#include "util/util.h"
+
+#define BASE 0x401000ULL
+#define MORESTACK 0x460000ULL
+
+static bool is_morestack(void *ctx, uint64_t target)
+{
+	int *calls = ctx;
+	if (calls)
+		(*calls)++;
+	return target == MORESTACK;
+}
+
+static int find(const uint8_t *code, size_t len, enum ct_abi abi, struct ct_fn_sites *s)
+{
+	return ct_find_sites(code, len, BASE, abi, is_morestack, NULL, s);
+}
+
+/* Go ABIInternal prologue. */
+static const uint8_t go_reg[] = {
+	0x49, 0x3b, 0x66, 0x10,       /* +00 cmp 0x10(%r14),%rsp */
+	0x76, 0x0e,                   /* +04 jbe 0x401014 */
+	0x55,                         /* +06 push %rbp */
+	0x48, 0x89, 0xe5,             /* +07 mov %rsp,%rbp */
+	0x48, 0x83, 0xec, 0x10,       /* +0a sub $0x10,%rsp */
+	0x48, 0x83, 0xc4, 0x10,       /* +0e add $0x10,%rsp */
+	0x5d,                         /* +12 pop %rbp */
+	0xc3,                         /* +13 ret */
+	0xe8, 0xe7, 0xef, 0x05, 0x00, /* +14 call 0x460000 (morestack) */
+	0xeb, 0xe5,                   /* +19 jmp 0x401000 (restart at +0) */
+};
+
+TEST(sites_go_reg_prologue)
+{
+	struct ct_fn_sites s;
+	int calls = 0;
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_ABI_GO_REG, is_morestack, &calls, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 4);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.ninsns, 10);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 0x13);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[0].target, 0);
+	CHECK_EQ_U(s.exits[1].addr, BASE + 0x14);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RESTART);
+	CHECK_EQ_U(s.exits[1].target, MORESTACK);
+	CHECK_EQ_I(calls, 1); /* asked once, about the one direct call */
+	ct_fn_sites_free(&s);
+	CHECK(s.exits == NULL && s.nexits == 0);
+}
+
+/* Large frame: the bound check is on SP minus the frame size. */
+static const uint8_t go_large[] = {
+	0x4c, 0x8d, 0xa4, 0x24, 0x00, 0xf0, 0xff, 0xff, /* +00 lea -0x1000(%rsp),%r12 */
+	0x4d, 0x3b, 0x66, 0x10,                         /* +08 cmp 0x10(%r14),%r12 */
+	0x76, 0x01,                                     /* +0c jbe 0x40100f */
+	0xc3,                                           /* +0e ret */
+	0xe8, 0xec, 0xef, 0x05, 0x00,                   /* +0f call 0x460000 */
+	0xeb, 0xea,                                     /* +14 jmp 0x401000 */
+};
+
+TEST(sites_go_large_frame_prologue)
+{
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 0xc);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 0xe);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[1].addr, BASE + 0xf);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RESTART);
+	CHECK_EQ_U(s.exits[1].target, MORESTACK);
+	ct_fn_sites_free(&s);
+	/* In C, R12 is callee-saved: only R10/R11 may be written before the
+	 * entry probe, so the lea pushes the entry back to +0. */
+	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	ct_fn_sites_free(&s);
+}
+
+/* Go ABI0 (assembly/stack-args) prologue: g from TLS into RCX. */
+static const uint8_t go_abi0[] = {
+	0x64, 0x48, 0x8b, 0x0c, 0x25, 0xf8, 0xff, 0xff, 0xff, /* +00 mov %fs:0xfffffffffffffff8,%rcx */
+	0x48, 0x3b, 0x61, 0x10,                               /* +09 cmp 0x10(%rcx),%rsp */
+	0x76, 0x01,                                           /* +0d jbe 0x401010 */
+	0xc3,                                                 /* +0f ret */
+	0xe8, 0xeb, 0xef, 0x05, 0x00,                         /* +10 call 0x460000 */
+	0xeb, 0xe9,                                           /* +15 jmp 0x401000 */
+};
+
+TEST(sites_go_abi0_prologue)
+{
+	struct ct_fn_sites s;
+	/* Stack ABI: RCX holds no argument, so the jbe is a fine entry. */
+	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_ABI_GO_STACK, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 0xd);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 0xf);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[1].addr, BASE + 0x10);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RESTART);
+	ct_fn_sites_free(&s);
+	/* Register ABI: RCX is an argument register; the mov would clobber
+	 * it before the probe, so the entry stays at +0 (single-stepped). */
+	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 2);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_c_push_rbp)
+{
+	static const uint8_t code[] = {
+		0x55,             /* +0 push %rbp */
+		0x48, 0x89, 0xe5, /* +1 mov %rsp,%rbp */
+		0x31, 0xc0,       /* +4 xor %eax,%eax */
+		0x5d,             /* +6 pop %rbp */
+		0xc3,             /* +7 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.ninsns, 5);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 7);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_c_endbr64_push)
+{
+	static const uint8_t code[] = {
+		0xf3, 0x0f, 0x1e, 0xfa, /* +0 endbr64 */
+		0x55,                   /* +4 push %rbp */
+		0x48, 0x89, 0xe5,       /* +5 mov %rsp,%rbp */
+		0x5d,                   /* +8 pop %rbp */
+		0xc3,                   /* +9 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 4);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 9);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_c_mov_first_not_emulated)
+{
+	static const uint8_t code[] = {
+		0x48, 0x89, 0xf8, /* +0 mov %rdi,%rax */
+		0xc3,             /* +3 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 3);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_c3_inside_immediate)
+{
+	static const uint8_t code[] = {
+		0xb8, 0xc3, 0x00, 0x00, 0x00, /* +0 mov $0xc3,%eax */
+		0xc3,                         /* +5 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.ninsns, 2);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 5);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_several_rets)
+{
+	static const uint8_t code[] = {
+		0x85, 0xff, /* +0 test %edi,%edi */
+		0x74, 0x01, /* +2 je 0x401005 */
+		0xc3,       /* +4 ret */
+		0x31, 0xc0, /* +5 xor %eax,%eax */
+		0xc3,       /* +7 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	/* test only writes flags: the je is the cheap entry; its target
+	 * (+5) lies after it, so it cannot re-run. */
+	CHECK_EQ_U(s.entry_site, BASE + 2);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 4);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[1].addr, BASE + 7);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_ret_imm16)
+{
+	static const uint8_t code[] = {
+		0x55,             /* +0 push %rbp */
+		0x5d,             /* +1 pop %rbp */
+		0xc2, 0x08, 0x00, /* +2 ret $0x8 */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.ninsns, 3);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_rep_ret)
+{
+	static const uint8_t code[] = {
+		0x55,       /* +0 push %rbp */
+		0x5d,       /* +1 pop %rbp */
+		0xf3, 0xc3, /* +2 repz ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.ninsns, 3);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2); /* at the prefix, not at the C3 */
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_tail_jmp_out)
+{
+	static const uint8_t rel32[] = {
+		0x48, 0x89, 0xf8,             /* +0 mov %rdi,%rax */
+		0xe9, 0xf8, 0x0f, 0x00, 0x00, /* +3 jmp 0x402000 */
+	};
+	static const uint8_t rel8[] = {
+		0x31, 0xc0, /* +0 xor %eax,%eax */
+		0xeb, 0x10, /* +2 jmp 0x401014 */
+	};
+	static const uint8_t only[] = {
+		0xe9, 0xfb, 0x0f, 0x00, 0x00, /* +0 jmp 0x402000 */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(rel32, sizeof(rel32), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 3);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[0].target, 0x402000);
+	ct_fn_sites_free(&s);
+
+	CHECK_EQ_I(find(rel8, sizeof(rel8), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[0].target, BASE + 0x14);
+	ct_fn_sites_free(&s);
+
+	/* A body that is only a jmp: entry at +0 (jmp is emulated), and the
+	 * same instruction is the tail exit. */
+	CHECK_EQ_I(find(only, sizeof(only), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[0].target, 0x402000);
+	ct_fn_sites_free(&s);
+
+	/* Jumping to exactly addr+len is leaving the function. */
+	static const uint8_t edge[] = {
+		0xc3,       /* +0 ret */
+		0xeb, 0x00, /* +1 jmp 0x401003 (= BASE + len) */
+	};
+	CHECK_EQ_I(find(edge, sizeof(edge), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[1].target, BASE + 3);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_jmp_inside_is_not_exit)
+{
+	static const uint8_t code[] = {
+		0x31, 0xc0,       /* +00 xor %eax,%eax */
+		0x83, 0xc0, 0x01, /* +02 add $0x1,%eax */
+		0x83, 0xf8, 0x0a, /* +05 cmp $0xa,%eax */
+		0x73, 0x02,       /* +08 jae 0x40100c */
+		0xeb, 0xf6,       /* +0a jmp 0x401002 */
+		0xc3,             /* +0c ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.ninsns, 6);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 0xc);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	/* xor writes RAX (the SysV return/varargs register): +0. */
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_call_morestack_or_not)
+{
+	static const uint8_t code[] = {
+		0x55,                         /* +0 push %rbp */
+		0xe8, 0xfa, 0xff, 0x05, 0x00, /* +1 call 0x461000 */
+		0x5d,                         /* +6 pop %rbp */
+		0xc3,                         /* +7 ret */
+	};
+	struct ct_fn_sites s;
+	/* 0x461000 is not morestack: a plain call, no exit. */
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+	/* No callback at all: no RESTART either. */
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_ABI_GO_REG, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_jump_onto_cheap_site_forces_plus0)
+{
+	/* The restart path jumps back onto the jbe itself: a probe there
+	 * would fire twice per call. */
+	static const uint8_t onto[] = {
+		0x49, 0x3b, 0x66, 0x10,       /* +00 cmp 0x10(%r14),%rsp */
+		0x76, 0x01,                   /* +04 jbe 0x401007 */
+		0xc3,                         /* +06 ret */
+		0xe8, 0xf4, 0xef, 0x05, 0x00, /* +07 call 0x460000 */
+		0xeb, 0xf6,                   /* +0c jmp 0x401004 */
+	};
+	/* Same with a conditional jump (jbe) landing on the cheap site. */
+	static const uint8_t onto_jcc[] = {
+		0x49, 0x3b, 0x66, 0x10,       /* +00 cmp 0x10(%r14),%rsp */
+		0x76, 0x01,                   /* +04 jbe 0x401007 */
+		0xc3,                         /* +06 ret */
+		0xe8, 0xf4, 0xef, 0x05, 0x00, /* +07 call 0x460000 */
+		0x76, 0xf6,                   /* +0c jbe 0x401004 */
+		0xc3,                         /* +0e ret */
+	};
+	/* A jump strictly between +0 and the cheap site (onto the cmp). */
+	static const uint8_t between[] = {
+		0x4c, 0x8d, 0xa4, 0x24, 0x00, 0xf0, 0xff, 0xff, /* +00 lea -0x1000(%rsp),%r12 */
+		0x4d, 0x3b, 0x66, 0x10,                         /* +08 cmp 0x10(%r14),%r12 */
+		0x76, 0x01,                                     /* +0c jbe 0x40100f */
+		0xc3,                                           /* +0e ret */
+		0xeb, 0xf7,                                     /* +0f jmp 0x401008 */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(onto, sizeof(onto), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated); /* cmp is not emulated */
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RESTART);
+	ct_fn_sites_free(&s);
+
+	CHECK_EQ_I(find(onto_jcc, sizeof(onto_jcc), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 3);
+	CHECK_EQ_U(s.exits[2].addr, BASE + 0xe);
+	ct_fn_sites_free(&s);
+
+	CHECK_EQ_I(find(between, sizeof(between), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	ct_fn_sites_free(&s);
+
+	/* Control: a jump back to +0 exactly (the normal restart) keeps the
+	 * cheap site (see sites_go_reg_prologue). */
+}
+
+TEST(sites_prefixed_branch_not_emulated)
+{
+	static const uint8_t code[] = {
+		0x49, 0x3b, 0x66, 0x10, /* +0 cmp 0x10(%r14),%rsp */
+		0x3e, 0x76, 0x01,       /* +4 jbe,pt 0x401008 (ds prefix) */
+		0xc3,                   /* +7 ret */
+		0xc3,                   /* +8 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 2);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_entry_lookahead)
+{
+	static const uint8_t four[] = {
+		0x4d, 0x89, 0xd3, /* +0 mov %r10,%r11 */
+		0x4d, 0x89, 0xd3, /* +3 mov %r10,%r11 */
+		0x4d, 0x89, 0xd3, /* +6 mov %r10,%r11 */
+		0x55,             /* +9 push %rbp  (4th instruction) */
+		0x5d,             /* +a pop %rbp */
+		0xc3,             /* +b ret */
+	};
+	static const uint8_t five[] = {
+		0x4d, 0x89, 0xd3, /* +0 mov %r10,%r11 */
+		0x4d, 0x89, 0xd3, /* +3 mov %r10,%r11 */
+		0x4d, 0x89, 0xd3, /* +6 mov %r10,%r11 */
+		0x4d, 0x89, 0xd3, /* +9 mov %r10,%r11 */
+		0x55,             /* +c push %rbp  (5th: too far) */
+		0x5d,             /* +d pop %rbp */
+		0xc3,             /* +e ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(four, sizeof(four), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 9);
+	CHECK(s.entry_emulated);
+	ct_fn_sites_free(&s);
+	CHECK_EQ_I(find(five, sizeof(five), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 0xe);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_padding_after_last_ret)
+{
+	static const uint8_t int3[] = {
+		0x55,                   /* +0 push %rbp */
+		0x5d,                   /* +1 pop %rbp */
+		0xc3,                   /* +2 ret */
+		0xcc, 0xcc, 0xcc, 0xcc, /* +3 int3 x4 */
+	};
+	static const uint8_t zero[] = {
+		0x55, /* +0 push %rbp */
+		0x5d, /* +1 pop %rbp */
+		0xc3, /* +2 ret */
+		0x00, /* +3 (lone zero byte: does not decode) */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(int3, sizeof(int3), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
+	ct_fn_sites_free(&s);
+	CHECK_EQ_I(find(zero, sizeof(zero), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.ninsns, 3);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_garbage_fails_with_offset)
+{
+	static const uint8_t mid[] = {
+		0x55, /* +0 push %rbp */
+		0x06, /* +1 (bad: push %es is invalid in 64-bit mode) */
+		0xc3, /* +2 ret */
+	};
+	static const uint8_t first[] = {
+		0x06, /* +0 (bad) */
+		0xc3, /* +1 ret */
+	};
+	static const uint8_t cut[] = {
+		0x55,             /* +0 push %rbp */
+		0xb8, 0xc3, 0x00, /* +1 mov $imm32,%eax cut short */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(mid, sizeof(mid), CT_ABI_C, &s), -1);
+	CHECK(strstr(ct_error(), "+0x1") != NULL);
+	CHECK(strstr(ct_error(), "undecodable") != NULL);
+	CHECK(s.exits == NULL);
+	CHECK_EQ_I(find(first, sizeof(first), CT_ABI_C, &s), -1);
+	CHECK(strstr(ct_error(), "+0x0") != NULL);
+	CHECK_EQ_I(find(cut, sizeof(cut), CT_ABI_C, &s), -1);
+	CHECK(strstr(ct_error(), "+0x1") != NULL);
+	/* Nothing at all. */
+	CHECK_EQ_I(find(mid, 0, CT_ABI_C, &s), -1);
+}
+
+TEST(sites_single_ret)
+{
+	static const uint8_t code[] = {0xc3}; /* +0 ret */
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.ninsns, 1);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK_EQ_U(s.nexits, 1);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_disasm_one)
+{
+	char text[128];
+	int n = ct_disasm_one(go_reg + 4, sizeof(go_reg) - 4, BASE + 4, text, sizeof(text));
+	CHECK_EQ_I(n, 2);
+	CHECK(text[0] != 0);
+	CHECK(strstr(text, "jbe") != NULL);
+	CHECK(strstr(text, "401014") != NULL);
+	n = ct_disasm_one(go_reg, sizeof(go_reg), BASE, text, sizeof(text));
+	CHECK_EQ_I(n, 4);
+	CHECK(strstr(text, "cmp") != NULL);
+	static const uint8_t bad[] = {0x06};
+	CHECK_EQ_I(ct_disasm_one(bad, 1, BASE, text, sizeof(text)), -1);
+	CHECK(text[0] != 0);
+	/* A tiny output buffer is truncated, not overrun. */
+	char small[4];
+	memset(small, 'x', sizeof(small));
+	ct_disasm_one(go_reg, sizeof(go_reg), BASE, small, sizeof(small));
+	CHECK_EQ_U(strlen(small), 3);
+}
