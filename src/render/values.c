@@ -36,10 +36,14 @@ void ct_values_free(struct ct_values *v)
 bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len)
 {
 	v->f = NULL;
-	if (!v->t->fetch || site >= v->t->nsites || !v->t->fetch[site] || !payload || !len)
+	if (!v->t->fetch || site >= v->t->nsites || !v->t->fetch[site])
 		return false;
 	const struct ct_site_fetch *f = v->t->fetch[site];
-	if (!ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)))
+	/* A site whose values all sit in SSE registers fetches nothing, yet
+	 * has values to show (as unavailable). */
+	if (f->prog.size && (!payload || !len))
+		return false;
+	if (f->prog.size && !ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)))
 		return false;
 	v->nsnaps = ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
 	v->f = f;

@@ -1148,6 +1148,87 @@ static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint3
 	eval_loc(ops, n, fb, size, out);
 }
 
+/* Go: the register-assigned parts of a value, in ABI order (the algorithm
+ * of abi-internal.md: structs field by field, [1]T as T, strings, slices,
+ * interfaces and complex numbers as their words).  gc describes a value in
+ * registers with one DWARF piece per part and no pieces for padding, so
+ * piece i lands at leaf i's offset rather than at the running sum. */
+struct leaf {
+	uint32_t off, size;
+};
+
+static bool go_leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, struct leaf *out,
+		      size_t max, size_t *n, int depth)
+{
+	const struct ct_type *t = ct_type_get(tt, id);
+	if (depth > 16)
+		return false;
+#define LEAF(o, sz)                                                            \
+	do {                                                                   \
+		if (*n == max)                                                 \
+			return false;                                          \
+		out[(*n)++] = (struct leaf){base + (o), (sz)};                 \
+	} while (0)
+	switch (t->kind) {
+	case CT_K_STRUCT:
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (!go_leaves(tt, t->fields[i].type, base + t->fields[i].offset, out, max, n, depth + 1))
+				return false;
+		return true;
+	case CT_K_ARRAY:
+		if (t->len == 0)
+			return true;
+		if (t->len == 1)
+			return go_leaves(tt, t->elem, base, out, max, n, depth + 1);
+		LEAF(0, t->size);
+		return true;
+	case CT_K_STRING:
+	case CT_K_IFACE:
+	case CT_K_EFACE:
+		LEAF(0, 8);
+		LEAF(8, 8);
+		return true;
+	case CT_K_SLICE:
+		LEAF(0, 8);
+		LEAF(8, 8);
+		LEAF(16, 8);
+		return true;
+	case CT_K_COMPLEX:
+		LEAF(0, t->size / 2);
+		LEAF(t->size / 2, t->size / 2);
+		return true;
+	case CT_K_UNKNOWN:
+		return false;
+	default:
+		if (t->size)
+			LEAF(0, t->size);
+		return true;
+	}
+#undef LEAF
+}
+
+/* Places Go pieces at their leaves' offsets; drops the location if the
+ * pieces do not match the leaves one to one. */
+static void go_fix_pieces(const struct ct_typetab *tt, uint32_t type, struct ct_loc *l)
+{
+	if (l->n < 2)
+		return;
+	struct leaf lv[64];
+	size_t n = 0;
+	bool ok = go_leaves(tt, type, 0, lv, 64, &n, 0) && n == l->n;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (l->pieces[i].size != lv[i].size)
+			ok = false;
+		else
+			l->pieces[i].value_off = lv[i].off;
+	}
+	if (!ok) {
+		free(l->pieces);
+		l->pieces = NULL;
+		l->n = 0;
+	}
+}
+
 /* ---- the function index ---------------------------------------------- */
 
 static void index_die(struct ct_types *ts, Dwarf_Die *d, int depth)
@@ -1318,6 +1399,16 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 			}
 			if (pass == 0)
 				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc);
+			if (go)
+				go_fix_pieces(&ts->tab, p.type, &p.entry_loc);
+			/* -N -l lists a shape instance's dictionary as ".dict":
+			 * reported as go_dict, as in optimized builds */
+			if (go && !p.is_result && ps.n == 0 && !strcmp(p.name, ".dict")) {
+				out->go_dict = true;
+				free(p.name);
+				free(p.entry_loc.pieces);
+				continue;
+			}
 			CT_VEC_PUSH(ps, p);
 		} while (dwarf_siblingof(&c, &c) == 0);
 	}
@@ -1338,7 +1429,7 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 			else
 				CT_VEC_PUSH(ps, p);
 		}
-	} else {
+	} else if (!out->go_dict) {
 		out->go_dict = go_has_dict(&fn, die_name(&fn));
 	}
 	out->params = ps.v;

@@ -109,9 +109,11 @@ TEXT_LINE = re.compile(
     r"^(?P<dur> +[0-9]+\.[0-9]{3} (?:us|ms| s| m| h)| +) \[ *(?P<tid>\d+)\](?: +(?P<gid>\d+|-))? \| (?P<indent> *)(?P<body>.*)$")
 
 
-def parse_text_tree(text):
+def parse_text_tree(text, names):
     """Parses replay's text tree into per-thread root Nodes (func names and
-    nesting), to compare with the JSON view of the same file."""
+    nesting), to compare with the JSON view of the same file.  NAMES: the
+    function names that may appear (Go names contain parentheses)."""
+    by_len = sorted(names, key=len, reverse=True)
     lines = text.splitlines()
     assert lines and lines[0].startswith("# DURATION"), f"no header: {lines[:1]}"
     forest, stacks = {}, {}
@@ -128,11 +130,13 @@ def parse_text_tree(text):
             assert len(st) == depth + 1, f"close at depth {depth} with {len(st)} open: {line!r}"
             st.pop()
             continue
-        fm = re.match(r"^(\S+?)\(\)(?: \{| ?;)", body)
-        assert fm, f"unparsable call: {line!r}"
+        func = next((f for f in by_len if body.startswith(f + "(")), None)
+        assert func, f"unknown function in: {line!r}"
         assert depth == len(st), f"entry at depth {depth} with {len(st)} open: {line!r}"
-        n = Node({"func": fm[1], "leaf": body.rstrip().endswith(";") or "; /*" in body})
+        opens = body.endswith(" {") or body.endswith("{ /* tail call */")
+        assert opens or re.search(r"\);( /\*.*\*/)?$|\) = .*;( /\*.*\*/)?$", body), f"bad call line: {line!r}"
+        n = Node({"func": func, "leaf": not opens})
         (st[-1].children if st else forest.setdefault(key, [])).append(n)
-        if body.endswith("{") or "{ /*" in body:
+        if opens:
             st.append(n)
     return forest

@@ -44,13 +44,15 @@ def test_text_tree_matches_json():
     p, out = record([fixture(GO), "goroutines", "5"])
     text = ct("replay", "--color=never", out)
     assert text.returncode == 0, text.stderr
-    tforest = parse_text_tree(text.stdout)
-    jforest = trees(replay_json(out))
+    calls = replay_json(out)
+    names = {c["func"] for c in calls}
+    tforest = parse_text_tree(text.stdout, names)
+    jforest = trees(calls)
     tshapes = sorted(r.shape() for roots in tforest.values() for r in roots)
     jshapes = sorted(r.shape() for roots in jforest.values() for r in roots)
     assert tshapes == jshapes, (tshapes, jshapes)
     merged = ct("replay", "--merge", "--color=never", out)
-    mforest = parse_text_tree(merged.stdout)
+    mforest = parse_text_tree(merged.stdout, names)
     assert sorted(r.shape() for roots in mforest.values() for r in roots) == jshapes
 
 
