@@ -13,6 +13,9 @@ static const struct {
 } commands[] = {
 	{"record", cmd_record, "run a program (or attach to -p PID) and record its calls"},
 	{"replay", cmd_replay, "show a recorded trace as a call tree (or JSON Lines)"},
+	{"report", cmd_report, "per-function statistics: calls, total, self, percentiles"},
+	{"dump", cmd_dump, "Chrome/Perfetto JSON, folded stacks, or an SVG flame graph"},
+	{"live", cmd_live, "record and print the call tree while the program runs"},
 	{"list", cmd_list, "list the traceable functions of a binary and their probe sites"},
 	{"info", cmd_info, "show what a record file holds"},
 };

@@ -8,5 +8,8 @@ int cmd_record(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_live(int argc, char **argv);
 
 #endif

@@ -14,10 +14,12 @@ static void usage(FILE *f)
 		   "\n"
 		   "  FILE                  record file (default: calltrace.data)\n"
 		   "  -f, --format FMT      text (default): uftrace-style call tree; json: JSON Lines,\n"
-		   "                        one object per call in entry order\n"
+		   "                        one object per call in entry order; yaml: a YAML list of\n"
+		   "                        the same mappings\n"
 		   "      --merge           text: interleave goroutines/threads in time order (default:\n"
 		   "                        each goroutine/thread's calls together, by first appearance)\n"
-		   "      --color WHEN      auto (default: on a terminal), always, never\n");
+		   "      --color WHEN      auto (default: on a terminal), always, never\n"
+		   "\nfilters:\n%s", ct_filter_help);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -26,14 +28,21 @@ int cmd_replay(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"color", required_argument, NULL, 'c'},
 		{"merge", no_argument, NULL, 'm'},
+		CT_FILTER_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *format = "text", *color = "auto";
 	bool merge = false;
+	struct ct_filter_opts fo = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:h" CT_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+		int fr = ct_filter_parse(&fo, c, optarg);
+		if (fr < 0)
+			return 2;
+		if (fr == 0)
+			continue;
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -57,7 +66,7 @@ int cmd_replay(int argc, char **argv)
 		return 2;
 	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";
-	struct ct_render_opts ro = {stdout, false, merge};
+	struct ct_render_opts ro = {stdout, false, merge, &fo};
 	if (!strcmp(color, "always"))
 		ro.color = true;
 	else if (!strcmp(color, "auto"))
@@ -71,8 +80,10 @@ int cmd_replay(int argc, char **argv)
 		render = ct_render_tree;
 	else if (!strcmp(format, "json"))
 		render = ct_render_json;
+	else if (!strcmp(format, "yaml"))
+		render = ct_render_yaml;
 	else {
-		fprintf(stderr, "calltrace: unknown format '%s' (use text or json)\n", format);
+		fprintf(stderr, "calltrace: unknown format '%s' (use text, json or yaml)\n", format);
 		return 2;
 	}
 	struct ct_trace t;
@@ -88,6 +99,7 @@ int cmd_replay(int argc, char **argv)
 	if (truncated)
 		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); replayed what was whole\n",
 			path);
+	ct_filter_free(&fo);
 	if (fflush(stdout) != 0)
 		return 1;
 	return rc ? 1 : 0;

@@ -82,7 +82,7 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 		return -1;
 	}
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost};
-	ct_recon_run(t, &ops, &j);
+	ct_filter_run(t, o->filter, &ops, &j);
 	ct_exitindex_free(j.x);
 	ct_values_free(j.vals);
 	buf_free(&j.line);

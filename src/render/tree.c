@@ -317,7 +317,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
 	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
-	struct ct_recon_stats st = ct_recon_run(t, &ops, &tr);
+	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &tr);
 	if (o->merge)
 		flush_pending(&tr, &tr.merged, NULL);
 	else

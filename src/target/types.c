@@ -906,10 +906,17 @@ struct fbase {
 	int32_t cfa_off; /* frame base = CFA + cfa_off */
 };
 
+/* Parts of a value that a location leaves out (DW_OP_piece alone):
+ * padding, or optimized-out bytes. */
+struct gaps {
+	uint32_t off[8], size[8];
+	size_t n;
+};
+
 /* Evaluates EXPR into pieces; false if it uses anything we cannot express
- * (implicit values, entry values, derefs, optimized-out parts...). */
+ * (implicit values, entry values, derefs...).  Empty pieces go to GAPS. */
 static bool eval_loc(const Dwarf_Op *ops, size_t n, const struct fbase *fb, uint32_t size,
-		     struct ct_loc *out)
+		     struct ct_loc *out, struct gaps *gaps)
 {
 	enum { NONE, REG, XREG, MEM, REGMEM } st = NONE;
 	int reg = 0;
@@ -975,8 +982,14 @@ static bool eval_loc(const Dwarf_Op *ops, size_t n, const struct fbase *fb, uint
 			off += ops[i + 1].atom == DW_OP_plus ? c : -c;
 			i++;
 		} else if (a == DW_OP_piece) {
-			if (st == NONE)
-				goto fail; /* part of the value is optimized out */
+			if (st == NONE) {
+				if (gaps->n == 8)
+					goto fail;
+				gaps->off[gaps->n] = voff;
+				gaps->size[gaps->n++] = (uint32_t)ops[i].number;
+				voff += (uint32_t)ops[i].number;
+				continue;
+			}
 			struct ct_piece p = {.size = (uint16_t)ops[i].number, .value_off = voff};
 			p.kind = st == REG ? CT_PIECE_REG : st == XREG ? CT_PIECE_XREG
 				: st == MEM ? CT_PIECE_STACK : CT_PIECE_REGMEM;
@@ -1136,7 +1149,7 @@ static struct fbase frame_base(Dwarf_Die *fn, Dwarf_Addr pc)
 }
 
 static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint32_t size,
-		      struct ct_loc *out)
+		      struct ct_loc *out, struct gaps *gaps)
 {
 	Dwarf_Attribute a;
 	Dwarf_Op buf[MAX_OPS], *ops;
@@ -1145,19 +1158,21 @@ static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint3
 	out->n = 0;
 	if (!dwarf_attr(p, DW_AT_location, &a) || !loc_at(&a, pc, buf, &ops, &n))
 		return;
-	eval_loc(ops, n, fb, size, out);
+	eval_loc(ops, n, fb, size, out, gaps);
 }
 
-/* Go: the register-assigned parts of a value, in ABI order (the algorithm
- * of abi-internal.md: structs field by field, [1]T as T, strings, slices,
- * interfaces and complex numbers as their words).  gc describes a value in
- * registers with one DWARF piece per part and no pieces for padding, so
- * piece i lands at leaf i's offset rather than at the running sum. */
+/* The scalar parts of a value in memory order; for Go, also the
+ * register-assigned parts in ABI order (the algorithm of abi-internal.md:
+ * structs field by field, [1]T as T, strings, slices, interfaces and
+ * complex numbers as their words).  gc describes a value in registers with
+ * one DWARF piece per part and pieces for padding only sometimes (an
+ * optimized build has none, -N -l some), so piece i goes to leaf i's
+ * offset rather than to the running sum. */
 struct leaf {
 	uint32_t off, size;
 };
 
-static bool go_leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, struct leaf *out,
+static bool leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, struct leaf *out,
 		      size_t max, size_t *n, int depth)
 {
 	const struct ct_type *t = ct_type_get(tt, id);
@@ -1172,14 +1187,14 @@ static bool go_leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, s
 	switch (t->kind) {
 	case CT_K_STRUCT:
 		for (uint32_t i = 0; i < t->nfields; i++)
-			if (!go_leaves(tt, t->fields[i].type, base + t->fields[i].offset, out, max, n, depth + 1))
+			if (!leaves(tt, t->fields[i].type, base + t->fields[i].offset, out, max, n, depth + 1))
 				return false;
 		return true;
 	case CT_K_ARRAY:
 		if (t->len == 0)
 			return true;
 		if (t->len == 1)
-			return go_leaves(tt, t->elem, base, out, max, n, depth + 1);
+			return leaves(tt, t->elem, base, out, max, n, depth + 1);
 		LEAF(0, t->size);
 		return true;
 	case CT_K_STRING:
@@ -1207,26 +1222,53 @@ static bool go_leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, s
 #undef LEAF
 }
 
-/* Places Go pieces at their leaves' offsets; drops the location if the
- * pieces do not match the leaves one to one. */
-static void go_fix_pieces(const struct ct_typetab *tt, uint32_t type, struct ct_loc *l)
+static void loc_drop(struct ct_loc *l)
 {
-	if (l->n < 2)
+	free(l->pieces);
+	l->pieces = NULL;
+	l->n = 0;
+}
+
+/* Places Go pieces at their leaves' offsets; drops the location if the
+ * pieces do not match the leaves one to one.  Gaps (empty pieces) are
+ * ignored: their offsets are as unreliable as the others', and a missing
+ * part shows as a missing leaf. */
+static void go_fix_pieces(const struct ct_typetab *tt, uint32_t type, struct ct_loc *l,
+			  bool had_gaps)
+{
+	if (l->n < 2 && !had_gaps)
 		return;
 	struct leaf lv[64];
 	size_t n = 0;
-	bool ok = go_leaves(tt, type, 0, lv, 64, &n, 0) && n == l->n;
+	bool ok = leaves(tt, type, 0, lv, 64, &n, 0) && n == l->n;
 	for (size_t i = 0; ok && i < n; i++) {
 		if (l->pieces[i].size != lv[i].size)
 			ok = false;
 		else
 			l->pieces[i].value_off = lv[i].off;
 	}
-	if (!ok) {
-		free(l->pieces);
-		l->pieces = NULL;
-		l->n = 0;
+	if (!ok)
+		loc_drop(l);
+}
+
+/* C: a location with gaps is kept only if the gaps are padding. */
+static void c_check_gaps(const struct ct_typetab *tt, uint32_t type, struct ct_loc *l,
+			 const struct gaps *g)
+{
+	struct leaf lv[64];
+	size_t n = 0;
+	if (!g->n)
+		return;
+	if (!leaves(tt, type, 0, lv, 64, &n, 0)) {
+		loc_drop(l);
+		return;
 	}
+	for (size_t i = 0; i < g->n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (g->off[i] < lv[j].off + lv[j].size && lv[j].off < g->off[i] + g->size[i]) {
+				loc_drop(l);
+				return;
+			}
 }
 
 /* ---- the function index ---------------------------------------------- */
@@ -1312,25 +1354,37 @@ const struct ct_typetab *ct_types_table(const struct ct_types *ts)
 	return &ts->tab;
 }
 
-/* Go: does this function take a hidden dictionary?  Shape instances have
- * ".paramN" typedefs with DW_AT_go_dict_index among their children, and
- * "[go.shape." in their names; closures inside them do not take one. */
+static bool closure_part(const char *p, size_t n)
+{
+	static const char *const pre[] = {"func", "deferwrap", "gowrap"};
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
+		size_t l = strlen(pre[i]);
+		if (n > l && !strncmp(p, pre[i], l) && strspn(p + l, "0123456789") == n - l)
+			return true;
+	}
+	return false;
+}
+
+/* Go: does this function take a hidden dictionary?  Shape instances are
+ * named "pkg.F[go.shape.int_0]", "pkg.(*T[go.shape.int_0]).M" and take one;
+ * closures inside them ("...].func1", "...].M.func2", gowrapN, deferwrapN)
+ * reach it through their context and do not, though they carry the same
+ * ".paramN" typedefs with DW_AT_go_dict_index.  Those typedefs decide only
+ * when the name says nothing. */
 static bool go_has_dict(Dwarf_Die *fn, const char *name)
 {
-	Dwarf_Die c;
-	if (dwarf_child(fn, &c) == 0) {
-		do {
-			if (dwarf_tag(&c) == DW_TAG_typedef && die_has(&c, DW_AT_go_dict_index))
-				return true;
-		} while (dwarf_siblingof(&c, &c) == 0);
+	const char *s = name ? strstr(name, "[go.shape.") : NULL;
+	if (!s) {
+		Dwarf_Die c;
+		if (dwarf_child(fn, &c) == 0) {
+			do {
+				if (dwarf_tag(&c) == DW_TAG_typedef && die_has(&c, DW_AT_go_dict_index))
+					return true;
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		return false;
 	}
-	if (!name)
-		return false;
-	const char *s = strstr(name, "[go.shape.");
-	if (!s)
-		return false;
-	/* Skip the bracketed type arguments; what follows names a method
-	 * ("].Method" is part of the receiver type otherwise) or a closure. */
+	/* skip the type arguments, then look at the dotted parts after them */
 	int depth = 0;
 	const char *p = s;
 	for (; *p; p++) {
@@ -1341,12 +1395,17 @@ static bool go_has_dict(Dwarf_Die *fn, const char *name)
 	}
 	if (!*p)
 		return true;
-	p++;
-	if (*p == ')')
-		p++;
-	/* "...].func1", "...].Method.func2": a closure. */
-	const char *f = strstr(p, ".func");
-	return !(f && f[5] >= '0' && f[5] <= '9');
+	for (p++; *p;) {
+		if (*p == ')' || *p == '.') {
+			p++;
+			continue;
+		}
+		size_t n = strcspn(p, ".");
+		if (closure_part(p, n))
+			return false;
+		p += n;
+	}
+	return true;
 }
 
 bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
@@ -1397,10 +1456,13 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 					dwarf_formflag(&a, &flag);
 				p.is_result = flag;
 			}
+			struct gaps gaps = {.n = 0};
 			if (pass == 0)
-				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc);
+				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc, &gaps);
 			if (go)
-				go_fix_pieces(&ts->tab, p.type, &p.entry_loc);
+				go_fix_pieces(&ts->tab, p.type, &p.entry_loc, gaps.n > 0);
+			else
+				c_check_gaps(&ts->tab, p.type, &p.entry_loc, &gaps);
 			/* -N -l lists a shape instance's dictionary as ".dict":
 			 * reported as go_dict, as in optimized builds */
 			if (go && !p.is_result && ps.n == 0 && !strcmp(p.name, ".dict")) {

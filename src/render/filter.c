@@ -1,0 +1,213 @@
+#include "render/filter.h"
+#include "reconstruct/exitindex.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char ct_filter_help[] =
+	"  -F, --filter GLOB      show only the subtrees rooted at matching functions\n"
+	"  -N, --notrace GLOB     hide the subtrees of matching functions\n"
+	"  -D, --depth N          show only N levels (depth < N)\n"
+	"  -t, --time-filter T    hide calls shorter than T (e.g. 100us)\n"
+	"      --goroutine N      only goroutine N\n"
+	"      --tid N            only calls that started on thread N\n"
+	"      --since T, --until T  only calls that started in this window (time\n"
+	"                         since the trace began, e.g. 1.5s)\n"
+	"      --max-calls N      stop after N calls\n";
+
+bool ct_filter_active(const struct ct_filter_opts *o)
+{
+	return o->nonly || o->nhide || o->max_depth || o->min_dur || o->has_goid || o->has_tid ||
+	       o->has_since || o->has_until || o->max_calls;
+}
+
+static int bad(const char *what, const char *val)
+{
+	fprintf(stderr, "calltrace: %s, not '%s'\n", what, val);
+	return -1;
+}
+
+int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
+{
+	uint64_t v;
+	switch (opt) {
+	case 'F':
+		o->only = xrealloc(o->only, (o->nonly + 1) * sizeof(*o->only));
+		o->only[o->nonly++] = val;
+		return 0;
+	case 'N':
+		o->hide = xrealloc(o->hide, (o->nhide + 1) * sizeof(*o->hide));
+		o->hide[o->nhide++] = val;
+		return 0;
+	case 'D':
+		if (parse_u64(val, &v) || !v || v > 100000)
+			return bad("-D needs a depth of 1 or more", val);
+		o->max_depth = (uint32_t)v;
+		return 0;
+	case 't':
+		if (parse_duration(val, &o->min_dur))
+			return bad("-t needs a time like 100us or 2ms", val);
+		return 0;
+	case 0x1001:
+		if (parse_u64(val, &o->goid))
+			return bad("--goroutine needs a goroutine id", val);
+		o->has_goid = true;
+		return 0;
+	case 0x1002:
+		if (parse_u64(val, &v) || v > UINT32_MAX)
+			return bad("--tid needs a thread id", val);
+		o->tid = (uint32_t)v;
+		o->has_tid = true;
+		return 0;
+	case 0x1003:
+		if (parse_duration(val, &o->since))
+			return bad("--since needs a time since the trace began, like 1.5s", val);
+		o->has_since = true;
+		return 0;
+	case 0x1004:
+		if (parse_duration(val, &o->until))
+			return bad("--until needs a time since the trace began, like 1.5s", val);
+		o->has_until = true;
+		return 0;
+	case 0x1005:
+		if (parse_u64(val, &o->max_calls) || !o->max_calls)
+			return bad("--max-calls needs a number of calls", val);
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+void ct_filter_free(struct ct_filter_opts *o)
+{
+	free(o->only);
+	free(o->hide);
+	o->only = o->hide = NULL;
+	o->nonly = o->nhide = 0;
+}
+
+/* Per open frame of a goroutine/thread: what the filter decided. */
+struct fframe {
+	bool shown;
+	bool in_only; /* self or an ancestor matches -F */
+	bool hidden;  /* self or an ancestor matches -N */
+};
+
+struct fstack {
+	CT_VEC(struct fframe) f;
+	uint32_t shown; /* shown frames open */
+};
+
+struct filt {
+	struct ct_trace *t;
+	const struct ct_filter_opts *o;
+	const struct ct_recon_ops *down;
+	void *ctx;
+	struct ct_exitindex *x;
+	struct ct_map stacks;
+	uint64_t shown_calls;
+	bool done;
+};
+
+static uint64_t fkey(const struct ct_call *c)
+{
+	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid;
+}
+
+static bool any_match(const char **globs, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (glob_match(globs[i], name))
+			return true;
+	return false;
+}
+
+static void f_enter(void *ctx, const struct ct_call *c)
+{
+	struct filt *F = ctx;
+	const struct ct_filter_opts *o = F->o;
+	void **slot = map_slot(&F->stacks, fkey(c), true);
+	if (!*slot)
+		*slot = xcalloc(1, sizeof(struct fstack));
+	struct fstack *s = *slot;
+	const struct fframe *parent = s->f.n ? &s->f.v[s->f.n - 1] : NULL;
+	const char *name = c->func < F->t->nfuncs ? F->t->funcs[c->func].name : "?";
+	struct fframe fr = {false, parent && parent->in_only, parent && parent->hidden};
+	fr.in_only |= any_match(o->only, o->nonly, name);
+	fr.hidden |= any_match(o->hide, o->nhide, name);
+	bool show = !F->done && !fr.hidden && (!o->nonly || fr.in_only);
+	uint64_t rel = c->ts_entry > F->t->first_ts ? c->ts_entry - F->t->first_ts : 0;
+	if (show && o->has_goid && c->goid != o->goid)
+		show = false;
+	if (show && o->has_tid && c->tid != o->tid)
+		show = false;
+	if (show && ((o->has_since && rel < o->since) || (o->has_until && rel > o->until)))
+		show = false;
+	if (show && o->max_depth && s->shown >= o->max_depth)
+		show = false;
+	if (show && o->min_dur && F->x) {
+		const struct ct_exit_info *e = ct_exitindex_get(F->x, c->seq, NULL);
+		if (e->status == CT_CALL_RETURNED && e->ts_exit - c->ts_entry < o->min_dur)
+			show = false;
+	}
+	fr.shown = show;
+	CT_VEC_PUSH(s->f, fr);
+	if (!show)
+		return;
+	struct ct_call d = *c;
+	d.depth = s->shown++;
+	if (F->down->enter)
+		F->down->enter(F->ctx, &d);
+	if (o->max_calls && ++F->shown_calls >= o->max_calls)
+		F->done = true;
+}
+
+static void f_exit(void *ctx, const struct ct_call *c)
+{
+	struct filt *F = ctx;
+	uint64_t k = fkey(c);
+	struct fstack *s = map_get(&F->stacks, k);
+	if (!s || !s->f.n)
+		return;
+	struct fframe fr = s->f.v[--s->f.n];
+	if (fr.shown) {
+		struct ct_call d = *c;
+		d.depth = --s->shown;
+		if (F->down->exit)
+			F->down->exit(F->ctx, &d);
+	}
+	if (!s->f.n) {
+		CT_VEC_FREE(s->f);
+		free(s);
+		map_del(&F->stacks, k);
+	}
+}
+
+static void f_lost(void *ctx, uint64_t ts, uint64_t n)
+{
+	struct filt *F = ctx;
+	if (F->down->lost)
+		F->down->lost(F->ctx, ts, n);
+}
+
+struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
+				    const struct ct_recon_ops *down, void *ctx)
+{
+	if (!o || !ct_filter_active(o))
+		return ct_recon_run(t, down, ctx);
+	struct filt F = {t, o, down, ctx, NULL, {0}, 0, false};
+	if (o->min_dur)
+		F.x = ct_exitindex_build(t);
+	struct ct_recon_ops ops = {f_enter, f_exit, f_lost};
+	struct ct_recon_stats st = ct_recon_run(t, &ops, &F);
+	MAP_FOREACH(&F.stacks, i)
+	{
+		struct fstack *s = F.stacks.vals[i];
+		CT_VEC_FREE(s->f);
+		free(s);
+	}
+	map_free(&F.stacks);
+	ct_exitindex_free(F.x);
+	return st;
+}

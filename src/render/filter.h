@@ -1,0 +1,54 @@
+/* Replay-time filters shared by replay, report and dump.  A filter sits
+ * between the reconstruction and a renderer: it passes on only the calls to
+ * show, with `depth` renumbered to count shown ancestors only (so a -F root
+ * is at depth 0). */
+#ifndef CT_FILTER_H
+#define CT_FILTER_H
+
+#include "reconstruct/reconstruct.h"
+
+struct ct_filter_opts {
+	const char **only;  /* -F: subtrees rooted at matching functions */
+	size_t nonly;
+	const char **hide;  /* -N: hide matching subtrees */
+	size_t nhide;
+	uint32_t max_depth; /* -D: shown depth < max_depth (0: no limit) */
+	uint64_t min_dur;   /* -t: hide calls shorter than this (ns); calls that
+			       did not return count as long */
+	bool has_goid;      /* --goroutine */
+	uint64_t goid;
+	bool has_tid;       /* --tid: thread at entry */
+	uint32_t tid;
+	bool has_since, has_until; /* --since/--until: entry time, ns from the start */
+	uint64_t since, until;
+	uint64_t max_calls; /* --max-calls: stop after this many calls (0: all) */
+};
+
+/* Does any option need filtering at all? */
+bool ct_filter_active(const struct ct_filter_opts *o);
+
+/* Runs T through reconstruction and the filter into DOWN.  Returns the
+ * reconstruction stats. */
+struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
+				    const struct ct_recon_ops *down, void *ctx);
+
+/* Parses one filter option of replay/report/dump (getopt value VAL for the
+ * long option NAME or short letter).  Returns 0, 1 if NAME is not a filter
+ * option, or -1 with a message printed for a bad value. */
+int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val);
+void ct_filter_free(struct ct_filter_opts *o);
+/* getopt_long entries and help text for the filter options. */
+extern const char ct_filter_help[];
+#define CT_FILTER_SHORTOPTS "F:N:D:t:"
+#define CT_FILTER_LONGOPTS                                         \
+	{"filter", required_argument, NULL, 'F'},                  \
+	{"notrace", required_argument, NULL, 'N'},                 \
+	{"depth", required_argument, NULL, 'D'},                   \
+	{"time-filter", required_argument, NULL, 't'},             \
+	{"goroutine", required_argument, NULL, 0x1001},            \
+	{"tid", required_argument, NULL, 0x1002},                  \
+	{"since", required_argument, NULL, 0x1003},                \
+	{"until", required_argument, NULL, 0x1004},                \
+	{"max-calls", required_argument, NULL, 0x1005}
+
+#endif
