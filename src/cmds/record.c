@@ -62,6 +62,18 @@ static void usage(FILE *f)
 		"      --max-items N      elements of each slice/array captured (default 8)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
+		"\n"
+		"limits and sampling (decided in the kernel: what is cut costs no transport):\n"
+		"      --max-depth N      record only N levels of traced calls\n"
+		"      --min-duration T   record only calls that lasted at least T (e.g. 10us);\n"
+		"                         their callers still appear; their entry arguments are not kept\n"
+		"      --root GLOB        record only the subtrees under matching functions\n"
+		"      --sample N         keep 1 in N root calls (whole subtrees)\n"
+		"      --sample-goroutines N  keep 1 in N goroutines (threads for C)\n"
+		"      --max-events N     stop recording after N events\n"
+		"      --max-size SIZE    stop recording when the file reaches SIZE (e.g. 256M)\n"
+		"      (limits other than --max-events/--max-size track 64 levels of traced calls\n"
+		"       per goroutine; deeper calls are counted as cut)\n"
 		"      --buffer-size SIZE ring buffer size (default 16M)\n"
 		"  -v, --verbose          print the phases and their timings\n");
 }
@@ -173,11 +185,13 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 		pid_t w = waitpid(child, &status, WNOHANG);
 		if (w == child)
 			exited = true;
-		else if (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns)
+		else if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break; /* stop tracing; the program keeps running */
 		ct_session_progress(s, false);
 	}
 	char *desc = exited ? describe_status(status) : xstrdup("still running (tracing stopped)");
+	if (!exited && s->stop_reason)
+		fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
 	if (ct_session_finish(s, desc))
 		rc = -1;
 	free(desc);
@@ -209,7 +223,7 @@ static int run_attach(struct ct_session *s, int pid, const char *probe_path)
 			break;
 		if (kill(pid, 0) != 0 && errno == ESRCH)
 			break;
-		if (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns)
+		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break;
 		ct_session_progress(s, false);
 	}
@@ -235,10 +249,17 @@ int cmd_record(int argc, char **argv)
 		{"no-args", no_argument, NULL, 'n'},
 		{"max-string", required_argument, NULL, 'S'},
 		{"max-items", required_argument, NULL, 'I'},
+		{"max-depth", required_argument, NULL, 0x2001},
+		{"min-duration", required_argument, NULL, 0x2002},
+		{"root", required_argument, NULL, 0x2003},
+		{"sample", required_argument, NULL, 0x2004},
+		{"sample-goroutines", required_argument, NULL, 0x2005},
+		{"max-events", required_argument, NULL, 0x2006},
+		{"max-size", required_argument, NULL, 0x2007},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
-	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0};
+	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0}, roots = {0};
 	o.args.enabled = true;
 	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
 	int pid = 0, c;
@@ -250,6 +271,47 @@ int cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'A':
 			CT_VEC_PUSH(args, optarg);
+			break;
+		case 0x2001:
+			if (parse_u64(optarg, &v) || !v || v > 1000) {
+				fprintf(stderr, "calltrace: --max-depth needs a depth from 1 to 1000, not '%s'\n", optarg);
+				return 2;
+			}
+			o.max_depth = (uint32_t)v;
+			break;
+		case 0x2002:
+			if (parse_duration(optarg, &o.min_dur_ns) || !o.min_dur_ns) {
+				fprintf(stderr, "calltrace: --min-duration needs a time like 10us, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 0x2003:
+			CT_VEC_PUSH(roots, optarg);
+			break;
+		case 0x2004:
+		case 0x2005:
+			if (parse_u64(optarg, &v) || !v || v > 1000000000) {
+				fprintf(stderr, "calltrace: --%s needs a number N (keep 1 in N), not '%s'\n",
+					c == 0x2004 ? "sample" : "sample-goroutines", optarg);
+				return 2;
+			}
+			if (c == 0x2004)
+				o.sample_n = (uint32_t)v;
+			else
+				o.sample_g_n = (uint32_t)v;
+			break;
+		case 0x2006:
+			if (parse_u64(optarg, &o.max_events) || !o.max_events) {
+				fprintf(stderr, "calltrace: --max-events needs a number of events, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 0x2007:
+			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {
+				fprintf(stderr, "calltrace: --max-size needs a size of 4K or more (e.g. 256M), not '%s'\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'R':
 			CT_VEC_PUSH(rets, optarg);
@@ -331,6 +393,8 @@ int cmd_record(int argc, char **argv)
 	o.args.nargs = args.n;
 	o.args.rets = rets.v;
 	o.args.nrets = rets.n;
+	o.roots = roots.v;
+	o.nroots = roots.n;
 
 	char *path = NULL, *probe_path = NULL;
 	if (pid) {
@@ -381,5 +445,6 @@ int cmd_record(int argc, char **argv)
 	CT_VEC_FREE(exclude);
 	CT_VEC_FREE(args);
 	CT_VEC_FREE(rets);
+	CT_VEC_FREE(roots);
 	return rc;
 }

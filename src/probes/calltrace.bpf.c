@@ -2,8 +2,13 @@
 /* The kernel side of calltrace: one program for entry sites, one for exit
  * sites (RET, tail JMP, morestack CALL, goexit).  Each hit identifies the
  * thread of execution (goroutine or thread), computes the frame key that
- * survives Go stack copies, and sends a 40-byte event to user space.  All
- * interpretation (nesting, restarts, tail calls) happens in user space. */
+ * survives Go stack copies, and sends a 40-byte event (plus captured
+ * arguments) to user space, which does all the interpreting.
+ *
+ * Only record-time limits and sampling (--max-depth, --min-duration, --root,
+ * --sample*) are decided here, because what they cut must never cost
+ * transport: they keep a small shadow stack per goroutine that follows the
+ * same rules as user space's reconstruction (reconstruct.c). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -13,6 +18,13 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct ct_config cfg = {};
+
+/* Site kinds (plan/sites.h enum ct_site_kind) */
+#define K_ENTRY 0
+#define K_RET 1
+#define K_TAIL 2
+#define K_RESTART 3
+#define K_GOEXIT 4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -26,6 +38,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/* enum ct_counter */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
 
 /* tgids to trace when one link cannot carry the pid filter (--follow). */
 struct {
@@ -61,11 +81,77 @@ struct {
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
 
+/* ---- shadow stacks for limits and sampling ---- */
+
+#define F_ACTIVE 0x01   /* inside a recorded (rooted, sampled) tree */
+#define F_RECORD 0x02   /* active and within --max-depth: to be sent */
+#define F_EMITTED 0x04  /* its entry was sent */
+#define F_RESTART 0x08  /* a morestack CALL was seen: the entry runs again */
+#define F_TAILPEND 0x10 /* left by a JMP to a traced function */
+#define F_INTREE 0x20   /* matches --root, or under a frame that does */
+
+struct lframe {
+	__u64 key;
+	__u64 ts;
+	__u64 tail_ts;
+	__u32 site;
+	__u32 func;
+	__u32 tail_site;
+	__u16 adepth; /* recorded ancestors: the depth replay will show */
+	__u8 flags;
+	__u8 pad;
+};
+
+struct gstate {
+	__u32 depth;
+	__u32 g_sampled;
+	struct lframe f[CT_LIM_FRAMES];
+};
+
+struct gkey {
+	__u32 tgid;
+	__u32 sys;
+	__u64 id; /* goid, or tid for threads */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct gkey);
+	__type(value, struct gstate);
+} gstates SEC(".maps");
+
+/* A zeroed gstate to insert from (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gstate);
+} gstate_zero SEC(".maps");
+
+/* What one probe hit knows about itself. */
+struct hit {
+	struct pt_regs *ctx;
+	__u64 cookie;
+	__u64 pid_tgid;
+	__u64 goid;
+	__u64 key;
+	__u64 now;
+	__u16 flags;
+};
+
 static __always_inline __u64 read_u64(__u64 addr)
 {
 	__u64 v = 0;
 	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
 	return v;
+}
+
+static __always_inline void count(__u32 which, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+	if (c)
+		__sync_fetch_and_add(c, n);
 }
 
 static __always_inline void count_lost(void)
@@ -82,6 +168,23 @@ static __always_inline __u64 wake_flags(void)
 	 * wakeup per event costs more than the probe hit itself. */
 	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	return pending >= cfg.wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* --max-events: true if one more event may go out. */
+static __always_inline int budget_ok(void)
+{
+	if (!(cfg.limits & CT_LIM_MAXEV))
+		return 1;
+	__u32 k = CT_CNT_EMITTED;
+	__u64 *c = bpf_map_lookup_elem(&counters, &k);
+	if (!c)
+		return 1;
+	if (*c >= cfg.max_events) {
+		count(CT_CNT_CUT, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(c, 1);
+	return 1;
 }
 
 #define PMASK (CT_MAX_PAYLOAD - 1)
@@ -114,9 +217,11 @@ static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
 
 static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f)
 {
-	__u64 sp = PT_REGS_SP(ctx);
+	/* A copy of the registers, indexed by pt_regs slot (sp is slot 19);
+	 * ctx may arrive here as a plain address, so it is only copied from. */
 	if (bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs), ctx))
 		return -1;
+	__u64 sp = s->regs[19];
 	for (int i = 0; i < CT_MAX_OPS; i++) {
 		if (i >= f->nops)
 			break;
@@ -150,41 +255,321 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 	return 0;
 }
 
-/* Slow path: the site captures arguments or results. */
-static __noinline int emit_fetch(struct pt_regs *ctx, __u32 site, __u64 goid, __u64 key, __u64 pid_tgid)
+/* Sends an event with the site's captured values.  Returns 1 if it could
+ * not capture (nested hit on this CPU, no program): send a plain one. */
+static __noinline int send_fetch(const struct hit *h)
 {
 	__u32 zero = 0;
+	__u32 site = CT_COOKIE_SITE(h->cookie);
 	const struct ct_fetch *f = bpf_map_lookup_elem(&fetch, &site);
 	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!f || !s)
 		return 1;
 	if (__sync_lock_test_and_set(&s->busy, 1))
-		return 1; /* nested on this CPU: send the plain event */
-	int ok = run_fetch(ctx, s, f) == 0;
+		return 1;
+	int ok = run_fetch(h->ctx, s, f) == 0;
 	__u32 len = ok ? (f->size & PMASK) : 0;
-	s->e.ts = bpf_ktime_get_ns();
-	s->e.goid = goid;
-	s->e.key = key;
-	s->e.pid = pid_tgid >> 32;
-	s->e.tid = (__u32)pid_tgid;
+	s->e.ts = h->now;
+	s->e.goid = h->goid;
+	s->e.key = h->key;
+	s->e.pid = h->pid_tgid >> 32;
+	s->e.tid = (__u32)h->pid_tgid;
 	s->e.site = site;
 	s->e.len = len;
-	s->e.flags = ok ? 0 : CT_EV_ARGS_DROPPED;
+	s->e.flags = h->flags | (ok ? 0 : CT_EV_ARGS_DROPPED);
 	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
 		count_lost();
 	__sync_lock_test_and_set(&s->busy, 0);
 	return 0;
 }
 
-static __always_inline int emit(struct pt_regs *ctx)
+static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts, __u64 key, __u16 flags)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
-	__u32 gsrc = CT_COOKIE_GSRC(cookie);
-	__u32 bin = CT_COOKIE_BIN(cookie);
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->ts = ts;
+	e->goid = h->goid;
+	e->key = key;
+	e->pid = h->pid_tgid >> 32;
+	e->tid = (__u32)h->pid_tgid;
+	e->site = site;
+	e->len = 0;
+	e->flags = flags;
+	bpf_ringbuf_submit(e, wake_flags());
+}
+
+/* The event of this hit itself (with its captured values, if any). */
+static __always_inline void send_this(const struct hit *h)
+{
+	if (!budget_ok())
+		return;
+	__u16 flags = h->flags;
+	if (CT_COOKIE_FETCH(h->cookie)) {
+		if (send_fetch(h) == 0)
+			return;
+		flags |= CT_EV_ARGS_DROPPED;
+	}
+	send_plain(h, CT_COOKIE_SITE(h->cookie), h->now, h->key, flags);
+}
+
+/* ---- limits: the shadow stack, same rules as reconstruct.c ---- */
+
+static __always_inline struct lframe *top(struct gstate *st)
+{
+	__u32 d = st->depth;
+	if (d == 0 || d > CT_LIM_FRAMES)
+		return NULL;
+	return &st->f[(d - 1) & (CT_LIM_FRAMES - 1)];
+}
+
+/* Sends the held-back entries of recorded frames, outermost first, so that
+ * the stream stays in call order (--min-duration).  A global function: the
+ * verifier checks it once, not at every place that calls it. */
+__noinline int send_delayed_entries(const struct hit *h, struct gstate *st)
+{
+	if (!h || !st)
+		return 0;
+	for (int i = 0; i < CT_LIM_FRAMES; i++) {
+		if (i >= st->depth)
+			break;
+		struct lframe *f = &st->f[i & (CT_LIM_FRAMES - 1)];
+		if ((f->flags & (F_RECORD | F_EMITTED)) != F_RECORD)
+			continue;
+		if (!budget_ok())
+			return 0;
+		f->flags |= F_EMITTED;
+		send_plain(h, f->site, f->ts, f->key, CT_EV_DELAYED);
+		if (f->flags & F_TAILPEND)
+			send_plain(h, f->tail_site, f->tail_ts, f->key, 0);
+	}
+	return 0;
+}
+
+/* A recorded frame ends: does it qualify, and was it sent? */
+static __always_inline int frame_sent(const struct hit *h, struct gstate *st, struct lframe *f, __u64 end)
+{
+	if (!(f->flags & F_RECORD))
+		return 0;
+	if (f->flags & F_EMITTED)
+		return 1;
+	if (end - f->ts >= cfg.min_dur_ns) {
+		send_delayed_entries(h, st);
+		return (f->flags & F_EMITTED) != 0;
+	}
+	return 0;
+}
+
+/* Pops frames deeper than KEY (unwound).  Returns 1 if one of them had been
+ * sent, so user space must learn of the unwinding. */
+static __always_inline int unwind_deeper(struct gstate *st, __u64 key)
+{
+	int sent = 0;
+	for (int i = 0; i < CT_LIM_FRAMES; i++) {
+		struct lframe *f = top(st);
+		if (!f || f->key <= key)
+			break;
+		sent |= (f->flags & F_EMITTED) != 0;
+		st->depth--;
+	}
+	return sent;
+}
+
+static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
+{
+	__u32 func = CT_COOKIE_FUNC(h->cookie);
+	int marker = unwind_deeper(st, h->key);
+	struct lframe *t = top(st);
+	if (t && t->key == h->key) {
+		if (t->func == func && (t->flags & F_RESTART) && !(t->flags & F_TAILPEND)) {
+			t->flags &= ~F_RESTART; /* morestack re-ran the entry */
+			return;
+		}
+		if ((t->flags & F_TAILPEND) || (cfg.bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
+			t->flags &= ~F_TAILPEND; /* tail call: nests */
+		} else {
+			marker |= (t->flags & F_EMITTED) != 0;
+			st->depth--;
+			t = top(st);
+		}
+	}
+	/* which tree is this call in? */
+	__u8 flags = 0;
+	__u16 adepth = 0;
+	if (t) {
+		adepth = t->adepth + ((t->flags & F_ACTIVE) != 0);
+		flags = t->flags & F_INTREE;
+	}
+	if (!(cfg.limits & CT_LIM_ROOT) || CT_COOKIE_ROOT(h->cookie))
+		flags |= F_INTREE;
+	int tree_root = (flags & F_INTREE) && !(t && (t->flags & F_INTREE));
+	int active;
+	if (tree_root) {
+		active = st->g_sampled;
+		if (active && (cfg.limits & CT_LIM_SAMPLE)) {
+			__u32 k = CT_CNT_SAMPLE;
+			__u64 *c = bpf_map_lookup_elem(&counters, &k);
+			active = c && (__sync_fetch_and_add(c, 1) % cfg.sample_n) == 0;
+		}
+	} else {
+		active = (flags & F_INTREE) && t && (t->flags & F_ACTIVE);
+	}
+	if (active)
+		flags |= F_ACTIVE;
+	if (active && (!(cfg.limits & CT_LIM_DEPTH) || adepth < cfg.max_depth))
+		flags |= F_RECORD;
+	if (st->depth >= CT_LIM_FRAMES) {
+		count(CT_CNT_OVERFLOW, 1);
+		count(CT_CNT_CUT, 1);
+		return;
+	}
+	struct lframe *n = &st->f[st->depth & (CT_LIM_FRAMES - 1)];
+	n->key = h->key;
+	n->ts = h->now;
+	n->site = CT_COOKIE_SITE(h->cookie);
+	n->func = func;
+	n->adepth = adepth;
+	n->flags = flags;
+	st->depth++;
+	if ((flags & F_RECORD) && !(cfg.limits & CT_LIM_MINDUR)) {
+		n->flags |= F_EMITTED;
+		send_this(h);
+	} else {
+		count(CT_CNT_CUT, 1);
+		if (marker)
+			send_plain(h, CT_COOKIE_SITE(h->cookie), h->now, h->key, CT_EV_MARKER);
+	}
+}
+
+/* RET, or a tail JMP whose target is not traced: the frame at key ends,
+ * with the tail callers it replaced. */
+static __always_inline void limits_return(const struct hit *h, struct gstate *st)
+{
+	int marker = unwind_deeper(st, h->key);
+	int sent = 0;
+	/* the returning frame and the tail callers it replaced (short chains) */
+	for (int i = 0; i < 8; i++) {
+		struct lframe *f = top(st);
+		if (!f || f->key != h->key)
+			break;
+		sent |= frame_sent(h, st, f, h->now);
+		st->depth--;
+	}
+	if (sent)
+		send_this(h);
+	else {
+		count(CT_CNT_CUT, 1);
+		if (marker)
+			send_plain(h, CT_COOKIE_SITE(h->cookie), h->now, h->key, CT_EV_MARKER);
+	}
+}
+
+/* A frame left by a tail jump whose target never entered ends at the jump. */
+static __always_inline void settle_tail(const struct hit *h, struct gstate *st)
+{
+	struct lframe *t = top(st);
+	if (!t || !(t->flags & F_TAILPEND))
+		return;
+	if (CT_COOKIE_KIND(h->cookie) == K_ENTRY && t->key == h->key)
+		return; /* the target entering: limits_entry nests it */
+	if (!frame_sent(h, st, t, t->tail_ts))
+		count(CT_CNT_CUT, 1);
+	/* if it was sent, user space settles it at the tail time by itself */
+	st->depth--;
+}
+
+static __always_inline void limits_hit(const struct hit *h)
+{
+	struct gkey k = {h->pid_tgid >> 32, (h->flags & CT_EV_SYSSTACK) != 0,
+			 h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid};
+	struct gstate *st = bpf_map_lookup_elem(&gstates, &k);
+	__u32 kind = CT_COOKIE_KIND(h->cookie);
+	if (!st) {
+		if (kind != K_ENTRY)
+			return; /* nothing of it is open: nothing to do */
+		__u32 zero = 0;
+		struct gstate *z = bpf_map_lookup_elem(&gstate_zero, &zero);
+		if (!z)
+			return;
+		/* 1 in N goroutines (threads), by a hash of their id
+		 * (murmur3's finalizer; docs/FORMAT.md gives the formula) */
+		__u64 x = k.id;
+		x ^= x >> 33;
+		x *= 0xff51afd7ed558ccdULL;
+		x ^= x >> 33;
+		z->g_sampled = !(cfg.limits & CT_LIM_SAMPLE_G) || x % cfg.sample_g_n == 0;
+		z->depth = 0;
+		bpf_map_update_elem(&gstates, &k, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&gstates, &k);
+		if (!st)
+			return;
+	}
+	settle_tail(h, st);
+	struct lframe *t;
+	switch (kind) {
+	case K_ENTRY:
+		limits_entry(h, st);
+		break;
+	case K_RET:
+		limits_return(h, st);
+		break;
+	case K_TAIL:
+		if (!CT_COOKIE_TAILTRACED(h->cookie)) {
+			limits_return(h, st);
+			break;
+		}
+		unwind_deeper(st, h->key);
+		t = top(st);
+		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie)) {
+			t->flags |= F_TAILPEND;
+			t->tail_ts = h->now;
+			t->tail_site = CT_COOKIE_SITE(h->cookie);
+			if (t->flags & F_EMITTED) {
+				send_this(h);
+				break;
+			}
+		}
+		count(CT_CNT_CUT, 1);
+		break;
+	case K_RESTART:
+		t = top(st);
+		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie))
+			t->flags |= F_RESTART;
+		count(CT_CNT_CUT, 1); /* the dropped duplicate needs no event */
+		break;
+	case K_GOEXIT: {
+		int sent = 0;
+		for (int i = 0; i < CT_LIM_FRAMES; i++) {
+			t = top(st);
+			if (!t)
+				break;
+			sent |= (t->flags & F_EMITTED) != 0;
+			st->depth--;
+		}
+		if (sent)
+			send_this(h);
+		bpf_map_delete_elem(&gstates, &k);
+		return;
+	}
+	}
+	if (st->depth == 0)
+		bpf_map_delete_elem(&gstates, &k);
+}
+
+static __always_inline int on_hit(struct pt_regs *ctx)
+{
+	struct hit h;
+	h.ctx = ctx;
+	h.cookie = bpf_get_attach_cookie(ctx);
+	h.pid_tgid = bpf_get_current_pid_tgid();
+	h.flags = 0;
+	__u32 tgid = h.pid_tgid >> 32;
+	__u32 gsrc = CT_COOKIE_GSRC(h.cookie);
+	__u32 bin = CT_COOKIE_BIN(h.cookie);
 	__u64 sp = PT_REGS_SP(ctx);
-	__u64 g = 0, goid = 0, key;
+	__u64 g = 0;
 
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
@@ -196,45 +581,41 @@ static __always_inline int emit(struct pt_regs *ctx)
 		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 		g = read_u64(fsbase + cfg.bins[bin].tls_g_off);
 	}
+	h.goid = 0;
 	if (g) {
 		const volatile struct ct_bin_config *bc = &cfg.bins[bin];
-		goid = read_u64(g + bc->goid_off);
-		key = read_u64(g + bc->stack_hi_off) - sp;
+		h.goid = read_u64(g + bc->goid_off);
+		h.key = read_u64(g + bc->stack_hi_off) - sp;
+		if (!h.goid && bc->curg_off) {
+			/* On g0 (C called through cgo, or runtime system
+			 * stack): say which goroutine it runs for; keep the
+			 * stack separate, its keys come from another stack. */
+			__u64 curg = read_u64(read_u64(g + bc->m_off) + bc->curg_off);
+			if (curg) {
+				h.goid = read_u64(curg + bc->goid_off);
+				if (h.goid)
+					h.flags |= CT_EV_SYSSTACK;
+			}
+		}
 	} else {
-		key = CT_C_KEY_BASE - sp;
+		h.key = CT_C_KEY_BASE - sp;
 	}
-
-	__u16 flags = 0;
-	if (CT_COOKIE_FETCH(cookie)) {
-		if (emit_fetch(ctx, CT_COOKIE_SITE(cookie), goid, key, pid_tgid) == 0)
-			return 0;
-		flags = CT_EV_ARGS_DROPPED;
-	}
-	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost();
-		return 0;
-	}
-	e->ts = bpf_ktime_get_ns();
-	e->goid = goid;
-	e->key = key;
-	e->pid = tgid;
-	e->tid = (__u32)pid_tgid;
-	e->site = CT_COOKIE_SITE(cookie);
-	e->len = 0;
-	e->flags = flags;
-	bpf_ringbuf_submit(e, wake_flags());
+	h.now = bpf_ktime_get_ns();
+	if (cfg.limits & CT_LIM_SHADOW)
+		limits_hit(&h);
+	else
+		send_this(&h);
 	return 0;
 }
 
 SEC("uprobe")
 int ct_entry(struct pt_regs *ctx)
 {
-	return emit(ctx);
+	return on_hit(ctx);
 }
 
 SEC("uprobe")
 int ct_exit(struct pt_regs *ctx)
 {
-	return emit(ctx);
+	return on_hit(ctx);
 }

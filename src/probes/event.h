@@ -11,18 +11,33 @@
 #endif
 
 /* The attach cookie of every probe site packs everything the BPF program needs
- * to know about the site, so that a hit without arguments costs no map lookup:
- *   bits  0..31  site id (index into the plan's site table, kept in the file)
- *   bits 32..33  where the current goroutine (g) comes from, CT_G_*
- *   bits 34..37  binary index into ct_config.bins[] (per-binary offsets)
- *   bit  38      the site fetches arguments/results (fetch map, by site id)
+ * to know about the site, so that a hit without arguments or limits costs no
+ * map lookup:
+ *   bits  0..23  site id (index into the plan's site table, kept in the file)
+ *   bits 24..25  where the current goroutine (g) comes from, CT_G_*
+ *   bits 26..29  binary index into ct_config.bins[] (per-binary offsets)
+ *   bit  30      the site fetches arguments/results (fetch map, by site id)
+ *   bit  31      the site's function matches --root
+ *   bits 32..34  site kind (enum ct_site_kind of plan/sites.h)
+ *   bit  35      TAIL site whose jump target is a traced function
+ *   bits 36..63  function id (for restart detection under limits)
  */
-#define CT_COOKIE_SITE(c) ((__u32)(c))
-#define CT_COOKIE_GSRC(c) ((__u32)((c) >> 32) & 3)
-#define CT_COOKIE_BIN(c) ((__u32)((c) >> 34) & (CT_MAX_BINS - 1))
-#define CT_COOKIE_FETCH(c) ((__u32)((c) >> 38) & 1)
-#define CT_COOKIE(site, gsrc, bin, fetch)                                                \
-	((__u64)(site) | ((__u64)(gsrc) << 32) | ((__u64)(bin) << 34) | ((__u64)(fetch) << 38))
+#define CT_MAX_SITES (1u << 24)
+#define CT_COOKIE_SITE(c) ((__u32)(c) & (CT_MAX_SITES - 1))
+#define CT_COOKIE_GSRC(c) ((__u32)((c) >> 24) & 3)
+#define CT_COOKIE_BIN(c) ((__u32)((c) >> 26) & (CT_MAX_BINS - 1))
+#define CT_COOKIE_FETCH(c) ((__u32)((c) >> 30) & 1)
+#define CT_COOKIE_ROOT(c) ((__u32)((c) >> 31) & 1)
+#define CT_COOKIE_KIND(c) ((__u32)((c) >> 32) & 7)
+#define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 35) & 1)
+#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 36))
+struct ct_cookie_parts {
+	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, func;
+};
+#define CT_COOKIE(p)                                                                     \
+	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |            \
+	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |  \
+	 ((__u64)(p).tail_traced << 35) | ((__u64)(p).func << 36))
 
 enum ct_gsrc {
 	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */
@@ -39,6 +54,8 @@ struct ct_bin_config {
 	__u32 stack_hi_off;/* offsetof(runtime.g, stack.hi) */
 	__u32 m_off;       /* offsetof(runtime.g, m), for g0 -> m.curg */
 	__u32 curg_off;    /* offsetof(runtime.m, curg) */
+	__u32 is_go;       /* Go code: equal keys + other function = tail call */
+	__u32 pad;
 };
 
 /* Frame keys of non-Go frames: deeper frames have lower SP, so flip the
@@ -101,12 +118,45 @@ struct ct_fetch {
 
 /* event.flags */
 #define CT_EV_ARGS_DROPPED 0x1 /* the site fetches, but this hit could not */
+#define CT_EV_MARKER 0x2       /* not a call event: only says the goroutine's stack
+				  is now at `key` (frames deeper were unwound) */
+#define CT_EV_SYSSTACK 0x4     /* ran on a system stack (g0, e.g. C called by cgo):
+				  goid is the goroutine it ran for (m.curg) */
+#define CT_EV_DELAYED 0x8      /* an entry sent at its return (--min-duration):
+				  ts is the entry time, arguments were not kept */
+
+/* Record-time limits and sampling, decided in the kernel so that what is
+ * cut never crosses the ring buffer.  They need a shadow stack per
+ * goroutine in BPF (struct ct_gstate), tracked CT_LIM_FRAMES deep. */
+#define CT_LIM_DEPTH 0x01     /* --max-depth */
+#define CT_LIM_MINDUR 0x02    /* --min-duration */
+#define CT_LIM_ROOT 0x04      /* --root */
+#define CT_LIM_SAMPLE 0x08    /* --sample N: 1 in N root calls */
+#define CT_LIM_SAMPLE_G 0x10  /* --sample-goroutines N */
+#define CT_LIM_SHADOW 0x1f    /* any of the above: shadow stacks on */
+#define CT_LIM_MAXEV 0x20     /* --max-events */
+#define CT_LIM_FRAMES 64
 
 /* Record-time settings written by user space before load (.rodata). */
 struct ct_config {
 	__u32 wake_bytes; /* force a wakeup once this much data is pending */
 	__u32 filter_pids;/* 1: only tgids present in the traced_pids map */
+	__u32 limits;     /* CT_LIM_* */
+	__u32 max_depth;
+	__u64 min_dur_ns;
+	__u64 max_events;
+	__u32 sample_n;
+	__u32 sample_g_n;
 	struct ct_bin_config bins[CT_MAX_BINS];
+};
+
+/* Counters user space reads at the end (array map "counters"). */
+enum ct_counter {
+	CT_CNT_CUT = 0,      /* events not sent because of limits or sampling */
+	CT_CNT_EMITTED = 1,  /* events sent (for --max-events) */
+	CT_CNT_SAMPLE = 2,   /* root calls seen (for --sample) */
+	CT_CNT_OVERFLOW = 3, /* calls deeper than CT_LIM_FRAMES while limits were on */
+	CT_CNT_MAX = 4,
 };
 
 #endif

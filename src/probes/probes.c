@@ -65,6 +65,12 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->wake_bytes = (uint32_t)(o->ringbuf_bytes / 4);
 	cfg->filter_pids = o->filter_pids;
 	memcpy(cfg->bins, o->bins, sizeof(cfg->bins));
+	cfg->limits = o->limits;
+	cfg->max_depth = o->max_depth;
+	cfg->min_dur_ns = o->min_dur_ns;
+	cfg->max_events = o->max_events;
+	cfg->sample_n = o->sample_n ? o->sample_n : 1;
+	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
 	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
@@ -191,6 +197,15 @@ uint64_t ct_probes_lost(struct ct_probes *p)
 	for (int i = 0; i < p->ncpus; i++)
 		sum += vals[i];
 	return sum;
+}
+
+uint64_t ct_probes_counter(struct ct_probes *p, enum ct_counter which)
+{
+	uint32_t k = which;
+	uint64_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counters), &k, &v))
+		return 0;
+	return v;
 }
 
 void ct_probes_free(struct ct_probes *p)

@@ -19,6 +19,9 @@ struct ct_probes_opts {
 	bool filter_pids;       /* trace only tgids added with ct_probes_add_pid */
 	uint32_t nsites;        /* size of the fetch map (sites with captures) */
 	struct ct_bin_config bins[CT_MAX_BINS];
+	/* record-time limits and sampling (CT_LIM_*), decided in the kernel */
+	uint32_t limits, max_depth, sample_n, sample_g_n;
+	uint64_t min_dur_ns, max_events;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
@@ -45,6 +48,8 @@ typedef int (*ct_event_cb)(void *ctx, const struct ct_event *e, const void *payl
  * data (the BPF side wakes us only when the buffer fills up). */
 int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx);
 uint64_t ct_probes_lost(struct ct_probes *p);
+/* A kernel-side counter (enum ct_counter). */
+uint64_t ct_probes_counter(struct ct_probes *p, enum ct_counter which);
 void ct_probes_free(struct ct_probes *p);
 
 #endif

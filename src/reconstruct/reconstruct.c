@@ -61,11 +61,23 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 
 /* Goroutines are identified by (pid, goid); everything else (C threads,
  * Go code on a g0/system stack) by (pid, tid). */
+static uint64_t make_thread_key(uint32_t pid, uint32_t tid, uint64_t goid, bool sysstack)
+{
+	if (goid && !sysstack)
+		return ((uint64_t)pid << 42) ^ goid;
+	/* Threads, and code on a goroutine's system stack (its keys come from
+	 * another stack, so it gets a stack of its own). */
+	return (1ULL << 63) | ((uint64_t)(goid != 0) << 62) | ((uint64_t)pid << 32) | tid;
+}
+
 static uint64_t thread_key(const struct ct_rec_event *ev)
 {
-	if (ev->goid)
-		return ((uint64_t)ev->pid << 42) ^ ev->goid;
-	return (1ULL << 63) | ((uint64_t)ev->pid << 32) | ev->tid;
+	return make_thread_key(ev->pid, ev->tid, ev->goid, (ev->flags & CT_EV_SYSSTACK) != 0);
+}
+
+uint64_t ct_call_thread_key(const struct ct_call *c)
+{
+	return make_thread_key(c->pid, c->tid, c->goid, c->sysstack);
 }
 
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
@@ -165,6 +177,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	f.c.key = ev->key;
 	f.c.depth = (uint32_t)s->f.n;
 	f.c.tail = tail;
+	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
 	f.c.entry_site = ev->site;
 	f.c.exit_site = UINT32_MAX;
 	if (ev->payload_len) {
@@ -244,6 +257,18 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (ev->site >= r->nsites)
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
+	if (ev->flags & CT_EV_MARKER) {
+		/* The kernel cut this event (limits) but frames it had sent
+		 * were unwound: close them. */
+		struct stack *ms = map_get(&r->stacks, thread_key(ev));
+		if (ms) {
+			settle_tail(r, ms, ev);
+			unwind_deeper(r, ms, ev);
+			if (!ms->f.n)
+				drop_stack(r, thread_key(ev), ms);
+		}
+		return;
+	}
 	uint64_t k = thread_key(ev);
 	struct stack *s = map_get(&r->stacks, k);
 	if (!s) {

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "probes/event.h"
 #include "record/tracefile.h"
 
 enum ct_call_status {
@@ -50,6 +51,7 @@ struct ct_call {
 	uint32_t depth;    /* 0 = outermost traced frame of its goroutine/thread */
 	uint8_t status;    /* enum ct_call_status */
 	bool tail;         /* entered through a tail call from its parent */
+	bool sysstack;     /* ran on a system stack (C via cgo) for goroutine goid */
 	bool leaf;         /* (exit only) no traced call ran inside it */
 	/* Captured arguments / results: compacted payloads of the entry and
 	 * exit site (decode with render/values.h), NULL when absent. */
@@ -85,6 +87,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts);
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r);
 void ct_recon_free(struct ct_recon *r);
+
+/* The goroutine/thread a call belongs to, as a map key (same identity the
+ * reconstruction uses for its stacks). */
+uint64_t ct_call_thread_key(const struct ct_call *c);
 
 /* Runs every event of T through a reconstruction with OPS: the usual
  * driver for renderers.  Returns the stats. */

@@ -42,6 +42,27 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "plan.sites", "%zu", s->plan.sites.n);
 	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
 	ct_writer_meta(w, "args", "%s", s->plan.args_note ? s->plan.args_note : "on");
+	struct ct_buf lim = {0};
+	char tmp[128];
+	if (s->o.max_depth)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "max-depth=%u ", s->o.max_depth));
+	if (s->o.min_dur_ns)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "min-duration=%lluns ", (unsigned long long)s->o.min_dur_ns));
+	for (size_t i = 0; i < s->o.nroots; i++)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "root=%s ", s->o.roots[i]));
+	if (s->o.sample_n > 1)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "sample=1/%u ", s->o.sample_n));
+	if (s->o.sample_g_n > 1)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "sample-goroutines=1/%u ", s->o.sample_g_n));
+	if (s->o.max_events)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "max-events=%llu ", (unsigned long long)s->o.max_events));
+	if (s->o.max_size)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "max-size=%llu ", (unsigned long long)s->o.max_size));
+	if (s->o.duration_ns)
+		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "duration=%lluns ", (unsigned long long)s->o.duration_ns));
+	buf_put(&lim, "", 1);
+	ct_writer_meta(w, "limits", "%s", lim.n > 1 ? (char *)lim.p : "none");
+	buf_free(&lim);
 	if (s->o.args.enabled)
 		ct_writer_meta(w, "args.limits", "max_string=%u max_items=%u max_depth=%u",
 			       s->o.args.fetch.max_string, s->o.args.fetch.max_items, s->o.args.fetch.max_depth);
@@ -78,6 +99,29 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
 	po.nsites = (uint32_t)s->plan.sites.n;
+	po.bins[0].is_go = s->target.lang == CT_LANG_GO;
+	po.max_depth = o->max_depth;
+	po.min_dur_ns = o->min_dur_ns;
+	po.max_events = o->max_events;
+	po.sample_n = o->sample_n;
+	po.sample_g_n = o->sample_g_n;
+	po.limits = (o->max_depth ? CT_LIM_DEPTH : 0) | (o->min_dur_ns ? CT_LIM_MINDUR : 0) |
+		    (o->nroots ? CT_LIM_ROOT : 0) | (o->sample_n > 1 ? CT_LIM_SAMPLE : 0) |
+		    (o->sample_g_n > 1 ? CT_LIM_SAMPLE_G : 0) | (o->max_events ? CT_LIM_MAXEV : 0);
+	if (o->nroots) {
+		size_t nroot = 0;
+		for (size_t i = 0; i < s->plan.funcs.n; i++)
+			for (size_t k = 0; k < o->nroots; k++)
+				if (glob_match(o->roots[k], s->plan.funcs.v[i].fn->name)) {
+					nroot++;
+					break;
+				}
+		if (!nroot)
+			return ct_fail("no traced function matches --root; roots must be among the traced functions (-F)");
+	}
+	if (s->plan.sites.n >= CT_MAX_SITES)
+		return ct_fail("%zu probe sites is more than calltrace supports (%u); narrow the selection with -F",
+			       s->plan.sites.n, CT_MAX_SITES);
 	s->probes = ct_probes_load(&po);
 	if (!s->probes)
 		return -1;
@@ -101,8 +145,17 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_plan_site *site = &s->plan.sites.v[i];
-		bool fetch = s->plan.fetch && s->plan.fetch[i];
-		uint64_t cookie = CT_COOKIE(i, site->gsrc, 0, fetch);
+		struct ct_cookie_parts cp = {0};
+		cp.site = (uint32_t)i;
+		cp.gsrc = site->gsrc;
+		cp.fetch = s->plan.fetch && s->plan.fetch[i];
+		cp.kind = site->kind;
+		cp.tail_traced = site->target_func != CT_NOFUNC;
+		cp.func = site->func == CT_NOFUNC ? 0 : site->func;
+		for (size_t k = 0; site->func != CT_NOFUNC && k < s->o.nroots; k++)
+			if (glob_match(s->o.roots[k], s->plan.funcs.v[site->func].fn->name))
+				cp.root = 1;
+		uint64_t cookie = CT_COOKIE(cp);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
@@ -255,6 +308,10 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
+	if (s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size) {
+		s->cut_size++; /* drained after the limit: not written */
+		return 0;
+	}
 	const struct ct_site_fetch *f =
 		s->plan.fetch && e->site < s->plan.sites.n ? s->plan.fetch[e->site] : NULL;
 	if (e->len && f) {
@@ -295,6 +352,18 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 		ct_writer_flush(s->w);
 		last_flush = now;
 	}
+	if (s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size && !s->stop) {
+		/* Detach now: what follows must not cost transport either. */
+		s->stop = true;
+		s->stop_reason = "--max-size reached";
+		ct_probes_detach(s->probes);
+	}
+	if (s->o.max_events && !s->stop &&
+	    ct_probes_counter(s->probes, CT_CNT_EMITTED) >= s->o.max_events) {
+		s->stop = true;
+		s->stop_reason = "--max-events reached";
+		ct_probes_detach(s->probes);
+	}
 	return 0;
 }
 
@@ -331,6 +400,17 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
 	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));
 	ct_writer_stat(s->w, "lost", "%llu", (unsigned long long)s->lost_seen);
+	if (!s->stop_reason && s->o.max_events && ct_probes_counter(s->probes, CT_CNT_EMITTED) >= s->o.max_events)
+		s->stop_reason = "--max-events reached";
+	if (!s->stop_reason && s->cut_size)
+		s->stop_reason = "--max-size reached";
+	ct_writer_stat(s->w, "cut", "%llu",
+		       (unsigned long long)(ct_probes_counter(s->probes, CT_CNT_CUT) + s->cut_size));
+	if (ct_probes_counter(s->probes, CT_CNT_OVERFLOW))
+		ct_writer_stat(s->w, "cut.too_deep", "%llu",
+			       (unsigned long long)ct_probes_counter(s->probes, CT_CNT_OVERFLOW));
+	if (s->stop_reason)
+		ct_writer_stat(s->w, "stopped", "%s", s->stop_reason);
 	ct_writer_stat(s->w, "attach_ms", "%.3f", s->attach_ns / 1e6);
 	ct_writer_stat(s->w, "detach_ms", "%.3f", s->detach_ns / 1e6);
 	ct_session_progress(s, true);

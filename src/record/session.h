@@ -18,6 +18,12 @@ struct ct_session_opts {
 	struct ct_selection sel;
 	struct ct_args_opts args;
 	uint64_t duration_ns;        /* stop after this long (0 = no limit) */
+	/* limits and sampling, decided in the kernel (probes.h) */
+	uint32_t max_depth, sample_n, sample_g_n;
+	uint64_t min_dur_ns, max_events;
+	const char **roots;          /* --root GLOB */
+	size_t nroots;
+	uint64_t max_size;           /* --max-size: stop recording at this file size */
 	char *cmdline;               /* for the file's metadata */
 };
 
@@ -37,6 +43,9 @@ struct ct_session {
 	size_t types_written;      /* type table entries already in the file */
 	int64_t load_bias;         /* of the traced binary in its process */
 	bool bias_known;
+	bool stop;                 /* a limit was reached: the loop should end */
+	uint64_t cut_size;         /* events drained after --max-size was reached */
+	const char *stop_reason;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

@@ -19,6 +19,7 @@
 #define EV_NEW_THREAD 0x01 /* pid, tid, goid follow */
 #define EV_PAYLOAD 0x02    /* uvar length + bytes follow */
 #define EV_LOST 0x04       /* a loss record: uvar count instead of a site */
+#define EV_FLAGS 0x08      /* uvar event flags (CT_EV_*) follow */
 
 struct ct_writer {
 	int fd;
@@ -277,7 +278,7 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 	start_event(w, e->ts);
 	bool same = w->have_prev && e->pid == w->prev.pid && e->tid == w->prev.tid &&
 		    e->goid == w->prev.goid;
-	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0);
+	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0) | (e->flags ? EV_FLAGS : 0);
 	buf_u8(&w->ev, head);
 	buf_uvar(&w->ev, e->site);
 	buf_svar(&w->ev, (int64_t)(e->ts - w->prev.ts));
@@ -291,6 +292,8 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 		buf_uvar(&w->ev, e->len);
 		buf_put(&w->ev, payload, e->len);
 	}
+	if (e->flags)
+		buf_uvar(&w->ev, e->flags);
 	w->prev = *e;
 	w->have_prev = true;
 	w->ev_count++;
@@ -749,6 +752,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 			ev->payload_len = (uint32_t)rd_uvar(r);
 			ev->payload = rd_bytes(r, ev->payload_len);
 		}
+		ev->flags = (head & EV_FLAGS) ? (uint16_t)rd_uvar(r) : 0;
 		if (ev->site >= it->t->nsites)
 			r->bad = true;
 		else

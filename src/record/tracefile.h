@@ -52,6 +52,7 @@ struct ct_rec_event {
 	uint32_t pid, tid;
 	uint32_t site;
 	uint8_t kind;  /* enum ct_site_kind, or CT_EV_LOST */
+	uint16_t flags;/* CT_EV_* of probes/event.h */
 	uint64_t lost; /* CT_EV_LOST: how many events were dropped */
 	const uint8_t *payload;
 	uint32_t payload_len;

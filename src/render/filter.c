@@ -110,11 +110,6 @@ struct filt {
 	bool done;
 };
 
-static uint64_t fkey(const struct ct_call *c)
-{
-	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid;
-}
-
 static bool any_match(const char **globs, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -127,7 +122,7 @@ static void f_enter(void *ctx, const struct ct_call *c)
 {
 	struct filt *F = ctx;
 	const struct ct_filter_opts *o = F->o;
-	void **slot = map_slot(&F->stacks, fkey(c), true);
+	void **slot = map_slot(&F->stacks, ct_call_thread_key(c), true);
 	if (!*slot)
 		*slot = xcalloc(1, sizeof(struct fstack));
 	struct fstack *s = *slot;
@@ -166,7 +161,7 @@ static void f_enter(void *ctx, const struct ct_call *c)
 static void f_exit(void *ctx, const struct ct_call *c)
 {
 	struct filt *F = ctx;
-	uint64_t k = fkey(c);
+	uint64_t k = ct_call_thread_key(c);
 	struct fstack *s = map_get(&F->stacks, k);
 	if (!s || !s->f.n)
 		return;

@@ -55,11 +55,6 @@ struct tree {
 	struct ct_values *vals;
 };
 
-static uint64_t tkey(const struct ct_call *c)
-{
-	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid;
-}
-
 static void lprintf(struct tree *tr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void lprintf(struct tree *tr, const char *fmt, ...)
 {
@@ -200,7 +195,7 @@ static struct group *group_of(struct tree *tr, const struct ct_call *c, struct g
 		*out = NULL;
 		return &tr->merged;
 	}
-	void **slot = map_slot(&tr->groups, tkey(c), true);
+	void **slot = map_slot(&tr->groups, ct_call_thread_key(c), true);
 	if (!*slot) {
 		struct group *g = xcalloc(1, sizeof(*g));
 		g->order = tr->ngroups++;

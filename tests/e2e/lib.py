@@ -30,10 +30,11 @@ def ct(*args, timeout=120, **kw):
     return run([CT, *args], timeout=timeout, **kw)
 
 
-def record(prog_args, *flags, out=None, check=True):
+def record(prog_args, *flags, out=None, check=True, env=None):
     """Records PROG_ARGS; returns (completed process, record file path)."""
     out = out or tmp("rec.data")
-    p = ct("record", "-o", out, *flags, "--", *prog_args)
+    p = ct("record", "-o", out, *flags, "--", *prog_args,
+           env=dict(os.environ, **env) if env else None)
     if check:
         assert p.returncode == 0, f"record failed ({p.returncode}): {p.stderr.strip()}"
     return p, out

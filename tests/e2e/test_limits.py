@@ -1,0 +1,101 @@
+"""Record-time limits and sampling, decided in the kernel: each test checks
+the exact set of calls kept against what the program is known to do (or
+against an unlimited recording of the same deterministic run)."""
+import os
+
+from lib import ct, fixture, record, replay_json, trees
+
+GO = "go_core"
+
+
+def murmur_fmix(x):
+    # the hash --sample-goroutines uses (calltrace.bpf.c)
+    m = (1 << 64) - 1
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & m
+    x ^= x >> 33
+    return x
+
+
+def shape_set(calls):
+    return sorted(r.shape() for roots in trees(calls).values() for r in roots)
+
+
+def stat(out, key):
+    info = ct("info", out).stdout
+    for line in info.splitlines():
+        if line.split(None, 1)[0] == key:
+            return line.split(None, 1)[1].strip()
+    return None
+
+
+def test_max_depth():
+    _, full = record([fixture(GO), "fib", "7"], out=None)
+    full_calls = replay_json(full)
+    _, out = record([fixture(GO), "fib", "7"], "--max-depth", "3", out=os.path.join(os.path.dirname(full), "d.data"))
+    calls = replay_json(out)
+    want = [(c["func"], c["depth"], [a["value"] for a in c.get("args", [])]) for c in full_calls if c["depth"] < 3]
+    got = [(c["func"], c["depth"], [a["value"] for a in c.get("args", [])]) for c in calls]
+    assert got == want, (got, want)
+    assert all(c["status"] == "returned" for c in calls)
+    assert int(stat(out, "cut")) > 0
+
+
+def test_min_duration_keeps_slow_calls_and_their_callers():
+    _, out = record([fixture(GO), "sleepy"], "--min-duration", "10ms")
+    calls = replay_json(out)
+    # slow(20) and slow(30) sleep 20/30 ms; fast() takes microseconds
+    assert shape_set(calls) == ["main.main(main.sleepy(main.slow,main.slow))"], shape_set(calls)
+    slows = [c for c in calls if c["func"] == "main.slow"]
+    assert [c["dur"] >= 20_000_000 for c in slows] == [True, True]
+    assert [c["ret"][0]["value"] for c in slows] == [21, 31]  # results are kept
+    # the held-back entries lose their arguments, and say so by not having them
+    assert all("args" not in c for c in slows)
+    assert all(c["dur"] >= 10_000_000 for c in calls)
+
+
+def test_root_keeps_only_subtrees():
+    _, out = record([fixture(GO), "loop", "5"], "--root", "main.work")
+    calls = replay_json(out)
+    assert shape_set(calls) == sorted(
+        ["main.work(" + ",".join(["main.leaf"] * (i % 3 + 1)) + ")" for i in range(5)])
+    assert [c["args"][0]["value"] for c in calls if c["func"] == "main.work"] == [0, 1, 2, 3, 4]
+
+
+def test_sample_keeps_one_in_n_root_calls_whole():
+    _, out = record([fixture(GO), "loop", "10"], "--root", "main.work", "--sample", "3")
+    calls = replay_json(out)
+    kept = [c["args"][0]["value"] for c in calls if c["func"] == "main.work"]
+    assert kept == [0, 3, 6, 9], kept
+    # whole subtrees: each kept work(i) has its (i%3)+1 leaf calls
+    for r in [r for roots in trees(calls).values() for r in roots]:
+        assert len(r.children) == r.call["args"][0]["value"] % 3 + 1
+
+
+def test_sample_goroutines():
+    n = 3
+    # no GC: the runtime starts no goroutines of its own, so goids repeat
+    nogc = {"GOGC": "off"}
+    _, full = record([fixture(GO), "goroutines", "24"], env=nogc)
+    _, out = record([fixture(GO), "goroutines", "24"], "--sample-goroutines", str(n),
+                    out=os.path.join(os.path.dirname(full), "sg.data"), env=nogc)
+    calls = replay_json(out)
+    goids = {c["goid"] for c in calls}
+    assert goids and all(murmur_fmix(g) % n == 0 for g in goids), goids
+    # exactly the calls of those goroutines (goids are deterministic here)
+    full_calls = replay_json(full)
+    want = sorted((c["goid"], c["func"], c["depth"]) for c in full_calls if murmur_fmix(c["goid"]) % n == 0)
+    got = sorted((c["goid"], c["func"], c["depth"]) for c in calls)
+    assert got == want
+
+
+def test_max_events_and_max_size():
+    p, out = record([fixture(GO), "fib", "18"], "--max-events", "500", "-F", "main.fib")
+    assert p.stdout == "fib 2584\n"  # the program ran to the end, unharmed
+    assert int(stat(out, "events")) <= 500 + 64
+    assert stat(out, "stopped") == "--max-events reached"
+    p, out = record([fixture(GO), "fib", "22"], "--max-size", "64K", "-F", "main.fib")
+    assert p.stdout == "fib 17711\n"
+    assert os.path.getsize(out) < 64 * 1024 + 128 * 1024, os.path.getsize(out)
+    assert stat(out, "stopped") == "--max-size reached"
+    replay_json(out)  # still a valid file
