@@ -16,9 +16,55 @@
 
 #include "cmds/cmds.h"
 #include "record/session.h"
+#include "render/render.h"
 #include "util/util.h"
 
 static volatile sig_atomic_t stop_requested, forward_sig;
+
+/* `calltrace live`: the record file is read back as it grows and each
+ * event goes through the same reconstruction and tree as replay. */
+struct live_view {
+	bool on;
+	bool started;
+	struct ct_trace t;
+	struct ct_event_iter it;
+	struct ct_render_opts ro;
+	struct ct_tree_live *tree;
+	uint64_t last_ts;
+};
+static struct live_view live;
+
+static void live_step(const struct ct_session *s)
+{
+	if (!live.on)
+		return;
+	if (!live.started) {
+		if (ct_trace_open(&live.t, s->o.output))
+			return;
+		ct_iter_init(&live.it, &live.t);
+		live.it.follow = true;
+		live.ro = (struct ct_render_opts){stdout, isatty(1), true, NULL};
+		live.tree = ct_tree_live_new(&live.t, &live.ro);
+		live.started = true;
+	}
+	struct ct_rec_event ev;
+	while (ct_iter_next(&live.it, &ev)) {
+		ct_tree_live_event(live.tree, &ev);
+		if (ev.ts > live.last_ts)
+			live.last_ts = ev.ts;
+	}
+	fflush(stdout);
+}
+
+static void live_end(void)
+{
+	if (!live.started)
+		return;
+	ct_tree_live_finish(live.tree, live.last_ts);
+	ct_iter_free(&live.it);
+	ct_trace_close(&live.t);
+	live.started = false;
+}
 
 /* A terminal's Ctrl-C reaches the whole foreground process group, child
  * included, so only signals sent by a process (kill, timeout, systemd) are
@@ -49,6 +95,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: calltrace record [options] [--] PROGRAM [ARGS...]\n"
 		"       calltrace record [options] -p PID\n"
+		"       calltrace live [options] [--] PROGRAM [ARGS...]   (same options)\n"
+		"\n"
+		"live prints the call tree while the program runs, all goroutines/threads in\n"
+		"time order: a call that returns before its goroutine does anything else prints\n"
+		"as one line when it returns; otherwise its '{' prints at its next event.  Lines\n"
+		"come out about every 50 ms.  live keeps no record file unless given -o.\n"
 		"\n"
 		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600)\n"
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
@@ -178,6 +230,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 			rc = -1;
 			kill(child, SIGTERM);
 		}
+		live_step(s);
 		if (forward_sig) {
 			kill(child, forward_sig);
 			forward_sig = 0;
@@ -194,6 +247,8 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 		fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
 	if (ct_session_finish(s, desc))
 		rc = -1;
+	live_step(s);
+	live_end();
 	free(desc);
 	if (rc)
 		return -1;
@@ -221,6 +276,7 @@ static int run_attach(struct ct_session *s, int pid, const char *probe_path)
 	while (!stop_requested) {
 		if (ct_session_pump(s, 50) < 0)
 			break;
+		live_step(s);
 		if (kill(pid, 0) != 0 && errno == ESRCH)
 			break;
 		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
@@ -228,12 +284,13 @@ static int run_attach(struct ct_session *s, int pid, const char *probe_path)
 		ct_session_progress(s, false);
 	}
 	bool gone = kill(pid, 0) != 0 && errno == ESRCH;
-	if (ct_session_finish(s, gone ? "process exited" : "detached (process left running)"))
-		return -1;
-	return 0;
+	int rc = ct_session_finish(s, gone ? "process exited" : "detached (process left running)");
+	live_step(s);
+	live_end();
+	return rc ? -1 : 0;
 }
 
-int cmd_record(int argc, char **argv)
+static int record_main(int argc, char **argv, bool is_live)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -260,6 +317,8 @@ int cmd_record(int argc, char **argv)
 	};
 	struct ct_session_opts o = {0};
 	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0}, roots = {0};
+	char live_tmp[] = "/tmp/calltrace-live-XXXXXX";
+	bool output_given = false;
 	o.args.enabled = true;
 	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
 	int pid = 0, c;
@@ -336,6 +395,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'o':
 			o.output = optarg;
+			output_given = true;
 			break;
 		case 'F':
 			CT_VEC_PUSH(trace, optarg);
@@ -385,6 +445,19 @@ int cmd_record(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (is_live && !output_given) {
+		/* live keeps no file unless asked to (-o) */
+		int fd = mkstemp(live_tmp);
+		if (fd < 0) {
+			fprintf(stderr, "calltrace: cannot create a temporary file in /tmp: %s\n", strerror(errno));
+			return 1;
+		}
+		close(fd);
+		unlink(live_tmp);
+		o.output = live_tmp;
+	}
+	live.on = is_live;
+	o.flush_ns = is_live ? 50000000ULL : 0;
 	o.sel.trace = trace.v;
 	o.sel.ntrace = trace.n;
 	o.sel.exclude = exclude.v;
@@ -446,5 +519,17 @@ int cmd_record(int argc, char **argv)
 	CT_VEC_FREE(args);
 	CT_VEC_FREE(rets);
 	CT_VEC_FREE(roots);
+	if (is_live && !output_given)
+		unlink(live_tmp);
 	return rc;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return record_main(argc, argv, false);
+}
+
+int cmd_live(int argc, char **argv)
+{
+	return record_main(argc, argv, true);
 }

@@ -348,7 +348,7 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 		return -1;
 	note_losses(s);
 	uint64_t now = now_mono_ns();
-	if (now - last_flush >= FLUSH_EVERY_NS) {
+	if (now - last_flush >= (s->o.flush_ns ? s->o.flush_ns : FLUSH_EVERY_NS)) {
 		ct_writer_flush(s->w);
 		last_flush = now;
 	}

@@ -24,6 +24,7 @@ struct ct_session_opts {
 	const char **roots;          /* --root GLOB */
 	size_t nroots;
 	uint64_t max_size;           /* --max-size: stop recording at this file size */
+	uint64_t flush_ns;           /* write events out at least this often (0: 200 ms) */
 	char *cmdline;               /* for the file's metadata */
 };
 

@@ -695,11 +695,16 @@ static bool next_chunk(struct ct_event_iter *it)
 		fseek(it->t->f, it->pos, SEEK_SET);
 		int rc = read_chunk(it->t->f, &type, &count, &it->chunk);
 		if (rc <= 0) {
-			if (rc < 0)
+			/* Following a file being written, an incomplete chunk is
+			 * one not written yet: try again later. */
+			if (rc < 0 && !it->follow)
 				it->t->truncated = true;
+			clearerr(it->t->f);
 			return false;
 		}
 		it->pos = ftell(it->t->f);
+		if (it->follow && type != CT_CHUNK_EVENTS)
+			read_side_chunk(it->t, type, &it->chunk); /* tables that grew while recording */
 		if (type != CT_CHUNK_EVENTS || !count)
 			continue;
 		it->rd = (struct ct_rd){it->chunk.p, it->chunk.p + it->chunk.n, false};
@@ -716,7 +721,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		return false;
 	while (!it->left) {
 		if (!next_chunk(it)) {
-			it->done = true;
+			it->done = !it->follow;
 			return false;
 		}
 	}

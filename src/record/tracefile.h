@@ -126,6 +126,8 @@ struct ct_event_iter {
 	uint32_t left; /* events left in the current chunk */
 	struct ct_rec_event prev;
 	bool done;
+	bool follow; /* the file is still being written: at its end, report no
+			event now but keep the place (live view) */
 };
 void ct_iter_init(struct ct_event_iter *it, struct ct_trace *t);
 /* Returns true and fills EV, or false at the end (or at a damaged chunk,

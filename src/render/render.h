@@ -24,11 +24,88 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o);
 /* YAML 1.2: a list of the same mappings as the JSON Lines objects. */
 int ct_render_yaml(struct ct_trace *t, const struct ct_render_opts *o);
 
+/* The text tree fed event by event (live view; time order only). */
+struct ct_tree_live;
+struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render_opts *o);
+void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev);
+void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts);
+
 /* Shared formatting helpers. */
 void ct_fmt_duration(char *buf, size_t n, uint64_t ns);  /* "  1.234 us" */
 void ct_json_string(FILE *f, const char *s);             /* quoted, escaped */
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
 /* ns since the trace started (0 for anything earlier). */
 uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
+
+/* dump --chrome: Chrome trace-event JSON for Perfetto UI and speedscope.
+ * WITH_VALUES: put captured arguments and results in each event's "args". */
+int ct_render_chrome(struct ct_trace *t, const struct ct_render_opts *o, bool with_values);
+/* dump --folded: flamegraph.pl folded stacks weighted by self time in ns. */
+int ct_render_folded(struct ct_trace *t, const struct ct_render_opts *o);
+/* dump --svg: a self-contained interactive flame graph. */
+int ct_render_svg(struct ct_trace *t, const struct ct_render_opts *o);
+/* "server --port 80": the recorded command line without the program's
+ * directory (or the target's name); malloc'd. */
+char *ct_command_name(const struct ct_trace *t);
+
+/* The flame-graph aggregation behind --folded and --svg: one node per
+ * distinct stack of function names (goroutines and threads merged), with the
+ * self time and the number of calls at exactly that stack.  Memory grows with
+ * the number of distinct stacks, not with the trace. */
+struct ct_flame_node {
+	uint32_t parent;     /* node index; the root (node 0, "all") has none */
+	uint32_t func;       /* function id; UINT32_MAX for the root */
+	uint32_t depth;      /* root 0, outermost traced frames 1 */
+	uint32_t first_kid;  /* children: kids[first_kid .. first_kid + nkids), by name */
+	uint32_t nkids;
+	uint64_t self_ns;    /* summed self time of the calls at this stack */
+	uint64_t total_ns;   /* self_ns summed over this node and every stack that
+				extends it: the frame's width */
+	uint64_t calls;
+};
+
+struct ct_flame {
+	struct ct_flame_node *nodes; /* parents come before their children */
+	size_t n;
+	uint32_t *kids;
+	uint32_t max_depth;
+	struct ct_recon_stats st;
+};
+
+int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, struct ct_flame *fl);
+void ct_flame_free(struct ct_flame *fl);
+
+/* The JSON object of one call (a JSON Lines line without its newline), shared
+ * by the JSON Lines and YAML renderers so both show the same keys and values.
+ * Durations and results come from an exit index built by ct_json_calls_new
+ * (NULL after ct_fail); calls must be passed in entry order. */
+struct ct_json_calls;
+struct ct_json_calls *ct_json_calls_new(struct ct_trace *t);
+void ct_json_calls_free(struct ct_json_calls *jc);
+void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out);
+/* {"ts":…,"lost":N} */
+void ct_json_lost_object(const struct ct_trace *t, uint64_t ts, uint64_t n, struct ct_buf *out);
+
+/* Appends the JSON object OBJ/N (as built above) as one item of a YAML block
+ * sequence: "- key: value" lines, values as JSON-compatible flow scalars
+ * made safe for any YAML 1.2 (and 1.1) parser. */
+void ct_yaml_item_from_json(const char *obj, size_t n, struct ct_buf *out);
+
+/* report: per-function call counts and durations. */
+enum ct_report_sort {
+	CT_SORT_TOTAL, CT_SORT_SELF, CT_SORT_CALLS, CT_SORT_AVG, CT_SORT_MIN,
+	CT_SORT_MAX, CT_SORT_P50, CT_SORT_P99, CT_SORT_FUNC,
+};
+struct ct_report_opts {
+	FILE *out;
+	const struct ct_filter_opts *filter; /* NULL: everything */
+	enum ct_report_sort sort;
+	bool json;
+	const char **histogram; /* globs: functions that get a latency histogram */
+	size_t nhistogram;
+};
+/* Parses a -s key ("total", "p99", ...); false if unknown. */
+bool ct_report_sort_parse(const char *s, enum ct_report_sort *out);
+int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o);
 
 #endif

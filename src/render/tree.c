@@ -10,8 +10,9 @@
  * line in time order, goroutines interleaved.
  *
  * A call whose next event is its own return prints as one line ("f();").
- * To know that, the newest entry is held back until the next event: per
- * goroutine when grouped, globally when merged (so lines stay in time order).
+ * To know that, each goroutine's newest entry is held back until that
+ * goroutine's next event; merged, a "{" line may so come a little after
+ * lines of other goroutines that happened later (its duration is blank).
  *
  * Grouping keeps bounded memory: each group buffers a few KiB of text and
  * spills it to an unlinked temp file; the groups are copied out at the end. */
@@ -50,7 +51,6 @@ struct tree {
 	struct ct_map groups; /* thread key -> struct group * */
 	uint64_t ngroups;
 	FILE *spill;
-	struct group merged; /* --merge: the one global pending entry */
 	struct ct_buf line;
 	struct ct_values *vals;
 };
@@ -188,20 +188,17 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	emit(tr, out);
 }
 
-/* Where C's lines go and whose pending entry applies to it. */
+/* Whose pending entry applies to C, and where its lines go (NULL: straight
+ * out, in merged time order). */
 static struct group *group_of(struct tree *tr, const struct ct_call *c, struct group **out)
 {
-	if (tr->o->merge) {
-		*out = NULL;
-		return &tr->merged;
-	}
 	void **slot = map_slot(&tr->groups, ct_call_thread_key(c), true);
 	if (!*slot) {
 		struct group *g = xcalloc(1, sizeof(*g));
 		g->order = tr->ngroups++;
 		*slot = g;
 	}
-	*out = *slot;
+	*out = tr->o->merge ? NULL : *slot;
 	return *slot;
 }
 
@@ -235,10 +232,16 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		flush_pending(tr, g, out);
 		print_close(tr, out, c, false);
 	}
-	if (--g->open == 0 && out) {
-		/* A finished tree: its text need not stay in memory. */
-		spill(tr, g);
-		buf_free(&g->text);
+	if (--g->open == 0) {
+		if (out) {
+			/* A finished tree: its text need not stay in memory. */
+			spill(tr, g);
+			buf_free(&g->text);
+		} else {
+			/* merged: nothing of this goroutine is pending */
+			free(g);
+			map_del(&tr->groups, ct_call_thread_key(c));
+		}
 	}
 }
 
@@ -247,7 +250,7 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 	struct tree *tr = ctx;
 	const char *on = tr->o->color ? C_RED : "", *off = tr->o->color ? C_RESET : "";
 	if (tr->o->merge) {
-		flush_pending(tr, &tr->merged, NULL);
+		MAP_FOREACH(&tr->groups, i) flush_pending(tr, tr->groups.vals[i], NULL);
 		lprintf(tr, "%s/* LOST %llu events */%s", on, (unsigned long long)n, off);
 		emit(tr, NULL);
 		return;
@@ -313,10 +316,11 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
 	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
 	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &tr);
-	if (o->merge)
-		flush_pending(&tr, &tr.merged, NULL);
-	else
+	if (o->merge) {
+		MAP_FOREACH(&tr.groups, i) free(tr.groups.vals[i]);
+	} else {
 		write_groups(&tr);
+	}
 	map_free(&tr.groups);
 	buf_free(&tr.line);
 	ct_values_free(tr.vals);
@@ -326,4 +330,42 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 		fprintf(o->out, "/* the record file ends early (tracer killed?): %llu events replayed */\n",
 			(unsigned long long)st.events);
 	return 0;
+}
+
+/* ---- live view: the same tree, fed event by event while recording ---- */
+
+struct ct_tree_live {
+	struct tree tr;
+	struct ct_recon *r;
+};
+
+struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render_opts *o)
+{
+	struct ct_tree_live *l = xcalloc(1, sizeof(*l));
+	l->tr.t = t;
+	l->tr.o = o; /* o->merge must be set: lines go out as they happen */
+	l->tr.vals = ct_values_new(t);
+	const char *lang = ct_trace_meta(t, "target.lang");
+	l->tr.go = lang && !strcmp(lang, "go");
+	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", l->tr.go ? "      GID" : "");
+	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
+	l->r = ct_recon_new(t->sites, t->nsites, l->tr.go, &ops, &l->tr);
+	return l;
+}
+
+void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
+{
+	ct_recon_event(l->r, ev);
+}
+
+void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
+{
+	ct_recon_finish(l->r, end_ts);
+	MAP_FOREACH(&l->tr.groups, i) free(l->tr.groups.vals[i]);
+	map_free(&l->tr.groups);
+	fflush(l->tr.o->out);
+	ct_recon_free(l->r);
+	buf_free(&l->tr.line);
+	ct_values_free(l->tr.vals);
+	free(l);
 }
