@@ -104,7 +104,9 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600)\n"
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
-		"                         main program (Go: package main and the main module)\n"
+		"                         main program (Go: package main and the main module);\n"
+		"                         'LIB:GLOB' traces a shared library's functions, e.g.\n"
+		"                         -F 'libc.so.6:malloc' (only for the traced process)\n"
 		"  -N, --exclude GLOB     do not trace functions matching GLOB (repeatable)\n"
 		"  -A, --args GLOB[@a,b]  capture the arguments of matching functions (only a, b)\n"
 		"  -R, --retval GLOB      capture the results of matching functions\n"
@@ -113,6 +115,7 @@ static void usage(FILE *f)
 		"      --max-string N     bytes of each string captured (default 64, at most 1024)\n"
 		"      --max-items N      elements of each slice/array captured (default 8)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
+		"                         (repeatable, for processes of the same binary)\n"
 		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
 		"\n"
 		"limits and sampling (decided in the kernel: what is cut costs no transport):\n"
@@ -268,22 +271,38 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	return 1;
 }
 
-static int run_attach(struct ct_session *s, int pid, const char *probe_path)
+static bool any_alive(const int *pids, size_t n)
 {
-	if (ct_session_attach(s, probe_path, pid))
+	for (size_t i = 0; i < n; i++)
+		if (kill(pids[i], 0) == 0 || errno != ESRCH)
+			return true;
+	return false;
+}
+
+static int run_attach(struct ct_session *s, const int *pids, size_t npids, const char *probe_path)
+{
+	if (ct_session_attach(s, probe_path, pids[0]))
 		return -1;
-	fprintf(stderr, "calltrace: tracing process %d (%s); Ctrl-C to stop\n", pid, s->binary);
+	for (size_t i = 1; i < npids; i++) {
+		char *pp = xasprintf("/proc/%d/exe", pids[i]);
+		int rc = ct_session_attach_more(s, pp, pids[i]);
+		free(pp);
+		if (rc)
+			return -1;
+	}
+	fprintf(stderr, "calltrace: tracing %zu process%s of %s; Ctrl-C to stop\n", npids, npids > 1 ? "es" : "",
+		s->binary);
 	while (!stop_requested) {
 		if (ct_session_pump(s, 50) < 0)
 			break;
 		live_step(s);
-		if (kill(pid, 0) != 0 && errno == ESRCH)
+		if (!any_alive(pids, npids))
 			break;
 		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break;
 		ct_session_progress(s, false);
 	}
-	bool gone = kill(pid, 0) != 0 && errno == ESRCH;
+	bool gone = !any_alive(pids, npids);
 	int rc = ct_session_finish(s, gone ? "process exited" : "detached (process left running)");
 	live_step(s);
 	live_end();
@@ -321,6 +340,7 @@ static int record_main(int argc, char **argv, bool is_live)
 	bool output_given = false;
 	o.args.enabled = true;
 	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
+	CT_VEC(int) pids = {0};
 	int pid = 0, c;
 	o.output = "calltrace.data";
 	o.ringbuf_bytes = 16 << 20;
@@ -408,7 +428,8 @@ static int record_main(int argc, char **argv, bool is_live)
 				fprintf(stderr, "calltrace: -p needs a process id, not '%s'\n", optarg);
 				return 2;
 			}
-			pid = (int)v;
+			CT_VEC_PUSH(pids, (int)v);
+			pid = pids.v[0];
 			break;
 		case 'D':
 			if (parse_duration(optarg, &o.duration_ns) || !o.duration_ns) {
@@ -481,6 +502,19 @@ static int record_main(int argc, char **argv, bool is_live)
 		}
 		buf[n] = 0;
 		path = xstrdup(buf);
+		/* several -p: one binary (one plan); each process gets its links */
+		struct stat st0, sti;
+		for (size_t i = 1; i < pids.n; i++) {
+			char *pp = xasprintf("/proc/%d/exe", pids.v[i]);
+			int bad = stat(probe_path, &st0) || stat(pp, &sti) || st0.st_dev != sti.st_dev ||
+				  st0.st_ino != sti.st_ino;
+			free(pp);
+			if (bad) {
+				fprintf(stderr, "calltrace: processes %d and %d do not run the same binary (or one is gone); record them separately\n",
+					pids.v[0], pids.v[i]);
+				return 1;
+			}
+		}
 	} else {
 		path = resolve_program(prog[0]);
 		if (!path) {
@@ -494,13 +528,25 @@ static int record_main(int argc, char **argv, bool is_live)
 		fprintf(stderr, "calltrace: recording needs root (BPF and uprobes): run it with sudo\n");
 		return 1;
 	}
-	o.cmdline = pid ? xasprintf("-p %d (%s)", pid, path) : join_cmdline(nprog, prog);
+	o.lib_pid = pid;
+	if (pid) {
+		struct ct_buf b = {0};
+		for (size_t i = 0; i < pids.n; i++) {
+			char t[32];
+			buf_put(&b, t, snprintf(t, sizeof(t), "-p %d ", pids.v[i]));
+		}
+		char *ps = xasprintf("%.*s(%s)", (int)b.n, (char *)b.p, path);
+		buf_free(&b);
+		o.cmdline = ps;
+	} else {
+		o.cmdline = join_cmdline(nprog, prog);
+	}
 
 	install_signals();
 	struct ct_session s;
 	int rc = ct_session_prepare(&s, path, probe_path, &o);
 	if (rc == 0)
-		rc = pid ? run_attach(&s, pid, probe_path) : run_launch(&s, prog, probe_path);
+		rc = pid ? run_attach(&s, pids.v, pids.n, probe_path) : run_launch(&s, prog, probe_path);
 	if (rc < 0) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		if (s.w) {
@@ -519,6 +565,7 @@ static int record_main(int argc, char **argv, bool is_live)
 	CT_VEC_FREE(args);
 	CT_VEC_FREE(rets);
 	CT_VEC_FREE(roots);
+	CT_VEC_FREE(pids);
 	if (is_live && !output_given)
 		unlink(live_tmp);
 	return rc;

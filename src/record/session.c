@@ -2,6 +2,7 @@
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,10 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "host.cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	ct_writer_meta(w, "clock.start_ns", "%llu", (unsigned long long)s->start_ns);
 	ct_writer_meta(w, "clock.realtime_ns", "%llu", (unsigned long long)now_real_ns());
-	ct_writer_meta(w, "plan.functions", "%zu", s->plan.funcs.n);
-	ct_writer_meta(w, "plan.sites", "%zu", s->plan.sites.n);
+	ct_writer_meta(w, "plan.functions", "%u", s->total_funcs);
+	ct_writer_meta(w, "plan.sites", "%u", s->total_sites);
+	for (size_t k = 0; k < s->nlibs; k++)
+		ct_writer_meta(w, "library", "%s %s", s->libs[k].name, s->libs[k].path);
 	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
 	ct_writer_meta(w, "args", "%s", s->plan.args_note ? s->plan.args_note : "on");
 	struct ct_buf lim = {0};
@@ -68,12 +71,140 @@ static void write_meta(struct ct_session *s)
 			       s->o.args.fetch.max_string, s->o.args.fetch.max_items, s->o.args.fetch.max_depth);
 }
 
+/* "libc.so.6:malloc": a glob for a library, not a Go name ("type:.eq.T"). */
+static bool lib_glob(const char *g, size_t *colon)
+{
+	const char *c = strchr(g, ':');
+	if (!c)
+		return false;
+	size_t n = (size_t)(c - g);
+	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3));
+	*colon = n;
+	return lib;
+}
+
+/* Finds a shared library by file name: in the process's mappings when it
+ * runs, else in the standard library directories. */
+static char *find_library(const char *name, int pid)
+{
+	if (strchr(name, '/'))
+		return realpath(name, NULL);
+	size_t n = strlen(name);
+	if (pid > 0) {
+		char path[64], line[4096];
+		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			char *file = strchr(line, '/');
+			if (!file)
+				continue;
+			file[strcspn(file, "\n")] = 0;
+			const char *base = strrchr(file, '/') + 1;
+			if (!strcmp(base, name) || (!strncmp(base, name, n) && base[n] == '.')) {
+				fclose(f);
+				return xasprintf("/proc/%d/root%s", pid, file);
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+					   "/usr/local/lib", "/lib", "/usr/lib", NULL};
+	for (const char *const *d = dirs; *d; d++) {
+		char *cand = xasprintf("%s/%s", *d, name);
+		char *r = realpath(cand, NULL);
+		free(cand);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* Splits -F/-N into the program's globs and per-library ones. */
+static int split_libraries(struct ct_session *s, const struct ct_selection *in, struct ct_selection *out, int pid)
+{
+	const char **globs[2] = {in->trace, in->exclude};
+	size_t ns[2] = {in->ntrace, in->nexclude};
+	const char **mine[2] = {xcalloc(in->ntrace + 1, sizeof(char *)), xcalloc(in->nexclude + 1, sizeof(char *))};
+	size_t nmine[2] = {0, 0};
+	for (int which = 0; which < 2; which++) {
+		for (size_t i = 0; i < ns[which]; i++) {
+			const char *g = globs[which][i];
+			size_t colon;
+			if (!lib_glob(g, &colon)) {
+				mine[which][nmine[which]++] = g;
+				continue;
+			}
+			char *name = xasprintf("%.*s", (int)colon, g);
+			struct ct_libbin *lb = NULL;
+			for (size_t k = 0; k < s->nlibs; k++)
+				if (!strcmp(s->libs[k].name, name))
+					lb = &s->libs[k];
+			if (!lb) {
+				if (s->nlibs + 1 >= CT_MAX_BINS) {
+					free(name);
+					return ct_fail("too many libraries (at most %d)", CT_MAX_BINS - 1);
+				}
+				char *path = find_library(name, pid);
+				if (!path) {
+					int rc = ct_fail("cannot find library %s%s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
+							 name, pid ? " in the process" : "", name);
+					free(name);
+					return rc;
+				}
+				s->libs = xrealloc(s->libs, (s->nlibs + 1) * sizeof(*s->libs));
+				lb = &s->libs[s->nlibs++];
+				memset(lb, 0, sizeof(*lb));
+				lb->name = name;
+				lb->path = path;
+			} else {
+				free(name);
+			}
+			if (which == 0)
+				CT_VEC_PUSH(lb->trace, g + colon + 1);
+			else
+				CT_VEC_PUSH(lb->exclude, g + colon + 1);
+		}
+	}
+	for (size_t k = 0; k < s->nlibs; k++)
+		if (!s->libs[k].trace.n)
+			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
+	*out = (struct ct_selection){mine[0], nmine[0], mine[1], nmine[1]};
+	return 0;
+}
+
+static int prepare_libraries(struct ct_session *s)
+{
+	s->total_funcs = (uint32_t)s->plan.funcs.n;
+	s->total_sites = (uint32_t)s->plan.sites.n;
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		if (ct_target_open(&lb->target, lb->path))
+			return -1;
+		struct ct_selection sel = {lb->trace.v, lb->trace.n, lb->exclude.v, lb->exclude.n};
+		if (ct_plan_build(&lb->plan, &lb->target, &sel))
+			return -1;
+		lb->func_base = s->total_funcs;
+		lb->site_base = s->total_sites;
+		s->total_funcs += (uint32_t)lb->plan.funcs.n;
+		s->total_sites += (uint32_t)lb->plan.sites.n;
+		ct_debug("library %s (%s): %zu functions, %zu sites", lb->name, lb->path, lb->plan.funcs.n,
+			 lb->plan.sites.n);
+	}
+	return 0;
+}
+
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o)
 {
 	memset(s, 0, sizeof(*s));
 	s->o = *o;
 	s->binary = xstrdup(binary);
+	struct ct_selection main_sel;
+	if (split_libraries(s, &o->sel, &main_sel, o->lib_pid))
+		return -1;
+	s->o.sel = main_sel;
+	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
 	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
 		return -1;
@@ -82,10 +213,16 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
 		 s->target.funcs_source, s->target.lang == CT_LANG_GO ? "Go " : "C",
 		 s->target.go_version, (t1 - t0) / 1e6);
-	if (ct_plan_build(&s->plan, &s->target, &o->sel))
+	if (main_sel.ntrace == 0 && s->nlibs && o->sel.ntrace) {
+		/* only library functions were asked for: nothing of the program */
+		s->plan.t = &s->target;
+	} else if (ct_plan_build(&s->plan, &s->target, &main_sel)) {
 		return -1;
+	}
 	s->plan_built = true;
 	ct_plan_args(&s->plan, &o->args);
+	if (prepare_libraries(s))
+		return -1;
 	uint64_t t2 = now_mono_ns();
 	ct_debug("plan: %zu functions, %zu sites (%zu cheap entry sites, %zu single-stepped), arguments of %zu functions%s%s in %.1f ms",
 		 s->plan.funcs.n, s->plan.sites.n, s->plan.cheap_entries, s->plan.slow_entries,
@@ -98,7 +235,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	struct ct_probes_opts po = {0};
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
-	po.nsites = (uint32_t)s->plan.sites.n;
+	po.nsites = s->total_sites;
 	po.bins[0].is_go = s->target.lang == CT_LANG_GO;
 	po.max_depth = o->max_depth;
 	po.min_dur_ns = o->min_dur_ns;
@@ -116,12 +253,17 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 					nroot++;
 					break;
 				}
+		for (size_t l = 0; l < s->nlibs; l++)
+			for (size_t i = 0; i < s->libs[l].plan.funcs.n; i++)
+				for (size_t k = 0; k < o->nroots; k++)
+					if (glob_match(o->roots[k], s->libs[l].plan.funcs.v[i].fn->name))
+						nroot++;
 		if (!nroot)
 			return ct_fail("no traced function matches --root; roots must be among the traced functions (-F)");
 	}
-	if (s->plan.sites.n >= CT_MAX_SITES)
-		return ct_fail("%zu probe sites is more than calltrace supports (%u); narrow the selection with -F",
-			       s->plan.sites.n, CT_MAX_SITES);
+	if (s->total_sites >= CT_MAX_SITES)
+		return ct_fail("%u probe sites is more than calltrace supports (%u); narrow the selection with -F",
+			       s->total_sites, CT_MAX_SITES);
 	s->probes = ct_probes_load(&po);
 	if (!s->probes)
 		return -1;
@@ -139,22 +281,34 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	return 0;
 }
 
-int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
+static bool is_root(const struct ct_session *s, const char *name)
 {
-	size_t n = s->plan.sites.n, ne = 0, nx = 0;
+	for (size_t k = 0; k < s->o.nroots; k++)
+		if (glob_match(s->o.roots[k], name))
+			return true;
+	return false;
+}
+
+/* The probes of one plan (the program's, bin 0, or a library's), with ids
+ * offset into the file's global tables. */
+static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
+		       uint32_t func_base, uint32_t bin, const char *path, int pid)
+{
+	size_t n = plan->sites.n, ne = 0, nx = 0;
+	if (!n)
+		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
 	for (size_t i = 0; i < n; i++) {
-		const struct ct_plan_site *site = &s->plan.sites.v[i];
+		const struct ct_plan_site *site = &plan->sites.v[i];
 		struct ct_cookie_parts cp = {0};
-		cp.site = (uint32_t)i;
+		cp.site = site_base + (uint32_t)i;
 		cp.gsrc = site->gsrc;
-		cp.fetch = s->plan.fetch && s->plan.fetch[i];
+		cp.bin = bin;
+		cp.fetch = plan->fetch && plan->fetch[i];
 		cp.kind = site->kind;
 		cp.tail_traced = site->target_func != CT_NOFUNC;
-		cp.func = site->func == CT_NOFUNC ? 0 : site->func;
-		for (size_t k = 0; site->func != CT_NOFUNC && k < s->o.nroots; k++)
-			if (glob_match(s->o.roots[k], s->plan.funcs.v[site->func].fn->name))
-				cp.root = 1;
+		cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
+		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn->name);
 		uint64_t cookie = CT_COOKIE(cp);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
 			eo[ne] = site->offset;
@@ -164,15 +318,80 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 			xc[nx++] = cookie;
 		}
 	}
+	struct ct_attach a = {path, pid, eo, ec, ne, xo, xc, nx};
+	uint64_t t0 = now_mono_ns();
+	int rc = ct_probes_attach(s->probes, &a);
+	s->attach_ns += now_mono_ns() - t0;
+	if (rc == 0)
+		ct_debug("attached %zu sites (%zu entry, %zu exit) of %s%s in %.1f ms", n, ne, nx, path,
+			 pid ? "" : " (all processes)", (now_mono_ns() - t0) / 1e6);
+	free(eo);
+	free(ec);
+	free(xo);
+	free(xc);
+	return rc;
+}
+
+static int attach_all(struct ct_session *s, const char *probe_path, int pid)
+{
+	if (attach_plan(s, &s->plan, 0, 0, 0, probe_path, pid))
+		return -1;
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid))
+			return -1;
+	}
+	return 0;
+}
+
+/* The file's function and site tables: the program's, then each library's
+ * with "LIB:" before its names. */
+static int write_tables(struct ct_session *s)
+{
+	struct ct_file_func *ff = xcalloc(s->total_funcs ? s->total_funcs : 1, sizeof(*ff));
+	struct ct_file_site *fs = xcalloc(s->total_sites ? s->total_sites : 1, sizeof(*fs));
+	CT_VEC(char *) names = {0};
+	for (size_t k = 0; k <= s->nlibs; k++) {
+		const struct ct_plan *plan = k ? &s->libs[k - 1].plan : &s->plan;
+		uint32_t fb = k ? s->libs[k - 1].func_base : 0, sb = k ? s->libs[k - 1].site_base : 0;
+		struct ct_file_func *f;
+		struct ct_file_site *st;
+		ct_plan_file_tables(plan, &f, &st);
+		for (size_t i = 0; i < plan->funcs.n; i++) {
+			ff[fb + i] = f[i];
+			ff[fb + i].id = fb + (uint32_t)i;
+			if (k) {
+				char *nm = xasprintf("%s:%s", s->libs[k - 1].name, f[i].name);
+				CT_VEC_PUSH(names, nm);
+				ff[fb + i].name = nm;
+			}
+		}
+		for (size_t i = 0; i < plan->sites.n; i++) {
+			fs[sb + i] = st[i];
+			fs[sb + i].id = sb + (uint32_t)i;
+			if (st[i].func != CT_NOFUNC)
+				fs[sb + i].func = fb + st[i].func;
+			if (st[i].target_func != CT_NOFUNC)
+				fs[sb + i].target_func = fb + st[i].target_func;
+		}
+		free(f);
+		free(st);
+	}
+	int rc = ct_writer_begin(s->w, ff, s->total_funcs, fs, s->total_sites);
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	CT_VEC_FREE(names);
+	free(ff);
+	free(fs);
+	return rc;
+}
+
+int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
+{
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
 	write_meta(s);
-	struct ct_file_func *ff;
-	struct ct_file_site *fs;
-	ct_plan_file_tables(&s->plan, &ff, &fs);
-	int rc = ct_writer_begin(s->w, ff, s->plan.funcs.n, fs, s->plan.sites.n);
-	free(ff);
-	free(fs);
+	int rc = write_tables(s);
 	if (rc == 0 && s->plan.fetch) {
 		const struct ct_typetab *tt = s->plan.types ? ct_types_table(s->plan.types) : NULL;
 		struct ct_typetab none = {0};
@@ -182,21 +401,19 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		none.n = 1;
 		ct_writer_types(s->w, tt ? tt : &none, 0);
 		s->types_written = tt ? tt->n : 1;
-		ct_writer_fetch(s->w, s->plan.fetch, s->plan.sites.n);
+		struct ct_site_fetch **all = xcalloc(s->total_sites ? s->total_sites : 1, sizeof(*all));
+		memcpy(all, s->plan.fetch, s->plan.sites.n * sizeof(*all));
+		ct_writer_fetch(s->w, all, s->total_sites);
+		free(all);
 	}
-	if (rc == 0) {
-		struct ct_attach a = {probe_path, pid, eo, ec, ne, xo, xc, nx};
-		uint64_t t0 = now_mono_ns();
-		rc = ct_probes_attach(s->probes, &a);
-		s->attach_ns = now_mono_ns() - t0;
-		if (rc == 0)
-			ct_debug("attached %zu sites (%zu entry, %zu exit) in %.1f ms", n, ne, nx, s->attach_ns / 1e6);
-	}
-	free(eo);
-	free(ec);
-	free(xo);
-	free(xc);
+	if (rc == 0)
+		rc = attach_all(s, probe_path, pid);
 	return rc;
+}
+
+int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid)
+{
+	return attach_all(s, probe_path, pid);
 }
 
 /* Where PID mapped the traced binary (PIE), to turn the runtime type
@@ -432,6 +649,20 @@ void ct_session_free(struct ct_session *s)
 		ct_plan_free(&s->plan);
 	if (s->target_open)
 		ct_target_close(&s->target);
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		if (lb->plan.t)
+			ct_plan_free(&lb->plan);
+		if (lb->target.elf.path)
+			ct_target_close(&lb->target);
+		free(lb->name);
+		free(lb->path);
+		CT_VEC_FREE(lb->trace);
+		CT_VEC_FREE(lb->exclude);
+	}
+	free(s->libs);
+	free((void *)s->main_sel.trace);
+	free((void *)s->main_sel.exclude);
 	free(s->binary);
 	free(s->compact);
 	map_free(&s->rtypes_seen);

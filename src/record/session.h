@@ -25,11 +25,26 @@ struct ct_session_opts {
 	size_t nroots;
 	uint64_t max_size;           /* --max-size: stop recording at this file size */
 	uint64_t flush_ns;           /* write events out at least this often (0: 200 ms) */
+	int lib_pid;                 /* -p: find libraries in this process's mappings */
 	char *cmdline;               /* for the file's metadata */
+};
+
+/* A shared library traced next to the program (-F 'LIB:GLOB'). */
+struct ct_libbin {
+	char *name;  /* as the user wrote it, e.g. "libc.so.6"; prefixes its functions */
+	char *path;  /* the file the probes go on */
+	struct ct_target target;
+	struct ct_plan plan;
+	CT_VEC(const char *) trace, exclude; /* the GLOBs after "LIB:" */
+	uint32_t func_base, site_base;
 };
 
 struct ct_session {
 	struct ct_session_opts o;
+	struct ct_libbin *libs;
+	size_t nlibs;
+	struct ct_selection main_sel; /* the program's part of -F/-N */
+	uint32_t total_funcs, total_sites;
 	char *binary;     /* path of the traced binary */
 	struct ct_target target;
 	struct ct_plan plan;
@@ -58,6 +73,8 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		       const struct ct_session_opts *o);
 /* Attaches every site for process PID (0 = any process running the binary). */
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
+/* More processes of the same binary (-p A -p B): their own links. */
+int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid);
 /* One round of the loop: drains events, records losses, flushes on time.
  * Returns -1 on a fatal error. */
 int ct_session_pump(struct ct_session *s, int timeout_ms);

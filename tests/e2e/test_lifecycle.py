@@ -88,3 +88,37 @@ def test_attach_and_detach_pid():
     finally:
         if prog.poll() is None:
             prog.kill()
+
+
+def test_shared_library_functions():
+    from lib import record
+    p, out = record([fixture("c_core"), "fib", "3"], "-F", "libc.so.6:malloc", "-F", "main", "-F", "c_fib")
+    calls = replay_json(out)
+    names = [c["func"] for c in calls]
+    # printf's first output allocates its buffer with malloc, under main
+    assert "libc.so.6:malloc" in names, names
+    m = next(c for c in calls if c["func"] == "libc.so.6:malloc")
+    assert m["depth"] == 1 and m["status"] == "returned"
+    # only the traced process: nothing from other programs using libc
+    assert {c["pid"] for c in calls} == {calls[0]["pid"]}
+
+
+def test_attach_two_processes_of_one_binary():
+    progs = [subprocess.Popen([fixture("c_core"), "slow", "100"], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    try:
+        for pr in progs:
+            assert pr.stdout.readline().startswith("tick 0")
+        out = tmp("attach2.data")
+        r = ct("record", "-o", out, "-p", str(progs[0].pid), "-p", str(progs[1].pid), "--duration", "300ms",
+               "-F", "c_fib")
+        assert r.returncode == 0, r.stderr
+        pids = {c["pid"] for c in replay_json(out)}
+        assert pids == {progs[0].pid, progs[1].pid}, pids
+        for pr in progs:
+            pr.stdout.read()
+            assert pr.wait(timeout=20) == 0
+    finally:
+        for pr in progs:
+            if pr.poll() is None:
+                pr.kill()
