@@ -69,8 +69,10 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		return 1;
 	}
-	struct ct_selection sel = {(const char **)argv + optind + 1, (size_t)(argc - optind - 1), exclude.v,
-				   exclude.n};
+	struct ct_selection sel = {.trace = (const char **)argv + optind + 1,
+				   .ntrace = (size_t)(argc - optind - 1),
+				   .exclude = exclude.v,
+				   .nexclude = exclude.n};
 	struct ct_plan p;
 	if (ct_plan_build(&p, &t, &sel)) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());

@@ -114,6 +114,10 @@ static void usage(FILE *f)
 		"      --no-args          capture no arguments or results\n"
 		"      --max-string N     bytes of each string captured (default 64, at most 1024)\n"
 		"      --max-items N      elements of each slice/array captured (default 8)\n"
+		"      --follow           also trace the processes it forks, and binaries they exec\n"
+		"                         (same -F selection; a new binary is probed shortly after its\n"
+		"                         exec, so its first calls may be missed; LIB:GLOB probes stay\n"
+		"                         on the first process)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"                         (repeatable, for processes of the same binary)\n"
 		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
@@ -332,6 +336,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		{"sample-goroutines", required_argument, NULL, 0x2005},
 		{"max-events", required_argument, NULL, 0x2006},
 		{"max-size", required_argument, NULL, 0x2007},
+		{"follow", no_argument, NULL, 0x2008},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
@@ -384,6 +389,9 @@ static int record_main(int argc, char **argv, bool is_live)
 				fprintf(stderr, "calltrace: --max-events needs a number of events, not '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 0x2008:
+			o.follow = true;
 			break;
 		case 0x2007:
 			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {

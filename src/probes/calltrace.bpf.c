@@ -619,3 +619,62 @@ int ct_exit(struct pt_regs *ctx)
 {
 	return on_hit(ctx);
 }
+
+/* ---- --follow: processes forked by traced processes are traced too ---- */
+
+static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 other)
+{
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->goid = other;
+	e->key = 0;
+	e->pid = pid;
+	e->tid = pid;
+	e->site = kind;
+	e->len = 0;
+	e->flags = CT_EV_PROC;
+	/* process events are rare and user space acts on them: wake it */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 cpid = BPF_CORE_READ(child, pid), ctgid = BPF_CORE_READ(child, tgid);
+	if (cpid != ctgid || !bpf_map_lookup_elem(&traced_pids, &ptgid))
+		return 0; /* a new thread, or not ours */
+	__u8 one = 1;
+	bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY);
+	send_proc(CT_PROC_FORK, ptgid, ctgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	/* Another binary: hold the process (SIGSTOP) until user space has put
+	 * the probes on it and sends SIGCONT, so its first calls are seen. */
+	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	__u32 stopped = ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
+	send_proc(CT_PROC_EXEC, tgid, stopped);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ct_proc_exit, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+	if (pid != tgid || !bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	bpf_map_delete_elem(&traced_pids, &tgid);
+	send_proc(CT_PROC_EXIT, tgid, 0);
+	return 0;
+}

@@ -124,6 +124,12 @@ struct ct_fetch {
 				  goid is the goroutine it ran for (m.curg) */
 #define CT_EV_DELAYED 0x8      /* an entry sent at its return (--min-duration):
 				  ts is the entry time, arguments were not kept */
+#define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd or
+				  exited (--follow); site = CT_PROC_*, goid = the
+				  other pid (child for fork) */
+#define CT_PROC_FORK 1
+#define CT_PROC_EXEC 2
+#define CT_PROC_EXIT 3
 
 /* Record-time limits and sampling, decided in the kernel so that what is
  * cut never crosses the ring buffer.  They need a shadow stack per
@@ -147,6 +153,8 @@ struct ct_config {
 	__u64 max_events;
 	__u32 sample_n;
 	__u32 sample_g_n;
+	__u64 follow_ino; /* --follow: the program's binary; an exec of any other
+			     stops the process until user space has probed it */
 	struct ct_bin_config bins[CT_MAX_BINS];
 };
 

@@ -39,6 +39,7 @@ struct ct_probes {
 	struct ring_buffer *rb;
 	int links[MAX_LINKS];
 	size_t nlinks;
+	struct bpf_link *tps[3]; /* --follow tracepoints */
 	ct_event_cb cb;
 	void *cb_ctx;
 	int ncpus;
@@ -66,6 +67,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->filter_pids = o->filter_pids;
 	memcpy(cfg->bins, o->bins, sizeof(cfg->bins));
 	cfg->limits = o->limits;
+	cfg->follow_ino = o->follow_ino;
 	cfg->max_depth = o->max_depth;
 	cfg->min_dur_ns = o->min_dur_ns;
 	cfg->max_events = o->max_events;
@@ -153,11 +155,27 @@ int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetc
 	return 0;
 }
 
+int ct_probes_follow(struct ct_probes *p)
+{
+	struct bpf_program *progs[3] = {p->skel->progs.ct_fork, p->skel->progs.ct_exec, p->skel->progs.ct_proc_exit};
+	for (int i = 0; i < 3; i++) {
+		p->tps[i] = bpf_program__attach(progs[i]);
+		if (!p->tps[i])
+			return ct_fail("cannot attach the process tracepoints for --follow: %s", strerror(errno));
+	}
+	return 0;
+}
+
 void ct_probes_detach(struct ct_probes *p)
 {
 	for (size_t i = 0; i < p->nlinks; i++)
 		close(p->links[i]);
 	p->nlinks = 0;
+	for (int i = 0; i < 3; i++)
+		if (p->tps[i]) {
+			bpf_link__destroy(p->tps[i]);
+			p->tps[i] = NULL;
+		}
 }
 
 static int on_sample(void *ctx, void *data, size_t size)

@@ -22,6 +22,7 @@ struct ct_probes_opts {
 	/* record-time limits and sampling (CT_LIM_*), decided in the kernel */
 	uint32_t limits, max_depth, sample_n, sample_g_n;
 	uint64_t min_dur_ns, max_events;
+	uint64_t follow_ino;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
@@ -38,6 +39,9 @@ struct ct_attach {
 };
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
+/* --follow: tracepoints that add forked children of traced processes to the
+ * pid filter and report forks, execs and exits as CT_EV_PROC events. */
+int ct_probes_follow(struct ct_probes *p);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */

@@ -3,9 +3,11 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -169,7 +171,7 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 	for (size_t k = 0; k < s->nlibs; k++)
 		if (!s->libs[k].trace.n)
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
-	*out = (struct ct_selection){mine[0], nmine[0], mine[1], nmine[1]};
+	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1]};
 	return 0;
 }
 
@@ -181,7 +183,8 @@ static int prepare_libraries(struct ct_session *s)
 		struct ct_libbin *lb = &s->libs[k];
 		if (ct_target_open(&lb->target, lb->path))
 			return -1;
-		struct ct_selection sel = {lb->trace.v, lb->trace.n, lb->exclude.v, lb->exclude.n};
+		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
+					   .nexclude = lb->exclude.n};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
 		lb->func_base = s->total_funcs;
@@ -236,6 +239,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
 	po.nsites = s->total_sites;
+	po.filter_pids = o->follow;
+	struct stat bst;
+	if (o->follow && stat(probe_path ? probe_path : binary, &bst) == 0)
+		po.follow_ino = bst.st_ino;
 	po.bins[0].is_go = s->target.lang == CT_LANG_GO;
 	po.max_depth = o->max_depth;
 	po.min_dur_ns = o->min_dur_ns;
@@ -344,40 +351,47 @@ static int attach_all(struct ct_session *s, const char *probe_path, int pid)
 	return 0;
 }
 
-/* The file's function and site tables: the program's, then each library's
- * with "LIB:" before its names. */
-static int write_tables(struct ct_session *s)
+/* The file's function and site tables for bins FROM..TO-1 (0 = the program,
+ * k = s->libs[k-1], whose names get "LIB:" in front).  The first call writes
+ * the file's header with them; later ones add to the tables (--follow). */
+static int write_tables(struct ct_session *s, size_t from, size_t to)
 {
-	struct ct_file_func *ff = xcalloc(s->total_funcs ? s->total_funcs : 1, sizeof(*ff));
-	struct ct_file_site *fs = xcalloc(s->total_sites ? s->total_sites : 1, sizeof(*fs));
+	uint32_t fb0 = from ? s->libs[from - 1].func_base : 0, sb0 = from ? s->libs[from - 1].site_base : 0;
+	uint32_t nf = s->total_funcs - fb0, ns = s->total_sites - sb0;
+	struct ct_file_func *ff = xcalloc(nf ? nf : 1, sizeof(*ff));
+	struct ct_file_site *fs = xcalloc(ns ? ns : 1, sizeof(*fs));
 	CT_VEC(char *) names = {0};
-	for (size_t k = 0; k <= s->nlibs; k++) {
+	for (size_t k = from; k < to; k++) {
 		const struct ct_plan *plan = k ? &s->libs[k - 1].plan : &s->plan;
 		uint32_t fb = k ? s->libs[k - 1].func_base : 0, sb = k ? s->libs[k - 1].site_base : 0;
 		struct ct_file_func *f;
 		struct ct_file_site *st;
 		ct_plan_file_tables(plan, &f, &st);
 		for (size_t i = 0; i < plan->funcs.n; i++) {
-			ff[fb + i] = f[i];
-			ff[fb + i].id = fb + (uint32_t)i;
+			ff[fb - fb0 + i] = f[i];
+			ff[fb - fb0 + i].id = fb + (uint32_t)i;
 			if (k) {
 				char *nm = xasprintf("%s:%s", s->libs[k - 1].name, f[i].name);
 				CT_VEC_PUSH(names, nm);
-				ff[fb + i].name = nm;
+				ff[fb - fb0 + i].name = nm;
 			}
 		}
 		for (size_t i = 0; i < plan->sites.n; i++) {
-			fs[sb + i] = st[i];
-			fs[sb + i].id = sb + (uint32_t)i;
+			fs[sb - sb0 + i] = st[i];
+			fs[sb - sb0 + i].id = sb + (uint32_t)i;
 			if (st[i].func != CT_NOFUNC)
-				fs[sb + i].func = fb + st[i].func;
+				fs[sb - sb0 + i].func = fb + st[i].func;
 			if (st[i].target_func != CT_NOFUNC)
-				fs[sb + i].target_func = fb + st[i].target_func;
+				fs[sb - sb0 + i].target_func = fb + st[i].target_func;
 		}
 		free(f);
 		free(st);
 	}
-	int rc = ct_writer_begin(s->w, ff, s->total_funcs, fs, s->total_sites);
+	int rc = 0;
+	if (from == 0)
+		rc = ct_writer_begin(s->w, ff, nf, fs, ns);
+	else
+		ct_writer_tables(s->w, ff, nf, fs, ns);
 	for (size_t i = 0; i < names.n; i++)
 		free(names.v[i]);
 	CT_VEC_FREE(names);
@@ -391,7 +405,7 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
 	write_meta(s);
-	int rc = write_tables(s);
+	int rc = write_tables(s, 0, s->nlibs + 1);
 	if (rc == 0 && s->plan.fetch) {
 		const struct ct_typetab *tt = s->plan.types ? ct_types_table(s->plan.types) : NULL;
 		struct ct_typetab none = {0};
@@ -406,9 +420,78 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		ct_writer_fetch(s->w, all, s->total_sites);
 		free(all);
 	}
+	if (rc == 0 && s->o.follow) {
+		/* children are found by the kernel: links for every process of
+		 * the binary, filtered in BPF by the traced pids */
+		rc = ct_probes_follow(s->probes);
+		if (rc == 0 && pid > 0)
+			rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
+		if (rc == 0)
+			rc = attach_plan(s, &s->plan, 0, 0, 0, probe_path, 0);
+		for (size_t k = 0; rc == 0 && k < s->nlibs; k++) {
+			struct ct_libbin *lb = &s->libs[k];
+			rc = attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid);
+		}
+		struct stat st;
+		if (rc == 0 && stat(probe_path, &st) == 0) {
+			s->main_dev = st.st_dev;
+			s->main_ino = st.st_ino;
+		}
+		return rc;
+	}
 	if (rc == 0)
 		rc = attach_all(s, probe_path, pid);
 	return rc;
+}
+
+/* --follow: a traced process exec'd another binary; trace it too, with the
+ * same selection.  Its first instructions may run before the probes are in. */
+static void follow_exec(struct ct_session *s, uint32_t pid)
+{
+	char exe[64], target[PATH_MAX];
+	struct stat st;
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
+	ssize_t n = readlink(exe, target, sizeof(target) - 1);
+	if (n <= 0 || stat(exe, &st))
+		return;
+	target[n] = 0;
+	if (st.st_dev == s->main_dev && st.st_ino == s->main_ino)
+		return; /* the same binary: its probes cover every process */
+	for (size_t k = 0; k < s->nlibs; k++)
+		if (s->libs[k].dev == st.st_dev && s->libs[k].ino == st.st_ino)
+			return;
+	if (s->nlibs + 1 >= CT_MAX_BINS) {
+		ct_debug("--follow: not tracing %s (too many binaries)", target);
+		return;
+	}
+	s->libs = xrealloc(s->libs, (s->nlibs + 1) * sizeof(*s->libs));
+	struct ct_libbin *lb = &s->libs[s->nlibs];
+	memset(lb, 0, sizeof(*lb));
+	const char *base = strrchr(target, '/');
+	lb->name = xstrdup(base ? base + 1 : target);
+	lb->path = xstrdup(target);
+	lb->dev = st.st_dev;
+	lb->ino = st.st_ino;
+	struct ct_selection sel = s->main_sel;
+	sel.lenient = true;
+	if (ct_target_open(&lb->target, exe) || ct_plan_build(&lb->plan, &lb->target, &sel)) {
+		ct_debug("--follow: not tracing %s: %s", target, ct_error());
+		if (lb->target.elf.path)
+			ct_target_close(&lb->target);
+		free(lb->name);
+		free(lb->path);
+		return;
+	}
+	s->nlibs++;
+	lb->func_base = s->total_funcs;
+	lb->site_base = s->total_sites;
+	s->total_funcs += (uint32_t)lb->plan.funcs.n;
+	s->total_sites += (uint32_t)lb->plan.sites.n;
+	write_tables(s, s->nlibs, s->nlibs + 1);
+	if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)s->nlibs, exe, 0))
+		ct_warn("--follow: cannot trace %s: %s", target, ct_error());
+	else
+		ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
 }
 
 int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid)
@@ -525,6 +608,16 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
+	if (e->flags & CT_EV_PROC) {
+		if (e->site == CT_PROC_EXEC) {
+			follow_exec(s, e->pid);
+			if (e->goid) /* the kernel held it for us: let it run */
+				kill((pid_t)e->pid, SIGCONT);
+		}
+		else if (e->site == CT_PROC_FORK)
+			ct_debug("--follow: process %u forked %llu", e->pid, (unsigned long long)e->goid);
+		return 0;
+	}
 	if (s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size) {
 		s->cut_size++; /* drained after the limit: not written */
 		return 0;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "plan/plan.h"
 #include "probes/probes.h"
@@ -26,6 +27,7 @@ struct ct_session_opts {
 	uint64_t max_size;           /* --max-size: stop recording at this file size */
 	uint64_t flush_ns;           /* write events out at least this often (0: 200 ms) */
 	int lib_pid;                 /* -p: find libraries in this process's mappings */
+	bool follow;                 /* --follow: trace forked and exec'd children */
 	char *cmdline;               /* for the file's metadata */
 };
 
@@ -37,6 +39,8 @@ struct ct_libbin {
 	struct ct_plan plan;
 	CT_VEC(const char *) trace, exclude; /* the GLOBs after "LIB:" */
 	uint32_t func_base, site_base;
+	dev_t dev;   /* --follow: a binary exec'd by a traced process */
+	ino_t ino;
 };
 
 struct ct_session {
@@ -44,6 +48,8 @@ struct ct_session {
 	struct ct_libbin *libs;
 	size_t nlibs;
 	struct ct_selection main_sel; /* the program's part of -F/-N */
+	dev_t main_dev;               /* the program's binary (--follow) */
+	ino_t main_ino;
 	uint32_t total_funcs, total_sites;
 	char *binary;     /* path of the traced binary */
 	struct ct_target target;

@@ -131,19 +131,11 @@ static int write_chunk(struct ct_writer *w, uint32_t type, const uint8_t *p, siz
 	return rc;
 }
 
-int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
-		    const struct ct_file_site *sites, size_t nsites)
+void ct_writer_tables(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
+		      const struct ct_file_site *sites, size_t nsites)
 {
-	uint8_t hdr[HEADER_SIZE] = {0};
-	memcpy(hdr, CT_FILE_MAGIC, 8);
-	uint32_t v = CT_FILE_VERSION, hs = HEADER_SIZE;
-	memcpy(hdr + 8, &v, 4);
-	memcpy(hdr + 12, &hs, 4);
-	if (write_all(w, hdr, sizeof(hdr)))
-		return ct_fail("cannot write %s", w->path);
-	write_chunk(w, CT_CHUNK_META, w->meta.p, w->meta.n, 0);
-
 	struct ct_buf b = {0};
+	ct_writer_flush(w); /* keep chunks in stream order */
 	buf_uvar(&b, nfuncs);
 	for (size_t i = 0; i < nfuncs; i++) {
 		buf_uvar(&b, funcs[i].id);
@@ -164,6 +156,21 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
 	}
 	write_chunk(w, CT_CHUNK_SITES, b.p, b.n, (uint32_t)nsites);
 	buf_free(&b);
+}
+
+int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
+		    const struct ct_file_site *sites, size_t nsites)
+{
+	uint8_t hdr[HEADER_SIZE] = {0};
+	memcpy(hdr, CT_FILE_MAGIC, 8);
+	uint32_t v = CT_FILE_VERSION, hs = HEADER_SIZE;
+	memcpy(hdr + 8, &v, 4);
+	memcpy(hdr + 12, &hs, 4);
+	if (write_all(w, hdr, sizeof(hdr)))
+		return ct_fail("cannot write %s", w->path);
+	write_chunk(w, CT_CHUNK_META, w->meta.p, w->meta.n, 0);
+
+	ct_writer_tables(w, funcs, nfuncs, sites, nsites);
 	return w->failed ? ct_fail("cannot write %s", w->path) : 0;
 }
 
@@ -404,6 +411,61 @@ const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 	return ct_kv_get(t->stats.v, t->stats.n, key);
 }
 
+/* FUNCS and SITES chunks: the first ones, and more for binaries that
+ * started later (--follow); ids continue the tables. */
+static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t n = rd_uvar(&r);
+	if (n > b->n)
+		return false;
+	struct ct_rd peek = r;
+	if (n && rd_uvar(&peek) < t->nfuncs)
+		return true; /* already read (a live reader meets chunks twice) */
+	t->funcs = xrealloc(t->funcs, (t->nfuncs + n + 1) * sizeof(*t->funcs));
+	for (uint64_t i = 0; i < n && !r.bad; i++) {
+		struct ct_file_func *f = &t->funcs[t->nfuncs];
+		f->id = (uint32_t)rd_uvar(&r);
+		f->name = rd_str(&r);
+		f->entry = rd_uvar(&r);
+		f->size = rd_uvar(&r);
+		f->flags = (uint32_t)rd_uvar(&r);
+		if (f->id != t->nfuncs)
+			r.bad = true;
+		t->nfuncs++;
+	}
+	return !r.bad;
+}
+
+static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t n = rd_uvar(&r);
+	if (n > b->n)
+		return false;
+	struct ct_rd peek = r;
+	if (n && rd_uvar(&peek) < t->nsites)
+		return true; /* already read */
+	size_t old = t->nsites;
+	t->sites = xrealloc(t->sites, (t->nsites + n + 1) * sizeof(*t->sites));
+	for (uint64_t i = 0; i < n && !r.bad; i++) {
+		struct ct_file_site *s = &t->sites[t->nsites];
+		s->id = (uint32_t)rd_uvar(&r);
+		s->addr = rd_uvar(&r);
+		s->func = (uint32_t)(rd_uvar(&r) - 1);
+		s->kind = rd_u8(&r);
+		s->target_func = (uint32_t)(rd_uvar(&r) - 1);
+		if (s->id != t->nsites || (s->func != CT_NOFUNC && s->func >= t->nfuncs))
+			r.bad = true;
+		t->nsites++;
+	}
+	if (t->fetch) {
+		t->fetch = xrealloc(t->fetch, (t->nsites + 1) * sizeof(*t->fetch));
+		memset(t->fetch + old, 0, (t->nsites - old + 1) * sizeof(*t->fetch));
+	}
+	return !r.bad;
+}
+
 static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
@@ -509,6 +571,10 @@ static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
 static bool read_side_chunk(struct ct_trace *t, uint32_t type, const struct ct_buf *b)
 {
 	switch (type) {
+	case CT_CHUNK_FUNCS:
+		return read_funcs(t, b);
+	case CT_CHUNK_SITES:
+		return read_sites(t, b);
 	case CT_CHUNK_TYPES:
 		return read_types(t, b);
 	case CT_CHUNK_FETCH:
@@ -572,40 +638,10 @@ int ct_trace_open(struct ct_trace *t, const char *path)
 		if (type == CT_CHUNK_META) {
 			read_kvs(&b, &t->meta);
 		} else if (type == CT_CHUNK_FUNCS) {
-			uint64_t n = rd_uvar(&r);
-			if (n > b.n) {
-				buf_free(&b);
-				return bad_file(t, "function table");
-			}
-			t->funcs = xcalloc(n, sizeof(*t->funcs));
-			for (uint64_t i = 0; i < n && !r.bad; i++) {
-				struct ct_file_func *f = &t->funcs[t->nfuncs++];
-				f->id = (uint32_t)rd_uvar(&r);
-				f->name = rd_str(&r);
-				f->entry = rd_uvar(&r);
-				f->size = rd_uvar(&r);
-				f->flags = (uint32_t)rd_uvar(&r);
-				if (f->id != i)
-					r.bad = true;
-			}
+			r.bad = !read_funcs(t, &b);
 			have_funcs = true;
 		} else if (type == CT_CHUNK_SITES) {
-			uint64_t n = rd_uvar(&r);
-			if (n > b.n) {
-				buf_free(&b);
-				return bad_file(t, "site table");
-			}
-			t->sites = xcalloc(n, sizeof(*t->sites));
-			for (uint64_t i = 0; i < n && !r.bad; i++) {
-				struct ct_file_site *s = &t->sites[t->nsites++];
-				s->id = (uint32_t)rd_uvar(&r);
-				s->addr = rd_uvar(&r);
-				s->func = (uint32_t)(rd_uvar(&r) - 1);
-				s->kind = rd_u8(&r);
-				s->target_func = (uint32_t)(rd_uvar(&r) - 1);
-				if (s->id != i || (s->func != CT_NOFUNC && s->func >= t->nfuncs))
-					r.bad = true;
-			}
+			r.bad = !read_sites(t, &b);
 			have_sites = true;
 		}
 		if (r.bad) {
@@ -633,7 +669,7 @@ int ct_trace_open(struct ct_trace *t, const char *path)
 			break;
 		}
 		if (h[0] == CT_CHUNK_STATS || h[0] == CT_CHUNK_TYPES || h[0] == CT_CHUNK_FETCH ||
-		    h[0] == CT_CHUNK_RTYPES) {
+		    h[0] == CT_CHUNK_RTYPES || h[0] == CT_CHUNK_FUNCS || h[0] == CT_CHUNK_SITES) {
 			uint32_t type, count;
 			fseek(t->f, at, SEEK_SET);
 			if (read_chunk(t->f, &type, &count, &b) != 1) {

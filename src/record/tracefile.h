@@ -73,6 +73,10 @@ void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
 /* Writes header, META, FUNCS and SITES; call once before any event. */
 int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
 		    const struct ct_file_site *sites, size_t nsites);
+/* More FUNCS and SITES (a binary traced after the start, --follow): their
+ * ids continue the tables. */
+void ct_writer_tables(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
+		      const struct ct_file_site *sites, size_t nsites);
 /* Type table entries FIRST.. FIRST+N-1 (call again for types found later). */
 void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t first);
 /* Capture plans: FETCH[i] for site i (NULL: none), NSITES entries. */

@@ -122,3 +122,23 @@ def test_attach_two_processes_of_one_binary():
         for pr in progs:
             if pr.poll() is None:
                 pr.kill()
+
+
+def test_follow_fork_and_exec():
+    from lib import record, trees
+    p, out = record([fixture("c_core"), "forkexec", fixture("go_core"), "fib", "3"], "--follow",
+                    "-F", "c_fib", "-F", "main.*")
+    assert p.stdout == "child 3\nfib 2\nparent 1 0\n", p.stdout
+    calls = replay_json(out)
+    pids = sorted({c["pid"] for c in calls})
+    assert len(pids) == 2, pids
+    forest = trees(calls)
+    by_pid = {}
+    for k, roots in forest.items():
+        by_pid.setdefault(k[0], []).extend(r.shape() for r in roots)
+    parent, child = (pids[0], pids[1]) if "c_fib(c_fib,c_fib)" in by_pid[pids[0]] else (pids[1], pids[0])
+    # the parent: c_fib(2); the child: c_fib(4), then the exec'd Go program
+    assert by_pid[parent] == ["c_fib(c_fib,c_fib)"], by_pid
+    assert by_pid[child][0] == "c_fib(c_fib(c_fib(c_fib,c_fib),c_fib),c_fib(c_fib,c_fib))", by_pid
+    go = [s for s in by_pid[child] if s.startswith("go_core:main.main")]
+    assert go == ["go_core:main.main(go_core:main.fib(go_core:main.fib(go_core:main.fib,go_core:main.fib),go_core:main.fib))"], by_pid[child]

@@ -1,0 +1,3 @@
+module example.com/benchfib
+
+go 1.19
