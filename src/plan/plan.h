@@ -30,6 +30,7 @@ struct ct_selection {
 	size_t ntrace;
 	const char **exclude; /* -N globs */
 	size_t nexclude;
+	bool lenient;         /* exact names may be missing (--follow: other binaries) */
 };
 
 /* What to capture besides the calls themselves. */
