@@ -1,15 +1,25 @@
-/* calltrace info: what a record file holds. */
+/* calltrace info: what a record file holds — a summary first (command,
+ * binary, Go version, start, duration, events, lost, cut, size), then every
+ * metadata and stats key as stored. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmds/cmds.h"
 #include "record/tracefile.h"
+#include "render/render.h"
 #include "util/util.h"
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
 
 int cmd_info(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: calltrace info [FILE]\n");
+		printf("usage: calltrace info [FILE]   (default FILE: calltrace.data)\n");
 		return 0;
 	}
 	const char *path = argc > 1 ? argv[1] : "calltrace.data";
@@ -18,15 +28,48 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		return 1;
 	}
-	printf("# file: %s (%lld bytes)%s\n", path, t.file_size, t.truncated ? " -- ends early (tracer killed?)" : "");
+	const char *rt = ct_trace_meta(&t, "clock.realtime_ns");
+	const char *end = ct_trace_stat(&t, "clock.end_ns");
+	char when[64] = "-", dur[32] = "-";
+	if (rt) {
+		time_t secs = (time_t)(strtoull(rt, NULL, 10) / 1000000000ULL);
+		struct tm tm;
+		localtime_r(&secs, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
+	}
+	if (end && t.first_ts) {
+		ct_fmt_duration(dur, sizeof(dur), strtoull(end, NULL, 10) - t.first_ts);
+		char *p = dur;
+		while (*p == ' ')
+			p++;
+		memmove(dur, p, strlen(p) + 1);
+	}
+	const char *lang = ct_trace_meta(&t, "target.lang");
+	printf("# %s\n", path);
+	printf("%-12s %s\n", "command:", or_dash(ct_trace_meta(&t, "record.cmdline")));
+	printf("%-12s %s\n", "binary:", or_dash(ct_trace_meta(&t, "target.path")));
+	if (lang && !strcmp(lang, "go"))
+		printf("%-12s Go %s, %s ABI, module %s\n", "program:", or_dash(ct_trace_meta(&t, "go.version")),
+		       or_dash(ct_trace_meta(&t, "go.abi")), or_dash(ct_trace_meta(&t, "go.module")));
+	else
+		printf("%-12s C/SysV\n", "program:");
+	printf("%-12s %s\n", "started:", when);
+	printf("%-12s %s%s\n", "duration:", dur, t.stats.n ? "" : " (the tracer did not finish)");
+	printf("%-12s %s (%s functions, %s probe sites)\n", "events:", or_dash(ct_trace_stat(&t, "events")),
+	       or_dash(ct_trace_meta(&t, "plan.functions")), or_dash(ct_trace_meta(&t, "plan.sites")));
+	printf("%-12s %s\n", "lost:", or_dash(ct_trace_stat(&t, "lost")));
+	printf("%-12s %s (limits: %s)\n", "cut:", or_dash(ct_trace_stat(&t, "cut")), or_dash(ct_trace_meta(&t, "limits")));
+	printf("%-12s %s\n", "exit:", or_dash(ct_trace_stat(&t, "exit")));
+	printf("%-12s %lld bytes%s\n", "file size:", t.file_size,
+	       t.truncated ? " -- ends early (tracer killed?); replay shows what was whole" : "");
+	printf("\n# metadata\n");
 	for (size_t i = 0; i < t.meta.n; i++)
 		printf("%-22s %s\n", t.meta.v[i].key, t.meta.v[i].val);
+	printf("\n# stats\n");
 	if (!t.stats.n)
 		printf("%-22s %s\n", "stats", "(none: the tracer did not finish)");
 	for (size_t i = 0; i < t.stats.n; i++)
 		printf("%-22s %s\n", t.stats.v[i].key, t.stats.v[i].val);
-	printf("%-22s %zu\n", "functions", t.nfuncs);
-	printf("%-22s %zu\n", "sites", t.nsites);
 	ct_trace_close(&t);
 	return 0;
 }

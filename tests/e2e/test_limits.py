@@ -24,8 +24,9 @@ def shape_set(calls):
 def stat(out, key):
     info = ct("info", out).stdout
     for line in info.splitlines():
-        if line.split(None, 1)[0] == key:
-            return line.split(None, 1)[1].strip()
+        parts = line.split(None, 1)
+        if len(parts) == 2 and parts[0] == key:
+            return parts[1].strip()
     return None
 
 
