@@ -98,12 +98,48 @@ def all_nodes(forest):
             yield from r.walk()
 
 
+def link_owners():
+    """BPF link id -> pids holding it open (from /proc/*/fdinfo)."""
+    owners = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    for line in f:
+                        if line.startswith("link_id:"):
+                            owners.setdefault(int(line.split()[1]), set()).add(int(pid))
+        except OSError:
+            continue
+    return owners
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def our_links():
-    """BPF links of calltrace's programs that exist right now."""
+    """Links of calltrace's BPF programs that outlive a tracer: held by a
+    process that is not a running calltrace (e.g. a traced program that
+    inherited them), or by nobody (pinned).  A calltrace still running
+    holds its own links legitimately (other test runs on the machine)."""
     progs = json.loads(run(["bpftool", "-j", "prog", "list"]).stdout or "[]")
     ours = {p["id"] for p in progs if p.get("name", "").startswith("ct_")}
     links = json.loads(run(["bpftool", "-j", "link", "list"]).stdout or "[]")
-    return [l for l in links if l.get("prog_id") in ours]
+    owners = link_owners()
+    left = []
+    for l in links:
+        if l.get("prog_id") not in ours:
+            continue
+        held_by = owners.get(l["id"], set())
+        if not held_by or any(comm(p) != "calltrace" for p in held_by):
+            left.append(dict(l, owners=sorted(held_by)))
+    return left
 
 
 TEXT_LINE = re.compile(
