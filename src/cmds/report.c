@@ -1,12 +1,125 @@
-/* calltrace report: per-function statistics (to be written). */
+/* calltrace report: per-function statistics (calls, total/self time,
+ * avg/min/percentiles/max, latency histograms) of a record file. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmds/cmds.h"
+#include "render/render.h"
+#include "util/util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: calltrace report [options] [FILE]\n"
+		   "\n"
+		   "Per function: calls, total (inclusive) and self time, average, min, median (p50),\n"
+		   "99th percentile and max duration.\n"
+		   "\n"
+		   "  FILE                  record file (default: calltrace.data)\n"
+		   "  -s, --sort KEY        total (default), self, calls, avg, min, max, p50, p99:\n"
+		   "                        largest first; func: by name\n"
+		   "  -f, --format FMT      text (default): a table; json: one JSON array of objects\n"
+		   "                        {func, calls, returned, unwound, unfinished, total_ns,\n"
+		   "                        self_ns, avg_ns, min_ns, p50_ns, p99_ns, max_ns} (durations\n"
+		   "                        null when no call returned), in the sort order\n"
+		   "      --histogram GLOB  log2 latency histogram of matching functions (repeatable;\n"
+		   "                        json: \"histogram\": [{lo_ns, hi_ns, count}])\n"
+		   "\n"
+		   "Durations are of the calls that returned: unwound calls (panic, Goexit,\n"
+		   "longjmp) and calls still running at the end of the trace are counted in\n"
+		   "calls and in their own columns, never as a duration.  Self time is the\n"
+		   "duration minus that of the shown traced children that returned; a tail-called\n"
+		   "function counts as a child of the caller that jumped to it.  Total time sums\n"
+		   "every call, so recursive calls are counted once per level.  avg is total/returned,\n"
+		   "rounded down.  min and max are exact; p50 and p99 are nearest-rank percentiles\n"
+		   "from a log-linear histogram (128 buckets per power of two), within 0.4%%.\n"
+		   "\nfilters:\n%s",
+		ct_filter_help);
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "calltrace: report is not written yet\n");
-	return 1;
+	static const struct option opts[] = {
+		{"sort", required_argument, NULL, 's'},
+		{"format", required_argument, NULL, 'f'},
+		{"histogram", required_argument, NULL, 0x2001},
+		CT_FILTER_LONGOPTS,
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ct_filter_opts fo = {0};
+	struct ct_report_opts ro = {stdout, &fo, CT_SORT_TOTAL, false, NULL, 0};
+	int c, rc = 2;
+	optind = 1;
+	opterr = 0; /* our own one-line messages below */
+	while ((c = getopt_long(argc, argv, ":s:f:h" CT_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+		int fr = ct_filter_parse(&fo, c, optarg);
+		if (fr < 0)
+			goto out;
+		if (fr == 0)
+			continue;
+		switch (c) {
+		case 's':
+			if (!ct_report_sort_parse(optarg, &ro.sort)) {
+				fprintf(stderr, "calltrace: unknown sort key '%s' (use total, self, calls, avg, min, max, p50, p99 or func)\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json") || !strcmp(optarg, "text")) {
+				ro.json = !strcmp(optarg, "json");
+			} else {
+				fprintf(stderr, "calltrace: unknown report format '%s' (use text or json)\n", optarg);
+				goto out;
+			}
+			break;
+		case 0x2001:
+			ro.histogram = xrealloc(ro.histogram, (ro.nhistogram + 1) * sizeof(*ro.histogram));
+			ro.histogram[ro.nhistogram++] = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		case ':':
+			fprintf(stderr, "calltrace: report option '%s' needs a value (see calltrace report --help)\n",
+				argv[optind - 1]);
+			goto out;
+		default:
+			if (optopt)
+				fprintf(stderr, "calltrace: unknown report option '-%c' (see calltrace report --help)\n",
+					optopt);
+			else
+				fprintf(stderr, "calltrace: unknown report option '%s' (see calltrace report --help)\n",
+					argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "calltrace: report takes one record file, not %d arguments (see calltrace report --help)\n",
+			argc - optind);
+		goto out;
+	}
+	const char *path = optind < argc ? argv[optind] : "calltrace.data";
+	struct ct_trace t;
+	if (ct_trace_open(&t, path)) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		rc = 1;
+		goto out;
+	}
+	rc = ct_render_report(&t, &ro) ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+	bool truncated = t.truncated;
+	ct_trace_close(&t);
+	if (truncated)
+		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); reported what was whole\n",
+			path);
+	if (fflush(stdout) != 0)
+		rc = 1;
+out:
+	ct_filter_free(&fo);
+	free(ro.histogram);
+	return rc;
 }

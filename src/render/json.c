@@ -5,7 +5,9 @@
  *    "ret":[{"name":"~r0","type":"int","value":42}]}
  * ts is ns since the trace started; dur is null unless the call returned.
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from a
- * first pass (exitindex), so memory stays bounded for any trace length. */
+ * first pass (exitindex), so memory stays bounded for any trace length.
+ * The object builder is shared with the YAML renderer (yaml.c), which
+ * re-lays out these same objects, so the two formats cannot drift apart. */
 #include "reconstruct/exitindex.h"
 #include "render/render.h"
 #include "render/values.h"
@@ -14,16 +16,14 @@
 #include <stdarg.h>
 #include <string.h>
 
-struct json {
+struct ct_json_calls {
 	struct ct_trace *t;
-	FILE *out;
 	struct ct_exitindex *x;
 	struct ct_values *vals;
-	struct ct_buf line;
 };
 
-static void jput(struct json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void jput(struct json *j, const char *fmt, ...)
+static void jput(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jput(struct ct_buf *b, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -31,60 +31,99 @@ static void jput(struct json *j, const char *fmt, ...)
 	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		buf_put(&j->line, tmp, (size_t)n);
+		buf_put(b, tmp, (size_t)n);
 }
+
+struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
+{
+	struct ct_exitindex *x = ct_exitindex_build(t);
+	if (!x)
+		return NULL;
+	struct ct_json_calls *jc = xcalloc(1, sizeof(*jc));
+	jc->t = t;
+	jc->x = x;
+	jc->vals = ct_values_new(t);
+	return jc;
+}
+
+void ct_json_calls_free(struct ct_json_calls *jc)
+{
+	if (!jc)
+		return;
+	ct_exitindex_free(jc->x);
+	ct_values_free(jc->vals);
+	free(jc);
+}
+
+void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
+{
+	const uint8_t *ret;
+	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
+	const char *name = ct_func_name(jc->t, c->func);
+	jput(out, "{\"ts\":%" PRIu64 ",\"dur\":", ct_rel_ts(jc->t, c->ts_entry));
+	if (e->status == CT_CALL_RETURNED)
+		jput(out, "%" PRIu64, e->ts_exit - c->ts_entry);
+	else
+		jput(out, "null");
+	jput(out, ",\"pid\":%u,\"tid\":%u,\"goid\":", c->pid, c->tid);
+	if (c->goid)
+		jput(out, "%" PRIu64, c->goid);
+	else
+		jput(out, "null");
+	jput(out, ",\"depth\":%u,\"func\":", c->depth);
+	ct_buf_json_string(out, name, strlen(name));
+	jput(out, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
+	if (c->tail)
+		jput(out, ",\"tail\":true");
+	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
+		jput(out, ",\"args\":");
+		ct_values_json(jc->vals, out);
+	}
+	if (ret && ct_values_load(jc->vals, e->exit_site, ret, e->ret_len)) {
+		jput(out, ",\"ret\":");
+		ct_values_json(jc->vals, out);
+	}
+	jput(out, "}");
+}
+
+void ct_json_lost_object(const struct ct_trace *t, uint64_t ts, uint64_t n, struct ct_buf *out)
+{
+	jput(out, "{\"ts\":%" PRIu64 ",\"lost\":%" PRIu64 "}", ct_rel_ts(t, ts), n);
+}
+
+struct json {
+	struct ct_trace *t;
+	FILE *out;
+	struct ct_json_calls *calls;
+	struct ct_buf line;
+};
 
 static void on_call_enter(void *ctx, const struct ct_call *c)
 {
 	struct json *j = ctx;
-	const uint8_t *ret;
-	const struct ct_exit_info *e = ct_exitindex_get(j->x, c->seq, &ret);
-	const char *name = ct_func_name(j->t, c->func);
 	j->line.n = 0;
-	jput(j, "{\"ts\":%" PRIu64 ",\"dur\":", ct_rel_ts(j->t, c->ts_entry));
-	if (e->status == CT_CALL_RETURNED)
-		jput(j, "%" PRIu64, e->ts_exit - c->ts_entry);
-	else
-		jput(j, "null");
-	jput(j, ",\"pid\":%u,\"tid\":%u,\"goid\":", c->pid, c->tid);
-	if (c->goid)
-		jput(j, "%" PRIu64, c->goid);
-	else
-		jput(j, "null");
-	jput(j, ",\"depth\":%u,\"func\":", c->depth);
-	ct_buf_json_string(&j->line, name, strlen(name));
-	jput(j, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
-	if (c->tail)
-		jput(j, ",\"tail\":true");
-	if (ct_values_load(j->vals, c->entry_site, c->args, c->args_len)) {
-		jput(j, ",\"args\":");
-		ct_values_json(j->vals, &j->line);
-	}
-	if (ret && ct_values_load(j->vals, e->exit_site, ret, e->ret_len)) {
-		jput(j, ",\"ret\":");
-		ct_values_json(j->vals, &j->line);
-	}
-	jput(j, "}\n");
+	ct_json_call_object(j->calls, c, &j->line);
+	buf_put(&j->line, "\n", 1);
 	fwrite(j->line.p, 1, j->line.n, j->out);
 }
 
 static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 {
 	struct json *j = ctx;
-	fprintf(j->out, "{\"ts\":%" PRIu64 ",\"lost\":%" PRIu64 "}\n", ct_rel_ts(j->t, ts), n);
+	j->line.n = 0;
+	ct_json_lost_object(j->t, ts, n, &j->line);
+	buf_put(&j->line, "\n", 1);
+	fwrite(j->line.p, 1, j->line.n, j->out);
 }
 
 int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 {
-	struct json j = {t, o->out, ct_exitindex_build(t), ct_values_new(t), {0}};
-	if (!j.x) {
-		ct_values_free(j.vals);
+	struct json j = {t, o->out, ct_json_calls_new(t), {0}};
+	if (!j.calls)
 		return -1;
-	}
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost};
 	ct_filter_run(t, o->filter, &ops, &j);
-	ct_exitindex_free(j.x);
-	ct_values_free(j.vals);
+	ct_json_calls_free(j.calls);
 	buf_free(&j.line);
 	return 0;
 }

@@ -83,6 +83,13 @@ void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
 		bool ok = len > 1 && p + len <= end;
 		for (size_t k = 1; ok && k < len; k++)
 			ok = (p[k] & 0xc0) == 0x80;
+		if (ok) { /* RFC 3629: no overlongs, surrogates or code points past U+10FFFF */
+			uint32_t cp = c & (0x7f >> len);
+			for (size_t k = 1; k < len; k++)
+				cp = cp << 6 | (p[k] & 0x3f);
+			static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+			ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+		}
 		if (ok) {
 			buf_put(b, p, len);
 			p += len;

@@ -1,0 +1,491 @@
+/* report: per-function statistics of a trace, in one streaming pass.
+ *
+ * Only calls that returned have a duration.  Calls that were unwound (panic,
+ * Goexit, longjmp) or still running at the end are counted on their own and
+ * left out of every duration figure, never counted as 0.
+ *
+ * Self time is a call's duration minus the durations of its shown children
+ * that returned (hidden, filtered-out, untraced and unwound children count
+ * as the caller's own time).  A tail-called function is nested in the
+ * caller that jumped to it and both end at the same return, so the caller's
+ * self time is the time before the jump and its total includes the callee,
+ * exactly as for an ordinary call: self times add up to the roots' totals.
+ * Total time sums each call's duration, so a recursive function's nested
+ * calls count once per level (as in uftrace).
+ *
+ * Percentiles come from a log-linear histogram per function (HDR-style): 128
+ * sub-buckets per power of two, exact below 128 ns.  A percentile is the
+ * nearest-rank value (the smallest duration with at least p% of the calls at
+ * or below it), reported as the middle of its bucket and clamped to the exact
+ * min/max: at most 1/256 (0.4%) from the exact value.  Memory is one
+ * histogram chunk of 1 KiB per power of two a function's durations span, so
+ * it grows with the number of functions, not the trace length.
+ *
+ * The hot path is the exit callback: no allocation, no strings; child time
+ * is kept in one array per goroutine/thread indexed by depth. */
+#include "render/render.h"
+#include "render/values.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define SUB_BITS 7
+#define SUBS (1u << SUB_BITS)          /* sub-buckets per power of two */
+#define CHUNKS (64 - SUB_BITS + 1)     /* chunk 0: [0,128); chunk c: [2^(c+6), 2^(c+7)) */
+
+struct fstat {
+	uint32_t func;
+	uint64_t returned, unwound, unfinished;
+	uint64_t total, self, min, max;
+	uint64_t p50, p99; /* filled in at the end */
+	uint64_t *chunk[CHUNKS];
+};
+
+/* Child time of each open frame of one goroutine/thread, by depth: the
+ * shown children that returned so far.  A frame's slot is read and cleared
+ * when it exits, so every slot above the open frames is 0. */
+struct tstack {
+	CT_VEC(uint64_t) kids;
+	bool idle; /* its outermost frame exited and nothing ran inside since */
+};
+
+struct report {
+	struct ct_trace *t;
+	struct fstat **by_func; /* nfuncs + 1 (the last: unknown ids) */
+	size_t nfuncs;
+	struct ct_map threads;  /* thread key -> struct tstack */
+	size_t sweep_at;        /* drop idle stacks when this many exist */
+	uint64_t last_key;      /* one-entry cache: consecutive calls mostly */
+	struct tstack *last;    /* come from the same goroutine */
+	uint64_t lost;
+};
+
+static void hist_add(struct fstat *f, uint64_t v)
+{
+	unsigned c, sub;
+	if (v < SUBS) {
+		c = 0;
+		sub = (unsigned)v;
+	} else {
+		unsigned bit = 63u - (unsigned)__builtin_clzll(v); /* >= SUB_BITS */
+		c = bit - SUB_BITS + 1;
+		sub = (unsigned)(v >> (bit - SUB_BITS)) & (SUBS - 1);
+	}
+	if (!f->chunk[c])
+		f->chunk[c] = xcalloc(SUBS, sizeof(uint64_t));
+	f->chunk[c][sub]++;
+}
+
+/* The range [lo, lo + width) of bucket SUB of chunk C. */
+static uint64_t bucket_lo(unsigned c, unsigned sub, uint64_t *width)
+{
+	if (c == 0) {
+		*width = 1;
+		return sub;
+	}
+	unsigned shift = c - 1;
+	*width = 1ULL << shift;
+	return (uint64_t)(SUBS + sub) << shift;
+}
+
+/* Nearest-rank percentile P (0 < P <= 100) of F's returned calls. */
+static uint64_t percentile(const struct fstat *f, unsigned p)
+{
+	/* rank = ceil(p/100 * n), at least 1 */
+	uint64_t rank = (f->returned / 100) * p + ((f->returned % 100) * p + 99) / 100;
+	if (rank < 1)
+		rank = 1;
+	uint64_t seen = 0;
+	for (unsigned c = 0; c < CHUNKS; c++) {
+		if (!f->chunk[c])
+			continue;
+		for (unsigned s = 0; s < SUBS; s++) {
+			seen += f->chunk[c][s];
+			if (seen >= rank) {
+				uint64_t width, lo = bucket_lo(c, s, &width);
+				uint64_t v = lo + (width - 1) / 2;
+				return v < f->min ? f->min : v > f->max ? f->max : v;
+			}
+		}
+	}
+	return f->max;
+}
+
+static struct tstack *thread_of(struct report *R, const struct ct_call *c)
+{
+	uint64_t k = ct_call_thread_key(c);
+	if (R->last && R->last_key == k)
+		return R->last;
+	void **slot = map_slot(&R->threads, k, false);
+	if (!slot) {
+		/* Goroutines come and go: before growing, forget the stacks of
+		 * goroutines/threads with nothing open (they restart at 0). */
+		if (R->threads.n >= R->sweep_at) {
+			CT_VEC(uint64_t) idle = {0};
+			MAP_FOREACH(&R->threads, i)
+			if (((struct tstack *)R->threads.vals[i])->idle)
+				CT_VEC_PUSH(idle, R->threads.keys[i]);
+			for (size_t i = 0; i < idle.n; i++) {
+				struct tstack *s = map_get(&R->threads, idle.v[i]);
+				CT_VEC_FREE(s->kids);
+				free(s);
+				map_del(&R->threads, idle.v[i]);
+			}
+			CT_VEC_FREE(idle);
+			R->sweep_at = R->threads.n * 2 > 1024 ? R->threads.n * 2 : 1024;
+		}
+		slot = map_slot(&R->threads, k, true);
+		*slot = xcalloc(1, sizeof(struct tstack));
+	}
+	R->last_key = k;
+	R->last = *slot;
+	return R->last;
+}
+
+static void on_call_exit(void *ctx, const struct ct_call *c)
+{
+	struct report *R = ctx;
+	size_t fi = c->func < R->nfuncs ? c->func : R->nfuncs;
+	struct fstat *f = R->by_func[fi];
+	if (!f) {
+		f = R->by_func[fi] = xcalloc(1, sizeof(*f));
+		f->func = c->func;
+		f->min = UINT64_MAX;
+	}
+	struct tstack *s = thread_of(R, c);
+	uint32_t d = c->depth;
+	if (d >= s->kids.n) {
+		CT_VEC_GROW(s->kids, (size_t)d + 1);
+		memset(s->kids.v + s->kids.n, 0, ((size_t)d + 1 - s->kids.n) * sizeof(uint64_t));
+		s->kids.n = (size_t)d + 1;
+	}
+	uint64_t kids = s->kids.v[d];
+	s->kids.v[d] = 0;
+	s->idle = d == 0;
+	if (c->status != CT_CALL_RETURNED) {
+		if (c->status == CT_CALL_UNWOUND)
+			f->unwound++;
+		else
+			f->unfinished++;
+		return;
+	}
+	uint64_t dur = c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
+	if (d)
+		s->kids.v[d - 1] += dur;
+	f->returned++;
+	f->total += dur;
+	f->self += dur > kids ? dur - kids : 0;
+	if (dur < f->min)
+		f->min = dur;
+	if (dur > f->max)
+		f->max = dur;
+	hist_add(f, dur);
+}
+
+static void on_lost(void *ctx, uint64_t ts, uint64_t n)
+{
+	struct report *R = ctx;
+	R->lost += n;
+}
+
+/* ---- sorting ---- */
+
+static const struct {
+	const char *name;
+	enum ct_report_sort key;
+} sort_keys[] = {
+	{"total", CT_SORT_TOTAL}, {"self", CT_SORT_SELF}, {"calls", CT_SORT_CALLS},
+	{"avg", CT_SORT_AVG},     {"min", CT_SORT_MIN},   {"max", CT_SORT_MAX},
+	{"p50", CT_SORT_P50},     {"p99", CT_SORT_P99},   {"func", CT_SORT_FUNC},
+};
+
+bool ct_report_sort_parse(const char *s, enum ct_report_sort *out)
+{
+	for (size_t i = 0; i < sizeof(sort_keys) / sizeof(*sort_keys); i++)
+		if (!strcmp(s, sort_keys[i].name)) {
+			*out = sort_keys[i].key;
+			return true;
+		}
+	return false;
+}
+
+static uint64_t calls_of(const struct fstat *f)
+{
+	return f->returned + f->unwound + f->unfinished;
+}
+
+static uint64_t avg_of(const struct fstat *f)
+{
+	return f->returned ? f->total / f->returned : 0;
+}
+
+static const struct ct_trace *sort_trace; /* qsort has no context argument */
+static enum ct_report_sort sort_key;
+
+/* Larger first; functions without a returned call (no durations) last. */
+static int cmp_desc(const struct fstat *a, const struct fstat *b, uint64_t va, uint64_t vb, bool need_dur)
+{
+	if (need_dur && (!a->returned) != (!b->returned))
+		return a->returned ? -1 : 1;
+	return va > vb ? -1 : va < vb ? 1 : 0;
+}
+
+static int cmp_fstat(const void *pa, const void *pb)
+{
+	const struct fstat *a = *(const struct fstat *const *)pa, *b = *(const struct fstat *const *)pb;
+	int r = 0;
+	switch (sort_key) {
+	case CT_SORT_TOTAL: r = cmp_desc(a, b, a->total, b->total, true); break;
+	case CT_SORT_SELF: r = cmp_desc(a, b, a->self, b->self, true); break;
+	case CT_SORT_CALLS: r = cmp_desc(a, b, calls_of(a), calls_of(b), false); break;
+	case CT_SORT_AVG: r = cmp_desc(a, b, avg_of(a), avg_of(b), true); break;
+	case CT_SORT_MIN: r = cmp_desc(a, b, a->min, b->min, true); break;
+	case CT_SORT_MAX: r = cmp_desc(a, b, a->max, b->max, true); break;
+	case CT_SORT_P50: r = cmp_desc(a, b, a->p50, b->p50, true); break;
+	case CT_SORT_P99: r = cmp_desc(a, b, a->p99, b->p99, true); break;
+	case CT_SORT_FUNC: break;
+	}
+	if (r)
+		return r;
+	r = strcmp(ct_func_name(sort_trace, a->func), ct_func_name(sort_trace, b->func));
+	if (r)
+		return r;
+	return a->func < b->func ? -1 : a->func > b->func;
+}
+
+/* ---- output ---- */
+
+/* Log2 buckets of the latency histogram: [0,1), [1,2), [2,4), ... */
+#define LOG2_BUCKETS 65
+
+/* Counts per log2 bucket; *FIRST..*LAST: the non-empty range (empty when
+ * *FIRST > *LAST). */
+static void log2_hist(const struct fstat *f, uint64_t counts[LOG2_BUCKETS], unsigned *first, unsigned *last)
+{
+	memset(counts, 0, LOG2_BUCKETS * sizeof(uint64_t));
+	*first = 1;
+	*last = 0;
+	for (unsigned c = 0; c < CHUNKS; c++) {
+		if (!f->chunk[c])
+			continue;
+		for (unsigned s = 0; s < SUBS; s++) {
+			if (!f->chunk[c][s])
+				continue;
+			/* every fine bucket lies inside one power of two */
+			uint64_t width, lo = bucket_lo(c, s, &width);
+			unsigned b = lo ? 64u - (unsigned)__builtin_clzll(lo) : 0;
+			if (*first > *last)
+				*first = b;
+			*last = b;
+			counts[b] += f->chunk[c][s];
+		}
+	}
+}
+
+static uint64_t log2_lo(unsigned b)
+{
+	return b ? 1ULL << (b - 1) : 0;
+}
+
+static uint64_t log2_hi(unsigned b)
+{
+	return b < 64 ? 1ULL << b : UINT64_MAX;
+}
+
+static bool wants_histogram(const struct report *R, const struct ct_report_opts *o, const struct fstat *f)
+{
+	const char *name = ct_func_name(R->t, f->func);
+	for (size_t i = 0; i < o->nhistogram; i++)
+		if (glob_match(o->histogram[i], name))
+			return true;
+	return false;
+}
+
+static void bput(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bput(struct ct_buf *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void json_u64_or_null(struct ct_buf *b, const char *key, bool known, uint64_t v)
+{
+	if (known)
+		bput(b, ",\"%s\":%" PRIu64, key, v);
+	else
+		bput(b, ",\"%s\":null", key);
+}
+
+static void write_json(struct report *R, const struct ct_report_opts *o, struct fstat **fs, size_t n)
+{
+	struct ct_buf b = {0};
+	buf_put(&b, "[", 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct fstat *f = fs[i];
+		const char *name = ct_func_name(R->t, f->func);
+		bool dur = f->returned != 0;
+		const char *open = i ? ",\n{\"func\":" : "\n{\"func\":";
+		buf_put(&b, open, strlen(open));
+		ct_buf_json_string(&b, name, strlen(name));
+		bput(&b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64
+			 ",\"unfinished\":%" PRIu64,
+		     calls_of(f), f->returned, f->unwound, f->unfinished);
+		json_u64_or_null(&b, "total_ns", dur, f->total);
+		json_u64_or_null(&b, "self_ns", dur, f->self);
+		json_u64_or_null(&b, "avg_ns", dur, avg_of(f));
+		json_u64_or_null(&b, "min_ns", dur, f->min);
+		json_u64_or_null(&b, "p50_ns", dur, f->p50);
+		json_u64_or_null(&b, "p99_ns", dur, f->p99);
+		json_u64_or_null(&b, "max_ns", dur, f->max);
+		if (wants_histogram(R, o, f)) {
+			uint64_t counts[LOG2_BUCKETS];
+			unsigned first, last;
+			log2_hist(f, counts, &first, &last);
+			buf_put(&b, ",\"histogram\":[", 14);
+			for (unsigned k = first; k <= last; k++)
+				bput(&b, "%s{\"lo_ns\":%" PRIu64 ",\"hi_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+				     k == first ? "" : ",", log2_lo(k), log2_hi(k), counts[k]);
+			buf_put(&b, "]", 1);
+		}
+		buf_put(&b, "}", 1);
+		if (b.n > 1 << 16) {
+			fwrite(b.p, 1, b.n, o->out);
+			b.n = 0;
+		}
+	}
+	buf_put(&b, n ? "\n]\n" : "]\n", n ? 3 : 2);
+	fwrite(b.p, 1, b.n, o->out);
+	buf_free(&b);
+}
+
+static void dur_cell(FILE *out, bool known, uint64_t ns)
+{
+	char d[32];
+	if (known)
+		ct_fmt_duration(d, sizeof(d), ns);
+	else
+		snprintf(d, sizeof(d), "%10s", "-");
+	fprintf(out, "  %10s", d);
+}
+
+static void write_histogram(FILE *out, const struct report *R, const struct fstat *f)
+{
+	uint64_t counts[LOG2_BUCKETS], top = 0;
+	unsigned first, last;
+	log2_hist(f, counts, &first, &last);
+	for (unsigned k = first; k <= last; k++)
+		if (counts[k] > top)
+			top = counts[k];
+	fprintf(out, "\n# latency of %s: %" PRIu64 " returned calls\n", ct_func_name(R->t, f->func),
+		f->returned);
+	for (unsigned k = first; k <= last; k++) {
+		char lo[32], hi[32], bar[41];
+		ct_fmt_duration(lo, sizeof(lo), log2_lo(k));
+		ct_fmt_duration(hi, sizeof(hi), log2_hi(k));
+		size_t w = counts[k] ? (size_t)((counts[k] * 40 + top - 1) / top) : 0;
+		memset(bar, '#', w);
+		bar[w] = 0;
+		fprintf(out, "  [%s, %s) | %-40s %" PRIu64 "\n", lo, hi, bar, counts[k]);
+	}
+}
+
+static void write_text(struct report *R, const struct ct_report_opts *o, struct fstat **fs, size_t n)
+{
+	FILE *out = o->out;
+	uint64_t unwound = 0, unfinished = 0;
+	for (size_t i = 0; i < n; i++) {
+		unwound += fs[i]->unwound;
+		unfinished += fs[i]->unfinished;
+	}
+	bool status_cols = unwound || unfinished;
+	static const char rule[] = "  ==========";
+	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s  Function\n",
+		status_cols ? "     Unwound  Unfinished" : "");
+	for (int i = 0; i < (status_cols ? 10 : 8); i++)
+		fputs(rule, out);
+	fputs("  ====================\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct fstat *f = fs[i];
+		bool dur = f->returned != 0;
+		dur_cell(out, dur, f->total);
+		dur_cell(out, dur, f->self);
+		fprintf(out, "  %10" PRIu64, calls_of(f));
+		dur_cell(out, dur, avg_of(f));
+		dur_cell(out, dur, f->min);
+		dur_cell(out, dur, f->p50);
+		dur_cell(out, dur, f->p99);
+		dur_cell(out, dur, f->max);
+		if (status_cols)
+			fprintf(out, "  %10" PRIu64 "  %10" PRIu64, f->unwound, f->unfinished);
+		fprintf(out, "  %s\n", ct_func_name(R->t, f->func));
+	}
+	if (status_cols)
+		fprintf(out, "\n# %" PRIu64 " unwound and %" PRIu64
+			     " unfinished calls have no duration: times are of the returned calls only\n",
+			unwound, unfinished);
+	if (R->lost)
+		fprintf(out, "%s# LOST %" PRIu64 " events while recording: counts may be incomplete\n",
+			status_cols ? "" : "\n", R->lost);
+	for (size_t i = 0; i < n; i++)
+		if (fs[i]->returned && wants_histogram(R, o, fs[i]))
+			write_histogram(out, R, fs[i]);
+}
+
+int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
+{
+	struct report R = {.t = t, .nfuncs = t->nfuncs, .sweep_at = 1024};
+	R.by_func = xcalloc(t->nfuncs + 1, sizeof(*R.by_func));
+	struct ct_recon_ops ops = {NULL, on_call_exit, on_lost};
+	ct_filter_run(t, o->filter, &ops, &R);
+
+	MAP_FOREACH(&R.threads, i)
+	{
+		struct tstack *s = R.threads.vals[i];
+		CT_VEC_FREE(s->kids);
+		free(s);
+	}
+	map_free(&R.threads);
+
+	struct fstat **fs = xmalloc((t->nfuncs + 1) * sizeof(*fs));
+	size_t n = 0;
+	for (size_t i = 0; i <= t->nfuncs; i++) {
+		struct fstat *f = R.by_func[i];
+		if (!f)
+			continue;
+		if (f->returned) {
+			f->p50 = percentile(f, 50);
+			f->p99 = percentile(f, 99);
+		} else {
+			f->min = 0;
+		}
+		fs[n++] = f;
+	}
+	sort_trace = t;
+	sort_key = o->sort;
+	qsort(fs, n, sizeof(*fs), cmp_fstat);
+
+	if (o->json) {
+		write_json(&R, o, fs, n);
+		if (R.lost)
+			fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; counts may be incomplete\n",
+				R.lost);
+	} else {
+		write_text(&R, o, fs, n);
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned c = 0; c < CHUNKS; c++)
+			free(fs[i]->chunk[c]);
+		free(fs[i]);
+	}
+	free(fs);
+	free(R.by_func);
+	return 0;
+}
