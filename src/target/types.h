@@ -94,7 +94,12 @@ struct ct_param {
 	uint32_t type;
 	bool is_result;
 	/* Location at the function's first instruction from DWARF (location
-	 * list entry at low_pc, or a plain location), n == 0 if none. */
+	 * list entry whose range contains low_pc, or a plain location), n == 0
+	 * if none or if it uses anything a ct_loc cannot express (implicit or
+	 * entry values, derefs, optimized-out parts).  Memory below the CFA
+	 * (e.g. -N -l result slots in the not yet built frame) is dropped.  Go
+	 * register pieces are placed at the offsets of the value's ABI parts
+	 * (gc's DWARF omits padding between them). */
 	struct ct_loc entry_loc;
 };
 
@@ -105,7 +110,10 @@ struct ct_sig {
 	struct ct_param *params;
 	size_t n;
 	bool variadic; /* C: ends with "..." */
-	bool go_dict;  /* Go generic shape instance: a hidden dictionary comes first */
+	bool go_dict;  /* Go generic shape instance: a hidden dictionary comes
+			  first (not in params; -N -l's explicit ".dict" param
+			  is folded into this flag; closures inside shape
+			  instances take none) */
 };
 
 struct ct_types;
@@ -119,7 +127,8 @@ void ct_types_close(struct ct_types *ts);
 bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out);
 const struct ct_typetab *ct_types_table(const struct ct_types *ts);
 /* Go: the type whose runtime._type is at link-time address RTYPE, or
- * CT_TYPE_NONE (for naming the dynamic type of interface values). */
+ * CT_TYPE_NONE (for naming the dynamic type of interface values).  The
+ * first call scans all Go type DIEs (a few ms on a large binary). */
 uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype);
 void ct_sig_free(struct ct_sig *s);
 

@@ -300,6 +300,15 @@ TEST(types_go_composites)
 	CHECK_STR(ty(&f, lt->fields[2].type)->name, "uint16");
 	LOC(&f, 0, "rax:8 rbx:8 rcx:8 rdi:8 rsi:8 r8:8 r9:8 r10:8 r11:2");
 
+	/* gc gives one DWARF piece per register-assigned field and none for
+	 * padding: pieces land at the fields' offsets */
+	if (!fx_sig(&f, "main.Pad"))
+		goto out;
+	PARAM(&f, 0, "p", "main.Padded", CT_K_STRUCT, 24, false);
+	CHECK_EQ_U(pty(&f, 0)->nfields, 4);
+	CHECK_EQ_U(pty(&f, 0)->fields[3].offset, 18);
+	LOC(&f, 0, "rax:1 rbx:8@8 rcx:1 rdi:2@18");
+
 	if (!fx_sig(&f, "main.Ptrs"))
 		goto out;
 	PARAM(&f, 0, "p", "*int", CT_K_PTR, 8, false);
@@ -468,6 +477,25 @@ TEST(types_go_generic)
 	PARAM(&f, 0, "a", "go.shape.float64_0", CT_K_FLOAT, 8, false);
 	LOC(&f, 0, "x0:8");
 
+	if (!fx_sig(&f, "main.ForEach[go.shape.string_0]"))
+		goto out;
+	CHECK(f.sig.go_dict);
+	CHECK_EQ_U(f.sig.n, 2);
+	PARAM(&f, 0, "xs", "[]go.shape.string_0", CT_K_SLICE, 24, false);
+	CHECK_EQ_U(ty(&f, pty(&f, 0)->elem)->kind, CT_K_STRING);
+	PARAM(&f, 1, "f", "func(go.shape.string_0)", CT_K_FUNC, 8, false);
+	LOC(&f, 0, "rbx:8 rcx:8 rdi:8");
+	LOC(&f, 1, "rsi:8");
+
+	/* a closure inside a shape instance takes no dictionary, though it
+	 * carries the same go_dict_index typedefs */
+	if (!fx_sig(&f, "main.Apply[go.shape.int_0].func1"))
+		goto out;
+	CHECK(!f.sig.go_dict);
+	CHECK_EQ_U(f.sig.n, 1);
+	PARAM(&f, 0, "x", "go.shape.int_0", CT_K_INT, 8, false);
+	LOC(&f, 0, "rax:8");
+
 	if (!fx_sig(&f, "main.Add"))
 		goto out;
 	CHECK(!f.sig.go_dict);
@@ -506,10 +534,22 @@ TEST(types_go_noopt)
 	PARAM(&f, 0, "l", "main.Line", CT_K_STRUCT, 72, false);
 	LOC(&f, 0, "rax:8 rbx:8 rcx:8 rdi:8 rsi:8 r8:8 r9:8 r10:8 r11:2");
 
+	/* -N -l lists the dictionary as a ".dict" param: folded into go_dict */
 	if (!fx_sig(&f, "main.Max[go.shape.int_0]"))
 		goto out;
 	CHECK(f.sig.go_dict);
+	CHECK_EQ_U(f.sig.n, 3);
+	PARAM(&f, 0, "a", "go.shape.int_0", CT_K_INT, 8, false);
 	LOC(&f, 0, "rbx:8");
+	if (!fx_sig(&f, "main.Apply[go.shape.int_0].func1"))
+		goto out;
+	CHECK(!f.sig.go_dict);
+	CHECK_EQ_U(f.sig.n, 1);
+
+	/* here gc emits a padding piece after A but none before D */
+	if (!fx_sig(&f, "main.Pad"))
+		goto out;
+	LOC(&f, 0, "rax:1 rbx:8@8 rcx:1 rdi:2@18");
 
 	if (!fx_sig(&f, "main.Blank"))
 		goto out;
