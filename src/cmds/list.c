@@ -14,7 +14,55 @@ static void usage(FILE *f)
 		   "\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"
-		   "  -v, --verbose     also show every exit site with its instruction\n");
+		   "  -v, --verbose     also show every exit site with its instruction\n"
+		   "      --no-args     do not show the decoded signatures\n"
+		   "\nUnder each function: its arguments -> results as record would capture them,\n"
+		   "with types and where each lives (registers, CFA+N = stack above the return\n"
+		   "address, X0(unreadable) = an SSE register BPF cannot read).\n");
+}
+
+static const char *reg_name(uint8_t r)
+{
+	static const char *const names[] = {"R15", "R14", "R13", "R12", "RBP", "RBX", "R11", "R10",
+					    "R9",  "R8",  "RAX", "RCX", "RDX", "RSI", "RDI"};
+	return r < 15 ? names[r] : "?";
+}
+
+static int32_t op_offset(const struct ct_site_fetch *f, uint16_t slot)
+{
+	for (uint32_t i = 0; i < f->prog.nops; i++)
+		if (f->prog.ops[i].dst == slot)
+			return f->prog.ops[i].off;
+	return 0;
+}
+
+/* "a int [RAX], s string [RBX:RCX]": values with types and where they live
+ * (CFA = the stack pointer at entry + 8, i.e. just above the return address). */
+static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
+{
+	const struct ct_typetab *tt = p->types ? ct_types_table(p->types) : NULL;
+	for (uint32_t i = 0; f && i < f->nvals; i++) {
+		const struct ct_val_desc *v = &f->vals[i];
+		printf("%s%s %s [", i ? ", " : "", v->name[0] ? v->name : "_",
+		       v->flags & CT_VAL_RAW ? "word" : tt ? ct_type_get(tt, v->type)->name : "?");
+		if (v->flags & CT_VAL_INCOMPLETE)
+			printf("unavailable: DWARF omits parameters");
+		else if (!v->npieces)
+			printf("location unknown");
+		for (uint32_t k = 0; k < v->npieces; k++) {
+			const struct ct_val_piece *pc = &v->pieces[k];
+			printf("%s", k ? ":" : "");
+			if (pc->kind == CT_PIECE_REG)
+				printf("%s", reg_name(pc->reg));
+			else if (pc->kind == CT_PIECE_XREG)
+				printf("X%u(unreadable)", pc->reg - CT_XMM0);
+			else if (pc->kind == CT_PIECE_STACK)
+				printf("CFA%+d", op_offset(f, pc->slot) - 8);
+			else
+				printf("*(%s%+d)", reg_name(pc->reg), op_offset(f, pc->slot));
+		}
+		printf("]");
+	}
 }
 
 static const char *kind_name(uint8_t k)
@@ -38,11 +86,12 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{"exclude", required_argument, NULL, 'N'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"no-args", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	CT_VEC(const char *) exclude = {0};
-	int c, verbose = 0;
+	int c, verbose = 0, args = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "N:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -51,6 +100,9 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = 1;
+			break;
+		case 'n':
+			args = 0;
 			break;
 		case 'h':
 			usage(stdout);
@@ -88,6 +140,10 @@ int cmd_list(int argc, char **argv)
 	       t.has_dwarf ? ", DWARF" : ", no DWARF");
 	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)\n", p.funcs.n, p.sites.n,
 	       p.cheap_entries, p.slow_entries);
+	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
+	ct_plan_args(&p, &ao);
+	if (args && p.args_note)
+		printf("# arguments: %s\n", p.args_note);
 	printf("# %-18s %-12s %-6s %s\n", "ENTRY", "SITE", "EXITS", "FUNCTION");
 	size_t si = 0;
 	for (size_t i = 0; i < p.funcs.n; i++) {
@@ -95,6 +151,24 @@ int cmd_list(int argc, char **argv)
 		printf("  0x%-16llx +%-3llu %-7s %-6u %s\n", (unsigned long long)f->fn->entry,
 		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_emulated ? "cheap" : "step",
 		       f->nexits, f->fn->name);
+		if (args && p.fetch) {
+			/* the function's sites: its entry, then its exits */
+			const struct ct_site_fetch *in = NULL, *out = NULL;
+			for (size_t k = 0; k < p.sites.n; k++)
+				if (p.sites.v[k].func == i && p.fetch[k]) {
+					if (p.sites.v[k].kind == CT_SITE_ENTRY)
+						in = p.fetch[k];
+					else if (!out)
+						out = p.fetch[k];
+				}
+			if (in || out) {
+				printf("      (");
+				print_values(&p, in);
+				printf(") -> (");
+				print_values(&p, out);
+				printf(")\n");
+			}
+		}
 		if (!verbose)
 			continue;
 		for (; si < p.sites.n && (p.sites.v[si].func < i || p.sites.v[si].func == CT_NOFUNC); si++)

@@ -568,7 +568,8 @@ void ct_values_text(struct ct_values *v, struct ct_buf *out)
 		const struct ct_val_desc *d = &v->f->vals[i];
 		if (i)
 			puts_(v, ", ");
-		if (!results || (d->name[0] && d->name[0] != '~'))
+		/* results: names only for a list of named ones, "(sum=8, ok=true)" */
+		if (!results || (paren && d->name[0] && d->name[0] != '~'))
 			put(v, "%s=", d->name[0] ? d->name : "?");
 		one_value(v, d);
 	}
