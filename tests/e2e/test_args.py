@@ -169,3 +169,15 @@ def test_c_args():
     assert [v for _, v in vals(by["c_many"][0], "args")] == [1, 2, 3, 4, 5, 6, 7, 8]
     (c,) = by["c_floats"]
     assert vals(c, "args")[:2] == [("a", UNAVAILABLE), ("b", UNAVAILABLE)]
+
+
+def test_list_shows_signatures_and_locations():
+    p = ct("list", fixture("go_args"), "main.Many", "main.Blank", "main.Multi", "main.Floats")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "a9 int [R11], a10 int [CFA+0], a11 int [CFA+8]) -> (r1 int [RAX], r2 int [RBX])" in out
+    assert "(b int [RBX], c float64 [X0(unreadable)])" in out  # blank params found via DWARF
+    assert "(s string [RAX:RBX]) -> (~r0 string [RAX:RBX], ~r1 int [RCX], ~r2 error [RDI:RSI])" in out
+    p = ct("list", fixture("c_args"), "c_many", "c_ret_big")
+    assert "a7 int [CFA+0], a8 long int [CFA+8]) -> (_ long int [RAX])" in p.stdout
+    assert "(x long int [RSI]) -> (_ struct big [*(RAX+0)])" in p.stdout  # returned in memory via RDI/RAX
