@@ -13,7 +13,6 @@
 #include "render/values.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
 
 struct ct_json_calls {
@@ -22,17 +21,6 @@ struct ct_json_calls {
 	struct ct_values *vals;
 };
 
-static void jput(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void jput(struct ct_buf *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_put(b, tmp, (size_t)n);
-}
 
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 {
@@ -60,35 +48,35 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	const uint8_t *ret;
 	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
 	const char *name = ct_func_name(jc->t, c->func);
-	jput(out, "{\"ts\":%" PRIu64 ",\"dur\":", ct_rel_ts(jc->t, c->ts_entry));
+	buf_printf(out, "{\"ts\":%" PRIu64 ",\"dur\":", ct_rel_ts(jc->t, c->ts_entry));
 	if (e->status == CT_CALL_RETURNED)
-		jput(out, "%" PRIu64, e->ts_exit - c->ts_entry);
+		buf_printf(out, "%" PRIu64, e->ts_exit - c->ts_entry);
 	else
-		jput(out, "null");
-	jput(out, ",\"pid\":%u,\"tid\":%u,\"goid\":", c->pid, c->tid);
+		buf_printf(out, "null");
+	buf_printf(out, ",\"pid\":%u,\"tid\":%u,\"goid\":", c->pid, c->tid);
 	if (c->goid)
-		jput(out, "%" PRIu64, c->goid);
+		buf_printf(out, "%" PRIu64, c->goid);
 	else
-		jput(out, "null");
-	jput(out, ",\"depth\":%u,\"func\":", c->depth);
+		buf_printf(out, "null");
+	buf_printf(out, ",\"depth\":%u,\"func\":", c->depth);
 	ct_buf_json_string(out, name, strlen(name));
-	jput(out, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
+	buf_printf(out, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
 	if (c->tail)
-		jput(out, ",\"tail\":true");
+		buf_printf(out, ",\"tail\":true");
 	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
-		jput(out, ",\"args\":");
+		buf_printf(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
 	}
 	if (ret && ct_values_load(jc->vals, e->exit_site, ret, e->ret_len)) {
-		jput(out, ",\"ret\":");
+		buf_printf(out, ",\"ret\":");
 		ct_values_json(jc->vals, out);
 	}
-	jput(out, "}");
+	buf_printf(out, "}");
 }
 
 void ct_json_lost_object(const struct ct_trace *t, uint64_t ts, uint64_t n, struct ct_buf *out)
 {
-	jput(out, "{\"ts\":%" PRIu64 ",\"lost\":%" PRIu64 "}", ct_rel_ts(t, ts), n);
+	buf_printf(out, "{\"ts\":%" PRIu64 ",\"lost\":%" PRIu64 "}", ct_rel_ts(t, ts), n);
 }
 
 struct json {

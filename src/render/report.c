@@ -303,24 +303,13 @@ static bool wants_histogram(const struct report *R, const struct ct_report_opts 
 	return false;
 }
 
-static void bput(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bput(struct ct_buf *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
 
 static void json_u64_or_null(struct ct_buf *b, const char *key, bool known, uint64_t v)
 {
 	if (known)
-		bput(b, ",\"%s\":%" PRIu64, key, v);
+		buf_printf(b, ",\"%s\":%" PRIu64, key, v);
 	else
-		bput(b, ",\"%s\":null", key);
+		buf_printf(b, ",\"%s\":null", key);
 }
 
 static void write_json(struct report *R, const struct ct_report_opts *o, struct fstat **fs, size_t n)
@@ -334,7 +323,7 @@ static void write_json(struct report *R, const struct ct_report_opts *o, struct 
 		const char *open = i ? ",\n{\"func\":" : "\n{\"func\":";
 		buf_put(&b, open, strlen(open));
 		ct_buf_json_string(&b, name, strlen(name));
-		bput(&b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64
+		buf_printf(&b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64
 			 ",\"unfinished\":%" PRIu64,
 		     calls_of(f), f->returned, f->unwound, f->unfinished);
 		json_u64_or_null(&b, "total_ns", dur, f->total);
@@ -350,7 +339,7 @@ static void write_json(struct report *R, const struct ct_report_opts *o, struct 
 			log2_hist(f, counts, &first, &last);
 			buf_put(&b, ",\"histogram\":[", 14);
 			for (unsigned k = first; k <= last; k++)
-				bput(&b, "%s{\"lo_ns\":%" PRIu64 ",\"hi_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+				buf_printf(&b, "%s{\"lo_ns\":%" PRIu64 ",\"hi_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
 				     k == first ? "" : ",", log2_lo(k), log2_hi(k), counts[k]);
 			buf_put(&b, "]", 1);
 		}

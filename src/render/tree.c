@@ -21,7 +21,6 @@
 #include "plan/sites.h"
 #include "util/util.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #define C_RESET "\033[0m"
@@ -55,27 +54,6 @@ struct tree {
 	struct ct_values *vals;
 };
 
-static void lprintf(struct tree *tr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void lprintf(struct tree *tr, const char *fmt, ...)
-{
-	va_list ap;
-	char tmp[512];
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		buf_put(&tr->line, tmp, n);
-		return;
-	}
-	char *big = xmalloc(n + 1);
-	va_start(ap, fmt);
-	vsnprintf(big, n + 1, fmt, ap);
-	va_end(ap);
-	buf_put(&tr->line, big, n);
-	free(big);
-}
 
 static void spill(struct tree *tr, struct group *g)
 {
@@ -114,18 +92,18 @@ static void prefix(struct tree *tr, const struct ct_call *c, uint32_t tid, bool 
 		char d[32];
 		ct_fmt_duration(d, sizeof(d), dur);
 		const char *col = dur_color(tr, dur);
-		lprintf(tr, " %s%s%s", col, d, *col ? C_RESET : "");
+		buf_printf(&tr->line, " %s%s%s", col, d, *col ? C_RESET : "");
 	} else {
-		lprintf(tr, "           ");
+		buf_printf(&tr->line, "           ");
 	}
-	lprintf(tr, " [%6u]", tid);
+	buf_printf(&tr->line, " [%6u]", tid);
 	if (tr->go) {
 		if (c->goid)
-			lprintf(tr, " %6llu", (unsigned long long)c->goid);
+			buf_printf(&tr->line, " %6llu", (unsigned long long)c->goid);
 		else
-			lprintf(tr, "      -");
+			buf_printf(&tr->line, "      -");
 	}
-	lprintf(tr, " | %*s", (int)(2 * c->depth), "");
+	buf_printf(&tr->line, " | %*s", (int)(2 * c->depth), "");
 }
 
 static const char *status_note(const struct ct_call *c)
@@ -143,17 +121,17 @@ static const char *status_note(const struct ct_call *c)
 /* "name(a=1, b=\"x\")" */
 static void call_text(struct tree *tr, const struct ct_call *c)
 {
-	lprintf(tr, "%s(", ct_func_name(tr->t, c->func));
+	buf_printf(&tr->line, "%s(", ct_func_name(tr->t, c->func));
 	if (ct_values_load(tr->vals, c->entry_site, c->args, c->args_len))
 		ct_values_text(tr->vals, &tr->line);
-	lprintf(tr, ")");
+	buf_printf(&tr->line, ")");
 }
 
 /* " = 42" (nothing without captured results) */
 static void ret_text(struct tree *tr, const struct ct_call *c)
 {
 	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
-		lprintf(tr, " = ");
+		buf_printf(&tr->line, " = ");
 		ct_values_text(tr->vals, &tr->line);
 	}
 }
@@ -162,7 +140,7 @@ static void print_open(struct tree *tr, struct group *out, const struct ct_call 
 {
 	prefix(tr, c, c->tid, false, 0);
 	call_text(tr, c);
-	lprintf(tr, " {%s", c->tail ? " /* tail call */" : "");
+	buf_printf(&tr->line, " {%s", c->tail ? " /* tail call */" : "");
 	emit(tr, out);
 }
 
@@ -175,14 +153,14 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	if (leaf) {
 		call_text(tr, c);
 		ret_text(tr, c);
-		lprintf(tr, ";");
+		buf_printf(&tr->line, ";");
 		if (note || c->tail)
-			lprintf(tr, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
+			buf_printf(&tr->line, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
 				note ? note : "", off);
 	} else {
-		lprintf(tr, "}");
+		buf_printf(&tr->line, "}");
 		ret_text(tr, c);
-		lprintf(tr, "%s %s/* %s%s%s */%s", c->status == CT_CALL_RETURNED && c->ret ? ";" : "", on,
+		buf_printf(&tr->line, "%s %s/* %s%s%s */%s", c->status == CT_CALL_RETURNED && c->ret ? ";" : "", on,
 			ct_func_name(tr->t, c->func), note ? ": " : "", note ? note : "", off);
 	}
 	emit(tr, out);
@@ -251,7 +229,7 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 	const char *on = tr->o->color ? C_RED : "", *off = tr->o->color ? C_RESET : "";
 	if (tr->o->merge) {
 		MAP_FOREACH(&tr->groups, i) flush_pending(tr, tr->groups.vals[i], NULL);
-		lprintf(tr, "%s/* LOST %llu events */%s", on, (unsigned long long)n, off);
+		buf_printf(&tr->line, "%s/* LOST %llu events */%s", on, (unsigned long long)n, off);
 		emit(tr, NULL);
 		return;
 	}
@@ -263,7 +241,7 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 		if (!g->open)
 			continue;
 		flush_pending(tr, g, g);
-		lprintf(tr, "%s/* LOST %llu events (all goroutines) */%s", on, (unsigned long long)n, off);
+		buf_printf(&tr->line, "%s/* LOST %llu events (all goroutines) */%s", on, (unsigned long long)n, off);
 		emit(tr, g);
 	}
 }

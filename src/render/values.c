@@ -3,7 +3,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,17 +54,6 @@ size_t ct_values_count(const struct ct_values *v)
 	return v->f ? v->f->nvals : 0;
 }
 
-static void put(struct ct_values *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct ct_values *v, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_put(v->out, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
 
 static void puts_(struct ct_values *v, const char *s)
 {
@@ -132,13 +120,13 @@ static void text_string(struct ct_values *v, const uint8_t *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned c = s[i];
 		if (c == '"' || c == '\\')
-			put(v, "\\%c", c);
+			buf_printf(v->out, "\\%c", c);
 		else if (c == '\n')
 			puts_(v, "\\n");
 		else if (c == '\t')
 			puts_(v, "\\t");
 		else if (c < 0x20 || c == 0x7f)
-			put(v, "\\x%02x", c);
+			buf_printf(v->out, "\\x%02x", c);
 		else
 			buf_put(v->out, &s[i], 1);
 	}
@@ -163,7 +151,7 @@ static void emit_marker(struct ct_values *v, const char *what)
 	if (v->json)
 		puts_(v, "null");
 	else
-		put(v, "<%s>", what);
+		buf_printf(v->out, "<%s>", what);
 }
 
 /* Memory captured at exactly ADDR: its bytes and how many. */
@@ -219,12 +207,12 @@ static void emit_float(struct ct_values *v, double d)
 {
 	if (isnan(d) || isinf(d)) {
 		if (v->json)
-			put(v, "\"%s\"", isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
+			buf_printf(v->out, "\"%s\"", isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
 		else
 			puts_(v, isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
 		return;
 	}
-	put(v, "%.17g", d);
+	buf_printf(v->out, "%.17g", d);
 }
 
 static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth);
@@ -234,9 +222,9 @@ static void emit_ptr(struct ct_values *v, uint64_t p, bool go)
 	if (!p)
 		puts_(v, v->json ? "null" : go ? "nil" : "NULL");
 	else if (v->json)
-		put(v, "\"0x%" PRIx64 "\"", p);
+		buf_printf(v->out, "\"0x%" PRIx64 "\"", p);
 	else
-		put(v, "0x%" PRIx64, p);
+		buf_printf(v->out, "0x%" PRIx64, p);
 }
 
 static bool is_go(const struct ct_values *v)
@@ -258,7 +246,7 @@ static void emit_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uin
 		ct_buf_json_string(v->out, tname, strlen(tname));
 		puts_(v, ",\"value\":");
 	} else {
-		put(v, "%s(", tname);
+		buf_printf(v->out, "%s(", tname);
 	}
 	uint32_t got = 0;
 	const uint8_t *box = mem(v, data, &got);
@@ -312,16 +300,16 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		puts_(v, b[0] ? "true" : "false");
 		break;
 	case CT_K_INT:
-		put(v, "%" PRId64, load_int(b, t->size));
+		buf_printf(v->out, "%" PRId64, load_int(b, t->size));
 		break;
 	case CT_K_UINT:
-		put(v, "%" PRIu64, load_uint(b, t->size));
+		buf_printf(v->out, "%" PRIu64, load_uint(b, t->size));
 		break;
 	case CT_K_ENUM:
 		if (t->is_signed)
-			put(v, "%" PRId64, load_int(b, t->size));
+			buf_printf(v->out, "%" PRId64, load_int(b, t->size));
 		else
-			put(v, "%" PRIu64, load_uint(b, t->size));
+			buf_printf(v->out, "%" PRIu64, load_uint(b, t->size));
 		break;
 	case CT_K_FLOAT:
 		if (t->size == 4) {
@@ -352,7 +340,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			emit_float(v, im);
 			puts_(v, "]");
 		} else {
-			put(v, "(%g%+gi)", re, im);
+			buf_printf(v->out, "(%g%+gi)", re, im);
 		}
 		break;
 	}
@@ -392,7 +380,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		uint8_t ones[512];
 		memset(ones, 1, sizeof(ones));
 		if (v->json)
-			put(v, "{\"len\":%" PRIu64 ",\"cap\":%" PRIu64 ",\"items\":[", n, cap);
+			buf_printf(v->out, "{\"len\":%" PRIu64 ",\"cap\":%" PRIu64 ",\"items\":[", n, cap);
 		else
 			puts_(v, "[");
 		for (uint64_t i = 0; i < shown; i++) {
@@ -406,7 +394,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		} else {
 			if (shown < n)
 				puts_(v, shown ? " ..." : "...");
-			put(v, "](len=%" PRIu64 " cap=%" PRIu64 ")", n, cap);
+			buf_printf(v->out, "](len=%" PRIu64 " cap=%" PRIu64 ")", n, cap);
 		}
 		break;
 	}
@@ -435,7 +423,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 				ct_buf_json_string(v->out, fl->name, strlen(fl->name));
 				puts_(v, ":");
 			} else {
-				put(v, "%s:", fl->name);
+				buf_printf(v->out, "%s:", fl->name);
 			}
 			if (fl->offset + type_of(v, fl->type)->size <= t->size)
 				emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
@@ -470,13 +458,13 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		}
 		m = mem(v, p, &got);
 		if (v->json)
-			put(v, "{\"ptr\":\"0x%" PRIx64 "\"", p);
+			buf_printf(v->out, "{\"ptr\":\"0x%" PRIx64 "\"", p);
 		else
-			put(v, "%s(0x%" PRIx64, t->kind == CT_K_MAP ? "map" : "chan", p);
+			buf_printf(v->out, "%s(0x%" PRIx64, t->kind == CT_K_MAP ? "map" : "chan", p);
 		if (m && got >= 8)
-			put(v, v->json ? ",\"len\":%" PRIu64 : " len=%" PRIu64, load_uint(m, 8));
+			buf_printf(v->out, v->json ? ",\"len\":%" PRIu64 : " len=%" PRIu64, load_uint(m, 8));
 		if (t->kind == CT_K_CHAN && m && got >= 16)
-			put(v, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64, load_uint(m + 8, 8));
+			buf_printf(v->out, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64, load_uint(m + 8, 8));
 		puts_(v, v->json ? "}" : ")");
 		break;
 	}
@@ -487,9 +475,9 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		/* Unknown or raw: the bytes as a hex word. */
 		uint32_t n = t->size && t->size <= 8 ? t->size : 8;
 		if (v->json)
-			put(v, "\"0x%" PRIx64 "\"", load_uint(b, n));
+			buf_printf(v->out, "\"0x%" PRIx64 "\"", load_uint(b, n));
 		else
-			put(v, "0x%" PRIx64, load_uint(b, n));
+			buf_printf(v->out, "0x%" PRIx64, load_uint(b, n));
 	}
 	}
 }
@@ -548,7 +536,7 @@ static void one_value(struct ct_values *v, const struct ct_val_desc *d)
 	assemble(v, d, b, avail);
 	if (d->flags & CT_VAL_RAW) {
 		uint64_t w = load_uint(b, 8);
-		put(v, v->json ? "%" PRIu64 : "0x%" PRIx64, w);
+		buf_printf(v->out, v->json ? "%" PRIu64 : "0x%" PRIx64, w);
 		return;
 	}
 	emit_value(v, d->type, b, avail, 0);
@@ -570,7 +558,7 @@ void ct_values_text(struct ct_values *v, struct ct_buf *out)
 			puts_(v, ", ");
 		/* results: names only for a list of named ones, "(sum=8, ok=true)" */
 		if (!results || (paren && d->name[0] && d->name[0] != '~'))
-			put(v, "%s=", d->name[0] ? d->name : "?");
+			buf_printf(v->out, "%s=", d->name[0] ? d->name : "?");
 		one_value(v, d);
 	}
 	if (paren)

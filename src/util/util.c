@@ -146,6 +146,24 @@ void buf_str(struct ct_buf *b, const char *s)
 	buf_put(b, s, n);
 }
 
+void buf_printf(struct ct_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_reserve(b, 256);
+	int n = vsnprintf((char *)b->p + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= b->cap - b->n) {
+		buf_reserve(b, (size_t)n + 1);
+		va_start(ap, fmt);
+		vsnprintf((char *)b->p + b->n, b->cap - b->n, fmt, ap);
+		va_end(ap);
+	}
+	b->n += (size_t)n;
+}
+
 void buf_free(struct ct_buf *b)
 {
 	free(b->p);

@@ -57,6 +57,8 @@ void buf_uvar(struct ct_buf *b, uint64_t v);
 void buf_svar(struct ct_buf *b, int64_t v);
 void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
 void buf_free(struct ct_buf *b);
+/* printf into the buffer (any length). */
+void buf_printf(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Bounded reader over a byte range; any overrun sets bad and yields zeros. */
 struct ct_rd {
