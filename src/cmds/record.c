@@ -19,7 +19,7 @@
 #include "render/render.h"
 #include "util/util.h"
 
-static volatile sig_atomic_t stop_requested, forward_sig;
+static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
 
 /* `calltrace live`: the record file is read back as it grows and each
  * event goes through the same reconstruction and tree as replay. */
@@ -73,6 +73,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	stop_requested = sig;
+	stop_count++;
 	if (si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by someone */
 		forward_sig = sig;
 }
@@ -247,6 +248,12 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 			exited = true;
 		else if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break; /* stop tracing; the program keeps running */
+		else if (stop_count >= 2 && !forward_sig) {
+			/* A second Ctrl-C while the program ignores it: stop
+			 * tracing, let it run on untraced. */
+			s->stop_reason = "interrupted twice";
+			break;
+		}
 		ct_session_progress(s, false);
 	}
 	char *desc = exited ? describe_status(status) : xstrdup("still running (tracing stopped)");
