@@ -142,3 +142,27 @@ def test_follow_fork_and_exec():
     assert by_pid[child][0] == "c_fib(c_fib(c_fib(c_fib,c_fib),c_fib),c_fib(c_fib,c_fib))", by_pid
     go = [s for s in by_pid[child] if s.startswith("go_core:main.main")]
     assert go == ["go_core:main.main(go_core:main.fib(go_core:main.fib(go_core:main.fib,go_core:main.fib),go_core:main.fib))"], by_pid[child]
+
+
+def test_progress_line_only_on_a_tty():
+    import pty
+    out = tmp("progress.data")
+    # not a tty: nothing on stderr
+    r = ct("record", "-o", out, "--", fixture("c_core"), "slow", "40")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    # a tty: one status line, rewritten in place
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(CT, [CT, "record", "-o", out, "--", fixture("c_core"), "slow", "40"])
+    data = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.waitpid(pid, 0)
+    text = data.decode(errors="replace")
+    assert "\r\x1b[K" in text and "events" in text and "lost 0" in text and "MiB" in text, text[-500:]
