@@ -121,7 +121,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	memset(p, 0, sizeof(*p));
 	p->t = t;
 	/* Exact names (no wildcard) the user asked for must exist. */
-	for (size_t i = 0; i < sel->ntrace; i++) {
+	for (size_t i = 0; !sel->lenient && i < sel->ntrace; i++) {
 		const char *g = sel->trace[i];
 		if (is_glob(g))
 			continue;
