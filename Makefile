@@ -18,7 +18,7 @@ LDLIBS   := -lbpf -lelf -ldw -lZydis -lz -lpthread -lm
 # Debian packages this project builds, tests and benches with.
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
-             python3-yaml time
+             python3-yaml time chromium
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))

@@ -1,12 +1,188 @@
-/* calltrace dump: other output formats (to be written). */
+/* calltrace dump: a record file in the formats other tools read — Chrome
+ * trace-event JSON (Perfetto UI, chrome://tracing, speedscope), folded stacks
+ * (flamegraph.pl, inferno, speedscope) and a self-contained SVG flame graph. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "render/render.h"
+#include "util/util.h"
+
+enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG };
+
+static const char *const format_names[] = {"", "chrome", "folded", "svg"};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: calltrace dump [--chrome|--folded|--svg] [-o FILE] [filters] [RECORD]\n"
+		   "\n"
+		   "  RECORD                record file (default: calltrace.data)\n"
+		   "      --chrome          Chrome trace-event JSON (default): open in ui.perfetto.dev,\n"
+		   "                        speedscope or chrome://tracing; one track per goroutine/thread\n"
+		   "      --folded          folded stacks 'main;f;g <self ns>' for flamegraph.pl, inferno\n"
+		   "                        or speedscope\n"
+		   "      --svg             an interactive flame graph (click to zoom), one SVG file\n"
+		   "  -f, --format FMT      the same as a word: chrome, folded or svg\n"
+		   "  -o, --output FILE     write to FILE instead of standard output (Chrome JSON with\n"
+		   "                        argument values is created mode 0600, like the record)\n"
+		   "      --no-args         chrome: leave argument and result values out (smaller; speedscope\n"
+		   "                        then shows one frame per function instead of per argument set)\n"
+		   "\nfilters:\n%s", ct_filter_help);
+}
+
+static int set_format(enum dump_format *fmt, enum dump_format want)
+{
+	if (*fmt != DUMP_NONE && *fmt != want) {
+		fprintf(stderr, "calltrace: dump: --%s and --%s exclude each other; choose one format\n",
+			format_names[*fmt], format_names[want]);
+		return -1;
+	}
+	*fmt = want;
+	return 0;
+}
+
+/* Opens PATH for the output, refusing to overwrite the record being read. */
+static FILE *open_output(const char *path, const char *record, bool private)
+{
+	struct stat in, out;
+	if (stat(record, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+		ct_fail("-o %s is the record file being dumped; choose another output file", path);
+		return NULL;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, private ? 0600 : 0666);
+	if (fd < 0) {
+		ct_fail("cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (private)
+		fchmod(fd, 0600); /* it may have existed with a wider mode */
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		ct_fail("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
 
 int cmd_dump(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "calltrace: dump is not written yet\n");
-	return 1;
+	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS };
+	static const struct option opts[] = {
+		{"chrome", no_argument, NULL, OPT_CHROME},
+		{"folded", no_argument, NULL, OPT_FOLDED},
+		{"svg", no_argument, NULL, OPT_SVG},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"no-args", no_argument, NULL, OPT_NO_ARGS},
+		CT_FILTER_LONGOPTS,
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	enum dump_format fmt = DUMP_NONE;
+	const char *out_path = NULL;
+	bool with_values = true;
+	struct ct_filter_opts fo = {0};
+	int c, rc = 2;
+	optind = 1;
+	opterr = 0; /* our own one-line messages below */
+	while ((c = getopt_long(argc, argv, ":f:o:h" CT_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+		int fr = ct_filter_parse(&fo, c, optarg);
+		if (fr < 0)
+			goto out;
+		if (fr == 0)
+			continue;
+		switch (c) {
+		case OPT_CHROME:
+		case OPT_FOLDED:
+		case OPT_SVG:
+			if (set_format(&fmt, c == OPT_CHROME ? DUMP_CHROME : c == OPT_FOLDED ? DUMP_FOLDED : DUMP_SVG))
+				goto out;
+			break;
+		case 'f': {
+			enum dump_format want = DUMP_NONE;
+			for (int i = DUMP_CHROME; i <= DUMP_SVG; i++)
+				if (!strcmp(optarg, format_names[i]))
+					want = (enum dump_format)i;
+			if (want == DUMP_NONE) {
+				fprintf(stderr, "calltrace: dump: unknown format '%s' (use chrome, folded or svg)\n",
+					optarg);
+				goto out;
+			}
+			if (set_format(&fmt, want))
+				goto out;
+			break;
+		}
+		case 'o':
+			out_path = optarg;
+			break;
+		case OPT_NO_ARGS:
+			with_values = false;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		case ':':
+			fprintf(stderr, "calltrace: dump: option '%s' needs a value (see calltrace dump --help)\n",
+				argv[optind - 1]);
+			goto out;
+		default:
+			if (optopt > 0 && optopt < 0x100)
+				fprintf(stderr, "calltrace: dump: unknown option '-%c' (see calltrace dump --help)\n",
+					optopt);
+			else
+				fprintf(stderr, "calltrace: dump: unknown option '%s' (see calltrace dump --help)\n",
+					argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "calltrace: dump: one record file at most, not '%s' and '%s'\n", argv[optind],
+			argv[optind + 1]);
+		goto out;
+	}
+	if (fmt == DUMP_NONE)
+		fmt = DUMP_CHROME;
+	const char *path = optind < argc ? argv[optind] : "calltrace.data";
+
+	struct ct_trace t;
+	rc = 1;
+	if (ct_trace_open(&t, path)) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		goto out;
+	}
+	FILE *out = stdout;
+	if (out_path && !(out = open_output(out_path, path, fmt == DUMP_CHROME && with_values))) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_trace_close(&t);
+		goto out;
+	}
+	struct ct_render_opts ro = {.out = out, .filter = &fo};
+	int r = fmt == DUMP_CHROME ? ct_render_chrome(&t, &ro, with_values)
+	      : fmt == DUMP_FOLDED ? ct_render_folded(&t, &ro)
+				   : ct_render_svg(&t, &ro);
+	if (r)
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+	if (t.truncated)
+		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); dumped what was whole\n",
+			path);
+	ct_trace_close(&t);
+	bool write_failed = ferror(out) != 0;
+	write_failed |= out == stdout ? fflush(out) != 0 : fclose(out) != 0;
+	if (!r && write_failed) {
+		fprintf(stderr, "calltrace: cannot write %s: %s\n", out_path ? out_path : "the output",
+			strerror(errno));
+		r = -1;
+	}
+	if (r && out_path)
+		unlink(out_path); /* no half-written file that looks complete */
+	rc = r ? 1 : 0;
+out:
+	ct_filter_free(&fo);
+	return rc;
 }
