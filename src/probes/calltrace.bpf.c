@@ -18,6 +18,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct ct_config cfg = {};
+struct ct_bin_config bins[CT_MAX_BINS] = {}; /* written by user space, any time */
 
 /* Site kinds (plan/sites.h enum ct_site_kind) */
 #define K_ENTRY 0
@@ -387,7 +388,7 @@ static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
 			t->flags &= ~F_RESTART; /* morestack re-ran the entry */
 			return;
 		}
-		if ((t->flags & F_TAILPEND) || (cfg.bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
+		if ((t->flags & F_TAILPEND) || (bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
 			t->flags &= ~F_TAILPEND; /* tail call: nests */
 		} else {
 			marker |= (t->flags & F_EMITTED) != 0;
@@ -579,11 +580,11 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	} else if (gsrc == CT_G_TLS) {
 		struct task_struct *task = (void *)bpf_get_current_task();
 		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-		g = read_u64(fsbase + cfg.bins[bin].tls_g_off);
+		g = read_u64(fsbase + bins[bin].tls_g_off);
 	}
 	h.goid = 0;
 	if (g) {
-		const volatile struct ct_bin_config *bc = &cfg.bins[bin];
+		const struct ct_bin_config *bc = &bins[bin];
 		h.goid = read_u64(g + bc->goid_off);
 		h.key = read_u64(g + bc->stack_hi_off) - sp;
 		if (!h.goid && bc->curg_off) {

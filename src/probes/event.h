@@ -155,8 +155,9 @@ struct ct_config {
 	__u32 sample_g_n;
 	__u64 follow_ino; /* --follow: the program's binary; an exec of any other
 			     stops the process until user space has probed it */
-	struct ct_bin_config bins[CT_MAX_BINS];
 };
+/* The per-binary facts live in a writable global (bss), not in ct_config:
+ * binaries exec'd under --follow are added after the programs are loaded. */
 
 /* Counters user space reads at the end (array map "counters"). */
 enum ct_counter {

@@ -65,7 +65,6 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	struct ct_config *cfg = (struct ct_config *)&p->skel->rodata->cfg;
 	cfg->wake_bytes = (uint32_t)(o->ringbuf_bytes / 4);
 	cfg->filter_pids = o->filter_pids;
-	memcpy(cfg->bins, o->bins, sizeof(cfg->bins));
 	cfg->limits = o->limits;
 	cfg->follow_ino = o->follow_ino;
 	cfg->max_depth = o->max_depth;
@@ -77,6 +76,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
+	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
 	int err = calltrace_bpf__load(p->skel);
 	if (err) {
 		int e = -err;
@@ -153,6 +153,12 @@ int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetc
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch), &site, f, BPF_ANY))
 		return ct_fail("cannot load the argument plan of site %u: %s", site, strerror(errno));
 	return 0;
+}
+
+void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c)
+{
+	if (bin < CT_MAX_BINS)
+		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
 int ct_probes_follow(struct ct_probes *p)

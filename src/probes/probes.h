@@ -42,6 +42,8 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
 /* --follow: tracepoints that add forked children of traced processes to the
  * pid filter and report forks, execs and exits as CT_EV_PROC events. */
 int ct_probes_follow(struct ct_probes *p);
+/* The runtime facts of binary BIN (a binary exec'd under --follow). */
+void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */

@@ -322,7 +322,8 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	/* Report in a stable order: by when each stack's outermost frame began. */
 	CT_VEC(struct stack *) all = {0};
 	MAP_FOREACH(&r->stacks, i) CT_VEC_PUSH(all, (struct stack *)r->stacks.vals[i]);
-	qsort(all.v, all.n, sizeof(*all.v), cmp_stack_first);
+	if (all.n)
+		qsort(all.v, all.n, sizeof(*all.v), cmp_stack_first);
 	for (size_t i = 0; i < all.n; i++) {
 		struct stack *s = all.v[i];
 		while (s->f.n) {

@@ -488,6 +488,9 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	s->total_funcs += (uint32_t)lb->plan.funcs.n;
 	s->total_sites += (uint32_t)lb->plan.sites.n;
 	write_tables(s, s->nlibs, s->nlibs + 1);
+	struct ct_bin_config bc = lb->target.gcfg;
+	bc.is_go = lb->target.lang == CT_LANG_GO;
+	ct_probes_set_bin(s->probes, (uint32_t)s->nlibs, &bc);
 	if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)s->nlibs, exe, 0))
 		ct_warn("--follow: cannot trace %s: %s", target, ct_error());
 	else

@@ -141,6 +141,8 @@ def test_follow_fork_and_exec():
     assert by_pid[parent] == ["c_fib(c_fib,c_fib)"], by_pid
     assert by_pid[child][0] == "c_fib(c_fib(c_fib(c_fib,c_fib),c_fib),c_fib(c_fib,c_fib))", by_pid
     go = [s for s in by_pid[child] if s.startswith("go_core:main.main")]
+    # the exec'd Go program's runtime layout is known too: real goroutine ids
+    assert {c["goid"] for c in calls if c["func"].startswith("go_core:")} == {1}
     assert go == ["go_core:main.main(go_core:main.fib(go_core:main.fib(go_core:main.fib,go_core:main.fib),go_core:main.fib))"], by_pid[child]
 
 
