@@ -17,7 +17,9 @@ static bool has_prefix(const char *s, const char *p)
 
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f)
 {
-	if (t->lang == CT_LANG_GO) {
+	/* Go, gc or gccgo (whose names target.c demangled): package main
+	 * and the main module (gccgo: inferred from DWARF, else none). */
+	if (t->lang == CT_LANG_GO || t->gccgo) {
 		if (has_prefix(f->name, "main."))
 			return true;
 		const char *mod = t->main_module;
@@ -58,10 +60,12 @@ static enum ct_abi abi_of(const struct ct_target *t, const struct ct_func *f)
 	return (f->flags & CT_FN_ABI0) ? CT_ABI_GO_STACK : CT_ABI_GO_REG;
 }
 
-static uint8_t gsrc_of(const struct ct_func *f)
+static uint8_t gsrc_of(const struct ct_target *t, const struct ct_func *f)
 {
+	/* C code of a cgo binary: TLS g is g0 while Go calls C (the probe
+	 * then reports m.curg's goroutine), NULL on threads C created. */
 	if (!(f->flags & CT_FN_GO))
-		return CT_G_NONE;
+		return t->lang == CT_LANG_GO ? CT_G_TLS : CT_G_NONE;
 	return (f->flags & CT_FN_ABI0) ? CT_G_TLS : CT_G_R14;
 }
 
@@ -89,7 +93,7 @@ static int plan_function(struct ct_plan *p, const struct ct_func *f, uint32_t fu
 	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, &fs)) {
 		return ct_fail("function %s has no decodable body (%s)", f->name, ct_error());
 	}
-	uint8_t gsrc = gsrc_of(f);
+	uint8_t gsrc = gsrc_of(t, f);
 	if (func == CT_NOFUNC) {
 		int rc = add_site(p, fs.entry_site, CT_NOFUNC, CT_SITE_GOEXIT, 0, gsrc);
 		ct_fn_sites_free(&fs);
@@ -168,7 +172,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 				       t->elf.path, t->elf.path);
 		}
 		return ct_fail("no traceable function in %s%s; choose some with -F GLOB (see: calltrace list %s)",
-			       t->elf.path, t->lang == CT_LANG_GO ? " (nothing in package main or the main module)" : "",
+			       t->elf.path,
+			       t->lang == CT_LANG_GO || t->gccgo ? " (nothing in package main or the main module)" : "",
 			       t->elf.path);
 	}
 	/* Resolve tail-jump targets to traced functions. */

@@ -52,8 +52,20 @@ static void read_g(Dwarf_Die *g, struct ct_dwarf_go *out)
 
 static void parse_producer(const char *prod, struct ct_dwarf_go *out)
 {
-	if (strstr(prod, "GNU Go")) {
+	const char *gnu = strstr(prod, "GNU Go");
+	if (gnu) {
 		out->gccgo_producer = true;
+		if (!out->gccgo_version[0]) {
+			/* "GNU Go X.Y.Z -flags...": up to the third space */
+			size_t n = 0;
+			for (int words = 0; gnu[n] && words < 3; n++)
+				if (gnu[n + 1] == ' ' || !gnu[n + 1])
+					words++;
+			if (n >= sizeof(out->gccgo_version))
+				n = sizeof(out->gccgo_version) - 1;
+			memcpy(out->gccgo_version, gnu, n);
+			out->gccgo_version[n] = 0;
+		}
 		return;
 	}
 	const char *p = strstr(prod, "Go cmd/compile ");

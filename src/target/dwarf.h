@@ -12,6 +12,7 @@ struct ct_dwarf_go {
 	bool go_producer;    /* some CU says "Go cmd/compile" */
 	bool gccgo_producer; /* some CU says "GNU Go" */
 	char go_version[32]; /* from the producer, "go1.19.8" */
+	char gccgo_version[32]; /* "GNU Go 12.2.0" */
 	bool regabi;         /* producer ends with "regabi" */
 	/* -1 when not found */
 	int goid_off, stack_hi_off, m_off, curg_off;

@@ -41,6 +41,32 @@ static void read_build_id(struct ct_elf *e)
 	}
 }
 
+static const char *machine_name(unsigned m)
+{
+	switch (m) {
+	case EM_386:
+		return "x86 (i386)";
+	case EM_X86_64:
+		return "x86-64 (x32)";
+	case EM_AARCH64:
+		return "arm64 (aarch64)";
+	case EM_ARM:
+		return "arm";
+	case EM_RISCV:
+		return "riscv";
+	case EM_PPC64:
+		return "ppc64";
+	case EM_S390:
+		return "s390x";
+	case EM_MIPS:
+		return "mips";
+	case EM_LOONGARCH:
+		return "loong64";
+	default:
+		return NULL;
+	}
+}
+
 int ct_elf_open(struct ct_elf *e, const char *path)
 {
 	memset(e, 0, sizeof(*e));
@@ -79,8 +105,14 @@ int ct_elf_open(struct ct_elf *e, const char *path)
 		return ct_fail("%s: unreadable ELF header", path);
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		const char *what = machine_name(eh.e_machine);
+		bool bits32 = eh.e_ident[EI_CLASS] == ELFCLASS32;
 		ct_elf_close(e);
-		return ct_fail("%s is not an x86-64 ELF binary; calltrace supports linux/amd64 only", path);
+		if (what)
+			return ct_fail("%s is built for %s%s, not x86-64; calltrace supports linux/amd64 only", path,
+				       bits32 ? "32-bit " : "", what);
+		return ct_fail("%s is not an x86-64 ELF binary (%s, e_machine %u); calltrace supports linux/amd64 only",
+			       path, bits32 ? "32-bit" : "64-bit", (unsigned)eh.e_machine);
 	}
 	e->machine = eh.e_machine;
 	e->pie = eh.e_type == ET_DYN;

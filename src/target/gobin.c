@@ -15,7 +15,9 @@
  *                            pctab/pcln offsets); uintptr entries
  *   0xfffffff0  Go 1.18-1.19 pcHeader gains textStart; functab and
  *                            _func.entryoff are uint32 offsets from it
- *   0xfffffff1  Go 1.20+     _func gains startLine, funcID/flag move by 4
+ *   0xfffffff1  Go 1.20+     _func gains startLine, funcID/flag move by 4;
+ *                            from 1.26 the header's textStart is 0 and the
+ *                            base is moduledata.text
  * Only little-endian 64-bit layouts are accepted: ct_elf_open() admits
  * x86-64 ELF files only.
  *
@@ -441,11 +443,71 @@ static const char *func_name(const struct pcln *t, int32_t nameoff)
 	return s;
 }
 
+/* runtime.moduledata (runtime/symtab.go), the same from Go 1.18 to 1.27 up
+ * to its text field: pcHeader *pcHeader, six slices (funcnametab, cutab,
+ * filetab, pctab, pclntable, ftab), findfunctab, minpc, maxpc, text. */
+#define MODDATA_MINPC (8 + 6 * 24 + 8)
+#define MODDATA_MAXPC (MODDATA_MINPC + 8)
+#define MODDATA_TEXT (MODDATA_MAXPC + 8)
+
+/* The moduledata at link-time address MD is the one of table T if it points
+ * at T's header and its minpc/maxpc are T's first and last PC relative to its
+ * text; then *text is that. */
+static bool moduledata_text(const struct ct_elf *e, const struct pcln *t, uint64_t md,
+			    uint64_t *text)
+{
+	uint64_t hdr, minpc, maxpc, tx;
+	if (!read_addr(e, md, &hdr) || hdr != t->hdr_addr || !read_addr(e, md + MODDATA_MINPC, &minpc) ||
+	    !read_addr(e, md + MODDATA_MAXPC, &maxpc) || !read_addr(e, md + MODDATA_TEXT, &tx))
+		return false;
+	if (!tx || minpc != tx + functab_field(t, 0) || maxpc != tx + functab_field(t, 2 * t->nfunc))
+		return false;
+	*text = tx;
+	return true;
+}
+
+/* Go 1.26 stopped writing textStart into the pclntab header (it needed a
+ * relocation); the runtime takes it from moduledata.text.  Find the
+ * moduledata: section .go.module (1.26+), else a word pointing at the header
+ * in writable data, or in a PIE, a relative relocation whose addend does. */
+static bool text_from_moduledata(const struct ct_elf *e, const struct pcln *t, uint64_t *text)
+{
+	GElf_Shdr sh;
+	if (ct_elf_section(e, ".go.module", &sh, NULL) && moduledata_text(e, t, sh.sh_addr, text))
+		return true;
+	for (size_t i = 0; i < e->nsegs; i++) {
+		const struct ct_segment *s = &e->segs[i];
+		if ((s->flags & (PF_W | PF_X)) != PF_W)
+			continue;
+		size_t len;
+		const uint8_t *b = segment_bytes(e, s, &len);
+		for (size_t off = (size_t)((8 - s->vaddr % 8) % 8); b && off + 8 <= len; off += 8)
+			if (le64(b + off) == t->hdr_addr && moduledata_text(e, t, s->vaddr + off, text))
+				return true;
+	}
+	if (!e->pie)
+		return false;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = d ? d->d_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			if (gelf_getrela(d, (int)i, &r) && GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE &&
+			    (uint64_t)r.r_addend == t->hdr_addr && moduledata_text(e, t, r.r_offset, text))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* The base for 1.18+ entry offsets: runtime.text from .symtab when there is
  * one (the header's copy may be unrelocated), else the header's, through its
- * relocation when the file holds zero.  Each candidate must put the first and
- * last function inside executable code.  Pre-1.18 entries are absolute:
- * base 0. */
+ * relocation when the file holds zero, else (Go 1.26+, whose header holds
+ * zero) moduledata.text.  Each candidate must put the first and last
+ * function inside executable code.  Pre-1.18 entries are absolute: base 0. */
 static bool text_base(const struct ct_elf *e, const struct pcln *t, uint64_t *base)
 {
 	if (!t->lay->entry_offsets) {
@@ -453,7 +515,7 @@ static bool text_base(const struct ct_elf *e, const struct pcln *t, uint64_t *ba
 		return in_exec_segment(e, functab_field(t, 0)) &&
 		       in_exec_segment(e, functab_field(t, 2 * t->nfunc) - 1);
 	}
-	uint64_t cand[2];
+	uint64_t cand[3];
 	size_t n = 0;
 	GElf_Sym sym;
 	if (ct_elf_symbol(e, "runtime.text", &sym) && sym.st_value)
@@ -463,12 +525,18 @@ static bool text_base(const struct ct_elf *e, const struct pcln *t, uint64_t *ba
 		hdr = relative_reloc_at(e, t->hdr_addr + 8 + 2 * 8);
 	if (hdr)
 		cand[n++] = hdr;
-	for (size_t i = 0; i < n; i++) {
-		if (in_exec_segment(e, cand[i] + functab_field(t, 0)) &&
-		    in_exec_segment(e, cand[i] + functab_field(t, 2 * t->nfunc) - 1)) {
-			*base = cand[i];
-			return true;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if (in_exec_segment(e, cand[i] + functab_field(t, 0)) &&
+			    in_exec_segment(e, cand[i] + functab_field(t, 2 * t->nfunc) - 1)) {
+				*base = cand[i];
+				return true;
+			}
 		}
+		/* Only when nothing else fits: the search reads all data. */
+		n = 0;
+		if (pass == 0 && text_from_moduledata(e, t, &cand[0]))
+			n = 1;
 	}
 	return false;
 }
@@ -715,4 +783,67 @@ void ct_pclntab_free(struct ct_pclntab *t)
 {
 	free_funcs(t->funcs, t->nfuncs);
 	memset(t, 0, sizeof(*t));
+}
+
+/* ------------------------------------------------------------------ */
+/* TLS slot of g, from the code */
+
+/* A gc binary keeps exactly one thread-local variable, g, and its code reads
+ * it all over (every ABI0 -> ABIInternal transition in Go 1.17+ reloads R14
+ * from it).  The two forms an amd64 linker leaves:
+ *   mov %fs:DISP32, REG           64 REX.W 8b /r(mod 00, rm 100) 25 disp32
+ *   mov $DISP32, R; mov %fs:(R), REG
+ *                                 REX.W c7 /0(R) imm32 64 REX.W 8b /r(rm R)
+ * Counting DISP over [lo, hi) (the Go text) gives the slot when .symtab is
+ * gone (runtime.tlsg is the exact answer, but only in .symtab). */
+bool ct_go_tls_g_from_code(const struct ct_elf *e, uint64_t lo, uint64_t hi, int64_t *off)
+{
+	if (hi <= lo)
+		return false;
+	const uint8_t *code = ct_elf_bytes_at(e, lo, (size_t)(hi - lo));
+	if (!code)
+		return false;
+	size_t n = (size_t)(hi - lo);
+	struct vote {
+		int32_t disp;
+		size_t count;
+	} votes[8] = {{0, 0}};
+	size_t nvotes = 0, total = 0;
+	for (size_t i = 0; i + 9 <= n; i++) {
+		const uint8_t *p = code + i;
+		int32_t disp;
+		if (p[0] == 0x64 && (p[1] & 0xf8) == 0x48 && p[2] == 0x8b && (p[3] & 0xc7) == 0x04 &&
+		    p[4] == 0x25) {
+			disp = (int32_t)le32(p + 5);
+		} else if ((p[0] & 0xfa) == 0x48 && p[1] == 0xc7 && (p[2] & 0xf8) == 0xc0 && i + 11 <= n &&
+			   p[7] == 0x64 && (p[8] & 0xf8) == 0x48 && p[9] == 0x8b && (p[10] & 0xc0) == 0 &&
+			   (p[10] & 7) == (p[2] & 7) && (p[10] & 7) != 4 && (p[10] & 7) != 5 &&
+			   ((p[8] & 1) == (p[0] & 1))) {
+			disp = (int32_t)le32(p + 3);
+		} else {
+			continue;
+		}
+		/* g sits below the thread pointer (variant II TLS). */
+		if (disp >= 0 || disp < -4096)
+			continue;
+		total++;
+		size_t k = 0;
+		while (k < nvotes && votes[k].disp != disp)
+			k++;
+		if (k == nvotes) {
+			if (nvotes == sizeof(votes) / sizeof(votes[0]))
+				continue;
+			votes[nvotes++] = (struct vote){disp, 0};
+		}
+		votes[k].count++;
+	}
+	size_t best = 0;
+	for (size_t k = 1; k < nvotes; k++)
+		if (votes[k].count > votes[best].count)
+			best = k;
+	/* A clear majority of a handful of reads at least. */
+	if (!nvotes || votes[best].count < 4 || 2 * votes[best].count <= total)
+		return false;
+	*off = votes[best].disp;
+	return true;
 }

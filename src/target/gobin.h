@@ -54,4 +54,9 @@ struct ct_pclntab {
 int ct_pclntab_read(const struct ct_elf *e, struct ct_pclntab *out);
 void ct_pclntab_free(struct ct_pclntab *t);
 
+/* The TLS offset of g (g at fsbase + *off) as the Go code in [lo, hi)
+ * reads it: the most common displacement of its %fs loads.  For binaries
+ * without .symtab (runtime.tlsg); false if the code does not say clearly. */
+bool ct_go_tls_g_from_code(const struct ct_elf *e, uint64_t lo, uint64_t hi, int64_t *off);
+
 #endif

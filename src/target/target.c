@@ -1,5 +1,6 @@
 #include "target/target.h"
 #include "target/dwarf.h"
+#include "target/gccgo.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -46,9 +47,19 @@ struct sym_collect {
 	CT_VEC(struct ct_func) v;
 };
 
+/* GCC's hot/cold splitting puts a function's unlikely paths in a separate
+ * symbol "F.cold" (or "F.cold.N"), entered by a jump, never by a call. */
+static bool is_cold_part(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+	return c && (!c[5] || c[5] == '.');
+}
+
 static void collect_sym(void *ctx, const char *name, const GElf_Sym *sym)
 {
 	struct sym_collect *c = ctx;
+	if (is_cold_part(name))
+		return;
 	struct ct_func f = {xstrdup(name), sym->st_value, sym->st_value + sym->st_size, -1, 0};
 	CT_VEC_PUSH(c->v, f);
 }
@@ -83,19 +94,94 @@ static void free_symbols(struct sym_collect *c)
 	CT_VEC_FREE(c->v);
 }
 
-/* runtime.g layout by Go version, for binaries without DWARF.  goid moved
- * to 160 in 1.23 (g.syscallbp) and back to 152 in 1.25 (gobuf.ret gone). */
+/* runtime.g / runtime.m layout by Go version, for binaries without DWARF.
+ * Each row was checked on real binaries by disassembling the stores of
+ * runtime.newproc1 (newg.goid = pp.goidcache) and runtime.execute
+ * (mp.curg = gp; gp.m = mp): go1.13.8, 1.14.2, 1.15, 1.16, 1.16.2, 1.17,
+ * 1.19.1/.8, 1.21.1, 1.23.4/.6, 1.24.4, 1.25.3, 1.26.4 and 1.27.0 (esbuild
+ * and lefthook releases, tests/fixtures/real/fetch.sh).
+ *   g.stack.hi 8 and g.m 48 throughout;
+ *   g.goid 152, but 160 in 1.23-1.24 (g.syscallbp inserted before it) and
+ *   152 again from 1.25 (gobuf.ret removed from g.sched);
+ *   m.curg 192 until 1.24, 184 from 1.25 (gobuf.ret gone from m.morebuf). */
+#define GO_TABLE_MIN 9
+#define GO_TABLE_MAX 27
 static void go_offsets_by_version(struct ct_target *t)
 {
 	int minor = t->go_minor;
 	t->gcfg.stack_hi_off = 8;
 	t->gcfg.m_off = 48;
 	t->gcfg.goid_off = (minor == 23 || minor == 24) ? 160 : 152;
-	t->gcfg.curg_off = 192;
+	t->gcfg.curg_off = minor >= 25 ? 184 : 192;
 	t->gcfg_source = "table";
-	if (minor && (minor < 9 || minor > 26))
-		ct_warn("Go version %s is outside the table of runtime.g layouts (1.9-1.26) and the binary has no DWARF: goroutine ids may be wrong",
-			t->go_version);
+}
+
+/* Is ADDR inside a function of the (entry-sorted) pclntab? */
+static bool in_go_func(const struct ct_pclntab *pcln, uint64_t addr)
+{
+	size_t lo = 0, hi = pcln->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pcln->funcs[mid].entry <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < pcln->funcs[lo - 1].end;
+}
+
+static bool in_exec_segment(const struct ct_elf *e, uint64_t addr)
+{
+	for (size_t i = 0; i < e->nsegs; i++)
+		if ((e->segs[i].flags & PF_X) && addr >= e->segs[i].vaddr &&
+		    addr < e->segs[i].vaddr + e->segs[i].filesz)
+			return true;
+	return false;
+}
+
+/* cgo binaries also hold C code (the cgo preamble and .c files of the
+ * packages, runtime/cgo's C part, the C runtime start files), which has no
+ * pclntab entry: take it from the symbol table as C functions (SysV ABI,
+ * CT_FN_GO unset).  C called through cgo runs on the thread's g0 stack; the
+ * probes find the goroutine it runs for through g0.m.curg.  Takes the
+ * symbols it keeps out of SYMS.  Returns how many it added. */
+static size_t add_c_functions(struct ct_target *t, const struct ct_pclntab *pcln,
+			      struct sym_collect *syms)
+{
+	size_t added = 0, cap = t->nfuncs;
+	uint64_t last = UINT64_MAX;
+	for (size_t i = 0; i < syms->v.n; i++) {
+		struct ct_func *s = &syms->v.v[i];
+		if (s->entry == last || in_go_func(pcln, s->entry) || !in_exec_segment(&t->elf, s->entry))
+			continue;
+		last = s->entry;
+		if (t->nfuncs == cap) {
+			cap = cap ? 2 * cap : 16;
+			t->funcs = xrealloc(t->funcs, cap * sizeof(*t->funcs));
+		}
+		struct ct_func *f = &t->funcs[t->nfuncs++];
+		*f = *s;
+		f->flags = 0;
+		if (go_must_not_probe(s->name))
+			f->flags |= CT_FN_NOPROBE;
+		s->name = xstrdup(s->name); /* the copy in syms is freed there */
+		added++;
+	}
+	return added;
+}
+
+/* Under the register ABI, R14 already holds g on entry; only Go code
+ * compiled for ABI0 (cgo's //go:cgo_unsafe_args stubs, main._Cfunc_*)
+ * starts by loading it from TLS: "mov %fs:DISP,%r14" (64 4c 8b 34 25), or in
+ * a PIE "mov $DISP,%r14; mov %fs:(%r14),%r14" (49 c7 c6 .. 64 4d 8b 36).
+ * Tells such bodies apart when .symtab (and its ".abi0" names) is gone. */
+static bool loads_g_from_tls(const struct ct_target *t, uint64_t entry)
+{
+	static const uint8_t direct[] = {0x64, 0x4c, 0x8b, 0x34, 0x25};
+	static const uint8_t pie1[] = {0x49, 0xc7, 0xc6}, pie2[] = {0x64, 0x4d, 0x8b, 0x36};
+	const uint8_t *p = ct_elf_bytes_at(&t->elf, entry, 11);
+	return p && (!memcmp(p, direct, sizeof(direct)) ||
+		     (!memcmp(p, pie1, sizeof(pie1)) && !memcmp(p + 7, pie2, sizeof(pie2))));
 }
 
 static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
@@ -116,7 +202,9 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 			t->go_minor = 0;
 	}
 	/* The register ABI arrived in 1.17 on amd64; DWARF says so per CU. */
-	t->regabi = dg.go_producer ? dg.regabi : t->go_minor >= 17;
+	/* (A producer saying "regabi" is proof; one that does not is no
+	 * proof of the contrary, so the version decides then.) */
+	t->regabi = (dg.go_producer && dg.regabi) || t->go_minor >= 17;
 
 	go_offsets_by_version(t);
 	if (dg.goid_off >= 0 && dg.stack_hi_off >= 0) {
@@ -127,12 +215,22 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		if (dg.curg_off >= 0)
 			t->gcfg.curg_off = dg.curg_off;
 		t->gcfg_source = "DWARF";
+	} else if (!t->go_minor) {
+		ct_warn("%s: unknown Go version (no build info) and no DWARF: runtime.g offsets of Go 1.%d-1.%d assumed, goroutine ids may be wrong",
+			t->elf.path, GO_TABLE_MIN, GO_TABLE_MAX);
+	} else if (t->go_minor < GO_TABLE_MIN || t->go_minor > GO_TABLE_MAX) {
+		ct_warn("Go version %s is outside the table of runtime.g layouts (1.%d-1.%d) and the binary has no DWARF: goroutine ids may be wrong",
+			t->go_version, GO_TABLE_MIN, GO_TABLE_MAX);
 	}
+	/* Where g lives in TLS (ABI0 code, and C code on g0): -8 when Go
+	 * links (Tlsoffset); with an external linker, runtime.tlsg's offset
+	 * from the end of the (aligned) TLS block, which C __thread data
+	 * before it moves.  Without .symtab, the code's own %fs loads. */
 	t->gcfg.tls_g_off = -8;
+	t->tls_source = "default";
 	GElf_Sym tlsg;
-	if (ct_elf_symbol(&t->elf, "runtime.tlsg", &tlsg)) {
-		/* External linking: g sits at tlsg's offset from the end of the
-		 * (aligned) TLS block. */
+	int64_t code_off;
+	if (ct_elf_symbol(&t->elf, "runtime.tlsg", &tlsg) && GELF_ST_TYPE(tlsg.st_info) == STT_TLS) {
 		size_t nph = 0;
 		elf_getphdrnum(t->elf.elf, &nph);
 		for (size_t i = 0; i < nph; i++) {
@@ -141,8 +239,14 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 				uint64_t al = ph.p_align ? ph.p_align : 1;
 				uint64_t sz = (ph.p_memsz + al - 1) / al * al;
 				t->gcfg.tls_g_off = (int64_t)tlsg.st_value - (int64_t)sz;
+				t->tls_source = "runtime.tlsg";
 			}
 		}
+	} else if (pcln->nfuncs &&
+		   ct_go_tls_g_from_code(&t->elf, pcln->funcs[0].entry, pcln->funcs[pcln->nfuncs - 1].end,
+					 &code_off)) {
+		t->gcfg.tls_g_off = code_off;
+		t->tls_source = "code";
 	}
 
 	struct sym_collect syms = read_symbols(t);
@@ -166,13 +270,15 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		f->flags = CT_FN_GO;
 		if (g->flag & CT_GO_FLAG_ASM)
 			f->flags |= CT_FN_ASM;
-		if ((g->flag & CT_GO_FLAG_ASM) || !t->regabi || (sname && strstr(sname, ".abi0")))
+		if ((g->flag & CT_GO_FLAG_ASM) || !t->regabi || (sname && strstr(sname, ".abi0")) ||
+		    (!sname && loads_g_from_tls(t, g->entry)))
 			f->flags |= CT_FN_ABI0;
 		if (g->wrapper)
 			f->flags |= CT_FN_WRAPPER;
 		if (go_must_not_probe(f->name) || (g->flag & CT_GO_FLAG_TOPFRAME))
 			f->flags |= CT_FN_NOPROBE;
 	}
+	t->ncfuncs = add_c_functions(t, pcln, &syms);
 	t->funcs_source = syms.v.n ? "pclntab+symtab" : "pclntab";
 	free_symbols(&syms);
 	return 0;
@@ -180,23 +286,64 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 
 static int load_c(struct ct_target *t)
 {
-	struct sym_collect syms = read_symbols(t);
-	GElf_Shdr sh;
-	t->funcs_source = ct_elf_section(&t->elf, ".symtab", &sh, NULL) ? "symtab" : "dynsym";
-	/* Drop aliases (same entry twice): keep the first name. */
-	t->funcs = xcalloc(syms.v.n ? syms.v.n : 1, sizeof(*t->funcs));
-	for (size_t i = 0; i < syms.v.n; i++) {
-		if (t->nfuncs && t->funcs[t->nfuncs - 1].entry == syms.v.v[i].entry) {
-			free(syms.v.v[i].name);
-			continue;
-		}
-		t->funcs[t->nfuncs++] = syms.v.v[i];
-	}
-	CT_VEC_FREE(syms.v);
 	struct ct_dwarf_go dg;
 	ct_dwarf_go_facts(t->elf.path, &dg);
 	t->has_dwarf = dg.have_dwarf;
+	t->gccgo = ct_gccgo_detect(&t->elf, dg.gccgo_producer);
+	GElf_Shdr sh;
+	bool symtab = ct_elf_section(&t->elf, ".symtab", &sh, NULL);
+	if (t->gccgo) {
+		snprintf(t->go_version, sizeof(t->go_version), "%s", dg.gccgo_version);
+		if (!symtab)
+			return ct_fail("%s is a gccgo binary without a symbol table (stripped): its Go functions cannot be found; build it without -s and do not strip it",
+				       t->elf.path);
+		t->main_module = ct_gccgo_main_module(t->elf.path);
+	}
+	struct sym_collect syms = read_symbols(t);
+	t->funcs_source = t->gccgo ? "gccgo symtab, names demangled" : symtab ? "symtab" : "dynsym";
+	/* Drop aliases (same entry twice): keep the first name. */
+	t->funcs = xcalloc(syms.v.n ? syms.v.n : 1, sizeof(*t->funcs));
+	for (size_t i = 0; i < syms.v.n; i++) {
+		struct ct_func *s = &syms.v.v[i];
+		if (t->nfuncs && t->funcs[t->nfuncs - 1].entry == s->entry) {
+			free(s->name);
+			continue;
+		}
+		bool generated;
+		char *go_name = t->gccgo ? ct_gccgo_demangle(s->name, &generated) : NULL;
+		if (go_name) {
+			free(s->name);
+			s->name = go_name;
+			if (generated)
+				s->flags |= CT_FN_WRAPPER;
+		} else if (t->gccgo && !strncmp(s->name, "__morestack", 11)) {
+			/* -fsplit-stack: switches to a new stack segment and
+			 * calls the rest of its caller there. */
+			s->flags |= CT_FN_NOPROBE;
+		}
+		t->funcs[t->nfuncs++] = *s;
+	}
+	CT_VEC_FREE(syms.v);
 	return 0;
+}
+
+/* Signs of a gc-built Go binary: its build id note, a .gopclntab section,
+ * or build info (gccgo binaries have none of these, but are told apart
+ * first anyway). */
+static bool looks_like_gc_go(const struct ct_target *t)
+{
+	struct ct_buildinfo bi;
+	GElf_Shdr sh;
+	if (ct_gccgo_detect(&t->elf, false))
+		return false;
+	if (ct_elf_section(&t->elf, ".note.go.buildid", &sh, NULL) ||
+	    ct_elf_section(&t->elf, ".gopclntab", &sh, NULL))
+		return true;
+	if (ct_buildinfo_read(&t->elf, &bi) == 0) {
+		ct_buildinfo_free(&bi);
+		return true;
+	}
+	return false;
 }
 
 int ct_target_open(struct ct_target *t, const char *path)
@@ -210,6 +357,15 @@ int ct_target_open(struct ct_target *t, const char *path)
 		t->lang = CT_LANG_GO;
 		rc = load_go(t, &pcln);
 		ct_pclntab_free(&pcln);
+	} else if (looks_like_gc_go(t)) {
+		/* Tracing it as C would miss every goroutine: say why not. */
+		char why[512];
+		snprintf(why, sizeof(why), "%s", ct_error());
+		size_t pl = strlen(path);
+		const char *w = !strncmp(why, path, pl) ? why + pl : why;
+		w += strspn(w, ": ");
+		rc = ct_fail("%s is a gc Go binary whose function table (pclntab) is missing or unreadable, so its functions cannot be found (%s)",
+			     path, w);
 	} else {
 		t->lang = CT_LANG_C;
 		rc = load_c(t);

@@ -29,16 +29,20 @@ struct ct_func {
 struct ct_target {
 	struct ct_elf elf;
 	enum ct_lang lang;
-	char go_version[32]; /* "go1.19.8" or "" */
+	char go_version[32]; /* "go1.19.8"; gccgo: "GNU Go 12.2.0"; or "" */
 	int go_minor;        /* 19 for go1.19.x; 0 unknown */
-	char *main_module;   /* Go main module path, or NULL */
+	char *main_module;   /* Go main module path, or NULL (gccgo: from DWARF) */
+	bool gccgo;          /* lang C: Go compiled by gccgo (SysV ABI, threads);
+				names demangled to Go names */
 	bool regabi;         /* Go >= 1.17 register ABI */
 	struct ct_bin_config gcfg;
 	const char *gcfg_source; /* "DWARF" or "table" */
+	const char *tls_source;  /* gcfg.tls_g_off from: "runtime.tlsg", "code", "default" */
 	const char *funcs_source; /* "pclntab+symtab", "pclntab", "symtab", "dynsym" */
 	bool has_dwarf;
 	struct ct_func *funcs; /* sorted by entry */
 	size_t nfuncs;
+	size_t ncfuncs;        /* Go binaries: C functions among them (cgo) */
 };
 
 int ct_target_open(struct ct_target *t, const char *path);

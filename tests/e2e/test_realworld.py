@@ -1,0 +1,306 @@
+"""Binaries as users meet them: stripped, PIE, externally linked, cgo (Go ->
+C -> Go), gccgo, release builds of other people's programs made by Go 1.13
+to 1.27 (fetched from the npm registry, pinned and checksummed, by
+tests/fixtures/real/fetch.sh), and a process in another mount namespace.
+Each must list, record a correct tree with the right goroutine ids, and run
+with its output and exit status unchanged."""
+import os
+import re
+import shutil
+import subprocess
+
+from lib import ROOT, ct, fixture, record, replay_json, run, tmp, trees, Node
+
+FETCH = os.path.join(ROOT, "tests", "fixtures", "real", "fetch.sh")
+
+
+def go_version():
+    """The Go that built the fixtures (Debian 12: go1.19.8)."""
+    return run(["go", "env", "GOVERSION"]).stdout.strip()
+
+
+def header(path, *globs):
+    """`calltrace list`'s first line and the functions it lists."""
+    p = ct("list", path, *globs)
+    assert p.returncode == 0, f"list {path}: {p.stderr.strip()}"
+    lines = p.stdout.splitlines()
+    funcs = [l.split()[-1] for l in lines if re.match(r"  0x[0-9a-f]+ ", l)]
+    return lines[0], funcs
+
+
+def forest_by(calls, key):
+    """Call trees grouped by KEY(call), from JSON Lines in entry order."""
+    out, stacks = {}, {}
+    for c in calls:
+        if "func" not in c:
+            continue
+        k = key(c)
+        st = stacks.setdefault(k, [])
+        assert c["depth"] <= len(st), f"depth jumps from {len(st)} to {c['depth']}: {c}"
+        del st[c["depth"]:]
+        n = Node(c)
+        (st[-1].children if st else out.setdefault(k, [])).append(n)
+        st.append(n)
+    return out
+
+
+def fib_shape(n):
+    return "main.fib" if n < 2 else f"main.fib({fib_shape(n - 1)},{fib_shape(n - 2)})"
+
+
+# ---------------------------------------------------------------------------
+# the installed Go's builds in every shape
+
+REALWORLD = ["realworld", "realworld_stripped", "realworld_pie", "realworld_pie_stripped", "realworld_ext",
+             "realworld_ext_stripped"]
+
+
+def test_go_shapes_same_tree():
+    plain = run([fixture("realworld")])
+    assert plain.returncode == 13 and plain.stdout == "5\n[4 9]\n", (plain.returncode, plain.stdout)
+    for name in REALWORLD:
+        path = fixture(name)
+        head, funcs = header(path)
+        assert f"Go {go_version()}, register ABI, module example.com/realworld" in head, head
+        assert ("PIE" if "pie" in name else "non-PIE") in head, head
+        if "stripped" in name:
+            assert "runtime.g offsets from table" in head and "no DWARF" in head, head
+        assert "example.com/realworld/work.Square" in funcs and "main.job.run" in funcs, funcs
+        p, out = record([path], out=tmp(name + ".data"), check=False)
+        assert p.returncode == 13 and p.stdout == plain.stdout, (name, p.returncode, p.stdout, p.stderr)
+        forest = trees(replay_json(out))
+        main = [r.shape() for k, roots in forest.items() if k[2] == 1 for r in roots]
+        assert main == [f"main.main({fib_shape(5)},main.spawn,work.Code)"], (name, main)
+        workers = sorted(r.shape() for k, roots in forest.items() if k[2] != 1 for r in roots)
+        assert workers == sorted(f"main.spawn.func1(main.job.run({fib_shape(n)},work.Square))" for n in (3, 4)), \
+            (name, workers)
+        gids = [k[2] for k in forest]
+        assert len(set(gids)) == 3 and all(isinstance(g, int) and 1 < g < 1000 for g in gids if g != 1), gids
+
+
+# ---------------------------------------------------------------------------
+# cgo: Go -> C -> Go callbacks
+
+CGO = ["realworld_cgo", "realworld_cgo_stripped", "realworld_cgo_pie", "realworld_cgo_static",
+       "realworld_cgo_static_stripped"]
+CGO_GO_TREE = "main.callC(main._Cfunc_c_outer(main.goCallback(main.goLeaf)))"
+
+
+def test_cgo_trees_and_goroutines():
+    plain = run([fixture("realworld_cgo")])
+    assert plain.returncode == 3 and plain.stdout == "result 618\ngoroutine 242\n", plain
+    for name in CGO:
+        path = fixture(name)
+        head, _ = header(path)
+        assert f"Go {go_version()}, register ABI, module example.com/realworld_cgo" in head, head
+        _, cfuncs = header(path, "c_*") if ct("list", path, "c_*").returncode == 0 else (None, [])
+        has_c = "c_outer" in cfuncs
+        # C functions come from .symtab, or .dynsym in a stripped dynamic
+        # binary (cgo links with -rdynamic when C calls back into Go)
+        assert has_c == (name != "realworld_cgo_static_stripped"), (name, cfuncs)
+        p, out = record([path], "-F", "main.*", *(["-F", "c_*"] if has_c else []), out=tmp(name + ".data"),
+                        check=False)
+        assert p.returncode == 3 and p.stdout == plain.stdout, (name, p.returncode, p.stdout, p.stderr)
+        calls = replay_json(out)
+        # C frames run on g0 (the system stack) for the goroutine in m.curg:
+        # same goroutine id, their own tree
+        forest = forest_by(calls, lambda c: (c["goid"], c["func"].startswith("c_")))
+        go_main = [r.shape() for r in forest[(1, False)]]
+        assert go_main == [f"main.main(main.run({CGO_GO_TREE},{CGO_GO_TREE},{CGO_GO_TREE}))"], (name, go_main)
+        others = [k for k in forest if k[0] != 1]
+        assert len({k[0] for k in others}) == 1, (name, others)
+        gid = others[0][0]
+        assert isinstance(gid, int) and 1 < gid < 1000, gid
+        assert [r.shape() for r in forest[(gid, False)]] == [f"main.main.func1({CGO_GO_TREE})"], name
+        if has_c:
+            assert [r.shape() for r in forest[(1, True)]] == ["c_outer(c_inner)"] * 3, (name, forest[(1, True)])
+            assert [r.shape() for r in forest[(gid, True)]] == ["c_outer(c_inner)"], name
+        if has_c and "stripped" not in name:  # DWARF: typed arguments
+            inner = [c for c in calls if c["func"] == "c_inner"]
+            assert [c["args"][0]["value"] for c in inner] == [0, 1, 2, 10], inner
+        # main.main ends in os.Exit; the goroutine's closure may still be
+        # between its channel send and its RET when the process exits
+        assert all(c["status"] == "returned" for c in calls if c["func"] not in ("main.main", "main.main.func1")), \
+            name
+
+
+# ---------------------------------------------------------------------------
+# gccgo
+
+def test_gccgo():
+    path = fixture("realworld_gccgo")
+    plain = run([path])
+    assert plain.returncode == 0 and plain.stdout == "total 32\n", plain
+    head, funcs = header(path)
+    assert "C/SysV" in head and "gccgo" in head, head
+    # default: package main and the module's packages, no compiler-generated code
+    assert {"main.main", "main.outer", "main.middle", "main.leaf", "main.main.func1",
+            "example.com/gccgo_probe/lib.T.Add", "example.com/gccgo_probe/lib.T.Double",
+            "example.com/gccgo_probe/lib.Sum"} <= set(funcs), funcs
+    assert all(f.startswith(("main.", "example.com/gccgo_probe/")) for f in funcs), funcs
+    assert not any(g in f for f in funcs for g in ("..eq", "..hash", "..thunk")), funcs
+    for flags in ([], ["-F", "main.*", "-F", "example.com/*"]):
+        p, out = record([path], *flags, out=tmp("gccgo.data"), check=False)
+        assert p.returncode == 0 and p.stdout == plain.stdout, (p.returncode, p.stdout, p.stderr)
+        calls = replay_json(out)
+        nodes = [n for roots in trees(calls).values() for r in roots for n in r.walk()]
+        outer = [n for n in nodes if n.func == "main.outer"]
+        assert len(outer) == 1, [n.shape() for n in nodes if n.call["depth"] == 0]
+        assert outer[0].shape() == "main.outer(lib.T.Add,lib.T.Double,main.middle(main.leaf,main.leaf),lib.Sum)", \
+            outer[0].shape()
+        assert outer[0].call["goid"] is None  # gccgo: threads, not goroutines
+        func1 = [n for n in nodes if n.func == "main.main.func1"]
+        assert len(func1) == 1 and func1[0].shape() == "main.main.func1(main.leaf)", [n.shape() for n in func1]
+        leaf_args = sorted(c["args"][0]["value"] for c in calls if c["func"] == "main.leaf")
+        assert leaf_args == [8, 9, 25], leaf_args
+    # -F 'main.*' alone
+    p, out = record([path], "-F", "main.*", out=tmp("gccgo2.data"))
+    assert {c["func"] for c in replay_json(out)} == {"main.main", "main.outer", "main.middle", "main.leaf",
+                                                    "main.main.func1", "main.main..init0"}
+    # stripped: one clear line
+    e = ct("list", fixture("realworld_gccgo_stripped"))
+    assert e.returncode == 1 and len(e.stderr.strip().splitlines()) == 1, e.stderr
+    assert "gccgo binary without a symbol table" in e.stderr, e.stderr
+
+
+# ---------------------------------------------------------------------------
+# other people's builds: Go 1.13 ... 1.27
+
+def real_binaries():
+    p = run(["sh", FETCH], timeout=600)
+    assert p.returncode == 0, f"fetching the real binaries failed: {p.stderr.strip()}"
+    out = []
+    for line in p.stdout.splitlines():
+        ident, path, gover, args = line.split("\t")
+        out.append((ident, path, gover, args.split()))
+    assert len(out) >= 12, out
+    return out
+
+
+def go_minor(v):
+    return int(re.match(r"go1\.(\d+)", v).group(1))
+
+
+def test_real_binaries():
+    for ident, path, gover, args in real_binaries():
+        minor = go_minor(gover)
+        head, funcs = header(path)
+        abi = "stack" if minor <= 16 else "register"
+        assert f"Go {gover}, {abi} ABI" in head, (ident, head)
+        assert funcs, (ident, head)
+        plain = run([path, *args])
+        for flags in ([], ["-F", "main.*"]):
+            p, out = record([path, *args], *flags, out=tmp(ident + ".data"), check=False)
+            assert p.returncode == plain.returncode and p.stdout == plain.stdout and \
+                p.stderr.endswith(plain.stderr), (ident, flags, p.returncode, p.stdout, p.stderr)
+            assert "goroutine ids may be wrong" not in p.stderr, (ident, p.stderr)
+            calls = replay_json(out)
+            assert calls, (ident, flags)
+            forest = trees(calls)
+            # these commands run on the main goroutine only
+            assert {k[2] for k in forest} == {1}, (ident, flags, {k[2] for k in forest})
+            mains = [r for roots in forest.values() for r in roots if r.func == "main.main"]
+            assert len(mains) == 1, (ident, [r.func for roots in forest.values() for r in roots])
+            assert all(c["status"] in ("returned", "unfinished") for c in calls), ident
+            if flags:
+                assert {c["func"] for c in calls} <= set(header(path, "main.*")[1]), ident
+
+
+def test_real_binaries_goroutines():
+    """esbuild bundles in parallel: goroutine ids must be those of the
+    goroutines (main 1, workers small, distinct, starting at the function
+    the go statement ran) for the stack ABI (g from TLS) and register ABI."""
+    src = tmp("entry.js")
+    with open(src, "w") as f:
+        f.write("import {x} from './dep.js'\nconsole.log(x + 1)\n")
+    with open(tmp("dep.js"), "w") as f:
+        f.write("export let x = 41\n")
+    for ident, path, gover, _ in real_binaries():
+        if ident not in ("esbuild-0.4.0", "esbuild-0.8.0", "esbuild-0.11.0"):
+            continue
+        args = [path, src, "--bundle", "--outfile=" + tmp(ident + ".js")]
+        plain = run(args)
+        assert plain.returncode == 0, plain.stderr
+        p, out = record(args, out=tmp(ident + "-bundle.data"), check=False)
+        assert p.returncode == 0 and p.stdout == plain.stdout, (ident, p.stderr)
+        with open(tmp(ident + ".js")) as f:
+            assert "41" in f.read()
+        calls = replay_json(out)
+        forest = trees(calls)
+        gids = {k[2] for k in forest}
+        assert 1 in gids and len(gids) >= 3 and all(isinstance(g, int) and 0 < g < 10000 for g in gids), \
+            (ident, gids)
+        for k, roots in forest.items():
+            if k[2] == 1:
+                continue
+            # a goroutine's first traced call is what `go` started: a
+            # closure or a function of esbuild, never main.main
+            assert roots[0].func != "main.main" and "esbuild" in roots[0].func, (ident, k, roots[0].func)
+        assert all(c["status"] in ("returned", "unfinished") for c in calls), ident
+
+
+# ---------------------------------------------------------------------------
+# what calltrace cannot trace says so in one line
+
+def test_unsupported_binaries_one_line():
+    with open(fixture("realworld_stripped"), "rb") as f:
+        elf = bytearray(f.read())
+    cases = []
+    arm = bytearray(elf)
+    arm[18:20] = (183).to_bytes(2, "little")  # e_machine = EM_AARCH64
+    cases.append(("arm64", arm, "built for arm64 (aarch64), not x86-64"))
+    i386 = bytearray(elf[:64])
+    i386[4] = 1  # ELFCLASS32
+    i386[18:20] = (3).to_bytes(2, "little")  # EM_386
+    cases.append(("i386", i386 + bytes(4096), "built for 32-bit x86 (i386)"))
+    nopcln = bytearray(elf)
+    for m in re.finditer(rb"\xf0\xff\xff\xff\x00\x00\x01\x08", bytes(nopcln)):
+        nopcln[m.start()] = 0
+    cases.append(("nopclntab", nopcln, "is a gc Go binary whose function table (pclntab) is missing"))
+    for name, data, want in cases:
+        path = tmp("unsupported-" + name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o755)
+        for cmd in (["list", path], ["record", "-o", tmp("u.data"), "--", path]):
+            p = ct(*cmd)
+            lines = p.stderr.strip().splitlines()
+            assert p.returncode != 0 and len(lines) == 1 and want in lines[0], (name, cmd, p.stderr)
+
+
+# ---------------------------------------------------------------------------
+# attach to a process whose binary is visible only in its own mount namespace
+
+def test_attach_other_mount_namespace():
+    if not shutil.which("unshare"):
+        raise AssertionError("unshare (util-linux) is needed")
+    hidden = tmp("nsbin")
+    os.makedirs(hidden, exist_ok=True)
+    script = (f"mount -t tmpfs ctns {hidden} && cp {fixture('realworld')} {hidden}/prog && "
+              f"exec {hidden}/prog ticks 80")
+    prog = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "tick 0 55\n"
+        assert not os.path.exists(os.path.join(hidden, "prog"))  # not in our namespace
+        out = tmp("ns.data")
+        r = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "300ms", "-F", "main.fib")
+        assert r.returncode == 0, r.stderr
+        calls = replay_json(out)
+        # whole fib(10) trees (177 calls each) on the main goroutine
+        forest = trees(calls)
+        assert {k[2] for k in forest} == {1}, list(forest)
+        # calls open at attach time are left out: their callees that
+        # returned are roots too (fib(k) subtrees).  The last root may be
+        # cut by the detach (entries can stop before exits do).
+        roots = forest[next(iter(forest))]
+        shapes = {fib_shape(k) for k in range(11)}
+        assert all(r.shape() in shapes for r in roots[:-1] if r.call["status"] == "returned"), \
+            [r.shape()[:60] for r in roots]
+        assert sum(r.shape() == fib_shape(10) for r in roots) >= 5, len(roots)
+        rest = prog.stdout.read()
+        assert prog.wait(timeout=30) == 0
+        assert rest.splitlines()[-1] == "tick 79 55"
+    finally:
+        if prog.poll() is None:
+            prog.kill()
