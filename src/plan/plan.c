@@ -91,7 +91,9 @@ static int plan_function(struct ct_plan *p, const struct ct_func *f, uint32_t fu
 		return ct_fail("function %s has no code in the file", f->name);
 	struct ct_fn_sites fs;
 	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, &fs)) {
-		return ct_fail("function %s has no decodable body (%s)", f->name, ct_error());
+		char why[256];
+		snprintf(why, sizeof(why), "%s", ct_error()); /* ct_fail reuses that buffer */
+		return ct_fail("function %s cannot be probed: %s", f->name, why);
 	}
 	uint8_t gsrc = gsrc_of(t, f);
 	if (func == CT_NOFUNC) {

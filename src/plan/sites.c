@@ -110,6 +110,23 @@ static bool harmless_before_entry(const struct insn *x, enum ct_abi abi)
 	return true;
 }
 
+/* The kernel refuses a uprobe on an instruction with a LOCK or an ES/CS/SS/DS
+ * segment prefix (arch/x86/kernel/uprobes.c: is_prefix_bad), and one refused
+ * site fails the whole link. */
+static bool kernel_refuses(const struct insn *x)
+{
+	for (int i = 0; i < x->in.raw.prefix_count; i++)
+		switch (x->in.raw.prefixes[i].value) {
+		case 0xf0:
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+			return true;
+		}
+	return false;
+}
+
 static bool only_padding(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -203,6 +220,18 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 		/* +0 itself may be an emulated instruction (push %rbp, nop). */
 		if (decode(code, len, addr, &x) && kernel_emulates(&x))
 			out->entry_emulated = true;
+	}
+	/* Sites the kernel would refuse make the function unprobeable. */
+	struct insn chk;
+	bool refused = decode(code + (out->entry_site - addr), len - (out->entry_site - addr), out->entry_site, &chk) &&
+		       kernel_refuses(&chk);
+	for (size_t i = 0; !refused && i < exits.n; i++)
+		refused = decode(code + (exits.v[i].addr - addr), len - (exits.v[i].addr - addr), exits.v[i].addr, &chk) &&
+			  kernel_refuses(&chk);
+	if (refused) {
+		CT_VEC_FREE(exits);
+		CT_VEC_FREE(targets);
+		return ct_fail("a probe site has a lock or segment prefix, which uprobes refuse");
 	}
 	out->exits = exits.v;
 	out->nexits = exits.n;

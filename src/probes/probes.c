@@ -116,8 +116,10 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 		const uint64_t *off, *cookie;
 		size_t n;
 	} sets[2] = {
-		{p->skel->progs.ct_entry, a->entry_offsets, a->entry_cookies, a->nentry},
+		/* exits first, entries second: a call entered meanwhile is never
+		 * without its return; detach closes them in the same order */
 		{p->skel->progs.ct_exit, a->exit_offsets, a->exit_cookies, a->nexit},
+		{p->skel->progs.ct_entry, a->entry_offsets, a->entry_cookies, a->nentry},
 	};
 	for (int i = 0; i < 2; i++) {
 		if (!sets[i].n)
@@ -174,6 +176,9 @@ int ct_probes_follow(struct ct_probes *p)
 
 void ct_probes_detach(struct ct_probes *p)
 {
+	/* Exits go first (they were created first): a call caught between the
+	 * two closes then has no return and shows as unfinished, rather than
+	 * returning with the end of its subtree silently missing. */
 	for (size_t i = 0; i < p->nlinks; i++)
 		close(p->links[i]);
 	p->nlinks = 0;

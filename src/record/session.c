@@ -625,6 +625,8 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		s->cut_size++; /* drained after the limit: not written */
 		return 0;
 	}
+	if (s->end_ts && e->ts > s->end_ts)
+		return 0; /* the trace ends when detaching starts (see finish) */
 	const struct ct_site_fetch *f =
 		s->plan.fetch && e->site < s->plan.sites.n ? s->plan.fetch[e->site] : NULL;
 	if (e->len && f) {
@@ -669,12 +671,14 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 		/* Detach now: what follows must not cost transport either. */
 		s->stop = true;
 		s->stop_reason = "--max-size reached";
+		s->end_ts = now_mono_ns();
 		ct_probes_detach(s->probes);
 	}
 	if (s->o.max_events && !s->stop &&
 	    ct_probes_counter(s->probes, CT_CNT_EMITTED) >= s->o.max_events) {
 		s->stop = true;
 		s->stop_reason = "--max-events reached";
+		s->end_ts = now_mono_ns();
 		ct_probes_detach(s->probes);
 	}
 	return 0;
@@ -701,6 +705,11 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (!s->w)
 		return 0;
 	uint64_t t0 = now_mono_ns();
+	/* The links close one after the other; events after this moment are
+	 * dropped so the trace ends at one instant, with the calls then open
+	 * unfinished, instead of half-cut trees. */
+	if (!s->end_ts)
+		s->end_ts = t0;
 	ct_probes_detach(s->probes);
 	s->detach_ns = now_mono_ns() - t0;
 	ct_debug("detached in %.1f ms", s->detach_ns / 1e6);
@@ -708,7 +717,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	while (ct_probes_poll(s->probes, 0, on_event, s) > 0)
 		;
 	note_losses(s);
-	uint64_t end = now_mono_ns();
+	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
 	ct_writer_stat(s->w, "clock.end_ns", "%llu", (unsigned long long)end);
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
 	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));

@@ -67,6 +67,7 @@ struct ct_session {
 	bool bias_known;
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
+	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
