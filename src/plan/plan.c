@@ -143,19 +143,24 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			return ct_fail("no function named %s in %s; see: calltrace list %s", g, t->elf.path,
 				       t->elf.path);
 	}
+	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
 		if (f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER))
+			continue;
+		if (map_get(&planned, f->entry + 1))
 			continue;
 		bool sel_ok = sel->ntrace ? matches_any(f->name, sel->trace, sel->ntrace)
 					  : ct_plan_default_selected(t, f);
 		if (!sel_ok || matches_any(f->name, sel->exclude, sel->nexclude))
 			continue;
+		map_put(&planned, f->entry + 1, (void *)1);
 		if (plan_function(p, f, (uint32_t)p->funcs.n)) {
 			bool exact = false;
 			for (size_t i = 0; i < sel->ntrace; i++)
 				exact |= !strcmp(sel->trace[i], f->name);
 			if (exact) {
+				map_free(&planned);
 				ct_plan_free(p);
 				return -1;
 			}
@@ -163,6 +168,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			p->skipped_undecodable++;
 		}
 	}
+	map_free(&planned);
 	if (!p->funcs.n) {
 		ct_plan_free(p);
 		if (sel->ntrace) {

@@ -1,4 +1,5 @@
 #include "record/session.h"
+#include "target/libs.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -73,53 +74,17 @@ static void write_meta(struct ct_session *s)
 			       s->o.args.fetch.max_string, s->o.args.fetch.max_items, s->o.args.fetch.max_depth);
 }
 
-/* "libc.so.6:malloc": a glob for a library, not a Go name ("type:.eq.T"). */
+/* "libc.so.6:malloc", "libc:malloc", "/path/x.so:f": a glob for a library,
+ * not a Go name with a colon ("type:.eq.main.T"). */
 static bool lib_glob(const char *g, size_t *colon)
 {
 	const char *c = strchr(g, ':');
 	if (!c)
 		return false;
 	size_t n = (size_t)(c - g);
-	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3));
+	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3)) || (n > 3 && !strncmp(g, "lib", 3));
 	*colon = n;
 	return lib;
-}
-
-/* Finds a shared library by file name: in the process's mappings when it
- * runs, else in the standard library directories. */
-static char *find_library(const char *name, int pid)
-{
-	if (strchr(name, '/'))
-		return realpath(name, NULL);
-	size_t n = strlen(name);
-	if (pid > 0) {
-		char path[64], line[4096];
-		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-		FILE *f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			char *file = strchr(line, '/');
-			if (!file)
-				continue;
-			file[strcspn(file, "\n")] = 0;
-			const char *base = strrchr(file, '/') + 1;
-			if (!strcmp(base, name) || (!strncmp(base, name, n) && base[n] == '.')) {
-				fclose(f);
-				return xasprintf("/proc/%d/root%s", pid, file);
-			}
-		}
-		if (f)
-			fclose(f);
-	}
-	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-					   "/usr/local/lib", "/lib", "/usr/lib", NULL};
-	for (const char *const *d = dirs; *d; d++) {
-		char *cand = xasprintf("%s/%s", *d, name);
-		char *r = realpath(cand, NULL);
-		free(cand);
-		if (r)
-			return r;
-	}
-	return NULL;
 }
 
 /* Splits -F/-N into the program's globs and per-library ones. */
@@ -147,10 +112,11 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 					free(name);
 					return ct_fail("too many libraries (at most %d)", CT_MAX_BINS - 1);
 				}
-				char *path = find_library(name, pid);
+				/* where the process maps it, or where ld.so would find it */
+				char *path = pid > 0 ? ct_lib_resolve_pid(pid, name, NULL) : ct_lib_resolve_exe(s->binary, name);
 				if (!path) {
-					int rc = ct_fail("cannot find library %s%s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
-							 name, pid ? " in the process" : "", name);
+					int rc = ct_fail("cannot find library %s (%s); give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
+							 name, ct_error(), name);
 					free(name);
 					return rc;
 				}

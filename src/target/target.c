@@ -37,10 +37,20 @@ static bool go_must_not_probe(const char *name)
 	       !strncmp(base, "runtime.morestack", 17) || !strncmp(base, "runtime.sigreturn", 17);
 }
 
+/* By address; names of one address (C aliases such as free / __libc_free)
+ * with the public-looking one first: no leading '_', then shortest. */
 static int cmp_func(const void *a, const void *b)
 {
 	const struct ct_func *x = a, *y = b;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	int ux = x->name[0] == '_', uy = y->name[0] == '_';
+	if (ux != uy)
+		return ux - uy;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 struct sym_collect {
@@ -301,12 +311,14 @@ static int load_c(struct ct_target *t)
 	}
 	struct sym_collect syms = read_symbols(t);
 	t->funcs_source = t->gccgo ? "gccgo symtab, names demangled" : symtab ? "symtab" : "dynsym";
-	/* Drop aliases (same entry twice): keep the first name. */
+	/* Aliases (one address, several names) all stay, so -F free finds
+	 * what is also called __libc_free; the planner probes an address once. */
 	t->funcs = xcalloc(syms.v.n ? syms.v.n : 1, sizeof(*t->funcs));
 	for (size_t i = 0; i < syms.v.n; i++) {
 		struct ct_func *s = &syms.v.v[i];
-		if (t->nfuncs && t->funcs[t->nfuncs - 1].entry == s->entry) {
-			free(s->name);
+		if (t->nfuncs && t->funcs[t->nfuncs - 1].entry == s->entry &&
+		    !strcmp(t->funcs[t->nfuncs - 1].name, s->name)) {
+			free(s->name); /* the same symbol twice */
 			continue;
 		}
 		bool generated;
