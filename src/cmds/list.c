@@ -132,10 +132,15 @@ int cmd_list(int argc, char **argv)
 		CT_VEC_FREE(exclude);
 		return 1;
 	}
-	printf("# %s: %s", t.elf.path, t.lang == CT_LANG_GO ? "Go" : "C/SysV");
+	printf("# %s: %s", t.elf.path,
+	       t.lang == CT_LANG_GO ? "Go" : t.gccgo ? "gccgo (SysV ABI, traced per thread)" : "C/SysV");
+	if (t.gccgo && t.go_version[0])
+		printf(" %s", t.go_version);
 	if (t.lang == CT_LANG_GO)
-		printf(" %s, %s ABI, module %s, runtime.g offsets from %s", t.go_version[0] ? t.go_version : "(version unknown)",
-		       t.regabi ? "register" : "stack", t.main_module ? t.main_module : "-", t.gcfg_source);
+		printf(" %s, %s ABI, module %s, runtime.g offsets from %s (goid %u, stack.hi %u, g in TLS at %lld)",
+		       t.go_version[0] ? t.go_version : "(version unknown)", t.regabi ? "register" : "stack",
+		       t.main_module ? t.main_module : "-", t.gcfg_source, t.gcfg.goid_off, t.gcfg.stack_hi_off,
+		       (long long)t.gcfg.tls_g_off);
 	printf(", %s, functions from %s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
 	       t.has_dwarf ? ", DWARF" : ", no DWARF");
 	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)\n", p.funcs.n, p.sites.n,

@@ -32,9 +32,12 @@ static void write_meta(struct ct_session *s)
 		ct_writer_meta(w, "go.version", "%s", t->go_version[0] ? t->go_version : "unknown");
 		ct_writer_meta(w, "go.module", "%s", t->main_module ? t->main_module : "");
 		ct_writer_meta(w, "go.abi", "%s", t->regabi ? "register" : "stack");
-		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u source=%s", t->gcfg.goid_off,
-			       t->gcfg.stack_hi_off, t->gcfg_source);
+		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u m=%u m.curg=%u tls_g=%lld source=%s",
+			       t->gcfg.goid_off, t->gcfg.stack_hi_off, t->gcfg.m_off, t->gcfg.curg_off,
+			       (long long)t->gcfg.tls_g_off, t->gcfg_source);
 	}
+	if (t->gccgo)
+		ct_writer_meta(w, "gccgo.version", "%s", t->go_version[0] ? t->go_version : "unknown");
 	if (uname(&u) == 0)
 		ct_writer_meta(w, "host.kernel", "%s %s", u.sysname, u.release);
 	gethostname(host, sizeof(host) - 1);

@@ -63,6 +63,10 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_printf(out, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
 	if (c->tail)
 		buf_printf(out, ",\"tail\":true");
+	/* C called through cgo runs on the thread's system stack for goroutine
+	 * goid: its depth counts on that stack, apart from the goroutine's */
+	if (c->sysstack)
+		buf_printf(out, ",\"stack\":\"system\"");
 	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
 		buf_printf(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
