@@ -121,13 +121,21 @@ static int go_kind(Dwarf_Die *d)
 	return die_udata(d, DW_AT_go_kind, &v) ? (int)v : -1;
 }
 
+/* Go as gc compiles it.  gccgo's units say DW_LANG_Go too, but gccgo
+ * follows C conventions (results as the subprogram's type, SysV ABI). */
 static bool die_is_go(struct ct_types *ts, Dwarf_Die *d)
 {
 	Dwarf_Die cu;
 	if (dwarf_diecu(d, &cu, NULL, NULL)) {
 		int lang = dwarf_srclang(&cu);
-		if (lang > 0)
-			return lang == DW_LANG_Go;
+		if (lang > 0 && lang != DW_LANG_Go)
+			return false;
+		Dwarf_Attribute a;
+		const char *prod = dwarf_attr(&cu, DW_AT_producer, &a) ? dwarf_formstring(&a) : NULL;
+		if (prod && strstr(prod, "GNU Go"))
+			return false;
+		if (lang == DW_LANG_Go)
+			return true;
 	}
 	return ts->go;
 }
@@ -403,6 +411,7 @@ static char *c_name(Dwarf_Die *d, int depth)
 /* ---- conversion ------------------------------------------------------ */
 
 static uint32_t conv(struct ct_types *ts, Dwarf_Die *d);
+static void gccgo_builtin(struct ct_types *ts, struct ct_type *t);
 
 static uint32_t conv_ref(struct ct_types *ts, Dwarf_Die *d, unsigned at)
 {
@@ -837,6 +846,7 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 		}
 		t.kind = CT_K_STRUCT;
 		conv_struct_fields(ts, d, &t);
+		gccgo_builtin(ts, &t);
 		break;
 	case DW_TAG_union_type:
 		t.kind = die_has(d, DW_AT_declaration) ? CT_K_UNKNOWN : CT_K_UNION;
@@ -864,6 +874,27 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 	}
 	settle(ts, id, &t);
 	return id;
+}
+
+/* gccgo describes Go strings and slices as plain structs: {__data,
+ * __length} and {__values, __count, __capacity}.  Same layout as gc's. */
+static void gccgo_builtin(struct ct_types *ts, struct ct_type *t)
+{
+	const struct ct_field *f = t->fields;
+	if (t->nfields == 2 && !strcmp(f[0].name, "__data") && !strcmp(f[1].name, "__length") && t->size == 16) {
+		t->kind = CT_K_STRING;
+	} else if (t->nfields == 3 && !strcmp(f[0].name, "__values") && !strcmp(f[1].name, "__count") &&
+		   !strcmp(f[2].name, "__capacity") && t->size == 24) {
+		t->kind = CT_K_SLICE;
+		t->elem = ts->tab.v[f[0].type].elem;
+	} else {
+		return;
+	}
+	for (uint32_t i = 0; i < t->nfields; i++)
+		free(t->fields[i].name);
+	free(t->fields);
+	t->fields = NULL;
+	t->nfields = 0;
 }
 
 static uint32_t conv(struct ct_types *ts, Dwarf_Die *d)
