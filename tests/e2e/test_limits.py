@@ -75,8 +75,8 @@ def test_sample_keeps_one_in_n_root_calls_whole():
 
 def test_sample_goroutines():
     n = 3
-    # no GC: the runtime starts no goroutines of its own, so goids repeat
-    nogc = {"GOGC": "off"}
+    # no GC (no runtime goroutines of its own) and one P: goids repeat run to run
+    nogc = {"GOGC": "off", "GOMAXPROCS": "1"}  # goids come in per-P batches: one P
     _, full = record([fixture(GO), "goroutines", "24"], env=nogc)
     _, out = record([fixture(GO), "goroutines", "24"], "--sample-goroutines", str(n),
                     out=os.path.join(os.path.dirname(full), "sg.data"), env=nogc)
