@@ -86,6 +86,8 @@ int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "calltrace: unknown format '%s' (use text, json or yaml)\n", format);
 		return 2;
 	}
+	static char outbuf[1 << 20];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf)); /* big writes: the output is large */
 	struct ct_trace t;
 	if (ct_trace_open(&t, path)) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());

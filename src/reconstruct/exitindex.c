@@ -13,6 +13,11 @@ struct ct_exitindex {
 	FILE *rets; /* result payloads, appended in exit order */
 	uint64_t rets_size;
 	uint8_t retbuf[65536];
+	/* Reading back: results are asked for in entry order, which is close to
+	 * exit order, so a window of the file serves most without a syscall. */
+	uint8_t *win_rets;
+	uint64_t win_off;
+	size_t win_len;
 	struct ct_exit_info *win; /* calls [base, base + WINDOW) */
 	uint64_t base;
 	uint64_t ncalls;
@@ -100,9 +105,17 @@ const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq
 	}
 	if (ret) {
 		*ret = NULL;
-		if (x->cur.ret_len && fseeko(x->rets, (off_t)x->cur.ret_off, SEEK_SET) == 0 &&
-		    fread(x->retbuf, 1, x->cur.ret_len, x->rets) == x->cur.ret_len)
-			*ret = x->retbuf;
+		uint64_t off = x->cur.ret_off, len = x->cur.ret_len;
+		if (len && !(off >= x->win_off && off + len <= x->win_off + x->win_len)) {
+			enum { RET_WINDOW = 1 << 18 };
+			if (!x->win_rets)
+				x->win_rets = xmalloc(RET_WINDOW);
+			ssize_t n = pread(fileno(x->rets), x->win_rets, RET_WINDOW, (off_t)off);
+			x->win_off = off;
+			x->win_len = n > 0 ? (size_t)n : 0;
+		}
+		if (len && off >= x->win_off && off + len <= x->win_off + x->win_len)
+			*ret = x->win_rets + (off - x->win_off);
 	}
 	return &x->cur;
 }
@@ -115,6 +128,7 @@ void ct_exitindex_free(struct ct_exitindex *x)
 		fclose(x->f);
 	if (x->rets)
 		fclose(x->rets);
+	free(x->win_rets);
 	free(x->win);
 	free(x);
 }

@@ -48,19 +48,29 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	const uint8_t *ret;
 	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
 	const char *name = ct_func_name(jc->t, c->func);
-	buf_printf(out, "{\"ts\":%" PRIu64 ",\"dur\":", ct_rel_ts(jc->t, c->ts_entry));
+	buf_cstr(out, "{\"ts\":");
+	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry));
+	buf_cstr(out, ",\"dur\":");
 	if (e->status == CT_CALL_RETURNED)
-		buf_printf(out, "%" PRIu64, e->ts_exit - c->ts_entry);
+		buf_dec(out, e->ts_exit - c->ts_entry);
 	else
-		buf_printf(out, "null");
-	buf_printf(out, ",\"pid\":%u,\"tid\":%u,\"goid\":", c->pid, c->tid);
+		buf_cstr(out, "null");
+	buf_cstr(out, ",\"pid\":");
+	buf_dec(out, c->pid);
+	buf_cstr(out, ",\"tid\":");
+	buf_dec(out, c->tid);
+	buf_cstr(out, ",\"goid\":");
 	if (c->goid)
-		buf_printf(out, "%" PRIu64, c->goid);
+		buf_dec(out, c->goid);
 	else
-		buf_printf(out, "null");
-	buf_printf(out, ",\"depth\":%u,\"func\":", c->depth);
+		buf_cstr(out, "null");
+	buf_cstr(out, ",\"depth\":");
+	buf_dec(out, c->depth);
+	buf_cstr(out, ",\"func\":");
 	ct_buf_json_string(out, name, strlen(name));
-	buf_printf(out, ",\"status\":\"%s\"", ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
+	buf_cstr(out, ",\"status\":\"");
+	buf_cstr(out, ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
+	buf_put(out, "\"", 1);
 	if (c->tail)
 		buf_printf(out, ",\"tail\":true");
 	/* C called through cgo runs on the thread's system stack for goroutine

@@ -50,6 +50,7 @@ struct tree {
 	struct ct_map groups; /* thread key -> struct group * */
 	uint64_t ngroups;
 	FILE *spill;
+	long spill_pos;
 	struct ct_buf line;
 	struct ct_values *vals;
 };
@@ -59,17 +60,19 @@ static void spill(struct tree *tr, struct group *g)
 {
 	if (!g->text.n)
 		return;
-	struct segment s = {ftell(tr->spill), g->text.n};
+	struct segment s = {tr->spill_pos, g->text.n}; /* ftell() would be a syscall each time */
 	fwrite(g->text.p, 1, g->text.n, tr->spill);
+	tr->spill_pos += (long)g->text.n;
 	CT_VEC_PUSH(g->segs, s);
 	g->text.n = 0;
 }
 
-/* Ends the line being built and sends it to G's text (or straight out). */
+/* Ends the line being built and sends it to G's text (or straight out: the
+ * first goroutine/thread is printed first anyway, so it needs no buffer). */
 static void emit(struct tree *tr, struct group *g)
 {
 	buf_put(&tr->line, "\n", 1);
-	if (!g) {
+	if (!g || g->order == 0) {
 		fwrite(tr->line.p, 1, tr->line.n, tr->o->out);
 	} else {
 		buf_put(&g->text, tr->line.p, tr->line.n);
@@ -88,22 +91,30 @@ static const char *dur_color(const struct tree *tr, uint64_t ns)
 
 static void prefix(struct tree *tr, const struct ct_call *c, uint32_t tid, bool with_dur, uint64_t dur)
 {
+	struct ct_buf *b = &tr->line;
 	if (with_dur) {
-		char d[32];
-		ct_fmt_duration(d, sizeof(d), dur);
 		const char *col = dur_color(tr, dur);
-		buf_printf(&tr->line, " %s%s%s", col, d, *col ? C_RESET : "");
+		buf_put(b, " ", 1);
+		buf_cstr(b, col);
+		ct_buf_duration(b, dur);
+		if (*col)
+			buf_cstr(b, C_RESET);
 	} else {
-		buf_printf(&tr->line, "           ");
+		buf_spaces(b, 11);
 	}
-	buf_printf(&tr->line, " [%6u]", tid);
+	buf_put(b, " [", 2);
+	buf_dec_pad(b, tid, 6);
+	buf_put(b, "]", 1);
 	if (tr->go) {
-		if (c->goid)
-			buf_printf(&tr->line, " %6llu", (unsigned long long)c->goid);
-		else
-			buf_printf(&tr->line, "      -");
+		if (c->goid) {
+			buf_put(b, " ", 1);
+			buf_dec_pad(b, c->goid, 6);
+		} else {
+			buf_put(b, "      -", 7);
+		}
 	}
-	buf_printf(&tr->line, " | %*s", (int)(2 * c->depth), "");
+	buf_put(b, " | ", 3);
+	buf_spaces(b, 2 * (size_t)c->depth);
 }
 
 static const char *status_note(const struct ct_call *c)
@@ -121,17 +132,18 @@ static const char *status_note(const struct ct_call *c)
 /* "name(a=1, b=\"x\")" */
 static void call_text(struct tree *tr, const struct ct_call *c)
 {
-	buf_printf(&tr->line, "%s(", ct_func_name(tr->t, c->func));
+	buf_cstr(&tr->line, ct_func_name(tr->t, c->func));
+	buf_put(&tr->line, "(", 1);
 	if (ct_values_load(tr->vals, c->entry_site, c->args, c->args_len))
 		ct_values_text(tr->vals, &tr->line);
-	buf_printf(&tr->line, ")");
+	buf_put(&tr->line, ")", 1);
 }
 
 /* " = 42" (nothing without captured results) */
 static void ret_text(struct tree *tr, const struct ct_call *c)
 {
 	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
-		buf_printf(&tr->line, " = ");
+		buf_put(&tr->line, " = ", 3);
 		ct_values_text(tr->vals, &tr->line);
 	}
 }
@@ -140,7 +152,7 @@ static void print_open(struct tree *tr, struct group *out, const struct ct_call 
 {
 	prefix(tr, c, c->tid, false, 0);
 	call_text(tr, c);
-	buf_printf(&tr->line, " {%s", c->tail ? " /* tail call */" : "");
+	buf_cstr(&tr->line, c->tail ? " { /* tail call */" : " {");
 	emit(tr, out);
 }
 
@@ -153,15 +165,25 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	if (leaf) {
 		call_text(tr, c);
 		ret_text(tr, c);
-		buf_printf(&tr->line, ";");
+		buf_put(&tr->line, ";", 1);
 		if (note || c->tail)
 			buf_printf(&tr->line, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
 				note ? note : "", off);
 	} else {
-		buf_printf(&tr->line, "}");
+		buf_put(&tr->line, "}", 1);
 		ret_text(tr, c);
-		buf_printf(&tr->line, "%s %s/* %s%s%s */%s", c->status == CT_CALL_RETURNED && c->ret ? ";" : "", on,
-			ct_func_name(tr->t, c->func), note ? ": " : "", note ? note : "", off);
+		if (c->status == CT_CALL_RETURNED && c->ret)
+			buf_put(&tr->line, ";", 1);
+		buf_put(&tr->line, " ", 1);
+		buf_cstr(&tr->line, on);
+		buf_put(&tr->line, "/* ", 3);
+		buf_cstr(&tr->line, ct_func_name(tr->t, c->func));
+		if (note) {
+			buf_put(&tr->line, ": ", 2);
+			buf_cstr(&tr->line, note);
+		}
+		buf_put(&tr->line, " */", 3);
+		buf_cstr(&tr->line, off);
 	}
 	emit(tr, out);
 }
@@ -261,8 +283,8 @@ static void write_groups(struct tree *tr)
 	char *buf = xmalloc(GROUP_SPILL * 2);
 	for (size_t i = 0; i < all.n; i++) {
 		struct group *g = all.v[i];
-		if (i)
-			fputc('\n', tr->o->out);
+		if (g->order)
+			fputc('\n', tr->o->out); /* group 0 went out while reading */
 		for (size_t s = 0; s < g->segs.n; s++) {
 			size_t len = g->segs.v[s].len;
 			if (len > GROUP_SPILL * 2)

@@ -300,16 +300,16 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		puts_(v, b[0] ? "true" : "false");
 		break;
 	case CT_K_INT:
-		buf_printf(v->out, "%" PRId64, load_int(b, t->size));
+		buf_sdec(v->out, load_int(b, t->size));
 		break;
 	case CT_K_UINT:
-		buf_printf(v->out, "%" PRIu64, load_uint(b, t->size));
+		buf_dec(v->out, load_uint(b, t->size));
 		break;
 	case CT_K_ENUM:
 		if (t->is_signed)
-			buf_printf(v->out, "%" PRId64, load_int(b, t->size));
+			buf_sdec(v->out, load_int(b, t->size));
 		else
-			buf_printf(v->out, "%" PRIu64, load_uint(b, t->size));
+			buf_dec(v->out, load_uint(b, t->size));
 		break;
 	case CT_K_FLOAT:
 		if (t->size == 4) {
@@ -423,7 +423,8 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 				ct_buf_json_string(v->out, fl->name, strlen(fl->name));
 				puts_(v, ":");
 			} else {
-				buf_printf(v->out, "%s:", fl->name);
+				buf_cstr(v->out, fl->name);
+			buf_put(v->out, ":", 1);
 			}
 			if (fl->offset + type_of(v, fl->type)->size <= t->size)
 				emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
@@ -488,8 +489,8 @@ static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8
 	uint32_t size = d->flags & CT_VAL_RAW ? 8 : type_of(v, d->type)->size;
 	if (size > MAX_VALUE)
 		size = MAX_VALUE;
-	memset(b, 0, MAX_VALUE);
-	memset(avail, 0, MAX_VALUE);
+	memset(b, 0, size);
+	memset(avail, 0, size);
 	for (uint32_t i = 0; i < d->npieces; i++) {
 		const struct ct_val_piece *p = &d->pieces[i];
 		if (p->value_off + p->size > size)
@@ -557,8 +558,10 @@ void ct_values_text(struct ct_values *v, struct ct_buf *out)
 		if (i)
 			puts_(v, ", ");
 		/* results: names only for a list of named ones, "(sum=8, ok=true)" */
-		if (!results || (paren && d->name[0] && d->name[0] != '~'))
-			buf_printf(v->out, "%s=", d->name[0] ? d->name : "?");
+		if (!results || (paren && d->name[0] && d->name[0] != '~')) {
+			buf_cstr(v->out, d->name[0] ? d->name : "?");
+			buf_put(v->out, "=", 1);
+		}
 		one_value(v, d);
 	}
 	if (paren)

@@ -101,7 +101,7 @@ char *xasprintf(const char *fmt, ...)
 	return p;
 }
 
-void buf_reserve(struct ct_buf *b, size_t extra)
+void buf_grow(struct ct_buf *b, size_t extra)
 {
 	if (b->n + extra <= b->cap)
 		return;
@@ -112,13 +112,6 @@ void buf_reserve(struct ct_buf *b, size_t extra)
 	b->cap = c;
 }
 
-void buf_put(struct ct_buf *b, const void *p, size_t n)
-{
-	buf_reserve(b, n);
-	if (n)
-		memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
 
 void buf_u8(struct ct_buf *b, uint8_t v) { buf_put(b, &v, 1); }
 void buf_u32(struct ct_buf *b, uint32_t v) { buf_put(b, &v, 4); }
@@ -144,6 +137,54 @@ void buf_str(struct ct_buf *b, const char *s)
 	size_t n = s ? strlen(s) : 0;
 	buf_uvar(b, n);
 	buf_put(b, s, n);
+}
+
+void buf_cstr(struct ct_buf *b, const char *s)
+{
+	buf_put(b, s, strlen(s));
+}
+
+static size_t dec_digits(uint64_t v, char *tmp)
+{
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return n;
+}
+
+void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width)
+{
+	char tmp[24];
+	size_t n = dec_digits(v, tmp);
+	buf_reserve(b, (width > n ? width : n));
+	for (size_t i = n; i < width; i++)
+		b->p[b->n++] = ' ';
+	while (n)
+		b->p[b->n++] = (uint8_t)tmp[--n];
+}
+
+void buf_dec(struct ct_buf *b, uint64_t v)
+{
+	buf_dec_pad(b, v, 0);
+}
+
+void buf_sdec(struct ct_buf *b, int64_t v)
+{
+	if (v < 0) {
+		buf_put(b, "-", 1);
+		buf_dec(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		buf_dec(b, (uint64_t)v);
+	}
+}
+
+void buf_spaces(struct ct_buf *b, size_t n)
+{
+	buf_reserve(b, n);
+	memset(b->p + b->n, ' ', n);
+	b->n += n;
 }
 
 void buf_printf(struct ct_buf *b, const char *fmt, ...)

@@ -48,8 +48,20 @@ struct ct_buf {
 	uint8_t *p;
 	size_t n, cap;
 };
-void buf_reserve(struct ct_buf *b, size_t extra);
-void buf_put(struct ct_buf *b, const void *p, size_t n);
+void buf_grow(struct ct_buf *b, size_t extra);
+/* Inline: renderers append a few bytes at a time, millions of times. */
+static inline void buf_reserve(struct ct_buf *b, size_t extra)
+{
+	if (b->n + extra > b->cap)
+		buf_grow(b, extra);
+}
+static inline void buf_put(struct ct_buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		__builtin_memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
 void buf_u8(struct ct_buf *b, uint8_t v);
 void buf_u32(struct ct_buf *b, uint32_t v);
 void buf_u64(struct ct_buf *b, uint64_t v);
@@ -57,6 +69,12 @@ void buf_uvar(struct ct_buf *b, uint64_t v);
 void buf_svar(struct ct_buf *b, int64_t v);
 void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
 void buf_free(struct ct_buf *b);
+/* Fast appends for renderers' hot paths (printf dominates otherwise). */
+void buf_cstr(struct ct_buf *b, const char *s);
+void buf_dec(struct ct_buf *b, uint64_t v);                   /* "1234" */
+void buf_sdec(struct ct_buf *b, int64_t v);                   /* "-12" */
+void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width); /* right-aligned */
+void buf_spaces(struct ct_buf *b, size_t n);
 /* printf into the buffer (any length). */
 void buf_printf(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
