@@ -3,24 +3,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* uftrace's duration format: value with 3 decimals and a 2-char unit. */
-void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
-{
-	static const char *const units[] = {"us", "ms", " s", " m", " h"};
-	static const uint64_t limit[] = {1000, 1000, 1000, 60, 24, UINT64_MAX};
-	uint64_t t = ns, mod = 0;
-	size_t i;
-	for (i = 0; i < 5; i++) {
-		mod = t % limit[i];
-		t /= limit[i];
-		if (t < limit[i + 1])
-			break;
-	}
-	if (i == 5)
-		i = 4;
-	snprintf(buf, n, "%3" PRIu64 ".%03" PRIu64 " %s", t, mod, units[i]);
-}
-
 void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 {
 	static const char *const units[] = {"us", "ms", " s", " m", " h"};
@@ -39,6 +21,15 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 	char frac[5] = {'.', (char)('0' + mod / 100), (char)('0' + mod / 10 % 10), (char)('0' + mod % 10), ' '};
 	buf_put(b, frac, 5);
 	buf_put(b, units[i], 2);
+}
+
+/* uftrace's duration format: value with 3 decimals and a 2-char unit. */
+void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	struct ct_buf b = {0};
+	ct_buf_duration(&b, ns);
+	snprintf(buf, n, "%.*s", (int)b.n, (char *)b.p);
+	buf_free(&b);
 }
 
 void ct_json_string(FILE *f, const char *s)

@@ -387,40 +387,42 @@ static int parse_scaled(const char *s, double *num, const char **unit)
 	return 0;
 }
 
-int parse_duration(const char *s, uint64_t *ns)
+struct unit {
+	const char *u;
+	double mul;
+};
+
+/* "1.5ms" with UNITS: the number times the unit's multiplier. */
+static int parse_with_units(const char *s, const struct unit *units, size_t n, uint64_t *out)
 {
-	static const struct { const char *u; double mul; } units[] = {
-		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
-	};
 	double v;
 	const char *u;
 	if (parse_scaled(s, &v, &u))
 		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (!strcmp(u, units[i].u)) {
-			*ns = (uint64_t)(v * units[i].mul + 0.5);
+			*out = (uint64_t)(v * units[i].mul + 0.5);
 			return 0;
 		}
 	return -1;
 }
 
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct unit units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
+	};
+	return parse_with_units(s, units, sizeof(units) / sizeof(units[0]), ns);
+}
+
 int parse_size(const char *s, uint64_t *bytes)
 {
-	static const struct { const char *u; double mul; } units[] = {
+	static const struct unit units[] = {
 		{"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KiB", 1024.0}, {"k", 1024.0},
 		{"M", 1048576.0}, {"MB", 1048576.0}, {"MiB", 1048576.0}, {"m", 1048576.0},
 		{"G", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0}, {"g", 1073741824.0},
 	};
-	double v;
-	const char *u;
-	if (parse_scaled(s, &v, &u))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(u, units[i].u)) {
-			*bytes = (uint64_t)(v * units[i].mul + 0.5);
-			return 0;
-		}
-	return -1;
+	return parse_with_units(s, units, sizeof(units) / sizeof(units[0]), bytes);
 }
 
 int parse_u64(const char *s, uint64_t *v)
