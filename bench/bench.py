@@ -20,8 +20,24 @@ the same section, which probe traps are charged to but which does not grow
 while other users of the machine hold the CPUs -- trust those when the
 load average printed is above the CPU count.
 
+After those lines comes the scale section (issues 5 and 6), on two more
+workloads, bench/http (a net/http server and client on loopback: thousands
+of probe sites) and bench/fibpar (fib on several goroutines: the highest
+event rate and big traces):
+
+  start-up and shut-down of >= 10,000 sites, from `record -v`'s phases;
+  http_overhead_per_request_us with -F 'net/http.*';
+  events_per_s_max, the highest event rate recorded without loss;
+  replay/report throughput and peak memory on a trace of >= 5 M events
+  (recorded once and cached in build/bench/, keyed by the calltrace binary
+  and the workload), with the tracer's own peak memory while recording it;
+
+then one goal_<name>=met|not_met line per goal of the issues.
+
 Run as root (make bench).  Exits 1 with 'bench: skipped: <reason>' only when
-it cannot run at all (not root, no tracefs).
+it cannot run at all (not root, no tracefs, BPF programs cannot be loaded);
+a part of the scale section that fails prints '<name>=skipped (<reason>)'
+and the rest still runs.
 
 Options (for investigation, not needed by make bench):
   --rounds N      rounds of the interleaved measurement (default 5)
@@ -29,9 +45,15 @@ Options (for investigation, not needed by make bench):
                   hit costs ~20 us on this VM, so a larger n makes the
                   naive run take many seconds per round)
   --no-breakdown  skip the per-site-class and BPF run-time breakdown
+  --no-scale      skip the scale section
+  --scale-only    only the scale section (its per-call goal line is then
+                  skipped)
+  --quick         scale section with fewer rounds and no 5 M-event trace
+                  of its own (uses the cached one if there is one)
 """
 import atexit
 import collections
+import hashlib
 import json
 import os
 import re
@@ -426,43 +448,9 @@ def per_call(runs, base=None):
     return wall, cpu
 
 
-def main():
-    global CALLTRACE
-    args = sys.argv[1:]
-    rounds, n, breakdown = 5, 22, True
-    while args:
-        a = args.pop(0)
-        if a == "--rounds":
-            rounds = int(args.pop(0))
-        elif a == "--n":
-            n = int(args.pop(0))
-        elif a == "--no-breakdown":
-            breakdown = False
-        else:
-            print(__doc__)
-            return 2
-
-    if os.geteuid() != 0:
-        skip("needs root (uprobes, BPF)")
-    tracefs = find_tracefs()
-    if not tracefs:
-        skip("no tracefs (uprobe_events) on this kernel")
-    if not os.access(CALLTRACE, os.X_OK):
-        subprocess.run(["make", "-C", REPO], check=True)
-    build_workload()
-    tmp = tempfile.mkdtemp(prefix="ctbench.")
-    # calltrace keeps the previous output as FILE.old: remove the lot.
-    atexit.register(shutil.rmtree, tmp, True)
-    datafile = os.path.join(tmp, "bench.data")
-    # Run a private copy: a rebuild of build/calltrace during the bench (the
-    # tree is shared) must neither break the run nor change what it measures.
-    shutil.copy2(CALLTRACE, os.path.join(tmp, "calltrace"))
-    CALLTRACE = os.path.join(tmp, "calltrace")
-
-    nproc, kernel, model = machine()
-    print("machine: nproc=%d kernel=%s cpu=%s loadavg=%.2f" % (
-        nproc, kernel, model, os.getloadavg()[0]))
-
+def per_call_section(tracefs, rounds, n, breakdown, datafile):
+    """The per-call cost against the tracefs floor (the original bench);
+    returns the numbers the goal lines need."""
     func_addr, entry_off, entry_class, exits = probe_sites(WORKLOAD, FUNC)
     foff = vaddr_to_offset(WORKLOAD, func_addr)
     entry = foff + entry_off
@@ -476,10 +464,6 @@ def main():
 
     remove_stale(tracefs)
     group = "ctbench%d" % os.getpid()
-    # A SIGTERM/SIGHUP must still unwind through the Uprobes context
-    # managers, which remove the probes.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda s, f: sys.exit(128 + s))
 
     res = {k: [] for k in ("base", "ct", "floor", "naive")}
     ct_info = {}
@@ -615,6 +599,574 @@ def main():
         per_ev, setup = drain_ns_per_event(n, datafile)
         print("drain_cpu_ns_per_event=%.0f (calltrace process on-CPU time; fixed set-up "
               "and teardown %.0f ms subtracted)" % (per_ev, setup / 1e6))
+    # The goal line judges the within-round CPU ratio: rounds pair runs
+    # that saw the same machine state, the medians above do not.
+    cpu_paired = median([(a.cpu / a.calls - base[1]) / (b.cpu / b.calls - base[1])
+                         for a, b in zip(res["ct"], res["floor"])])
+    return {"ct": ct, "floor": floor, "naive": naive, "lost": ct_info.get("lost", "?"),
+            "cpu_paired": cpu_paired}
+
+
+# ---------------------------------------------------------------- scale (issues 5 and 6)
+
+BENCH_BUILD = os.path.join(BUILD, "bench")
+HTTP = os.path.join(BENCH_BUILD, "http")
+FIBPAR = os.path.join(BENCH_BUILD, "fibpar")
+SITES_GOAL = 10000
+# Packages added one at a time, in this order, until the selection has
+# SITES_GOAL probe sites: net/http first (what issue 6 names), then what a
+# request goes through, then the biggest remaining packages of the binary.
+# The runtime stays out: tracing the scheduler and the allocator measures
+# something else than a service's code.
+WIDEN = ["net/http.*", "net.*", "bufio.*", "encoding/json.*", "io.*", "sync.*",
+         "crypto/*", "reflect.*", "time.*", "strconv.*", "encoding/*", "syscall.*",
+         "internal/poll.*", "os.*", "fmt.*", "strings.*", "bytes.*", "net/url.*",
+         "context.*", "sort.*", "math/*", "vendor/*", "internal/*", "mime*", "unicode*"]
+GOAL_STARTUP_MS = GOAL_SHUTDOWN_MS = 500.0
+GOAL_DRAIN_EV_S = 200e3
+GOAL_STREAM_EV_S = 5e6
+DEFAULT_BUFFER_KB = 16 * 1024
+GOAL_RSS_KB = 64 * 1024 + DEFAULT_BUFFER_KB
+# The >= 5 M-event trace: 4 goroutines x 3 x fib(25) = 2,913,420 calls, two
+# events each.  More goroutines than CPUs so that the per-goroutine state
+# replay keeps is more than one stack.  Recording it takes ~1-2 minutes at
+# ~15 us of trap per event, hence the cache.
+BIG = (25, 3, 4)
+SMALL = (22, 1, 4)  # ~12x fewer events, same shape: memory must not differ
+BIG_MIN_EVENTS = 5000000
+
+
+def build_go(name):
+    out = os.path.join(BENCH_BUILD, name)
+    os.makedirs(BENCH_BUILD, exist_ok=True)
+    env = dict(os.environ, GOCACHE=os.path.join(BUILD, "gocache"),
+               GOFLAGS="-mod=mod", GOPROXY="off")
+    subprocess.run(["go", "build", "-o", out, "."], check=True,
+                   cwd=os.path.join(REPO, "bench", name), env=env)
+    return out
+
+
+def bpf_check(tmp):
+    """None if calltrace can load its BPF programs and probe, else why not
+    (the last line calltrace printed)."""
+    p = subprocess.run([CALLTRACE, "record", "-F", FUNC, "-o", os.path.join(tmp, "check.data"),
+                        "--", WORKLOAD, "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode == 0:
+        return None
+    lines = p.stderr.strip().splitlines()
+    return lines[-1] if lines else "calltrace record exited %d" % p.returncode
+
+
+def list_sites(binary, globs):
+    """(functions, probe sites) calltrace would trace for these -F globs."""
+    out = sh(CALLTRACE, "list", binary, *globs)
+    m = re.search(r"^# (\d+) functions, (\d+) probe sites", out, re.M)
+    if not m:
+        raise RuntimeError("unexpected calltrace list output: %r" % out[:300])
+    return int(m.group(1)), int(m.group(2))
+
+
+def stop(proc):
+    """Ends a process we started: SIGTERM first (calltrace forwards it to
+    the traced program and still detaches), SIGKILL if it lingers."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+Watched = collections.namedtuple("Watched", "rc out err hwm_kb cpu_ns wall start_ns end_ns")
+
+
+def run_watched(argv, env=None):
+    """Runs argv to completion, sampling every 20 ms its peak RSS (VmHWM,
+    which only grows, so the last sample is the peak up to 20 ms before
+    exit) and its threads' on-CPU time (schedstat, ns resolution, gone once
+    the process is reaped).  Only this process: the program calltrace
+    launches is its child and is not counted.  Output goes through files,
+    not pipes, so a chatty process can never block on a full pipe."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start_ns = time.time_ns()
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, text=True)
+        hwm, per_task = 0, {}
+        try:
+            while True:
+                try:
+                    with open("/proc/%d/status" % proc.pid) as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                hwm = max(hwm, int(line.split()[1]))
+                    tasks = "/proc/%d/task" % proc.pid
+                    for t in os.listdir(tasks):
+                        with open(os.path.join(tasks, t, "schedstat")) as f:
+                            per_task[t] = int(f.read().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pass
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+        finally:
+            stop(proc)
+        wall = time.monotonic() - t0
+        end_ns = time.time_ns()
+        out.seek(0)
+        err.seek(0)
+        return Watched(proc.returncode, out.read(), err.read(), hwm, sum(per_task.values()),
+                       wall, start_ns, end_ns)
+
+
+def time_v(argv, stdout=subprocess.DEVNULL):
+    """(wall s, CPU s, peak RSS KB, rc, stderr) of a command run on its own.
+    /usr/bin/time -v (Debian 'time', from make deps) when installed, else
+    os.wait4, whose rusage is that one child's (RUSAGE_CHILDREN would be the
+    largest of every child so far)."""
+    if os.access("/usr/bin/time", os.X_OK):
+        t0 = time.monotonic()
+        p = subprocess.run(["/usr/bin/time", "-v"] + argv, stdout=stdout,
+                           stderr=subprocess.PIPE, text=True)
+        wall = time.monotonic() - t0
+        kv = dict(line.strip().rsplit(": ", 1) for line in p.stderr.splitlines()
+                  if ": " in line)
+        try:
+            cpu = float(kv["User time (seconds)"]) + float(kv["System time (seconds)"])
+            rss = int(kv["Maximum resident set size (kbytes)"])
+        except (KeyError, ValueError):
+            cpu, rss = float("nan"), 0
+        return wall, cpu, rss, p.returncode, p.stderr
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=err)
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        finally:
+            proc.returncode = 0  # reaped by wait4: keep Popen from waiting again
+        wall = time.monotonic() - t0
+        err.seek(0)
+        return (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss,
+                os.waitstatus_to_exitcode(status), err.read())
+
+
+PHASES = [("target", r"^calltrace: target: .* in ([\d.]+) ms$"),
+          ("plan", r"^calltrace: plan: .* in ([\d.]+) ms$"),
+          ("bpf", r"^calltrace: BPF programs loaded in ([\d.]+) ms"),
+          ("attach", r"^calltrace: attached \d+ sites .* in ([\d.]+) ms$"),
+          ("detach", r"^calltrace: detached in ([\d.]+) ms$"),
+          ("written", r"^calltrace: trace written in ([\d.]+) ms after detach$")]
+
+
+def phases(stderr):
+    """record -v's phase timings in ms ({} entries missing if not printed);
+    a program with shared libraries attaches several times: summed."""
+    out = {}
+    for name, rx in PHASES:
+        vals = [float(v) for v in re.findall(rx, stderr, re.M)]
+        if vals:
+            out[name] = sum(vals)
+    return out
+
+
+def record(opts, workload, datafile, env=None):
+    """calltrace record -v OPTS -o DATAFILE -- WORKLOAD, watched; raises
+    with calltrace's message if it fails."""
+    w = run_watched([CALLTRACE, "record", "-v"] + list(opts) + ["-o", datafile, "--"] +
+                    list(workload), env=env)
+    if w.rc != 0:
+        raise RuntimeError("calltrace record %s failed (%d): %s" % (
+            " ".join(opts), w.rc, w.err.strip().splitlines()[-1:] or ""))
+    return w
+
+
+def kv_of(out):
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", out)}
+
+
+def fmt_globs(globs):
+    return " ".join("-F '%s'" % g for g in globs)
+
+
+def section(name, fn, *a):
+    """Runs one part of the scale section; a failure prints NAME=skipped
+    with the reason and lets the other parts run."""
+    try:
+        return fn(*a)
+    except Exception as e:  # a bench must report, not crash, on one bad part
+        print("%s=skipped (%s: %s)" % (name, type(e).__name__, str(e).strip()[:300]), flush=True)
+        return None
+
+
+def scale_startup(tmp, quick):
+    """Start-up and shut-down of >= SITES_GOAL sites on the http workload."""
+    globs = []
+    for g in WIDEN:
+        globs.append(g)
+        nfuncs, nsites = list_sites(HTTP, globs)
+        if nsites >= SITES_GOAL:
+            break
+    print("scale_sites: %s (%d functions, %d probe sites)" % (fmt_globs(globs), nfuncs, nsites))
+    opts = [x for g in globs for x in ("-F", g)]
+    datafile = os.path.join(tmp, "sites.data")
+    runs = []
+    # Few requests: with this many functions traced a request costs tens of
+    # ms, and what is measured here is set-up and tear-down, not the load.
+    for _ in range(1 if quick else 3):
+        w = record(opts, [HTTP, "10", "0"], datafile)
+        ph, kv, inf = phases(w.err), kv_of(w.out), info(datafile)
+        missing = [p for p, _ in PHASES if p not in ph]
+        if missing:
+            raise RuntimeError("record -v printed no %s phase" % ", ".join(missing))
+        runs.append(dict(ph, info=inf, hwm_kb=w.hwm_kb,
+                         startup=ph["target"] + ph["plan"] + ph["bpf"] + ph["attach"],
+                         # launch of calltrace .. the program's main(); the
+                         # program's last statement .. calltrace's exit.
+                         startup_wall=(kv["start_unix_ns"] - w.start_ns) / 1e6,
+                         shutdown_wall=(w.end_ns - kv["end_unix_ns"]) / 1e6))
+    runs.sort(key=lambda r: r["startup"])
+    r = runs[len(runs) // 2]  # the run with the median start-up
+    inf = r["info"]
+    print("attach_sites=%s" % re.match(r"\d+", inf.get("plan.sites", "0")).group(0))
+    print("attach_ms=%s" % inf.get("attach_ms", "?"))
+    print("detach_ms=%s" % inf.get("detach_ms", "?"))
+    print("startup_phases_ms: target=%.1f plan=%.1f bpf_load=%.1f attach=%.1f "
+          "(median of %d runs by total)" % (r["target"], r["plan"], r["bpf"], r["attach"], len(runs)))
+    print("startup_ms=%.1f" % r["startup"])
+    print("shutdown_ms=%.1f (detach %.1f + drain and final write %.1f; events=%s lost=%s)" % (
+        r["written"], r["detach"], r["written"] - r["detach"], inf.get("events", "?"),
+        inf.get("lost", "?")))
+    print("startup_wall_ms=%.1f (calltrace launched .. the program's main ran)" % r["startup_wall"])
+    print("shutdown_wall_ms=%.1f (the program's last statement .. calltrace exited)"
+          % r["shutdown_wall"])
+    print("record_peak_rss_kb_sites=%d (VmHWM of calltrace record with these %d sites)"
+          % (r["hwm_kb"], nsites))
+    return {"sites": nsites, "startup": r["startup"], "shutdown": r["written"], "run": r,
+            "startup_wall": r["startup_wall"], "shutdown_wall": r["shutdown_wall"]}
+
+
+def scale_http(tmp, quick):
+    """Per-request overhead of tracing net/http.* in the http workload."""
+    nreq, warm = 200, 20
+    opts = ["-F", "net/http.*"]
+    datafile = os.path.join(tmp, "http.data")
+    base, traced, lost = [], [], 0
+    for r in range(1 if quick else 3):
+        # Interleaved, order alternating, as in the per-call rounds.
+        for t in ((False, True) if r % 2 == 0 else (True, False)):
+            if t:
+                w = record(opts, [HTTP, str(nreq), str(warm)], datafile)
+                traced.append(kv_of(w.out))
+                inf = info(datafile)
+                lost += int(inf.get("lost", 0))
+                events = int(inf.get("events", 0))
+            else:
+                base.append(kv_of(sh(HTTP, str(nreq), str(warm))))
+    # What the requests themselves cost in events: a run without timed
+    # requests records server start-up and the warm-up only.
+    record(opts, [HTTP, "0", str(warm)], datafile)
+    ev_req = (events - int(info(datafile).get("events", 0))) / nreq
+    per_req = lambda runs, k: median([x[k] / x["requests"] for x in runs])
+    over_wall = (per_req(traced, "ns") - per_req(base, "ns")) / 1e3
+    over_cpu = (per_req(traced, "cpu_ns") - per_req(base, "cpu_ns")) / 1e3
+    print("http_untraced_per_request_us=%.1f" % (per_req(base, "ns") / 1e3))
+    print("http_overhead_per_request_us=%.0f (-F 'net/http.*', %d sequential requests, "
+          "median of %d rounds; process CPU: %.0f)" % (over_wall, nreq, len(traced), over_cpu))
+    print("http_events_per_request=%.0f (%.1f us of overhead per event; lost=%d)" % (
+        ev_req, over_wall / ev_req if ev_req else 0, lost))
+    return {"over": over_wall, "ev_req": ev_req}
+
+
+def fibpar_env(nproc):
+    return dict(os.environ, GOMAXPROCS=str(nproc))
+
+
+def scale_rate(tmp, nproc, setup_cpu_ns):
+    """The highest event rate recorded without loss: fib on one goroutine
+    per CPU, the cheapest traced call there is (one cheap entry, one RET),
+    with a 1 MiB ring buffer -- ~20,000 events, so the run is many buffers
+    long and only a drain that keeps up all along avoids losses (the
+    default 16 MiB would swallow a short run whole)."""
+    datafile = os.path.join(tmp, "rate.data")
+    for buf in ("1M", None):
+        opts = ["-F", FUNC] + (["--buffer-size", buf] if buf else [])
+        w = record(opts, [FIBPAR, "22", "2", str(nproc)], datafile, env=fibpar_env(nproc))
+        inf, kv = info(datafile), kv_of(w.out)
+        events, lost = int(inf.get("events", 0)), int(inf.get("lost", 0))
+        if not lost:
+            break
+        print("bench: note: %d events lost with --buffer-size %s; retrying with the default"
+              % (lost, buf))
+    rate = events / (kv["ns"] / 1e9)
+    trap_ns = kv["cpu_ns"] / events  # the program's CPU per event: trap + BPF
+    drain_ns = max(w.cpu_ns - setup_cpu_ns, 0) / events
+    return {"rate": rate, "events": events, "lost": lost, "trap_ns": trap_ns,
+            "drain_ns": drain_ns, "buf": buf or "16M (default)", "nproc": nproc}
+
+
+def print_rate(r, other=None):
+    runs = [r] + ([other] if other else [])
+    print("events_per_s_runs: " + "; ".join(
+        "%s, ring buffer %s: %.0f events/s, lost=%d" % (x["what"], x["buf"], x["rate"], x["lost"])
+        for x in runs))
+    best = r
+    if other and not other["lost"] and (r["lost"] or other["rate"] > r["rate"]):
+        best = other
+    print("events_per_s_max=%.0f (%s: %d events, lost=%d, ring buffer %s)" % (
+        best["rate"], best["what"], best["events"], best["lost"], best["buf"]))
+    print("events_per_s_limit: the traced program spends %.1f us of CPU per event (probe trap "
+          "+ BPF), so %d CPUs produce at most %.0f events/s; the tracer spends %.0f ns of CPU "
+          "per event draining and writing: one core drains %.0f events/s" % (
+              best["trap_ns"] / 1e3, best["nproc"], best["nproc"] * 1e9 / best["trap_ns"],
+              best["drain_ns"], 1e9 / best["drain_ns"] if best["drain_ns"] else float("inf")))
+    return best
+
+
+def cache_key(workload, params, opts):
+    """The big trace depends on the calltrace binary (file format, what is
+    recorded), the workload binary and how it was run."""
+    st = os.stat(CALLTRACE)  # the private copy keeps build/calltrace's mtime
+    h = hashlib.sha256()
+    with open(workload, "rb") as f:
+        h.update(f.read())
+    h.update(repr((st.st_mtime_ns, st.st_size, params, opts)).encode())
+    return h.hexdigest()[:16]
+
+
+def cached_trace(name, params, nproc, setup_cpu_ns, allow_record):
+    """(datafile, recording facts) of fibpar PARAMS recorded with -F main.fib,
+    from build/bench/NAME-KEY.{data,json} or recorded now (and older
+    NAME-*.{data,json} removed)."""
+    opts = ["-F", FUNC]
+    key = cache_key(FIBPAR, (params, nproc), opts)
+    data = os.path.join(BENCH_BUILD, "%s-%s.data" % (name, key))
+    meta = data[:-5] + ".json"
+    if os.path.exists(data) and os.path.exists(meta):
+        with open(meta) as f:
+            facts = json.load(f)
+        facts["cached"] = True
+        return data, facts
+    if not allow_record:
+        return None, None
+    for old in os.listdir(BENCH_BUILD):
+        # also what an interrupted run left (.tmp, and calltrace's .old)
+        if re.match(r"%s-[0-9a-f]{16}\.(data|json)(\.tmp)?(\.old)?$" % name, old):
+            os.unlink(os.path.join(BENCH_BUILD, old))
+    w = record(opts, [FIBPAR] + [str(x) for x in params], data + ".tmp", env=fibpar_env(nproc))
+    inf, kv = info(data + ".tmp"), kv_of(w.out)
+    events = int(inf.get("events", 0))
+    facts = {"events": events, "lost": int(inf.get("lost", 0)), "size": os.path.getsize(data + ".tmp"),
+             "record_peak_rss_kb": w.hwm_kb, "loop_ns": kv["ns"], "trap_ns": kv["cpu_ns"] / events,
+             "drain_ns": max(w.cpu_ns - setup_cpu_ns, 0) / events, "nproc": nproc,
+             "rate": events / (kv["ns"] / 1e9), "record_wall_s": w.wall,
+             "params": params, "recorded": time.strftime("%Y-%m-%d %H:%M:%S")}
+    os.rename(data + ".tmp", data)
+    try:
+        os.unlink(data + ".tmp.old")  # calltrace keeps a previous output as .old
+    except OSError:
+        pass
+    with open(meta, "w") as f:
+        json.dump(facts, f)
+    facts["cached"] = False
+    return data, facts
+
+
+STREAM_CMDS = [("replay", ["replay"]), ("replay_json", ["replay", "--format=json"]),
+               ("report", ["report"])]
+
+
+def scale_stream(big, small):
+    """Throughput and peak RSS of replay, replay --format=json and report on
+    the big trace, and peak RSS on the small one: streaming means the two
+    peaks are the same."""
+    out = {}
+    for name, argv in STREAM_CMDS:
+        if name == "report":
+            p = subprocess.run([CALLTRACE, "report", small[0]], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                # A colleague may not have written report yet.
+                print("report_events_per_s=skipped (calltrace report: %s)" %
+                      (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1])
+                continue
+        res = {}
+        for tag, (data, facts) in (("big", big), ("small", small)):
+            wall, cpu, rss, rc, err = time_v([CALLTRACE] + argv + [data])
+            if rc != 0:
+                raise RuntimeError("calltrace %s failed: %s" % (" ".join(argv), err.strip()[-200:]))
+            res[tag] = (wall, cpu, rss, facts["events"])
+        wall, cpu, rss, ev = res["big"]
+        out[name] = {"per_core": ev / cpu if cpu > 0 else 0.0, "wall": ev / wall, "rss": rss,
+                     "rss_small": res["small"][2], "events": ev, "events_small": res["small"][3],
+                     "cpu": cpu}
+        o = out[name]
+        print("%s_events_per_s=%.0f (per core: %d events / %.2f s CPU; wall %.0f/s)" % (
+            name, o["per_core"], ev, cpu, o["wall"]))
+        print("%s_peak_rss_kb=%d (%d on a trace of %d events)" % (
+            name, rss, o["rss_small"], o["events_small"]))
+    return out
+
+
+def goal(name, met, text):
+    print("goal_%s=%s (%s)" % (name, "met" if met else "not_met", text), flush=True)
+
+
+def scale_section(tmp, nproc, per_call, quick):
+    print("# scale (issues 5 and 6)", flush=True)
+    build_go("http")
+    build_go("fibpar")
+    # What calltrace record costs the tracer in CPU with nothing to drain,
+    # subtracted from the big runs' tracer CPU to leave the per-event part.
+    setup = run_watched([CALLTRACE, "record", "-F", FUNC, "-o", os.path.join(tmp, "setup.data"),
+                         "--", FIBPAR, "1", "1", "1"])
+    setup_cpu = setup.cpu_ns
+
+    st = section("attach_sites", scale_startup, tmp, quick)
+    section("http_overhead_per_request_us", scale_http, tmp, quick)
+    rate = section("events_per_s_max", scale_rate, tmp, nproc, setup_cpu)
+    if rate:
+        rate["what"] = "fibpar, %d goroutines on GOMAXPROCS=%d" % (nproc, nproc)
+
+    def big_traces():
+        small = cached_trace("small", SMALL, nproc, setup_cpu, True)
+        big = cached_trace("big", BIG, nproc, setup_cpu, not quick)
+        if big[0] is None:
+            raise RuntimeError("--quick and no cached trace of %d events" % BIG_MIN_EVENTS)
+        return small, big
+    traces = section("big_trace", big_traces)
+    small = big = None
+    if traces:
+        small, big = traces
+        f = big[1]
+        print("big_trace: fibpar %s on GOMAXPROCS=%d, %d events, lost=%d, %s" % (
+            " ".join(map(str, f["params"])), f["nproc"], f["events"], f["lost"],
+            "cached (recorded %s)" % f["recorded"] if f["cached"] else
+            "recorded in %.0f s" % f["record_wall_s"]))
+        if f["events"] < BIG_MIN_EVENTS:
+            print("bench: warning: the big trace has fewer than %d events" % BIG_MIN_EVENTS)
+        print("big_bytes_per_event=%.2f" % (f["size"] / f["events"]))
+        print("record_peak_rss_kb=%d (VmHWM of calltrace record; %d for the %d-event trace)" % (
+            f["record_peak_rss_kb"], small[1]["record_peak_rss_kb"], small[1]["events"]))
+    if rate:
+        other = None
+        if big and not big[1]["cached"]:
+            other = dict(big[1], what="the big trace", buf="16M (default)")
+        rate = print_rate(rate, other)
+    stream = None
+    if big:
+        stream = section("replay_events_per_s", scale_stream, big, small)
+    else:
+        print("replay_events_per_s=skipped (no trace of %d events)" % BIG_MIN_EVENTS)
+
+    print("# goals", flush=True)
+    if st:
+        r = st["run"]
+        goal("startup", st["startup"] <= GOAL_STARTUP_MS,
+             "%.0f ms <= %.0f for %d sites: target %.0f + plan %.0f + BPF load %.0f + attach %.0f;"
+             " wall %.0f" % (st["startup"], GOAL_STARTUP_MS, st["sites"], r["target"], r["plan"],
+                             r["bpf"], r["attach"], st["startup_wall"]))
+        goal("shutdown", st["shutdown"] <= GOAL_SHUTDOWN_MS,
+             "%.0f ms <= %.0f for %d sites: detach %.0f + drain and write %.0f; wall %.0f" % (
+                 st["shutdown"], GOAL_SHUTDOWN_MS, st["sites"], r["detach"],
+                 r["written"] - r["detach"], st["shutdown_wall"]))
+    if per_call:
+        ct, fl = per_call["ct"], per_call["floor"]
+        # 5% allowance: rounds on this shared VM differ by more than that.
+        goal("per_call", per_call["cpu_paired"] <= 1.05,
+             "thread CPU %.0f ns/call vs tracefs floor %.0f; ratio within rounds %.3f <= 1.05 "
+             "(of the medians %.3f)" % (ct[1], fl[1], per_call["cpu_paired"], ct[1] / fl[1]))
+    if rate:
+        cap = 1e9 / rate["drain_ns"] if rate["drain_ns"] else float("inf")
+        goal("drain", rate["lost"] == 0 and cap >= GOAL_DRAIN_EV_S,
+             "one core drains %.0f events/s (%.0f ns CPU/event) >= %.0f; max rate this machine "
+             "produced: %.0f events/s, lost=%d -- the program's probe traps (%.1f us/event) "
+             "are the limit" % (cap, rate["drain_ns"], GOAL_DRAIN_EV_S, rate["rate"],
+                                rate["lost"], rate["trap_ns"] / 1e3))
+    if big:
+        b, s = big[1], small[1]
+        site_kb = st["run"]["hwm_kb"] if st else 0
+        goal("tracer_rss", max(b["record_peak_rss_kb"], site_kb) <= GOAL_RSS_KB,
+             "%d KB <= 64 MiB + 16 MiB buffer = %d KB recording %d events (%d KB for %d events); "
+             "%d KB with %s probe sites"
+             % (b["record_peak_rss_kb"], GOAL_RSS_KB, b["events"], s["record_peak_rss_kb"],
+                s["events"], site_kb, st["sites"] if st else "?"))
+    for name, label in (("replay", "replay"), ("replay_json", "replay --format=json"),
+                        ("report", "report")):
+        o = (stream or {}).get(name)
+        if not o:
+            continue
+        goal(name + "_throughput", o["per_core"] >= GOAL_STREAM_EV_S,
+             "%s: %.2f M events/s per core >= %.0f M" % (label, o["per_core"] / 1e6,
+                                                          GOAL_STREAM_EV_S / 1e6))
+        # Bounded by depth x goroutines, not by length: the same peak (within
+        # 10% + 1 MiB of allocator noise) on a trace ~12x shorter of the
+        # same shape.
+        goal(name + "_memory", o["rss"] <= 1.1 * o["rss_small"] + 1024,
+             "%s: %d KB on %d events vs %d KB on %d events" % (
+                 label, o["rss"], o["events"], o["rss_small"], o["events_small"]))
+
+
+def main():
+    global CALLTRACE
+    args = sys.argv[1:]
+    rounds, n, breakdown = 5, 22, True
+    scale, scale_only, quick = True, False, False
+    while args:
+        a = args.pop(0)
+        if a == "--rounds":
+            rounds = int(args.pop(0))
+        elif a == "--n":
+            n = int(args.pop(0))
+        elif a == "--no-breakdown":
+            breakdown = False
+        elif a == "--no-scale":
+            scale = False
+        elif a == "--scale-only":
+            scale_only = True
+        elif a == "--quick":
+            quick = True
+        else:
+            print(__doc__)
+            return 2
+
+    if os.geteuid() != 0:
+        skip("needs root (uprobes, BPF)")
+    tracefs = find_tracefs()
+    if not tracefs:
+        skip("no tracefs (uprobe_events) on this kernel")
+    if not os.access(CALLTRACE, os.X_OK):
+        subprocess.run(["make", "-C", REPO], check=True)
+    build_workload()
+    tmp = tempfile.mkdtemp(prefix="ctbench.")
+    # calltrace keeps the previous output as FILE.old: remove the lot.
+    atexit.register(shutil.rmtree, tmp, True)
+    datafile = os.path.join(tmp, "bench.data")
+    # Run a private copy: a rebuild of build/calltrace during the bench (the
+    # tree is shared) must neither break the run nor change what it measures.
+    shutil.copy2(CALLTRACE, os.path.join(tmp, "calltrace"))
+    CALLTRACE = os.path.join(tmp, "calltrace")
+
+    # A SIGTERM/SIGHUP must still unwind through the Uprobes context
+    # managers, which remove the probes, and through the scale section's
+    # finally blocks, which stop the tracer and the workload they started.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, f: sys.exit(128 + s))
+
+    bpf_error = bpf_check(tmp)
+    if bpf_error:
+        skip("BPF unavailable: %s" % bpf_error)
+    nproc, kernel, model = machine()
+    print("machine: nproc=%d kernel=%s cpu=%s loadavg=%.2f" % (
+        nproc, kernel, model, os.getloadavg()[0]))
+
+    if not scale_only:
+        results = per_call_section(tracefs, rounds, n, breakdown, datafile)
+    else:
+        results = {}
+    if scale:
+        scale_section(tmp, nproc, results, quick)
     return 0
 
 

@@ -74,6 +74,10 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
 	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
+	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
+	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
+	if (!(o->limits & CT_LIM_SHADOW))
+		bpf_map__set_max_entries(p->skel->maps.gstates, 1);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
 	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));

@@ -19,8 +19,9 @@ struct ct_json_calls {
 	struct ct_trace *t;
 	struct ct_exitindex *x;
 	struct ct_values *vals;
+	struct ct_buf *names; /* per function id: its quoted name */
+	size_t nnames;
 };
-
 
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 {
@@ -34,12 +35,32 @@ struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 	return jc;
 }
 
+/* Each function's name as a JSON string, escaped once, not per call. */
+static const struct ct_buf *quoted_name(struct ct_json_calls *jc, uint32_t func)
+{
+	if (func >= jc->nnames) {
+		size_t n = jc->t->nfuncs > func ? jc->t->nfuncs : func + 1;
+		jc->names = xrealloc(jc->names, n * sizeof(*jc->names));
+		memset(jc->names + jc->nnames, 0, (n - jc->nnames) * sizeof(*jc->names));
+		jc->nnames = n;
+	}
+	struct ct_buf *b = &jc->names[func];
+	if (!b->n) {
+		const char *name = ct_func_name(jc->t, func);
+		ct_buf_json_string(b, name, strlen(name));
+	}
+	return b;
+}
+
 void ct_json_calls_free(struct ct_json_calls *jc)
 {
 	if (!jc)
 		return;
 	ct_exitindex_free(jc->x);
 	ct_values_free(jc->vals);
+	for (size_t i = 0; i < jc->nnames; i++)
+		buf_free(&jc->names[i]);
+	free(jc->names);
 	free(jc);
 }
 
@@ -47,7 +68,7 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 {
 	const uint8_t *ret;
 	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
-	const char *name = ct_func_name(jc->t, c->func);
+	const struct ct_buf *qname = quoted_name(jc, c->func);
 	buf_cstr(out, "{\"ts\":");
 	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry));
 	buf_cstr(out, ",\"dur\":");
@@ -67,7 +88,7 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_cstr(out, ",\"depth\":");
 	buf_dec(out, c->depth);
 	buf_cstr(out, ",\"func\":");
-	ct_buf_json_string(out, name, strlen(name));
+	buf_put(out, qname->p, qname->n);
 	buf_cstr(out, ",\"status\":\"");
 	buf_cstr(out, ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
 	buf_put(out, "\"", 1);

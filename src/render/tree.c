@@ -22,6 +22,7 @@
 #include "util/util.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define C_RESET "\033[0m"
 #define C_YELLOW "\033[33m"
@@ -29,17 +30,22 @@
 #define C_MAGENTA "\033[35m"
 #define GROUP_SPILL 4096
 
-struct segment {
-	long off;
-	size_t len;
+/* A spilled block in the temp file: this header, then LEN bytes of one
+ * group's text.  A group's blocks are chained through NEXT in the file
+ * itself, so memory holds two offsets per group however long the trace
+ * (a vector of segments grew by 16 bytes per 4 KiB of text). */
+struct block_hdr {
+	uint64_t next; /* offset of the group's next block, or NO_BLOCK */
+	uint64_t len;
 };
+#define NO_BLOCK UINT64_MAX
 
 struct group {
 	uint64_t order;  /* first appearance */
 	struct ct_call pend;
 	bool pend_valid;
 	struct ct_buf text;
-	CT_VEC(struct segment) segs;
+	uint64_t first, last; /* its spilled blocks (NO_BLOCK: none yet) */
 	uint32_t open;   /* frames currently open */
 };
 
@@ -50,7 +56,8 @@ struct tree {
 	struct ct_map groups; /* thread key -> struct group * */
 	uint64_t ngroups;
 	FILE *spill;
-	long spill_pos;
+	uint64_t spill_pos; /* end of the spill file */
+	bool spill_error;   /* a write failed (disk full?): the output lacks text */
 	struct ct_buf line;
 	struct ct_values *vals;
 };
@@ -60,10 +67,18 @@ static void spill(struct tree *tr, struct group *g)
 {
 	if (!g->text.n)
 		return;
-	struct segment s = {tr->spill_pos, g->text.n}; /* ftell() would be a syscall each time */
-	fwrite(g->text.p, 1, g->text.n, tr->spill);
-	tr->spill_pos += (long)g->text.n;
-	CT_VEC_PUSH(g->segs, s);
+	/* pwrite, not stdio: the previous block's link is patched in place */
+	int fd = fileno(tr->spill);
+	struct block_hdr h = {NO_BLOCK, g->text.n};
+	uint64_t at = tr->spill_pos;
+	if (pwrite(fd, &h, sizeof(h), (off_t)at) != sizeof(h) ||
+	    pwrite(fd, g->text.p, g->text.n, (off_t)(at + sizeof(h))) != (ssize_t)g->text.n ||
+	    (g->last != NO_BLOCK && pwrite(fd, &at, sizeof(at), (off_t)g->last) != sizeof(at)))
+		tr->spill_error = true;
+	tr->spill_pos += sizeof(h) + g->text.n;
+	if (g->last == NO_BLOCK)
+		g->first = at;
+	g->last = at;
 	g->text.n = 0;
 }
 
@@ -196,6 +211,7 @@ static struct group *group_of(struct tree *tr, const struct ct_call *c, struct g
 	if (!*slot) {
 		struct group *g = xcalloc(1, sizeof(*g));
 		g->order = tr->ngroups++;
+		g->first = g->last = NO_BLOCK;
 		*slot = g;
 	}
 	*out = tr->o->merge ? NULL : *slot;
@@ -279,26 +295,27 @@ static void write_groups(struct tree *tr)
 	CT_VEC(struct group *) all = {0};
 	MAP_FOREACH(&tr->groups, i) CT_VEC_PUSH(all, (struct group *)tr->groups.vals[i]);
 	qsort(all.v, all.n, sizeof(*all.v), cmp_group);
-	fflush(tr->spill);
-	char *buf = xmalloc(GROUP_SPILL * 2);
+	struct ct_buf buf = {0};
 	for (size_t i = 0; i < all.n; i++) {
 		struct group *g = all.v[i];
 		if (g->order)
 			fputc('\n', tr->o->out); /* group 0 went out while reading */
-		for (size_t s = 0; s < g->segs.n; s++) {
-			size_t len = g->segs.v[s].len;
-			if (len > GROUP_SPILL * 2)
-				buf = xrealloc(buf, len);
-			fseek(tr->spill, g->segs.v[s].off, SEEK_SET);
-			if (fread(buf, 1, len, tr->spill) == len)
-				fwrite(buf, 1, len, tr->o->out);
+		for (uint64_t at = g->first; at != NO_BLOCK;) {
+			struct block_hdr h;
+			if (pread(fileno(tr->spill), &h, sizeof(h), (off_t)at) != sizeof(h))
+				break;
+			buf.n = 0;
+			buf_reserve(&buf, h.len);
+			if (pread(fileno(tr->spill), buf.p, h.len, (off_t)(at + sizeof(h))) != (ssize_t)h.len)
+				break;
+			fwrite(buf.p, 1, h.len, tr->o->out);
+			at = h.next;
 		}
 		fwrite(g->text.p, 1, g->text.n, tr->o->out);
 		buf_free(&g->text);
-		CT_VEC_FREE(g->segs);
 		free(g);
 	}
-	free(buf);
+	buf_free(&buf);
 	CT_VEC_FREE(all);
 }
 
@@ -329,6 +346,8 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	if (t->truncated)
 		fprintf(o->out, "/* the record file ends early (tracer killed?): %llu events replayed */\n",
 			(unsigned long long)st.events);
+	if (tr.spill_error)
+		return ct_fail("writing a temporary file failed: the tree is incomplete (set TMPDIR to a disk with room)");
 	return 0;
 }
 

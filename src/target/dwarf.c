@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int member_offset(Dwarf_Die *st, const char *name, Dwarf_Die *type_out)
@@ -84,18 +85,52 @@ static void parse_producer(const char *prod, struct ct_dwarf_go *out)
 		out->regabi = true;
 }
 
+struct shared_dw {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	Dwarf *dw; /* NULL: the file has no DWARF */
+	struct shared_dw *next;
+};
+
+Dwarf *ct_dwarf_shared(const char *path)
+{
+	static struct shared_dw *all;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	for (struct shared_dw *s = all; s; s = s->next)
+		if (!strcmp(s->path, path) && s->dev == st.st_dev && s->ino == st.st_ino &&
+		    s->mtime.tv_sec == st.st_mtim.tv_sec && s->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			close(fd);
+			return s->dw;
+		}
+	struct shared_dw *s = xcalloc(1, sizeof(*s));
+	s->path = xstrdup(path);
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->mtime = st.st_mtim;
+	s->dw = dwarf_begin(fd, DWARF_C_READ); /* keeps fd open until dwarf_end: never */
+	if (!s->dw)
+		close(fd);
+	s->next = all;
+	all = s;
+	return s->dw;
+}
+
 void ct_dwarf_go_facts(const char *path, struct ct_dwarf_go *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->goid_off = out->stack_hi_off = out->m_off = out->curg_off = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	Dwarf *dw = ct_dwarf_shared(path);
+	if (!dw)
 		return;
-	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
-	if (!dw) {
-		close(fd);
-		return;
-	}
 	out->have_dwarf = true;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -128,6 +163,4 @@ void ct_dwarf_go_facts(const char *path, struct ct_dwarf_go *out)
 			}
 		} while (!(found_g && found_m) && dwarf_siblingof(&d, &d) == 0);
 	}
-	dwarf_end(dw);
-	close(fd);
 }

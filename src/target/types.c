@@ -18,6 +18,7 @@
  *    (except uintptr's, which the linker writes as an absolute address).
  */
 #include "target/types.h"
+#include "target/dwarf.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -1345,20 +1346,18 @@ static void build_index(struct ct_types *ts)
 
 struct ct_types *ct_types_open(const char *path, bool go)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (access(path, R_OK)) {
 		ct_fail("%s: cannot open: %m", path);
 		return NULL;
 	}
-	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	Dwarf *dw = ct_dwarf_shared(path); /* shared with the target's facts */
 	if (!dw) {
-		close(fd);
 		ct_fail("%s: no DWARF: %s", path, dwarf_errmsg(-1));
 		return NULL;
 	}
 	struct ct_types *ts = xcalloc(1, sizeof(*ts));
 	ts->path = xstrdup(path);
-	ts->fd = fd;
+	ts->fd = -1;
 	ts->dw = dw;
 	ts->go = go;
 	tab_init(ts);
@@ -1369,9 +1368,7 @@ void ct_types_close(struct ct_types *ts)
 {
 	if (!ts)
 		return;
-	dwarf_end(ts->dw);
-	close(ts->fd);
-	free(ts->path);
+	free(ts->path); /* ts->dw is the shared handle: not ours to end */
 	map_free(&ts->funcs);
 	map_free(&ts->memo);
 	map_free(&ts->rtmap);

@@ -139,11 +139,6 @@ void buf_str(struct ct_buf *b, const char *s)
 	buf_put(b, s, n);
 }
 
-void buf_cstr(struct ct_buf *b, const char *s)
-{
-	buf_put(b, s, strlen(s));
-}
-
 static size_t dec_digits(uint64_t v, char *tmp)
 {
 	size_t n = 0;

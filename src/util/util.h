@@ -70,7 +70,10 @@ void buf_svar(struct ct_buf *b, int64_t v);
 void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
 void buf_free(struct ct_buf *b);
 /* Fast appends for renderers' hot paths (printf dominates otherwise). */
-void buf_cstr(struct ct_buf *b, const char *s);
+static inline void buf_cstr(struct ct_buf *b, const char *s)
+{
+	buf_put(b, s, __builtin_strlen(s));
+}
 void buf_dec(struct ct_buf *b, uint64_t v);                   /* "1234" */
 void buf_sdec(struct ct_buf *b, int64_t v);                   /* "-12" */
 void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width); /* right-aligned */

@@ -69,6 +69,8 @@ class Node:
 
 
 def thread_key(call):
+    if call.get("stack") == "system":  # C under cgo: its own stack per thread
+        return (call["pid"], "s", call["tid"])
     return (call["pid"], "g", call["goid"]) if call["goid"] is not None else (call["pid"], "t", call["tid"])
 
 

@@ -1,0 +1,3 @@
+module example.com/benchfibpar
+
+go 1.19

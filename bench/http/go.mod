@@ -1,0 +1,3 @@
+module example.com/benchhttp
+
+go 1.19
