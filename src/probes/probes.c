@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "calltrace.skel.h"
@@ -36,6 +37,8 @@ struct uprobe_multi_attr {
 
 struct ct_probes {
 	struct calltrace_bpf *skel;
+	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
+	CT_VEC(struct bpf_link *) pe_links;
 	struct ring_buffer *rb;
 	int links[MAX_LINKS];
 	size_t nlinks;
@@ -49,6 +52,35 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	if (level == LIBBPF_WARN || ct_verbose > 1)
 		return ct_verbose ? vfprintf(stderr, fmt, ap) : 0;
+	return 0;
+}
+
+/* uprobe_multi links arrived in Linux 6.6.  CALLTRACE_PERF_EVENTS=1 forces
+ * the older path (so it can be tested on a new kernel). */
+static bool uprobe_multi_supported(void)
+{
+	const char *force = getenv("CALLTRACE_PERF_EVENTS");
+	if (force && *force == '1')
+		return false;
+	struct utsname u;
+	int major = 0, minor = 0;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 6);
+}
+
+/* Fallback: a perf-event uprobe per site (cookie per site as well). */
+static int attach_perf_events(struct ct_probes *p, struct bpf_program *prog, const char *path, int pid,
+			      const uint64_t *offsets, const uint64_t *cookies, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i]);
+		struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
+		if (!l)
+			return ct_fail("attaching a probe at offset 0x%llx of %s failed: %s",
+				       (unsigned long long)offsets[i], path, strerror(errno));
+		CT_VEC_PUSH(p->pe_links, l);
+	}
 	return 0;
 }
 
@@ -78,8 +110,13 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
 		bpf_map__set_max_entries(p->skel->maps.gstates, 1);
-	bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
+	p->perf_events = !uprobe_multi_supported();
+	if (p->perf_events) {
+		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
+	} else {
+		bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
+	}
 	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
 	int err = calltrace_bpf__load(p->skel);
 	if (err) {
@@ -128,6 +165,11 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 	for (int i = 0; i < 2; i++) {
 		if (!sets[i].n)
 			continue;
+		if (p->perf_events) {
+			if (attach_perf_events(p, sets[i].prog, a->path, a->pid, sets[i].off, sets[i].cookie, sets[i].n))
+				return -1;
+			continue;
+		}
 		if (p->nlinks >= MAX_LINKS)
 			return ct_fail("too many probe links");
 		int fd = link_uprobe_multi(bpf_program__fd(sets[i].prog), a->path, a->pid, sets[i].off,
@@ -186,6 +228,9 @@ void ct_probes_detach(struct ct_probes *p)
 	for (size_t i = 0; i < p->nlinks; i++)
 		close(p->links[i]);
 	p->nlinks = 0;
+	for (size_t i = 0; i < p->pe_links.n; i++)
+		bpf_link__destroy(p->pe_links.v[i]);
+	CT_VEC_FREE(p->pe_links);
 	for (int i = 0; i < 3; i++)
 		if (p->tps[i]) {
 			bpf_link__destroy(p->tps[i]);

@@ -168,3 +168,13 @@ def test_progress_line_only_on_a_tty():
     os.waitpid(pid, 0)
     text = data.decode(errors="replace")
     assert "\r\x1b[K" in text and "events" in text and "lost 0" in text and "MiB" in text, text[-500:]
+
+
+def test_perf_event_fallback():
+    # kernels before 6.6 lack uprobe_multi: one perf-event uprobe per site
+    from lib import record, trees
+    p, out = record([fixture("c_core"), "fib", "4"], "-F", "c_fib", env={"CALLTRACE_PERF_EVENTS": "1"})
+    assert "no uprobe_multi" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    shapes = [r.shape() for roots in trees(replay_json(out)).values() for r in roots]
+    assert shapes == ["c_fib(c_fib(c_fib(c_fib,c_fib),c_fib),c_fib(c_fib,c_fib))"], shapes
+    assert our_links() == []
