@@ -93,20 +93,20 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_cstr(out, ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
 	buf_put(out, "\"", 1);
 	if (c->tail)
-		buf_printf(out, ",\"tail\":true");
+		buf_cstr(out, ",\"tail\":true");
 	/* C called through cgo runs on the thread's system stack for goroutine
 	 * goid: its depth counts on that stack, apart from the goroutine's */
 	if (c->sysstack)
-		buf_printf(out, ",\"stack\":\"system\"");
+		buf_cstr(out, ",\"stack\":\"system\"");
 	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
-		buf_printf(out, ",\"args\":");
+		buf_cstr(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
 	}
 	if (ret && ct_values_load(jc->vals, e->exit_site, ret, e->ret_len)) {
-		buf_printf(out, ",\"ret\":");
+		buf_cstr(out, ",\"ret\":");
 		ct_values_json(jc->vals, out);
 	}
-	buf_printf(out, "}");
+	buf_cstr(out, "}");
 }
 
 void ct_json_lost_object(const struct ct_trace *t, uint64_t ts, uint64_t n, struct ct_buf *out)

@@ -55,9 +55,9 @@ size_t ct_values_count(const struct ct_values *v)
 }
 
 
-static void puts_(struct ct_values *v, const char *s)
+static inline void puts_(struct ct_values *v, const char *s)
 {
-	buf_put(v->out, s, strlen(s));
+	buf_cstr(v->out, s);
 }
 
 void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
