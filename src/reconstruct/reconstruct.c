@@ -28,6 +28,8 @@ struct ct_recon {
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
+	struct stack *last;   /* the stack of the previous event, and its key */
+	uint64_t last_key;
 	struct ct_map seen;   /* thread keys ever seen, for st.threads */
 	struct ct_recon_stats st;
 	uint64_t seq;
@@ -240,6 +242,8 @@ static void on_restart(struct stack *s, const struct ct_rec_event *ev, uint32_t 
 
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
+	if (r->last == s)
+		r->last = NULL;
 	CT_VEC_FREE(s->f);
 	free(s);
 	map_del(&r->stacks, k);
@@ -270,7 +274,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		return;
 	}
 	uint64_t k = thread_key(ev);
-	struct stack *s = map_get(&r->stacks, k);
+	/* Consecutive events mostly belong to one goroutine: skip the hash. */
+	struct stack *s = r->last && r->last_key == k ? r->last : map_get(&r->stacks, k);
 	if (!s) {
 		if (ev->kind != CT_SITE_ENTRY) {
 			if (ev->kind != CT_SITE_GOEXIT && ev->kind != CT_SITE_RESTART)
@@ -286,6 +291,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 			r->st.threads++;
 		}
 	}
+	r->last = s;
+	r->last_key = k;
 	settle_tail(r, s, ev);
 	switch (ev->kind) {
 	case CT_SITE_ENTRY:
