@@ -348,6 +348,12 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	map_free(&r->stacks);
 }
 
+void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites)
+{
+	r->sites = sites;
+	r->nsites = nsites;
+}
+
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)
 {
 	return &r->st;

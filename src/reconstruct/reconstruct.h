@@ -83,6 +83,8 @@ struct ct_recon;
 struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
 			      const struct ct_recon_ops *ops, void *ctx);
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
+/* The site table grew (a file read while it is written: live, --follow). */
+void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites);
 /* Closes every open frame as UNFINISHED at END_TS and reports them. */
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts);
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r);

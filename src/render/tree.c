@@ -374,6 +374,7 @@ struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render
 
 void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
 {
+	ct_recon_set_sites(l->r, l->tr.t->sites, l->tr.t->nsites); /* may have grown (--follow) */
 	ct_recon_event(l->r, ev);
 }
 

@@ -33,3 +33,12 @@ def test_live_with_output_file():
     assert p.returncode == 4 and "exiting 4" in p.stdout
     assert os.path.exists(out)
     assert [c["func"] for c in replay_json(out)] == ["main"]
+
+
+def test_live_follow_exec():
+    # the site table grows while live reads it (a binary exec'd under --follow)
+    p = ct("live", "--follow", "-F", "c_fib", "-F", "main.*", "--", fixture("c_core"), "forkexec",
+           fixture("go_core"), "fib", "3")
+    assert p.returncode == 0, p.stderr
+    assert "go_core:main.fib()" in p.stdout or "go_core:main.fib(n=" in p.stdout, p.stdout[-800:]
+    assert "} /* go_core:main.main */" in p.stdout
