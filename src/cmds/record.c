@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +22,13 @@
 #include "util/util.h"
 
 static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
+/* The launched program died by this signal: calltrace dies by it too, once
+ * the file is closed, so that shells and supervisors see what they would
+ * have seen without calltrace. */
+static int program_term_sig;
+/* After a second stop signal the program gets this long to exit (timeout(1)
+ * sends SIGTERM to calltrace and to its process group: both arrive). */
+#define SECOND_SIGNAL_GRACE_NS 500000000ULL
 
 /* `calltrace live`: the record file is read back as it grows and each
  * event goes through the same reconstruction and tree as replay. */
@@ -102,6 +111,10 @@ static void usage(FILE *f)
 		"time order: a call that returns before its goroutine does anything else prints\n"
 		"as one line when it returns; otherwise its '{' prints at its next event.  Lines\n"
 		"come out about every 50 ms.  live keeps no record file unless given -o.\n"
+		"\n"
+		"The exit status is the program's; a program killed by a signal kills calltrace\n"
+		"by the same signal once the file is written.  Signals sent to calltrace are\n"
+		"passed on to the program.\n"
 		"\n"
 		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600)\n"
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
@@ -233,6 +246,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 
 	int status = 0, rc = 0;
 	bool exited = false;
+	uint64_t second_stop_ns = 0;
 	while (!exited) {
 		if (ct_session_pump(s, 50) < 0) {
 			rc = -1;
@@ -250,9 +264,14 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 			break; /* stop tracing; the program keeps running */
 		else if (stop_count >= 2 && !forward_sig) {
 			/* A second Ctrl-C while the program ignores it: stop
-			 * tracing, let it run on untraced. */
-			s->stop_reason = "interrupted twice";
-			break;
+			 * tracing, let it run on untraced -- unless it is only
+			 * slow to die of the first one. */
+			if (!second_stop_ns)
+				second_stop_ns = now_mono_ns();
+			else if (now_mono_ns() - second_stop_ns >= SECOND_SIGNAL_GRACE_NS) {
+				s->stop_reason = "interrupted twice";
+				break;
+			}
 		}
 		ct_session_progress(s, false);
 	}
@@ -277,9 +296,29 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		program_term_sig = WTERMSIG(status);
 		return 128 + WTERMSIG(status);
+	}
 	return 1;
+}
+
+/* Dies by SIG as the program did.  calltrace's own core is of no use to
+ * anyone (the program's core, if any, was already written): not dumpable
+ * stops even a core_pattern pipe, RLIMIT_CORE 0 a plain file. */
+static void die_by_signal(int sig)
+{
+	struct rlimit no_core = {0, 0};
+	setrlimit(RLIMIT_CORE, &no_core);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	/* a signal whose default is not to terminate: the shell's convention */
 }
 
 static bool any_alive(const int *pids, size_t n)
@@ -583,6 +622,8 @@ static int record_main(int argc, char **argv, bool is_live)
 	CT_VEC_FREE(pids);
 	if (is_live && !output_given)
 		unlink(live_tmp);
+	if (program_term_sig)
+		die_by_signal(program_term_sig);
 	return rc;
 }
 
