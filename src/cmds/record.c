@@ -133,7 +133,8 @@ static void usage(FILE *f)
 		"                         exec, so its first calls may be missed; LIB:GLOB probes stay\n"
 		"                         on the first process)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
-		"                         (repeatable, for processes of the same binary)\n"
+		"                         (repeatable, for processes of the same binary; a thread\n"
+		"                         id stands for its process)\n"
 		"      --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
 		"\n"
 		"limits and sampling (decided in the kernel: what is cut costs no transport):\n"
@@ -359,6 +360,40 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 	return rc ? -1 : 0;
 }
 
+/* The process (thread group) PID belongs to: a thread id names its process. */
+static int process_of(int pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	int tgid = pid;
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : pid;
+}
+
+/* -p P -p P (or a thread of P) would attach the probes twice and record
+ * every event twice: each process once, in the order given. */
+static void unique_processes(int *pids, size_t *n)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < *n; i++) {
+		int p = process_of(pids[i]);
+		if (p != pids[i])
+			fprintf(stderr, "calltrace: %d is a thread of process %d: tracing the process\n", pids[i], p);
+		bool seen = false;
+		for (size_t k = 0; k < out; k++)
+			seen |= pids[k] == p;
+		if (!seen)
+			pids[out++] = p;
+	}
+	*n = out;
+}
+
 static int record_main(int argc, char **argv, bool is_live)
 {
 	static const struct option opts[] = {
@@ -515,6 +550,10 @@ static int record_main(int argc, char **argv, bool is_live)
 	}
 	char **prog = argv + optind;
 	int nprog = argc - optind;
+	if (pids.n) {
+		unique_processes(pids.v, &pids.n);
+		pid = pids.v[0];
+	}
 	if ((pid && nprog) || (!pid && !nprog)) {
 		fprintf(stderr, "calltrace: give either a program to run or -p PID\n");
 		usage(stderr);
