@@ -2,7 +2,6 @@
  * trace-event JSON (Perfetto UI, chrome://tracing, speedscope), folded stacks
  * (flamegraph.pl, inferno, speedscope) and a self-contained SVG flame graph. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "cmds/cmds.h"
 #include "render/render.h"
+#include "util/files.h"
 #include "util/util.h"
 
 enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG };
@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		   "      --svg             an interactive flame graph (click to zoom), one SVG file\n"
 		   "  -f, --format FMT      the same as a word: chrome, folded or svg\n"
 		   "  -o, --output FILE     write to FILE instead of standard output (Chrome JSON with\n"
-		   "                        argument values is created mode 0600, like the record)\n"
+		   "                        argument values is created mode 0600, like the record;\n"
+		   "                        a symlink or non-regular file there is refused)\n"
 		   "      --no-args         chrome: leave argument and result values out (smaller; speedscope\n"
 		   "                        then shows one frame per function instead of per argument set)\n"
 		   "\nfilters:\n%s", ct_filter_help);
@@ -46,26 +47,20 @@ static int set_format(enum dump_format *fmt, enum dump_format want)
 	return 0;
 }
 
-/* Opens PATH for the output, refusing to overwrite the record being read. */
-static FILE *open_output(const char *path, const char *record, bool private)
+/* Creates the output (util/files.h: never through a planted link), refusing
+ * to replace the record being read. */
+static FILE *open_output(struct ct_output *o, const char *path, const char *record, bool private)
 {
 	struct stat in, out;
 	if (stat(record, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
 		ct_fail("-o %s is the record file being dumped; choose another output file", path);
 		return NULL;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, private ? 0600 : 0666);
-	if (fd < 0) {
-		ct_fail("cannot create %s: %s", path, strerror(errno));
+	if (ct_output_create(o, path, private ? CT_OUT_PRIVATE : 0))
 		return NULL;
-	}
-	if (private)
-		fchmod(fd, 0600); /* it may have existed with a wider mode */
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		ct_fail("cannot write %s: %s", path, strerror(errno));
-		close(fd);
-	}
+	FILE *f = ct_output_stream(o);
+	if (!f)
+		ct_output_discard(o);
 	return f;
 }
 
@@ -157,7 +152,8 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	FILE *out = stdout;
-	if (out_path && !(out = open_output(out_path, path, fmt == DUMP_CHROME && with_values))) {
+	struct ct_output output;
+	if (out_path && !(out = open_output(&output, out_path, path, fmt == DUMP_CHROME && with_values))) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		ct_trace_close(&t);
 		goto out;
@@ -172,15 +168,18 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); dumped what was whole\n",
 			path);
 	ct_trace_close(&t);
-	bool write_failed = ferror(out) != 0;
-	write_failed |= out == stdout ? fflush(out) != 0 : fclose(out) != 0;
-	if (!r && write_failed) {
-		fprintf(stderr, "calltrace: cannot write %s: %s\n", out_path ? out_path : "the output",
-			strerror(errno));
+	if (out_path) {
+		/* no half-written file that looks complete */
+		if (r)
+			ct_output_discard(&output);
+		else if (ct_output_commit(&output)) {
+			fprintf(stderr, "calltrace: %s\n", ct_error());
+			r = -1;
+		}
+	} else if (!r && (ferror(out) || fflush(out))) {
+		fprintf(stderr, "calltrace: cannot write the output: %s\n", strerror(errno));
 		r = -1;
 	}
-	if (r && out_path)
-		unlink(out_path); /* no half-written file that looks complete */
 	rc = r ? 1 : 0;
 out:
 	ct_filter_free(&fo);

@@ -40,15 +40,19 @@ struct live_view {
 	struct ct_render_opts ro;
 	struct ct_tree_live *tree;
 	uint64_t last_ts;
+	int fd; /* reads the file being written (never reopened by name) */
 };
-static struct live_view live;
+static struct live_view live = {.fd = -1};
 
 static void live_step(const struct ct_session *s)
 {
 	if (!live.on)
 		return;
+	if (live.fd < 0 && s->w)
+		live.fd = ct_writer_reader_fd(s->w);
 	if (!live.started) {
-		if (ct_trace_open(&live.t, s->o.output))
+		int fd = live.fd >= 0 ? dup(live.fd) : -1;
+		if (fd < 0 || ct_trace_open_fd(&live.t, fd, s->o.output ? s->o.output : "the live record"))
 			return;
 		ct_iter_init(&live.it, &live.t);
 		live.it.follow = true;
@@ -67,12 +71,15 @@ static void live_step(const struct ct_session *s)
 
 static void live_end(void)
 {
-	if (!live.started)
-		return;
-	ct_tree_live_finish(live.tree, live.last_ts);
-	ct_iter_free(&live.it);
-	ct_trace_close(&live.t);
-	live.started = false;
+	if (live.started) {
+		ct_tree_live_finish(live.tree, live.last_ts);
+		ct_iter_free(&live.it);
+		ct_trace_close(&live.t);
+		live.started = false;
+	}
+	if (live.fd >= 0)
+		close(live.fd);
+	live.fd = -1;
 }
 
 /* A terminal's Ctrl-C reaches the whole foreground process group, child
@@ -116,7 +123,8 @@ static void usage(FILE *f)
 		"by the same signal once the file is written.  Signals sent to calltrace are\n"
 		"passed on to the program.\n"
 		"\n"
-		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600)\n"
+		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600, an\n"
+		"                         existing one kept as FILE.old; a symlink there is refused)\n"
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
 		"                         main program (Go: package main and the main module);\n"
 		"                         'LIB:GLOB' traces a shared library's functions, e.g.\n"
@@ -422,7 +430,6 @@ static int record_main(int argc, char **argv, bool is_live)
 	};
 	struct ct_session_opts o = {0};
 	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0}, roots = {0};
-	char live_tmp[] = "/tmp/calltrace-live-XXXXXX";
 	bool output_given = false;
 	o.args.enabled = true;
 	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
@@ -559,17 +566,8 @@ static int record_main(int argc, char **argv, bool is_live)
 		usage(stderr);
 		return 2;
 	}
-	if (is_live && !output_given) {
-		/* live keeps no file unless asked to (-o) */
-		int fd = mkstemp(live_tmp);
-		if (fd < 0) {
-			fprintf(stderr, "calltrace: cannot create a temporary file in /tmp: %s\n", strerror(errno));
-			return 1;
-		}
-		close(fd);
-		unlink(live_tmp);
-		o.output = live_tmp;
-	}
+	if (is_live && !output_given)
+		o.output = NULL; /* live keeps no file unless asked to (-o): an unnamed one */
 	live.on = is_live;
 	o.flush_ns = is_live ? 50000000ULL : 0;
 	o.sel.trace = trace.v;
@@ -644,8 +642,8 @@ static int record_main(int argc, char **argv, bool is_live)
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		if (s.w) {
 			/* Nothing ran under the probes: leave no half-made file. */
-			ct_session_free(&s);
-			unlink(o.output);
+			ct_writer_discard(s.w);
+			s.w = NULL;
 		}
 		rc = 1;
 	}
@@ -659,8 +657,6 @@ static int record_main(int argc, char **argv, bool is_live)
 	CT_VEC_FREE(rets);
 	CT_VEC_FREE(roots);
 	CT_VEC_FREE(pids);
-	if (is_live && !output_given)
-		unlink(live_tmp);
 	if (program_term_sig)
 		die_by_signal(program_term_sig);
 	return rc;

@@ -709,7 +709,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	s->w = NULL;
 	ct_debug("trace written in %.1f ms after detach", (now_mono_ns() - t0) / 1e6);
 	if (rc)
-		return ct_fail("writing %s failed", s->o.output);
+		return ct_fail("writing %s failed", s->o.output ? s->o.output : "the live record");
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "record/tracefile.h"
 #include "probes/event.h"
+#include "util/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #define EV_FLAGS 0x08      /* uvar event flags (CT_EV_*) follow */
 
 struct ct_writer {
+	struct ct_output out;
 	int fd;
 	char *path;
 	struct ct_buf meta, stats, ev;
@@ -45,27 +47,28 @@ static void put_kv(struct ct_buf *b, const char *key, const char *fmt, va_list a
 
 struct ct_writer *ct_writer_create(const char *path)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		char *old = xasprintf("%s.old", path);
-		if (rename(path, old) != 0) {
-			ct_fail("cannot move the previous %s to %s: %s", path, old, strerror(errno));
-			free(old);
-			return NULL;
-		}
-		free(old);
-	}
-	/* 0600: the file holds memory of the traced program. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ct_fail("cannot create %s: %s", path, strerror(errno));
+	/* 0600: the file holds memory of the traced program.  Created at once
+	 * (not renamed at the end): a killed tracer leaves a readable file. */
+	struct ct_output out;
+	if (ct_output_create(&out, path, CT_OUT_PRIVATE | CT_OUT_KEEP_OLD | CT_OUT_AT_ONCE))
 		return NULL;
-	}
-	fchmod(fd, 0600);
 	struct ct_writer *w = xcalloc(1, sizeof(*w));
-	w->fd = fd;
-	w->path = xstrdup(path);
+	w->out = out;
+	w->fd = out.fd;
+	w->path = xstrdup(path ? path : "the temporary record file");
 	return w;
+}
+
+int ct_writer_reader_fd(const struct ct_writer *w)
+{
+	/* A description of its own (own offset), not a second open of the
+	 * path, which could have been replaced meanwhile. */
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+	int fd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		ct_fail("cannot read back %s: %s", w->path, strerror(errno));
+	return fd;
 }
 
 void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
@@ -341,6 +344,15 @@ uint64_t ct_writer_bytes(const struct ct_writer *w)
 	return w->bytes + w->ev.n;
 }
 
+static void free_writer(struct ct_writer *w)
+{
+	buf_free(&w->meta);
+	buf_free(&w->stats);
+	buf_free(&w->ev);
+	free(w->path);
+	free(w);
+}
+
 int ct_writer_close(struct ct_writer *w)
 {
 	ct_writer_flush(w);
@@ -348,13 +360,16 @@ int ct_writer_close(struct ct_writer *w)
 	int rc = w->failed ? -1 : 0;
 	if (fsync(w->fd) != 0 && errno != EINVAL)
 		rc = -1;
-	close(w->fd);
-	buf_free(&w->meta);
-	buf_free(&w->stats);
-	buf_free(&w->ev);
-	free(w->path);
-	free(w);
+	if (ct_output_commit(&w->out))
+		rc = -1;
+	free_writer(w);
 	return rc;
+}
+
+void ct_writer_discard(struct ct_writer *w)
+{
+	ct_output_discard(&w->out);
+	free_writer(w);
 }
 
 /* ---------------- reading ---------------- */
@@ -595,15 +610,26 @@ static int bad_file(struct ct_trace *t, const char *what)
 
 int ct_trace_open(struct ct_trace *t, const char *path)
 {
-	memset(t, 0, sizeof(*t));
-	t->path = xstrdup(path);
-	t->f = fopen(path, "rb");
-	if (!t->f) {
-		int e = errno;
-		ct_trace_close(t);
-		if (e == ENOENT)
+	int fd = ct_input_open(path);
+	if (fd < 0) {
+		memset(t, 0, sizeof(*t));
+		if (errno == ENOENT)
 			return ct_fail("%s does not exist; record a trace first with: calltrace record -- PROGRAM",
 				       path);
+		return -1;
+	}
+	return ct_trace_open_fd(t, fd, path);
+}
+
+int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(path);
+	t->f = fdopen(fd, "rb");
+	if (!t->f) {
+		int e = errno;
+		close(fd);
+		ct_trace_close(t);
 		return ct_fail("cannot open %s: %s", path, strerror(e));
 	}
 	fseek(t->f, 0, SEEK_END);

@@ -66,8 +66,12 @@ struct ct_kv {
 struct ct_writer;
 struct ct_event;
 
-/* Creates PATH with mode 0600 (an existing file is renamed to PATH.old). */
+/* Creates PATH with mode 0600 (an existing file is renamed to PATH.old; a
+ * symlink or non-regular file there is refused: util/files.h).  NULL PATH:
+ * an unnamed temporary file. */
 struct ct_writer *ct_writer_create(const char *path);
+/* A new read-only fd on the file being written (for `live`). */
+int ct_writer_reader_fd(const struct ct_writer *w);
 void ct_writer_meta(struct ct_writer *w, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Writes header, META, FUNCS and SITES; call once before any event. */
@@ -93,6 +97,8 @@ uint64_t ct_writer_bytes(const struct ct_writer *w);
 void ct_writer_stat(struct ct_writer *w, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int ct_writer_close(struct ct_writer *w);
+/* Closes and removes the file (nothing worth keeping was written). */
+void ct_writer_discard(struct ct_writer *w);
 
 /* ---- reading ---- */
 struct ct_trace {
@@ -117,6 +123,8 @@ struct ct_trace {
  * missing, not a calltrace file, of a newer version, or damaged before the
  * tables end. */
 int ct_trace_open(struct ct_trace *t, const char *path);
+/* The same on an open FD (taken over); PATH names it in messages. */
+int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path);
 void ct_trace_close(struct ct_trace *t);
 const char *ct_trace_meta(const struct ct_trace *t, const char *key);
 const char *ct_trace_stat(const struct ct_trace *t, const char *key);

@@ -1,4 +1,5 @@
 #include "target/dwarf.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -97,7 +98,7 @@ struct shared_dw {
 Dwarf *ct_dwarf_shared(const char *path)
 {
 	static struct shared_dw *all;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_input_open(path);
 	struct stat st;
 	if (fd < 0)
 		return NULL;

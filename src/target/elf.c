@@ -1,4 +1,5 @@
 #include "target/elf.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -72,13 +73,13 @@ int ct_elf_open(struct ct_elf *e, const char *path)
 	memset(e, 0, sizeof(*e));
 	e->fd = -1;
 	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_input_open(path); /* a FIFO would block */
 	if (fd < 0)
-		return ct_fail("cannot open %s: %s", path, strerror(errno));
+		return -1;
 	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		close(fd);
-		return ct_fail("%s is not a regular file", path);
+		return ct_fail("cannot open %s: %s", path, strerror(errno));
 	}
 	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
 		close(fd);

@@ -1,4 +1,5 @@
 #include "target/gccgo.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -219,7 +220,7 @@ static char *module_from(const char *dir, const char *pkg, const char *main_dir)
 
 char *ct_gccgo_main_module(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_input_open(path);
 	if (fd < 0)
 		return NULL;
 	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);

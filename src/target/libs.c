@@ -1,5 +1,6 @@
 #include "target/libs.h"
 #include "target/elf.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ static uint32_t rd32(const uint8_t *p)
 
 char *ct_ldcache_lookup(const char *cache, const char *name)
 {
-	int fd = open(cache, O_RDONLY | O_CLOEXEC);
+	int fd = ct_input_open(cache);
 	if (fd < 0)
 		return NULL;
 	struct stat st;

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CT = os.path.join(ROOT, "build", "calltrace")
@@ -129,7 +130,18 @@ def our_links():
     """Links of calltrace's BPF programs that outlive a tracer: held by a
     process that is not a running calltrace (e.g. a traced program that
     inherited them), or by nobody (pinned).  A calltrace still running
-    holds its own links legitimately (other test runs on the machine)."""
+    holds its own links legitimately (other test runs on the machine), and
+    a link whose last fd just closed lingers briefly while the kernel frees
+    it: only links still there a moment later count."""
+    left = _links_left()
+    if left:
+        time.sleep(1.0)
+        again = {l["id"] for l in _links_left()}
+        left = [l for l in left if l["id"] in again]
+    return left
+
+
+def _links_left():
     progs = json.loads(run(["bpftool", "-j", "prog", "list"]).stdout or "[]")
     ours = {p["id"] for p in progs if p.get("name", "").startswith("ct_")}
     links = json.loads(run(["bpftool", "-j", "link", "list"]).stdout or "[]")

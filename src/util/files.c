@@ -1,0 +1,230 @@
+#include "util/files.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symbolic link"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+/* A fresh file next to PATH: O_EXCL|O_NOFOLLOW never opens anything that
+ * exists, whatever someone put there. */
+static int create_fresh(const char *path, mode_t mode, char **tmp_out)
+{
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) + 1 : 0;
+	const char *base = slash ? slash + 1 : path;
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t r = 0;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = hash64(now_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries);
+		/* ".NAME.XXXXXXXX": hidden, and says whose leftover it is */
+		char *tmp = xasprintf("%.*s.%.200s.%08x", dirlen, path, base, (unsigned)r);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0) {
+			*tmp_out = tmp;
+			return fd;
+		}
+		int e = errno;
+		free(tmp);
+		if (e != EEXIST) {
+			errno = e;
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int create_anonymous(struct ct_output *o)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	o->fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (o->fd >= 0)
+		return 0;
+	char *base = xasprintf("%s/calltrace", dir);
+	o->fd = create_fresh(base, 0600, &o->tmp); /* file systems without O_TMPFILE */
+	free(base);
+	if (o->fd < 0)
+		return ct_fail("cannot create a temporary file in %s: %s", dir, strerror(errno));
+	unlink(o->tmp);
+	free(o->tmp);
+	o->tmp = NULL;
+	return 0;
+}
+
+int ct_output_create(struct ct_output *o, const char *path, unsigned flags)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!path)
+		return create_anonymous(o);
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return ct_fail("%s is a symbolic link; calltrace does not write through links (it could "
+				       "point anywhere): remove it or choose another file",
+				       path);
+		if (!S_ISREG(st.st_mode))
+			return ct_fail("%s is %s; calltrace writes only regular files: choose another file", path,
+				       kind_of(st.st_mode));
+		if (flags & CT_OUT_KEEP_OLD) {
+			char *old = xasprintf("%s.old", path);
+			int rc = rename(path, old); /* replaces OLD's entry, never writes through it */
+			int e = errno;
+			if (rc)
+				ct_fail("cannot move the previous %s to %s: %s", path, old, strerror(e));
+			free(old);
+			if (rc)
+				return -1;
+		}
+	} else if (errno != ENOENT) {
+		return ct_fail("cannot create %s: %s", path, strerror(errno));
+	}
+	o->fd = create_fresh(path, flags & CT_OUT_PRIVATE ? 0600 : 0666, &o->tmp);
+	if (o->fd < 0)
+		return ct_fail("cannot create %s: %s", path, strerror(errno));
+	o->path = xstrdup(path);
+	if (flags & CT_OUT_AT_ONCE) {
+		if (rename(o->tmp, o->path)) {
+			int e = errno;
+			ct_output_discard(o);
+			return ct_fail("cannot create %s: %s", path, strerror(e));
+		}
+		free(o->tmp);
+		o->tmp = NULL;
+		o->in_place = true;
+	}
+	return 0;
+}
+
+FILE *ct_output_stream(struct ct_output *o)
+{
+	if (!o->f && o->fd >= 0 && !(o->f = fdopen(o->fd, "w")))
+		ct_fail("cannot write %s: %s", o->path ? o->path : "a temporary file", strerror(errno));
+	return o->f;
+}
+
+static int close_output(struct ct_output *o)
+{
+	int rc = 0;
+	if (o->f) {
+		rc = ferror(o->f) ? -1 : 0;
+		if (fclose(o->f) != 0)
+			rc = -1;
+	} else if (o->fd >= 0) {
+		rc = close(o->fd);
+	}
+	o->f = NULL;
+	o->fd = -1;
+	return rc;
+}
+
+static void free_output(struct ct_output *o)
+{
+	free(o->path);
+	free(o->tmp);
+	o->path = o->tmp = NULL;
+}
+
+/* MINE: the output's identity, to remove the path only while it is ours. */
+static void remove_written(struct ct_output *o, const struct stat *mine)
+{
+	struct stat there;
+	if (o->tmp)
+		unlink(o->tmp);
+	else if (o->in_place && o->path && mine && lstat(o->path, &there) == 0 && there.st_dev == mine->st_dev &&
+		 there.st_ino == mine->st_ino)
+		unlink(o->path); /* no half-made file left */
+	free_output(o);
+}
+
+void ct_output_discard(struct ct_output *o)
+{
+	struct stat mine;
+	bool have = o->fd >= 0 && fstat(o->fd, &mine) == 0;
+	close_output(o);
+	remove_written(o, have ? &mine : NULL);
+}
+
+int ct_output_commit(struct ct_output *o)
+{
+	errno = 0;
+	struct stat mine;
+	bool have = o->fd >= 0 && fstat(o->fd, &mine) == 0;
+	if (close_output(o)) {
+		int e = errno;
+		ct_fail("writing %s failed: %s", o->path ? o->path : "a temporary file", e ? strerror(e) : "I/O error");
+		remove_written(o, have ? &mine : NULL);
+		return -1;
+	}
+	if (o->tmp && rename(o->tmp, o->path)) {
+		int e = errno;
+		unlink(o->tmp);
+		ct_fail("cannot create %s: %s", o->path, strerror(e));
+		free_output(o);
+		return -1;
+	}
+	free_output(o);
+	return 0;
+}
+
+int ct_input_open(const char *path)
+{
+	struct stat st;
+	/* Look before opening: opening a FIFO blocks, a device may act. */
+	if (stat(path, &st)) {
+		int e = errno;
+		ct_fail("cannot open %s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode))
+		goto not_regular;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		ct_fail("cannot open %s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) { /* swapped meanwhile */
+		close(fd);
+		goto not_regular;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+not_regular:
+	ct_fail("%s is %s, not a regular file; calltrace reads only regular files", path, kind_of(st.st_mode));
+	errno = EINVAL;
+	return -1;
+}
+
+FILE *ct_input_fopen(const char *path)
+{
+	int fd = ct_input_open(path);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		ct_fail("cannot open %s: %s", path, strerror(e));
+		errno = e;
+	}
+	return f;
+}
