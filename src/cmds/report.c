@@ -5,17 +5,27 @@
 #include <string.h>
 
 #include "cmds/cmds.h"
-#include "render/render.h"
+#include "render/report.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: calltrace report [options] [FILE]\n"
+		   "       calltrace report --diff BASE [options] [FILE]\n"
 		   "\n"
 		   "Per function: calls, total (inclusive) and self time, average, min, median (p50),\n"
 		   "99th percentile and max duration.\n"
 		   "\n"
 		   "  FILE                  record file (default: calltrace.data)\n"
+		   "      --diff BASE       compare FILE (new) with the record file BASE, function by\n"
+		   "                        function (matched by name; filters apply to both): the sort\n"
+		   "                        key in both, its change and change in %% of BASE, the change\n"
+		   "                        in %% of total, self, avg and p99, calls in both; rows by the\n"
+		   "                        largest change of the sort key (-s; func: by name); functions\n"
+		   "                        in one trace only are marked.  json: an array of {func, base,\n"
+		   "                        new, diff} (base/new: the report's fields, null if absent;\n"
+		   "                        diff: new minus base of each field and \"pct\": each change in\n"
+		   "                        %% of base, null when unknown; \"only\": \"base\"|\"new\")\n"
 		   "  -s, --sort KEY        total (default), self, calls, avg, min, max, p50, p99:\n"
 		   "                        largest first; func: by name\n"
 		   "  -f, --format FMT      text (default): a table; json: one JSON array of objects\n"
@@ -43,12 +53,14 @@ int cmd_report(int argc, char **argv)
 		{"sort", required_argument, NULL, 's'},
 		{"format", required_argument, NULL, 'f'},
 		{"histogram", required_argument, NULL, 0x2001},
+		{"diff", required_argument, NULL, 0x2002},
 		CT_FILTER_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_filter_opts fo = {0};
 	struct ct_report_opts ro = {stdout, &fo, CT_SORT_TOTAL, false, NULL, 0};
+	const char *diff_base = NULL;
 	int c, rc = 2;
 	optind = 1;
 	opterr = 0; /* our own one-line messages below */
@@ -78,6 +90,9 @@ int cmd_report(int argc, char **argv)
 			ro.histogram = xrealloc(ro.histogram, (ro.nhistogram + 1) * sizeof(*ro.histogram));
 			ro.histogram[ro.nhistogram++] = optarg;
 			break;
+		case 0x2002:
+			diff_base = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			rc = 0;
@@ -101,21 +116,32 @@ int cmd_report(int argc, char **argv)
 			argc - optind);
 		goto out;
 	}
-	const char *path = optind < argc ? argv[optind] : "calltrace.data";
-	struct ct_trace t;
-	if (ct_trace_open(&t, path)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
-		rc = 1;
+	if (diff_base && ro.nhistogram) {
+		fprintf(stderr, "calltrace: report --diff has no --histogram; run report on each file for histograms\n");
 		goto out;
 	}
-	rc = ct_render_report(&t, &ro) ? 1 : 0;
+	const char *path = optind < argc ? argv[optind] : "calltrace.data";
+	struct ct_trace t, base;
+	rc = 1;
+	if (ct_trace_open(&t, path)) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		goto out;
+	}
+	if (diff_base && ct_trace_open(&base, diff_base)) {
+		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_trace_close(&t);
+		goto out;
+	}
+	rc = (diff_base ? ct_render_report_diff(&base, &t, &ro) : ct_render_report(&t, &ro)) ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "calltrace: %s\n", ct_error());
-	bool truncated = t.truncated;
-	ct_trace_close(&t);
-	if (truncated)
-		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); reported what was whole\n",
-			path);
+	for (int k = 0; k < (diff_base ? 2 : 1); k++) {
+		struct ct_trace *tr = k ? &base : &t;
+		if (tr->truncated)
+			fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); reported what was whole\n",
+				tr->path);
+		ct_trace_close(tr);
+	}
 	if (fflush(stdout) != 0)
 		rc = 1;
 out:

@@ -23,7 +23,7 @@
  *
  * The hot path is the exit callback: no allocation, no strings; child time
  * is kept in one array per goroutine/thread indexed by depth. */
-#include "render/render.h"
+#include "render/report.h"
 #include "render/values.h"
 #include "util/util.h"
 
@@ -31,17 +31,10 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define SUB_BITS 7
+#define SUB_BITS CT_HIST_SUB_BITS
 #define SUBS (1u << SUB_BITS)          /* sub-buckets per power of two */
-#define CHUNKS (64 - SUB_BITS + 1)     /* chunk 0: [0,128); chunk c: [2^(c+6), 2^(c+7)) */
+#define CHUNKS CT_HIST_CHUNKS          /* chunk 0: [0,128); chunk c: [2^(c+6), 2^(c+7)) */
 
-struct fstat {
-	uint32_t func;
-	uint64_t returned, unwound, unfinished;
-	uint64_t total, self, min, max;
-	uint64_t p50, p99; /* filled in at the end */
-	uint64_t *chunk[CHUNKS];
-};
 
 /* Child time of each open frame of one goroutine/thread, by depth: the
  * shown children that returned so far.  A frame's slot is read and cleared
@@ -53,8 +46,9 @@ struct tstack {
 
 struct report {
 	struct ct_trace *t;
-	struct fstat **by_func; /* nfuncs + 1 (the last: unknown ids) */
+	struct ct_func_stats **by_func; /* nfuncs + 1 (the last: unknown ids) */
 	size_t nfuncs;
+	uint32_t *alias;        /* by_name: function id -> first id of its name */
 	struct ct_map threads;  /* thread key -> struct tstack */
 	size_t sweep_at;        /* drop idle stacks when this many exist */
 	uint64_t last_key;      /* one-entry cache: consecutive calls mostly */
@@ -62,7 +56,7 @@ struct report {
 	uint64_t lost;
 };
 
-static void hist_add(struct fstat *f, uint64_t v)
+static void hist_add(struct ct_func_stats *f, uint64_t v)
 {
 	unsigned c, sub;
 	if (v < SUBS) {
@@ -91,7 +85,7 @@ static uint64_t bucket_lo(unsigned c, unsigned sub, uint64_t *width)
 }
 
 /* Nearest-rank percentile P (0 < P <= 100) of F's returned calls. */
-static uint64_t percentile(const struct fstat *f, unsigned p)
+static uint64_t percentile(const struct ct_func_stats *f, unsigned p)
 {
 	/* rank = ceil(p/100 * n), at least 1 */
 	uint64_t rank = (f->returned / 100) * p + ((f->returned % 100) * p + 99) / 100;
@@ -144,14 +138,21 @@ static struct tstack *thread_of(struct report *R, const struct ct_call *c)
 	return R->last;
 }
 
+/* The duration every figure of report and report --diff is made of: the
+ * one place where overhead-corrected durations (issue 13) are to come in. */
+static uint64_t call_duration(const struct ct_call *c)
+{
+	return c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
+}
+
 static void on_call_exit(void *ctx, const struct ct_call *c)
 {
 	struct report *R = ctx;
-	size_t fi = c->func < R->nfuncs ? c->func : R->nfuncs;
-	struct fstat *f = R->by_func[fi];
+	size_t fi = c->func < R->nfuncs ? (R->alias ? R->alias[c->func] : c->func) : R->nfuncs;
+	struct ct_func_stats *f = R->by_func[fi];
 	if (!f) {
 		f = R->by_func[fi] = xcalloc(1, sizeof(*f));
-		f->func = c->func;
+		f->func = (uint32_t)fi == R->nfuncs ? c->func : (uint32_t)fi;
 		f->min = UINT64_MAX;
 	}
 	struct tstack *s = thread_of(R, c);
@@ -171,7 +172,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			f->unfinished++;
 		return;
 	}
-	uint64_t dur = c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
+	uint64_t dur = call_duration(c);
 	if (d)
 		s->kids.v[d - 1] += dur;
 	f->returned++;
@@ -211,21 +212,11 @@ bool ct_report_sort_parse(const char *s, enum ct_report_sort *out)
 	return false;
 }
 
-static uint64_t calls_of(const struct fstat *f)
-{
-	return f->returned + f->unwound + f->unfinished;
-}
-
-static uint64_t avg_of(const struct fstat *f)
-{
-	return f->returned ? f->total / f->returned : 0;
-}
-
 static const struct ct_trace *sort_trace; /* qsort has no context argument */
 static enum ct_report_sort sort_key;
 
 /* Larger first; functions without a returned call (no durations) last. */
-static int cmp_desc(const struct fstat *a, const struct fstat *b, uint64_t va, uint64_t vb, bool need_dur)
+static int cmp_desc(const struct ct_func_stats *a, const struct ct_func_stats *b, uint64_t va, uint64_t vb, bool need_dur)
 {
 	if (need_dur && (!a->returned) != (!b->returned))
 		return a->returned ? -1 : 1;
@@ -234,13 +225,13 @@ static int cmp_desc(const struct fstat *a, const struct fstat *b, uint64_t va, u
 
 static int cmp_fstat(const void *pa, const void *pb)
 {
-	const struct fstat *a = *(const struct fstat *const *)pa, *b = *(const struct fstat *const *)pb;
+	const struct ct_func_stats *a = *(const struct ct_func_stats *const *)pa, *b = *(const struct ct_func_stats *const *)pb;
 	int r = 0;
 	switch (sort_key) {
 	case CT_SORT_TOTAL: r = cmp_desc(a, b, a->total, b->total, true); break;
 	case CT_SORT_SELF: r = cmp_desc(a, b, a->self, b->self, true); break;
-	case CT_SORT_CALLS: r = cmp_desc(a, b, calls_of(a), calls_of(b), false); break;
-	case CT_SORT_AVG: r = cmp_desc(a, b, avg_of(a), avg_of(b), true); break;
+	case CT_SORT_CALLS: r = cmp_desc(a, b, ct_func_calls(a), ct_func_calls(b), false); break;
+	case CT_SORT_AVG: r = cmp_desc(a, b, ct_func_avg(a), ct_func_avg(b), true); break;
 	case CT_SORT_MIN: r = cmp_desc(a, b, a->min, b->min, true); break;
 	case CT_SORT_MAX: r = cmp_desc(a, b, a->max, b->max, true); break;
 	case CT_SORT_P50: r = cmp_desc(a, b, a->p50, b->p50, true); break;
@@ -262,7 +253,7 @@ static int cmp_fstat(const void *pa, const void *pb)
 
 /* Counts per log2 bucket; *FIRST..*LAST: the non-empty range (empty when
  * *FIRST > *LAST). */
-static void log2_hist(const struct fstat *f, uint64_t counts[LOG2_BUCKETS], unsigned *first, unsigned *last)
+static void log2_hist(const struct ct_func_stats *f, uint64_t counts[LOG2_BUCKETS], unsigned *first, unsigned *last)
 {
 	memset(counts, 0, LOG2_BUCKETS * sizeof(uint64_t));
 	*first = 1;
@@ -294,7 +285,7 @@ static uint64_t log2_hi(unsigned b)
 	return b < 64 ? 1ULL << b : UINT64_MAX;
 }
 
-static bool wants_histogram(const struct report *R, const struct ct_report_opts *o, const struct fstat *f)
+static bool wants_histogram(const struct report *R, const struct ct_report_opts *o, const struct ct_func_stats *f)
 {
 	const char *name = ct_func_name(R->t, f->func);
 	for (size_t i = 0; i < o->nhistogram; i++)
@@ -312,27 +303,31 @@ static void json_u64_or_null(struct ct_buf *b, const char *key, bool known, uint
 		buf_printf(b, ",\"%s\":null", key);
 }
 
-static void write_json(struct report *R, const struct ct_report_opts *o, struct fstat **fs, size_t n)
+void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
+{
+	bool dur = f->returned != 0;
+	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64,
+		   ct_func_calls(f), f->returned, f->unwound, f->unfinished);
+	json_u64_or_null(b, "total_ns", dur, f->total);
+	json_u64_or_null(b, "self_ns", dur, f->self);
+	json_u64_or_null(b, "avg_ns", dur, ct_func_avg(f));
+	json_u64_or_null(b, "min_ns", dur, f->min);
+	json_u64_or_null(b, "p50_ns", dur, f->p50);
+	json_u64_or_null(b, "p99_ns", dur, f->p99);
+	json_u64_or_null(b, "max_ns", dur, f->max);
+}
+
+static void write_json(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	struct ct_buf b = {0};
 	buf_put(&b, "[", 1);
 	for (size_t i = 0; i < n; i++) {
-		const struct fstat *f = fs[i];
+		const struct ct_func_stats *f = fs[i];
 		const char *name = ct_func_name(R->t, f->func);
-		bool dur = f->returned != 0;
 		const char *open = i ? ",\n{\"func\":" : "\n{\"func\":";
 		buf_put(&b, open, strlen(open));
 		ct_buf_json_string(&b, name, strlen(name));
-		buf_printf(&b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64
-			 ",\"unfinished\":%" PRIu64,
-		     calls_of(f), f->returned, f->unwound, f->unfinished);
-		json_u64_or_null(&b, "total_ns", dur, f->total);
-		json_u64_or_null(&b, "self_ns", dur, f->self);
-		json_u64_or_null(&b, "avg_ns", dur, avg_of(f));
-		json_u64_or_null(&b, "min_ns", dur, f->min);
-		json_u64_or_null(&b, "p50_ns", dur, f->p50);
-		json_u64_or_null(&b, "p99_ns", dur, f->p99);
-		json_u64_or_null(&b, "max_ns", dur, f->max);
+		ct_func_json_fields(&b, f);
 		if (wants_histogram(R, o, f)) {
 			uint64_t counts[LOG2_BUCKETS];
 			unsigned first, last;
@@ -364,7 +359,7 @@ static void dur_cell(FILE *out, bool known, uint64_t ns)
 	fprintf(out, "  %10s", d);
 }
 
-static void write_histogram(FILE *out, const struct report *R, const struct fstat *f)
+static void write_histogram(FILE *out, const struct report *R, const struct ct_func_stats *f)
 {
 	uint64_t counts[LOG2_BUCKETS], top = 0;
 	unsigned first, last;
@@ -385,7 +380,7 @@ static void write_histogram(FILE *out, const struct report *R, const struct fsta
 	}
 }
 
-static void write_text(struct report *R, const struct ct_report_opts *o, struct fstat **fs, size_t n)
+static void write_text(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	FILE *out = o->out;
 	uint64_t unwound = 0, unfinished = 0;
@@ -401,12 +396,12 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 		fputs(rule, out);
 	fputs("  ====================\n", out);
 	for (size_t i = 0; i < n; i++) {
-		const struct fstat *f = fs[i];
+		const struct ct_func_stats *f = fs[i];
 		bool dur = f->returned != 0;
 		dur_cell(out, dur, f->total);
 		dur_cell(out, dur, f->self);
-		fprintf(out, "  %10" PRIu64, calls_of(f));
-		dur_cell(out, dur, avg_of(f));
+		fprintf(out, "  %10" PRIu64, ct_func_calls(f));
+		dur_cell(out, dur, ct_func_avg(f));
 		dur_cell(out, dur, f->min);
 		dur_cell(out, dur, f->p50);
 		dur_cell(out, dur, f->p99);
@@ -427,12 +422,36 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 			write_histogram(out, R, fs[i]);
 }
 
-int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
+void ct_func_table_build(struct ct_trace *t, const struct ct_filter_opts *filter, bool by_name,
+			 struct ct_func_table *out)
 {
 	struct report R = {.t = t, .nfuncs = t->nfuncs, .sweep_at = 1024};
 	R.by_func = xcalloc(t->nfuncs + 1, sizeof(*R.by_func));
+	if (by_name) {
+		/* names hashed to the first id that has them (FNV-1a, collisions
+		 * resolved by comparing the names) */
+		struct ct_map first = {0};
+		R.alias = xmalloc((t->nfuncs + 1) * sizeof(*R.alias));
+		for (size_t i = 0; i < t->nfuncs; i++) {
+			const char *nm = ct_func_name(t, (uint32_t)i);
+			uint64_t h = 1469598103934665603ULL;
+			for (const char *p = nm; *p; p++)
+				h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+			for (;; h++) {
+				void **slot = map_slot(&first, h, true);
+				if (!*slot)
+					*slot = (void *)(uintptr_t)(i + 1);
+				uint32_t id = (uint32_t)((uintptr_t)*slot - 1);
+				if (!strcmp(ct_func_name(t, id), nm)) {
+					R.alias[i] = id;
+					break;
+				}
+			}
+		}
+		map_free(&first);
+	}
 	struct ct_recon_ops ops = {NULL, on_call_exit, on_lost};
-	ct_filter_run(t, o->filter, &ops, &R);
+	ct_filter_run(t, filter, &ops, &R);
 
 	MAP_FOREACH(&R.threads, i)
 	{
@@ -442,10 +461,12 @@ int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
 	}
 	map_free(&R.threads);
 
-	struct fstat **fs = xmalloc((t->nfuncs + 1) * sizeof(*fs));
-	size_t n = 0;
+	memset(out, 0, sizeof(*out));
+	out->t = t;
+	out->lost = R.lost;
+	out->v = xmalloc((t->nfuncs + 1) * sizeof(*out->v));
 	for (size_t i = 0; i <= t->nfuncs; i++) {
-		struct fstat *f = R.by_func[i];
+		struct ct_func_stats *f = R.by_func[i];
 		if (!f)
 			continue;
 		if (f->returned) {
@@ -454,27 +475,40 @@ int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
 		} else {
 			f->min = 0;
 		}
-		fs[n++] = f;
+		out->v[out->n++] = f;
 	}
+	free(R.by_func);
+	free(R.alias);
+}
+
+void ct_func_table_free(struct ct_func_table *ft)
+{
+	for (size_t i = 0; i < ft->n; i++) {
+		for (unsigned c = 0; c < CHUNKS; c++)
+			free(ft->v[i]->chunk[c]);
+		free(ft->v[i]);
+	}
+	free(ft->v);
+	memset(ft, 0, sizeof(*ft));
+}
+
+int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
+{
+	struct ct_func_table ft;
+	ct_func_table_build(t, o->filter, false, &ft);
+	struct report R = {.t = t, .lost = ft.lost};
 	sort_trace = t;
 	sort_key = o->sort;
-	qsort(fs, n, sizeof(*fs), cmp_fstat);
+	qsort(ft.v, ft.n, sizeof(*ft.v), cmp_fstat);
 
 	if (o->json) {
-		write_json(&R, o, fs, n);
+		write_json(&R, o, ft.v, ft.n);
 		if (R.lost)
 			fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; counts may be incomplete\n",
 				R.lost);
 	} else {
-		write_text(&R, o, fs, n);
+		write_text(&R, o, ft.v, ft.n);
 	}
-
-	for (size_t i = 0; i < n; i++) {
-		for (unsigned c = 0; c < CHUNKS; c++)
-			free(fs[i]->chunk[c]);
-		free(fs[i]);
-	}
-	free(fs);
-	free(R.by_func);
+	ct_func_table_free(&ft);
 	return 0;
 }

@@ -1,0 +1,339 @@
+/* report --diff: the per-function statistics of two traces side by side.
+ *
+ * Both traces go through the same aggregation as `report` (report.c, with
+ * the same replay-time filters), functions matched by name.  A function
+ * present in one trace only counts as zero calls and zero time in the
+ * other: its change of calls, total and self time is its whole value, the
+ * change of avg/min/p50/p99/max is unknown (null), and so is a percentage
+ * whose base is 0 or unknown.  Rows are sorted by the size of the change of
+ * the sort key (total time unless -s says otherwise), largest first. */
+#include "render/report.h"
+#include "render/values.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+struct diff_row {
+	const char *name;
+	const struct ct_func_stats *base, *cur; /* NULL: absent from that trace */
+};
+
+/* The metrics, in the order the JSON shows them. */
+enum metric { M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_TOTAL, M_SELF, M_AVG, M_MIN, M_P50, M_P99, M_MAX, NMETRICS };
+
+static const char *const metric_key[NMETRICS] = {
+	"calls", "returned", "unwound", "unfinished", "total_ns", "self_ns",
+	"avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns",
+};
+
+static bool is_duration(enum metric m)
+{
+	return m >= M_TOTAL;
+}
+
+/* Value of M in F; false when unknown (no call returned: no duration). */
+static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
+{
+	*v = 0;
+	if (!f)
+		return m <= M_SELF; /* absent: no calls, no time */
+	if (is_duration(m) && !f->returned)
+		return m <= M_SELF;
+	switch (m) {
+	case M_CALLS: *v = ct_func_calls(f); break;
+	case M_RETURNED: *v = f->returned; break;
+	case M_UNWOUND: *v = f->unwound; break;
+	case M_UNFINISHED: *v = f->unfinished; break;
+	case M_TOTAL: *v = f->total; break;
+	case M_SELF: *v = f->self; break;
+	case M_AVG: *v = ct_func_avg(f); break;
+	case M_MIN: *v = f->min; break;
+	case M_P50: *v = f->p50; break;
+	case M_P99: *v = f->p99; break;
+	case M_MAX: *v = f->max; break;
+	default: break;
+	}
+	return true;
+}
+
+/* new - base, false when either is unknown. */
+static bool change(const struct diff_row *r, enum metric m, int64_t *d)
+{
+	uint64_t a, b;
+	if (!metric(r->base, m, &a) || !metric(r->cur, m, &b))
+		return false;
+	*d = (int64_t)(b - a);
+	return true;
+}
+
+/* Change in % of the base, false when the base is 0 or unknown. */
+static bool change_pct(const struct diff_row *r, enum metric m, double *pct)
+{
+	uint64_t a;
+	int64_t d;
+	if (!r->base || !metric(r->base, m, &a) || !a || !change(r, m, &d))
+		return false;
+	*pct = 100.0 * (double)d / (double)a;
+	return true;
+}
+
+static enum metric metric_of_sort(enum ct_report_sort s)
+{
+	switch (s) {
+	case CT_SORT_SELF: return M_SELF;
+	case CT_SORT_CALLS: return M_CALLS;
+	case CT_SORT_AVG: return M_AVG;
+	case CT_SORT_MIN: return M_MIN;
+	case CT_SORT_MAX: return M_MAX;
+	case CT_SORT_P50: return M_P50;
+	case CT_SORT_P99: return M_P99;
+	default: return M_TOTAL;
+	}
+}
+
+static enum metric sort_metric; /* qsort has no context argument */
+static bool sort_by_name;
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct diff_row *a = pa, *b = pb;
+	if (!sort_by_name) {
+		int64_t da, db;
+		bool ka = change(a, sort_metric, &da), kb = change(b, sort_metric, &db);
+		if (ka != kb)
+			return ka ? -1 : 1; /* unknown changes last */
+		uint64_t ma = ka ? (uint64_t)(da < 0 ? -da : da) : 0, mb = kb ? (uint64_t)(db < 0 ? -db : db) : 0;
+		if (ma != mb)
+			return ma > mb ? -1 : 1;
+		if (ka && da != db)
+			return da > db ? -1 : 1; /* growth before an equal shrink */
+	}
+	return strcmp(a->name, b->name);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Rows of both tables, matched by name (names are unique in each table:
+ * it was built by name). */
+static size_t join(const struct ct_func_table *base, const struct ct_func_table *cur, struct diff_row **out)
+{
+	struct diff_row *rows = xcalloc(base->n + cur->n + 1, sizeof(*rows));
+	struct ct_map at = {0}; /* name hash (+ probing) -> row index + 1 */
+	size_t n = 0;
+	for (int side = 0; side < 2; side++) {
+		const struct ct_func_table *ft = side ? cur : base;
+		for (size_t i = 0; i < ft->n; i++) {
+			const char *nm = ct_func_name(ft->t, ft->v[i]->func);
+			for (uint64_t h = name_hash(nm);; h++) {
+				void **slot = map_slot(&at, h, true);
+				if (!*slot) {
+					rows[n].name = nm;
+					*slot = (void *)(uintptr_t)++n;
+				}
+				struct diff_row *r = &rows[(uintptr_t)*slot - 1];
+				if (strcmp(r->name, nm))
+					continue;
+				if (side)
+					r->cur = ft->v[i];
+				else
+					r->base = ft->v[i];
+				break;
+			}
+		}
+	}
+	map_free(&at);
+	*out = rows;
+	return n;
+}
+
+/* ---- JSON ---- */
+
+static void json_side(struct ct_buf *b, const char *key, const struct ct_func_stats *f)
+{
+	buf_printf(b, ",\"%s\":", key);
+	if (!f) {
+		buf_cstr(b, "null");
+		return;
+	}
+	/* the report's object without "func", which is the row's */
+	struct ct_buf tmp = {0};
+	ct_func_json_fields(&tmp, f);
+	buf_put(b, "{", 1);
+	buf_put(b, tmp.p + 1, tmp.n - 1);
+	buf_put(b, "}", 1);
+	buf_free(&tmp);
+}
+
+static void write_json(FILE *out, struct diff_row *rows, size_t n)
+{
+	struct ct_buf b = {0};
+	buf_put(&b, "[", 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		buf_cstr(&b, i ? ",\n{\"func\":" : "\n{\"func\":");
+		ct_buf_json_string(&b, r->name, strlen(r->name));
+		if (!r->base || !r->cur)
+			buf_printf(&b, ",\"only\":\"%s\"", r->base ? "base" : "new");
+		json_side(&b, "base", r->base);
+		json_side(&b, "new", r->cur);
+		buf_cstr(&b, ",\"diff\":{");
+		for (int m = 0; m < NMETRICS; m++) {
+			int64_t d;
+			if (change(r, (enum metric)m, &d))
+				buf_printf(&b, "%s\"%s\":%" PRId64, m ? "," : "", metric_key[m], d);
+			else
+				buf_printf(&b, "%s\"%s\":null", m ? "," : "", metric_key[m]);
+		}
+		buf_cstr(&b, ",\"pct\":{");
+		for (int m = 0; m < NMETRICS; m++) {
+			double p;
+			if (change_pct(r, (enum metric)m, &p))
+				buf_printf(&b, "%s\"%s\":%.2f", m ? "," : "", metric_key[m], p);
+			else
+				buf_printf(&b, "%s\"%s\":null", m ? "," : "", metric_key[m]);
+		}
+		buf_cstr(&b, "}}}");
+		if (b.n > 1 << 16) {
+			fwrite(b.p, 1, b.n, out);
+			b.n = 0;
+		}
+	}
+	buf_cstr(&b, n ? "\n]\n" : "]\n");
+	fwrite(b.p, 1, b.n, out);
+	buf_free(&b);
+}
+
+/* ---- text ---- */
+
+static const char *const metric_title[NMETRICS] = {
+	"Calls", "Returned", "Unwound", "Unfinished", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
+};
+
+static void value_cell(struct ct_buf *b, const struct diff_row *r, const struct ct_func_stats *f, enum metric m)
+{
+	uint64_t v;
+	if (!f || !metric(f, m, &v) || (is_duration(m) && !f->returned))
+		buf_printf(b, "  %10s", "-");
+	else if (is_duration(m))
+		buf_cstr(b, "  "), ct_buf_duration(b, v);
+	else
+		buf_printf(b, "  %10" PRIu64, v);
+}
+
+static void change_cell(struct ct_buf *b, const struct diff_row *r, enum metric m)
+{
+	int64_t d;
+	if (!change(r, m, &d)) {
+		buf_printf(b, "  %11s", "-");
+	} else if (is_duration(m)) {
+		/* "+  1.234 us" -> " +1.234 us": the sign against the number */
+		struct ct_buf t = {0};
+		ct_buf_duration(&t, (uint64_t)(d < 0 ? -d : d));
+		size_t lead = 0;
+		while (lead < t.n && t.p[lead] == ' ')
+			lead++;
+		buf_printf(b, "  %*s%c%.*s", (int)lead, "", d < 0 ? '-' : d > 0 ? '+' : ' ', (int)(t.n - lead),
+			   (char *)t.p + lead);
+		buf_free(&t);
+	} else {
+		buf_printf(b, "  %+11" PRId64, d);
+	}
+}
+
+static void pct_cell(struct ct_buf *b, const struct diff_row *r, enum metric m)
+{
+	double p;
+	if (!r->base)
+		buf_printf(b, "  %8s", "new");
+	else if (!r->cur)
+		buf_printf(b, "  %8s", "gone");
+	else if (change_pct(r, m, &p))
+		buf_printf(b, "  %+7.1f%%", p);
+	else
+		buf_printf(b, "  %8s", "-");
+}
+
+static void write_text(FILE *out, const char *base_path, const char *cur_path, struct diff_row *rows, size_t n,
+		       enum metric primary, uint64_t lost_base, uint64_t lost_cur)
+{
+	/* The sort key in full (base, new, change, %); the change in % of the
+	 * other main figures; calls in both. */
+	static const enum metric others_all[] = {M_TOTAL, M_SELF, M_AVG, M_P99};
+	enum metric others[4];
+	size_t nothers = 0;
+	for (size_t i = 0; i < 4; i++)
+		if (others_all[i] != primary)
+			others[nothers++] = others_all[i];
+	bool calls_primary = primary == M_CALLS;
+	struct ct_buf b = {0};
+	buf_printf(&b, "# base: %s\n# new:  %s\n", base_path, cur_path);
+	const char *t = metric_title[primary];
+	buf_printf(&b, "  %5s base  %6s new  %11s  %8s", t, t, "Change", "Change %");
+	for (size_t i = 0; i < nothers; i++)
+		buf_printf(&b, "  %6s %%", metric_title[others[i]]);
+	if (!calls_primary)
+		buf_printf(&b, "  Calls base   Calls new");
+	buf_cstr(&b, "  Function\n");
+	buf_cstr(&b, "  ==========  ==========  ===========  ========");
+	for (size_t i = 0; i < nothers; i++)
+		buf_cstr(&b, "  ========");
+	if (!calls_primary)
+		buf_cstr(&b, "  ==========  ==========");
+	buf_cstr(&b, "  ====================\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		value_cell(&b, r, r->base, primary);
+		value_cell(&b, r, r->cur, primary);
+		change_cell(&b, r, primary);
+		pct_cell(&b, r, primary);
+		for (size_t k = 0; k < nothers; k++)
+			pct_cell(&b, r, others[k]);
+		if (!calls_primary) {
+			value_cell(&b, r, r->base, M_CALLS);
+			value_cell(&b, r, r->cur, M_CALLS);
+		}
+		buf_printf(&b, "  %s%s\n", r->name, !r->base ? "  (only in new)" : !r->cur ? "  (only in base)" : "");
+		if (b.n > 1 << 16) {
+			fwrite(b.p, 1, b.n, out);
+			b.n = 0;
+		}
+	}
+	if (lost_base || lost_cur)
+		buf_printf(&b, "\n# LOST %" PRIu64 " events in base and %" PRIu64
+			       " in new while recording: counts may be incomplete\n",
+			   lost_base, lost_cur);
+	fwrite(b.p, 1, b.n, out);
+	buf_free(&b);
+}
+
+int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const struct ct_report_opts *o)
+{
+	struct ct_func_table tb, tc;
+	ct_func_table_build(base, o->filter, true, &tb);
+	ct_func_table_build(cur, o->filter, true, &tc);
+	struct diff_row *rows;
+	size_t n = join(&tb, &tc, &rows);
+	sort_metric = metric_of_sort(o->sort);
+	sort_by_name = o->sort == CT_SORT_FUNC;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	if (o->json) {
+		write_json(o->out, rows, n);
+		if (tb.lost || tc.lost)
+			fprintf(stderr, "calltrace: warning: events were lost while recording (%" PRIu64 " in %s, %" PRIu64
+					" in %s); counts may be incomplete\n",
+				tb.lost, base->path, tc.lost, cur->path);
+	} else {
+		write_text(o->out, base->path, cur->path, rows, n, sort_metric, tb.lost, tc.lost);
+	}
+	free(rows);
+	ct_func_table_free(&tb);
+	ct_func_table_free(&tc);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* Per-function statistics of a trace: the one aggregation behind `report`
+ * and `report --diff` (see report.c for how self time and percentiles are
+ * computed). */
+#ifndef CT_REPORT_H
+#define CT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "render/render.h"
+
+#define CT_HIST_SUB_BITS 7
+#define CT_HIST_CHUNKS (64 - CT_HIST_SUB_BITS + 1)
+
+struct ct_func_stats {
+	uint32_t func;     /* function id (the first one of its name with by_name) */
+	uint64_t returned, unwound, unfinished;
+	uint64_t total, self, min, max; /* of the returned calls; min 0 without any */
+	uint64_t p50, p99;
+	uint64_t *chunk[CT_HIST_CHUNKS]; /* log-linear duration histogram */
+};
+
+struct ct_func_table {
+	struct ct_trace *t;
+	struct ct_func_stats **v; /* one per function that had a shown call */
+	size_t n;
+	uint64_t lost;            /* events lost while recording */
+};
+
+/* Runs T through FILTER (NULL: everything) and aggregates per function.
+ * BY_NAME: functions that share a name (C statics, aliases) are one entry,
+ * so that two traces can be matched by name. */
+void ct_func_table_build(struct ct_trace *t, const struct ct_filter_opts *filter, bool by_name,
+			 struct ct_func_table *out);
+void ct_func_table_free(struct ct_func_table *ft);
+
+static inline uint64_t ct_func_calls(const struct ct_func_stats *f)
+{
+	return f->returned + f->unwound + f->unfinished;
+}
+
+static inline uint64_t ct_func_avg(const struct ct_func_stats *f)
+{
+	return f->returned ? f->total / f->returned : 0;
+}
+
+/* The report's JSON members of F after "func" (",\"calls\":…,\"max_ns\":…"). */
+void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f);
+
+/* report --diff: BASE and CUR side by side (O->histogram is not used). */
+int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const struct ct_report_opts *o);
+
+#endif

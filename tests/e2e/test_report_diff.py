@@ -1,0 +1,135 @@
+"""report --diff: two real recordings compared, every number checked against
+`report --format=json` of each file (itself checked against the JSON Lines
+in test_report_yaml.py), with the same filters, and the text table read
+back against the JSON."""
+import json
+import re
+
+from lib import ct, fixture, record, tmp
+
+NULLABLE = ("avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns")
+ALWAYS = ("calls", "returned", "unwound", "unfinished", "total_ns", "self_ns")
+
+_files = {}
+
+
+def traces():
+    """base: a sequential loop; new: goroutines (main.loop only in base,
+    main.goroutines* only in new, main.work/main.leaf in both)."""
+    if not _files:
+        for name, args in (("base", ["loop", "5"]), ("new", ["goroutines", "8"])):
+            _, out = record([fixture("go_core"), *args], out=tmp(f"diff-{name}.data"))
+            _files[name] = out
+    return _files["base"], _files["new"]
+
+
+def report(path, *flags):
+    p = ct("report", "--format=json", *flags, path)
+    assert p.returncode == 0, p.stderr
+    return {r.pop("func"): r for r in json.loads(p.stdout)}
+
+
+def diff_json(base, new, *flags):
+    p = ct("report", "--diff", base, "--format=json", *flags, new)
+    assert p.returncode == 0, f"report --diff failed: {p.stderr.strip()}"
+    return json.loads(p.stdout)
+
+
+def expected_change(b, n, key):
+    if key in ALWAYS:
+        return (n[key] if n else 0) - (b[key] if b else 0)
+    if b is None or n is None or b[key] is None or n[key] is None:
+        return None
+    return n[key] - b[key]
+
+
+def check_diff(*flags):
+    base, new = traces()
+    rb, rn = report(base, *flags), report(new, *flags)
+    rows = diff_json(base, new, *flags)
+    names = [r["func"] for r in rows]
+    assert len(names) == len(set(names)), f"a function appears twice: {names}"
+    assert set(names) == set(rb) | set(rn), (names, sorted(rb), sorted(rn))
+    for r in rows:
+        f = r["func"]
+        b, n = rb.get(f), rn.get(f)
+        assert r["base"] == b and r["new"] == n, f"{f}: sides differ from report: {r}"
+        assert r.get("only") == ("new" if b is None else "base" if n is None else None), r
+        for key in ALWAYS + NULLABLE:
+            want = expected_change(b, n, key)
+            assert r["diff"][key] == want, f"{flags} {f} {key}: {r['diff'][key]} != {want}"
+            pct = r["diff"]["pct"][key]
+            bv = b[key] if b else None
+            if want is None or not bv:
+                assert pct is None, f"{f} {key}: pct {pct} without a base"
+            else:
+                assert abs(pct - 100.0 * want / bv) <= 0.006, f"{f} {key}: pct {pct} vs {want}/{bv}"
+    return rows
+
+
+def test_diff_numbers_equal_the_two_reports():
+    rows = check_diff()
+    only = {r["func"]: r["only"] for r in rows if "only" in r}
+    assert only.get("main.loop") == "base" and only.get("main.goroutines") == "new", only
+    assert "main.work" in {r["func"] for r in rows} and "main.work" not in only
+    # largest change of total time first (absolute), ties by name
+    keys = [(-abs(r["diff"]["total_ns"]), -r["diff"]["total_ns"], r["func"]) for r in rows]
+    assert keys == sorted(keys), [r["func"] for r in rows]
+
+
+def test_diff_filters_apply_to_both():
+    rows = check_diff("-F", "main.work")
+    assert sorted(r["func"] for r in rows) == ["main.leaf", "main.work"], rows
+    check_diff("-N", "main.leaf", "-D", "3")
+
+
+def test_diff_sort_keys():
+    base, new = traces()
+    rows = diff_json(base, new, "-s", "calls")
+    keys = [(-abs(r["diff"]["calls"]), -r["diff"]["calls"], r["func"]) for r in rows]
+    assert keys == sorted(keys), keys
+    rows = diff_json(base, new, "-s", "p99")
+    known = [r for r in rows if r["diff"]["p99_ns"] is not None]
+    assert rows[:len(known)] == known, "rows without a p99 change must come last"
+    assert [abs(r["diff"]["p99_ns"]) for r in known] == sorted((abs(r["diff"]["p99_ns"]) for r in known),
+                                                               reverse=True)
+    rows = diff_json(base, new, "-s", "func")
+    assert [r["func"] for r in rows] == sorted(r["func"] for r in rows)
+
+
+DUR = r"(?:[0-9]+\.[0-9]{3} (?:us|ms| s| m| h))"
+
+
+def test_diff_text_table_matches_json():
+    base, new = traces()
+    p = ct("report", "--diff", base, new)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"# base: {base}" and lines[1] == f"# new:  {new}", lines[:2]
+    assert lines[2].split()[:4] == ["Total", "base", "Total", "new"], lines[2]
+    rows = diff_json(base, new)
+    body = [l for l in lines[4:] if l.strip()]
+    assert len(body) == len(rows), body
+    for line, r in zip(body, rows):
+        m = re.match(r"^ *(?P<b>-|" + DUR + r") +(?P<n>-|" + DUR + r") +(?P<chg>[-+ ]" + DUR + r") +"
+                     r"(?P<pct>new|gone|[-+][0-9]+\.[0-9]%) .* (?P<cb>-|\d+) +(?P<cn>-|\d+)  (?P<func>\S+)"
+                     r"(?P<mark>  \(only in (?:base|new)\))?$", line)
+        assert m, f"unparsable diff line: {line!r}"
+        assert m["func"] == r["func"], (line, r["func"])
+        assert bool(m["mark"]) == ("only" in r), line
+        assert m["cb"] == (str(r["base"]["calls"]) if r["base"] else "-"), line
+        assert m["cn"] == (str(r["new"]["calls"]) if r["new"] else "-"), line
+        sign = "+" if r["diff"]["total_ns"] > 0 else "-" if r["diff"]["total_ns"] < 0 else " "
+        assert m["chg"].startswith(sign), line
+        if r["base"] and r["new"]:
+            assert m["pct"] == "%+.1f%%" % r["diff"]["pct"]["total_ns"], line
+
+
+def test_diff_bad_input():
+    base, new = traces()
+    p = ct("report", "--diff", tmp("no-such.data"), new)
+    assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "does not exist" in p.stderr, p.stderr
+    p = ct("report", "--diff", base, new, "--histogram", "main.*")
+    assert p.returncode == 2 and "--histogram" in p.stderr, p.stderr
+    p = ct("report", "--diff")
+    assert p.returncode == 2 and "needs a value" in p.stderr, p.stderr
