@@ -143,8 +143,11 @@ int cmd_list(int argc, char **argv)
 		       (long long)t.gcfg.tls_g_off);
 	printf(", %s, functions from %s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
 	       t.has_dwarf ? ", DWARF" : ", no DWARF");
-	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)\n", p.funcs.n, p.sites.n,
+	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)", p.funcs.n, p.sites.n,
 	       p.cheap_entries, p.slow_entries);
+	if (p.skipped.n)
+		printf(", %zu cannot be probed (listed at the end)", p.skipped.n);
+	printf("\n");
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
 	ct_plan_args(&p, &ao);
 	if (args && p.args_note)
@@ -193,6 +196,11 @@ int cmd_list(int argc, char **argv)
 			       text);
 		}
 	}
+	if (p.skipped.n)
+		printf("# %zu functions cannot be probed (record leaves them out):\n", p.skipped.n);
+	for (size_t i = 0; i < p.skipped.n; i++)
+		printf("  0x%-16llx %-12s %-6s %s: %s\n", (unsigned long long)p.skipped.v[i].fn->entry, "-", "-",
+		       p.skipped.v[i].fn->name, p.skipped.v[i].why);
 	ct_plan_free(&p);
 	ct_target_close(&t);
 	CT_VEC_FREE(exclude);

@@ -165,7 +165,9 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 				return -1;
 			}
 			ct_debug("skipping %s", ct_error());
-			p->skipped_undecodable++;
+			const char *why = ct_error(), *colon = strstr(why, " cannot be probed: ");
+			struct ct_plan_skip sk = {f, xstrdup(colon ? colon + 19 : why)};
+			CT_VEC_PUSH(p->skipped, sk);
 		}
 	}
 	map_free(&planned);
@@ -221,8 +223,27 @@ void ct_plan_free(struct ct_plan *p)
 	if (p->types)
 		ct_types_close(p->types);
 	p->types = NULL;
+	for (size_t i = 0; i < p->skipped.n; i++)
+		free(p->skipped.v[i].why);
+	CT_VEC_FREE(p->skipped);
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
+}
+
+char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
+{
+	struct ct_buf b = {0};
+	for (size_t i = 0; i < p->skipped.n && i < max; i++) {
+		if (i)
+			buf_put(&b, ", ", 2);
+		buf_put(&b, p->skipped.v[i].fn->name, strlen(p->skipped.v[i].fn->name));
+	}
+	if (p->skipped.n > max) {
+		char more[48];
+		buf_put(&b, more, (size_t)snprintf(more, sizeof(more), " (and %zu more)", p->skipped.n - max));
+	}
+	buf_put(&b, "", 1);
+	return (char *)b.p;
 }
 
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)

@@ -25,6 +25,11 @@ struct ct_plan_site {
 	uint8_t gsrc;    /* enum ct_gsrc */
 };
 
+struct ct_plan_skip {
+	const struct ct_func *fn;
+	char *why;
+};
+
 struct ct_selection {
 	const char **trace;   /* -F globs; none = the default set */
 	size_t ntrace;
@@ -48,7 +53,9 @@ struct ct_plan {
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
-	size_t skipped_undecodable;
+	/* Selected functions that cannot be probed (undecodable, or the kernel
+	 * refuses an instruction a probe would go on), with the reason. */
+	CT_VEC(struct ct_plan_skip) skipped;
 	/* Argument capture (plan/args.c): per site id, NULL if none. */
 	struct ct_site_fetch **fetch;
 	struct ct_types *types;
@@ -67,6 +74,9 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o);
 
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
+
+/* "a, b, c (and N more)": the skipped functions' names, for one line. */
+char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
 /* The tables as they go into the record file. */
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);

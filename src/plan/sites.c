@@ -78,6 +78,17 @@ static bool clobber_ok(ZydisRegister r, enum ct_abi abi)
 	if (r == ZYDIS_REGISTER_RFLAGS || r == ZYDIS_REGISTER_EFLAGS || r == ZYDIS_REGISTER_FLAGS ||
 	    r == ZYDIS_REGISTER_RIP || r == ZYDIS_REGISTER_EIP || r == ZYDIS_REGISTER_IP)
 		return true;
+	/* Vector and mask registers: BPF cannot read them, so arguments in
+	 * them are shown unavailable whether written or not. */
+	switch (ZydisRegisterGetClass(r)) {
+	case ZYDIS_REGCLASS_XMM:
+	case ZYDIS_REGCLASS_YMM:
+	case ZYDIS_REGCLASS_ZMM:
+	case ZYDIS_REGCLASS_MASK:
+		return true;
+	default:
+		break;
+	}
 	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
 	switch (abi) {
 	case CT_ABI_GO_REG: /* R12, R13 are scratch in ABIInternal */
@@ -110,21 +121,87 @@ static bool harmless_before_entry(const struct insn *x, enum ct_abi abi)
 	return true;
 }
 
-/* The kernel refuses a uprobe on an instruction with a LOCK or an ES/CS/SS/DS
- * segment prefix (arch/x86/kernel/uprobes.c: is_prefix_bad), and one refused
- * site fails the whole link. */
-static bool kernel_refuses(const struct insn *x)
+/* Opcodes the kernel's x86 uprobe code refuses in 64-bit code: the zeros of
+ * good_insns_64 in arch/x86/kernel/uprobes.c (Linux 6.x; checked on 6.18 by
+ * putting a probe on each).  The kernel looks up the first opcode byte after
+ * the legacy and REX prefixes (0F-escaped opcodes are all accepted); for
+ * VEX/EVEX instructions the byte after that prefix, whatever its map. */
+static const uint8_t refused_opcodes[] = {
+	0x06, 0x07, 0x0e, 0x16, 0x17, 0x1e, 0x1f, 0x27, 0x2f, 0x37, 0x3f, 0x60, 0x61, 0x62,
+	0x6c, 0x6d, 0x6e, 0x6f, 0x82, 0x9a, 0xcc, 0xcd, 0xce, 0xcf, 0xd4, 0xd5, 0xd6, 0xe4,
+	0xe5, 0xe6, 0xe7, 0xea, 0xec, 0xed, 0xee, 0xef, 0xf1, 0xf4, 0xfa, 0xfb,
+};
+
+static bool opcode_refused(uint8_t op)
+{
+	for (size_t i = 0; i < sizeof(refused_opcodes); i++)
+		if (refused_opcodes[i] == op)
+			return true;
+	return false;
+}
+
+/* Why no probe may go on X, or NULL.  Mostly the kernel's own rules: it
+ * refuses the probe (and, in a uprobe_multi link, the whole link, with
+ * ENOTSUPP: "Unknown error 524").  Plus one of ours: VEX/EVEX instructions
+ * the kernel accepts are single-stepped wrongly (measured on 6.18 in a KVM
+ * guest: vpbroadcastb, vpcmpeqb and vmovq %xmm,%r64 gave wrong results when
+ * probed; legacy SSE ones were all right), so none is ever probed. */
+static const char *uprobe_refusal(const struct insn *x)
 {
 	for (int i = 0; i < x->in.raw.prefix_count; i++)
 		switch (x->in.raw.prefixes[i].value) {
 		case 0xf0:
+			return "lock prefix, refused by the kernel";
 		case 0x26:
 		case 0x2e:
 		case 0x36:
-		case 0x3e:
-			return true;
+		case 0x3e: /* also notrack */
+			return "segment prefix, refused by the kernel";
 		}
-	return false;
+	uint8_t op = x->in.opcode;
+	switch (x->in.encoding) {
+	case ZYDIS_INSTRUCTION_ENCODING_LEGACY:
+	case ZYDIS_INSTRUCTION_ENCODING_3DNOW:
+		break;
+	case ZYDIS_INSTRUCTION_ENCODING_VEX:
+	case ZYDIS_INSTRUCTION_ENCODING_EVEX:
+		return opcode_refused(op) ? "VEX/EVEX opcode refused by the kernel"
+					  : "VEX/EVEX instruction, single-stepped wrongly by the kernel";
+	default:
+		return "XOP/MVEX instruction, not known to the kernel";
+	}
+	if (x->in.opcode_map != ZYDIS_OPCODE_MAP_DEFAULT)
+		return NULL; /* 0F-escaped: accepted */
+	if (opcode_refused(op))
+		return "opcode refused by the kernel";
+	/* mov to %ss masks the next instruction's exceptions */
+	if (op == 0x8e && x->in.raw.modrm.reg == 2)
+		return "mov to %ss, refused by the kernel";
+	return NULL;
+}
+
+/* relative branches with an operand-size prefix: refused by the kernel */
+static bool refused_branch(const struct insn *x)
+{
+	if (!(x->in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE) || x->in.encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY)
+		return false;
+	uint8_t b = x->in.opcode;
+	return x->in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT ? (b == 0xe8 || b == 0xe9 || b == 0xeb || (b >= 0x70 && b <= 0x7f))
+							    : x->in.opcode_map == ZYDIS_OPCODE_MAP_0F && b >= 0x80 && b <= 0x8f;
+}
+
+static const char *probe_refusal(const struct insn *x)
+{
+	const char *r = uprobe_refusal(x);
+	return r ? r : refused_branch(x) ? "branch with a 0x66 prefix, refused by the kernel" : NULL;
+}
+
+const char *ct_uprobe_refuses(const uint8_t *code, size_t len, uint64_t addr)
+{
+	struct insn x;
+	if (!decode(code, len, addr, &x))
+		return "undecodable instruction";
+	return probe_refusal(&x);
 }
 
 static bool only_padding(const uint8_t *p, size_t n)
@@ -143,9 +220,16 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 	CT_VEC(uint64_t) targets = {0}; /* intra-function branch targets */
 	struct insn x;
 	size_t off = 0;
-	int first_cheap = -1;
+	/* Entry candidates: the first instructions, as long as everything
+	 * before each is harmless (it may run before the probe). */
+	struct {
+		uint64_t addr;
+		bool emulated;
+		const char *refused;
+	} pre[ENTRY_LOOKAHEAD];
+	size_t npre = 0;
 	bool prefix_clean = true; /* all instructions so far harmless */
-	uint64_t cheap_addr = 0;
+	char why[256] = "";
 
 	while (off < len) {
 		if (!decode(code + off, len - off, addr + off, &x)) {
@@ -155,13 +239,12 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 			CT_VEC_FREE(targets);
 			return ct_fail("undecodable instruction at +0x%zx (byte 0x%02x)", off, code[off]);
 		}
-		if (first_cheap < 0 && out->ninsns < ENTRY_LOOKAHEAD && prefix_clean) {
-			if (kernel_emulates(&x)) {
-				first_cheap = (int)out->ninsns;
-				cheap_addr = x.addr;
-			} else if (!harmless_before_entry(&x, abi)) {
-				prefix_clean = false;
-			}
+		if (prefix_clean && npre < ENTRY_LOOKAHEAD) {
+			pre[npre].addr = x.addr;
+			pre[npre].emulated = kernel_emulates(&x);
+			pre[npre].refused = probe_refusal(&x);
+			npre++;
+			prefix_clean = harmless_before_entry(&x, abi);
 		}
 		uint64_t t = branch_target(&x);
 		bool inside = t >= addr && t < addr + len;
@@ -192,6 +275,13 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 		default:
 			break;
 		}
+		const char *r;
+		if (!why[0] && (x.in.meta.category == ZYDIS_CATEGORY_RET ||
+				(exits.n && exits.v[exits.n - 1].addr == x.addr)) && (r = probe_refusal(&x))) {
+			char text[96];
+			ct_disasm_one(code + off, len - off, x.addr, text, sizeof(text));
+			snprintf(why, sizeof(why), "the kernel refuses a uprobe on its exit at +0x%zx (%s: %s)", off, text, r);
+		}
 		off += x.in.length;
 		out->ninsns++;
 	}
@@ -201,38 +291,37 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 		return ct_fail("empty function body");
 	}
 
-	/* The cheap site must run exactly once per call: no branch may land
+	/* The entry site must run exactly once per call: no branch may land
 	 * between the function start and it (a jump to the start itself is
-	 * Go's morestack restart, which reconstruction expects). */
-	out->entry_site = addr;
-	out->entry_emulated = false;
-	if (first_cheap >= 0) {
-		bool reentered = false;
-		for (size_t i = 0; i < targets.n; i++)
-			if (targets.v[i] > addr && targets.v[i] <= cheap_addr)
-				reentered = true;
-		if (!reentered) {
-			out->entry_site = cheap_addr;
-			out->entry_emulated = true;
+	 * Go's morestack restart, which reconstruction expects).  Prefer the
+	 * first instruction the kernel emulates; else the first it accepts
+	 * (a refused one at +0 -- a VEX vpxor in glibc -- is passed over when
+	 * it only writes vector registers, which BPF cannot read anyway). */
+	int pick = -1;
+	for (int pass = 0; pass < 2 && pick < 0; pass++)
+		for (size_t i = 0; i < npre && pick < 0; i++) {
+			if (pre[i].refused || (pass == 0 && !pre[i].emulated))
+				continue;
+			bool reentered = false;
+			for (size_t k = 0; k < targets.n && i; k++)
+				if (targets.v[k] > addr && targets.v[k] <= pre[i].addr)
+					reentered = true;
+			if (!reentered)
+				pick = (int)i;
 		}
+	if (pick < 0 && !why[0]) {
+		char text[96];
+		ct_disasm_one(code, len, addr, text, sizeof(text));
+		snprintf(why, sizeof(why), "the kernel refuses a uprobe on its first instruction (%s: %s)", text,
+			 pre[0].refused ? pre[0].refused : "?");
 	}
-	if (out->entry_site == addr && !out->entry_emulated) {
-		/* +0 itself may be an emulated instruction (push %rbp, nop). */
-		if (decode(code, len, addr, &x) && kernel_emulates(&x))
-			out->entry_emulated = true;
-	}
-	/* Sites the kernel would refuse make the function unprobeable. */
-	struct insn chk;
-	bool refused = decode(code + (out->entry_site - addr), len - (out->entry_site - addr), out->entry_site, &chk) &&
-		       kernel_refuses(&chk);
-	for (size_t i = 0; !refused && i < exits.n; i++)
-		refused = decode(code + (exits.v[i].addr - addr), len - (exits.v[i].addr - addr), exits.v[i].addr, &chk) &&
-			  kernel_refuses(&chk);
-	if (refused) {
+	if (why[0]) {
 		CT_VEC_FREE(exits);
 		CT_VEC_FREE(targets);
-		return ct_fail("a probe site has a lock or segment prefix, which uprobes refuse");
+		return ct_fail("%s", why);
 	}
+	out->entry_site = pre[pick].addr;
+	out->entry_emulated = pre[pick].emulated;
 	out->exits = exits.v;
 	out->nexits = exits.n;
 	CT_VEC_FREE(targets);

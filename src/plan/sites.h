@@ -48,6 +48,12 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out);
 void ct_fn_sites_free(struct ct_fn_sites *s);
 
+/* Why the kernel's x86 uprobe code would refuse a probe on the instruction at
+ * CODE (arch/x86/kernel/uprobes.c: lock and segment prefixes, opcodes outside
+ * its table -- VEX/EVEX ones by the byte after the prefix --, mov to %ss,
+ * 0x66-prefixed branches), or NULL when it accepts one. */
+const char *ct_uprobe_refuses(const uint8_t *code, size_t len, uint64_t addr);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

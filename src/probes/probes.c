@@ -181,6 +181,9 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 					       sets[i].n, a->path, strerror(e));
 			if (e == ESRCH)
 				return ct_fail("process %d is gone", a->pid);
+			if (e == 524) /* ENOTSUPP, the kernel's own: a refused instruction */
+				return ct_fail("attaching %zu probes to %s failed: this kernel refuses a uprobe on one of the instructions calltrace chose (calltrace list -v BINARY shows them); leave that function out with -N",
+					       sets[i].n, a->path);
 			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, strerror(e));
 		}
 		p->links[p->nlinks++] = fd;

@@ -50,6 +50,11 @@ static void write_meta(struct ct_session *s)
 	for (size_t k = 0; k < s->nlibs; k++)
 		ct_writer_meta(w, "library", "%s %s", s->libs[k].name, s->libs[k].path);
 	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
+	if (s->plan.skipped.n) {
+		char *names = ct_plan_skipped_names(&s->plan, 32);
+		ct_writer_meta(w, "plan.skipped", "%zu: %s", s->plan.skipped.n, names);
+		free(names);
+	}
 	ct_writer_meta(w, "args", "%s", s->plan.args_note ? s->plan.args_note : "on");
 	struct ct_buf lim = {0};
 	char tmp[128];
@@ -192,6 +197,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		return -1;
 	}
 	s->plan_built = true;
+	if (s->plan.skipped.n) {
+		char *names = ct_plan_skipped_names(&s->plan, 8);
+		ct_warn("%zu function%s cannot be probed and %s not traced: %s (see: calltrace list %s)", s->plan.skipped.n,
+			s->plan.skipped.n > 1 ? "s" : "", s->plan.skipped.n > 1 ? "are" : "is", names, binary);
+		free(names);
+	}
 	ct_plan_args(&s->plan, &o->args);
 	if (prepare_libraries(s))
 		return -1;

@@ -535,3 +535,74 @@ TEST(sites_disasm_one)
 	ct_disasm_one(go_reg, sizeof(go_reg), BASE, small, sizeof(small));
 	CHECK_EQ_U(strlen(small), 3);
 }
+
+/* The kernel's rules (arch/x86/kernel/uprobes.c), checked on 6.18 by a
+ * tracefs probe on each of these instructions. */
+TEST(sites_uprobe_refusals)
+{
+	static const struct {
+		uint8_t b[10];
+		size_t n;
+		bool refused;
+	} cases[] = {
+		{{0xc5, 0xf9, 0xef, 0xc0}, 4, true},             /* vpxor %xmm0,%xmm0,%xmm0 (VEX, refused) */
+		{{0xc5, 0xfd, 0x74, 0xd1}, 4, true},             /* vpcmpeqb: accepted, stepped wrongly */
+		{{0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}, 6, true}, /* vpbroadcastb %esi,%ymm17 (EVEX) */
+		{{0xf0, 0xff, 0x07}, 3, true},                   /* lock incl (%rdi) */
+		{{0x3e, 0xeb, 0xfe}, 3, true},                   /* ds jmp */
+		{{0x3e, 0xff, 0xe0}, 3, true},                   /* notrack jmp *%rax */
+		{{0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}, 9, true}, /* cs nopl */
+		{{0x8e, 0xd0}, 2, true},                         /* mov %eax,%ss */
+		{{0xcc}, 1, true},                               /* int3 */
+		{{0xec}, 1, true},                               /* in (%dx),%al */
+		{{0x66, 0xe8, 0x00, 0x00}, 4, true},             /* callw */
+		{{0x66, 0x0f, 0x38, 0x00, 0xc1}, 5, false},      /* pshufb (0F-escaped: accepted) */
+		{{0x66, 0x90}, 2, false},                        /* xchg %ax,%ax */
+		{{0x0f, 0x1f, 0x00}, 3, false},                  /* nopl (%rax) */
+		{{0xf3, 0x0f, 0x1e, 0xfa}, 4, false},            /* endbr64 */
+		{{0x0f, 0xa2}, 2, false},                        /* cpuid */
+		{{0x55}, 1, false},                              /* push %rbp */
+		{{0xf3, 0xc3}, 2, false},                        /* repz ret */
+		{{0xff, 0xe0}, 2, false},                        /* jmp *%rax */
+		{{0xe8, 0, 0, 0, 0}, 5, false},                  /* call */
+		{{0xf2, 0xe9, 0, 0, 0, 0}, 6, false},            /* bnd jmp */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = ct_uprobe_refuses(cases[i].b, cases[i].n, BASE);
+		if ((why != NULL) != cases[i].refused) {
+			unit_fail(__FILE__, __LINE__, "case %zu: %s", i, why ? why : "accepted");
+			return;
+		}
+	}
+}
+
+/* A refused first instruction that only writes a vector register is passed
+ * over; one that writes an argument or result register makes the function
+ * unprobeable, with the reason. */
+TEST(sites_refused_entry)
+{
+	static const uint8_t over[] = {
+		0xc5, 0xf9, 0xef, 0xc0, /* +0 vpxor %xmm0,%xmm0,%xmm0 */
+		0x48, 0x8d, 0x04, 0x77, /* +4 lea (%rdi,%rsi,2),%rax */
+		0xc3,                   /* +8 ret */
+	};
+	static const uint8_t stuck[] = {
+		0xc5, 0xf9, 0x7e, 0xc0, /* +0 vmovd %xmm0,%eax */
+		0xc3,                   /* +4 ret */
+	};
+	static const uint8_t lock_ret[] = {
+		0x55,             /* +0 push %rbp */
+		0x5d,             /* +1 pop %rbp */
+		0x3e, 0xc3,       /* +2 ds ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(over, sizeof(over), CT_ABI_C, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 4);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 1);
+	ct_fn_sites_free(&s);
+	CHECK_EQ_I(find(stuck, sizeof(stuck), CT_ABI_C, &s), -1);
+	CHECK(strstr(ct_error(), "first instruction") && strstr(ct_error(), "vmovd"));
+	CHECK_EQ_I(find(lock_ret, sizeof(lock_ret), CT_ABI_C, &s), -1);
+	CHECK(strstr(ct_error(), "exit at +0x2") && strstr(ct_error(), "segment prefix"));
+}
