@@ -18,7 +18,7 @@ LDLIBS   := -lbpf -lelf -ldw -lZydis -lz -lpthread -lm
 # Debian packages this project builds, tests and benches with.
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
-             python3-yaml time chromium
+             python3-yaml time chromium nodejs
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
@@ -59,6 +59,7 @@ deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" != 0 ]; then echo "calltrace: make deps needs root to install:$$missing (run: sudo make deps)"; exit 1; fi; \

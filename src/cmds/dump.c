@@ -1,25 +1,28 @@
 /* calltrace dump: a record file in the formats other tools read — Chrome
  * trace-event JSON (Perfetto UI, chrome://tracing, speedscope), folded stacks
- * (flamegraph.pl, inferno, speedscope) and a self-contained SVG flame graph. */
+ * (flamegraph.pl, inferno, speedscope), a self-contained SVG flame graph and
+ * OpenTelemetry spans (OTLP/JSON). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "render/otlp.h"
 #include "render/render.h"
 #include "util/files.h"
 #include "util/util.h"
 
-enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG };
+enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG, DUMP_OTLP };
 
-static const char *const format_names[] = {"", "chrome", "folded", "svg"};
+static const char *const format_names[] = {"", "chrome", "folded", "svg", "otlp"};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace dump [--chrome|--folded|--svg] [-o FILE] [filters] [RECORD]\n"
+	fprintf(f, "usage: calltrace dump [--chrome|--folded|--svg|--otlp] [-o FILE] [filters] [RECORD]\n"
 		   "\n"
 		   "  RECORD                record file (default: calltrace.data)\n"
 		   "      --chrome          Chrome trace-event JSON (default): open in ui.perfetto.dev,\n"
@@ -27,12 +30,19 @@ static void usage(FILE *f)
 		   "      --folded          folded stacks 'main;f;g <self ns>' for flamegraph.pl, inferno\n"
 		   "                        or speedscope\n"
 		   "      --svg             an interactive flame graph (click to zoom), one SVG file\n"
-		   "  -f, --format FMT      the same as a word: chrome, folded or svg\n"
+		   "      --otlp            OpenTelemetry spans, OTLP/JSON: JSON Lines, each line one\n"
+		   "                        ExportTraceServiceRequest of up to 512 spans (the OTLP file\n"
+		   "                        format; POST a line to a collector's /v1/traces).  One span per\n"
+		   "                        call, one trace per root call, Unix-time timestamps, status\n"
+		   "                        ERROR for unwound calls; arguments and results as attributes\n"
+		   "      --service NAME    otlp: service.name (default: the traced binary's name)\n"
+		   "  -f, --format FMT      the same as a word: chrome, folded, svg or otlp\n"
 		   "  -o, --output FILE     write to FILE instead of standard output (Chrome JSON with\n"
 		   "                        argument values is created mode 0600, like the record;\n"
 		   "                        a symlink or non-regular file there is refused)\n"
-		   "      --no-args         chrome: leave argument and result values out (smaller; speedscope\n"
-		   "                        then shows one frame per function instead of per argument set)\n"
+		   "      --no-args         chrome, otlp: leave argument and result values out (smaller;\n"
+		   "                        speedscope then shows one frame per function instead of per\n"
+		   "                        argument set)\n"
 		   "\nfilters:\n%s", ct_filter_help);
 }
 
@@ -45,6 +55,25 @@ static int set_format(enum dump_format *fmt, enum dump_format want)
 	}
 	*fmt = want;
 	return 0;
+}
+
+static int write_request(void *ctx, const uint8_t *body, size_t n, uint64_t nspans)
+{
+	if (fwrite(body, 1, n, ctx) != n)
+		return ct_fail("cannot write the OTLP output: %s", strerror(errno));
+	return 0;
+}
+
+static int dump_otlp(struct ct_trace *t, const struct ct_render_opts *ro, const char *service, bool with_values)
+{
+	struct ct_otlp_opts oo = {.service = service, .with_values = with_values, .request = write_request,
+				  .ctx = ro->out};
+	uint64_t lost = 0;
+	int r = ct_render_otlp(t, ro, &oo, NULL, &lost);
+	if (!r && lost)
+		fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; spans may be missing\n",
+			lost);
+	return r;
 }
 
 /* Creates the output (util/files.h: never through a planted link), refusing
@@ -66,11 +95,13 @@ static FILE *open_output(struct ct_output *o, const char *path, const char *reco
 
 int cmd_dump(int argc, char **argv)
 {
-	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS };
+	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS, OPT_OTLP, OPT_SERVICE };
 	static const struct option opts[] = {
 		{"chrome", no_argument, NULL, OPT_CHROME},
 		{"folded", no_argument, NULL, OPT_FOLDED},
 		{"svg", no_argument, NULL, OPT_SVG},
+		{"otlp", no_argument, NULL, OPT_OTLP},
+		{"service", required_argument, NULL, OPT_SERVICE},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"no-args", no_argument, NULL, OPT_NO_ARGS},
@@ -79,7 +110,7 @@ int cmd_dump(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	enum dump_format fmt = DUMP_NONE;
-	const char *out_path = NULL;
+	const char *out_path = NULL, *service = NULL;
 	bool with_values = true;
 	struct ct_filter_opts fo = {0};
 	int c, rc = 2;
@@ -95,16 +126,21 @@ int cmd_dump(int argc, char **argv)
 		case OPT_CHROME:
 		case OPT_FOLDED:
 		case OPT_SVG:
-			if (set_format(&fmt, c == OPT_CHROME ? DUMP_CHROME : c == OPT_FOLDED ? DUMP_FOLDED : DUMP_SVG))
+		case OPT_OTLP:
+			if (set_format(&fmt, c == OPT_CHROME ? DUMP_CHROME : c == OPT_FOLDED ? DUMP_FOLDED
+					   : c == OPT_SVG  ? DUMP_SVG : DUMP_OTLP))
 				goto out;
+			break;
+		case OPT_SERVICE:
+			service = optarg;
 			break;
 		case 'f': {
 			enum dump_format want = DUMP_NONE;
-			for (int i = DUMP_CHROME; i <= DUMP_SVG; i++)
+			for (int i = DUMP_CHROME; i <= DUMP_OTLP; i++)
 				if (!strcmp(optarg, format_names[i]))
 					want = (enum dump_format)i;
 			if (want == DUMP_NONE) {
-				fprintf(stderr, "calltrace: dump: unknown format '%s' (use chrome, folded or svg)\n",
+				fprintf(stderr, "calltrace: dump: unknown format '%s' (use chrome, folded, svg or otlp)\n",
 					optarg);
 				goto out;
 			}
@@ -143,6 +179,10 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (fmt == DUMP_NONE)
 		fmt = DUMP_CHROME;
+	if (service && fmt != DUMP_OTLP) {
+		fprintf(stderr, "calltrace: dump: --service is for --otlp\n");
+		goto out;
+	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";
 
 	struct ct_trace t;
@@ -153,7 +193,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	FILE *out = stdout;
 	struct ct_output output;
-	if (out_path && !(out = open_output(&output, out_path, path, fmt == DUMP_CHROME && with_values))) {
+	if (out_path && !(out = open_output(&output, out_path, path, (fmt == DUMP_CHROME || fmt == DUMP_OTLP) && with_values))) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		ct_trace_close(&t);
 		goto out;
@@ -161,6 +201,7 @@ int cmd_dump(int argc, char **argv)
 	struct ct_render_opts ro = {.out = out, .filter = &fo};
 	int r = fmt == DUMP_CHROME ? ct_render_chrome(&t, &ro, with_values)
 	      : fmt == DUMP_FOLDED ? ct_render_folded(&t, &ro)
+	      : fmt == DUMP_OTLP   ? dump_otlp(&t, &ro, service, with_values)
 				   : ct_render_svg(&t, &ro);
 	if (r)
 		fprintf(stderr, "calltrace: %s\n", ct_error());

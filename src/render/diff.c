@@ -112,14 +112,6 @@ static int cmp_rows(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* Rows of both tables, matched by name (names are unique in each table:
  * it was built by name). */
 static size_t join(const struct ct_func_table *base, const struct ct_func_table *cur, struct diff_row **out)
@@ -131,7 +123,7 @@ static size_t join(const struct ct_func_table *base, const struct ct_func_table 
 		const struct ct_func_table *ft = side ? cur : base;
 		for (size_t i = 0; i < ft->n; i++) {
 			const char *nm = ct_func_name(ft->t, ft->v[i]->func);
-			for (uint64_t h = name_hash(nm);; h++) {
+			for (uint64_t h = hash_str(nm);; h++) {
 				void **slot = map_slot(&at, h, true);
 				if (!*slot) {
 					rows[n].name = nm;

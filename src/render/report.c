@@ -434,10 +434,7 @@ void ct_func_table_build(struct ct_trace *t, const struct ct_filter_opts *filter
 		R.alias = xmalloc((t->nfuncs + 1) * sizeof(*R.alias));
 		for (size_t i = 0; i < t->nfuncs; i++) {
 			const char *nm = ct_func_name(t, (uint32_t)i);
-			uint64_t h = 1469598103934665603ULL;
-			for (const char *p = nm; *p; p++)
-				h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-			for (;; h++) {
+			for (uint64_t h = hash_str(nm);; h++) {
 				void **slot = map_slot(&first, h, true);
 				if (!*slot)
 					*slot = (void *)(uintptr_t)(i + 1);

@@ -599,3 +599,18 @@ void ct_values_json(struct ct_values *v, struct ct_buf *out)
 	}
 	puts_(v, "]");
 }
+
+/* One value at a time (OTLP attributes: one per argument and result). */
+const char *ct_values_name(const struct ct_values *v, size_t i, bool *result)
+{
+	const struct ct_val_desc *d = &v->f->vals[i];
+	*result = (d->flags & CT_VAL_RESULT) != 0;
+	return d->name;
+}
+
+void ct_values_text_one(struct ct_values *v, size_t i, struct ct_buf *out)
+{
+	v->json = false;
+	v->out = out;
+	one_value(v, &v->f->vals[i]);
+}

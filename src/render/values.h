@@ -27,6 +27,11 @@ void ct_values_json(struct ct_values *v, struct ct_buf *out);
 /* Whether the loaded site captures results with more than one value. */
 size_t ct_values_count(const struct ct_values *v);
 
+/* Value I (< ct_values_count) alone: its name (*RESULT: it is a result) and
+ * its text as ct_values_text shows it. */
+const char *ct_values_name(const struct ct_values *v, size_t i, bool *result);
+void ct_values_text_one(struct ct_values *v, size_t i, struct ct_buf *out);
+
 /* Appends S as a JSON string (escaped; invalid UTF-8 bytes as \u00XX). */
 void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n);
 

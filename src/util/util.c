@@ -286,6 +286,14 @@ uint64_t hash64(uint64_t x)
 	return x;
 }
 
+uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	return h;
+}
+
 static void map_grow(struct ct_map *m)
 {
 	struct ct_map nm = {0};

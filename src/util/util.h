@@ -108,7 +108,8 @@ bool map_del(struct ct_map *m, uint64_t key);
 void map_free(struct ct_map *m);
 #define MAP_FOREACH(m, i) for (size_t i = 0; i < (m)->cap; i++) if ((m)->used[i])
 
-uint64_t hash64(uint64_t x);
+uint64_t hash64(uint64_t x); /* murmur3's fmix64 finalizer */
+uint64_t hash_str(const char *s); /* FNV-1a 64 */
 
 /* "10us", "1.5ms", "2s", "500" (ns) -> ns; "256M", "1G", "4096" -> bytes. */
 int parse_duration(const char *s, uint64_t *ns);

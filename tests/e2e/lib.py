@@ -41,6 +41,20 @@ def record(prog_args, *flags, out=None, check=True, env=None):
     return p, out
 
 
+_recorded = {}
+
+
+def recorded(name, prog, *args, exit_status=0):
+    """Records fixture PROG ARGS once per test run (several tests, of any
+    file, read the same record); NAME names the file."""
+    key = (prog, args)
+    if key not in _recorded:
+        p, out = record([fixture(prog), *args], out=tmp(f"rec-{name}.data"), check=False)
+        assert p.returncode == exit_status, f"record {name} exited {p.returncode}: {p.stderr.strip()}"
+        _recorded[key] = out
+    return _recorded[key]
+
+
 def replay_json(path, *flags):
     p = ct("replay", "--format=json", *flags, path)
     assert p.returncode == 0, f"replay failed: {p.stderr.strip()}"

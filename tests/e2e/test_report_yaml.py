@@ -10,7 +10,7 @@ import math
 import re
 import subprocess
 
-from lib import CT, all_nodes, ct, fixture, record, replay_json, tmp, trees
+from lib import CT, all_nodes, ct, recorded, replay_json, tmp, trees
 
 try:
     import yaml
@@ -48,18 +48,6 @@ def replay_json_bytes(path, *flags):
     p = ct_bytes("replay", "--format=json", *flags, path)
     assert p.returncode == 0, f"replay --format=json failed: {p.stderr.decode(errors='replace').strip()}"
     return [json.loads(as_documented(line)) for line in p.stdout.splitlines()], p.stdout
-
-
-_recorded = {}
-
-
-def recorded(name, prog, *args, exit_status=0):
-    """Records PROG ARGS once per test run (several tests read the same file)."""
-    if name not in _recorded:
-        p, out = record([fixture(prog), *args], out=tmp(f"ry-{name}.data"), check=False)
-        assert p.returncode == exit_status, f"record {name} exited {p.returncode}: {p.stderr.strip()}"
-        _recorded[name] = out
-    return _recorded[name]
 
 
 def scenarios():
