@@ -13,6 +13,7 @@ struct frame {
 	uint32_t tail_target;
 	uint64_t tail_ts;
 	bool has_children;
+	uint64_t losses; /* loss records seen before its entry */
 };
 
 struct stack {
@@ -33,6 +34,7 @@ struct ct_recon {
 	struct ct_map seen;   /* thread keys ever seen, for st.threads */
 	struct ct_recon_stats st;
 	uint64_t seq;
+	uint64_t losses; /* loss records so far */
 };
 
 const char *ct_status_name(enum ct_call_status s)
@@ -44,6 +46,8 @@ const char *ct_status_name(enum ct_call_status s)
 		return "unwound";
 	case CT_CALL_UNFINISHED:
 		return "unfinished";
+	case CT_CALL_LOST:
+		return "lost";
 	default:
 		return "open";
 	}
@@ -86,6 +90,8 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		const struct ct_rec_event *ev)
 {
 	struct frame *f = &s->f.v[--s->f.n];
+	if (status == CT_CALL_UNWOUND && f->losses != r->losses)
+		status = CT_CALL_LOST; /* not a panic or longjmp we can vouch for */
 	f->c.status = status;
 	f->c.ts_exit = ts;
 	f->c.exit_site = ev && status == CT_CALL_RETURNED ? ev->site : UINT32_MAX;
@@ -107,6 +113,9 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		break;
 	case CT_CALL_UNWOUND:
 		r->st.unwound++;
+		break;
+	case CT_CALL_LOST:
+		r->st.cut_by_loss++;
 		break;
 	default:
 		r->st.unfinished++;
@@ -160,7 +169,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				r->st.restarts++;
 				return;
 			}
-			if (top->tail_pending || (r->go && top->c.func != func)) {
+			if (top->tail_pending || (r->go && top->c.func != func && top->losses == r->losses)) {
 				tail = true;
 				top->tail_pending = false;
 				r->st.tails++;
@@ -182,6 +191,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
 	f.c.entry_site = ev->site;
 	f.c.exit_site = UINT32_MAX;
+	f.losses = r->losses;
 	if (ev->payload_len) {
 		f.args = xmalloc(ev->payload_len);
 		memcpy(f.args, ev->payload, ev->payload_len);
@@ -190,7 +200,13 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	}
 	if (s->f.n)
 		s->f.v[s->f.n - 1].has_children = true;
-	CT_VEC_PUSH(s->f, f);
+	/* Most goroutines/threads have a frame or two open: start with one
+	 * (16 each took 2.4 GB for a million threads) and double. */
+	if (s->f.n == s->f.cap) {
+		s->f.cap = s->f.cap ? 2 * s->f.cap : 1;
+		s->f.v = xrealloc(s->f.v, s->f.cap * sizeof(*s->f.v));
+	}
+	s->f.v[s->f.n++] = f;
 	r->st.calls++;
 	if (f.c.depth + 1 > r->st.max_depth)
 		r->st.max_depth = f.c.depth + 1;
@@ -254,6 +270,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	r->st.events++;
 	if (ev->kind == CT_EV_LOST) {
 		r->st.lost += ev->lost;
+		r->losses++;
 		if (r->ops.lost)
 			r->ops.lost(r->ctx, ev->ts, ev->lost);
 		return;

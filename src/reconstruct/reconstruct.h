@@ -18,6 +18,10 @@
  *  restart(f,K): f is about to call morestack and re-run its entry.
  *  goexit:       the goroutine ends: every open frame is UNWOUND.
  *  end of trace: open frames are UNFINISHED.
+ *  After a loss record (ring buffer full), a frame entered before it that
+ *  would be popped as UNWOUND is LOST instead (its return may be among the
+ *  lost events), and in Go a same-key entry over it is not taken for a tail
+ *  call.
  */
 #ifndef CT_RECONSTRUCT_H
 #define CT_RECONSTRUCT_H
@@ -33,6 +37,7 @@ enum ct_call_status {
 	CT_CALL_RETURNED = 1,
 	CT_CALL_UNWOUND = 2,
 	CT_CALL_UNFINISHED = 3,
+	CT_CALL_LOST = 4, /* it ended unseen: its return was among lost events */
 };
 
 const char *ct_status_name(enum ct_call_status s);
@@ -70,6 +75,7 @@ struct ct_recon_ops {
 
 struct ct_recon_stats {
 	uint64_t events, calls, returned, unwound, unfinished, restarts, tails;
+	uint64_t cut_by_loss; /* calls ended by CT_CALL_LOST */
 	uint64_t unmatched_exits; /* exits without an entry (attached mid-call, lost) */
 	uint64_t lost;
 	uint64_t threads;         /* goroutines + threads seen */

@@ -168,6 +168,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	if (c->status != CT_CALL_RETURNED) {
 		if (c->status == CT_CALL_UNWOUND)
 			f->unwound++;
+		else if (c->status == CT_CALL_LOST)
+			f->lost++;
 		else
 			f->unfinished++;
 		return;
@@ -306,8 +308,9 @@ static void json_u64_or_null(struct ct_buf *b, const char *key, bool known, uint
 void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 {
 	bool dur = f->returned != 0;
-	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64,
-		   ct_func_calls(f), f->returned, f->unwound, f->unfinished);
+	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64
+		      ",\"lost\":%" PRIu64,
+		   ct_func_calls(f), f->returned, f->unwound, f->unfinished, f->lost);
 	json_u64_or_null(b, "total_ns", dur, f->total);
 	json_u64_or_null(b, "self_ns", dur, f->self);
 	json_u64_or_null(b, "avg_ns", dur, ct_func_avg(f));
@@ -383,16 +386,17 @@ static void write_histogram(FILE *out, const struct report *R, const struct ct_f
 static void write_text(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	FILE *out = o->out;
-	uint64_t unwound = 0, unfinished = 0;
+	uint64_t unwound = 0, unfinished = 0, lost = 0;
 	for (size_t i = 0; i < n; i++) {
 		unwound += fs[i]->unwound;
 		unfinished += fs[i]->unfinished;
+		lost += fs[i]->lost;
 	}
-	bool status_cols = unwound || unfinished;
+	bool status_cols = unwound || unfinished || lost;
 	static const char rule[] = "  ==========";
-	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s  Function\n",
-		status_cols ? "     Unwound  Unfinished" : "");
-	for (int i = 0; i < (status_cols ? 10 : 8); i++)
+	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s  Function\n",
+		status_cols ? "     Unwound  Unfinished" : "", lost ? "        Lost" : "");
+	for (int i = 0; i < (status_cols ? 10 : 8) + (lost != 0); i++)
 		fputs(rule, out);
 	fputs("  ====================\n", out);
 	for (size_t i = 0; i < n; i++) {
@@ -408,12 +412,17 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 		dur_cell(out, dur, f->max);
 		if (status_cols)
 			fprintf(out, "  %10" PRIu64 "  %10" PRIu64, f->unwound, f->unfinished);
+		if (lost)
+			fprintf(out, "  %10" PRIu64, f->lost);
 		fprintf(out, "  %s\n", ct_func_name(R->t, f->func));
 	}
 	if (status_cols)
 		fprintf(out, "\n# %" PRIu64 " unwound and %" PRIu64
 			     " unfinished calls have no duration: times are of the returned calls only\n",
 			unwound, unfinished);
+	if (lost)
+		fprintf(out, "# %" PRIu64 " lost calls (their end was among the lost events) have no duration either\n",
+			lost);
 	if (R->lost)
 		fprintf(out, "%s# LOST %" PRIu64 " events while recording: counts may be incomplete\n",
 			status_cols ? "" : "\n", R->lost);

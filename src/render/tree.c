@@ -139,6 +139,8 @@ static const char *status_note(const struct ct_call *c)
 		return "unwound";
 	case CT_CALL_UNFINISHED:
 		return "unfinished";
+	case CT_CALL_LOST:
+		return "end lost: events were lost";
 	default:
 		return NULL;
 	}
