@@ -155,12 +155,38 @@ static __always_inline void count(__u32 which, __u64 n)
 		__sync_fetch_and_add(c, n);
 }
 
+/* Dropped events not yet marked in the stream. */
+__u64 loss_pending = 0;
+
 static __always_inline void count_lost(void)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
 	if (n)
 		*n += 1;
+	__sync_fetch_and_add(&loss_pending, 1);
+}
+
+/* Before the next event after a drop: a mark saying how many were dropped,
+ * so the loss record lands where the drop happened in the stream, not
+ * where user space noticed it (a whole buffer of older events later). */
+static __always_inline void send_loss_mark(void)
+{
+	if (!loss_pending)
+		return;
+	__u64 n = __sync_lock_test_and_set(&loss_pending, 0);
+	if (!n)
+		return;
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&loss_pending, n); /* still unmarked */
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts = bpf_ktime_get_ns();
+	e->goid = n;
+	e->flags = CT_EV_LOSS_MARK;
+	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline __u64 wake_flags(void)
@@ -278,6 +304,7 @@ static __noinline int send_fetch(const struct hit *h)
 	s->e.site = site;
 	s->e.len = len;
 	s->e.flags = h->flags | (ok ? 0 : CT_EV_ARGS_DROPPED);
+	send_loss_mark();
 	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
 		count_lost();
 	__sync_lock_test_and_set(&s->busy, 0);
@@ -286,6 +313,7 @@ static __noinline int send_fetch(const struct hit *h)
 
 static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts, __u64 key, __u16 flags)
 {
+	send_loss_mark();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
@@ -625,6 +653,7 @@ int ct_exit(struct pt_regs *ctx)
 
 static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 other)
 {
+	send_loss_mark();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();

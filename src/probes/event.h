@@ -127,6 +127,9 @@ struct ct_fetch {
 #define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd or
 				  exited (--follow); site = CT_PROC_*, goid = the
 				  other pid (child for fork) */
+#define CT_EV_LOSS_MARK 0x20   /* ring buffer only, not a call: goid events were
+				  dropped just before this point (user space
+				  writes a loss record here) */
 #define CT_PROC_FORK 1
 #define CT_PROC_EXEC 2
 #define CT_PROC_EXIT 3

@@ -591,6 +591,14 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
+	if (e->flags & CT_EV_LOSS_MARK) {
+		/* where the drop happened; what is not written here goes at the end */
+		if (!(s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size) && !(s->end_ts && e->ts > s->end_ts)) {
+			ct_writer_lost(s->w, e->ts, e->goid);
+			s->lost_marked += e->goid;
+		}
+		return 0;
+	}
 	if (e->flags & CT_EV_PROC) {
 		if (e->site == CT_PROC_EXEC) {
 			follow_exec(s, e->pid);
@@ -627,12 +635,14 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return 0;
 }
 
-static void note_losses(struct ct_session *s)
+/* Losses go into the stream where the BPF side marked them; AT_END, the
+ * drops no later event marked. */
+static void note_losses(struct ct_session *s, bool at_end)
 {
-	uint64_t lost = ct_probes_lost(s->probes);
-	if (lost > s->lost_seen) {
-		ct_writer_lost(s->w, now_mono_ns(), lost - s->lost_seen);
-		s->lost_seen = lost;
+	s->lost_seen = ct_probes_lost(s->probes);
+	if (at_end && s->lost_seen > s->lost_marked) {
+		ct_writer_lost(s->w, now_mono_ns(), s->lost_seen - s->lost_marked);
+		s->lost_marked = s->lost_seen;
 	}
 }
 
@@ -641,7 +651,7 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 	static uint64_t last_flush;
 	if (ct_probes_poll(s->probes, timeout_ms, on_event, s) < 0)
 		return -1;
-	note_losses(s);
+	note_losses(s, false);
 	uint64_t now = now_mono_ns();
 	if (now - last_flush >= (s->o.flush_ns ? s->o.flush_ns : FLUSH_EVERY_NS)) {
 		ct_writer_flush(s->w);
@@ -696,7 +706,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	/* Events already in the ring buffer still count. */
 	while (ct_probes_poll(s->probes, 0, on_event, s) > 0)
 		;
-	note_losses(s);
+	note_losses(s, true);
 	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
 	ct_writer_stat(s->w, "clock.end_ns", "%llu", (unsigned long long)end);
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");

@@ -58,6 +58,7 @@ struct ct_session {
 	struct ct_writer *w;
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
+	uint64_t lost_marked; /* of those, written as loss records in the stream */
 	bool target_open, plan_built;
 	/* argument capture */
 	uint8_t *compact;          /* scratch for payload compaction */
