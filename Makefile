@@ -13,12 +13,13 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
             -Wshadow -Wformat=2 -Werror=implicit-function-declaration \
             -Isrc -I$(BUILD)
-LDLIBS   := -lbpf -lelf -ldw -lZydis -lz -lpthread -lm
+LDLIBS   := -lbpf -lelf -ldw -lZydis -liberty -lz -lpthread -lm
 
 # Debian packages this project builds, tests and benches with.
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
-             python3-yaml time chromium nodejs
+             python3-yaml time chromium nodejs \
+             libiberty-dev g++ rustc
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))

@@ -16,6 +16,8 @@ static void usage(FILE *f)
 		   "  -N, --exclude G   leave out functions matching G\n"
 		   "  -v, --verbose     also show every exit site with its instruction\n"
 		   "      --no-args     do not show the decoded signatures\n"
+		   "      --demangle M  C++/Rust names: simple (default), full (with parameters,\n"
+		   "                    Rust hash) or no (the mangled symbol); GLOBs match any form\n"
 		   "\nUnder each function: its arguments -> results as record would capture them,\n"
 		   "with types and where each lives (registers, CFA+N = stack above the return\n"
 		   "address, X0(unreadable) = an SSE register BPF cannot read).\n");
@@ -87,6 +89,7 @@ int cmd_list(int argc, char **argv)
 		{"exclude", required_argument, NULL, 'N'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"no-args", no_argument, NULL, 'n'},
+		{"demangle", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -103,6 +106,12 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'n':
 			args = 0;
+			break;
+		case 'd':
+			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
+				fprintf(stderr, "calltrace: --demangle takes simple, full or no, not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -132,8 +141,19 @@ int cmd_list(int argc, char **argv)
 		CT_VEC_FREE(exclude);
 		return 1;
 	}
+	bool cxx = false;
+	for (size_t i = 0; i < t.nfuncs && !cxx && t.lang == CT_LANG_C && !t.rust.is_rust; i++)
+		cxx = t.funcs[i].dm.simple != NULL;
 	printf("# %s: %s", t.elf.path,
-	       t.lang == CT_LANG_GO ? "Go" : t.gccgo ? "gccgo (SysV ABI, traced per thread)" : "C/SysV");
+	       t.lang == CT_LANG_GO ? "Go"
+	       : t.gccgo	    ? "gccgo (SysV ABI, traced per thread)"
+	       : t.rust.is_rust     ? "Rust"
+	       : cxx		    ? "C++/SysV"
+				    : "C/SysV");
+	for (size_t i = 0; i < t.rust.ncrates; i++)
+		printf("%s%s", i ? ", " : " (own crates: ", t.rust.crates[i]);
+	if (t.rust.ncrates)
+		printf(")");
 	if (t.gccgo && t.go_version[0])
 		printf(" %s", t.go_version);
 	if (t.lang == CT_LANG_GO)
@@ -158,7 +178,7 @@ int cmd_list(int argc, char **argv)
 		const struct ct_plan_func *f = &p.funcs.v[i];
 		printf("  0x%-16llx +%-3llu %-7s %-6u %s\n", (unsigned long long)f->fn->entry,
 		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_emulated ? "cheap" : "step",
-		       f->nexits, f->fn->name);
+		       f->nexits, ct_names_show(&f->fn->dm, f->fn->name));
 		if (args && p.fetch) {
 			/* the function's sites: its entry, then its exits */
 			const struct ct_site_fetch *in = NULL, *out = NULL;

@@ -126,7 +126,9 @@ static void usage(FILE *f)
 		"  -o, --output FILE      record file (default: calltrace.data; created mode 0600, an\n"
 		"                         existing one kept as FILE.old; a symlink there is refused)\n"
 		"  -F, --trace GLOB       trace functions matching GLOB (repeatable); default: the\n"
-		"                         main program (Go: package main and the main module);\n"
+		"                         main program (Go: package main and the main module;\n"
+		"                         Rust: the program's crates; C++: not std::);\n"
+		"                         C++/Rust names match mangled or demangled ('app::*')\n"
 		"                         'LIB:GLOB' traces a shared library's functions, e.g.\n"
 		"                         -F 'libc.so.6:malloc' (only for the traced process)\n"
 		"  -N, --exclude GLOB     do not trace functions matching GLOB (repeatable)\n"
@@ -140,6 +142,7 @@ static void usage(FILE *f)
 		"                         (same -F selection; a new binary is probed shortly after its\n"
 		"                         exec, so its first calls may be missed; LIB:GLOB probes stay\n"
 		"                         on the first process)\n"
+		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"                         (repeatable, for processes of the same binary; a thread\n"
 		"                         id stands for its process)\n"
@@ -426,6 +429,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		{"max-events", required_argument, NULL, 0x2006},
 		{"max-size", required_argument, NULL, 0x2007},
 		{"follow", no_argument, NULL, 0x2008},
+		{"demangle", required_argument, NULL, 0x2009},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
@@ -480,6 +484,12 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2008:
 			o.follow = true;
+			break;
+		case 0x2009:
+			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
+				fprintf(stderr, "calltrace: --demangle takes simple, full or no, not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 0x2007:
 			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {

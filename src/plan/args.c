@@ -15,7 +15,7 @@ static enum ct_callconv callconv_of(const struct ct_func *f)
 }
 
 /* -A 'GLOB@a,b': does F match, and which names (NULL = all)? */
-static bool want_args(const struct ct_args_opts *o, const char *fname, const char **names)
+static bool want_args(const struct ct_args_opts *o, const struct ct_func *fn, const char **names)
 {
 	*names = NULL;
 	if (!o->nargs && !o->nrets)
@@ -24,7 +24,7 @@ static bool want_args(const struct ct_args_opts *o, const char *fname, const cha
 		const char *spec = o->args[i], *at = strchr(spec, '@');
 		char glob[512];
 		snprintf(glob, sizeof(glob), "%.*s", at ? (int)(at - spec) : (int)strlen(spec), spec);
-		if (glob_match(glob, fname)) {
+		if (ct_names_match(&fn->dm, fn->name, glob)) {
 			*names = at ? at + 1 : NULL;
 			return true;
 		}
@@ -32,12 +32,12 @@ static bool want_args(const struct ct_args_opts *o, const char *fname, const cha
 	return false;
 }
 
-static bool want_rets(const struct ct_args_opts *o, const char *fname)
+static bool want_rets(const struct ct_args_opts *o, const struct ct_func *fn)
 {
 	if (!o->nargs && !o->nrets)
 		return true;
 	for (size_t i = 0; i < o->nrets; i++)
-		if (glob_match(o->rets[i], fname))
+		if (ct_names_match(&fn->dm, fn->name, o->rets[i]))
 			return true;
 	return false;
 }
@@ -79,7 +79,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 		      struct ct_site_fetch **entry, struct ct_site_fetch **ret, bool *incomplete)
 {
 	const char *names;
-	bool wa = want_args(o, fn->name, &names), wr = want_rets(o, fn->name);
+	bool wa = want_args(o, fn, &names), wr = want_rets(o, fn);
 	enum ct_callconv cc = callconv_of(fn);
 	*entry = *ret = NULL;
 	*incomplete = false;

@@ -10,6 +10,12 @@ static const char *const crt_funcs[] = {
 	"_dl_relocate_static_pie", "__x86.get_pc_thunk.bx", NULL,
 };
 
+/* C++ code that is not the program's (prefixes of demangled names). */
+static const char *const cxx_runtime[] = {
+	"std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "operator new", "operator delete",
+	"__cxa_", "__gxx_", "_GLOBAL__sub_I_", "__static_initialization_and_destruction_", NULL,
+};
+
 static bool has_prefix(const char *s, const char *p)
 {
 	return !strncmp(s, p, strlen(p));
@@ -28,8 +34,15 @@ bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f
 		size_t n = strlen(mod);
 		return !strncmp(f->name, mod, n) && (f->name[n] == '.' || f->name[n] == '/');
 	}
+	if (t->rust.is_rust)
+		return ct_rust_own(&t->rust, f);
 	for (const char *const *c = crt_funcs; *c; c++)
 		if (!strcmp(f->name, *c))
+			return false;
+	/* C++: the standard library's templates instantiated in the program,
+	 * its runtime when linked in, and the compiler's static initializers */
+	for (const char *const *c = cxx_runtime; *c; c++)
+		if (has_prefix(f->dm.simple ? f->dm.simple : f->name, *c))
 			return false;
 	return true;
 }
@@ -39,10 +52,10 @@ static bool is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-static bool matches_any(const char *name, const char **globs, size_t n)
+static bool matches_any(const struct ct_func *f, const char **globs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (glob_match(globs[i], name))
+		if (ct_names_match(&f->dm, f->name, globs[i]))
 			return true;
 	return false;
 }
@@ -133,7 +146,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			continue;
 		bool found = false;
 		for (size_t j = 0; j < t->nfuncs && !found; j++)
-			if (!strcmp(t->funcs[j].name, g)) {
+			if (ct_names_equal(&t->funcs[j].dm, t->funcs[j].name, g)) {
 				found = true;
 				if (t->funcs[j].flags & CT_FN_NOPROBE)
 					return ct_fail("%s switches stacks or runs without a goroutine; it cannot be traced",
@@ -150,15 +163,15 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			continue;
 		if (map_get(&planned, f->entry + 1))
 			continue;
-		bool sel_ok = sel->ntrace ? matches_any(f->name, sel->trace, sel->ntrace)
+		bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace)
 					  : ct_plan_default_selected(t, f);
-		if (!sel_ok || matches_any(f->name, sel->exclude, sel->nexclude))
+		if (!sel_ok || matches_any(f, sel->exclude, sel->nexclude))
 			continue;
 		map_put(&planned, f->entry + 1, (void *)1);
 		if (plan_function(p, f, (uint32_t)p->funcs.n)) {
 			bool exact = false;
 			for (size_t i = 0; i < sel->ntrace; i++)
-				exact |= !strcmp(sel->trace[i], f->name);
+				exact |= ct_names_equal(&f->dm, f->name, sel->trace[i]);
 			if (exact) {
 				map_free(&planned);
 				ct_plan_free(p);
@@ -251,7 +264,8 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 	*funcs = xcalloc(p->funcs.n, sizeof(**funcs));
 	for (size_t i = 0; i < p->funcs.n; i++) {
 		const struct ct_func *f = p->funcs.v[i].fn;
-		(*funcs)[i] = (struct ct_file_func){(uint32_t)i, f->name, f->entry, f->end - f->entry, f->flags};
+		(*funcs)[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
+						    .size = f->end - f->entry, .flags = f->flags};
 	}
 	*sites = xcalloc(p->sites.n, sizeof(**sites));
 	for (size_t i = 0; i < p->sites.n; i++) {

@@ -236,14 +236,15 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		size_t nroot = 0;
 		for (size_t i = 0; i < s->plan.funcs.n; i++)
 			for (size_t k = 0; k < o->nroots; k++)
-				if (glob_match(o->roots[k], s->plan.funcs.v[i].fn->name)) {
+				if (ct_names_match(&s->plan.funcs.v[i].fn->dm, s->plan.funcs.v[i].fn->name, o->roots[k])) {
 					nroot++;
 					break;
 				}
 		for (size_t l = 0; l < s->nlibs; l++)
 			for (size_t i = 0; i < s->libs[l].plan.funcs.n; i++)
 				for (size_t k = 0; k < o->nroots; k++)
-					if (glob_match(o->roots[k], s->libs[l].plan.funcs.v[i].fn->name))
+					if (ct_names_match(&s->libs[l].plan.funcs.v[i].fn->dm, s->libs[l].plan.funcs.v[i].fn->name,
+							   o->roots[k]))
 						nroot++;
 		if (!nroot)
 			return ct_fail("no traced function matches --root; roots must be among the traced functions (-F)");
@@ -268,10 +269,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	return 0;
 }
 
-static bool is_root(const struct ct_session *s, const char *name)
+static bool is_root(const struct ct_session *s, const struct ct_func *f)
 {
 	for (size_t k = 0; k < s->o.nroots; k++)
-		if (glob_match(s->o.roots[k], name))
+		if (ct_names_match(&f->dm, f->name, s->o.roots[k]))
 			return true;
 	return false;
 }
@@ -295,7 +296,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		cp.kind = site->kind;
 		cp.tail_traced = site->target_func != CT_NOFUNC;
 		cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
-		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn->name);
+		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn);
 		uint64_t cookie = CT_COOKIE(cp);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
 			eo[ne] = site->offset;

@@ -438,6 +438,7 @@ static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 	if (n && rd_uvar(&peek) < t->nfuncs)
 		return true; /* already read (a live reader meets chunks twice) */
 	t->funcs = xrealloc(t->funcs, (t->nfuncs + n + 1) * sizeof(*t->funcs));
+	t->func_names = xrealloc(t->func_names, (t->nfuncs + n + 1) * sizeof(*t->func_names));
 	for (uint64_t i = 0; i < n && !r.bad; i++) {
 		struct ct_file_func *f = &t->funcs[t->nfuncs];
 		f->id = (uint32_t)rd_uvar(&r);
@@ -445,6 +446,7 @@ static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 		f->entry = rd_uvar(&r);
 		f->size = rd_uvar(&r);
 		f->flags = (uint32_t)rd_uvar(&r);
+		ct_names_init(&t->func_names[t->nfuncs], f->name);
 		if (f->id != t->nfuncs)
 			r.bad = true;
 		t->nfuncs++;
@@ -726,9 +728,12 @@ void ct_trace_close(struct ct_trace *t)
 		free(t->stats.v[i].key), free(t->stats.v[i].val);
 	CT_VEC_FREE(t->meta);
 	CT_VEC_FREE(t->stats);
-	for (size_t i = 0; i < t->nfuncs; i++)
+	for (size_t i = 0; i < t->nfuncs; i++) {
 		free(t->funcs[i].name);
+		ct_names_free(&t->func_names[i]);
+	}
 	free(t->funcs);
+	free(t->func_names);
 	if (t->fetch)
 		for (size_t i = 0; i < t->nsites; i++)
 			if (t->fetch[i]) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "plan/fetch.h"
+#include "target/demangle.h"
 #include "target/types.h"
 #include "util/util.h"
 
@@ -108,6 +109,7 @@ struct ct_trace {
 	CT_VEC(struct ct_kv) meta;
 	CT_VEC(struct ct_kv) stats; /* empty if the tracer never finished */
 	struct ct_file_func *funcs;
+	struct ct_names *func_names; /* funcs[i].name demangled (not in the file) */
 	size_t nfuncs;
 	struct ct_file_site *sites;
 	size_t nsites;

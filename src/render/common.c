@@ -64,7 +64,7 @@ void ct_json_string(FILE *f, const char *s)
 
 const char *ct_func_name(const struct ct_trace *t, uint32_t func)
 {
-	return func < t->nfuncs ? t->funcs[func].name : "?";
+	return func < t->nfuncs ? ct_names_show(&t->func_names[func], t->funcs[func].name) : "?";
 }
 
 uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts)

@@ -14,7 +14,9 @@ const char ct_filter_help[] =
 	"      --tid N            only calls that started on thread N\n"
 	"      --since T, --until T  only calls that started in this window (time\n"
 	"                         since the trace began, e.g. 1.5s)\n"
-	"      --max-calls N      stop after N calls\n";
+	"      --max-calls N      stop after N calls\n"
+	"      --demangle MODE    C++/Rust names: simple (default: no parameters, no Rust\n"
+	"                         hash), full, or no (the mangled symbol); -F/-N match any\n";
 
 bool ct_filter_active(const struct ct_filter_opts *o)
 {
@@ -74,6 +76,10 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 		if (parse_u64(val, &o->max_calls) || !o->max_calls)
 			return bad("--max-calls needs a number of calls", val);
 		return 0;
+	case 0x1006:
+		if (ct_demangle_parse(val, &ct_demangle_mode))
+			return bad("--demangle takes simple, full or no", val);
+		return 0;
 	default:
 		return 1;
 	}
@@ -110,10 +116,10 @@ struct filt {
 	bool done;
 };
 
-static bool any_match(const char **globs, size_t n, const char *name)
+static bool any_match(const char **globs, size_t n, const struct ct_trace *t, uint32_t func)
 {
 	for (size_t i = 0; i < n; i++)
-		if (glob_match(globs[i], name))
+		if (ct_names_match(&t->func_names[func], t->funcs[func].name, globs[i]))
 			return true;
 	return false;
 }
@@ -127,10 +133,11 @@ static void f_enter(void *ctx, const struct ct_call *c)
 		*slot = xcalloc(1, sizeof(struct fstack));
 	struct fstack *s = *slot;
 	const struct fframe *parent = s->f.n ? &s->f.v[s->f.n - 1] : NULL;
-	const char *name = c->func < F->t->nfuncs ? F->t->funcs[c->func].name : "?";
 	struct fframe fr = {false, parent && parent->in_only, parent && parent->hidden};
-	fr.in_only |= any_match(o->only, o->nonly, name);
-	fr.hidden |= any_match(o->hide, o->nhide, name);
+	if (c->func < F->t->nfuncs) {
+		fr.in_only |= any_match(o->only, o->nonly, F->t, c->func);
+		fr.hidden |= any_match(o->hide, o->nhide, F->t, c->func);
+	}
 	bool show = !F->done && !fr.hidden && (!o->nonly || fr.in_only);
 	uint64_t rel = c->ts_entry > F->t->first_ts ? c->ts_entry - F->t->first_ts : 0;
 	if (show && o->has_goid && c->goid != o->goid)

@@ -32,8 +32,9 @@ bool ct_filter_active(const struct ct_filter_opts *o);
 struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
 				    const struct ct_recon_ops *down, void *ctx);
 
-/* Parses one filter option of replay/report/dump (getopt value VAL for the
- * long option NAME or short letter).  Returns 0, 1 if NAME is not a filter
+/* Parses one filter option of replay/report/dump, or --demangle (how
+ * names are shown; -F/-N match every form), given the getopt value VAL for
+ * the long option NAME or short letter.  Returns 0, 1 if NAME is not a filter
  * option, or -1 with a message printed for a bad value. */
 int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val);
 void ct_filter_free(struct ct_filter_opts *o);
@@ -49,6 +50,7 @@ extern const char ct_filter_help[];
 	{"tid", required_argument, NULL, 0x1002},                  \
 	{"since", required_argument, NULL, 0x1003},                \
 	{"until", required_argument, NULL, 0x1004},                \
-	{"max-calls", required_argument, NULL, 0x1005}
+	{"max-calls", required_argument, NULL, 0x1005},            \
+	{"demangle", required_argument, NULL, 0x1006}
 
 #endif

@@ -70,7 +70,8 @@ static void collect_sym(void *ctx, const char *name, const GElf_Sym *sym)
 	struct sym_collect *c = ctx;
 	if (is_cold_part(name))
 		return;
-	struct ct_func f = {xstrdup(name), sym->st_value, sym->st_value + sym->st_size, -1, 0};
+	struct ct_func f = {.name = xstrdup(name), .entry = sym->st_value, .end = sym->st_value + sym->st_size,
+			    .args = -1};
 	CT_VEC_PUSH(c->v, f);
 }
 
@@ -390,15 +391,22 @@ int ct_target_open(struct ct_target *t, const char *path)
 		return -1;
 	}
 	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);
+	for (size_t i = 0; i < t->nfuncs; i++)
+		ct_names_init(&t->funcs[i].dm, t->funcs[i].name);
+	if (t->lang == CT_LANG_C && !t->gccgo)
+		ct_rust_read(path, t->funcs, t->nfuncs, &t->rust);
 	return 0;
 }
 
 void ct_target_close(struct ct_target *t)
 {
-	for (size_t i = 0; i < t->nfuncs; i++)
+	for (size_t i = 0; i < t->nfuncs; i++) {
 		free(t->funcs[i].name);
+		ct_names_free(&t->funcs[i].dm);
+	}
 	free(t->funcs);
 	free(t->main_module);
+	ct_rust_free(&t->rust);
 	ct_elf_close(&t->elf);
 	memset(t, 0, sizeof(*t));
 }

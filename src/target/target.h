@@ -5,8 +5,10 @@
 #define CT_TARGET_H
 
 #include "probes/event.h"
+#include "target/demangle.h"
 #include "target/elf.h"
 #include "target/gobin.h"
+#include "target/rust.h"
 
 enum ct_lang {
 	CT_LANG_C = 0, /* SysV code: threads, key from SP */
@@ -20,10 +22,11 @@ enum ct_lang {
 #define CT_FN_NOPROBE 0x10 /* runtime stack-switching code: never probed */
 
 struct ct_func {
-	char *name;
+	char *name;          /* the symbol (gccgo: its Go name) */
 	uint64_t entry, end; /* link-time [entry, end) */
 	int32_t args;        /* Go: pclntab args width; -1 unknown */
 	uint32_t flags;      /* CT_FN_* */
+	struct ct_names dm;  /* demangled forms (C++, Rust); set by ct_target_open */
 };
 
 struct ct_target {
@@ -40,6 +43,7 @@ struct ct_target {
 	const char *tls_source;  /* gcfg.tls_g_off from: "runtime.tlsg", "code", "default" */
 	const char *funcs_source; /* "pclntab+symtab", "pclntab", "symtab", "dynsym" */
 	bool has_dwarf;
+	struct ct_rust rust;   /* lang C: a Rust program, and its own crates */
 	struct ct_func *funcs; /* sorted by entry */
 	size_t nfuncs;
 	size_t ncfuncs;        /* Go binaries: C functions among them (cgo) */

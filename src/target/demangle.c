@@ -1,0 +1,97 @@
+#include "target/demangle.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <libiberty/demangle.h>
+#include <string.h>
+
+enum ct_demangle ct_demangle_mode = CT_DEMANGLE_SIMPLE;
+
+int ct_demangle_parse(const char *s, enum ct_demangle *out)
+{
+	static const char *const modes[] = {"simple", "full", "no"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, modes[i])) {
+			*out = (enum ct_demangle)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* "_Z..." (Itanium C++, and Rust's legacy scheme, which borrows it) or
+ * "_R" + an uppercase letter (Rust v0). */
+static bool looks_mangled(const char *s)
+{
+	return s[0] == '_' && (s[1] == 'Z' || (s[1] == 'R' && isupper((unsigned char)s[2])));
+}
+
+static char *prefixed(const char *prefix, size_t plen, char *name, const char *suffix)
+{
+	if (!name)
+		return NULL;
+	if (!plen && !suffix)
+		return name;
+	char *s = xasprintf("%.*s%s%s", (int)plen, prefix, name, suffix ? suffix : "");
+	free(name);
+	return s;
+}
+
+void ct_names_init(struct ct_names *n, const char *sym)
+{
+	n->simple = n->full = NULL;
+	/* "BIN:_Z..." names functions of other binaries (libraries, --follow);
+	 * a mangled symbol never contains ':' itself. */
+	const char *colon = strrchr(sym, ':');
+	const char *body = colon ? colon + 1 : sym;
+	if (!looks_mangled(body))
+		return;
+	size_t plen = (size_t)(body - sym);
+	/* Rust first: its legacy symbols are valid Itanium names too, and only
+	 * the Rust demangler knows the trailing "::h<hash>" is no path part.
+	 * DMGL_VERBOSE keeps the hash (and v0's crate disambiguators). */
+	char *simple = rust_demangle(body, 0);
+	if (simple) {
+		n->simple = prefixed(sym, plen, simple, NULL);
+		n->full = prefixed(sym, plen, rust_demangle(body, DMGL_VERBOSE), NULL);
+		return;
+	}
+	simple = cplus_demangle_v3(body, DMGL_ANSI);
+	if (!simple)
+		return;
+	/* GCC's clones ("f.part.0", "f.isra.0", "f.constprop.0") are other
+	 * functions than f: the short form keeps the suffix ('.' does not occur
+	 * in an Itanium name); the full one says "[clone .part.0]". */
+	n->simple = prefixed(sym, plen, simple, strchr(body, '.'));
+	n->full = prefixed(sym, plen, cplus_demangle_v3(body, DMGL_ANSI | DMGL_PARAMS), NULL);
+}
+
+void ct_names_free(struct ct_names *n)
+{
+	free(n->simple);
+	free(n->full);
+	n->simple = n->full = NULL;
+}
+
+const char *ct_names_show(const struct ct_names *n, const char *sym)
+{
+	switch (ct_demangle_mode) {
+	case CT_DEMANGLE_SIMPLE:
+		return n->simple ? n->simple : sym;
+	case CT_DEMANGLE_FULL:
+		return n->full ? n->full : n->simple ? n->simple : sym;
+	default:
+		return sym;
+	}
+}
+
+bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob)
+{
+	return glob_match(glob, sym) || (n->simple && glob_match(glob, n->simple)) ||
+	       (n->full && glob_match(glob, n->full));
+}
+
+bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name)
+{
+	return !strcmp(name, sym) || (n->simple && !strcmp(name, n->simple)) ||
+	       (n->full && !strcmp(name, n->full));
+}

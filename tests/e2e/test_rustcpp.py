@@ -1,0 +1,170 @@
+"""Rust and C++ programs (fixtures tests/fixtures/{rust,cpp}/app, built by the
+test run with Debian's rustc and g++) recorded with real probes: readable
+names in every output, the program's own code by default, values compared
+with what the program itself prints, panics and exceptions."""
+import json
+import re
+import subprocess
+
+from lib import ct, fixture, record, replay_json, tmp, trees
+from test_report_yaml import replay_yaml
+
+MANGLED = re.compile(r"\b_Z[A-Za-z0-9_$.]+|\b_R[A-Z][A-Za-z0-9_]+")
+
+
+def funcs_of(path, *flags):
+    return [c["func"] for c in replay_json(path, *flags) if "func" in c]
+
+
+def out(*args):
+    p = ct(*args)
+    assert p.returncode == 0, f"calltrace {' '.join(args)} failed: {p.stderr.strip()}"
+    return p.stdout
+
+
+def every_output(path):
+    """The function names as each output shows them."""
+    text = out("replay", path)
+    j = funcs_of(path)
+    y = [c["func"] for c in replay_yaml(path)[0] if "func" in c]
+    rep = [r["func"] for r in json.loads(out("report", "--format=json", path))]
+    ch = [e["name"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"] if e["ph"] == "B"]
+    folded = [fr for line in out("dump", "--folded", path).splitlines()
+              for fr in line.rsplit(" ", 1)[0].split(";")]
+    return text, {"json": j, "yaml": y, "report": rep, "chrome": ch, "folded": folded}
+
+
+# ---- C++ ---------------------------------------------------------------------
+
+def test_cpp_names_demangled_everywhere():
+    p, path = record([fixture("cpp_app"), "names"], out=tmp("cpp_names.data"))
+    assert p.stdout.startswith("names 3 2 1.5 9 5 2"), p.stdout
+    text, outs = every_output(path)
+    assert not MANGLED.search(text), text
+    want = {"main", "app::Counter::add", "app::down", "app::maxof<int>", "app::maxof<long>"}
+    for name, fs in outs.items():
+        assert not [f for f in fs if MANGLED.search(f)], (name, fs)
+        assert want <= set(fs), (name, sorted(set(fs)))
+    # the program's code only: no std:: templates instantiated in it
+    assert not [f for f in outs["json"] if f.startswith(("std::", "__gnu_cxx::"))], outs["json"]
+    assert "names()::{lambda(int)#1}::operator()" in outs["json"], outs["json"]
+
+
+def test_cpp_demangle_modes_and_filters():
+    path = tmp("cpp_names.data")
+    record([fixture("cpp_app"), "names"], out=path)
+    full = set(funcs_of(path, "--demangle=full"))
+    assert {"app::down(int)", "app::down(double)", "app::Counter::add(int)", "int app::maxof<int>(int, int)"} <= full, full
+    raw = set(funcs_of(path, "--demangle=no"))
+    assert {"_ZN3app4downEi", "_ZN3app4downEd", "_ZN3app7Counter3addEi"} <= raw, raw
+    # replay filters match every form, whatever is shown
+    for glob in ("app::down(int)", "_ZN3app4downEi"):
+        assert set(funcs_of(path, "-F", glob)) == {"app::down"}, glob
+    assert set(funcs_of(path, "-F", "app::*", "-N", "*(double)")) == {
+        "app::Counter::add", "app::down", "app::maxof<int>", "app::maxof<long>"}
+    # record-time selection too
+    for glob in ("app::down(double)", "_ZN3app4downEd"):
+        p, path2 = record([fixture("cpp_app"), "names"], "-F", glob, out=tmp("cpp_f.data"))
+        assert funcs_of(path2, "--demangle=full") == ["app::down(double)"], glob
+    p, path2 = record([fixture("cpp_app"), "names"], "-F", "app::maxof*", out=tmp("cpp_f.data"))
+    assert funcs_of(path2) == ["app::maxof<int>", "app::maxof<long>"]
+    bad = ct("record", "-o", tmp("cpp_bad.data"), "-F", "app::down(long)", "--", fixture("cpp_app"), "names")
+    assert bad.returncode != 0 and "no function named app::down(long)" in bad.stderr, bad.stderr
+
+
+def test_cpp_list_shows_demangled():
+    listing = out("list", fixture("cpp_app"), "app::*")
+    assert "C++" in listing.splitlines()[0], listing
+    assert re.search(r"\bapp::count\n", listing) and not MANGLED.search(listing), listing
+    full = out("list", "--demangle=full", fixture("cpp_app"), "app::count*")
+    assert "app::count(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, int)" in full, full
+
+
+# ---- Rust --------------------------------------------------------------------
+
+def test_rust_names_and_default_selection():
+    for exe in ("rust_app", "rust_app_v0", "rust_app_O0"):
+        p, path = record([fixture(exe)], out=tmp("rs_names.data"))
+        assert '"f":"rsapp::app::leaf"' in p.stdout, p.stdout
+        text, outs = every_output(path)
+        assert not MANGLED.search(text), (exe, text)
+        for name, fs in outs.items():
+            assert not [f for f in fs if MANGLED.search(f)], (exe, name, fs)
+            # the program's crate only: no std/core/alloc, no drop glue
+            assert fs and all(f.startswith(("rsapp::", "<rsapp::")) for f in fs), (exe, name, sorted(set(fs)))
+            assert {"rsapp::main", "rsapp::app::leaf", "rsapp::app::total"} <= set(fs), (exe, name)
+        listing = out("list", fixture(exe))
+        assert "Rust (own crates: rsapp)" in listing.splitlines()[0], listing
+
+
+def test_rust_demangle_modes_and_filters():
+    p, path = record([fixture("rust_app")], "-F", "rsapp::app::*", out=tmp("rs_f.data"))
+    fs = set(funcs_of(path))
+    assert fs and all(f.startswith("rsapp::app::") for f in fs), fs
+    assert "rsapp::app::leaf" in fs
+    full = funcs_of(path, "--demangle=full", "-F", "rsapp::app::leaf")
+    assert len(full) == 1 and re.fullmatch(r"rsapp::app::leaf::h[0-9a-f]{16}", full[0]), full
+    raw = funcs_of(path, "--demangle=no", "-F", "rsapp::app::leaf")
+    assert len(raw) == 1 and raw[0].startswith("_ZN5rsapp3app4leaf17h"), raw
+    assert funcs_of(path, "-F", raw[0]) == ["rsapp::app::leaf"]
+    # v0 symbols: the same names
+    p, path = record([fixture("rust_app_v0")], "-F", "rsapp::app::leaf", out=tmp("rs_v0.data"))
+    assert funcs_of(path) == ["rsapp::app::leaf"]
+    raw = funcs_of(path, "--demangle=no")
+    assert raw[0].startswith("_R"), raw
+    bad = ct("replay", "--demangle=pretty", path)
+    assert bad.returncode == 2 and "--demangle takes simple, full or no" in bad.stderr, bad.stderr
+
+
+# ---- exceptions and panics ---------------------------------------------------
+
+def shapes_and_status(path):
+    forest = trees(replay_json(path))
+    roots = [r for rs in forest.values() for r in rs]
+    return roots, {(n.func, n.call["depth"]): n.call["status"] for r in roots for n in r.walk()}
+
+
+def aborted_like(p, plain):
+    """record ends as the program would: SIGABRT shows as the shell's 134 or
+    as the same signal."""
+    assert plain.returncode == -6, plain.returncode
+    assert p.returncode in (134, -6), (p.returncode, p.stderr)
+
+
+def test_cpp_exception_through_traced_frames():
+    p, path = record([fixture("cpp_app"), "throw"], "-F", "app::*", out=tmp("cpp_throw.data"))
+    assert p.stdout == "caught -1\n", p.stdout
+    roots, status = shapes_and_status(path)
+    assert [r.shape() for r in roots] == ["app::catcher(app::thrower(app::thrower(app::thrower(app::thrower))))"]
+    assert [status[("app::thrower", d)] for d in range(1, 5)] == ["unwound"] * 4, status
+    assert status[("app::catcher", 0)] == "returned"
+    assert roots[0].call["ret"][0]["value"] == -1, roots[0].call
+    plain = subprocess.run([fixture("cpp_app"), "uncaught"], capture_output=True, text=True)
+    p, path = record([fixture("cpp_app"), "uncaught"], "-F", "app::*", out=tmp("cpp_unc.data"), check=False)
+    aborted_like(p, plain)
+    assert "terminate called after throwing" in p.stderr, p.stderr
+    roots, status = shapes_and_status(path)
+    assert roots and all(s in ("unwound", "unfinished") for s in status.values()), status
+
+
+def test_rust_panic_through_traced_frames():
+    for exe in ("rust_app", "rust_app_O0"):
+        p, path = record([fixture(exe), "panic"], out=tmp("rs_panic.data"))
+        assert p.stdout == "caught true\n" and "panicked at 'boom'" in p.stderr, (exe, p.stdout, p.stderr)
+        roots, status = shapes_and_status(path)
+        assert [r.func for r in roots] == ["rsapp::main"] and status[("rsapp::main", 0)] == "returned", exe
+        booms = [n for n in roots[0].walk() if n.func == "rsapp::app::boom"]
+        assert booms[0].shape() == "rsapp::app::boom(rsapp::app::boom(rsapp::app::boom(rsapp::app::boom)))", exe
+        assert {n.call["status"] for n in booms} == {"unwound"}, (exe, status)
+        assert [n.call["args"][0]["value"] for n in booms] == [3, 2, 1, 0], exe
+
+
+def test_rust_panic_abort_exits_as_untraced():
+    plain = subprocess.run([fixture("rust_app_abort"), "uncaught"], capture_output=True, text=True)
+    p, path = record([fixture("rust_app_abort"), "uncaught"], out=tmp("rs_abort.data"), check=False)
+    aborted_like(p, plain)
+    assert "panicked at 'boom'" in p.stderr, p.stderr
+    roots, status = shapes_and_status(path)
+    names = {f for f, _ in status}
+    assert {"rsapp::main", "rsapp::app::boom"} <= names, names
+    assert all(s == "unfinished" for s in status.values()), status

@@ -1,0 +1,77 @@
+/* Demangled names (target/demangle.c) and Rust crate paths (target/rust.c). */
+#include "target/demangle.h"
+#include "target/rust.h"
+#include "unit.h"
+
+static void check_names(const char *sym, const char *simple, const char *full)
+{
+	struct ct_names n;
+	ct_names_init(&n, sym);
+	if (!simple) {
+		if (n.simple || n.full)
+			unit_fail(__FILE__, __LINE__, "%s: demangled to %s", sym, n.simple ? n.simple : n.full);
+	} else if (!n.simple || strcmp(n.simple, simple) || !n.full || strcmp(n.full, full)) {
+		unit_fail(__FILE__, __LINE__, "%s: got %s / %s, want %s / %s", sym, n.simple ? n.simple : "NULL",
+			  n.full ? n.full : "NULL", simple, full);
+	}
+	ct_names_free(&n);
+}
+
+TEST(demangle_cxx_rust_and_plain)
+{
+	check_names("_Z4downi", "down", "down(int)");
+	check_names("_ZN3app7Counter3addEi", "app::Counter::add", "app::Counter::add(int)");
+	check_names("_Z4downi.part.0", "down.part.0", "down(int) [clone .part.0]");
+	check_names("_ZN1m3app4leaf17h379058df5d5fb041E", "m::app::leaf", "m::app::leaf::h379058df5d5fb041");
+	check_names("_RNvCs1234_1m3mid", "m::mid", "m[3c1c0]::mid");
+	/* other binaries' functions keep their prefix */
+	check_names("libstdc++.so.6:_ZNSt6vectorIiSaIiEE9push_backERKi",
+		    "libstdc++.so.6:std::vector<int, std::allocator<int> >::push_back",
+		    "libstdc++.so.6:std::vector<int, std::allocator<int> >::push_back(int const&)");
+	/* C, Go and not-quite-mangled names stay as they are */
+	check_names("main", NULL, NULL);
+	check_names("main.main.func1", NULL, NULL);
+	check_names("_Zbogus", NULL, NULL);
+	check_names("_Rlower", NULL, NULL);
+	check_names("_start", NULL, NULL);
+}
+
+TEST(demangle_show_and_match)
+{
+	struct ct_names n;
+	ct_names_init(&n, "_Z4downi");
+	enum ct_demangle saved = ct_demangle_mode;
+	CHECK_STR(ct_names_show(&n, "_Z4downi"), "down");
+	ct_demangle_mode = CT_DEMANGLE_FULL;
+	CHECK_STR(ct_names_show(&n, "_Z4downi"), "down(int)");
+	ct_demangle_mode = CT_DEMANGLE_NO;
+	CHECK_STR(ct_names_show(&n, "_Z4downi"), "_Z4downi");
+	ct_demangle_mode = saved;
+	CHECK(ct_names_match(&n, "_Z4downi", "do*"));
+	CHECK(ct_names_match(&n, "_Z4downi", "down(int)"));
+	CHECK(ct_names_match(&n, "_Z4downi", "_Z4*"));
+	CHECK(!ct_names_match(&n, "_Z4downi", "down(long)"));
+	CHECK(ct_names_equal(&n, "_Z4downi", "down"));
+	CHECK(!ct_names_equal(&n, "_Z4downi", "dow"));
+	enum ct_demangle m;
+	CHECK(ct_demangle_parse("full", &m) == 0 && m == CT_DEMANGLE_FULL);
+	CHECK(ct_demangle_parse("pretty", &m) < 0);
+	ct_names_free(&n);
+	struct ct_names plain;
+	ct_names_init(&plain, "c_fib");
+	CHECK_STR(ct_names_show(&plain, "c_fib"), "c_fib");
+	CHECK(ct_names_match(&plain, "c_fib", "c_*"));
+}
+
+TEST(rust_crate_of_paths)
+{
+	char c[64];
+	CHECK(ct_rust_crate_of("m::app::run", c, sizeof(c)) && !strcmp(c, "m"));
+	CHECK(ct_rust_crate_of("<app_core::T as core::fmt::Debug>::fmt", c, sizeof(c)) && !strcmp(c, "app_core"));
+	CHECK(ct_rust_crate_of("<m::T>::new", c, sizeof(c)) && !strcmp(c, "m"));
+	CHECK(ct_rust_crate_of("core::ptr::drop_in_place<m::T>", c, sizeof(c)) && !strcmp(c, "core"));
+	CHECK(!ct_rust_crate_of("<&T as core::fmt::Debug>::fmt", c, sizeof(c)));
+	CHECK(!ct_rust_crate_of("<[T] as core::fmt::Debug>::fmt", c, sizeof(c)));
+	CHECK(!ct_rust_crate_of("main", c, sizeof(c)));
+	CHECK(!ct_rust_crate_of("averyveryverylongcratename::f", c, 8));
+}
