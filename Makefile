@@ -4,6 +4,9 @@
 #   make demo     deps + build + trace the bundled example
 #   make test     deps + build + unit and end-to-end tests (root)
 #   make bench    per-call cost against the raw probe floor
+#   make man      build/man/*.1, generated from each command's --help (help2man)
+#   make install  binary, man pages, bash completion, docs under $(DESTDIR)$(PREFIX)
+#   make uninstall  removes what make install put there
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -27,7 +30,15 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 BPF_SRC := src/probes/calltrace.bpf.c
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit bench clean fixtures
+# Installing and packaging: man pages, completion, make deb.
+DEPS_PKGS += help2man groff-base man-db
+PREFIX   ?= /usr/local
+BINDIR   := $(PREFIX)/bin
+MAN1DIR  := $(PREFIX)/share/man/man1
+DOCDIR   := $(PREFIX)/share/doc/calltrace
+DOCS     := README.md $(wildcard docs/*.md)
+
+.PHONY: all deps demo test unit bench clean fixtures man install uninstall
 all: $(BUILD)/calltrace
 
 $(BUILD)/vmlinux.h:
@@ -55,6 +66,25 @@ $(BUILD)/calltrace: $(OBJS)
 $(BUILD)/unit_tests: $(UNIT_SRCS) tests/unit/unit.h $(LIB_OBJS)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) -o $@ $(LDLIBS)
+
+# The man pages: help2man on each command's --help, plus man/*.h2m.
+$(BUILD)/man/.stamp: $(BUILD)/calltrace man/mkman.sh $(wildcard man/*.h2m)
+	@echo "  MAN     $(BUILD)/man"
+	@rm -rf $(BUILD)/man && sh man/mkman.sh $(BUILD)/calltrace $(BUILD)/man && touch $@
+
+man: $(BUILD)/man/.stamp
+
+install: all man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(DOCDIR)/docs
+	install -m 0755 $(BUILD)/calltrace $(DESTDIR)$(BINDIR)/calltrace
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(filter docs/%,$(DOCS)) $(DESTDIR)$(DOCDIR)/docs/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/calltrace $(DESTDIR)$(MAN1DIR)/calltrace.1 $(DESTDIR)$(MAN1DIR)/calltrace-*.1
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS))
+	rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \

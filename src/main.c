@@ -22,7 +22,7 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace COMMAND [options]\n\ncommands:\n");
+	fprintf(f, "Usage: calltrace COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nexamples:\n"

@@ -22,7 +22,7 @@ static const char *const format_names[] = {"", "chrome", "folded", "svg", "otlp"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace dump [--chrome|--folded|--svg|--otlp] [-o FILE] [filters] [RECORD]\n"
+	fprintf(f, "Usage: calltrace dump [--chrome|--folded|--svg|--otlp] [-o FILE] [filters] [RECORD]\n"
 		   "\n"
 		   "  RECORD                record file (default: calltrace.data)\n"
 		   "      --chrome          Chrome trace-event JSON (default): open in ui.perfetto.dev,\n"

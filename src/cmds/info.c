@@ -19,7 +19,9 @@ static const char *or_dash(const char *s)
 int cmd_info(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: calltrace info [FILE]   (default FILE: calltrace.data)\n");
+		printf("Usage: calltrace info [FILE]\n"
+		       "\n"
+		       "  FILE                  record file (default: calltrace.data)\n");
 		return 0;
 	}
 	const char *path = argc > 1 ? argv[1] : "calltrace.data";

@@ -10,7 +10,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace list [options] BINARY [GLOB...]\n"
+	fprintf(f, "Usage: calltrace list [options] BINARY [GLOB...]\n"
 		   "\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"

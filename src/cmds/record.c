@@ -110,9 +110,9 @@ static void install_signals(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: calltrace record [options] [--] PROGRAM [ARGS...]\n"
-		"       calltrace record [options] -p PID\n"
-		"       calltrace live [options] [--] PROGRAM [ARGS...]   (same options)\n"
+		"Usage: calltrace record [options] [--] PROGRAM [ARGS...]\n"
+		"   or: calltrace record [options] -p PID\n"
+		"   or: calltrace live [options] [--] PROGRAM [ARGS...]   (same options)\n"
 		"\n"
 		"live prints the call tree while the program runs, all goroutines/threads in\n"
 		"time order: a call that returns before its goroutine does anything else prints\n"
@@ -158,8 +158,9 @@ static void usage(FILE *f)
 		"      --max-events N     stop recording after N events\n"
 		"      --max-size SIZE    stop recording when the file reaches SIZE (e.g. 256M)\n"
 		"      (limits other than --max-events/--max-size track 64 levels of traced calls\n"
-		"       per goroutine; deeper calls are counted as cut)\n"
-		"      --buffer-size SIZE ring buffer size (default 16M)\n"
+		"      per goroutine; deeper calls are counted as cut)\n"
+		"\n"
+		"      --buffer-size SIZE  ring buffer size (default 16M)\n"
 		"  -v, --verbose          print the phases and their timings\n");
 }
 

@@ -10,7 +10,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace replay [options] [FILE]\n"
+	fprintf(f, "Usage: calltrace replay [options] [FILE]\n"
 		   "\n"
 		   "  FILE                  record file (default: calltrace.data)\n"
 		   "  -f, --format FMT      text (default): uftrace-style call tree; json: JSON Lines,\n"

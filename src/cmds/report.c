@@ -10,8 +10,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: calltrace report [options] [FILE]\n"
-		   "       calltrace report --diff BASE [options] [FILE]\n"
+	fprintf(f, "Usage: calltrace report [options] [FILE]\n"
+		   "   or: calltrace report --diff BASE [options] [FILE]\n"
 		   "\n"
 		   "Per function: calls, total (inclusive) and self time, average, min, median (p50),\n"
 		   "99th percentile and max duration.\n"
