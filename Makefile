@@ -22,10 +22,11 @@ LDLIBS   := -lbpf -lelf -ldw -lZydis -liberty -lz -lpthread -lm
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
              python3-yaml time chromium nodejs \
-             libiberty-dev g++ rustc
+             libiberty-dev g++ rustc \
+             wabt wasi-libc libclang-rt-14-dev-wasm32 lld lld-14
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
-OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/wasm/assets.o
 LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 BPF_SRC := src/probes/calltrace.bpf.c
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -58,6 +59,18 @@ $(BUILD)/obj/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
+
+# The wasm backend's recorder (a wasm32 module built from C) and runner are
+# built into calltrace (src/wasm/assets.S).
+$(BUILD)/wasm/recorder.wasm: src/wasm/recorder/recorder.c src/wasm/wire.h src/probes/event.h
+	@mkdir -p $(dir $@)
+	@echo "  WASM    $@"
+	@$(CLANG) --target=wasm32 -O2 -nostdlib -ffreestanding -Isrc -Wall -Wextra -Wno-unused-parameter \
+		-Wl,--no-entry -Wl,-z,stack-size=65536 -o $@ $<
+
+$(BUILD)/obj/wasm/assets.o: src/wasm/assets.S src/wasm/runner.cjs $(BUILD)/wasm/recorder.wasm
+	@mkdir -p $(dir $@)
+	@$(CC) -c -DRECORDER_WASM='"$(BUILD)/wasm/recorder.wasm"' $< -o $@
 
 $(BUILD)/calltrace: $(OBJS)
 	@echo "  LINK    $@"

@@ -1,6 +1,7 @@
 /* calltrace info: what a record file holds — a summary first (command,
  * binary, Go version, start, duration, events, lost, cut, size), then every
  * metadata and stats key as stored. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,15 @@ int cmd_info(int argc, char **argv)
 	printf("# %s\n", path);
 	printf("%-12s %s\n", "command:", or_dash(ct_trace_meta(&t, "record.cmdline")));
 	printf("%-12s %s\n", "binary:", or_dash(ct_trace_meta(&t, "target.path")));
+	const char *format = ct_trace_meta(&t, "target.format");
+	bool wasm = format && !strcmp(format, "wasm");
+	if (wasm)
+		printf("%-12s WebAssembly, %s, run by %s\n", "program:",
+		       lang && !strcmp(lang, "go") ? "Go js/wasm" : "WASI", or_dash(ct_trace_meta(&t, "wasm.runtime")));
 	if (lang && !strcmp(lang, "go"))
 		printf("%-12s Go %s, %s ABI, module %s\n", "program:", or_dash(ct_trace_meta(&t, "go.version")),
 		       or_dash(ct_trace_meta(&t, "go.abi")), or_dash(ct_trace_meta(&t, "go.module")));
-	else
+	else if (!wasm)
 		printf("%-12s C/SysV\n", "program:");
 	printf("%-12s %s\n", "started:", when);
 	printf("%-12s %s%s\n", "duration:", dur, t.stats.n ? "" : " (the tracer did not finish)");

@@ -7,11 +7,13 @@
 #include "cmds/cmds.h"
 #include "plan/plan.h"
 #include "util/util.h"
+#include "wasm/wasm.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: calltrace list [options] BINARY [GLOB...]\n"
 		   "\n"
+		   "  BINARY            an ELF binary, or a WebAssembly module (WASI or Go js/wasm)\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"
 		   "  -v, --verbose     also show every exit site with its instruction\n"
@@ -124,6 +126,14 @@ int cmd_list(int argc, char **argv)
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
+	}
+	if (ct_wasm_is_module(argv[optind])) {
+		int rc = ct_wasm_list(argv[optind], (const char **)argv + optind + 1, (size_t)(argc - optind - 1),
+				      exclude.v, exclude.n);
+		if (rc)
+			fprintf(stderr, "calltrace: %s\n", ct_error());
+		CT_VEC_FREE(exclude);
+		return rc ? 1 : 0;
 	}
 	struct ct_target t;
 	if (ct_target_open(&t, argv[optind])) {

@@ -20,6 +20,7 @@
 #include "record/session.h"
 #include "render/render.h"
 #include "util/util.h"
+#include "wasm/wasm.h"
 
 static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
 /* The launched program died by this signal: calltrace dies by it too, once
@@ -161,7 +162,10 @@ static void usage(FILE *f)
 		"      per goroutine; deeper calls are counted as cut)\n"
 		"\n"
 		"      --buffer-size SIZE  ring buffer size (default 16M)\n"
-		"  -v, --verbose          print the phases and their timings\n");
+		"  -v, --verbose          print the phases and their timings\n"
+		"\n"
+		"PROGRAM may be a WebAssembly module (WASI, or Go GOOS=js GOARCH=wasm): it runs\n"
+		"on node, instrumented; no root needed (README: WebAssembly modules).\n");
 }
 
 /* PATH lookup like execvp, so that the probes go on the file exec runs. */
@@ -229,6 +233,10 @@ static void child_exec(int gofd, int errfd, char **argv, const char *path)
 static int run_launch(struct ct_session *s, char **argv, const char *path)
 {
 	int go[2], err[2];
+	const char *exec_path = path; /* a wasm module runs in node */
+	char **exec_argv = argv;
+	if (ct_session_exec(s, argv, &exec_path, &exec_argv))
+		return -1;
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		return ct_fail("pipe: %s", strerror(errno));
 	pid_t child = fork();
@@ -237,7 +245,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	if (child == 0) {
 		close(go[1]);
 		close(err[0]);
-		child_exec(go[0], err[1], argv, path);
+		child_exec(go[0], err[1], exec_argv, exec_path);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -253,7 +261,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	if (read(err[0], &e, sizeof(e)) == sizeof(e)) {
 		waitpid(child, NULL, 0);
 		close(err[0]);
-		return ct_fail("cannot execute %s: %s", path, strerror(e));
+		return ct_fail("cannot execute %s: %s", exec_path, strerror(e));
 	}
 	close(err[0]);
 
@@ -626,7 +634,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		}
 		probe_path = xstrdup(path);
 	}
-	if (geteuid() != 0) {
+	if (geteuid() != 0 && !ct_wasm_is_module(probe_path)) { /* wasm needs no BPF */
 		fprintf(stderr, "calltrace: recording needs root (BPF and uprobes): run it with sudo\n");
 		return 1;
 	}

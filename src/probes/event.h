@@ -6,6 +6,14 @@
 
 #ifdef __BPF__
 /* vmlinux.h provides __u64 and friends. */
+#elif defined(__wasm__)
+/* the wasm recorder (src/wasm/recorder/) writes these events too */
+typedef unsigned long long __u64;
+typedef long long __s64;
+typedef unsigned int __u32;
+typedef int __s32;
+typedef unsigned short __u16;
+typedef unsigned char __u8;
 #else
 #include <linux/types.h>
 #endif

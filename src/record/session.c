@@ -1,5 +1,6 @@
 #include "record/session.h"
 #include "target/libs.h"
+#include "wasm/wasm.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -14,14 +15,10 @@
 
 #define FLUSH_EVERY_NS 200000000ULL /* a killed tracer loses at most this */
 
-static void write_meta(struct ct_session *s)
+static void write_target_meta(struct ct_session *s)
 {
 	struct ct_writer *w = s->w;
 	const struct ct_target *t = &s->target;
-	struct utsname u;
-	char host[256] = "";
-	ct_writer_meta(w, "calltrace.version", "%s", "0.1.0");
-	ct_writer_meta(w, "record.cmdline", "%s", s->o.cmdline ? s->o.cmdline : "");
 	ct_writer_meta(w, "target.path", "%s", s->binary);
 	ct_writer_meta(w, "target.build_id", "%s", t->elf.build_id);
 	ct_writer_meta(w, "target.lang", "%s", t->lang == CT_LANG_GO ? "go" : "c");
@@ -38,6 +35,19 @@ static void write_meta(struct ct_session *s)
 	}
 	if (t->gccgo)
 		ct_writer_meta(w, "gccgo.version", "%s", t->go_version[0] ? t->go_version : "unknown");
+}
+
+static void write_meta(struct ct_session *s)
+{
+	struct ct_writer *w = s->w;
+	struct utsname u;
+	char host[256] = "";
+	ct_writer_meta(w, "calltrace.version", "%s", "0.1.0");
+	ct_writer_meta(w, "record.cmdline", "%s", s->o.cmdline ? s->o.cmdline : "");
+	if (s->wasm)
+		ct_wasm_run_meta(s->wasm, w);
+	else
+		write_target_meta(s);
 	if (uname(&u) == 0)
 		ct_writer_meta(w, "host.kernel", "%s %s", u.sysname, u.release);
 	gethostname(host, sizeof(host) - 1);
@@ -49,13 +59,15 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "plan.sites", "%u", s->total_sites);
 	for (size_t k = 0; k < s->nlibs; k++)
 		ct_writer_meta(w, "library", "%s %s", s->libs[k].name, s->libs[k].path);
-	ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
+	if (!s->wasm)
+		ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
 	if (s->plan.skipped.n) {
 		char *names = ct_plan_skipped_names(&s->plan, 32);
 		ct_writer_meta(w, "plan.skipped", "%zu: %s", s->plan.skipped.n, names);
 		free(names);
 	}
-	ct_writer_meta(w, "args", "%s", s->plan.args_note ? s->plan.args_note : "on");
+	const char *args_note = s->wasm ? ct_wasm_run_plan(s->wasm)->args_note : s->plan.args_note;
+	ct_writer_meta(w, "args", "%s", args_note ? args_note : "on");
 	struct ct_buf lim = {0};
 	char tmp[128];
 	if (s->o.max_depth)
@@ -80,6 +92,14 @@ static void write_meta(struct ct_session *s)
 	if (s->o.args.enabled)
 		ct_writer_meta(w, "args.limits", "max_string=%u max_items=%u max_depth=%u",
 			       s->o.args.fetch.max_string, s->o.args.fetch.max_items, s->o.args.fetch.max_depth);
+}
+
+static bool is_root_name(const struct ct_session_opts *o, const char *name)
+{
+	for (size_t k = 0; k < o->nroots; k++)
+		if (glob_match(o->roots[k], name))
+			return true;
+	return false;
 }
 
 /* "libc.so.6:malloc", "libc:malloc", "/path/x.so:f": a glob for a library,
@@ -171,12 +191,53 @@ static int prepare_libraries(struct ct_session *s)
 	return 0;
 }
 
+/* A WebAssembly module: no probes; the runner's recorder applies the limits. */
+static int prepare_wasm(struct ct_session *s)
+{
+	const struct ct_session_opts *o = &s->o;
+	if (o->follow || o->lib_pid)
+		return ct_fail("%s is a WebAssembly module: --follow and -p do not apply to it", s->binary);
+	struct ct_wasm_limits lim = {0};
+	lim.flags = (o->max_depth ? CT_LIM_DEPTH : 0) | (o->min_dur_ns ? CT_LIM_MINDUR : 0) |
+		    (o->nroots ? CT_LIM_ROOT : 0) | (o->sample_n > 1 ? CT_LIM_SAMPLE : 0) |
+		    (o->sample_g_n > 1 ? CT_LIM_SAMPLE_G : 0) | (o->max_events ? CT_LIM_MAXEV : 0);
+	lim.max_depth = o->max_depth;
+	lim.sample_n = o->sample_n;
+	lim.sample_g_n = o->sample_g_n;
+	lim.min_dur_ns = o->min_dur_ns;
+	lim.max_events = o->max_events;
+	lim.roots = o->roots;
+	lim.nroots = o->nroots;
+	s->wasm = ct_wasm_run_prepare(s->binary, &o->sel, &o->args, &lim);
+	if (!s->wasm)
+		return -1;
+	const struct ct_wasm_plan *p = ct_wasm_run_plan(s->wasm);
+	size_t nroot = 0;
+	for (size_t i = 0; i < p->nfuncs; i++)
+		nroot += is_root_name(o, p->funcs[i].name);
+	if (o->nroots && !nroot)
+		return ct_fail("no traced function matches --root; roots must be among the traced functions (-F)");
+	s->total_funcs = (uint32_t)p->nfuncs;
+	s->total_sites = (uint32_t)p->nsites;
+	s->w = ct_writer_create(o->output);
+	return s->w ? 0 : -1;
+}
+
+int ct_session_exec(struct ct_session *s, char **prog, const char **path, char ***argv)
+{
+	if (!s->wasm)
+		return 0;
+	return ct_wasm_run_exec(s->wasm, prog, path, argv);
+}
+
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o)
 {
 	memset(s, 0, sizeof(*s));
 	s->o = *o;
 	s->binary = xstrdup(binary);
+	if (ct_wasm_is_module(probe_path ? probe_path : binary))
+		return prepare_wasm(s);
 	struct ct_selection main_sel;
 	if (split_libraries(s, &o->sel, &main_sel, o->lib_pid))
 		return -1;
@@ -386,6 +447,16 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
 	write_meta(s);
+	if (s->wasm) {
+		const struct ct_wasm_plan *p = ct_wasm_run_plan(s->wasm);
+		ct_wasm_run_started(s->wasm);
+		if (ct_writer_begin(s->w, p->funcs, p->nfuncs, p->sites, p->nsites))
+			return -1;
+		ct_writer_types(s->w, &p->types, 0);
+		s->types_written = p->types.n;
+		ct_writer_fetch(s->w, p->fetch, p->nsites);
+		return 0;
+	}
 	int rc = write_tables(s, 0, s->nlibs + 1);
 	if (rc == 0 && s->plan.fetch) {
 		const struct ct_typetab *tt = s->plan.types ? ct_types_table(s->plan.types) : NULL;
@@ -616,6 +687,13 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	}
 	if (s->end_ts && e->ts > s->end_ts)
 		return 0; /* the trace ends when detaching starts (see finish) */
+	if (s->wasm) {
+		/* the recorder's values are 8-byte words: already compact */
+		ct_writer_event(s->w, e, payload);
+		if (s->sink)
+			s->sink(s->sink_ctx, e, payload);
+		return 0;
+	}
 	const struct ct_site_fetch *f =
 		s->plan.fetch && e->site < s->plan.sites.n ? s->plan.fetch[e->site] : NULL;
 	if (e->len && f) {
@@ -636,10 +714,26 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return 0;
 }
 
+static uint64_t counter(const struct ct_session *s, enum ct_counter which)
+{
+	return s->wasm ? ct_wasm_run_counter(s->wasm, which) : ct_probes_counter(s->probes, which);
+}
+
+/* Stops the events at their source. */
+static void detach(struct ct_session *s)
+{
+	if (s->wasm)
+		ct_wasm_run_stop(s->wasm);
+	else
+		ct_probes_detach(s->probes);
+}
+
 /* Losses go into the stream where the BPF side marked them; AT_END, the
- * drops no later event marked. */
+ * drops no later event marked.  (A wasm runner's blocking pipe loses nothing.) */
 static void note_losses(struct ct_session *s, bool at_end)
 {
+	if (s->wasm)
+		return;
 	s->lost_seen = ct_probes_lost(s->probes);
 	if (at_end && s->lost_seen > s->lost_marked) {
 		ct_writer_lost(s->w, now_mono_ns(), s->lost_seen - s->lost_marked);
@@ -650,7 +744,8 @@ static void note_losses(struct ct_session *s, bool at_end)
 int ct_session_pump(struct ct_session *s, int timeout_ms)
 {
 	static uint64_t last_flush;
-	if (ct_probes_poll(s->probes, timeout_ms, on_event, s) < 0)
+	if (s->wasm ? ct_wasm_run_poll(s->wasm, timeout_ms, on_event, s) < 0
+		    : ct_probes_poll(s->probes, timeout_ms, on_event, s) < 0)
 		return -1;
 	note_losses(s, false);
 	uint64_t now = now_mono_ns();
@@ -663,9 +758,9 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 		s->stop = true;
 		s->stop_reason = "--max-size reached";
 		s->end_ts = now_mono_ns();
-		ct_probes_detach(s->probes);
+		detach(s);
 	}
-	if (s->o.max_events && !s->stop &&
+	if (s->o.max_events && !s->stop && s->probes &&
 	    ct_probes_counter(s->probes, CT_CNT_EMITTED) >= s->o.max_events) {
 		s->stop = true;
 		s->stop_reason = "--max-events reached";
@@ -699,13 +794,23 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	/* The links close one after the other; events after this moment are
 	 * dropped so the trace ends at one instant, with the calls then open
 	 * unfinished, instead of half-cut trees. */
+	if (s->wasm && !s->stop) {
+		/* What the runner wrote before the end is in the pipe: read it
+		 * to its end (a program still running after --duration keeps
+		 * writing: stop once it is quiet or after a second). */
+		uint64_t until = t0 + 1000000000ULL;
+		while (!ct_wasm_run_eof(s->wasm) && now_mono_ns() < until)
+			if (ct_wasm_run_poll(s->wasm, 100, on_event, s) <= 0 && !ct_wasm_run_eof(s->wasm) &&
+			    s->o.duration_ns)
+				break;
+	}
 	if (!s->end_ts)
 		s->end_ts = t0;
-	ct_probes_detach(s->probes);
+	detach(s);
 	s->detach_ns = now_mono_ns() - t0;
 	ct_debug("detached in %.1f ms", s->detach_ns / 1e6);
 	/* Events already in the ring buffer still count. */
-	while (ct_probes_poll(s->probes, 0, on_event, s) > 0)
+	while (s->probes && ct_probes_poll(s->probes, 0, on_event, s) > 0)
 		;
 	note_losses(s, true);
 	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
@@ -713,15 +818,14 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
 	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));
 	ct_writer_stat(s->w, "lost", "%llu", (unsigned long long)s->lost_seen);
-	if (!s->stop_reason && s->o.max_events && ct_probes_counter(s->probes, CT_CNT_EMITTED) >= s->o.max_events)
+	if (!s->stop_reason && s->o.max_events && counter(s, CT_CNT_EMITTED) >= s->o.max_events)
 		s->stop_reason = "--max-events reached";
 	if (!s->stop_reason && s->cut_size)
 		s->stop_reason = "--max-size reached";
 	ct_writer_stat(s->w, "cut", "%llu",
-		       (unsigned long long)(ct_probes_counter(s->probes, CT_CNT_CUT) + s->cut_size));
-	if (ct_probes_counter(s->probes, CT_CNT_OVERFLOW))
-		ct_writer_stat(s->w, "cut.too_deep", "%llu",
-			       (unsigned long long)ct_probes_counter(s->probes, CT_CNT_OVERFLOW));
+		       (unsigned long long)(counter(s, CT_CNT_CUT) + s->cut_size));
+	if (counter(s, CT_CNT_OVERFLOW))
+		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)
 		ct_writer_stat(s->w, "stopped", "%s", s->stop_reason);
 	ct_writer_stat(s->w, "attach_ms", "%.3f", s->attach_ns / 1e6);
@@ -739,6 +843,7 @@ void ct_session_free(struct ct_session *s)
 {
 	if (s->probes)
 		ct_probes_free(s->probes);
+	ct_wasm_run_free(s->wasm);
 	if (s->w)
 		ct_writer_close(s->w);
 	if (s->plan_built)

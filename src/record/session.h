@@ -70,6 +70,7 @@ struct ct_session {
 	uint64_t cut_size;         /* events drained after --max-size was reached */
 	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
+	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;
@@ -79,6 +80,9 @@ struct ct_session {
  * ct_error() on failure; nothing is attached yet. */
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o);
+/* What to exec for the program PROG (argv): itself, or for a wasm module
+ * node with the runner.  Call before forking. */
+int ct_session_exec(struct ct_session *s, char **prog, const char **path, char ***argv);
 /* Attaches every site for process PID (0 = any process running the binary). */
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
 /* More processes of the same binary (-p A -p B): their own links. */

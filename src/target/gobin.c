@@ -538,7 +538,10 @@ static bool text_base(const struct ct_elf *e, const struct pcln *t, uint64_t *ba
 		if (pass == 0 && text_from_moduledata(e, t, &cand[0]))
 			n = 1;
 	}
-	return false;
+	/* Go's wasm port (wasm/gowasm.c) keeps textStart 0: the offsets are
+	 * the PCs themselves. */
+	*base = 0;
+	return in_exec_segment(e, functab_field(t, 0)) && in_exec_segment(e, functab_field(t, 2 * t->nfunc) - 1);
 }
 
 /* The funcID of the function whose _func is at FN under scheme S, or -1 if

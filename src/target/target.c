@@ -23,7 +23,7 @@ static const char *const go_noprobe[] = {
 	NULL,
 };
 
-static bool go_must_not_probe(const char *name)
+bool ct_go_must_not_probe(const char *name)
 {
 	char base[256];
 	snprintf(base, sizeof(base), "%s", name);
@@ -117,13 +117,17 @@ static void free_symbols(struct sym_collect *c)
  *   m.curg 192 until 1.24, 184 from 1.25 (gobuf.ret gone from m.morebuf). */
 #define GO_TABLE_MIN 9
 #define GO_TABLE_MAX 27
+void ct_go_offsets_by_version(int minor, struct ct_bin_config *c)
+{
+	c->stack_hi_off = 8;
+	c->m_off = 48;
+	c->goid_off = (minor == 23 || minor == 24) ? 160 : 152;
+	c->curg_off = minor >= 25 ? 184 : 192;
+}
+
 static void go_offsets_by_version(struct ct_target *t)
 {
-	int minor = t->go_minor;
-	t->gcfg.stack_hi_off = 8;
-	t->gcfg.m_off = 48;
-	t->gcfg.goid_off = (minor == 23 || minor == 24) ? 160 : 152;
-	t->gcfg.curg_off = minor >= 25 ? 184 : 192;
+	ct_go_offsets_by_version(t->go_minor, &t->gcfg);
 	t->gcfg_source = "table";
 }
 
@@ -173,7 +177,7 @@ static size_t add_c_functions(struct ct_target *t, const struct ct_pclntab *pcln
 		struct ct_func *f = &t->funcs[t->nfuncs++];
 		*f = *s;
 		f->flags = 0;
-		if (go_must_not_probe(s->name))
+		if (ct_go_must_not_probe(s->name))
 			f->flags |= CT_FN_NOPROBE;
 		s->name = xstrdup(s->name); /* the copy in syms is freed there */
 		added++;
@@ -286,7 +290,7 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 			f->flags |= CT_FN_ABI0;
 		if (g->wrapper)
 			f->flags |= CT_FN_WRAPPER;
-		if (go_must_not_probe(f->name) || (g->flag & CT_GO_FLAG_TOPFRAME))
+		if (ct_go_must_not_probe(f->name) || (g->flag & CT_GO_FLAG_TOPFRAME))
 			f->flags |= CT_FN_NOPROBE;
 	}
 	t->ncfuncs = add_c_functions(t, pcln, &syms);

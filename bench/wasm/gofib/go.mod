@@ -1,0 +1,3 @@
+module calltrace.bench/gofib
+
+go 1.19
