@@ -38,6 +38,8 @@ BINDIR   := $(PREFIX)/bin
 MAN1DIR  := $(PREFIX)/share/man/man1
 DOCDIR   := $(PREFIX)/share/doc/calltrace
 DOCS     := README.md $(wildcard docs/*.md)
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+DEPS_PKGS += bash-completion
 
 .PHONY: all deps demo test unit bench clean fixtures man install uninstall
 all: $(BUILD)/calltrace
@@ -88,14 +90,16 @@ $(BUILD)/man/.stamp: $(BUILD)/calltrace man/mkman.sh $(wildcard man/*.h2m)
 man: $(BUILD)/man/.stamp
 
 install: all man
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(DOCDIR)/docs
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)/docs
 	install -m 0755 $(BUILD)/calltrace $(DESTDIR)$(BINDIR)/calltrace
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MAN1DIR)/
+	install -m 0644 completion/calltrace.bash $(DESTDIR)$(BASHCOMPDIR)/calltrace
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(filter docs/%,$(DOCS)) $(DESTDIR)$(DOCDIR)/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/calltrace $(DESTDIR)$(MAN1DIR)/calltrace.1 $(DESTDIR)$(MAN1DIR)/calltrace-*.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/calltrace
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS))
 	rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 

@@ -205,3 +205,25 @@ def parse_text_tree(text, names):
         if opens:
             st.append(n)
     return forest
+
+
+# An option as --help and the man page write it: -F, --max-size (not x86-64).
+HELP_OPTION = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]*)")
+
+
+def ct_commands():
+    """The commands 'calltrace --help' lists."""
+    out = ct("--help").stdout
+    block = out.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in block.splitlines()]
+    assert "record" in names and "replay" in names, out
+    return names
+
+
+def help_option_lines(help_text):
+    """(the option column, the option names in it) of each option line of a
+    --help text: '  -o, --output FILE   ...' gives ('-o, --output FILE', ['-o', '--output'])."""
+    for line in help_text.splitlines():
+        m = re.match(r"^ {1,10}(-\S.*?)(?:  |$)", line)
+        if m:
+            yield m.group(1), HELP_OPTION.findall(m.group(1))

@@ -3,21 +3,8 @@
 install / make uninstall honouring PREFIX and DESTDIR."""
 import os
 import re
-import subprocess
 
-from lib import CT, ROOT, ct, run, tmp
-
-# An option as --help and the man page write it: -F, --max-size (not x86-64).
-OPTION = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]*)")
-
-
-def commands():
-    """The commands 'calltrace --help' lists."""
-    out = ct("--help").stdout
-    block = out.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
-    names = [line.split()[0] for line in block.splitlines()]
-    assert "record" in names and "replay" in names, out
-    return names
+from lib import HELP_OPTION, ROOT, ct, ct_commands, help_option_lines, run, tmp
 
 
 def make(*args):
@@ -36,14 +23,6 @@ def render(page):
     return p.stdout, (p.stderr + strict.stderr).strip()
 
 
-def option_lines(help_text):
-    """The options each option line of --help defines ('  -o, --output FILE   ...')."""
-    for line in help_text.splitlines():
-        m = re.match(r"^ {1,10}(-\S.*?)(?:  |$)", line)
-        if m:
-            yield m.group(1), OPTION.findall(m.group(1))
-
-
 def tp_tags(page):
     """The tags of the page's .TP paragraphs, as plain text."""
     with open(page) as f:
@@ -57,7 +36,7 @@ def test_man_pages_show_every_option():
     make("man")
     mandir = os.path.join(ROOT, "build", "man")
     pages = {"calltrace": ct("--help").stdout}
-    for c in commands():
+    for c in ct_commands():
         pages[f"calltrace-{c}"] = ct(c, "--help").stdout
     assert sorted(f for f in os.listdir(mandir) if f.endswith(".1")) == sorted(f"{n}.1" for n in pages)
     for name, help_text in pages.items():
@@ -67,13 +46,13 @@ def test_man_pages_show_every_option():
         assert text.startswith(head), f"{name}.1 title: {text[:80]!r}"
         for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
             assert f"\n{section}\n" in text, f"{name}.1 has no {section} section"
-        missing = set(OPTION.findall(help_text)) - set(OPTION.findall(text))
+        missing = set(HELP_OPTION.findall(help_text)) - set(HELP_OPTION.findall(text))
         assert not missing, f"{name}.1 lacks options its --help shows: {sorted(missing)}"
         # Each option line of --help is a tagged paragraph (.TP) of its own,
         # not run into the text of another (help2man needs two spaces before
         # the description).
         tags = set(tp_tags(os.path.join(mandir, f"{name}.1")))
-        for spec, opts in option_lines(help_text):
+        for spec, opts in help_option_lines(help_text):
             assert spec in tags, f"{name}.1: '{spec}' is not an option paragraph of its own: {sorted(tags)}"
         # SEE ALSO names every other page.
         see = text.split("\nSEE ALSO\n", 1)[1]
@@ -98,8 +77,8 @@ def installed_files(root):
 def expected_files(prefix):
     p = prefix.strip("/")
     files = [f"{p}/bin/calltrace", f"{p}/share/man/man1/calltrace.1",
-             f"{p}/share/doc/calltrace/README.md"]
-    files += [f"{p}/share/man/man1/calltrace-{c}.1" for c in commands()]
+             f"{p}/share/bash-completion/completions/calltrace", f"{p}/share/doc/calltrace/README.md"]
+    files += [f"{p}/share/man/man1/calltrace-{c}.1" for c in ct_commands()]
     files += [f"{p}/share/doc/calltrace/docs/{d}" for d in os.listdir(os.path.join(ROOT, "docs"))
               if d.endswith(".md")]
     return sorted(files)
@@ -112,16 +91,24 @@ def test_make_install_and_uninstall():
         make("install", *args)
         want = expected_files(prefix or "/usr/local")
         assert installed_files(dest) == want, f"installed {installed_files(dest)}, expected {want}"
-        binary = os.path.join(dest, want[0])
+        share = os.path.join(dest, (prefix or "/usr/local").strip("/"), "share")
+        binary = os.path.join(share, "..", "bin", "calltrace")
         assert os.stat(binary).st_mode & 0o777 == 0o755
         assert run([binary, "--version"]).stdout == ct("--version").stdout
-        for f in want[1:]:
-            assert os.stat(os.path.join(dest, f)).st_mode & 0o777 == 0o644, f
+        for f in want:
+            if not f.endswith("/bin/calltrace"):
+                assert os.stat(os.path.join(dest, f)).st_mode & 0o777 == 0o644, f
         # man finds the pages by name under the prefix
-        manpath = os.path.join(dest, (prefix or "/usr/local").strip("/"), "share", "man")
-        p = run(["man", "-M", manpath, "calltrace-record"],
+        p = run(["man", "-M", os.path.join(share, "man"), "calltrace-record"],
                 env=dict(os.environ, LC_ALL="C", MANPAGER="cat", MANWIDTH="200"))
         assert p.returncode == 0 and "--max-depth" in p.stdout, p.stderr
+        # bash-completion loads the completion by the command's name from
+        # the prefix's share directory
+        p = run(["bash", "--norc", "--noprofile", "-c",
+                 "source /usr/share/bash-completion/bash_completion && "
+                 "_completion_loader calltrace; complete -p calltrace"],
+                env=dict(os.environ, XDG_DATA_DIRS=share))
+        assert p.stdout.strip() == "complete -F _calltrace calltrace", (p.stdout, p.stderr)
         make("uninstall", *args)
         left = installed_files(dest)
         assert not left, f"make uninstall left {left}"
