@@ -32,7 +32,8 @@ event rate and big traces):
   (recorded once and cached in build/bench/, keyed by the calltrace binary
   and the workload), with the tracer's own peak memory while recording it;
 
-then one goal_<name>=met|not_met line per goal of the issues.
+then one goal_<name>=met|not_met line per goal of the issues, and last the
+WebAssembly section (bench/wasm.py: wasm_ns_per_call, wasm_slowdown, ...).
 
 Run as root (make bench).  Exits 1 with 'bench: skipped: <reason>' only when
 it cannot run at all (not root, no tracefs, BPF programs cannot be loaded);
@@ -1167,6 +1168,10 @@ def main():
         results = {}
     if scale:
         scale_section(tmp, nproc, results, quick)
+    # WebAssembly modules (issue 9): bench/wasm.py
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import wasm
+    wasm.main(CALLTRACE, rounds=3 if quick else 5)
     return 0
 
 

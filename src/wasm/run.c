@@ -30,6 +30,7 @@ struct ct_wasm_run {
 	size_t rewritten_size;
 	int rfd, wfd;
 	char **argv;
+	char *staged[3]; /* argv's paths into dir */
 	struct ct_buf in; /* bytes of records not yet whole */
 	size_t in_off;
 	bool eof;
@@ -256,6 +257,8 @@ struct ct_wasm_run *ct_wasm_run_prepare(const char *path, const struct ct_select
 		goto fail;
 	}
 	r->rfd = fds[0];
+	/* room for a few batches: the runner rarely waits for calltrace */
+	fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
 	/* the child inherits the write end */
 	r->wfd = fcntl(fds[1], F_DUPFD, 3);
 	close(fds[1]);
@@ -305,10 +308,9 @@ int ct_wasm_run_exec(struct ct_wasm_run *r, char **prog, const char **exec_path,
 	size_t k = 0;
 	r->argv[k++] = r->node;
 	r->argv[k++] = (char *)"--no-warnings";
-	r->argv[k++] = (char *)"--stack-size=2000";
-	r->argv[k++] = xasprintf("%s/runner.cjs", r->dir);
-	r->argv[k++] = xasprintf("%s/config.json", r->dir);
-	r->argv[k++] = xasprintf("%s/module.wasm", r->dir);
+	r->argv[k++] = r->staged[0] = xasprintf("%s/runner.cjs", r->dir);
+	r->argv[k++] = r->staged[1] = xasprintf("%s/config.json", r->dir);
+	r->argv[k++] = r->staged[2] = xasprintf("%s/module.wasm", r->dir);
 	for (size_t i = 0; i < n; i++)
 		r->argv[k++] = prog[i]; /* argv[0]: the module as the user named it */
 	*exec_path = r->node;
@@ -421,9 +423,8 @@ void ct_wasm_run_free(struct ct_wasm_run *r)
 		close(r->rfd);
 	if (r->wfd >= 0)
 		close(r->wfd);
-	if (r->argv)
-		for (size_t i = 3; i < 6; i++)
-			free(r->argv[i]);
+	for (size_t i = 0; i < 3; i++)
+		free(r->staged[i]);
 	free(r->argv);
 	ct_wasm_plan_free(&r->p);
 	ct_wasm_target_close(&r->t);
