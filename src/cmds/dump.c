@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "export/otlp_http.h"
 #include "render/otlp.h"
 #include "render/render.h"
 #include "util/files.h"
@@ -36,6 +37,10 @@ static void usage(FILE *f)
 		   "                        call, one trace per root call, Unix-time timestamps, status\n"
 		   "                        ERROR for unwound calls; arguments and results as attributes\n"
 		   "      --service NAME    otlp: service.name (default: the traced binary's name)\n"
+		   "      --otlp-endpoint URL  send the spans to an OTLP/HTTP collector instead, e.g.\n"
+		   "                        http://localhost:4318 (plain HTTP, no TLS; path /v1/traces\n"
+		   "                        unless given); exits 1 if some could not be sent\n"
+		   "      --otlp-protocol P  http/protobuf (default) or http/json\n"
 		   "  -f, --format FMT      the same as a word: chrome, folded, svg or otlp\n"
 		   "  -o, --output FILE     write to FILE instead of standard output (Chrome JSON with\n"
 		   "                        argument values is created mode 0600, like the record;\n"
@@ -64,15 +69,43 @@ static int write_request(void *ctx, const uint8_t *body, size_t n, uint64_t nspa
 	return 0;
 }
 
-static int dump_otlp(struct ct_trace *t, const struct ct_render_opts *ro, const char *service, bool with_values)
+static int submit_request(void *ctx, const uint8_t *body, size_t n, uint64_t nspans)
+{
+	ct_otlp_http_submit(ctx, body, n, nspans); /* waits for room; a drop is counted */
+	return 0;
+}
+
+/* --otlp to OUT, or to the collector at URL. */
+static int dump_otlp(struct ct_trace *t, const struct ct_render_opts *ro, const char *service, bool with_values,
+		     const char *url, bool json)
 {
 	struct ct_otlp_opts oo = {.service = service, .with_values = with_values, .request = write_request,
 				  .ctx = ro->out};
+	struct ct_otlp_http *h = NULL;
+	if (url) {
+		struct ct_otlp_http_opts ho = {.url = url, .json = json, .block = true};
+		if (!(h = ct_otlp_http_start(&ho)))
+			return -1;
+		oo.proto = !json;
+		oo.request = submit_request;
+		oo.ctx = h;
+	}
 	uint64_t lost = 0;
 	int r = ct_render_otlp(t, ro, &oo, NULL, &lost);
 	if (!r && lost)
 		fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; spans may be missing\n",
 			lost);
+	if (h) {
+		ct_otlp_http_finish(h, 30000000000ULL);
+		struct ct_otlp_http_stats st;
+		ct_otlp_http_get_stats(h, &st);
+		if (!r && st.dropped_spans)
+			r = ct_fail("otlp: %" PRIu64 " of %" PRIu64 " spans not sent to %s: %s", st.dropped_spans,
+				    st.dropped_spans + st.sent_spans, ct_otlp_http_url(h), st.last_error);
+		else if (!r)
+			ct_otlp_http_report(h);
+		ct_otlp_http_free(h);
+	}
 	return r;
 }
 
@@ -95,13 +128,15 @@ static FILE *open_output(struct ct_output *o, const char *path, const char *reco
 
 int cmd_dump(int argc, char **argv)
 {
-	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS, OPT_OTLP, OPT_SERVICE };
+	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS, OPT_OTLP, OPT_SERVICE, OPT_ENDPOINT, OPT_PROTOCOL };
 	static const struct option opts[] = {
 		{"chrome", no_argument, NULL, OPT_CHROME},
 		{"folded", no_argument, NULL, OPT_FOLDED},
 		{"svg", no_argument, NULL, OPT_SVG},
 		{"otlp", no_argument, NULL, OPT_OTLP},
 		{"service", required_argument, NULL, OPT_SERVICE},
+		{"otlp-endpoint", required_argument, NULL, OPT_ENDPOINT},
+		{"otlp-protocol", required_argument, NULL, OPT_PROTOCOL},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"no-args", no_argument, NULL, OPT_NO_ARGS},
@@ -110,8 +145,8 @@ int cmd_dump(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	enum dump_format fmt = DUMP_NONE;
-	const char *out_path = NULL, *service = NULL;
-	bool with_values = true;
+	const char *out_path = NULL, *service = NULL, *endpoint = NULL;
+	bool with_values = true, otlp_json = false, protocol_given = false;
 	struct ct_filter_opts fo = {0};
 	int c, rc = 2;
 	optind = 1;
@@ -133,6 +168,22 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_SERVICE:
 			service = optarg;
+			break;
+		case OPT_ENDPOINT:
+			if (!ct_otlp_http_url_ok(optarg)) {
+				fprintf(stderr, "calltrace: %s\n", ct_error());
+				goto out;
+			}
+			endpoint = optarg;
+			if (set_format(&fmt, DUMP_OTLP))
+				goto out;
+			break;
+		case OPT_PROTOCOL:
+			if (ct_otlp_protocol_parse(optarg, &otlp_json)) {
+				fprintf(stderr, "calltrace: %s\n", ct_error());
+				goto out;
+			}
+			protocol_given = true;
 			break;
 		case 'f': {
 			enum dump_format want = DUMP_NONE;
@@ -183,6 +234,14 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "calltrace: dump: --service is for --otlp\n");
 		goto out;
 	}
+	if (protocol_given && !endpoint) {
+		fprintf(stderr, "calltrace: dump: --otlp-protocol goes with --otlp-endpoint\n");
+		goto out;
+	}
+	if (endpoint && out_path) {
+		fprintf(stderr, "calltrace: dump: --otlp-endpoint sends the spans; it writes no -o file\n");
+		goto out;
+	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";
 
 	struct ct_trace t;
@@ -201,7 +260,7 @@ int cmd_dump(int argc, char **argv)
 	struct ct_render_opts ro = {.out = out, .filter = &fo};
 	int r = fmt == DUMP_CHROME ? ct_render_chrome(&t, &ro, with_values)
 	      : fmt == DUMP_FOLDED ? ct_render_folded(&t, &ro)
-	      : fmt == DUMP_OTLP   ? dump_otlp(&t, &ro, service, with_values)
+	      : fmt == DUMP_OTLP   ? dump_otlp(&t, &ro, service, with_values, endpoint, otlp_json)
 				   : ct_render_svg(&t, &ro);
 	if (r)
 		fprintf(stderr, "calltrace: %s\n", ct_error());

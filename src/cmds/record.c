@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "cmds/cmds.h"
+#include "export/otlp_export.h"
+#include "export/otlp_http.h"
 #include "record/session.h"
 #include "render/render.h"
 #include "util/util.h"
@@ -45,8 +47,32 @@ struct live_view {
 };
 static struct live_view live = {.fd = -1};
 
+/* --otlp-endpoint: a thread reads the record as it is written and sends
+ * spans (export/otlp_export.h); started once the file's tables are
+ * written, finished once the file is closed. */
+static struct ct_otlp_export_opts otlp_opts;
+static struct ct_otlp_export *otlp;
+
+static void otlp_step(const struct ct_session *s)
+{
+	if (!otlp_opts.url)
+		return;
+	if (!otlp && s->w) {
+		int fd = ct_writer_reader_fd(s->w);
+		if (fd < 0 || !(otlp = ct_otlp_export_start(fd, s->o.output, &otlp_opts))) {
+			ct_warn("otlp: not sending spans: %s", ct_error());
+			otlp_opts.url = NULL;
+		}
+	} else if (otlp && !s->w) {
+		ct_otlp_export_finish(otlp, s->end_ts);
+		otlp = NULL;
+		otlp_opts.url = NULL;
+	}
+}
+
 static void live_step(const struct ct_session *s)
 {
+	otlp_step(s);
 	if (!live.on)
 		return;
 	if (live.fd < 0 && s->w)
@@ -163,6 +189,15 @@ static void usage(FILE *f)
 		"\n"
 		"      --buffer-size SIZE  ring buffer size (default 16M)\n"
 		"  -v, --verbose          print the phases and their timings\n"
+		"\n"
+		"OpenTelemetry (spans as dump --otlp makes them, sent while recording):\n"
+		"      --otlp-endpoint URL  send spans to an OTLP/HTTP collector, e.g.\n"
+		"                         http://localhost:4318 (plain HTTP, no TLS; path /v1/traces\n"
+		"                         unless given), in batches, retried with backoff; never\n"
+		"                         holds up the program or the record file: when the\n"
+		"                         collector is down or slow, spans are dropped and counted\n"
+		"      --otlp-protocol P  http/protobuf (default) or http/json\n"
+		"      --service NAME     service.name of the spans (default: the program's name)\n"
 		"\n"
 		"PROGRAM may be a WebAssembly module (WASI, or Go GOOS=js GOARCH=wasm): it runs\n"
 		"on node, instrumented; no root needed (README: WebAssembly modules).\n");
@@ -439,6 +474,9 @@ static int record_main(int argc, char **argv, bool is_live)
 		{"max-size", required_argument, NULL, 0x2007},
 		{"follow", no_argument, NULL, 0x2008},
 		{"demangle", required_argument, NULL, 0x2009},
+		{"otlp-endpoint", required_argument, NULL, 0x2301},
+		{"otlp-protocol", required_argument, NULL, 0x2302},
+		{"service", required_argument, NULL, 0x2303},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
@@ -490,6 +528,23 @@ static int record_main(int argc, char **argv, bool is_live)
 				fprintf(stderr, "calltrace: --max-events needs a number of events, not '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 0x2301:
+			if (!ct_otlp_http_url_ok(optarg)) {
+				fprintf(stderr, "calltrace: %s\n", ct_error());
+				return 2;
+			}
+			otlp_opts.url = optarg;
+			otlp_opts.with_values = true;
+			break;
+		case 0x2302:
+			if (ct_otlp_protocol_parse(optarg, &otlp_opts.json)) {
+				fprintf(stderr, "calltrace: %s\n", ct_error());
+				return 2;
+			}
+			break;
+		case 0x2303:
+			otlp_opts.service = optarg;
 			break;
 		case 0x2008:
 			o.follow = true;
@@ -573,6 +628,10 @@ static int record_main(int argc, char **argv, bool is_live)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (!otlp_opts.url && (otlp_opts.service || otlp_opts.json)) {
+		fprintf(stderr, "calltrace: --service and --otlp-protocol go with --otlp-endpoint\n");
+		return 2;
 	}
 	char **prog = argv + optind;
 	int nprog = argc - optind;

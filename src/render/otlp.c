@@ -50,7 +50,7 @@ struct ct_otlp {
 	struct ct_map stacks; /* thread key -> struct seqs: seq of each open shown frame */
 	/* the request being built */
 	struct ct_buf req;
-	size_t nest[4];       /* protobuf: open messages (offsets of their length byte) */
+	size_t nest[8];       /* protobuf: open messages (offsets of their length byte); 5 deep at most */
 	unsigned depth;
 	bool in_resource;
 	uint32_t pid;         /* of the open ResourceSpans */

@@ -5,11 +5,12 @@ parent links, one trace per root call, goroutines, threads, start times and
 durations, statuses, arguments."""
 import json
 import os
+import re
 import socket
 import stat
 
-from lib import ct, recorded, tmp
-from otlp import check_spans_equal_replay, decode_json_lines, meta, spans_of
+from lib import ct, fixture, record, recorded, replay_json, tmp
+from otlp import Receiver, check_spans_equal_replay, decode_json_lines, meta, spans_of
 
 
 def scenarios():
@@ -96,3 +97,128 @@ def test_dump_otlp_output_file_and_errors():
     assert p.returncode == 2 and "--service" in p.stderr, p.stderr
     p = ct("dump", "--otlp", "--folded", path)
     assert p.returncode == 2 and "exclude" in p.stderr, p.stderr
+
+
+# ---------------------------------------------------------------- OTLP/HTTP
+
+def received_spans(rx):
+    reqs = rx.requests()
+    assert reqs, "the receiver got no request"
+    bad = [r for r in reqs if "error" in r]
+    assert not bad, f"OpenTelemetry's decoder refused a request: {bad[0]['error']}"
+    assert all(r["url"] == "/v1/traces" and r["method"] == "POST" for r in reqs)
+    return spans_of([r["request"] for r in reqs if r["status"] == 200]), reqs
+
+
+def summary(stderr):
+    m = re.search(r"calltrace: otlp: (\d+) spans sent to (\S+) in (\d+) requests(?:; (\d+) spans dropped \((.*)\))?",
+                  stderr)
+    assert m, f"no otlp summary line in: {stderr!r}"
+    return int(m[1]), int(m[3]), int(m[4] or 0), m[5]
+
+
+def test_record_sends_spans_equal_to_replay():
+    with Receiver("rx-record") as rx:
+        out = tmp("otlp-rec-goroutines.data")
+        p, _ = record([fixture("go_core"), "goroutines", "30"], "--otlp-endpoint", rx.url, out=out)
+        assert "goroutines [" in p.stdout, p.stdout
+        sent, nreq, dropped, _ = summary(p.stderr)
+        spans, reqs = received_spans(rx)
+    assert all(r["contentType"] == "application/x-protobuf" for r in reqs)
+    assert dropped == 0 and sent == len(spans) and nreq == len(reqs), (sent, nreq, dropped, len(spans))
+    check_spans_equal_replay(out, spans)
+    # what arrived is what a later dump of the file says, ids included
+    dumped = spans_of(decode_json_lines(dump_otlp(out)))
+    key = lambda s: s["spanId"]
+    assert sorted(dumped, key=key) == sorted(spans, key=key), "record --otlp-endpoint and dump --otlp differ"
+
+
+def test_record_otlp_json_protocol_and_statuses():
+    for prog, args, status in (("go_core", ["panic", "3"], 0), ("c_core", ["exit", "3"], 3)):
+        with Receiver("rx-json") as rx:
+            out = tmp(f"otlp-rec-{args[0]}.data")
+            p, _ = record([fixture(prog), *args], "--otlp-endpoint", rx.url + "/v1/traces",
+                          "--otlp-protocol", "http/json", "--service", "checkout", out=out, check=False)
+            assert p.returncode == status, p.stderr
+            spans, reqs = received_spans(rx)
+        assert all(r["contentType"] == "application/json" for r in reqs)
+        assert all(s["resource"]["service.name"] == "checkout" for s in spans)
+        check_spans_equal_replay(out, spans)
+
+
+def test_record_sends_in_batches_while_recording():
+    """c_core slow 150: 1.5 s of ticks, ~27,000 calls: requests of at most
+    512 spans arrive while the program still runs."""
+    with Receiver("rx-batches") as rx:
+        out = tmp("otlp-rec-slow.data")
+        p, _ = record([fixture("c_core"), "slow", "150"], "--otlp-endpoint", rx.url, out=out)
+        assert p.stdout.count("tick ") == 150, p.stdout[-200:]
+        spans, reqs = received_spans(rx)
+    m = meta(out)
+    end_unix_ms = (int(m["clock.realtime_ns"]) + int(m["clock.end_ns"]) - int(m["clock.start_ns"])) / 1e6
+    assert len(reqs) > 10 and max(len(spans_of([r["request"]])) for r in reqs) <= 512, len(reqs)
+    early = [r for r in reqs if r["t"] < end_unix_ms - 300]
+    assert len(early) >= 3, f"only {len(early)} of {len(reqs)} requests arrived before the trace ended"
+    check_spans_equal_replay(out, spans)
+
+
+def test_record_retries_after_503():
+    with Receiver("rx-503", "--fail", "2", "--status", "503") as rx:
+        out = tmp("otlp-rec-503.data")
+        p, _ = record([fixture("go_core"), "goroutines", "30"], "--otlp-endpoint", rx.url, out=out)
+        sent, _, dropped, _ = summary(p.stderr)
+        spans, reqs = received_spans(rx)
+    assert [r["status"] for r in reqs[:2]] == [503, 503] and reqs[2]["status"] == 200, [r["status"] for r in reqs]
+    assert dropped == 0 and sent == len(spans)
+    check_spans_equal_replay(out, spans)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_record_endpoint_down_drops_and_counts():
+    """Nothing listens: every span is dropped and counted, the program runs
+    as usual and the record file is complete."""
+    out = tmp("otlp-rec-down.data")
+    p, _ = record([fixture("c_core"), "slow", "50"], "--otlp-endpoint", f"http://127.0.0.1:{free_port()}", out=out)
+    assert p.stdout.count("tick ") == 50 and p.returncode == 0, p.stdout[-200:]
+    sent, _, dropped, why = summary(p.stderr)
+    calls = [c for c in replay_json(out) if "func" in c]
+    assert sent == 0 and dropped == len(calls) > 50 * 170, (sent, dropped, len(calls))
+    assert "Connection refused" in why, why
+    info = ct("info", out).stdout
+    assert re.search(r"^exit: +exited 0$", info, re.M), info
+    assert re.search(rf"^events: +{2 * len(calls)} ", info, re.M), (len(calls), info)
+    assert "clock.end_ns" in meta(out), "no STATS: the file is not complete"
+    p = ct("replay", out)
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+def test_dump_sends_to_endpoint():
+    path = recorded("wrapper", "go_core", "wrapper", "5")
+    for proto in ("http/protobuf", "http/json"):
+        with Receiver("rx-dump") as rx:
+            p = ct("dump", "--otlp-endpoint", rx.url, "--otlp-protocol", proto, "-F", "main.*", path)
+            assert p.returncode == 0, p.stderr
+            spans, _ = received_spans(rx)
+        check_spans_equal_replay(path, spans, "-F", "main.*")
+    p = ct("dump", "--otlp-endpoint", f"http://127.0.0.1:{free_port()}", path)
+    assert p.returncode == 1 and "spans not sent" in p.stderr and "Connection refused" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_otlp_endpoint_bad_urls():
+    path = recorded("wrapper", "go_core", "wrapper", "5")
+    for url, words in (("https://collector:4318", "no TLS"), ("collector:4318", "http://HOST"),
+                       ("http://:4318", "no host"), ("http://h:99999", "bad port"), ("http://[::1", "unclosed")):
+        for cmd in (["dump", "--otlp-endpoint", url, path], ["record", "--otlp-endpoint", url, "--", "/bin/true"]):
+            p = ct(*cmd)
+            assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (cmd, p.stderr)
+            assert words in p.stderr, (cmd, p.stderr)
+    p = ct("dump", "--otlp-endpoint", "http://127.0.0.1:4318", "-o", tmp("x.jsonl"), path)
+    assert p.returncode == 2 and "-o" in p.stderr, p.stderr
+    p = ct("record", "--otlp-protocol", "grpc", "--", "/bin/true")
+    assert p.returncode == 2 and "http/protobuf" in p.stderr, p.stderr

@@ -110,7 +110,7 @@ function cmdReceive(dir, args) {
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const ctype = (req.headers["content-type"] || "").split(";")[0].trim();
-      const rec = { n: ++seen, method: req.method, url: req.url, contentType: ctype, bytes: body.length,
+      const rec = { n: ++seen, t: Date.now(), method: req.method, url: req.url, contentType: ctype, bytes: body.length,
         userAgent: req.headers["user-agent"] || "" };
       let code = 200;
       try {
