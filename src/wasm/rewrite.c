@@ -159,6 +159,8 @@ static void emit_unwind(struct ct_buf *b, const struct rw *w, const struct fn_ct
 static void emit_exit(struct ct_buf *b, const struct rw *w, const struct fn_ctx *fc, bool with_rets)
 {
 	const struct ct_wasm_instr *ins = fc->ins;
+	if (ins->exit_site == CT_WASM_NOSITE)
+		return; /* an entry-only marker (Go's goexit1) */
 	if (w->go->on) {
 		/* [r] -> [r] */
 		buf_u8(b, 0x22);

@@ -45,7 +45,7 @@ extern const char *const ct_wasm_hook_names[WH_COUNT];
 #define CT_WASM_NOSITE UINT32_MAX
 struct ct_wasm_instr {
 	uint32_t func;          /* function index in the original module */
-	uint32_t entry_site, exit_site;
+	uint32_t entry_site, exit_site; /* exit_site CT_WASM_NOSITE: entry only */
 	uint32_t restart_site;  /* Go: morestack calls (CT_WASM_NOSITE: none) */
 	bool args, rets;        /* report numeric parameters / results */
 };

@@ -153,8 +153,8 @@ static int write_config(struct ct_wasm_run *r)
 		   (unsigned long long)r->lim.max_events);
 	for (size_t i = 0; i < r->p.nsites; i++) {
 		const struct ct_file_site *s = &r->p.sites[i];
-		bool root = r->lim.nroots && is_root(&r->lim, r->p.funcs[s->func].name);
-		buf_printf(&b, "%s%u", i ? "," : "", CT_WIRE_SITE(s->func, s->kind, root));
+		bool root = s->func != CT_NOFUNC && r->lim.nroots && is_root(&r->lim, r->p.funcs[s->func].name);
+		buf_printf(&b, "%s%u", i ? "," : "", CT_WIRE_SITE(s->func & 0xffffff, s->kind, root));
 	}
 	buf_cstr(&b, "]}\n");
 	int rc = write_file(r->dir, "config.json", b.p, b.n);

@@ -229,6 +229,23 @@ int ct_wasm_plan_build(struct ct_wasm_plan *p, const struct ct_wasm_target *t, c
 		}
 		CT_VEC_PUSH(p->fns, in);
 	}
+	/* Go: the goroutine ends at runtime.goexit1 (also after Goexit, with
+	 * frames open): an entry-only marker, as for native Go */
+	for (uint32_t f = m->nimported; t->go && f < m->nfuncs; f++) {
+		if (strcmp(ct_wasm_name(t, f), "runtime.goexit1") || selected(t, f, sel) || !t->traceable[f])
+			continue;
+		struct ct_wasm_instr in = {f, (uint32_t)fs.n, CT_WASM_NOSITE, CT_WASM_NOSITE, false, false};
+		struct ct_file_site sg = {(uint32_t)fs.n, m->funcs[f].body, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC};
+		CT_VEC_PUSH(fs, sg);
+		CT_VEC_PUSH(fetch, NULL);
+		size_t at = p->fns.n;
+		CT_VEC_PUSH(p->fns, in);
+		while (at > 0 && p->fns.v[at - 1].func > f) { /* keep them sorted */
+			p->fns.v[at] = p->fns.v[at - 1];
+			p->fns.v[--at] = in;
+		}
+		break;
+	}
 	p->funcs = ff.v;
 	p->nfuncs = ff.n;
 	p->sites = fs.v;

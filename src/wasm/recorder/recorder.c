@@ -25,6 +25,7 @@ WASM_IMPORT(flush) void host_flush(const void *p, __u32 n);
 #define K_ENTRY 0
 #define K_RET 1
 #define K_RESTART 3
+#define K_GOEXIT 4
 
 static struct ct_wire_config cfg;
 static __u32 *sites;      /* CT_WIRE_SITE per site id */
@@ -334,6 +335,16 @@ static void limits_hit(const struct hit *h)
 			t->flags |= F_RESTART;
 		counters[CT_CNT_CUT]++;
 		break;
+	case K_GOEXIT: {
+		int sent = 0;
+		while ((t = top(st))) {
+			sent |= (t->flags & F_EMITTED) != 0;
+			st->depth--;
+		}
+		if (sent)
+			send_this(h);
+		break;
+	}
 	}
 	if (st->depth == 0) {
 		*pp = st->next;
