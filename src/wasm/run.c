@@ -241,6 +241,7 @@ struct ct_wasm_run *ct_wasm_run_prepare(const char *path, const struct ct_select
 		ct_fail("cannot create a private directory in /tmp: %s", strerror(errno));
 		goto fail;
 	}
+	ct_wasm_dwarf_names(&r->p, &r->t, r->dir);
 	int rc = write_file(r->dir, "module.wasm", out.p, out.n);
 	buf_free(&out);
 	if (rc || write_file(r->dir, "runner.cjs", ct_asset_runner, (size_t)(ct_asset_runner_end - ct_asset_runner)) ||
@@ -282,7 +283,7 @@ void ct_wasm_run_meta(const struct ct_wasm_run *r, struct ct_writer *w)
 	ct_writer_meta(w, "target.format", "wasm");
 	ct_writer_meta(w, "target.lang", "%s", t->go ? "go" : "c");
 	ct_writer_meta(w, "target.funcs_source", "%s", t->go ? t->gw.names_source : "name section");
-	ct_writer_meta(w, "target.dwarf", "%s", t->m.has_dwarf ? "yes (not used)" : "no");
+	ct_writer_meta(w, "target.dwarf", "%s", t->m.has_dwarf ? "yes (parameter names)" : "no");
 	ct_writer_meta(w, "wasm.runtime", "%s", t->go ? "node (Go js/wasm, wasm_exec.js)" : "node (node:wasi, preview1)");
 	ct_writer_meta(w, "wasm.node", "%s", r->node);
 	if (r->wasm_exec)

@@ -291,7 +291,7 @@ int ct_wasm_list(const char *path, const char **globs, size_t nglobs, const char
 	struct ct_selection sel = {globs, nglobs, excl, nexcl, true};
 	printf("# %s: WebAssembly module, %s, %u functions (%u imported)%s\n", path,
 	       t.go ? "Go js/wasm" : t.m.wasi ? "WASI" : "no WASI imports", t.m.nfuncs, t.m.nimported,
-	       t.m.has_dwarf ? ", DWARF (not used)" : "");
+	       t.m.has_dwarf ? ", DWARF" : "");
 	if (t.go)
 		printf("# Go %s, module %s, names from the %s\n", t.gw.go_version[0] ? t.gw.go_version : "unknown",
 		       t.gw.main_module ? t.gw.main_module : "-", t.gw.names_source);

@@ -2,6 +2,7 @@
  *
  *   module.c    reads the binary (sections, functions, names, code)
  *   gowasm.c    Go js/wasm facts: exact Go names from the pclntab, g layout
+ *   dwarf.c     parameter names from the module's DWARF (through libdw)
  *   rewrite.c   instruments the selected functions (inline enter/exit hooks)
  *   recorder/   the hooks' implementation, a wasm module built from C
  *   runner.cjs  runs the module on node (node:wasi, or Go's wasm_exec.js)
@@ -57,6 +58,10 @@ struct ct_wasm_plan {
 int ct_wasm_plan_build(struct ct_wasm_plan *p, const struct ct_wasm_target *t, const struct ct_selection *sel,
 		       const struct ct_args_opts *ao);
 void ct_wasm_plan_free(struct ct_wasm_plan *p);
+
+/* Names the captured parameters from the module's DWARF, if it has some
+ * (dwarf.c; DIR: where a temporary ELF copy of the sections may go). */
+void ct_wasm_dwarf_names(struct ct_wasm_plan *p, const struct ct_wasm_target *t, const char *dir);
 
 /* `calltrace list MODULE [GLOB...]` */
 int ct_wasm_list(const char *path, const char **globs, size_t nglobs, const char **excl, size_t nexcl);

@@ -66,6 +66,19 @@ def test_wasi_tree_values_output_and_exit_status():
     assert "WebAssembly, WASI, run by node (node:wasi" in info, info
 
 
+def test_wasi_parameter_names_from_dwarf():
+    p, out = record([fixture("wasi_core_g.wasm")], "-F", "main", "-F", "mid", "-F", "leaf", "-F", "scale")
+    by = {}
+    for c in replay_json(out):
+        by.setdefault(c["func"], c)
+    assert [a["name"] for a in by["main"]["args"]] == ["argc", "argv"], by["main"]
+    assert [(a["name"], a["value"]) for a in by["leaf"]["args"]] == [("x", 4)]
+    assert [(a["name"], a["type"], a["value"]) for a in by["scale"]["args"]] == \
+        [("v", "f64", 1.5), ("f", "f32", 2), ("k", "i64", 3)]
+    assert "scale(v=1.5, f=2, k=3) = 6;" in ct("replay", out).stdout
+    assert "parameter names" in ct("info", out).stdout
+
+
 def trace_wasm_forest(module, *args):
     """node --trace-wasm on the original module: the call tree V8 itself saw."""
     p = plain(module, *args, extra_node=("--trace-wasm",))
