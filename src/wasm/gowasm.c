@@ -87,6 +87,7 @@ void ct_gowasm_read(const struct ct_wasm_module *m, const char *path, struct ct_
 		sscanf(out->go_version, "go1.%d", &out->go_minor);
 	}
 	out->names = xcalloc(m->nfuncs ? m->nfuncs : 1, sizeof(char *));
+	out->wrapper = xcalloc(m->nfuncs ? m->nfuncs : 1, sizeof(bool));
 	out->names_source = "name section";
 	struct ct_pclntab pt;
 	if (ct_pclntab_read(&e, &pt) == 0) {
@@ -99,6 +100,7 @@ void ct_gowasm_read(const struct ct_wasm_module *m, const char *path, struct ct_
 			if (idx >= m->nfuncs || out->names[idx])
 				continue;
 			out->names[idx] = xstrdup(pt.funcs[i].name);
+			out->wrapper[idx] = pt.funcs[i].wrapper;
 			named++;
 		}
 		if (named)
@@ -129,12 +131,16 @@ void ct_gowasm_free(struct ct_gowasm *g, uint32_t nfuncs)
 	for (uint32_t i = 0; g->names && i < nfuncs; i++)
 		free(g->names[i]);
 	free(g->names);
+	free(g->wrapper);
 	free(g->main_module);
 	memset(g, 0, sizeof(*g));
 }
 
-bool ct_gowasm_traceable(const struct ct_wasm_module *m, uint32_t func, const char *goname)
+bool ct_gowasm_traceable(const struct ct_wasm_module *m, const struct ct_gowasm *g, uint32_t func)
 {
+	const char *goname = g->names ? g->names[func] : NULL;
+	if (g->wrapper && g->wrapper[func])
+		return false;
 	const struct ct_wasm_functype *t = &m->types[m->funcs[func].type];
 	if (m->funcs[func].imported || t->nparams != 1 || t->nresults != 1 || t->params[0].code != WT_I32 ||
 	    t->results[0].code != WT_I32)

@@ -27,6 +27,7 @@ struct ct_gowasm {
 	int go_minor;
 	char *main_module;
 	char **names;        /* per function index: the Go name, or NULL */
+	bool *wrapper;       /* per function index: compiler-generated wrapper */
 	struct ct_wasm_go cfg;
 	const char *names_source; /* "pclntab" or "name section" */
 };
@@ -35,8 +36,8 @@ struct ct_gowasm {
  * without a readable pclntab the name section's names are used. */
 void ct_gowasm_read(const struct ct_wasm_module *m, const char *path, struct ct_gowasm *out);
 void ct_gowasm_free(struct ct_gowasm *g, uint32_t nfuncs);
-/* Go code that may be instrumented: the (i32)->i32 convention, and not
- * runtime code that switches stacks. */
-bool ct_gowasm_traceable(const struct ct_wasm_module *m, uint32_t func, const char *goname);
+/* Go code that may be instrumented: the (i32)->i32 convention, not runtime
+ * code that switches stacks, not a compiler-generated wrapper (as natively). */
+bool ct_gowasm_traceable(const struct ct_wasm_module *m, const struct ct_gowasm *g, uint32_t func);
 
 #endif

@@ -58,7 +58,7 @@ int ct_wasm_target_open(struct ct_wasm_target *t, const char *path)
 		ct_gowasm_read(&t->m, path, &t->gw);
 	t->traceable = xcalloc(t->m.nfuncs ? t->m.nfuncs : 1, sizeof(bool));
 	for (uint32_t i = t->m.nimported; i < t->m.nfuncs; i++)
-		t->traceable[i] = t->go ? ct_gowasm_traceable(&t->m, i, t->gw.names[i]) : true;
+		t->traceable[i] = t->go ? ct_gowasm_traceable(&t->m, &t->gw, i) : true;
 	return 0;
 }
 

@@ -319,6 +319,10 @@ TEST(wasm_go_names_from_pclntab)
 			h = i;
 	CHECK(h != UINT32_MAX);
 	CHECK_STR(ct_wasm_name(&t, h), "main.(*Worker).Handle");
+	/* neither are compiler-generated wrappers (go statements' here) */
+	for (uint32_t i = t.m.nimported; i < t.m.nfuncs; i++)
+		if (!strcmp(ct_wasm_name(&t, i), "main.main.func1"))
+			CHECK(t.gw.wrapper[i] && !t.traceable[i]);
 	/* stack-switching runtime code is never instrumented */
 	for (uint32_t i = t.m.nimported; i < t.m.nfuncs; i++) {
 		const char *n = ct_wasm_name(&t, i);
