@@ -30,8 +30,9 @@ static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
  * have seen without calltrace. */
 static int program_term_sig;
 /* After a second stop signal the program gets this long to exit (timeout(1)
- * sends SIGTERM to calltrace and to its process group: both arrive). */
-#define SECOND_SIGNAL_GRACE_NS 500000000ULL
+ * sends SIGTERM to calltrace and to its process group: both arrive); after
+ * one while only its descendants run (--follow), they do. */
+#define STOP_GRACE_NS 500000000ULL
 
 /* `calltrace live`: the record file is read back as it grows and each
  * event goes through the same reconstruction and tree as replay. */
@@ -166,9 +167,10 @@ static void usage(FILE *f)
 		"      --max-string N     bytes of each string captured (default 64, at most 1024)\n"
 		"      --max-items N      elements of each slice/array captured (default 8)\n"
 		"      --follow           also trace the processes it forks, and binaries they exec\n"
-		"                         (same -F selection; a new binary is probed shortly after its\n"
-		"                         exec, so its first calls may be missed; LIB:GLOB probes stay\n"
-		"                         on the first process)\n"
+		"                         (same -F selection; LIB:GLOB probes stay on the first\n"
+		"                         process), and record until every traced process has exited,\n"
+		"                         not only the program (a daemon it starts too); once the\n"
+		"                         program has exited, Ctrl-C stops tracing the others\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"                         (repeatable, for processes of the same binary; a thread\n"
@@ -301,39 +303,58 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	close(err[0]);
 
 	int status = 0, rc = 0;
-	bool exited = false;
-	uint64_t second_stop_ns = 0;
-	while (!exited) {
+	bool exited = false; /* the program itself */
+	uint64_t stopping_ns = 0;
+	for (;;) {
 		if (ct_session_pump(s, 50) < 0) {
 			rc = -1;
-			kill(child, SIGTERM);
+			if (!exited)
+				kill(child, SIGTERM);
 		}
 		live_step(s);
 		if (forward_sig) {
-			kill(child, forward_sig);
+			if (!exited)
+				kill(child, forward_sig);
 			forward_sig = 0;
 		}
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child)
+		if (!exited && waitpid(child, &status, WNOHANG) == child)
 			exited = true;
-		else if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
+		/* --follow: until every traced descendant is gone too (a daemon
+		 * forks and exits at once) */
+		if (exited && (rc || !s->o.follow || !ct_session_traced(s)))
+			break;
+		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break; /* stop tracing; the program keeps running */
-		else if (stop_count >= 2 && !forward_sig) {
-			/* A second Ctrl-C while the program ignores it: stop
-			 * tracing, let it run on untraced -- unless it is only
-			 * slow to die of the first one. */
-			if (!second_stop_ns)
-				second_stop_ns = now_mono_ns();
-			else if (now_mono_ns() - second_stop_ns >= SECOND_SIGNAL_GRACE_NS) {
-				s->stop_reason = "interrupted twice";
+		/* A second Ctrl-C while the program ignores it, or one while only
+		 * its descendants run: stop tracing, let them run on untraced --
+		 * unless they are only slow to die of the signal. */
+		if (exited ? stop_count > 0 : (stop_count >= 2 && !forward_sig)) {
+			if (!stopping_ns)
+				stopping_ns = now_mono_ns();
+			else if (now_mono_ns() - stopping_ns >= STOP_GRACE_NS) {
+				s->stop_reason = exited ? "interrupted" : "interrupted twice";
 				break;
 			}
 		}
 		ct_session_progress(s, false);
 	}
-	char *desc = exited ? describe_status(status) : xstrdup("still running (tracing stopped)");
-	if (!exited && s->stop_reason)
-		fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
+	size_t others = exited && s->o.follow && !rc ? ct_session_traced(s) : 0;
+	char *desc;
+	if (!exited) {
+		desc = xstrdup("still running (tracing stopped)");
+		if (s->stop_reason)
+			fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
+	} else if (others) {
+		char *st = describe_status(status);
+		desc = xasprintf("%s; %zu traced process%s still running (tracing stopped)", st, others,
+				 others > 1 ? "es" : "");
+		free(st);
+		fprintf(stderr, "calltrace: %s%srecording stopped, %zu traced process%s keep%s running\n",
+			s->stop_reason ? s->stop_reason : "", s->stop_reason ? ": " : "", others, others > 1 ? "es" : "",
+			others > 1 ? "" : "s");
+	} else {
+		desc = describe_status(status);
+	}
 	if (ct_session_finish(s, desc))
 		rc = -1;
 	live_step(s);
@@ -377,14 +398,6 @@ static void die_by_signal(int sig)
 	/* a signal whose default is not to terminate: the shell's convention */
 }
 
-static bool any_alive(const int *pids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (kill(pids[i], 0) == 0 || errno != ESRCH)
-			return true;
-	return false;
-}
-
 static int run_attach(struct ct_session *s, const int *pids, size_t npids, const char *probe_path)
 {
 	if (ct_session_attach(s, probe_path, pids[0]))
@@ -402,13 +415,13 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		if (ct_session_pump(s, 50) < 0)
 			break;
 		live_step(s);
-		if (!any_alive(pids, npids))
+		if (!ct_session_traced(s)) /* with --follow: their descendants too */
 			break;
 		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
 			break;
 		ct_session_progress(s, false);
 	}
-	bool gone = !any_alive(pids, npids);
+	bool gone = !ct_session_traced(s);
 	int rc = ct_session_finish(s, gone ? "process exited" : "detached (process left running)");
 	live_step(s);
 	live_end();

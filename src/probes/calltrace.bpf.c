@@ -48,7 +48,8 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* tgids to trace when one link cannot carry the pid filter (--follow). */
+/* tgids of the traced processes: whose thread and process ends are
+ * reported, and the pid filter when one link cannot carry it (--follow). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -649,9 +650,9 @@ int ct_exit(struct pt_regs *ctx)
 	return on_hit(ctx);
 }
 
-/* ---- --follow: processes forked by traced processes are traced too ---- */
+/* ---- processes: forks and execs (--follow), ends of threads and processes ---- */
 
-static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 other)
+static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 other)
 {
 	send_loss_mark();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -663,7 +664,7 @@ static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 other)
 	e->goid = other;
 	e->key = 0;
 	e->pid = pid;
-	e->tid = pid;
+	e->tid = tid;
 	e->site = kind;
 	e->len = 0;
 	e->flags = CT_EV_PROC;
@@ -680,7 +681,7 @@ int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 		return 0; /* a new thread, or not ours */
 	__u8 one = 1;
 	bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY);
-	send_proc(CT_PROC_FORK, ptgid, ctgid);
+	send_proc(CT_PROC_FORK, ptgid, BPF_CORE_READ(parent, pid), ctgid);
 	return 0;
 }
 
@@ -694,17 +695,23 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * the probes on it and sends SIGCONT, so its first calls are seen. */
 	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	__u32 stopped = ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
-	send_proc(CT_PROC_EXEC, tgid, stopped);
+	send_proc(CT_PROC_EXEC, tgid, tgid, stopped);
 	return 0;
 }
 
+/* Every thread of a traced process that ends (its open calls end with it).
+ * do_exit() counts the live threads down before this tracepoint: at 0 the
+ * last one is leaving and the process is gone (not when the thread group
+ * leader leaves: the others may run on). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ct_proc_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	if (pid != tgid || !bpf_map_lookup_elem(&traced_pids, &tgid))
+	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
-	bpf_map_delete_elem(&traced_pids, &tgid);
-	send_proc(CT_PROC_EXIT, tgid, 0);
+	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
+	if (last)
+		bpf_map_delete_elem(&traced_pids, &tgid);
+	send_proc(last ? CT_PROC_EXIT : CT_PROC_THREAD_EXIT, tgid, pid, 0);
 	return 0;
 }

@@ -132,15 +132,17 @@ struct ct_fetch {
 				  goid is the goroutine it ran for (m.curg) */
 #define CT_EV_DELAYED 0x8      /* an entry sent at its return (--min-duration):
 				  ts is the entry time, arguments were not kept */
-#define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd or
-				  exited (--follow); site = CT_PROC_*, goid = the
-				  other pid (child for fork) */
+#define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd
+				  (--follow) or a thread of it ended; site =
+				  CT_PROC_*, tid = the thread, goid = the child
+				  for a fork */
 #define CT_EV_LOSS_MARK 0x20   /* ring buffer only, not a call: goid events were
 				  dropped just before this point (user space
 				  writes a loss record here) */
 #define CT_PROC_FORK 1
 #define CT_PROC_EXEC 2
-#define CT_PROC_EXIT 3
+#define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */
+#define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
 
 /* Record-time limits and sampling, decided in the kernel so that what is
  * cut never crosses the ring buffer.  They need a shadow stack per

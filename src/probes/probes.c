@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +43,7 @@ struct ct_probes {
 	struct ring_buffer *rb;
 	int links[MAX_LINKS];
 	size_t nlinks;
-	struct bpf_link *tps[3]; /* --follow tracepoints */
+	struct bpf_link *tps[3]; /* process tracepoints: exit, fork, exec */
 	ct_event_cb cb;
 	void *cb_ctx;
 	int ncpus;
@@ -212,15 +213,36 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
-int ct_probes_follow(struct ct_probes *p)
+int ct_probes_watch(struct ct_probes *p, bool follow)
 {
-	struct bpf_program *progs[3] = {p->skel->progs.ct_fork, p->skel->progs.ct_exec, p->skel->progs.ct_proc_exit};
-	for (int i = 0; i < 3; i++) {
+	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
+	for (int i = 0; i < (follow ? 3 : 1); i++) {
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])
-			return ct_fail("cannot attach the process tracepoints for --follow: %s", strerror(errno));
+			return ct_fail("cannot attach the process tracepoints: %s", strerror(errno));
 	}
 	return 0;
+}
+
+size_t ct_probes_traced(struct ct_probes *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.traced_pids);
+	uint32_t key, next, *prev = NULL;
+	size_t n = 0;
+	CT_VEC(uint32_t) gone = {0};
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		/* one that ended before the tracepoints were in place */
+		if (kill((pid_t)next, 0) && errno == ESRCH)
+			CT_VEC_PUSH(gone, next);
+		else
+			n++;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < gone.n; i++)
+		bpf_map_delete_elem(fd, &gone.v[i]);
+	CT_VEC_FREE(gone);
+	return n;
 }
 
 void ct_probes_detach(struct ct_probes *p)

@@ -39,9 +39,12 @@ struct ct_attach {
 };
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
-/* --follow: tracepoints that add forked children of traced processes to the
- * pid filter and report forks, execs and exits as CT_EV_PROC events. */
-int ct_probes_follow(struct ct_probes *p);
+/* Tracepoints reporting the end of every thread and process added with
+ * ct_probes_add_pid, as CT_EV_PROC events; with FOLLOW also their forks
+ * (children are added) and execs. */
+int ct_probes_watch(struct ct_probes *p, bool follow);
+/* How many of the processes added (and their children, FOLLOW) are alive. */
+size_t ct_probes_traced(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
 /* Installs the argument fetch program of SITE (before attaching). */

@@ -20,6 +20,7 @@ struct stack {
 	CT_VEC(struct frame) f;
 	uint32_t pid;
 	uint64_t goid;
+	uint64_t key; /* its thread key */
 };
 
 struct ct_recon {
@@ -48,6 +49,8 @@ const char *ct_status_name(enum ct_call_status s)
 		return "unfinished";
 	case CT_CALL_LOST:
 		return "lost";
+	case CT_CALL_EXITED:
+		return "exited";
 	default:
 		return "open";
 	}
@@ -116,6 +119,9 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		break;
 	case CT_CALL_LOST:
 		r->st.cut_by_loss++;
+		break;
+	case CT_CALL_EXITED:
+		r->st.exited++;
 		break;
 	default:
 		r->st.unfinished++;
@@ -265,9 +271,102 @@ static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 	map_del(&r->stacks, k);
 }
 
+static int cmp_stack_first(const void *a, const void *b);
+
+static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint32_t pid, uint64_t goid)
+{
+	struct stack *s = xcalloc(1, sizeof(*s));
+	s->pid = pid;
+	s->goid = goid;
+	s->key = k;
+	map_put(&r->stacks, k, s);
+	if (!map_get(&r->seen, k)) {
+		map_put(&r->seen, k, (void *)1);
+		r->st.threads++;
+	}
+	return s;
+}
+
+/* Ends the stacks of a thread (TID) or of a whole process (TID 0): their
+ * open frames are EXITED, outermost stacks in order of their first call. */
+static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	CT_VEC(struct stack *) ends = {0};
+	if (tid) {
+		uint64_t keys[2] = {make_thread_key(pid, tid, 0, false),
+				    make_thread_key(pid, tid, 1, true)}; /* its system stack (cgo) */
+		for (int i = 0; i < 2; i++) {
+			struct stack *s = map_get(&r->stacks, keys[i]);
+			if (s)
+				CT_VEC_PUSH(ends, s);
+		}
+	} else {
+		MAP_FOREACH(&r->stacks, i) {
+			struct stack *s = r->stacks.vals[i];
+			if (s->pid == pid)
+				CT_VEC_PUSH(ends, s);
+		}
+	}
+	if (ends.n > 1)
+		qsort(ends.v, ends.n, sizeof(*ends.v), cmp_stack_first);
+	for (size_t i = 0; i < ends.n; i++) {
+		struct stack *s = ends.v[i];
+		while (s->f.n)
+			pop(r, s, CT_CALL_EXITED, ts, s->f.v[s->f.n - 1].c.tid, NULL);
+		drop_stack(r, s->key, s);
+	}
+	CT_VEC_FREE(ends);
+}
+
+/* After fork() the child is inside the calls its forking thread had open:
+ * they go on in the child (uftrace's daemon case: main returns there).  Go
+ * forks only to exec, from a goroutine the thread id does not name. */
+static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	struct stack *from = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false));
+	uint64_t k = make_thread_key(ev->child, ev->child, 0, false);
+	if (r->go || !from || map_get(&r->stacks, k))
+		return;
+	struct stack *s = new_stack(r, k, ev->child, 0);
+	for (size_t i = 0; i < from->f.n; i++) {
+		struct frame f = from->f.v[i];
+		f.c.seq = r->seq++;
+		f.c.pid = f.c.tid = ev->child;
+		if (f.args) {
+			f.args = xmalloc(f.c.args_len);
+			memcpy(f.args, from->f.v[i].args, f.c.args_len);
+			f.c.args = f.args;
+		}
+		CT_VEC_PUSH(s->f, f);
+		r->st.calls++;
+		if (r->ops.enter)
+			r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
+	}
+}
+
+static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	switch (ev->proc) {
+	case CT_PROC_FORK:
+		fork_stack(r, ev);
+		break;
+	case CT_PROC_EXEC:
+	case CT_PROC_EXIT:
+		end_stacks(r, ev->pid, 0, ev->ts);
+		break;
+	case CT_PROC_THREAD_EXIT:
+		end_stacks(r, ev->pid, ev->tid, ev->ts);
+		break;
+	}
+}
+
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	r->st.events++;
+	if (ev->kind == CT_EV_PROC_REC) {
+		on_proc(r, ev);
+		return;
+	}
 	if (ev->kind == CT_EV_LOST) {
 		r->st.lost += ev->lost;
 		r->losses++;
@@ -299,14 +398,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 				r->st.unmatched_exits++;
 			return;
 		}
-		s = xcalloc(1, sizeof(*s));
-		s->pid = ev->pid;
-		s->goid = ev->goid;
-		map_put(&r->stacks, k, s);
-		if (!map_get(&r->seen, k)) {
-			map_put(&r->seen, k, (void *)1);
-			r->st.threads++;
-		}
+		s = new_stack(r, k, ev->pid, ev->goid);
 	}
 	r->last = s;
 	r->last_key = k;

@@ -17,6 +17,10 @@
  *                entry nests under f; otherwise f ends here as RETURNED.
  *  restart(f,K): f is about to call morestack and re-run its entry.
  *  goexit:       the goroutine ends: every open frame is UNWOUND.
+ *  process records: a thread that ends ends its stack, a process that ends
+ *                or execs ends all of its stacks: open frames are EXITED.  A
+ *                fork copies the forking thread's open frames (C) to the
+ *                child, where they go on (same entry time).
  *  end of trace: open frames are UNFINISHED.
  *  After a loss record (ring buffer full), a frame entered before it that
  *  would be popped as UNWOUND is LOST instead (its return may be among the
@@ -38,6 +42,7 @@ enum ct_call_status {
 	CT_CALL_UNWOUND = 2,
 	CT_CALL_UNFINISHED = 3,
 	CT_CALL_LOST = 4, /* it ended unseen: its return was among lost events */
+	CT_CALL_EXITED = 5, /* its thread or process ended (exit, signal, exec) */
 };
 
 const char *ct_status_name(enum ct_call_status s);
@@ -74,7 +79,7 @@ struct ct_recon_ops {
 };
 
 struct ct_recon_stats {
-	uint64_t events, calls, returned, unwound, unfinished, restarts, tails;
+	uint64_t events, calls, returned, unwound, unfinished, exited, restarts, tails;
 	uint64_t cut_by_loss; /* calls ended by CT_CALL_LOST */
 	uint64_t unmatched_exits; /* exits without an entry (attached mid-call, lost) */
 	uint64_t lost;

@@ -472,14 +472,15 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		ct_writer_fetch(s->w, all, s->total_sites);
 		free(all);
 	}
+	/* the ends of its threads and of itself (and its children: --follow) */
+	if (rc == 0)
+		rc = ct_probes_watch(s->probes, s->o.follow);
+	if (rc == 0 && pid > 0)
+		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
 	if (rc == 0 && s->o.follow) {
 		/* children are found by the kernel: links for every process of
 		 * the binary, filtered in BPF by the traced pids */
-		rc = ct_probes_follow(s->probes);
-		if (rc == 0 && pid > 0)
-			rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
-		if (rc == 0)
-			rc = attach_plan(s, &s->plan, 0, 0, 0, probe_path, 0);
+		rc = attach_plan(s, &s->plan, 0, 0, 0, probe_path, 0);
 		for (size_t k = 0; rc == 0 && k < s->nlibs; k++) {
 			struct ct_libbin *lb = &s->libs[k];
 			rc = attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid);
@@ -551,7 +552,22 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 
 int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid)
 {
-	return attach_all(s, probe_path, pid);
+	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
+		return -1;
+	if (!s->o.follow)
+		return attach_all(s, probe_path, pid);
+	/* the program's links cover every traced process already */
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid))
+			return -1;
+	}
+	return 0;
+}
+
+size_t ct_session_traced(struct ct_session *s)
+{
+	return s->probes ? ct_probes_traced(s->probes) : 0; /* a wasm runner: its own process */
 }
 
 /* Where PID mapped the traced binary (PIE), to turn the runtime type
@@ -663,29 +679,35 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
+	bool cut = s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size;
+	bool after_end = s->end_ts && e->ts > s->end_ts; /* the trace ends when detaching starts (see finish) */
 	if (e->flags & CT_EV_LOSS_MARK) {
 		/* where the drop happened; what is not written here goes at the end */
-		if (!(s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size) && !(s->end_ts && e->ts > s->end_ts)) {
+		if (!cut && !after_end) {
 			ct_writer_lost(s->w, e->ts, e->goid);
 			s->lost_marked += e->goid;
 		}
 		return 0;
 	}
 	if (e->flags & CT_EV_PROC) {
+		/* replay ends the calls of a process that ends or execs */
+		if (!after_end && !cut)
+			ct_writer_proc(s->w, e->ts, e->site, e->pid, e->tid, e->site == CT_PROC_FORK ? (uint32_t)e->goid : 0);
 		if (e->site == CT_PROC_EXEC) {
-			follow_exec(s, e->pid);
+			if (!s->end_ts)
+				follow_exec(s, e->pid);
 			if (e->goid) /* the kernel held it for us: let it run */
 				kill((pid_t)e->pid, SIGCONT);
-		}
-		else if (e->site == CT_PROC_FORK)
+		} else if (e->site == CT_PROC_FORK) {
 			ct_debug("--follow: process %u forked %llu", e->pid, (unsigned long long)e->goid);
+		}
 		return 0;
 	}
-	if (s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size) {
+	if (cut) {
 		s->cut_size++; /* drained after the limit: not written */
 		return 0;
 	}
-	if (s->end_ts && e->ts > s->end_ts)
+	if (after_end)
 		return 0; /* the trace ends when detaching starts (see finish) */
 	if (s->wasm) {
 		/* the recorder's values are 8-byte words: already compact */

@@ -87,6 +87,9 @@ int ct_session_exec(struct ct_session *s, char **prog, const char **path, char *
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
 /* More processes of the same binary (-p A -p B): their own links. */
 int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid);
+/* How many traced processes are alive (the program, processes given with -p
+ * and, with --follow, every descendant). */
+size_t ct_session_traced(struct ct_session *s);
 /* One round of the loop: drains events, records losses, flushes on time.
  * Returns -1 on a fatal error. */
 int ct_session_pump(struct ct_session *s, int timeout_ms);

@@ -21,6 +21,7 @@
 #define EV_PAYLOAD 0x02    /* uvar length + bytes follow */
 #define EV_LOST 0x04       /* a loss record: uvar count instead of a site */
 #define EV_FLAGS 0x08      /* uvar event flags (CT_EV_*) follow */
+#define EV_PROC 0x10       /* a process record: uvar what, svar ts, uvar pid, tid, child */
 
 struct ct_writer {
 	struct ct_output out;
@@ -318,6 +319,21 @@ void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n)
 	buf_u8(&w->ev, EV_LOST);
 	buf_uvar(&w->ev, n);
 	buf_svar(&w->ev, (int64_t)(ts - w->prev.ts));
+	w->prev.ts = ts;
+	w->ev_count++;
+	if (w->ev.n >= EVENT_CHUNK_MAX)
+		ct_writer_flush(w);
+}
+
+void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child)
+{
+	start_event(w, ts);
+	buf_u8(&w->ev, EV_PROC);
+	buf_uvar(&w->ev, what);
+	buf_svar(&w->ev, (int64_t)(ts - w->prev.ts));
+	buf_uvar(&w->ev, pid);
+	buf_uvar(&w->ev, tid);
+	buf_uvar(&w->ev, child);
 	w->prev.ts = ts;
 	w->ev_count++;
 	if (w->ev.n >= EVENT_CHUNK_MAX)
@@ -796,7 +812,22 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 	struct ct_rec_event *p = &it->prev;
 	uint8_t head = rd_u8(r);
 	it->left--;
-	if (head & EV_LOST) {
+	if (head & EV_PROC) {
+		*ev = *p;
+		ev->kind = CT_EV_PROC_REC;
+		ev->proc = (uint8_t)rd_uvar(r);
+		ev->ts = p->ts + rd_svar(r);
+		ev->pid = (uint32_t)rd_uvar(r);
+		ev->tid = (uint32_t)rd_uvar(r);
+		ev->child = (uint32_t)rd_uvar(r);
+		ev->goid = 0;
+		ev->flags = 0;
+		ev->payload = NULL;
+		ev->payload_len = 0;
+		p->ts = ev->ts;
+		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_THREAD_EXIT)
+			r->bad = true;
+	} else if (head & EV_LOST) {
 		*ev = *p;
 		ev->kind = CT_EV_LOST;
 		ev->lost = rd_uvar(r);
@@ -818,6 +849,8 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		}
 		ev->key = p->key + rd_svar(r);
 		ev->lost = 0;
+		ev->proc = 0;
+		ev->child = 0;
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		if (head & EV_PAYLOAD) {

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 1
+#define CT_FILE_VERSION 2 /* 2: process records (fork, exec, exit) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -45,8 +45,9 @@ struct ct_file_site {
 	uint32_t target_func; /* TAIL: traced target function or CT_NOFUNC */
 };
 
-/* An event as read back.  kind is from the site table, or LOST. */
+/* An event as read back.  kind is from the site table, or LOST, or PROC. */
 #define CT_EV_LOST 0xff
+#define CT_EV_PROC_REC 0xfe /* a traced process forked, exec'd or ended */
 struct ct_rec_event {
 	uint64_t ts; /* ns, CLOCK_MONOTONIC */
 	uint64_t goid, key;
@@ -55,6 +56,8 @@ struct ct_rec_event {
 	uint8_t kind;  /* enum ct_site_kind, or CT_EV_LOST */
 	uint16_t flags;/* CT_EV_* of probes/event.h */
 	uint64_t lost; /* CT_EV_LOST: how many events were dropped */
+	uint8_t proc;  /* CT_EV_PROC_REC: CT_PROC_* of probes/event.h */
+	uint32_t child;/* CT_PROC_FORK: the new process (pid, tid: the forking thread) */
 	const uint8_t *payload;
 	uint32_t payload_len;
 };
@@ -91,6 +94,9 @@ void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t
 /* PAYLOAD/e->len: already compacted (ct_fetch_compact). */
 void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload);
 void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
+/* A process record: WHAT (CT_PROC_*) happened to thread TID of process PID
+ * (CHILD: the new process of a fork). */
+void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child);
 int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
 uint64_t ct_writer_events(const struct ct_writer *w);
 uint64_t ct_writer_bytes(const struct ct_writer *w);

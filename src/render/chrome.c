@@ -28,7 +28,7 @@
  * order.  Timestamps are µs since the trace started with 3 decimals (ns).
  *
  * Calls that did not return are closed where the reconstruction ended them,
- * E args {"status":"unwound"}, {"status":"unfinished"} or {"status":"lost"}.  Losses are global
+ * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"} or {"status":"lost"}.  Losses are global
  * instant events "LOST N events".
  *
  * Perfetto quirks honoured: no array-valued key at the top level of an event
@@ -59,7 +59,7 @@ struct chrome {
 	struct ct_map big_goids; /* hash of (pid, goid) -> tid, for goids >= 2^30 */
 	uint32_t nbig_goids;
 	uint64_t nevents;
-	uint64_t calls, unwound, unfinished, cut_by_loss; /* shown */
+	uint64_t calls, unwound, unfinished, exited, cut_by_loss; /* shown */
 	char *process_name;
 };
 
@@ -196,6 +196,8 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 			ch->unwound++;
 		else if (c->status == CT_CALL_LOST)
 			ch->cut_by_loss++;
+		else if (c->status == CT_CALL_EXITED)
+			ch->exited++;
 		else
 			ch->unfinished++;
 	} else if (ch->with_values && c->ret && ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
@@ -260,9 +262,10 @@ static void write_metadata(struct chrome *ch, const struct ct_recon_stats *st)
 	meta_string(ch, "tracks",
 		    ch->go ? "pid = process id; tid = goroutine id (thread_name \"goroutine N\"); calls on no goroutine: tid = 2^30 + thread id"
 			   : "pid = process id; tid = thread id");
-	put(ch, ",\"calls\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64 ",\"lost\":%" PRIu64
-		",\"lost_events\":%" PRIu64 ",\"truncated\":%s}}\n",
-	    ch->calls, ch->unwound, ch->unfinished, ch->cut_by_loss, st->lost, t->truncated ? "true" : "false");
+	put(ch, ",\"calls\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64 ",\"exited\":%" PRIu64
+		",\"lost\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"truncated\":%s}}\n",
+	    ch->calls, ch->unwound, ch->unfinished, ch->exited, ch->cut_by_loss, st->lost,
+	    t->truncated ? "true" : "false");
 	fwrite(ch->ev.p, 1, ch->ev.n, ch->out);
 }
 

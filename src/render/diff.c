@@ -20,10 +20,10 @@ struct diff_row {
 };
 
 /* The metrics, in the order the JSON shows them. */
-enum metric { M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_LOST, M_TOTAL, M_SELF, M_AVG, M_MIN, M_P50, M_P99, M_MAX, NMETRICS };
+enum metric { M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_EXITED, M_LOST, M_TOTAL, M_SELF, M_AVG, M_MIN, M_P50, M_P99, M_MAX, NMETRICS };
 
 static const char *const metric_key[NMETRICS] = {
-	"calls", "returned", "unwound", "unfinished", "lost", "total_ns", "self_ns",
+	"calls", "returned", "unwound", "unfinished", "exited", "lost", "total_ns", "self_ns",
 	"avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns",
 };
 
@@ -45,6 +45,7 @@ static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
 	case M_RETURNED: *v = f->returned; break;
 	case M_UNWOUND: *v = f->unwound; break;
 	case M_UNFINISHED: *v = f->unfinished; break;
+	case M_EXITED: *v = f->exited; break;
 	case M_LOST: *v = f->lost; break;
 	case M_TOTAL: *v = f->total; break;
 	case M_SELF: *v = f->self; break;
@@ -206,7 +207,7 @@ static void write_json(FILE *out, struct diff_row *rows, size_t n)
 /* ---- text ---- */
 
 static const char *const metric_title[NMETRICS] = {
-	"Calls", "Returned", "Unwound", "Unfinished", "Lost", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
+	"Calls", "Returned", "Unwound", "Unfinished", "Exited", "Lost", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
 };
 
 static void value_cell(struct ct_buf *b, const struct diff_row *r, const struct ct_func_stats *f, enum metric m)

@@ -10,7 +10,7 @@
  * exists: code.function.name (the fully qualified function, as Go names
  * it), thread.id (the OS thread the call started on).  calltrace's own:
  * calltrace.goroutine.id, calltrace.arg.NAME / calltrace.result[.NAME] (the
- * value as the text tree shows it), calltrace.status (unwound|unfinished|lost),
+ * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost),
  * calltrace.tail_call, calltrace.system_stack.  An unwound call (panic,
  * Goexit, longjmp) has status ERROR; an unfinished one (still running at
  * the end) ends at the end of the trace with status UNSET.

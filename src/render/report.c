@@ -1,7 +1,8 @@
 /* report: per-function statistics of a trace, in one streaming pass.
  *
  * Only calls that returned have a duration.  Calls that were unwound (panic,
- * Goexit, longjmp) or still running at the end are counted on their own and
+ * Goexit, longjmp), still running at the end, or ended with their thread or
+ * process (exit, a fatal signal, exec) are counted on their own and
  * left out of every duration figure, never counted as 0.
  *
  * Self time is a call's duration minus the durations of its shown children
@@ -170,6 +171,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			f->unwound++;
 		else if (c->status == CT_CALL_LOST)
 			f->lost++;
+		else if (c->status == CT_CALL_EXITED)
+			f->exited++;
 		else
 			f->unfinished++;
 		return;
@@ -309,8 +312,8 @@ void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 {
 	bool dur = f->returned != 0;
 	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64
-		      ",\"lost\":%" PRIu64,
-		   ct_func_calls(f), f->returned, f->unwound, f->unfinished, f->lost);
+		      ",\"exited\":%" PRIu64 ",\"lost\":%" PRIu64,
+		   ct_func_calls(f), f->returned, f->unwound, f->unfinished, f->exited, f->lost);
 	json_u64_or_null(b, "total_ns", dur, f->total);
 	json_u64_or_null(b, "self_ns", dur, f->self);
 	json_u64_or_null(b, "avg_ns", dur, ct_func_avg(f));
@@ -386,17 +389,18 @@ static void write_histogram(FILE *out, const struct report *R, const struct ct_f
 static void write_text(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	FILE *out = o->out;
-	uint64_t unwound = 0, unfinished = 0, lost = 0;
+	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0;
 	for (size_t i = 0; i < n; i++) {
 		unwound += fs[i]->unwound;
 		unfinished += fs[i]->unfinished;
+		exited += fs[i]->exited;
 		lost += fs[i]->lost;
 	}
-	bool status_cols = unwound || unfinished || lost;
+	bool status_cols = unwound || unfinished || exited || lost;
 	static const char rule[] = "  ==========";
-	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s  Function\n",
-		status_cols ? "     Unwound  Unfinished" : "", lost ? "        Lost" : "");
-	for (int i = 0; i < (status_cols ? 10 : 8) + (lost != 0); i++)
+	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s%s  Function\n",
+		status_cols ? "     Unwound  Unfinished" : "", exited ? "      Exited" : "", lost ? "        Lost" : "");
+	for (int i = 0; i < (status_cols ? 10 : 8) + (exited != 0) + (lost != 0); i++)
 		fputs(rule, out);
 	fputs("  ====================\n", out);
 	for (size_t i = 0; i < n; i++) {
@@ -412,6 +416,8 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 		dur_cell(out, dur, f->max);
 		if (status_cols)
 			fprintf(out, "  %10" PRIu64 "  %10" PRIu64, f->unwound, f->unfinished);
+		if (exited)
+			fprintf(out, "  %10" PRIu64, f->exited);
 		if (lost)
 			fprintf(out, "  %10" PRIu64, f->lost);
 		fprintf(out, "  %s\n", ct_func_name(R->t, f->func));
@@ -420,6 +426,9 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 		fprintf(out, "\n# %" PRIu64 " unwound and %" PRIu64
 			     " unfinished calls have no duration: times are of the returned calls only\n",
 			unwound, unfinished);
+	if (exited)
+		fprintf(out, "# %" PRIu64 " exited calls (their thread or process ended inside them) have no duration either\n",
+			exited);
 	if (lost)
 		fprintf(out, "# %" PRIu64 " lost calls (their end was among the lost events) have no duration either\n",
 			lost);

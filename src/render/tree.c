@@ -141,6 +141,8 @@ static const char *status_note(const struct ct_call *c)
 		return "unfinished";
 	case CT_CALL_LOST:
 		return "end lost: events were lost";
+	case CT_CALL_EXITED:
+		return "exited";
 	default:
 		return NULL;
 	}

@@ -124,6 +124,10 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                     assert s["attrs"]["calltrace.status"] == "unwound", where
                 elif c["status"] == "lost":  # its end was among events lost while recording
                     assert "status" not in s and s["attrs"]["calltrace.status"] == "lost", where
+                elif c["status"] == "exited":
+                    # ended with its process, before the trace did
+                    assert "status" not in s and s["attrs"]["calltrace.status"] == "exited", where
+                    assert end_ns is None or int(s["endTimeUnixNano"]) - realtime <= end_ns, where
                 else:
                     assert "status" not in s and s["attrs"]["calltrace.status"] == "unfinished", where
                     if end_ns is not None:

@@ -153,7 +153,8 @@ def test_chrome_unwound_and_unfinished_are_closed():
     p, out = record([fixture("go_core"), "exit", "3"], check=False)
     assert p.returncode == 3, p.stderr
     ccalls, _ = check_chrome(chrome(out))
-    assert [(c["name"], c["E"]["args"]["status"]) for c in ccalls] == [("main.main", "unfinished")]
+    # os.Exit inside main.main: the process ended there
+    assert [(c["name"], c["E"]["args"]["status"]) for c in ccalls] == [("main.main", "exited")]
 
 
 def test_chrome_c_threads_and_longjmp():

@@ -22,7 +22,7 @@ def scenarios():
         recorded("go_args", "go_args"),
         recorded("c_threads", "c_core", "threads"),
         recorded("c_longjmp", "c_core", "longjmp"),
-        recorded("c_exit", "c_core", "exit", "3", exit_status=3),  # unfinished calls
+        recorded("c_exit", "c_core", "exit", "3", exit_status=3),  # exited calls
     ]
 
 
@@ -43,7 +43,7 @@ def test_dump_otlp_statuses_present():
     spans = spans_of(decode_json_lines(dump_otlp(recorded("panic", "go_core", "panic", "3"))))
     assert any(s.get("status", {}).get("code") == 2 for s in spans), "no ERROR span for the panic"
     spans = spans_of(decode_json_lines(dump_otlp(recorded("c_exit", "c_core", "exit", "3", exit_status=3))))
-    assert any(s["attrs"].get("calltrace.status") == "unfinished" for s in spans), "no unfinished span"
+    assert any(s["attrs"].get("calltrace.status") == "exited" for s in spans), "no exited span"
 
 
 def test_dump_otlp_with_filters():

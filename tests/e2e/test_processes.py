@@ -3,7 +3,7 @@ by one of its threads), and --follow with processes that fork and exit
 before their children do."""
 import subprocess
 
-from lib import ct, fixture, our_links, replay_json, tmp, trees
+from lib import CT, ct, fixture, our_links, replay_json, tmp, trees
 
 
 def test_same_process_given_twice_is_traced_once():
@@ -29,3 +29,115 @@ def test_same_process_given_twice_is_traced_once():
     finally:
         prog.kill()
         prog.wait()
+
+
+def by_pid(calls):
+    """pid -> the shapes of its root calls, in order of first appearance."""
+    out = {}
+    for k, roots in trees(calls).items():
+        out.setdefault(k[0], []).extend(roots)
+    return out
+
+
+def status_of(root):
+    return {n.func: n.call["status"] for n in root.walk()}
+
+
+def exit_line(path):
+    info = ct("info", path)
+    assert info.returncode == 0, info.stderr
+    return next(l.split(None, 1)[1] for l in info.stdout.splitlines() if l.startswith("exit:"))
+
+
+def test_follow_waits_for_a_daemon():
+    # uftrace's daemon case: main calls daemon(), whose parent _exits at once;
+    # the daemon runs a(b(c)) 300 ms later
+    out = tmp("daemon.data")
+    r = ct("record", "-o", out, "--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "daemon", "300")
+    assert r.returncode == 0, r.stderr
+    assert exit_line(out) == "exited 0", exit_line(out)
+    procs = by_pid(replay_json(out))
+    assert len(procs) == 2, procs
+    parent, child = sorted(procs)
+    # the parent ended inside main (daemon() called _exit): exited, not unfinished
+    assert [r.shape() for r in procs[parent]] == ["main(a(b(c)))"]
+    assert status_of(procs[parent][0])["main"] == "exited"
+    # the child goes on inside main (forked there) and returns from it
+    assert [r.shape() for r in procs[child]] == ["main(a(b(c)))"]
+    main = procs[child][0]
+    assert all(n.call["status"] == "returned" for n in main.walk()), status_of(main)
+    assert main.call["ts"] == procs[parent][0].call["ts"]  # the same call, entered before the fork
+    assert our_links() == []
+
+
+def test_follow_waits_for_every_generation():
+    out = tmp("forkexit.data")
+    r = ct("record", "-o", out, "--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "200")
+    assert r.returncode == 0, r.stderr
+    procs = by_pid(replay_json(out))
+    assert len(procs) == 3, procs
+    # each process runs a() once: order the generations by it
+    first, second, third = sorted(procs, key=lambda p: next(
+        n.call["ts"] for n in procs[p][0].walk() if n.func == "a"))
+    # each child goes on inside the calls open at its fork: main, and leave()
+    assert [r.shape() for r in procs[first]] == ["main(a(b(c)),leave)"]
+    assert [r.shape() for r in procs[second]] == ["main(leave,a(b(c)),leave)"]
+    assert [r.shape() for r in procs[third]] == ["main(leave,a(b(c)))"]
+    for p in (first, second):
+        last = procs[p][0].children[-1]
+        assert (last.func, last.call["status"]) == ("leave", "exited")
+        assert procs[p][0].call["status"] == "exited"
+    assert all(n.call["status"] == "returned" for n in procs[third][0].walk())
+
+
+def test_thread_and_process_ends_without_follow():
+    # pthread_exit ends a thread inside traced calls; the process goes on
+    out = tmp("threadexit.data")
+    r = ct("record", "-o", out, "--", fixture("c_procs"), "threadexit", "0")
+    assert r.returncode == 0, r.stderr
+    calls = replay_json(out)
+    st = {c["func"]: c["status"] for c in calls}
+    assert (st["worker"], st["quit"]) == ("exited", "exited"), st
+    assert st["main"] == st["a"] == "returned", st
+    quit = next(c for c in calls if c["func"] == "quit")
+    a = next(c for c in calls if c["func"] == "a")
+    assert quit["ts"] < a["ts"]
+    # a process that _exits inside calls (no --follow: the child is not traced)
+    out = tmp("daemon-nofollow.data")
+    r = ct("record", "-o", out, "--", fixture("c_procs"), "daemon", "0")
+    assert r.returncode == 0, r.stderr
+    calls = replay_json(out)
+    assert {c["pid"] for c in calls} == {calls[0]["pid"]}
+    assert [(c["func"], c["status"]) for c in calls if c["depth"] == 0] == [("main", "exited")]
+
+
+def test_duration_and_ctrl_c_while_only_descendants_run():
+    import signal
+    import time
+    for how in ("duration", "sigint"):
+        out = tmp(f"daemon-{how}.data")
+        args = ["record", "-o", out, "--follow", "-F", "a", "-F", "main"]
+        if how == "duration":
+            args += ["--duration", "700ms"]
+        p = subprocess.Popen([CT, *args, "--", fixture("c_procs"), "daemon", "20000"],
+                             stderr=subprocess.PIPE, text=True)
+        if how == "sigint":
+            time.sleep(0.7)
+            p.send_signal(signal.SIGINT)
+        try:
+            err = p.communicate(timeout=15)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        calls = replay_json(out)
+        daemon = max(c["pid"] for c in calls)
+        try:
+            assert p.returncode == 0, (how, p.returncode, err)
+            assert "1 traced process keeps running" in err, err
+            assert exit_line(out) == "exited 0; 1 traced process still running (tracing stopped)", exit_line(out)
+            # the daemon's main is still open: unfinished, not exited
+            mains = {c["pid"]: c["status"] for c in calls if c["func"] == "main"}
+            assert mains == {min(mains): "exited", daemon: "unfinished"}, mains
+        finally:
+            subprocess.run(["kill", str(daemon)])
+        assert our_links() == []

@@ -8,7 +8,7 @@ import re
 from lib import ct, fixture, record, tmp
 
 NULLABLE = ("avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns")
-ALWAYS = ("calls", "returned", "unwound", "unfinished", "lost", "total_ns", "self_ns")
+ALWAYS = ("calls", "returned", "unwound", "unfinished", "exited", "lost", "total_ns", "self_ns")
 
 _files = {}
 

@@ -179,7 +179,7 @@ def expected_report(calls):
     out = {}
     for node in all_nodes(trees(calls)):
         c = node.call
-        e = out.setdefault(c["func"], {"calls": 0, "returned": 0, "unwound": 0, "unfinished": 0, "durs": [],
+        e = out.setdefault(c["func"], {"calls": 0, "returned": 0, "unwound": 0, "unfinished": 0, "exited": 0, "durs": [],
                                        "self": 0})
         e["calls"] += 1
         if c["status"] != "returned":
@@ -204,7 +204,7 @@ def check_report(path, *flags):
     for f, e in exp.items():
         r = got[f]
         where = f"{path} {flags} {f}"
-        for k in ("calls", "returned", "unwound", "unfinished"):
+        for k in ("calls", "returned", "unwound", "unfinished", "exited"):
             assert r[k] == e[k], f"{where}: {k} {r[k]} != {e[k]}"
         durs = sorted(e["durs"])
         if not durs:
@@ -328,7 +328,8 @@ def fmt_duration(ns):
 
 def test_report_text_table():
     for path, status_cols in ((recorded("goroutines", "go_core", "goroutines", "30"), False),
-                              (recorded("panic", "go_core", "panic", "3"), True)):
+                              (recorded("panic", "go_core", "panic", "3"), True),
+                              (recorded("c_exit", "c_core", "exit", "3", exit_status=3), True)):
         rows = {r["func"]: r for r in report_json(path)}
         p = ct("report", path)
         assert p.returncode == 0, p.stderr
@@ -336,8 +337,10 @@ def test_report_text_table():
         assert lines[0].startswith("  Total time   Self time       Calls    Avg time    Min time    P50 time"
                                    "    P99 time    Max time"), lines[0]
         assert lines[0].endswith("  Function") and ("Unwound  Unfinished" in lines[0]) == status_cols
+        # columns of statuses that occur at all
+        extra = [k for k, title in (("exited", "      Exited"), ("lost", "        Lost")) if title in lines[0]]
         assert set(lines[1]) == {" ", "="}
-        ncols = 10 if status_cols else 8
+        ncols = (10 if status_cols else 8) + len(extra)
         seen = []
         for line in lines[2:]:
             if not line.strip():
@@ -355,8 +358,11 @@ def test_report_text_table():
                 else:
                     assert cell == fmt_duration(r[k]), (line, k, r[k])
             if status_cols:
-                assert (int(cells[8]), int(cells[9])) == (r["unwound"], r["unfinished"]), line
+                want = [r["unwound"], r["unfinished"]] + [r[k] for k in extra]
+                assert [int(c) for c in cells[8:]] == want, line
         assert seen == list(rows), (seen, list(rows))  # same order as JSON
+        for k in ("exited", "lost"):
+            assert (k in extra) == any(r[k] for r in rows.values()), (k, lines[0])
         if status_cols:
             assert re.search(r"^# \d+ unwound and \d+ unfinished calls have no duration", p.stdout, re.M)
 

@@ -1,0 +1,244 @@
+/* Process records (fork, exec, thread and process ends) through the record
+ * file and the reconstruction: reconstruct.h's "process records" rule. */
+#include "unit.h"
+
+#include "plan/sites.h"
+#include "probes/event.h"
+#include "reconstruct/reconstruct.h"
+#include "record/tracefile.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { FM, FW, NF };
+enum { S_M_ENT, S_M_RET, S_W_ENT, S_W_RET, NS };
+
+static const struct ct_file_site psites[NS] = {
+	{S_M_ENT, 0x1000, FM, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_M_RET, 0x1010, FM, CT_SITE_RET, CT_NOFUNC},
+	{S_W_ENT, 0x2000, FW, CT_SITE_ENTRY, CT_NOFUNC},
+	{S_W_RET, 0x2010, FW, CT_SITE_RET, CT_NOFUNC},
+};
+
+struct seen {
+	char type; /* 'E' or 'X' */
+	uint32_t func, pid, tid, depth;
+	uint8_t status;
+	uint64_t seq, ts_entry, ts_exit, goid;
+	uint8_t arg0;
+};
+static CT_VEC(struct seen) seen;
+
+static void note(char type, const struct ct_call *c)
+{
+	struct seen s = {type, c->func, c->pid, c->tid, c->depth, c->status, c->seq, c->ts_entry, c->ts_exit,
+			 c->goid, c->args_len ? c->args[0] : 0};
+	CT_VEC_PUSH(seen, s);
+}
+
+static void on_enter(void *ctx, const struct ct_call *c)
+{
+	(void)ctx;
+	note('E', c);
+}
+
+static void on_exit_call(void *ctx, const struct ct_call *c)
+{
+	(void)ctx;
+	note('X', c);
+}
+
+static const struct ct_recon_ops ops = {on_enter, on_exit_call, NULL};
+
+static void call(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ts, uint64_t key,
+		 uint32_t site, uint8_t arg)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ts;
+	e.pid = pid;
+	e.tid = tid;
+	e.goid = goid;
+	e.key = key;
+	e.site = site;
+	e.kind = psites[site].kind;
+	if (arg) {
+		e.payload = &arg;
+		e.payload_len = 1;
+	}
+	ct_recon_event(r, &e);
+}
+
+static void proc(struct ct_recon *r, uint8_t what, uint32_t pid, uint32_t tid, uint32_t child, uint64_t ts)
+{
+	struct ct_rec_event e = {0};
+	e.kind = CT_EV_PROC_REC;
+	e.proc = what;
+	e.pid = pid;
+	e.tid = tid;
+	e.child = child;
+	e.ts = ts;
+	ct_recon_event(r, &e);
+}
+
+static const struct seen *find(char type, uint32_t func, uint32_t pid)
+{
+	for (size_t i = 0; i < seen.n; i++)
+		if (seen.v[i].type == type && seen.v[i].func == func && seen.v[i].pid == pid)
+			return &seen.v[i];
+	return NULL;
+}
+
+TEST(recon_thread_end_closes_its_frames_only)
+{
+	CT_VEC_FREE(seen);
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	CHECK_STR(ct_status_name(CT_CALL_EXITED), "exited");
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	call(r, 10, 11, 0, 110, 5, S_W_ENT, 0);
+	call(r, 10, 11, 0, 120, 9, S_M_ENT, 0);
+	proc(r, CT_PROC_THREAD_EXIT, 10, 11, 0, 130); /* pthread_exit in thread 11 */
+	call(r, 10, 10, 0, 140, 5, S_M_RET, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(seen.n, 6);
+	/* thread 11: innermost first, at the thread's end */
+	CHECK(seen.v[3].type == 'X' && seen.v[3].func == FM && seen.v[3].tid == 11);
+	CHECK_EQ_U(seen.v[3].status, CT_CALL_EXITED);
+	CHECK_EQ_U(seen.v[3].ts_exit, 130);
+	CHECK(seen.v[4].type == 'X' && seen.v[4].func == FW && seen.v[4].status == CT_CALL_EXITED);
+	CHECK(seen.v[5].type == 'X' && seen.v[5].func == FM && seen.v[5].tid == 10);
+	CHECK_EQ_U(seen.v[5].status, CT_CALL_RETURNED);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->exited, 2);
+	CHECK_EQ_U(st->returned, 1);
+	CHECK_EQ_U(st->unfinished, 0);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_process_end_closes_every_stack_of_it)
+{
+	CT_VEC_FREE(seen);
+	struct ct_recon *r = ct_recon_new(psites, NS, true, &ops, NULL);
+	call(r, 10, 10, 1, 100, 5, S_M_ENT, 0); /* goroutine 1 */
+	call(r, 10, 12, 7, 110, 5, S_W_ENT, 0); /* goroutine 7 */
+	call(r, 20, 20, 1, 115, 5, S_W_ENT, 0); /* another process */
+	proc(r, CT_PROC_EXIT, 10, 12, 0, 130);  /* os.Exit from any thread */
+	call(r, 20, 20, 1, 140, 5, S_W_RET, 0);
+	/* the same pid may not come back, but nothing of it is left open */
+	proc(r, CT_PROC_EXIT, 10, 10, 0, 150);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(seen.n, 6);
+	/* stacks end in the order their outermost call began */
+	CHECK(seen.v[3].type == 'X' && seen.v[3].func == FM && seen.v[3].goid == 1 && seen.v[3].pid == 10);
+	CHECK(seen.v[4].type == 'X' && seen.v[4].func == FW && seen.v[4].goid == 7);
+	CHECK_EQ_U(seen.v[3].status, CT_CALL_EXITED);
+	CHECK_EQ_U(seen.v[4].status, CT_CALL_EXITED);
+	CHECK_EQ_U(seen.v[4].ts_exit, 130);
+	CHECK(seen.v[5].pid == 20 && seen.v[5].status == CT_CALL_RETURNED);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_fork_continues_open_calls_in_the_child)
+{
+	CT_VEC_FREE(seen);
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 42);
+	call(r, 10, 10, 0, 105, 9, S_W_ENT, 0);
+	call(r, 10, 10, 0, 106, 9, S_W_RET, 0);
+	call(r, 10, 10, 0, 107, 9, S_W_ENT, 0);  /* fork() is called in here */
+	proc(r, CT_PROC_FORK, 10, 10, 33, 110);
+	proc(r, CT_PROC_EXIT, 10, 10, 0, 120);   /* the parent _exits */
+	call(r, 33, 33, 0, 130, 9, S_W_RET, 0);  /* the child returns from both */
+	call(r, 33, 33, 0, 140, 5, S_M_RET, 0);
+	ct_recon_finish(r, 1000);
+	const struct seen *pm = find('X', FM, 10), *cm = find('X', FM, 33), *ce = find('E', FM, 33);
+	CHECK(pm && cm && ce);
+	CHECK_EQ_U(pm->status, CT_CALL_EXITED);
+	CHECK_EQ_U(pm->ts_exit, 120);
+	/* the child's copy: same entry time and arguments, its own identity */
+	CHECK_EQ_U(cm->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(cm->ts_entry, 100);
+	CHECK_EQ_U(cm->ts_exit, 140);
+	CHECK_EQ_U(cm->tid, 33);
+	CHECK_EQ_U(cm->arg0, 42);
+	CHECK(ce->seq > pm->seq);
+	const struct seen *cw = find('X', FW, 33);
+	CHECK(cw && cw->status == CT_CALL_RETURNED && cw->ts_entry == 107 && cw->depth == 1);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->calls, 5);
+	CHECK_EQ_U(st->unmatched_exits, 0);
+	CHECK_EQ_U(st->threads, 2);
+	ct_recon_free(r);
+
+	/* Go forks only to exec: nothing is copied */
+	CT_VEC_FREE(seen);
+	r = ct_recon_new(psites, NS, true, &ops, NULL);
+	call(r, 10, 10, 1, 100, 5, S_M_ENT, 0);
+	proc(r, CT_PROC_FORK, 10, 10, 33, 110);
+	proc(r, CT_PROC_EXEC, 33, 33, 0, 111);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(ct_recon_stats(r)->calls, 1);
+	CHECK_EQ_U(ct_recon_stats(r)->unfinished, 1);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(tracefile_process_records_round_trip)
+{
+	char path[] = "/tmp/ct-procrec-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	unlink(path);
+	struct ct_file_func funcs[NF] = {{FM, "m", 0x1000, 16, 0}, {FW, "w", 0x2000, 16, 0}};
+	struct ct_writer *w = ct_writer_create(path);
+	CHECK(w != NULL);
+	ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
+	CHECK_EQ_I(ct_writer_begin(w, funcs, NF, psites, NS), 0);
+	struct ct_event e = {0};
+	e.ts = 1100;
+	e.pid = e.tid = 10;
+	e.key = 5;
+	e.site = S_M_ENT;
+	ct_writer_event(w, &e, NULL);
+	ct_writer_proc(w, 1200, CT_PROC_FORK, 10, 11, 33);
+	ct_writer_proc(w, 1150, CT_PROC_THREAD_EXIT, 10, 12, 0); /* another CPU's clock */
+	e.ts = 1300;
+	e.site = S_M_RET;
+	ct_writer_event(w, &e, NULL); /* same thread as the previous call event */
+	ct_writer_proc(w, 1400, CT_PROC_EXIT, 10, 10, 0);
+	CHECK_EQ_I(ct_writer_close(w), 0);
+
+	struct ct_trace t;
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	struct ct_event_iter it;
+	struct ct_rec_event ev;
+	ct_iter_init(&it, &t);
+	struct {
+		uint8_t kind, proc;
+		uint64_t ts;
+		uint32_t pid, tid, child;
+	} want[] = {
+		{CT_SITE_ENTRY, 0, 1100, 10, 10, 0},
+		{CT_EV_PROC_REC, CT_PROC_FORK, 1200, 10, 11, 33},
+		{CT_EV_PROC_REC, CT_PROC_THREAD_EXIT, 1150, 10, 12, 0},
+		{CT_SITE_RET, 0, 1300, 10, 10, 0},
+		{CT_EV_PROC_REC, CT_PROC_EXIT, 1400, 10, 10, 0},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK(ct_iter_next(&it, &ev));
+		CHECK_EQ_U(ev.kind, want[i].kind);
+		CHECK_EQ_U(ev.proc, want[i].proc);
+		CHECK_EQ_U(ev.ts, want[i].ts);
+		CHECK_EQ_U(ev.pid, want[i].pid);
+		CHECK_EQ_U(ev.tid, want[i].tid);
+		CHECK_EQ_U(ev.child, want[i].child);
+	}
+	CHECK(!ct_iter_next(&it, &ev));
+	CHECK(!t.truncated);
+	ct_iter_free(&it);
+	ct_trace_close(&t);
+	unlink(path);
+}
