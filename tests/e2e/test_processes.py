@@ -7,7 +7,7 @@ from lib import CT, ct, fixture, our_links, replay_json, tmp, trees
 
 
 def test_same_process_given_twice_is_traced_once():
-    prog = subprocess.Popen([fixture("c_procs"), "thread", "60"], stdout=subprocess.PIPE, text=True)
+    prog = subprocess.Popen([fixture("c_procs"), "thread", "1000"], stdout=subprocess.PIPE, text=True)
     try:
         tid = int(prog.stdout.readline().split()[1])
         assert tid != prog.pid
