@@ -83,7 +83,8 @@ static bool is_intlike(enum ct_kind k)
 {
 	switch (k) {
 	case CT_K_BOOL: case CT_K_INT: case CT_K_UINT: case CT_K_ENUM: case CT_K_PTR:
-	case CT_K_MAP: case CT_K_CHAN: case CT_K_FUNC: case CT_K_CSTRING:
+	case CT_K_MAP: case CT_K_CHAN: case CT_K_FUNC: case CT_K_CSTRING: case CT_K_REF:
+	case CT_K_CHAR:
 		return true;
 	default:
 		return false;
@@ -100,7 +101,9 @@ static int check_type(const struct ct_typetab *tt, uint32_t id, enum ct_callconv
 	const char *name = t->name ? t->name : "?";
 	if (depth > MAX_DEPTH)
 		return ct_fail("abi: type %s nests too deeply", name);
-	bool go = cc != CT_CC_SYSV;
+	bool go = cc == CT_CC_GO_REG || cc == CT_CC_GO_STACK;
+	if (t->by_ref && cc == CT_CC_SYSV)
+		return 0; /* passed by address: its layout does not matter */
 	if (t->size > (1u << 28))
 		return ct_fail("abi: type %s is too large to pass (%u bytes)", name, t->size);
 	switch (t->kind) {
@@ -123,10 +126,15 @@ static int check_type(const struct ct_typetab *tt, uint32_t id, enum ct_callconv
 		if (t->size != 24)
 			return ct_fail("abi: slice type %s should be 24 bytes, not %u", name, t->size);
 		return 0;
+	case CT_K_VARIANT:
+		if (cc == CT_CC_SYSV)
+			return ct_fail("abi: Rust enum %s in a C signature", name);
+		__attribute__((fallthrough)); /* its variants are structs of its size */
 	case CT_K_UNION: /* members all at offset 0: checked like a struct */
 	case CT_K_STRUCT:
-		if (go && t->kind == CT_K_UNION)
-			return ct_fail("abi: union type %s in a Go signature", name);
+	case CT_K_SEQ:
+		if (go && t->kind != CT_K_STRUCT)
+			return ct_fail("abi: type %s in a Go signature", name);
 		for (uint32_t i = 0; i < t->nfields; i++) {
 			const struct ct_field *f = &t->fields[i];
 			if (check_type(tt, f->type, cc, depth + 1) < 0)
@@ -166,8 +174,10 @@ static uint32_t type_align(const struct ct_typetab *tt, uint32_t id, int depth)
 	case CT_K_STRING: case CT_K_SLICE: case CT_K_IFACE: case CT_K_EFACE:
 		return 8;
 	case CT_K_STRUCT:
-	case CT_K_UNION: {
-		uint32_t a = 1;
+	case CT_K_UNION:
+	case CT_K_SEQ:
+	case CT_K_VARIANT: {
+		uint32_t a = t->kind == CT_K_VARIANT ? type_align(tt, t->elem, depth + 1) : 1;
 		for (uint32_t i = 0; i < t->nfields; i++) {
 			uint32_t fa = type_align(tt, t->fields[i].type, depth + 1);
 			if (fa > a)
@@ -355,6 +365,7 @@ static void sv_classify(const struct ct_typetab *tt, uint32_t id, uint32_t off, 
 		return;
 	case CT_K_STRUCT:
 	case CT_K_UNION:
+	case CT_K_SEQ:
 		if (t->nfields == 0 && t->kind == CT_K_UNION) {
 			/* members unknown: raw bytes, as integers */
 			sv_mark(cls, off, t->size, SV_INTEGER);
@@ -392,6 +403,10 @@ static uint32_t sv_classify_value(const struct ct_typetab *tt, uint32_t id, enum
 	cls[0] = cls[1] = SV_NONE;
 	if (t->size == 0)
 		return 0;
+	if (t->by_ref) { /* C++: through a hidden reference */
+		cls[0] = cls[1] = SV_MEMORY;
+		return (t->size + 7) / 8;
+	}
 	if (t->kind == CT_K_COMPLEX && t->size == 32) { /* complex long double */
 		cls[0] = cls[1] = SV_CX87;
 		return 4;
@@ -462,7 +477,14 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 			need_i += cls[eb] == SV_INTEGER;
 			need_f += cls[eb] == SV_SSE;
 		}
-		if (n == 0) {
+		if (t->by_ref) {
+			/* C++: a pointer to the caller's copy (on the stack when
+			 * no register is left: then the value is out of reach) */
+			if (ni < SYSV_NI)
+				push_mem(&pv, CT_PIECE_REGMEM, sysv_iregs[ni++], t->size, 0);
+			else
+				stack += 8;
+		} else if (n == 0) {
 			/* empty struct: GCC passes nothing */
 			push_piece(&pv, CT_PIECE_STACK, 0, 0, 0, (int32_t)stack);
 		} else if (!mem && ni + need_i <= SYSV_NI && nf + need_f <= SYSV_NF) {
@@ -487,11 +509,273 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 	CT_VEC_FREE(pv);
 }
 
+/* ---- Rust ---- */
+
+enum rs_class { RS_IGNORE, RS_SCALAR, RS_PAIR, RS_AGG, RS_UNKNOWN };
+
+/* A scalar of a Rust value: where, how big, and rustc's "primitive" (two
+ * variants' fields share a register only if these are equal). */
+struct rs_scalar {
+	uint32_t off, size;
+	bool sse;
+	int prim; /* kind << 8 | size: 1 unsigned, 2 signed, 3 float, 4 pointer */
+};
+
+static enum rs_class rs_classify(const struct ct_typetab *tt, uint32_t id, struct rs_scalar sc[2], int depth);
+
+/* Two scalars A (lower offset) and B make a pair only where rustc would lay
+ * out the pair itself: B right after A, aligned, and nothing else. */
+static bool rs_pair_fits(const struct rs_scalar *a, const struct rs_scalar *b, uint32_t size)
+{
+	uint32_t al = a->size > b->size ? a->size : b->size;
+	return a->off == 0 && b->off == align_up(a->size, b->size) && size == align_up(b->off + b->size, al);
+}
+
+static enum rs_class rs_struct(const struct ct_typetab *tt, const struct ct_type *t, const struct ct_field *fs,
+			       uint32_t n, struct rs_scalar sc[2], int depth)
+{
+	const struct ct_field *nz[2];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!type_at(tt, fs[i].type) || !type_at(tt, fs[i].type)->size)
+			continue; /* PhantomData, allocators, () */
+		if (k == 2)
+			return RS_AGG;
+		nz[k++] = &fs[i];
+	}
+	if (k == 0)
+		return RS_UNKNOWN; /* sized, but no field says how */
+	struct rs_scalar s[2][2];
+	enum rs_class c0 = rs_classify(tt, nz[0]->type, s[0], depth + 1);
+	if (k == 1) {
+		if (nz[0]->offset || type_at(tt, nz[0]->type)->size != t->size)
+			return c0 == RS_UNKNOWN ? RS_UNKNOWN : RS_AGG;
+		for (int i = 0; i < 2; i++)
+			sc[i] = s[0][i];
+		return c0;
+	}
+	enum rs_class c1 = rs_classify(tt, nz[1]->type, s[1], depth + 1);
+	if (c0 == RS_UNKNOWN || c1 == RS_UNKNOWN)
+		return RS_UNKNOWN;
+	if (c0 != RS_SCALAR || c1 != RS_SCALAR)
+		return RS_AGG;
+	int lo = nz[0]->offset > nz[1]->offset;
+	sc[0] = s[lo][0];
+	sc[0].off += nz[lo]->offset;
+	sc[1] = s[!lo][0];
+	sc[1].off += nz[!lo]->offset;
+	return rs_pair_fits(&sc[0], &sc[1], t->size) ? RS_PAIR : RS_AGG;
+}
+
+/* Does a field of variant V (a struct at the enum's offsets) overlap the
+ * discriminant's bytes?  Then the discriminant is a niche in it. */
+static bool rs_overlaps(const struct ct_typetab *tt, const struct ct_type *v, uint32_t off, uint32_t size)
+{
+	for (uint32_t i = 0; i < v->nfields; i++) {
+		const struct ct_type *f = type_at(tt, v->fields[i].type);
+		if (f && f->size && v->fields[i].offset < off + size && off < v->fields[i].offset + f->size)
+			return true;
+	}
+	return false;
+}
+
+/* rustc's enum layouts: a niche enum has its dataful variant's class; a
+ * tagged one is a scalar (no data), a pair (tag, the one scalar every
+ * variant with data holds at the same place) or an aggregate. */
+static enum rs_class rs_enum(const struct ct_typetab *tt, const struct ct_type *t, struct rs_scalar sc[2], int depth)
+{
+	const struct ct_type *dt = type_at(tt, t->elem);
+	if (t->elem == CT_TYPE_NONE || !dt) {
+		if (t->nfields != 1 || !type_at(tt, t->fields[0].type))
+			return RS_UNKNOWN;
+		return rs_classify(tt, t->fields[0].type, sc, depth + 1);
+	}
+	const struct ct_type *niche = NULL;
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct ct_type *v = type_at(tt, t->fields[i].type);
+		if (!v || v->kind != CT_K_STRUCT)
+			return RS_UNKNOWN;
+		if (rs_overlaps(tt, v, t->len, dt->size)) {
+			if (niche || !(t->fields[i].flags & CT_FIELD_DEFAULT))
+				return RS_UNKNOWN;
+			niche = v;
+		}
+	}
+	if (niche) {
+		enum rs_class c = rs_classify(tt, (uint32_t)(niche - tt->v), sc, depth + 1);
+		return c == RS_SCALAR || c == RS_PAIR || c == RS_UNKNOWN ? c : RS_AGG;
+	}
+	if (t->len != 0)
+		return RS_UNKNOWN;
+	sc[0] = (struct rs_scalar){0, dt->size, false, 1 << 8 | (int)dt->size};
+	if (dt->size == t->size)
+		return RS_SCALAR;
+	bool any = false;
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct ct_type *v = type_at(tt, t->fields[i].type);
+		struct rs_scalar s[2];
+		uint32_t k = 0, at = 0;
+		for (uint32_t j = 0; j < v->nfields; j++)
+			if (type_at(tt, v->fields[j].type) && type_at(tt, v->fields[j].type)->size) {
+				k++;
+				at = j;
+			}
+		if (k == 0)
+			continue;
+		if (k > 1)
+			return RS_AGG;
+		enum rs_class c = rs_classify(tt, v->fields[at].type, s, depth + 1);
+		if (c == RS_UNKNOWN)
+			return RS_UNKNOWN;
+		if (c != RS_SCALAR)
+			return RS_AGG;
+		s[0].off += v->fields[at].offset;
+		if (any && (s[0].prim != sc[1].prim || s[0].off != sc[1].off))
+			return RS_AGG;
+		sc[1] = s[0];
+		any = true;
+	}
+	return any && rs_pair_fits(&sc[0], &sc[1], t->size) ? RS_PAIR : RS_AGG;
+}
+
+static enum rs_class rs_classify(const struct ct_typetab *tt, uint32_t id, struct rs_scalar sc[2], int depth)
+{
+	const struct ct_type *t = type_at(tt, id);
+	if (!t || depth > MAX_DEPTH)
+		return RS_UNKNOWN;
+	if (!t->size)
+		return RS_IGNORE;
+	switch (t->kind) {
+	case CT_K_FLOAT:
+		if (t->size != 4 && t->size != 8)
+			return RS_UNKNOWN;
+		sc[0] = (struct rs_scalar){0, t->size, true, 3 << 8 | (int)t->size};
+		return RS_SCALAR;
+	case CT_K_INT: case CT_K_UINT: case CT_K_BOOL: case CT_K_CHAR: case CT_K_ENUM:
+	case CT_K_PTR: case CT_K_REF: case CT_K_FUNC: case CT_K_CSTRING: {
+		if (t->size > 8)
+			return RS_UNKNOWN; /* i128: two registers or the stack */
+		bool ptr = t->kind == CT_K_PTR || t->kind == CT_K_REF || t->kind == CT_K_FUNC || t->kind == CT_K_CSTRING;
+		bool sgn = t->kind == CT_K_INT || (t->kind == CT_K_ENUM && t->is_signed);
+		sc[0] = (struct rs_scalar){0, t->size, false, (ptr ? 4 : sgn ? 2 : 1) << 8 | (int)t->size};
+		return RS_SCALAR;
+	}
+	case CT_K_STRUCT:
+	case CT_K_SEQ:
+		return rs_struct(tt, t, t->fields, t->nfields, sc, depth);
+	case CT_K_VARIANT:
+		return rs_enum(tt, t, sc, depth);
+	case CT_K_ARRAY:
+		return RS_AGG;
+	default: /* unions (their fields are not described), undescribed types */
+		return RS_UNKNOWN;
+	}
+}
+
+struct rs_state {
+	piece_vec pv;
+	uint32_t ni, nf, stack;
+};
+
+/* One scalar: the next register of its class, or the next stack slot. */
+static void rs_take(struct rs_state *s, const struct rs_scalar *sc)
+{
+	if (sc->sse && s->nf < SYSV_NF) {
+		push_piece(&s->pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + s->nf++), sc->size, sc->off, 0);
+	} else if (!sc->sse && s->ni < SYSV_NI) {
+		push_piece(&s->pv, CT_PIECE_REG, sysv_iregs[s->ni++], sc->size, sc->off, 0);
+	} else {
+		push_piece(&s->pv, CT_PIECE_STACK, 0, sc->size, sc->off, (int32_t)s->stack);
+		s->stack += 8;
+	}
+}
+
+static void rust_layout(const struct ct_typetab *tt, const struct ct_sig *sig, struct ct_abi_layout *out)
+{
+	struct rs_state s = {0};
+	bool lost = false; /* a value took registers we cannot tell: the rest is unknown */
+	for (size_t i = 0; i < sig->n; i++) {
+		if (!sig->params[i].is_result)
+			continue;
+		const struct ct_type *t = type_at(tt, sig->params[i].type);
+		struct rs_scalar sc[2];
+		enum rs_class c = rs_classify(tt, sig->params[i].type, sc, 0);
+		if (!t) {
+			lost = true;
+			continue;
+		}
+		if (c == RS_UNKNOWN && t->size > 16)
+			c = RS_AGG; /* nothing larger than a pair comes back in registers */
+		if ((t->kind == CT_K_INT || t->kind == CT_K_UINT) && t->size == 16) {
+			/* i128/u128 come back in RAX:RDX */
+			push_piece(&s.pv, CT_PIECE_REG, CT_RAX, 8, 0, 0);
+			push_piece(&s.pv, CT_PIECE_REG, CT_RDX, 8, 8, 0);
+		} else if (c == RS_SCALAR || c == RS_PAIR) {
+			static const uint8_t rr[] = {CT_RAX, CT_RDX};
+			uint32_t ri = 0, rf = 0;
+			for (int k = 0; k < (c == RS_PAIR ? 2 : 1); k++) {
+				if (sc[k].sse)
+					push_piece(&s.pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + rf++), sc[k].size, sc[k].off, 0);
+				else
+					push_piece(&s.pv, CT_PIECE_REG, rr[ri++], sc[k].size, sc[k].off, 0);
+			}
+		} else if (c == RS_AGG && t->size <= 8) {
+			push_piece(&s.pv, CT_PIECE_REG, CT_RAX, t->size, 0, 0);
+		} else if (c == RS_AGG) {
+			push_mem(&s.pv, CT_PIECE_REGMEM, CT_RAX, t->size, 0);
+			out->sret_via_rax = true;
+			s.ni = 1;
+		} else if (c == RS_UNKNOWN && t->size > 8) {
+			lost = true; /* a pair in RAX:RDX, or a hidden pointer in RDI? */
+		}
+		take_pieces(&s.pv, &out->locs[i]);
+	}
+	for (size_t i = 0; i < sig->n && !lost; i++) {
+		if (sig->params[i].is_result)
+			continue;
+		const struct ct_type *t = type_at(tt, sig->params[i].type);
+		struct rs_scalar sc[2];
+		enum rs_class c = rs_classify(tt, sig->params[i].type, sc, 0);
+		if (!t)
+			break;
+		if (c == RS_UNKNOWN && t->size > 16)
+			c = RS_AGG;
+		switch (c) {
+		case RS_IGNORE:
+			break;
+		case RS_PAIR:
+			rs_take(&s, &sc[0]);
+			rs_take(&s, &sc[1]);
+			break;
+		case RS_SCALAR:
+			rs_take(&s, &sc[0]);
+			break;
+		case RS_AGG:
+			if (t->size <= 8) {
+				struct rs_scalar whole = {0, t->size, false, 0};
+				rs_take(&s, &whole);
+			} else if (s.ni < SYSV_NI) {
+				push_mem(&s.pv, CT_PIECE_REGMEM, sysv_iregs[s.ni++], t->size, 0);
+			} else {
+				s.stack += 8; /* a pointer on the stack: out of reach */
+			}
+			break;
+		case RS_UNKNOWN:
+			lost = true;
+			break;
+		}
+		take_pieces(&s.pv, &out->locs[i]);
+	}
+	out->stack_args = s.stack;
+	out->width = s.stack;
+	CT_VEC_FREE(s.pv);
+}
+
 int ct_abi_assign(const struct ct_typetab *tt, const struct ct_sig *sig, enum ct_callconv cc,
 		  struct ct_abi_layout *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (cc != CT_CC_GO_REG && cc != CT_CC_GO_STACK && cc != CT_CC_SYSV)
+	if (cc != CT_CC_GO_REG && cc != CT_CC_GO_STACK && cc != CT_CC_SYSV && cc != CT_CC_RUST)
 		return ct_fail("abi: unknown calling convention %d", (int)cc);
 	size_t nres = 0;
 	for (size_t i = 0; i < sig->n; i++) {
@@ -501,15 +785,19 @@ int ct_abi_assign(const struct ct_typetab *tt, const struct ct_sig *sig, enum ct
 		if (cc == CT_CC_SYSV && p->is_result && type_at(tt, p->type) &&
 		    type_at(tt, p->type)->kind == CT_K_VOID)
 			continue;
+		if (cc == CT_CC_RUST) /* rust_layout judges each value itself */
+			continue;
 		if (check_type(tt, p->type, cc, 0) < 0)
 			return -1;
 	}
-	if (cc == CT_CC_SYSV && nres > 1)
-		return ct_fail("abi: a C function with %zu results", nres);
+	if ((cc == CT_CC_SYSV || cc == CT_CC_RUST) && nres > 1)
+		return ct_fail("abi: a C or Rust function with %zu results", nres);
 	out->n = sig->n;
 	out->locs = sig->n ? xcalloc(sig->n, sizeof(*out->locs)) : NULL;
 	if (cc == CT_CC_SYSV)
 		sysv_layout(tt, sig, out);
+	else if (cc == CT_CC_RUST)
+		rust_layout(tt, sig, out);
 	else
 		go_layout(tt, sig, cc, out);
 	return 0;

@@ -12,7 +12,20 @@
  *  - C / SysV AMD64: integer class in RDI RSI RDX RCX R8 R9, SSE class in
  *    XMM0-7, MEMORY class (and what does not fit) on the stack from CFA+0 in
  *    8-byte slots; results in RAX(/RDX), XMM0(/XMM1), or via a hidden
- *    pointer passed in RDI and returned in RAX.
+ *    pointer passed in RDI and returned in RAX.  A C++ class that is not
+ *    trivially copyable (ct_type.by_ref) goes through such a pointer both ways.
+ *  - Rust's own convention (rustc 1.63 fn_abi_adjust_for_abi, then LLVM's C
+ *    convention for what it makes of each value): a value of no size takes
+ *    nothing; a scalar (integer, bool, char, pointer, reference, C-like enum,
+ *    or a struct/enum wrapping one) one register; a pair of scalars (&str,
+ *    &[T], (u32, u64), Option<u32>) two, each independently; any other value
+ *    ("aggregate") of at most 8 bytes one integer register, a larger one a
+ *    pointer to a copy.  Integer registers RDI RSI RDX RCX R8 R9, float ones
+ *    XMM0-7, then 8-byte stack slots.  Results: RAX (RDX, XMM0/XMM1 for
+ *    pairs), larger aggregates through a hidden pointer in RDI, returned in
+ *    RAX.  Which of the three a type is comes from its layout in DWARF;
+ *    where that is not certain (unions, i128) the value is unknown, and so
+ *    is every later one, whose registers depend on it.
  */
 #ifndef CT_ABI_H
 #define CT_ABI_H
@@ -23,6 +36,7 @@ enum ct_callconv {
 	CT_CC_GO_REG = 1,
 	CT_CC_GO_STACK = 2,
 	CT_CC_SYSV = 3,
+	CT_CC_RUST = 4,
 };
 
 struct ct_abi_layout {

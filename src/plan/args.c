@@ -97,6 +97,8 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 		return;
 	}
 	const struct ct_typetab *tt = ct_types_table(p->types);
+	if (sig.rust_abi)
+		cc = CT_CC_RUST;
 	struct ct_abi_layout lay;
 	bool have_lay = ct_abi_assign(tt, &sig, cc, &lay) == 0;
 	/* DWARF leaves out blank `_` parameters, which still take registers:

@@ -89,8 +89,11 @@ static bool needs_memory(const struct ct_typetab *tt, uint32_t id, uint32_t dept
 	case CT_K_MAP:
 	case CT_K_CHAN:
 	case CT_K_CSTRING:
+	case CT_K_REF:
+	case CT_K_SEQ:
 		return true;
 	case CT_K_STRUCT:
+	case CT_K_VARIANT:
 		for (uint32_t i = 0; i < t->nfields; i++)
 			if (needs_memory(tt, t->fields[i].type, depth + 1))
 				return true;
@@ -113,9 +116,13 @@ static int deref(struct builder *b, int ptr_slot, int32_t off, uint32_t size)
 	return op->dst;
 }
 
+static void capture(struct builder *b, const struct region *r, uint32_t off, uint32_t id, uint32_t depth);
+
+/* CODE DEREF_LEN (LEN_SLOT: a count of SCALE-byte items) or DEREF_SPAN
+ * (LEN_SLOT: the end pointer). */
 static int deref_len(struct builder *b, int ptr_slot, int len_slot, uint32_t scale, uint32_t max)
 {
-	struct ct_fetch_op *op = add_mem_op(b, CT_OP_DEREF_LEN, max);
+	struct ct_fetch_op *op = add_mem_op(b, scale ? CT_OP_DEREF_LEN : CT_OP_DEREF_SPAN, max);
 	if (!op)
 		return -1;
 	op->src = (uint16_t)ptr_slot;
@@ -123,6 +130,29 @@ static int deref_len(struct builder *b, int ptr_slot, int len_slot, uint32_t sca
 	op->scale = (uint16_t)scale;
 	return op->dst;
 }
+
+/* The items of a slice-like value: ITEM_SIZE bytes each, counted by the
+ * word at LEN_SLOT (or up to the end pointer there, SPAN), at most the
+ * --max-items and 512 bytes; then what they point to. */
+static void capture_items(struct builder *b, int ptr_slot, int len_slot, bool span, uint32_t elem,
+			  uint32_t depth)
+{
+	const struct ct_type *e = ct_type_get(b->tt, elem);
+	if (!e->size)
+		return;
+	uint32_t n = b->o->max_items;
+	while (n > 1 && n * e->size > 512)
+		n--;
+	if (n * e->size > 512)
+		return;
+	int blob = deref_len(b, ptr_slot, len_slot, span ? 0 : e->size, n * e->size);
+	if (blob < 0 || !needs_memory(b->tt, elem, depth + 1))
+		return;
+	struct region br = {NULL, (uint32_t)blob, n * e->size};
+	for (uint32_t i = 0; i < n; i++)
+		capture(b, &br, i * e->size, elem, depth + 1);
+}
+
 
 /* Plans the capture of what the value of type ID at OFF in R points to. */
 static void capture(struct builder *b, const struct region *r, uint32_t off, uint32_t id, uint32_t depth)
@@ -144,23 +174,40 @@ static void capture(struct builder *b, const struct region *r, uint32_t off, uin
 			op->src = (uint16_t)p;
 		break;
 	}
-	case CT_K_SLICE: {
-		const struct ct_type *e = ct_type_get(b->tt, t->elem);
-		if (!e->size || (p = word_slot(r, off)) < 0 || (q = word_slot(r, off + 8)) < 0)
+	case CT_K_SLICE:
+		if ((p = word_slot(r, off)) >= 0 && (q = word_slot(r, off + 8)) >= 0)
+			capture_items(b, p, q, false, t->elem, depth);
+		break;
+	case CT_K_SEQ: {
+		const struct ct_field *ptr = ct_type_field(t, "ptr"), *len = ct_type_field(t, "len"),
+				     *end = ct_type_field(t, "end");
+		if (!ptr || !(len || end) || (p = word_slot(r, off + ptr->offset)) < 0 ||
+		    (q = word_slot(r, off + (len ? len : end)->offset)) < 0)
 			break;
-		uint32_t n = b->o->max_items;
-		while (n > 1 && n * e->size > 512)
-			n--;
-		if (n * e->size > 512)
-			break;
-		int blob = deref_len(b, p, q, e->size, n * e->size);
-		if (blob < 0 || !needs_memory(b->tt, t->elem, depth + 1))
-			break;
-		struct region br = {NULL, (uint32_t)blob, n * e->size};
-		for (uint32_t i = 0; i < n; i++)
-			capture(b, &br, i * e->size, t->elem, depth + 1);
+		if (t->is_text)
+			deref_len(b, p, q, len ? ct_type_get(b->tt, t->elem)->size : 0, b->o->max_string);
+		else
+			capture_items(b, p, q, !len, t->elem, depth);
 		break;
 	}
+	case CT_K_REF: {
+		/* what a reference points to, a small value (3 levels at most) */
+		const struct ct_type *e = ct_type_get(b->tt, t->elem);
+		if (!e->size || e->size > 512 || (p = word_slot(r, off)) < 0)
+			break;
+		int blob = deref(b, p, 0, e->size);
+		if (blob >= 0 && needs_memory(b->tt, t->elem, depth + 1)) {
+			struct region br = {NULL, (uint32_t)blob, e->size};
+			capture(b, &br, 0, t->elem, depth + 1);
+		}
+		break;
+	}
+	case CT_K_VARIANT:
+		/* which variant is known only at run time: capture for each */
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (needs_memory(b->tt, t->fields[i].type, depth + 1))
+				capture(b, r, off, t->fields[i].type, depth + 1);
+		break;
 	case CT_K_IFACE:
 	case CT_K_EFACE: {
 		/* Dynamic type: eface word 0 is the *_type; an iface's word 0 is
@@ -387,7 +434,8 @@ size_t ct_fetch_snapshots(const struct ct_fetch *f, const uint8_t *payload, stru
 	size_t n = 0;
 	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS && n < max; i++) {
 		const struct ct_fetch_op *op = &f->ops[i];
-		if (op->code != CT_OP_DEREF && op->code != CT_OP_DEREF_LEN && op->code != CT_OP_DEREF_STR)
+		if (op->code != CT_OP_DEREF && op->code != CT_OP_DEREF_LEN && op->code != CT_OP_DEREF_STR &&
+		    op->code != CT_OP_DEREF_SPAN)
 			continue;
 		if (op->src + 8u > f->size || op->dst + (uint32_t)CT_MEM_HDR > f->size)
 			continue;

@@ -278,6 +278,13 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 		case CT_OP_DEREF_STR:
 			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1);
 			break;
+		case CT_OP_DEREF_SPAN: {
+			__u64 n = payload_u64(s, op->src2) - payload_u64(s, op->src);
+			if (n > op->size)
+				n = op->size; /* also an end before the begin */
+			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0);
+			break;
+		}
 		}
 	}
 	return 0;

@@ -103,6 +103,9 @@ enum ct_fetch_code {
 				bytes at *(u64 *)(payload + src) + off */
 	CT_OP_DEREF_STR = 6, /* mem: a NUL-terminated string of at most `size`
 				bytes at *(u64 *)(payload + src) + off (C char *) */
+	CT_OP_DEREF_SPAN = 7,/* mem: min(*(u64 *)(payload + src2) - *(u64 *)(payload
+				+ src), size) bytes at *(u64 *)(payload + src) + off
+				(items between a begin and an end pointer) */
 };
 #define CT_MEM_HDR 8
 

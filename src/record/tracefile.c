@@ -193,10 +193,16 @@ void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t fi
 		buf_uvar(&b, t->elem);
 		buf_uvar(&b, t->key);
 		buf_uvar(&b, t->len);
-		buf_u8(&b, (uint8_t)(t->is_signed | (t->is_error << 1)));
+		bool values = t->kind == CT_K_ENUM || t->kind == CT_K_VARIANT;
+		buf_u8(&b, (uint8_t)(t->is_signed | (t->is_error << 1) | (t->is_text << 2) | (t->by_ref << 3) |
+				     (values << 4)));
 		buf_uvar(&b, t->go_rtype);
 		buf_uvar(&b, t->nfields);
 		for (uint32_t k = 0; k < t->nfields; k++) {
+			if (values) {
+				buf_svar(&b, t->fields[k].value);
+				buf_u8(&b, t->fields[k].flags);
+			}
 			buf_str(&b, t->fields[k].name);
 			buf_uvar(&b, t->fields[k].offset);
 			buf_uvar(&b, t->fields[k].type);
@@ -518,6 +524,8 @@ static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 		uint8_t fl = rd_u8(&r);
 		ty->is_signed = fl & 1;
 		ty->is_error = (fl >> 1) & 1;
+		ty->is_text = (fl >> 2) & 1;
+		ty->by_ref = (fl >> 3) & 1;
 		ty->go_rtype = rd_uvar(&r);
 		uint64_t nf = rd_uvar(&r);
 		if (nf > b->n) {
@@ -526,6 +534,10 @@ static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 		}
 		ty->fields = xcalloc(nf ? nf : 1, sizeof(*ty->fields));
 		for (uint64_t k = 0; k < nf && !r.bad; k++, ty->nfields++) {
+			if (fl & 16) {
+				ty->fields[k].value = rd_svar(&r);
+				ty->fields[k].flags = rd_u8(&r);
+			}
 			ty->fields[k].name = rd_str(&r);
 			ty->fields[k].offset = (uint32_t)rd_uvar(&r);
 			ty->fields[k].type = (uint32_t)rd_uvar(&r);

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 2 /* 2: process records (fork, exec, exit) */
+#define CT_FILE_VERSION 3 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */

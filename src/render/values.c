@@ -282,6 +282,268 @@ static void emit_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uin
 	puts_(v, v->json ? "}" : ")");
 }
 
+/* Rust's i128/u128, C's __int128: all 39 digits. */
+static void emit_int128(struct ct_values *v, const uint8_t *b, bool is_signed)
+{
+	unsigned __int128 x;
+	memcpy(&x, b, 16);
+	bool neg = is_signed && (x >> 127);
+	if (neg)
+		x = -x;
+	char d[48];
+	size_t n = sizeof(d);
+	do {
+		d[--n] = (char)('0' + (int)(x % 10));
+		x /= 10;
+	} while (x);
+	if (neg)
+		d[--n] = '-';
+	buf_put(v->out, d + n, sizeof(d) - n);
+}
+
+/* Rust tuples and tuple structs/variants name their fields __0, __1, ... */
+static bool is_tuple(const struct ct_type *t)
+{
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const char *n = t->fields[i].name;
+		if (n[0] != '_' || n[1] != '_' || !n[2] || strspn(n + 2, "0123456789") != strlen(n + 2))
+			return false;
+	}
+	return t->nfields > 0;
+}
+
+/* A struct's fields: {x:1 y:2} / {"x":1,"y":2}; a Rust tuple's (1, 2) / [1,2]. */
+static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			uint32_t depth)
+{
+	bool tuple = is_tuple(t);
+	puts_(v, tuple ? (v->json ? "[" : "(") : "{");
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct ct_field *fl = &t->fields[i];
+		if (i)
+			puts_(v, v->json ? "," : tuple ? ", " : " ");
+		if (tuple)
+			; /* positional */
+		else if (v->json) {
+			ct_buf_json_string(v->out, fl->name, strlen(fl->name));
+			puts_(v, ":");
+		} else {
+			buf_cstr(v->out, fl->name);
+			buf_put(v->out, ":", 1);
+		}
+		if (fl->offset + type_of(v, fl->type)->size <= t->size)
+			emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
+		else
+			emit_marker(v, "?");
+	}
+	puts_(v, tuple ? (v->json ? "]" : ")") : "}");
+}
+
+/* A C/C++/Rust enum value by its enumerator's name; false if none has it. */
+static bool emit_enumerator(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
+{
+	uint64_t x = load_uint(b, t->size);
+	for (uint32_t i = 0; i < t->nfields; i++)
+		if ((uint64_t)t->fields[i].value == x) {
+			if (v->json)
+				ct_buf_json_string(v->out, t->fields[i].name, strlen(t->fields[i].name));
+			else
+				buf_cstr(v->out, t->fields[i].name);
+			return true;
+		}
+	return false;
+}
+
+/* A word-sized part of a SEQ, if it lies in the value and was captured. */
+static bool seq_word(const struct ct_type *t, const char *name, const uint8_t *b, const uint8_t *avail,
+		     uint64_t *out)
+{
+	const struct ct_field *f = ct_type_field(t, name);
+	if (!f || f->offset + 8 > t->size || !all_avail(avail, f->offset, 8))
+		return false;
+	*out = load_uint(b + f->offset, 8);
+	return true;
+}
+
+/* Rust String/Vec/&str/&[T], C++ std::string/std::vector: text as a
+ * string, items as a slice ({"len","cap","items"}; no cap for slices). */
+static void emit_seq(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+		     uint32_t depth)
+{
+	const struct ct_type *e = type_of(v, t->elem);
+	uint64_t p, n, end, cap = 0;
+	bool has_cap = false;
+	if (!seq_word(t, "ptr", b, avail, &p)) {
+		emit_marker(v, "unavailable");
+		return;
+	}
+	if (seq_word(t, "len", b, avail, &n)) {
+	} else if (seq_word(t, "end", b, avail, &end) && end >= p && e->size) {
+		n = (end - p) / e->size;
+	} else {
+		emit_marker(v, "unavailable");
+		return;
+	}
+	if (seq_word(t, "cap", b, avail, &cap))
+		has_cap = true;
+	else if (seq_word(t, "cap_end", b, avail, &end) && end >= p && e->size)
+		cap = (end - p) / e->size, has_cap = true;
+	uint32_t got = 0;
+	const uint8_t *m = p && n ? mem(v, p, &got) : NULL;
+	if (t->is_text) {
+		if (!n)
+			emit_string(v, (const uint8_t *)"", 0, false);
+		else if (m)
+			emit_string(v, m, got < n ? got : n, got < n);
+		else
+			emit_marker(v, "string not captured");
+		return;
+	}
+	uint64_t shown = m && e->size ? got / e->size : 0;
+	if (shown > n)
+		shown = n;
+	uint8_t ones[512];
+	memset(ones, 1, sizeof(ones));
+	if (v->json) {
+		buf_printf(v->out, "{\"len\":%" PRIu64, n);
+		if (has_cap)
+			buf_printf(v->out, ",\"cap\":%" PRIu64, cap);
+		puts_(v, ",\"items\":[");
+	} else {
+		puts_(v, "[");
+	}
+	for (uint64_t i = 0; i < shown && e->size <= sizeof(ones); i++) {
+		if (i)
+			puts_(v, v->json ? "," : " ");
+		emit_value(v, t->elem, m + i * e->size, ones, depth + 1);
+	}
+	if (v->json) {
+		puts_(v, "]}");
+		return;
+	}
+	if (shown < n)
+		puts_(v, shown ? " ..." : "...");
+	buf_printf(v->out, "](len=%" PRIu64, n);
+	if (has_cap)
+		buf_printf(v->out, " cap=%" PRIu64, cap);
+	puts_(v, ")");
+}
+
+/* A Rust enum as its Debug shows it: None, Some(5), Rect{w:2 h:3}; in JSON
+ * as serde writes it: "None", {"Some":5}, {"Rect":{"w":2,"h":3}}. */
+static void emit_variant(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			 uint32_t depth)
+{
+	const struct ct_field *sel = NULL, *dflt = NULL;
+	const struct ct_type *dt = type_of(v, t->elem);
+	if (t->elem == CT_TYPE_NONE) {
+		sel = t->nfields == 1 ? &t->fields[0] : NULL;
+	} else if (dt->size && dt->size <= 8 && t->len + dt->size <= t->size && all_avail(avail, t->len, dt->size)) {
+		uint64_t d = load_uint(b + t->len, dt->size);
+		for (uint32_t i = 0; i < t->nfields && !sel; i++) {
+			if (t->fields[i].flags & CT_FIELD_DEFAULT)
+				dflt = &t->fields[i];
+			else if ((uint64_t)t->fields[i].value == d)
+				sel = &t->fields[i];
+		}
+		if (!sel)
+			sel = dflt;
+	} else {
+		emit_marker(v, "unavailable");
+		return;
+	}
+	const struct ct_type *vt = sel ? type_of(v, sel->type) : NULL;
+	if (!vt || vt->kind != CT_K_STRUCT || vt->size > t->size) {
+		emit_marker(v, "unavailable: unknown variant");
+		return;
+	}
+	if (!vt->nfields) {
+		if (v->json)
+			ct_buf_json_string(v->out, sel->name, strlen(sel->name));
+		else
+			buf_cstr(v->out, sel->name);
+		return;
+	}
+	if (v->json) {
+		puts_(v, "{");
+		ct_buf_json_string(v->out, sel->name, strlen(sel->name));
+		puts_(v, ":");
+	} else {
+		buf_cstr(v->out, sel->name);
+	}
+	const struct ct_field *only = vt->nfields == 1 ? &vt->fields[0] : NULL;
+	if (only && is_tuple(vt) && only->offset + type_of(v, only->type)->size <= vt->size) {
+		/* a newtype variant: Some(5), {"Some":5} */
+		if (!v->json)
+			puts_(v, "(");
+		emit_value(v, only->type, b + only->offset, avail + only->offset, depth + 1);
+		if (!v->json)
+			puts_(v, ")");
+	} else {
+		emit_fields(v, vt, b, avail, depth);
+	}
+	if (v->json)
+		puts_(v, "}");
+}
+
+/* A character: 'z' / "z" (a code point that is none: its number). */
+static void emit_char(struct ct_values *v, uint64_t cp)
+{
+	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+		buf_dec(v->out, cp);
+		return;
+	}
+	if (v->json) {
+		struct ct_buf u = {0};
+		buf_utf8(&u, (uint32_t)cp);
+		ct_buf_json_string(v->out, (const char *)u.p, u.n);
+		buf_free(&u);
+		return;
+	}
+	puts_(v, "'");
+	if (cp == '\'' || cp == '\\')
+		puts_(v, "\\");
+	if (cp < 0x20 || cp == 0x7f)
+		buf_printf(v->out, "\\x%02x", (unsigned)cp);
+	else
+		buf_utf8(v->out, (uint32_t)cp);
+	puts_(v, "'");
+}
+
+/* The kinds C++ and Rust add: characters, references (shown as what they
+ * point to, when it was captured), counted sequences, Rust enums. */
+static void emit_rust_cxx(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			  uint32_t depth)
+{
+	switch (t->kind) {
+	case CT_K_CHAR:
+		emit_char(v, load_uint(b, t->size));
+		return;
+	case CT_K_SEQ:
+		emit_seq(v, t, b, avail, depth);
+		return;
+	case CT_K_VARIANT:
+		emit_variant(v, t, b, avail, depth);
+		return;
+	case CT_K_REF: {
+		uint64_t p = load_uint(b, 8);
+		const struct ct_type *e = type_of(v, t->elem);
+		uint32_t got = 0;
+		const uint8_t *m = p ? mem(v, p, &got) : NULL;
+		uint8_t ones[512];
+		if (m && e->size && e->size <= got && e->size <= sizeof(ones)) {
+			memset(ones, 1, e->size);
+			emit_value(v, t->elem, m, ones, depth + 1);
+		} else {
+			emit_ptr(v, p, false);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+}
+
 static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth)
 {
 	const struct ct_type *t = type_of(v, id);
@@ -289,7 +551,8 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		emit_marker(v, "...");
 		return;
 	}
-	if (t->size && t->kind != CT_K_STRUCT && t->kind != CT_K_ARRAY && !all_avail(avail, 0, t->size < 16 ? t->size : 16)) {
+	if (t->size && t->kind != CT_K_STRUCT && t->kind != CT_K_ARRAY && t->kind != CT_K_SEQ &&
+	    t->kind != CT_K_VARIANT && !all_avail(avail, 0, t->size < 16 ? t->size : 16)) {
 		emit_marker(v, t->kind == CT_K_FLOAT || t->kind == CT_K_COMPLEX ? "unavailable: float register" : "unavailable");
 		return;
 	}
@@ -300,16 +563,27 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		puts_(v, b[0] ? "true" : "false");
 		break;
 	case CT_K_INT:
-		buf_sdec(v->out, load_int(b, t->size));
-		break;
 	case CT_K_UINT:
-		buf_dec(v->out, load_uint(b, t->size));
-		break;
-	case CT_K_ENUM:
-		if (t->is_signed)
+		if (t->size == 16)
+			emit_int128(v, b, t->kind == CT_K_INT);
+		else if (t->kind == CT_K_INT)
 			buf_sdec(v->out, load_int(b, t->size));
 		else
 			buf_dec(v->out, load_uint(b, t->size));
+		break;
+	case CT_K_ENUM:
+		if (emit_enumerator(v, t, b))
+			;
+		else if (t->is_signed)
+			buf_sdec(v->out, load_int(b, t->size));
+		else
+			buf_dec(v->out, load_uint(b, t->size));
+		break;
+	case CT_K_CHAR:
+	case CT_K_REF:
+	case CT_K_SEQ:
+	case CT_K_VARIANT:
+		emit_rust_cxx(v, t, b, avail, depth);
 		break;
 	case CT_K_FLOAT:
 		if (t->size == 4) {
@@ -414,24 +688,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		break;
 	}
 	case CT_K_STRUCT:
-		puts_(v, "{");
-		for (uint32_t i = 0; i < t->nfields; i++) {
-			const struct ct_field *fl = &t->fields[i];
-			if (i)
-				puts_(v, v->json ? "," : " ");
-			if (v->json) {
-				ct_buf_json_string(v->out, fl->name, strlen(fl->name));
-				puts_(v, ":");
-			} else {
-				buf_cstr(v->out, fl->name);
-			buf_put(v->out, ":", 1);
-			}
-			if (fl->offset + type_of(v, fl->type)->size <= t->size)
-				emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
-			else
-				emit_marker(v, "?");
-		}
-		puts_(v, "}");
+		emit_fields(v, t, b, avail, depth);
 		break;
 	case CT_K_IFACE:
 	case CT_K_EFACE: {

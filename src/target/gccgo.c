@@ -49,25 +49,6 @@ static int hexval(char c)
 	return -1;
 }
 
-static void put_utf8(struct ct_buf *b, uint32_t c)
-{
-	if (c < 0x80) {
-		buf_u8(b, (uint8_t)c);
-	} else if (c < 0x800) {
-		buf_u8(b, (uint8_t)(0xc0 | c >> 6));
-		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
-	} else if (c < 0x10000) {
-		buf_u8(b, (uint8_t)(0xe0 | c >> 12));
-		buf_u8(b, (uint8_t)(0x80 | ((c >> 6) & 0x3f)));
-		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
-	} else {
-		buf_u8(b, (uint8_t)(0xf0 | c >> 18));
-		buf_u8(b, (uint8_t)(0x80 | ((c >> 12) & 0x3f)));
-		buf_u8(b, (uint8_t)(0x80 | ((c >> 6) & 0x3f)));
-		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
-	}
-}
-
 /* go_decode_id (go-encode-id.cc) over [s, s+n) into B; false if the text
  * is not an encoded Go name (a character outside [A-Za-z0-9_.], or an
  * escape it does not know). */
@@ -101,7 +82,7 @@ static bool decode(const char *s, size_t n, struct ct_buf *b)
 					return false;
 				v = v << 4 | (uint32_t)h;
 			}
-			put_utf8(b, v);
+			buf_utf8(b, v);
 			i += 2 + nd;
 		} else {
 			return false;

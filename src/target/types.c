@@ -413,6 +413,30 @@ static char *c_name(Dwarf_Die *d, int depth)
 
 static uint32_t conv(struct ct_types *ts, Dwarf_Die *d);
 static void gccgo_builtin(struct ct_types *ts, struct ct_type *t);
+static bool rust_variants(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t);
+static void rust_seq(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t);
+static bool cxx_by_ref(struct ct_types *ts, Dwarf_Die *d, const struct ct_type *t);
+static void cxx_seq(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t);
+static void enumerators(Dwarf_Die *d, struct ct_type *t);
+
+static int die_lang(Dwarf_Die *d)
+{
+	Dwarf_Die cu;
+	return dwarf_diecu(d, &cu, NULL, NULL) ? dwarf_srclang(&cu) : -1;
+}
+
+static bool lang_is_cxx(int lang)
+{
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/* Rust pointers that always point to a value: references and Box<T> (raw
+ * pointers are "*const T" / "*mut T"). */
+static bool rust_is_ref(const char *name)
+{
+	return name && (name[0] == '&' || !strncmp(name, "alloc::boxed::Box<", 18));
+}
 
 static uint32_t conv_ref(struct ct_types *ts, Dwarf_Die *d, unsigned at)
 {
@@ -461,12 +485,17 @@ static void conv_struct_fields(struct ct_types *ts, Dwarf_Die *d, struct ct_type
 	CT_VEC(struct ct_field) fs = {0};
 	if (dwarf_child(d, &m) == 0) {
 		do {
-			if (dwarf_tag(&m) != DW_TAG_member)
+			int mt = dwarf_tag(&m);
+			if (mt != DW_TAG_member && mt != DW_TAG_inheritance)
 				continue;
 			if (die_has(&m, DW_AT_external) || die_has(&m, DW_AT_declaration))
 				continue; /* C++ static members */
 			uint64_t off = 0;
-			const char *nm = die_name(&m);
+			/* a C++ base class: a field named after it */
+			Dwarf_Die bt;
+			const char *nm = mt == DW_TAG_member ? die_name(&m) : die_type(&m, &bt) ? die_name(&bt) : NULL;
+			if (mt == DW_TAG_inheritance && die_has(&m, DW_AT_virtuality))
+				continue; /* a virtual base is not at a fixed offset */
 			struct ct_field f = {.name = xstrdup(nm ? nm : "")};
 			bool bits = die_has(&m, DW_AT_bit_size) || die_has(&m, DW_AT_data_bit_offset);
 			if (!member_offset(&m, &off)) {
@@ -819,13 +848,20 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 		break;
 	}
 
-	char *nm = c_name(d, 0);
+	int lang = die_lang(d);
+	bool rust = lang == DW_LANG_Rust, cxx = lang_is_cxx(lang);
+	/* Rust names every type as Rust writes it ("&str", "Option<u32>") */
+	const char *rname = rust ? die_name(d) : NULL;
+	char *nm = rname ? xstrdup(rname) : c_name(d, 0);
 	id = reserve(ts, off, nm);
 	struct ct_type t = {.name = nm, .size = (uint32_t)die_size(d)};
 	switch (tag) {
-	case DW_TAG_base_type:
-		t.kind = base_kind(d, NULL);
+	case DW_TAG_base_type: {
+		uint64_t enc = 0;
+		die_udata(d, DW_AT_encoding, &enc);
+		t.kind = enc == DW_ATE_UTF ? CT_K_CHAR : base_kind(d, NULL);
 		break;
+	}
 	case DW_TAG_pointer_type:
 	case DW_TAG_reference_type:
 	case DW_TAG_rvalue_reference_type:
@@ -835,7 +871,9 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 		} else if (dwarf_tag(&tg) == DW_TAG_subroutine_type) {
 			t.kind = CT_K_FUNC;
 		} else {
-			t.kind = tag == DW_TAG_pointer_type && c_is_char(&tg) ? CT_K_CSTRING : CT_K_PTR;
+			t.kind = tag != DW_TAG_pointer_type || rust_is_ref(rname) ? CT_K_REF
+				 : c_is_char(&tg)				   ? CT_K_CSTRING
+										   : CT_K_PTR;
 			t.elem = conv(ts, &tg);
 		}
 		break;
@@ -846,8 +884,16 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 			break;
 		}
 		t.kind = CT_K_STRUCT;
+		if (rust && rust_variants(ts, d, &t))
+			break;
 		conv_struct_fields(ts, d, &t);
 		gccgo_builtin(ts, &t);
+		if (rust)
+			rust_seq(ts, d, &t);
+		if (cxx) {
+			t.by_ref = cxx_by_ref(ts, d, &t);
+			cxx_seq(ts, d, &t);
+		}
 		break;
 	case DW_TAG_union_type:
 		t.kind = die_has(d, DW_AT_declaration) ? CT_K_UNKNOWN : CT_K_UNION;
@@ -857,6 +903,7 @@ static uint32_t conv_c(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 		t.is_signed = enum_signed(d);
 		if (!t.size)
 			t.size = 4;
+		enumerators(d, &t);
 		break;
 	case DW_TAG_array_type:
 		free(nm);
@@ -896,6 +943,318 @@ static void gccgo_builtin(struct ct_types *ts, struct ct_type *t)
 	free(t->fields);
 	t->fields = NULL;
 	t->nfields = 0;
+}
+
+/* ---- C++ and Rust ---------------------------------------------------- */
+
+static uint64_t mask_of(uint32_t size)
+{
+	return size >= 8 ? ~0ULL : (1ULL << (size * 8)) - 1;
+}
+
+/* C, C++ and Rust enumerations: the enumerators, each as a field with its
+ * value (the bits of the enum's size), for showing values by name. */
+static void enumerators(Dwarf_Die *d, struct ct_type *t)
+{
+	CT_VEC(struct ct_field) fs = {0};
+	Dwarf_Die e;
+	if (dwarf_child(d, &e) == 0) {
+		do {
+			Dwarf_Attribute a;
+			Dwarf_Word u;
+			const char *nm = die_name(&e);
+			if (dwarf_tag(&e) != DW_TAG_enumerator || !nm || !dwarf_attr(&e, DW_AT_const_value, &a) ||
+			    dwarf_formudata(&a, &u) != 0)
+				continue;
+			struct ct_field f = {.name = xstrdup(nm), .value = (int64_t)(u & mask_of(t->size))};
+			CT_VEC_PUSH(fs, f);
+		} while (fs.n < 1024 && dwarf_siblingof(&e, &e) == 0);
+	}
+	t->fields = fs.v;
+	t->nfields = (uint32_t)fs.n;
+}
+
+/* Type ID, or what it will be a copy of once the typedefs being converted
+ * are settled (apply_fixups). */
+static const struct ct_type *resolved(const struct ct_types *ts, uint32_t id)
+{
+	for (int hops = 0; hops < 16; hops++) {
+		size_t i = 0;
+		while (i < ts->fixups.n && (ts->fixups.v[i].done || ts->fixups.v[i].dst != id))
+			i++;
+		if (i == ts->fixups.n)
+			break;
+		id = ts->fixups.v[i].src;
+	}
+	return ct_type_get(&ts->tab, id);
+}
+
+/* The scalar reached through a field named NAME (searched depth first in
+ * nested structs and base classes), then through single-field wrappers
+ * (Rust's Unique<T> { pointer: NonNull<T> { pointer: *const T } }). */
+static bool find_leaf(const struct ct_types *ts, const struct ct_type *t, const char *name, uint32_t *off,
+		      const struct ct_type **type, int depth)
+{
+	if (depth > 8 || t->kind != CT_K_STRUCT)
+		return false;
+	const struct ct_field *f = ct_type_field(t, name);
+	if (f) {
+		uint32_t o = f->offset;
+		const struct ct_type *ty = resolved(ts, f->type);
+		for (int i = 0; i < 8 && ty->kind == CT_K_STRUCT; i++) {
+			const struct ct_type *w = ty;
+			const struct ct_field *only = NULL;
+			for (uint32_t k = 0; k < w->nfields; k++) {
+				if (!resolved(ts, w->fields[k].type)->size)
+					continue; /* PhantomData, allocators */
+				if (only)
+					return false;
+				only = &w->fields[k];
+			}
+			if (!only)
+				return false;
+			o += only->offset;
+			ty = resolved(ts, only->type);
+		}
+		*off = o;
+		*type = ty;
+		return true;
+	}
+	for (uint32_t i = 0; i < t->nfields; i++)
+		if (find_leaf(ts, resolved(ts, t->fields[i].type), name, off, type, depth + 1)) {
+			*off += t->fields[i].offset;
+			return true;
+		}
+	return false;
+}
+
+/* Makes T (a struct whose fields are converted) a SEQ of ELEM whose parts
+ * AS[i] ("ptr", "len", "end", "cap", "cap_end") are the scalars reached
+ * through the fields named FIND[i]; the first NEED must be there. */
+static bool make_seq(struct ct_types *ts, struct ct_type *t, uint32_t elem, bool text, const char *const *find,
+		     const char *const *as, size_t n, size_t need)
+{
+	struct ct_field parts[4];
+	size_t np = 0;
+	for (size_t i = 0; i < n && i < 4; i++) {
+		uint32_t off;
+		const struct ct_type *type;
+		if (find_leaf(ts, t, find[i], &off, &type, 0) && type->size == 8)
+			parts[np++] = (struct ct_field){.name = xstrdup(as[i]), .offset = off,
+							.type = (uint32_t)(type - ts->tab.v)};
+		else if (i < need)
+			break;
+	}
+	bool ok = np >= need && elem != CT_TYPE_NONE;
+	for (size_t i = 0; i < np && !ok; i++)
+		free(parts[i].name);
+	if (!ok)
+		return false;
+	for (uint32_t i = 0; i < t->nfields; i++)
+		free(t->fields[i].name);
+	free(t->fields);
+	t->fields = xcalloc(np, sizeof(*t->fields));
+	memcpy(t->fields, parts, np * sizeof(*parts));
+	t->nfields = (uint32_t)np;
+	t->kind = CT_K_SEQ;
+	t->elem = elem;
+	t->is_text = text;
+	return true;
+}
+
+/* The type a (converted) pointer field points to. */
+static uint32_t pointee(struct ct_types *ts, const struct ct_type *t, const char *field)
+{
+	uint32_t off;
+	const struct ct_type *p;
+	if (!find_leaf(ts, t, field, &off, &p, 0))
+		return CT_TYPE_NONE;
+	return p->kind == CT_K_PTR || p->kind == CT_K_CSTRING || p->kind == CT_K_REF ? p->elem : CT_TYPE_NONE;
+}
+
+/* A template type parameter of a DWARF type ("T" of Vec<T>). */
+static uint32_t template_param(struct ct_types *ts, Dwarf_Die *d, const char *name)
+{
+	Dwarf_Die c;
+	if (dwarf_child(d, &c) != 0)
+		return CT_TYPE_NONE;
+	do {
+		const char *n = die_name(&c);
+		if (dwarf_tag(&c) == DW_TAG_template_type_parameter && n && !strcmp(n, name))
+			return conv_type_of(ts, &c);
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return CT_TYPE_NONE;
+}
+
+/* Rust's counted sequences: &str and &[T] ({data_ptr, length}), Vec<T>
+ * ({buf: RawVec {ptr, cap}, len}, nested deeper in later versions) and
+ * String ({vec: Vec<u8>}). */
+static void rust_seq(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t)
+{
+	static const char *const fat[] = {"data_ptr", "length"}, *const fat_as[] = {"ptr", "len"};
+	static const char *const vec[] = {"ptr", "len", "cap"};
+	const char *n = t->name;
+	if (!strcmp(n, "&str") || !strcmp(n, "&mut str") || !strncmp(n, "&[", 2) || !strncmp(n, "&mut [", 6)) {
+		make_seq(ts, t, pointee(ts, t, "data_ptr"), n[strlen(n) - 1] == 'r', fat, fat_as, 2, 2);
+	} else if (!strncmp(n, "Vec<", 4)) {
+		uint32_t elem = template_param(ts, d, "T");
+		make_seq(ts, t, elem ? elem : pointee(ts, t, "ptr"), false, vec, vec, 3, 2);
+	} else if (!strcmp(n, "String") && t->nfields == 1 && !strcmp(t->fields[0].name, "vec")) {
+		const struct ct_type *v = ct_type_get(&ts->tab, t->fields[0].type);
+		if (v->kind != CT_K_SEQ)
+			return;
+		/* the Vec's parts, at the String's offsets */
+		struct ct_field *parts = xcalloc(v->nfields, sizeof(*parts));
+		for (uint32_t i = 0; i < v->nfields; i++) {
+			parts[i] = v->fields[i];
+			parts[i].name = xstrdup(v->fields[i].name);
+			parts[i].offset += t->fields[0].offset;
+		}
+		uint32_t elem = v->elem;
+		free(t->fields[0].name);
+		free(t->fields);
+		t->fields = parts;
+		t->nfields = v->nfields;
+		t->kind = CT_K_SEQ;
+		t->elem = elem;
+		t->is_text = true;
+	}
+}
+
+/* libstdc++'s std::string (basic_string<char>: {_M_dataplus {_M_p},
+ * _M_string_length, the short-string buffer}; _M_p points into that buffer
+ * or to the heap, so following it is right either way) and std::vector<T>
+ * (its base's _M_impl {_M_start, _M_finish, _M_end_of_storage}). */
+static void cxx_seq(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t)
+{
+	static const char *const str[] = {"_M_p", "_M_string_length"}, *const str_as[] = {"ptr", "len"};
+	static const char *const vec[] = {"_M_start", "_M_finish", "_M_end_of_storage"},
+				 *const vec_as[] = {"ptr", "end", "cap_end"};
+	const char *n = die_name(d);
+	if (!n)
+		return;
+	if (!strncmp(n, "basic_string<char,", 18))
+		make_seq(ts, t, pointee(ts, t, "_M_p"), true, str, str_as, 2, 2);
+	else if (!strncmp(n, "vector<", 7))
+		make_seq(ts, t, pointee(ts, t, "_M_start"), false, vec, vec_as, 3, 2);
+}
+
+static bool defaulted_in_class(Dwarf_Die *d)
+{
+	uint64_t v;
+	return die_udata(d, DW_AT_defaulted, &v) && v == DW_DEFAULTED_in_class;
+}
+
+/* A constructor whose (first explicit) parameter is a reference to the
+ * class: copy or move. */
+static bool copy_or_move_ctor(Dwarf_Die *fn, Dwarf_Die *cls)
+{
+	Dwarf_Die p, rt;
+	int n = 0;
+	if (dwarf_child(fn, &p) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&p) != DW_TAG_formal_parameter || n++ == 0) /* this */
+			continue;
+		if (!die_type(&p, &rt) ||
+		    (dwarf_tag(&rt) != DW_TAG_reference_type && dwarf_tag(&rt) != DW_TAG_rvalue_reference_type) ||
+		    !die_type(&rt, &rt))
+			return false;
+		while (dwarf_tag(&rt) == DW_TAG_const_type || dwarf_tag(&rt) == DW_TAG_volatile_type)
+			if (!die_type(&rt, &rt))
+				return false;
+		return dwarf_dieoffset(&rt) == dwarf_dieoffset(cls);
+	} while (dwarf_siblingof(&p, &p) == 0);
+	return false;
+}
+
+/* C++: is the class non-trivial for the purposes of calls (Itanium C++ ABI
+ * 3.1.2.3: a non-trivial copy or move constructor or destructor, which
+ * virtual functions or bases make so too)?  Then it is passed and returned
+ * through a hidden reference.  DWARF declares the members the user wrote;
+ * an implicit one is non-trivial when a base's or a member's is (T's
+ * fields are converted, so their types already know). */
+static bool cxx_by_ref(struct ct_types *ts, Dwarf_Die *d, const struct ct_type *t)
+{
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct ct_type *f = resolved(ts, t->fields[i].type);
+		for (int k = 0; k < 8 && f->kind == CT_K_ARRAY; k++)
+			f = resolved(ts, f->elem);
+		if (f->by_ref)
+			return true;
+	}
+	const char *cls = die_name(d);
+	size_t cl = cls ? strcspn(cls, "<") : 0;
+	Dwarf_Die c;
+	if (dwarf_child(d, &c) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&c);
+		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inheritance) && die_has(&c, DW_AT_virtuality))
+			return true;
+		if (tag != DW_TAG_subprogram || die_has(&c, DW_AT_artificial) || defaulted_in_class(&c))
+			continue;
+		const char *n = die_name(&c);
+		if (n && (n[0] == '~' || (cl && !strncmp(n, cls, cl) && !n[cl] && copy_or_move_ctor(&c, d))))
+			return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* Rust enums: a DW_TAG_variant_part names the discriminant member
+ * (DW_AT_discr, absent with one variant) and has a DW_TAG_variant per
+ * variant, selected by DW_AT_discr_value (none: every other value, e.g.
+ * the variant whose field holds a niche), with one member naming the
+ * variant, typed by a struct of its fields at the enum's offsets. */
+static bool rust_variants(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t)
+{
+	Dwarf_Die vp, v, m, discr;
+	bool found = false;
+	if (dwarf_child(d, &vp) != 0)
+		return false;
+	do
+		found = dwarf_tag(&vp) == DW_TAG_variant_part;
+	while (!found && dwarf_siblingof(&vp, &vp) == 0);
+	if (!found || dwarf_child(&vp, &v) != 0)
+		return false;
+	uint64_t doff = 0;
+	uint32_t dtype = CT_TYPE_NONE;
+	if (die_ref(&vp, DW_AT_discr, &discr)) {
+		dtype = conv_type_of(ts, &discr);
+		uint32_t dsize = ct_type_get(&ts->tab, dtype)->size;
+		if (!member_offset(&discr, &doff) || !dsize || dsize > 8 || doff + dsize > t->size)
+			return false;
+	}
+	CT_VEC(struct ct_field) fs = {0};
+	do {
+		if (dwarf_tag(&v) != DW_TAG_variant)
+			continue;
+		Dwarf_Attribute a;
+		Dwarf_Word u = 0;
+		bool dflt = !dwarf_attr(&v, DW_AT_discr_value, &a);
+		if (die_has(&v, DW_AT_discr_list) || (!dflt && dwarf_formudata(&a, &u) != 0) ||
+		    dwarf_child(&v, &m) != 0)
+			goto fail;
+		while (dwarf_tag(&m) != DW_TAG_member)
+			if (dwarf_siblingof(&m, &m) != 0)
+				goto fail;
+		const char *nm = die_name(&m);
+		struct ct_field f = {.name = xstrdup(nm ? nm : "?"), .type = conv_type_of(ts, &m),
+				     .value = (int64_t)(u & mask_of(ct_type_get(&ts->tab, dtype)->size)),
+				     .flags = dflt ? CT_FIELD_DEFAULT : 0};
+		CT_VEC_PUSH(fs, f);
+	} while (dwarf_siblingof(&v, &v) == 0);
+	t->kind = CT_K_VARIANT;
+	t->elem = dtype;
+	t->len = (uint32_t)doff;
+	t->fields = fs.v;
+	t->nfields = (uint32_t)fs.n;
+	return true;
+fail:
+	for (size_t i = 0; i < fs.n; i++)
+		free(fs.v[i].name);
+	CT_VEC_FREE(fs);
+	return false;
 }
 
 static uint32_t conv(struct ct_types *ts, Dwarf_Die *d)
@@ -1218,10 +1577,13 @@ static bool leaves(const struct ct_typetab *tt, uint32_t id, uint32_t base, stru
 	} while (0)
 	switch (t->kind) {
 	case CT_K_STRUCT:
+	case CT_K_SEQ: /* its parts are its scalars */
 		for (uint32_t i = 0; i < t->nfields; i++)
 			if (!leaves(tt, t->fields[i].type, base + t->fields[i].offset, out, max, n, depth + 1))
 				return false;
 		return true;
+	case CT_K_VARIANT:
+		return false;
 	case CT_K_ARRAY:
 		if (t->len == 0)
 			return true;
@@ -1447,6 +1809,11 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 	if (!dwarf_offdie(ts->dw, (Dwarf_Off)((uintptr_t)v - 1), &fn))
 		return false;
 	bool go = die_is_go(ts, &fn);
+	/* Rust functions follow Rust's convention unless extern "C", which
+	 * (with #[no_mangle], the way C calls them) leaves no linkage name. */
+	Dwarf_Attribute la;
+	bool rust = !go && die_lang(&fn) == DW_LANG_Rust;
+	out->rust_abi = rust && dwarf_attr_integrate(&fn, DW_AT_linkage_name, &la);
 	struct fbase fb = frame_base(&fn, entry);
 	CT_VEC(struct ct_param) ps = {0};
 
@@ -1491,6 +1858,13 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 				go_fix_pieces(&ts->tab, p.type, &p.entry_loc, gaps.n > 0);
 			else
 				c_check_gaps(&ts->tab, p.type, &p.entry_loc, &gaps);
+			/* Rust: a value of no size (a closure without captures,
+			 * ()) is not passed and says nothing */
+			if (rust && ts->tab.v[p.type].size == 0 && ts->tab.v[p.type].kind != CT_K_UNKNOWN) {
+				free(p.name);
+				free(p.entry_loc.pieces);
+				continue;
+			}
 			/* -N -l lists a shape instance's dictionary as ".dict":
 			 * reported as go_dict, as in optimized builds */
 			if (go && !p.is_result && ps.n == 0 && !strcmp(p.name, ".dict")) {
@@ -1514,7 +1888,8 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 		if (die_type(&fn, &rt)) {
 			struct ct_param p = {.name = xstrdup(""), .is_result = true};
 			p.type = conv(ts, &rt);
-			if (ts->tab.v[p.type].kind == CT_K_VOID) /* a typedef of void */
+			if (ts->tab.v[p.type].kind == CT_K_VOID || /* a typedef of void */
+			    (rust && !ts->tab.v[p.type].size))  /* (), ! */
 				free(p.name);
 			else
 				CT_VEC_PUSH(ps, p);
@@ -1583,6 +1958,14 @@ const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id)
 	if (!tt || id >= tt->n || !tt->v)
 		return &unknown;
 	return &tt->v[id];
+}
+
+const struct ct_field *ct_type_field(const struct ct_type *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->nfields; i++)
+		if (!strcmp(t->fields[i].name, name))
+			return &t->fields[i];
+	return NULL;
 }
 
 void ct_typetab_free(struct ct_typetab *tt)

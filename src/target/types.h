@@ -29,6 +29,20 @@ enum ct_kind {
 	CT_K_ENUM,       /* C enum: an integer of `size` bytes, signedness in `is_signed` */
 	CT_K_UNION,      /* C union: `size` raw bytes */
 	CT_K_VOID,       /* C void (return type only) */
+	CT_K_REF,        /* a reference that always points to a value (C++ T&/T&&,
+			    Rust &T/&mut T/Box<T>): 8 bytes, shown as that `elem` */
+	CT_K_VARIANT,    /* Rust enum (a DWARF variant part): the discriminant is
+			    an unsigned integer of type `elem` at byte `len`; the
+			    fields are the variants (offset 0, type: a struct whose
+			    fields are at the enum's offsets, value: the
+			    discriminant that selects it, or CT_FIELD_DEFAULT);
+			    elem CT_TYPE_NONE: one variant, no discriminant */
+	CT_K_SEQ,        /* items in memory, counted: Rust String/Vec/&str/&[T],
+			    C++ std::string/std::vector.  Fields give the parts
+			    by name: "ptr" (to the first of the `elem` items),
+			    then "len" (how many) or "end" (pointer past the last),
+			    optional "cap" or "cap_end"; is_text: UTF-8 text */
+	CT_K_CHAR,       /* a character (Rust char, C++ char16_t/char32_t): its code point */
 };
 
 #define CT_TYPE_NONE 0 /* type id 0 is always { CT_K_UNKNOWN, "?" } */
@@ -37,7 +51,10 @@ struct ct_field {
 	char *name;
 	uint32_t offset;
 	uint32_t type;
+	int64_t value;  /* VARIANT: discriminant of this variant; ENUM: the enumerator's value */
+	uint8_t flags;  /* CT_FIELD_* */
 };
+#define CT_FIELD_DEFAULT 0x1 /* VARIANT: selected by any value no other variant has */
 
 struct ct_type {
 	enum ct_kind kind;
@@ -48,7 +65,11 @@ struct ct_type {
 	uint32_t len;    /* ARRAY: number of elements */
 	bool is_signed;  /* ENUM */
 	bool is_error;   /* Go: the predeclared `error` interface */
-	struct ct_field *fields; /* STRUCT: in offset order */
+	bool is_text;    /* SEQ: the items are UTF-8 text */
+	bool by_ref;     /* C++: not trivially copyable, so passed and returned
+			    through a hidden reference, never in registers */
+	struct ct_field *fields; /* STRUCT: in offset order; ENUM: enumerators;
+				    VARIANT: variants; SEQ: parts */
 	uint32_t nfields;
 	uint64_t go_rtype; /* Go: link-time address of its runtime._type, 0 if unknown */
 };
@@ -110,6 +131,9 @@ struct ct_sig {
 	struct ct_param *params;
 	size_t n;
 	bool variadic; /* C: ends with "..." */
+	bool rust_abi; /* Rust's own calling convention (a mangled function of
+			  a Rust unit), not SysV: locations come from DWARF or
+			  from the Rust rules of plan/abi.c */
 	bool go_dict;  /* Go generic shape instance: a hidden dictionary comes
 			  first (not in params; -N -l's explicit ".dict" param
 			  is folded into this flag; closures inside shape
@@ -134,6 +158,8 @@ void ct_sig_free(struct ct_sig *s);
 
 /* Helpers usable on any table (also one read back from a record file). */
 const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id);
+/* T's field (SEQ: part) named NAME, or NULL. */
+const struct ct_field *ct_type_field(const struct ct_type *t, const char *name);
 void ct_typetab_free(struct ct_typetab *tt);
 
 #endif

@@ -200,6 +200,25 @@ void buf_printf(struct ct_buf *b, const char *fmt, ...)
 	b->n += (size_t)n;
 }
 
+void buf_utf8(struct ct_buf *b, uint32_t c)
+{
+	if (c < 0x80) {
+		buf_u8(b, (uint8_t)c);
+	} else if (c < 0x800) {
+		buf_u8(b, (uint8_t)(0xc0 | c >> 6));
+		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
+	} else if (c < 0x10000) {
+		buf_u8(b, (uint8_t)(0xe0 | c >> 12));
+		buf_u8(b, (uint8_t)(0x80 | ((c >> 6) & 0x3f)));
+		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
+	} else {
+		buf_u8(b, (uint8_t)(0xf0 | c >> 18));
+		buf_u8(b, (uint8_t)(0x80 | ((c >> 12) & 0x3f)));
+		buf_u8(b, (uint8_t)(0x80 | ((c >> 6) & 0x3f)));
+		buf_u8(b, (uint8_t)(0x80 | (c & 0x3f)));
+	}
+}
+
 void buf_free(struct ct_buf *b)
 {
 	free(b->p);

@@ -116,6 +116,77 @@ def test_rust_demangle_modes_and_filters():
     assert bad.returncode == 2 and "--demangle takes simple, full or no" in bad.stderr, bad.stderr
 
 
+# ---- values ------------------------------------------------------------------
+
+def program_says(stdout):
+    """The program's own JSON Lines: {"f", "args", "ret"} per call."""
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def values_match(exe, glob, unavailable=None):
+    """Records EXE's values scenario; every call the program reports, in
+    order, has calltrace's argument and result values (JSON) equal to what
+    the program printed, but the arguments UNAVAILABLE[function] names,
+    which must say they are unavailable (null and why); YAML and Chrome
+    show the same values."""
+    unavailable = unavailable or {}
+    p, path = record([fixture(exe)], "-F", glob, out=tmp(exe + ".data"))
+    said = program_says(p.stdout)
+    assert len(said) >= 10, (exe, p.stdout)
+    wanted = {c["f"] for c in said}
+    calls = [c for c in replay_json(path) if c.get("func") in wanted and c["depth"] == 0]
+    assert [c["func"] for c in calls] == [c["f"] for c in said], (exe, [c["func"] for c in calls])
+    for got, want in zip(calls, said):
+        args = {a["name"]: a["value"] for a in got["args"]}
+        gone = unavailable.get(got["func"], set())
+        assert all(a["value"] is None and a["unavailable"] for a in got["args"] if a["name"] in gone), (exe, got)
+        assert {k: v for k, v in args.items() if k not in gone} == \
+            {k: v for k, v in want["args"].items() if k not in gone}, (exe, got["func"], args, want["args"])
+        assert len(got["ret"]) == 1 and got["ret"][0]["value"] == want["ret"], (exe, got["func"], got["ret"], want)
+    y = [c for c in replay_yaml(path)[0] if c.get("func") in wanted and c["depth"] == 0]
+    assert [(c["args"], c["ret"]) for c in y] == [(c["args"], c["ret"]) for c in calls], exe
+    every = [c["args"] for c in replay_json(path) if c.get("func") in wanted]
+    ch = [e["args"]["arguments"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"]
+          if e["ph"] == "B" and e["name"] in wanted]
+    assert ch == every, exe
+    return out("replay", path)
+
+
+def test_rust_values_equal_the_programs():
+    for exe in ("rust_app", "rust_app_O0", "rust_app_v0"):
+        # opt-level 0: a u128 Rust's rules cannot place, and then neither
+        # what follows (optimized, DWARF says where both are)
+        text = values_match(exe, "rsapp::app::*", {"rsapp::app::wide": {"x", "y"}} if exe.endswith("O0") else {})
+        for line in ('rsapp::app::leaf(s="abc", n=2) = 6;', "rsapp::app::opt(o=Some(5)) = 5;",
+                     "rsapp::app::opt(o=None) = 7;", 'rsapp::app::res(r=Err("bad")) = 3;',
+                     "rsapp::app::area(s=Rect{w:2 h:3}) = 6;", "rsapp::app::level(l=High) = 7;",
+                     "rsapp::app::pair(p=(3, 4)) = 7;", "rsapp::app::total(v=[1 2 3](len=3 cap=3)) = 6;",
+                     "rsapp::app::sum_slice(v=[4 5 6](len=3)) = 15;", 'rsapp::app::make_string(n=3) = "ababab";',
+                     "rsapp::app::many(a=1, b=-2, c=3, d=-4, e=true, f='z', g=6, h=7) = 134;",
+                     'rsapp::app::order(o={id:7 items:["tea" "cake"](len=2 cap=2)}) = 9;'):
+            assert line in text, (exe, line, text)
+
+
+def test_cpp_values_equal_the_programs():
+    for exe in ("cpp_app", "cpp_app_O0"):
+        text = values_match(exe, "app::*")
+        for line in ('app::count(s="hi", k=3) = 6;', 'app::item(it={Base:{id:9} name:"tea" qty:2}) = 11;',
+                     "app::total(v=[10 20 30 40](len=4 cap=4)) = 100;", "app::paint(c=Green) = 20;",
+                     'app::greet(who="bob") = "hello bob";', "app::twice(r=21) = 42;"):
+            assert line in text, (exe, line, text)
+
+
+def test_rust_locations_without_dwarf():
+    """opt-level 0 leaves no entry locations: Rust's rules place the values
+    (registers, then stack slots); what they cannot place is unknown, and so
+    is everything after it (values_match checks those are <unavailable>)."""
+    listing = out("list", fixture("rust_app_O0"), "rsapp::app::many", "rsapp::app::wide", "rsapp::app::make_string")
+    assert "(a u8 [RDI], b i16 [RSI], c u32 [RDX], d i64 [RCX], e bool [R8], f char [R9], " \
+           "g usize [CFA+0], h u64 [CFA+8]) -> (_ i64 [RAX])" in listing, listing
+    assert "(x u128 [location unknown], y u32 [location unknown]) -> (_ u128 [RAX:RDX])" in listing, listing
+    assert "(n usize [RSI]) -> (_ String [*(RAX+0)])" in listing, listing  # hidden result pointer in RDI
+
+
 # ---- exceptions and panics ---------------------------------------------------
 
 def shapes_and_status(path):

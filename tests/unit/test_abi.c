@@ -1106,3 +1106,99 @@ TEST(abi_sysv_gccgo_kinds)
 	ct_abi_layout_free(&l);
 	free_types(&g.tt);
 }
+
+/* ================= Rust (rustc 1.63, and C++ classes under SysV) ================= */
+
+/* Checked against the fixtures tests/fixtures/rust/app and cpp/app at
+ * opt-level 0 / -O0 (`objdump -d`, DWARF locations once stored), and at
+ * opt-level 1 against DWARF's entry locations:
+ *   fn leaf(s: &str, n: u32) -> usize              rdi:rsi, edx
+ *   fn opt(o: Option<u32>) -> u32                   edi (tag), esi
+ *   fn pair(p: (u32, u64)) -> u64                   edi, rsi
+ *   fn shape_by_value(s: Shape) -> u32              *(rdi) (12 bytes)
+ *   fn maybe_ref(o: Option<&u32>) -> u32            rdi (niche)
+ *   fn make_string(n: usize) -> String              n: rsi; result *(rax)
+ *   fn make_opt(x: u32) -> Option<u32>              eax, edx
+ *   fn wide(x: u128, y: u32) -> u128                x, y: unknown; rax:rdx
+ *   size_t byval(std::string s)                     *(rdi) */
+TEST(abi_rust_and_cxx_classes)
+{
+	struct ct_typetab tt = {0};
+	uint32_t u8 = add_type(&tt, CT_K_UINT, "u8", 1), u32 = add_type(&tt, CT_K_UINT, "u32", 4);
+	uint32_t u64 = add_type(&tt, CT_K_UINT, "u64", 8), u128 = add_type(&tt, CT_K_UINT, "u128", 16);
+	uint32_t zst = add_struct(&tt, CT_K_STRUCT, "PhantomData<u8>", 0, 0);
+	uint32_t pu8 = add_elem(&tt, CT_K_PTR, "*const u8", 8, u8);
+	uint32_t ru32 = add_elem(&tt, CT_K_REF, "&u32", 8, u32);
+	uint32_t str = add_struct(&tt, CT_K_SEQ, "&str", 16, 2, pu8, 0, u64, 8);
+	uint32_t tup = add_struct(&tt, CT_K_STRUCT, "(u32, u64)", 16, 2, u32, 0, u64, 8);
+	uint32_t string = add_struct(&tt, CT_K_SEQ, "String", 24, 3, pu8, 0, u64, 8, u64, 16);
+	/* Option<u32>: tag u32 at 0; None {}, Some {__0: u32 at 4} */
+	uint32_t none = add_struct(&tt, CT_K_STRUCT, "None", 8, 0);
+	uint32_t some = add_struct(&tt, CT_K_STRUCT, "Some", 8, 1, u32, 4);
+	uint32_t optu32 = add_struct(&tt, CT_K_VARIANT, "Option<u32>", 8, 2, none, 0, some, 0);
+	tt.v[optu32].elem = u32;
+	tt.v[optu32].fields[1].value = 1;
+	/* Option<&u32>: the discriminant is the reference itself (niche) */
+	uint32_t none8 = add_struct(&tt, CT_K_STRUCT, "None", 8, 0);
+	uint32_t some8 = add_struct(&tt, CT_K_STRUCT, "Some", 8, 2, ru32, 0, zst, 0);
+	uint32_t optref = add_struct(&tt, CT_K_VARIANT, "Option<&u32>", 8, 2, none8, 0, some8, 0);
+	tt.v[optref].elem = ru32;
+	tt.v[optref].fields[1].flags = CT_FIELD_DEFAULT;
+	/* Shape { Circle(u32), Rect { w, h }, Empty }: 12 bytes, tag at 0 */
+	uint32_t circle = add_struct(&tt, CT_K_STRUCT, "Circle", 12, 1, u32, 4);
+	uint32_t rect = add_struct(&tt, CT_K_STRUCT, "Rect", 12, 2, u32, 4, u32, 8);
+	uint32_t empty = add_struct(&tt, CT_K_STRUCT, "Empty", 12, 0);
+	uint32_t shape = add_struct(&tt, CT_K_VARIANT, "Shape", 12, 3, circle, 0, rect, 0, empty, 0);
+	tt.v[shape].elem = u32;
+	/* a C++ class with a destructor */
+	uint32_t cxxstr = add_struct(&tt, CT_K_SEQ, "string", 32, 2, pu8, 0, u64, 8);
+	tt.v[cxxstr].by_ref = true;
+
+	struct sigb b;
+	struct ct_abi_layout l;
+	sig_init(&b);
+	arg(&b, str), arg(&b, u32), arg(&b, zst), res(&b, u64);
+	CHECK_EQ_I(ct_abi_assign(&tt, &b.sig, CT_CC_RUST, &l), 0);
+	CHECK_LOC(l, 0, PR(CT_RDI, 8, 0), PR(CT_RSI, 8, 8));
+	CHECK_LOC(l, 1, PR(CT_RDX, 4, 0));
+	CHECK_NOLOC(l, 2); /* no size: not passed */
+	CHECK_LOC(l, 3, PR(CT_RAX, 8, 0));
+	ct_abi_layout_free(&l);
+
+	sig_init(&b);
+	arg(&b, optu32), arg(&b, tup), arg(&b, shape), arg(&b, optref), res(&b, optu32);
+	CHECK_EQ_I(ct_abi_assign(&tt, &b.sig, CT_CC_RUST, &l), 0);
+	CHECK_LOC(l, 0, PR(CT_RDI, 4, 0), PR(CT_RSI, 4, 4));
+	CHECK_LOC(l, 1, PR(CT_RDX, 4, 0), PR(CT_RCX, 8, 8));
+	CHECK_LOC(l, 2, PM(CT_R8, 0, 12));
+	CHECK_LOC(l, 3, PR(CT_R9, 8, 0));
+	CHECK_LOC(l, 4, PR(CT_RAX, 4, 0), PR(CT_RDX, 4, 4));
+	ct_abi_layout_free(&l);
+
+	/* a String result: through a hidden pointer in RDI, back in RAX */
+	sig_init(&b);
+	arg(&b, u64), res(&b, string);
+	CHECK_EQ_I(ct_abi_assign(&tt, &b.sig, CT_CC_RUST, &l), 0);
+	CHECK_LOC(l, 0, PR(CT_RSI, 8, 0));
+	CHECK_LOC(l, 1, PM(CT_RAX, 0, 24));
+	ct_abi_layout_free(&l);
+
+	/* an i128 argument: its registers, and so everyone's after it, unknown */
+	sig_init(&b);
+	arg(&b, u128), arg(&b, u32), res(&b, u128);
+	CHECK_EQ_I(ct_abi_assign(&tt, &b.sig, CT_CC_RUST, &l), 0);
+	CHECK_NOLOC(l, 0);
+	CHECK_NOLOC(l, 1);
+	CHECK_LOC(l, 2, PR(CT_RAX, 8, 0), PR(CT_RDX, 8, 8));
+	ct_abi_layout_free(&l);
+
+	/* SysV: a class that is not trivially copyable goes by reference */
+	sig_init(&b);
+	arg(&b, u32), arg(&b, cxxstr), res(&b, cxxstr);
+	CHECK_EQ_I(ct_abi_assign(&tt, &b.sig, CT_CC_SYSV, &l), 0);
+	CHECK_LOC(l, 0, PR(CT_RSI, 4, 0)); /* RDI: the hidden result pointer */
+	CHECK_LOC(l, 1, PM(CT_RDX, 0, 32));
+	CHECK_LOC(l, 2, PM(CT_RAX, 0, 32));
+	ct_abi_layout_free(&l);
+	free_types(&tt);
+}

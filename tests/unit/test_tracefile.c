@@ -724,7 +724,7 @@ TEST(tracefile_foreign_and_future_files)
 	CHECK_EQ_I(ct_trace_open(&t, shrt), -1);
 	CHECK(strstr(ct_error(), "not a calltrace record file") != NULL);
 
-	/* A valid file claiming version 2. */
+	/* A valid file claiming the next version. */
 	xs_free();
 	add_ev(100, 1, 1, 1, 1, 0, 0);
 	CHECK_EQ_I(write_xs(fut, SIZE_MAX, 0), 0);
