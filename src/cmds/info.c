@@ -53,9 +53,12 @@ int cmd_info(int argc, char **argv)
 	printf("%-12s %s\n", "binary:", or_dash(ct_trace_meta(&t, "target.path")));
 	const char *format = ct_trace_meta(&t, "target.format");
 	bool wasm = format && !strcmp(format, "wasm");
-	if (wasm)
+	if (wasm) {
+		const char *runtime = or_dash(ct_trace_meta(&t, "wasm.runtime"));
+		bool go = lang && !strcmp(lang, "go");
 		printf("%-12s WebAssembly, %s, run by %s\n", "program:",
-		       lang && !strcmp(lang, "go") ? "Go js/wasm" : "WASI", or_dash(ct_trace_meta(&t, "wasm.runtime")));
+		       go && strstr(runtime, "wasm_exec") ? "Go js/wasm" : go ? "Go WASI" : "WASI", runtime);
+	}
 	if (lang && !strcmp(lang, "go"))
 		printf("%-12s Go %s, %s ABI, module %s\n", "program:", or_dash(ct_trace_meta(&t, "go.version")),
 		       or_dash(ct_trace_meta(&t, "go.abi")), or_dash(ct_trace_meta(&t, "go.module")));

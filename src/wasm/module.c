@@ -499,7 +499,7 @@ static int parse_imports(struct ct_wasm_module *m, struct reader *r, funcvec *fv
 			m->wasi = true;
 		if (ml == 2 && !memcmp(mod, "go", 2))
 			m->go_js = true;
-		if (ml == 5 && !memcmp(mod, "gojs", 4)) /* Go 1.21+ js glue */
+		if (ml == 4 && !memcmp(mod, "gojs", 4)) /* Go 1.21+ js glue */
 			m->go_js = true;
 		switch (kind) {
 		case 0: {

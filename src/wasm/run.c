@@ -197,7 +197,7 @@ struct ct_wasm_run *ct_wasm_run_prepare(const char *path, const struct ct_select
 		ct_fail("running a wasm module needs node (Node.js 20): install it (make deps does)");
 		goto fail;
 	}
-	if (r->t.go) {
+	if (r->t.m.go_js) {
 		r->wasm_exec = find_wasm_exec(r->t.gw.go_version, &r->wasm_exec_version);
 		if (!r->wasm_exec) {
 			ct_fail("%s is a Go js/wasm module (%s): its runtime glue, wasm_exec.js, was not found in a Go installation (GOROOT, /usr/lib/go-1.N, /usr/local/go); install Go %s",
@@ -284,7 +284,8 @@ void ct_wasm_run_meta(const struct ct_wasm_run *r, struct ct_writer *w)
 	ct_writer_meta(w, "target.lang", "%s", t->go ? "go" : "c");
 	ct_writer_meta(w, "target.funcs_source", "%s", t->go ? t->gw.names_source : "name section");
 	ct_writer_meta(w, "target.dwarf", "%s", t->m.has_dwarf ? "yes (parameter names)" : "no");
-	ct_writer_meta(w, "wasm.runtime", "%s", t->go ? "node (Go js/wasm, wasm_exec.js)" : "node (node:wasi, preview1)");
+	ct_writer_meta(w, "wasm.runtime", "%s",
+		       t->m.go_js ? "node (Go js/wasm, wasm_exec.js)" : "node (node:wasi, preview1)");
 	ct_writer_meta(w, "wasm.node", "%s", r->node);
 	if (r->wasm_exec)
 		ct_writer_meta(w, "wasm.wasm_exec", "%s (%s)", r->wasm_exec,

@@ -53,7 +53,9 @@ int ct_wasm_target_open(struct ct_wasm_target *t, const char *path)
 		ct_wasm_target_close(t);
 		return ct_fail("%s", why);
 	}
-	t->go = t->m.go_js;
+	/* Go code (its calling convention): the js port, or a WASI module with
+	 * Go's build id (GOOS=wasip1, Go 1.21+; runs on node:wasi) */
+	t->go = t->m.go_js || (t->m.wasi && t->m.go_buildid);
 	if (t->go)
 		ct_gowasm_read(&t->m, path, &t->gw);
 	t->traceable = xcalloc(t->m.nfuncs ? t->m.nfuncs : 1, sizeof(bool));
@@ -290,7 +292,8 @@ int ct_wasm_list(const char *path, const char **globs, size_t nglobs, const char
 		return -1;
 	struct ct_selection sel = {globs, nglobs, excl, nexcl, true};
 	printf("# %s: WebAssembly module, %s, %u functions (%u imported)%s\n", path,
-	       t.go ? "Go js/wasm" : t.m.wasi ? "WASI" : "no WASI imports", t.m.nfuncs, t.m.nimported,
+	       t.m.go_js ? "Go js/wasm" : t.go ? "Go WASI" : t.m.wasi ? "WASI" : "no WASI imports", t.m.nfuncs,
+	       t.m.nimported,
 	       t.m.has_dwarf ? ", DWARF" : "");
 	if (t.go)
 		printf("# Go %s, module %s, names from the %s\n", t.gw.go_version[0] ? t.gw.go_version : "unknown",
