@@ -7,6 +7,7 @@
 #   make man      build/man/*.1, generated from each command's --help (help2man)
 #   make install  binary, man pages, bash completion, docs under $(DESTDIR)$(PREFIX)
 #   make uninstall  removes what make install put there
+#   make deb      build/calltrace_VERSION_amd64.deb (debhelper, from debian/)
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -39,9 +40,9 @@ MAN1DIR  := $(PREFIX)/share/man/man1
 DOCDIR   := $(PREFIX)/share/doc/calltrace
 DOCS     := README.md $(wildcard docs/*.md)
 BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
-DEPS_PKGS += bash-completion
+DEPS_PKGS += bash-completion debhelper dpkg-dev
 
-.PHONY: all deps demo test unit bench clean fixtures man install uninstall
+.PHONY: all deps demo test unit bench clean fixtures man install uninstall deb
 all: $(BUILD)/calltrace
 
 $(BUILD)/vmlinux.h:
@@ -60,7 +61,7 @@ $(BUILD)/calltrace.skel.h: $(BUILD)/calltrace.bpf.o
 $(BUILD)/obj/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The wasm backend's recorder (a wasm32 module built from C) and runner are
 # built into calltrace (src/wasm/assets.S).
@@ -76,7 +77,7 @@ $(BUILD)/obj/wasm/assets.o: src/wasm/assets.S src/wasm/runner.cjs $(BUILD)/wasm/
 
 $(BUILD)/calltrace: $(OBJS)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/unit_tests: $(UNIT_SRCS) tests/unit/unit.h $(LIB_OBJS)
 	@echo "  LINK    $@"
@@ -102,6 +103,23 @@ uninstall:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/calltrace
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS))
 	rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
+# The Debian package, built by dpkg-buildpackage from a copy of the tree in
+# build/deb (it writes its products next to the tree and cleans the tree with
+# make clean); the .deb files are moved to build/.
+deb:
+	@v=$$(sed -n 's/^#define CT_VERSION "\(.*\)"/\1/p' src/cmds/cmds.h); d=$$(dpkg-parsechangelog -S Version); \
+	if [ "$$v" != "$$d" ]; then \
+		echo "calltrace: debian/changelog is at $$d but calltrace is $$v: add a debian/changelog entry for $$v (dch -v $$v)"; exit 1; \
+	fi
+	@rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/calltrace
+	@if git rev-parse --git-dir >/dev/null 2>&1; then git ls-files -z -co --exclude-standard; \
+	else find . -path ./build -prune -o -type f -print0; fi | \
+		tar -c --null --ignore-failed-read -T - -f - | tar -x -C $(BUILD)/deb/calltrace
+	cd $(BUILD)/deb/calltrace && dpkg-buildpackage -us -uc -b -jauto
+	@rm -f $(BUILD)/calltrace_*.deb $(BUILD)/calltrace-dbgsym_*.deb $(BUILD)/calltrace_*.buildinfo $(BUILD)/calltrace_*.changes
+	@mv $(BUILD)/deb/*.deb $(BUILD)/deb/*.buildinfo $(BUILD)/deb/*.changes $(BUILD)/ && rm -rf $(BUILD)/deb
+	@ls $(BUILD)/calltrace_*.deb
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
