@@ -292,9 +292,10 @@ static uint64_t log2_hi(unsigned b)
 
 static bool wants_histogram(const struct report *R, const struct ct_report_opts *o, const struct ct_func_stats *f)
 {
-	const char *name = ct_func_name(R->t, f->func);
+	if (f->func >= R->t->nfuncs)
+		return false;
 	for (size_t i = 0; i < o->nhistogram; i++)
-		if (glob_match(o->histogram[i], name))
+		if (ct_names_match(&R->t->func_names[f->func], R->t->funcs[f->func].name, o->histogram[i]))
 			return true;
 	return false;
 }

@@ -1681,7 +1681,12 @@ static void index_die(struct ct_types *ts, Dwarf_Die *d, int depth)
 				if (dwarf_ranges(d, 0, &base, &start, &end) > 0 && !map_get(&ts->funcs, start))
 					map_put(&ts->funcs, start, (void *)(uintptr_t)(dwarf_dieoffset(d) + 1));
 			}
-		} else if ((tag == DW_TAG_namespace || tag == DW_TAG_module) && depth < 8) {
+		}
+		/* also functions defined inside functions (C++ lambdas, local
+		 * classes' members) and inside types */
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_subprogram ||
+		     tag == DW_TAG_lexical_block || tag == DW_TAG_structure_type || tag == DW_TAG_class_type) &&
+		    depth < 8) {
 			Dwarf_Die c;
 			if (dwarf_child(d, &c) == 0)
 				index_die(ts, &c, depth + 1);

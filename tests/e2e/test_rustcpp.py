@@ -48,6 +48,8 @@ def test_cpp_names_demangled_everywhere():
     # the program's code only: no std:: templates instantiated in it
     assert not [f for f in outs["json"] if f.startswith(("std::", "__gnu_cxx::"))], outs["json"]
     assert "names()::{lambda(int)#1}::operator()" in outs["json"], outs["json"]
+    # a lambda's DWARF sits inside its enclosing function's: found all the same
+    assert re.search(r"names\(\)::\{lambda\(int\)#1\}::operator\(\)\(__closure=0x[0-9a-f]+, x=1\) = 2;", text), text
 
 
 def test_cpp_demangle_modes_and_filters():
