@@ -1176,6 +1176,10 @@ static bool copy_or_move_ctor(Dwarf_Die *fn, Dwarf_Die *cls)
  * fields are converted, so their types already know). */
 static bool cxx_by_ref(struct ct_types *ts, Dwarf_Die *d, const struct ct_type *t)
 {
+	/* clang says so itself */
+	uint64_t cc;
+	if (die_udata(d, DW_AT_calling_convention, &cc) && (cc == DW_CC_pass_by_reference || cc == DW_CC_pass_by_value))
+		return cc == DW_CC_pass_by_reference;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		const struct ct_type *f = resolved(ts, t->fields[i].type);
 		for (int k = 0; k < 8 && f->kind == CT_K_ARRAY; k++)

@@ -170,7 +170,7 @@ def test_rust_values_equal_the_programs():
 
 
 def test_cpp_values_equal_the_programs():
-    for exe in ("cpp_app", "cpp_app_O0"):
+    for exe in ("cpp_app", "cpp_app_O0", "cpp_app_clang", "cpp_app_clang_O0"):
         text = values_match(exe, "app::*")
         for line in ('app::count(s="hi", k=3) = 6;', 'app::item(it={Base:{id:9} name:"tea" qty:2}) = 11;',
                      "app::total(v=[10 20 30 40](len=4 cap=4)) = 100;", "app::paint(c=Green) = 20;",
