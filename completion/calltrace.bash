@@ -75,16 +75,17 @@ _calltrace_positionals()
 
 # The values OPTION of COMMAND accepts, from calltrace's answer to a wrong
 # one: "unknown format 'x' (use text, json or yaml)", "--color takes auto,
-# always or never".  The record file given cannot exist and record gets no
+# always or never", "--otlp-protocol is http/protobuf (default) or
+# http/json".  The record file given cannot exist and record gets no
 # program, so nothing is read or run.
 _calltrace_choices()
 {
-    local msg list
+    local msg list word='[a-z0-9_./-]+( \(default\))?'
     msg=$("$1" "$2" "$3=?" /nonexistent/calltrace-completion 2>&1 >/dev/null </dev/null)
-    [[ $msg =~ (use|takes)\ ([a-z0-9_-]+(, [a-z0-9_-]+)*,?\ or\ [a-z0-9_-]+) ]] || return
+    [[ $msg =~ (use|takes|is)\ ($word(, $word)*,?\ or\ $word) ]] || return
     list=${BASH_REMATCH[2]//,/}
     list=${list// or / }
-    printf '%s\n' $list
+    printf '%s\n' ${list// (default)/}
 }
 
 # Functions whose names start with $cur: of BINARY (calltrace list), or of a
@@ -245,11 +246,10 @@ _calltrace()
                 *)
                     if [[ ${kind[$arg]} == record ]]; then
                         _filedir data
-                    else
-                        [[ $v == FILE ]] ||
-                            COMPREPLY=($(compgen -W "$(_calltrace_choices "$ct" "$cmd" "$arg")" -- "$cur"))
-                        # no list of values: a file name, as bash would
-                        ((${#COMPREPLY[@]})) || _filedir
+                    elif [[ $v == @(FILE|DIR|PATH) ]]; then
+                        _filedir
+                    else # NAME, URL: nothing to offer unless calltrace names the values
+                        COMPREPLY=($(compgen -W "$(_calltrace_choices "$ct" "$cmd" "$arg")" -- "$cur"))
                     fi
                     ;;
             esac

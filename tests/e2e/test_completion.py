@@ -103,7 +103,10 @@ def test_option_values():
     assert set(complete(f"{CT} report -s ")) >= {"total", "self", "p99", "func"}
     assert complete(f"{CT} report --format=") == ["text", "json"]
     assert complete(f"{CT} replay --demangle ") == ["simple", "full", "no"]
+    assert complete(f"{CT} record --otlp-protocol ") == ["http/protobuf", "http/json"]
+    # values calltrace names no list of: nothing (not file names)
     assert complete(f"{CT} record --max-depth ") == []
+    assert complete(f"{CT} record --otlp-endpoint ") == []
 
 
 def test_record_files():
