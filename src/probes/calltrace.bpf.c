@@ -217,7 +217,26 @@ static __always_inline int budget_ok(void)
 
 #define PMASK (CT_MAX_PAYLOAD - 1)
 
-/* Copies memory for one fetch op: header at dst, bytes at dst + 8. */
+/* A page the program has not touched yet (a string literal in .rodata on
+ * its first use) is not mapped, and the fast read cannot fault it in: the
+ * programs are sleepable so that they can.  Touch the pages of [addr, addr +
+ * size) as the program itself is about to; 0 if none could be.  A global
+ * function: the verifier checks it once, not at every fetch op. */
+__noinline int fault_in(__u64 addr, __u32 size)
+{
+	char c;
+	int ok = 0;
+	for (int i = 0; i < 2; i++) { /* size < 4 KiB: at most two pages */
+		__u64 at = i ? (addr & ~4095ULL) + 4096 : addr;
+		if (i && at >= addr + size)
+			break;
+		ok |= bpf_copy_from_user(&c, 1, (void *)at) == 0;
+	}
+	return ok;
+}
+
+/* Copies memory for one fetch op: header at dst, bytes at dst + 8.  What
+ * the fast read could not get is faulted in and read again. */
 static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str)
 {
 	dst &= PMASK & ~7U;
@@ -231,10 +250,14 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 	}
 	if (str) {
 		n = bpf_probe_read_user_str(data, size, (void *)addr);
+		if (n <= 0 && fault_in(addr, size))
+			n = bpf_probe_read_user_str(data, size, (void *)addr);
 		*hdr = n > 0 ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
 		return;
 	}
 	n = bpf_probe_read_user(data, size, (void *)addr);
+	if (n && fault_in(addr, size))
+		n = bpf_probe_read_user(data, size, (void *)addr);
 	*hdr = n == 0 ? (__u16)size : CT_FETCH_FAILED;
 }
 
@@ -291,10 +314,14 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 }
 
 /* Sends an event with the site's captured values.  Returns 1 if it could
- * not capture (nested hit on this CPU, no program): send a plain one. */
-static __noinline int send_fetch(const struct hit *h)
+ * not capture (nested hit on this CPU, no program): send a plain one.  A
+ * global function: the verifier checks the fetch loop once, not at every
+ * place the limits send an event from. */
+__noinline int send_fetch(const struct hit *h)
 {
 	__u32 zero = 0;
+	if (!h)
+		return 1;
 	__u32 site = CT_COOKIE_SITE(h->cookie);
 	const struct ct_fetch *f = bpf_map_lookup_elem(&fetch, &site);
 	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
@@ -645,13 +672,16 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uprobe")
+/* Sleepable (uprobe.s, with uprobe_multi since Linux 6.6): fetch_mem may
+ * fault in a page the program has not touched yet.  Measured: no cost when
+ * the fast read works. */
+SEC("uprobe.s")
 int ct_entry(struct pt_regs *ctx)
 {
 	return on_hit(ctx);
 }
 
-SEC("uprobe")
+SEC("uprobe.s")
 int ct_exit(struct pt_regs *ctx)
 {
 	return on_hit(ctx);
