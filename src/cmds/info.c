@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmds/cmds.h"
+#include "reconstruct/reconstruct.h"
 #include "record/tracefile.h"
 #include "render/render.h"
 #include "util/util.h"
@@ -19,10 +20,20 @@ static const char *or_dash(const char *s)
 
 int cmd_info(int argc, char **argv)
 {
+	bool calls = false;
+	if (argc > 1 && !strcmp(argv[1], "--calls")) {
+		calls = true;
+		argc--, argv++;
+	}
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: calltrace info [FILE]\n"
+		printf("Usage: calltrace info [--calls] [FILE]\n"
 		       "\n"
-		       "  FILE                  record file (default: calltrace.data)\n");
+		       "  FILE                  record file (default: calltrace.data)\n"
+		       "  --calls               also rebuild the calls and count how each ended:\n"
+		       "                        returned (seen at a RET, at the probe after the call, or\n"
+		       "                        with the call it is in tail position in), unwound,\n"
+		       "                        unfinished; and calls from call sites the plan did not\n"
+		       "                        know (--exit=auto)\n");
 		return 0;
 	}
 	const char *path = argc > 1 ? argv[1] : "calltrace.data";
@@ -73,6 +84,15 @@ int cmd_info(int argc, char **argv)
 	printf("%-12s %s\n", "exit:", or_dash(ct_trace_stat(&t, "exit")));
 	printf("%-12s %lld bytes%s\n", "file size:", t.file_size,
 	       t.truncated ? " -- ends early (tracer killed?); replay shows what was whole" : "");
+	if (calls) {
+		struct ct_recon_ops none = {0};
+		struct ct_recon_stats st = ct_recon_run(&t, &none, NULL);
+		printf("%-12s %llu: returned %llu (at a RET %llu, after the call %llu, with their caller %llu), unwound %llu, unfinished %llu; %llu from unplanned call sites\n",
+		       "calls:", (unsigned long long)st.calls, (unsigned long long)st.returned,
+		       (unsigned long long)st.returned_at_ret, (unsigned long long)st.returned_at_retsite,
+		       (unsigned long long)st.returned_with_caller, (unsigned long long)st.unwound,
+		       (unsigned long long)st.unfinished, (unsigned long long)st.unplanned);
+	}
 	printf("\n# metadata\n");
 	for (size_t i = 0; i < t.meta.n; i++)
 		printf("%-22s %s\n", t.meta.v[i].key, t.meta.v[i].val);

@@ -16,7 +16,9 @@ static void usage(FILE *f)
 		   "  BINARY            an ELF binary, or a WebAssembly module (WASI or Go js/wasm)\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"
-		   "  -v, --verbose     also show every exit site with its instruction\n"
+		   "  -v, --verbose     also show every probe site with its instruction, and how\n"
+		   "                    each function's calls are observed (its exit mode and why)\n"
+		   "      --exit=auto|ret  plan as record --exit would (default auto)\n"
 		   "      --no-args     do not show the decoded signatures\n"
 		   "      --demangle M  C++/Rust names: simple (default), full (with parameters,\n"
 		   "                    Rust hash) or no (the mangled symbol); GLOBs match any form\n"
@@ -80,8 +82,74 @@ static const char *kind_name(uint8_t k)
 		return "restart";
 	case CT_SITE_GOEXIT:
 		return "goexit";
+	case CT_SITE_CALL:
+		return "call";
+	case CT_SITE_RETSITE:
+		return "return";
+	case CT_SITE_CHECK:
+		return "check";
 	default:
 		return "entry";
+	}
+}
+
+static void insn_text(const struct ct_target *t, uint64_t addr, uint64_t end, char *text, size_t n)
+{
+	size_t avail = end > addr ? end - addr : 1;
+	if (avail > 15)
+		avail = 15;
+	const uint8_t *code = ct_elf_bytes_at(&t->elf, addr, avail);
+	if (code)
+		ct_disasm_one(code, avail, addr, text, n);
+	else
+		snprintf(text, n, "?");
+}
+
+/* "caller+0x30" */
+static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
+{
+	const struct ct_func *f = ct_target_func_at(t, addr);
+	if (f)
+		snprintf(out, n, "%s+%llu", f->name, (unsigned long long)(addr - f->entry));
+	else
+		snprintf(out, n, "0x%llx", (unsigned long long)addr);
+}
+
+/* --exit=auto: how the function's calls are observed, and why. */
+static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
+{
+	if (!f->in_caller) {
+		if (verbose)
+			printf("      exits: RET probes%s%s%s\n", p->exits_note || f->why ? " (" : "",
+			       p->exits_note ? p->exits_note : f->why ? f->why : "", p->exits_note || f->why ? ")" : "");
+		return;
+	}
+	size_t em = 0, st = 0, tp = 0;
+	for (size_t k = 0; k < f->ncalls; k++) {
+		em += f->calls[k].how == CT_EXIT_EMULATED;
+		st += f->calls[k].how == CT_EXIT_STEPPED;
+		tp += f->calls[k].how == CT_EXIT_TAILPOS;
+	}
+	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s\n",
+	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
+	       f->check_site == CT_NOSITE ? "; calls from elsewhere go unseen (its entry is single-stepped)" : "");
+	if (!verbose)
+		return;
+	for (size_t k = 0; k < f->ncalls; k++) {
+		const struct ct_callsite *cs = &f->calls[k];
+		char at[160], ex[160], text[128];
+		where(p->t, cs->at, at, sizeof(at));
+		if (cs->how == CT_EXIT_TAILPOS) {
+			printf("      call    %-40s -> ends with %s (tail position)\n", at, cs->caller->name);
+			continue;
+		}
+		where(p->t, cs->exit, ex, sizeof(ex));
+		insn_text(p->t, cs->exit, cs->caller->end, text, sizeof(text));
+		char sp[32] = "";
+		if (cs->sp_delta)
+			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
+		printf("      call    %-40s -> %s %s (%s%s)\n", at, ex, text,
+		       cs->how == CT_EXIT_EMULATED ? "emulated" : "single-stepped", sp);
 	}
 }
 
@@ -90,6 +158,7 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{"exclude", required_argument, NULL, 'N'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"exit", required_argument, NULL, 'x'},
 		{"no-args", no_argument, NULL, 'n'},
 		{"demangle", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
@@ -97,11 +166,19 @@ int cmd_list(int argc, char **argv)
 	};
 	CT_VEC(const char *) exclude = {0};
 	int c, verbose = 0, args = 1;
+	enum ct_exit_mode exits = CT_EXITS_AUTO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "N:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N':
 			CT_VEC_PUSH(exclude, optarg);
+			break;
+		case 'x':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
+				fprintf(stderr, "calltrace: --exit needs auto or ret, not '%s'\n", optarg);
+				return 2;
+			}
+			exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
 			break;
 		case 'v':
 			verbose = 1;
@@ -140,10 +217,14 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "calltrace: %s\n", ct_error());
 		return 1;
 	}
+	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
 	struct ct_selection sel = {.trace = (const char **)argv + optind + 1,
 				   .ntrace = (size_t)(argc - optind - 1),
 				   .exclude = exclude.v,
-				   .nexclude = exclude.n};
+				   .nexclude = exclude.n,
+				   .exits = exits,
+				   .go_markers = true,
+				   .args = &ao};
 	struct ct_plan p;
 	if (ct_plan_build(&p, &t, &sel)) {
 		fprintf(stderr, "calltrace: %s\n", ct_error());
@@ -175,10 +256,13 @@ int cmd_list(int argc, char **argv)
 	       t.has_dwarf ? ", DWARF" : ", no DWARF");
 	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)", p.funcs.n, p.sites.n,
 	       p.cheap_entries, p.slow_entries);
+	if (p.exits == CT_EXITS_AUTO && !p.exits_note)
+		printf(", %zu observed from their callers", p.in_caller);
+	else
+		printf(", exits at RET (%s)", p.exits_note ? p.exits_note : "--exit=ret");
 	if (p.skipped.n)
 		printf(", %zu cannot be probed (listed at the end)", p.skipped.n);
 	printf("\n");
-	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
 	ct_plan_args(&p, &ao);
 	if (args && p.args_note)
 		printf("# arguments: %s\n", p.args_note);
@@ -190,15 +274,7 @@ int cmd_list(int argc, char **argv)
 		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_emulated ? "cheap" : "step",
 		       f->nexits, ct_names_show(&f->fn->dm, f->fn->name));
 		if (args && p.fetch) {
-			/* the function's sites: its entry, then its exits */
-			const struct ct_site_fetch *in = NULL, *out = NULL;
-			for (size_t k = 0; k < p.sites.n; k++)
-				if (p.sites.v[k].func == i && p.fetch[k]) {
-					if (p.sites.v[k].kind == CT_SITE_ENTRY)
-						in = p.fetch[k];
-					else if (!out)
-						out = p.fetch[k];
-				}
+			const struct ct_site_fetch *in = f->args_view, *out = f->results_view;
 			if (in || out) {
 				printf("      (");
 				print_values(&p, in);
@@ -207,21 +283,17 @@ int cmd_list(int argc, char **argv)
 				printf(")\n");
 			}
 		}
+		print_exit_mode(&p, f, verbose);
 		if (!verbose)
 			continue;
 		for (; si < p.sites.n && (p.sites.v[si].func < i || p.sites.v[si].func == CT_NOFUNC); si++)
 			;
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
+			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE)
+				continue; /* shown with the call sites above */
 			char text[128];
-			const uint8_t *code = ct_elf_bytes_at(&t.elf, s->addr, 1);
-			size_t avail = f->fn->end > s->addr ? f->fn->end - s->addr : 1;
-			if (avail > 15)
-				avail = 15;
-			if (code && ct_elf_bytes_at(&t.elf, s->addr, avail))
-				ct_disasm_one(code, avail, s->addr, text, sizeof(text));
-			else
-				snprintf(text, sizeof(text), "?");
+			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));
 			printf("      %-7s +%-5llu %s\n", kind_name(s->kind), (unsigned long long)(s->addr - f->fn->entry),
 			       text);
 		}

@@ -172,6 +172,10 @@ static void usage(FILE *f)
 		"                         not only the program (a daemon it starts too); once the\n"
 		"                         program has exited, Ctrl-C stops tracing the others\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
+		"      --exit=auto|ret    where calls are observed: auto (default) probes the call\n"
+		"                         instruction and the first cheap one after it for\n"
+		"                         functions only ever called directly, RET probes for\n"
+		"                         the rest; ret probes every function's entry and RETs\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"                         (repeatable, for processes of the same binary; a thread\n"
 		"                         id stands for its process)\n"
@@ -490,6 +494,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		{"otlp-endpoint", required_argument, NULL, 0x2301},
 		{"otlp-protocol", required_argument, NULL, 0x2302},
 		{"service", required_argument, NULL, 0x2303},
+		{"exit", required_argument, NULL, 0x2010},
 		{NULL, 0, NULL, 0},
 	};
 	struct ct_session_opts o = {0};
@@ -567,6 +572,13 @@ static int record_main(int argc, char **argv, bool is_live)
 				fprintf(stderr, "calltrace: --demangle takes simple, full or no, not '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 0x2010:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
+				fprintf(stderr, "calltrace: --exit needs auto or ret, not '%s'\n", optarg);
+				return 2;
+			}
+			o.sel.exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
 			break;
 		case 0x2007:
 			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {

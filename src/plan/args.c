@@ -42,6 +42,24 @@ static bool want_rets(const struct ct_args_opts *o, const struct ct_func *fn)
 	return false;
 }
 
+/* Results captured for F's calls?  (DWARF opened here once, kept for
+ * ct_plan_args.) */
+bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f)
+{
+	if (!o->enabled || !want_rets(o, f) || !p->t->has_dwarf)
+		return false;
+	if (!p->types)
+		p->types = ct_types_open(p->t->elf.path, p->t->lang == CT_LANG_GO);
+	struct ct_sig sig;
+	if (!p->types || !ct_types_sig(p->types, f->entry, &sig))
+		return false;
+	bool any = false;
+	for (size_t i = 0; i < sig.n; i++)
+		any |= sig.params[i].is_result;
+	ct_sig_free(&sig);
+	return any;
+}
+
 static bool name_listed(const char *names, const char *name)
 {
 	size_t n = strlen(name);
@@ -166,6 +184,106 @@ static struct ct_site_fetch *clone_fetch(const struct ct_site_fetch *f)
 	return c;
 }
 
+static struct ct_site_fetch *finish_copy(struct ct_site_fetch *f)
+{
+	struct ct_site_fetch *h = xmalloc(sizeof(*h));
+	*h = *f;
+	return h;
+}
+
+/* The results at a call's exit probe: read where the walk from the return
+ * address says they went (a register, or the stack slot the caller saved
+ * them to).  If some may have changed on the way, the exit probe moves to
+ * the return address itself (single-stepped, nothing changed yet); if that
+ * cannot take a probe either, they are shown unavailable. */
+static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_plan_site *site,
+					     const struct ct_site_fetch *ret, bool *moved)
+{
+	struct ct_callsite *cs = site->cs;
+	struct ct_site_fetch f;
+	if (cs->how == CT_EXIT_EMULATED && ct_fetch_relocate(ret, -8 - cs->sp_delta, &cs->walk, &f) == 0)
+		return finish_copy(&f);
+	if (cs->walk.first_site && ct_fetch_relocate(ret, -8, NULL, &f) == 0) {
+		if (site->addr != cs->walk.first_site) {
+			int64_t off = ct_elf_vaddr_to_offset(&p->t->elf, cs->walk.first_site);
+			if (off >= 0) {
+				site->addr = cs->exit = cs->walk.first_site;
+				site->offset = (uint64_t)off;
+				site->key_adj = 8;
+				site->flags |= CT_SITEF_STEPPED;
+				cs->sp_delta = 0;
+				cs->how = CT_EXIT_STEPPED;
+				*moved = true;
+				return finish_copy(&f);
+			}
+			ct_site_fetch_free(&f);
+		} else {
+			return finish_copy(&f);
+		}
+	}
+	/* nothing can read them: say so */
+	struct ct_site_fetch *u = xcalloc(1, sizeof(*u));
+	u->vals = xcalloc(ret->nvals ? ret->nvals : 1, sizeof(*u->vals));
+	u->nvals = ret->nvals;
+	for (uint32_t i = 0; i < ret->nvals; i++) {
+		u->vals[i] = ret->vals[i];
+		u->vals[i].name = xstrdup(ret->vals[i].name);
+		u->vals[i].flags |= CT_VAL_NOLOC;
+		u->vals[i].npieces = 0;
+		u->vals[i].pieces = xcalloc(1, sizeof(*u->vals[i].pieces));
+	}
+	return u;
+}
+
+/* One probe runs one fetch program: the roles sharing a probe (the exit of a
+ * call that is the next call) get one program with all their ops, each role
+ * keeping its own values in it. */
+static void share_probe_fetches(struct ct_plan *p)
+{
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *s = &p->sites.v[i];
+		if (!ct_site_is_probe(s) || s->next == CT_NOSITE)
+			continue;
+		uint32_t chain[8];
+		size_t n = 0, with = 0;
+		for (uint32_t k = (uint32_t)i; k != CT_NOSITE && n < 8; k = p->sites.v[k].next) {
+			chain[n++] = k;
+			with += p->fetch[k] != NULL;
+		}
+		if (!with)
+			continue;
+		struct ct_site_fetch acc = {0}; /* the program so far (no values) */
+		for (size_t k = 0; k < n; k++) {
+			struct ct_site_fetch *f = p->fetch[chain[k]];
+			if (!f)
+				continue;
+			struct ct_site_fetch a, b;
+			if (ct_fetch_merge(&acc, f, &a, &b) == 0) {
+				acc.prog = a.prog;
+				ct_site_fetch_free(&a);
+			} else { /* does not fit: this role's values unavailable */
+				memset(&b, 0, sizeof(b));
+				b.vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*b.vals));
+				b.nvals = f->nvals;
+				for (uint32_t v = 0; v < f->nvals; v++) {
+					b.vals[v] = f->vals[v];
+					b.vals[v].name = xstrdup(f->vals[v].name);
+					b.vals[v].flags |= CT_VAL_NOLOC;
+					b.vals[v].npieces = 0;
+					b.vals[v].pieces = xcalloc(1, sizeof(*b.vals[v].pieces));
+				}
+			}
+			ct_site_fetch_free(f);
+			*f = b;
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (!p->fetch[chain[k]])
+				p->fetch[chain[k]] = xcalloc(1, sizeof(struct ct_site_fetch));
+			p->fetch[chain[k]]->prog = acc.prog;
+		}
+	}
+}
+
 void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 {
 	if (!o->enabled) {
@@ -174,36 +292,51 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	}
 	const struct ct_target *t = p->t;
 	p->fetch = xcalloc(p->sites.n ? p->sites.n : 1, sizeof(*p->fetch));
-	if (t->has_dwarf)
+	if (t->has_dwarf && !p->types)
 		p->types = ct_types_open(t->elf.path, t->lang == CT_LANG_GO);
 	if (!p->types)
 		p->args_note = t->lang == CT_LANG_GO ? "no DWARF: raw argument words only (build without -ldflags=-w for names and types)"
 						     : "no DWARF: arguments not captured (build with -g)";
 	size_t s = 0;
+	bool moved = false;
 	for (size_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct ct_site_fetch *entry, *ret;
 		bool incomplete;
-		plan_func(p, o, p->funcs.v[j].fn, &entry, &ret, &incomplete);
+		plan_func(p, o, pf->fn, &entry, &ret, &incomplete);
 		if (entry || ret)
 			p->args_funcs++;
 		p->args_incomplete += incomplete;
-		/* the function's sites are contiguous: entry first, then exits */
+		/* the function's sites are contiguous (plan.c emit_function) */
 		for (; s < p->sites.n && p->sites.v[s].func == j; s++) {
 			struct ct_plan_site *site = &p->sites.v[s];
-			if (site->kind == CT_SITE_ENTRY && entry) {
-				p->fetch[s] = entry;
-				entry = NULL;
-			} else if (site->kind == CT_SITE_RET && ret) {
-				p->fetch[s] = clone_fetch(ret);
+			struct ct_site_fetch f;
+			switch (site->kind) {
+			case CT_SITE_ENTRY:
+			case CT_SITE_CHECK: /* sends only for an unplanned call */
+				if (entry)
+					p->fetch[s] = clone_fetch(entry);
+				break;
+			case CT_SITE_RET:
+				if (ret)
+					p->fetch[s] = clone_fetch(ret);
+				break;
+			case CT_SITE_CALL: /* SP is 8 higher: the return address is not pushed yet */
+				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0)
+					p->fetch[s] = finish_copy(&f);
+				break;
+			case CT_SITE_RETSITE:
+				if (ret)
+					p->fetch[s] = results_at_exit(p, site, ret, &moved);
+				break;
+			default:
+				break;
 			}
 		}
-		if (entry) {
-			ct_site_fetch_free(entry);
-			free(entry);
-		}
-		if (ret) {
-			ct_site_fetch_free(ret);
-			free(ret);
-		}
+		pf->args_view = entry; /* the callee's view, for list */
+		pf->results_view = ret;
 	}
+	if (moved)
+		ct_plan_link_roles(p);
+	share_probe_fetches(p);
 }

@@ -1,4 +1,5 @@
 #include "plan/fetch.h"
+#include "plan/sites.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -363,7 +364,93 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 
 static bool is_mem_op(uint8_t code)
 {
-	return code != CT_OP_REG;
+	return code != CT_OP_REG && code != CT_OP_STACKWORD;
+}
+
+static void copy_vals(struct ct_site_fetch *out, const struct ct_site_fetch *in, uint16_t slot_shift)
+{
+	out->vals = xcalloc(in->nvals ? in->nvals : 1, sizeof(*out->vals));
+	out->nvals = in->nvals;
+	out->truncated = in->truncated;
+	for (uint32_t i = 0; i < in->nvals; i++) {
+		const struct ct_val_desc *v = &in->vals[i];
+		out->vals[i] = *v;
+		out->vals[i].name = xstrdup(v->name);
+		out->vals[i].pieces = xcalloc(v->npieces ? v->npieces : 1, sizeof(*v->pieces));
+		for (uint32_t k = 0; k < v->npieces; k++) {
+			out->vals[i].pieces[k] = v->pieces[k];
+			out->vals[i].pieces[k].slot = (uint16_t)(v->pieces[k].slot + slot_shift);
+		}
+	}
+}
+
+int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const struct ct_exit_walk *walk,
+		      struct ct_site_fetch *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct ct_fetch prog = in->prog;
+	bool any_write = walk && (walk->stack_written || walk->mem_written);
+	for (uint32_t i = 0; i < prog.nops && i < CT_MAX_OPS; i++) {
+		struct ct_fetch_op *op = &prog.ops[i];
+		switch (op->code) {
+		case CT_OP_REG:
+			if (!walk || op->reg >= 15)
+				break;
+			if (walk->loc[op->reg].reg == CT_LOC_STACK) {
+				op->code = CT_OP_STACKWORD;
+				op->off = walk->loc[op->reg].stack_off;
+			} else if (walk->loc[op->reg].reg >= 0) {
+				op->reg = (uint8_t)walk->loc[op->reg].reg;
+			} else {
+				return ct_fail("register %u is overwritten before the exit site", op->reg);
+			}
+			break;
+		case CT_OP_STACK:
+			if (any_write)
+				return ct_fail("the stack may be written before the exit site");
+			op->off += stack_shift;
+			break;
+		case CT_OP_REGMEM:
+			if (any_write || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0)))
+				return ct_fail("memory may be written before the exit site");
+			if (walk)
+				op->reg = (uint8_t)walk->loc[op->reg].reg;
+			break;
+		default: /* what results point to */
+			if (any_write)
+				return ct_fail("memory may be written before the exit site");
+			break;
+		}
+	}
+	out->prog = prog;
+	copy_vals(out, in, 0);
+	return 0;
+}
+
+int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b, struct ct_site_fetch *out_a,
+		   struct ct_site_fetch *out_b)
+{
+	uint32_t shift = (a->prog.size + 7u) & ~7u;
+	if (a->prog.nops + b->prog.nops > CT_MAX_OPS || shift + b->prog.size > CT_MAX_PAYLOAD)
+		return ct_fail("two captures at one probe do not fit one fetch program");
+	struct ct_fetch prog = a->prog;
+	for (uint32_t i = 0; i < b->prog.nops; i++) {
+		struct ct_fetch_op op = b->prog.ops[i];
+		op.dst = (uint16_t)(op.dst + shift);
+		if (op.code == CT_OP_DEREF || op.code == CT_OP_DEREF_LEN || op.code == CT_OP_DEREF_STR ||
+		    op.code == CT_OP_DEREF_SPAN) {
+			op.src = (uint16_t)(op.src + shift);
+			op.src2 = (uint16_t)(op.src2 + shift);
+		}
+		prog.ops[prog.nops++] = op;
+	}
+	prog.size = (uint16_t)(shift + b->prog.size);
+	memset(out_a, 0, sizeof(*out_a));
+	memset(out_b, 0, sizeof(*out_b));
+	out_a->prog = out_b->prog = prog;
+	copy_vals(out_a, a, 0);
+	copy_vals(out_b, b, (uint16_t)shift);
+	return 0;
 }
 
 size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,

@@ -58,6 +58,20 @@ void ct_fetch_build(const struct ct_typetab *tt, const struct ct_sig *sig, const
 void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fetch *out);
 void ct_site_fetch_free(struct ct_site_fetch *f);
 
+/* The same capture at another site of the call (--exit=auto): stack pieces
+ * STACK_SHIFT bytes further from SP (the call instruction: -8; an exit site:
+ * -8 - its SP delta), and with WALK (an exit site after the return) each
+ * register's value read where the walk says it went.  Fails (ct_fail) when a
+ * value may have changed before that site.  OUT owns copies. */
+struct ct_exit_walk;
+int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const struct ct_exit_walk *walk,
+		      struct ct_site_fetch *out);
+/* Two captures at one probe (a call's exit that is the next call): one
+ * program running A's ops then B's; OUT_A and OUT_B both carry it, each with
+ * its own values.  Fails when the two do not fit one program. */
+int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b, struct ct_site_fetch *out_a,
+		   struct ct_site_fetch *out_b);
+
 /* The payload as it crosses the ring buffer is the fixed layout; the file
  * keeps only the bytes actually copied.  Both return the bytes written. */
 size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,

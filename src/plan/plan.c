@@ -1,6 +1,7 @@
 #include "plan/plan.h"
 #include "util/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* C runtime start-up code the compiler adds to every executable. */
@@ -82,63 +83,198 @@ static uint8_t gsrc_of(const struct ct_target *t, const struct ct_func *f)
 	return (f->flags & CT_FN_ABI0) ? CT_G_TLS : CT_G_R14;
 }
 
-static int add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind, uint64_t target,
-		    uint8_t gsrc)
+static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
+				     uint64_t target, uint8_t gsrc)
 {
 	int64_t off = ct_elf_vaddr_to_offset(&p->t->elf, addr);
-	if (off < 0)
-		return ct_fail("address 0x%llx is not in the file's loadable segments", (unsigned long long)addr);
-	struct ct_plan_site s = {addr, (uint64_t)off, func, kind, target, CT_NOFUNC, gsrc};
+	if (off < 0) {
+		ct_fail("address 0x%llx is not in the file's loadable segments", (unsigned long long)addr);
+		return NULL;
+	}
+	struct ct_plan_site s = {0};
+	s.addr = addr;
+	s.offset = (uint64_t)off;
+	s.func = func;
+	s.kind = kind;
+	s.target_addr = target;
+	s.target_func = CT_NOFUNC;
+	s.gsrc = gsrc;
+	s.call_site = s.next = CT_NOSITE;
 	CT_VEC_PUSH(p->sites, s);
-	return 0;
+	return &p->sites.v[p->sites.n - 1];
 }
 
-/* Decodes F and appends its sites.  FUNC is its plan index (CT_NOFUNC for
- * the goexit marker, which only gets an entry site of kind GOEXIT). */
-static int plan_function(struct ct_plan *p, const struct ct_func *f, uint32_t func)
+/* Decodes F's own sites (entry, exits). */
+static int find_sites(const struct ct_target *t, const struct ct_func *f, struct ct_fn_sites *fs)
 {
-	const struct ct_target *t = p->t;
 	size_t len = f->end - f->entry;
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, len);
 	if (!code || !len)
 		return ct_fail("function %s has no code in the file", f->name);
-	struct ct_fn_sites fs;
-	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, &fs)) {
+	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, fs)) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s", ct_error()); /* ct_fail reuses that buffer */
 		return ct_fail("function %s cannot be probed: %s", f->name, why);
 	}
-	uint8_t gsrc = gsrc_of(t, f);
-	if (func == CT_NOFUNC) {
-		int rc = add_site(p, fs.entry_site, CT_NOFUNC, CT_SITE_GOEXIT, 0, gsrc);
-		ct_fn_sites_free(&fs);
-		return rc;
-	}
-	struct ct_plan_func pf = {f, fs.entry_site, fs.entry_emulated, (uint32_t)fs.nexits};
-	size_t first_site = p->sites.n;
-	if (add_site(p, fs.entry_site, func, CT_SITE_ENTRY, 0, gsrc))
-		goto fail;
-	for (size_t i = 0; i < fs.nexits; i++) {
-		if (add_site(p, fs.exits[i].addr, func, fs.exits[i].kind, fs.exits[i].target, gsrc))
-			goto fail;
-	}
-	CT_VEC_PUSH(p->funcs, pf);
-	if (fs.entry_emulated)
-		p->cheap_entries++;
-	else
-		p->slow_entries++;
-	ct_fn_sites_free(&fs);
 	return 0;
-fail:
-	p->sites.n = first_site;
-	ct_fn_sites_free(&fs);
-	return -1;
+}
+
+/* A marker probe at the entry of runtime function NAME. */
+static void add_marker(struct ct_plan *p, const char *name, uint8_t kind)
+{
+	const struct ct_target *t = p->t;
+	for (size_t j = 0; j < t->nfuncs; j++) {
+		if (strcmp(t->funcs[j].name, name))
+			continue;
+		struct ct_fn_sites fs;
+		if (find_sites(t, &t->funcs[j], &fs) == 0) {
+			if (!add_site(p, fs.entry_site, CT_NOFUNC, kind, 0, gsrc_of(t, &t->funcs[j])))
+				ct_debug("no %s marker: %s", name, ct_error());
+			ct_fn_sites_free(&fs);
+		} else {
+			ct_debug("no %s marker: %s", name, ct_error());
+		}
+		return;
+	}
+}
+
+/* Function J's sites, contiguous (args.c relies on it): callee side
+ * (entry, then exits) or caller side (CHECK, tail jumps, then per call its
+ * CALL and RETSITE). */
+static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites *fs)
+{
+	const struct ct_target *t = p->t;
+	struct ct_plan_func *pf = &p->funcs.v[j];
+	uint8_t gsrc = gsrc_of(t, pf->fn);
+	pf->check_site = CT_NOSITE;
+	if (!pf->in_caller) {
+		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))
+			return -1;
+		for (size_t i = 0; i < fs->nexits; i++)
+			if (!add_site(p, fs->exits[i].addr, j, fs->exits[i].kind, fs->exits[i].target, gsrc))
+				return -1;
+		return 0;
+	}
+	/* Its own cheap entry catches calls from anywhere else (only where the
+	 * kernel emulates it: a single-step there would cost what was saved). */
+	if (fs->entry_emulated) {
+		pf->check_site = (uint32_t)p->sites.n;
+		if (!add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc))
+			return -1;
+	}
+	/* Tail jumps still end it (or hand it to the traced target). */
+	for (size_t i = 0; i < fs->nexits; i++)
+		if (fs->exits[i].kind == CT_SITE_TAIL &&
+		    !add_site(p, fs->exits[i].addr, j, CT_SITE_TAIL, fs->exits[i].target, gsrc))
+			return -1;
+	for (size_t k = 0; k < pf->ncalls; k++) {
+		struct ct_callsite *cs = &pf->calls[k];
+		uint8_t cg = gsrc_of(t, cs->caller);
+		struct ct_plan_site *s = add_site(p, cs->at, j, CT_SITE_CALL, 0, cg);
+		if (!s)
+			return -1;
+		s->key_adj = 8; /* the return address the call pushes */
+		s->cs = cs;
+		cs->call_site = (uint32_t)(p->sites.n - 1);
+		if (cs->how == CT_EXIT_TAILPOS) {
+			s->flags |= CT_SITEF_TAILPOS;
+			continue;
+		}
+		s = add_site(p, cs->exit, j, CT_SITE_RETSITE, 0, cg);
+		if (!s)
+			return -1;
+		s->key_adj = 8 + cs->sp_delta;
+		s->call_site = cs->call_site;
+		s->cs = cs;
+		if (cs->how == CT_EXIT_STEPPED)
+			s->flags |= CT_SITEF_STEPPED;
+		cs->exit_site = (uint32_t)(p->sites.n - 1);
+		if (pf->check_site != CT_NOSITE)
+			CT_VEC_PUSH(p->planned, CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - fs->entry_site)));
+	}
+	/* planned callers whose call is in tail position too */
+	for (size_t k = 0; k < pf->ncalls && pf->check_site != CT_NOSITE; k++)
+		if (pf->calls[k].how == CT_EXIT_TAILPOS)
+			CT_VEC_PUSH(p->planned, CT_PLANNED_KEY(pf->check_site, (int64_t)(pf->calls[k].ret - fs->entry_site)));
+	return 0;
+}
+
+/* Order of the roles of one probe: closing the call that just returned
+ * comes first, opening the next call last. */
+static int role_rank(uint8_t kind)
+{
+	switch (kind) {
+	case CT_SITE_RETSITE:
+		return 0;
+	case CT_SITE_RET:
+		return 1;
+	case CT_SITE_TAIL:
+		return 2;
+	case CT_SITE_RESTART:
+		return 3;
+	case CT_SITE_ENTRY:
+		return 4;
+	case CT_SITE_CHECK:
+		return 5;
+	case CT_SITE_GOEXIT:
+	case CT_SITE_RECOVER:
+	case CT_SITE_DEFERRET:
+		return 6;
+	default: /* CALL */
+		return 7;
+	}
+}
+
+struct role_ref {
+	uint64_t addr;
+	int rank;
+	uint32_t site;
+};
+
+static int cmp_role(const void *x, const void *y)
+{
+	const struct role_ref *a = x, *b = y;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+void ct_plan_link_roles(struct ct_plan *p)
+{
+	size_t n = p->sites.n;
+	struct role_ref *r = xcalloc(n ? n : 1, sizeof(*r));
+	for (size_t i = 0; i < n; i++) {
+		struct ct_plan_site *s = &p->sites.v[i];
+		s->next = CT_NOSITE;
+		s->flags &= (uint8_t)~CT_SITEF_COMPANION;
+		r[i] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
+	}
+	qsort(r, n, sizeof(*r), cmp_role);
+	for (size_t i = 0; i < n;) {
+		size_t e = i + 1;
+		while (e < n && r[e].addr == r[i].addr)
+			e++;
+		for (size_t k = i; k + 1 < e; k++) {
+			p->sites.v[r[k].site].next = r[k + 1].site;
+			p->sites.v[r[k + 1].site].flags |= CT_SITEF_COMPANION;
+		}
+		i = e;
+	}
+	free(r);
+}
+
+bool ct_site_is_probe(const struct ct_plan_site *s)
+{
+	return !(s->flags & CT_SITEF_COMPANION);
 }
 
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)
 {
 	memset(p, 0, sizeof(*p));
 	p->t = t;
+	p->exits = sel->exits;
 	/* Exact names (no wildcard) the user asked for must exist. */
 	for (size_t i = 0; !sel->lenient && i < sel->ntrace; i++) {
 		const char *g = sel->trace[i];
@@ -157,6 +293,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 				       t->elf.path);
 	}
 	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
+	CT_VEC(struct ct_fn_sites) found = {0};
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
 		if (f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER))
@@ -168,12 +305,16 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		if (!sel_ok || matches_any(f, sel->exclude, sel->nexclude))
 			continue;
 		map_put(&planned, f->entry + 1, (void *)1);
-		if (plan_function(p, f, (uint32_t)p->funcs.n)) {
+		struct ct_fn_sites fs;
+		if (find_sites(t, f, &fs)) {
 			bool exact = false;
 			for (size_t i = 0; i < sel->ntrace; i++)
 				exact |= ct_names_equal(&f->dm, f->name, sel->trace[i]);
 			if (exact) {
 				map_free(&planned);
+				for (size_t k = 0; k < found.n; k++)
+					ct_fn_sites_free(&found.v[k]);
+				CT_VEC_FREE(found);
 				ct_plan_free(p);
 				return -1;
 			}
@@ -181,10 +322,21 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			const char *why = ct_error(), *colon = strstr(why, " cannot be probed: ");
 			struct ct_plan_skip sk = {f, xstrdup(colon ? colon + 19 : why)};
 			CT_VEC_PUSH(p->skipped, sk);
+			continue;
 		}
+		struct ct_plan_func pf = {0};
+		pf.fn = f;
+		pf.entry_site = fs.entry_site;
+		pf.entry_emulated = fs.entry_emulated;
+		pf.nexits = (uint32_t)fs.nexits;
+		pf.check_site = CT_NOSITE;
+		pf.results = sel->args && ct_plan_wants_results(p, sel->args, f);
+		CT_VEC_PUSH(p->funcs, pf);
+		CT_VEC_PUSH(found, fs);
 	}
 	map_free(&planned);
 	if (!p->funcs.n) {
+		CT_VEC_FREE(found);
 		ct_plan_free(p);
 		if (sel->ntrace) {
 			char pats[512] = "";
@@ -199,6 +351,22 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			       t->lang == CT_LANG_GO || t->gccgo ? " (nothing in package main or the main module)" : "",
 			       t->elf.path);
 	}
+	ct_callers_plan(p, found.v, sel);
+	int rc = 0;
+	for (size_t j = 0; j < p->funcs.n && rc == 0; j++) {
+		rc = emit_function(p, (uint32_t)j, &found.v[j]);
+		if (found.v[j].entry_emulated)
+			p->cheap_entries++;
+		else
+			p->slow_entries++;
+	}
+	for (size_t k = 0; k < found.n; k++)
+		ct_fn_sites_free(&found.v[k]);
+	CT_VEC_FREE(found);
+	if (rc) {
+		ct_plan_free(p);
+		return -1;
+	}
 	/* Resolve tail-jump targets to traced functions. */
 	struct ct_map by_entry = {0};
 	for (size_t j = 0; j < p->funcs.n; j++)
@@ -210,16 +378,18 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			s->target_func = (uint32_t)(j - 1);
 	}
 	map_free(&by_entry);
-	/* Goroutine ends: lets reconstruction close frames left by Goexit. */
 	if (t->lang == CT_LANG_GO) {
-		for (size_t j = 0; j < t->nfuncs; j++) {
-			if (strcmp(t->funcs[j].name, "runtime.goexit1"))
-				continue;
-			if (plan_function(p, &t->funcs[j], CT_NOFUNC))
-				ct_debug("no goexit marker: %s", ct_error());
-			break;
+		/* Goroutine ends: lets reconstruction close frames left by Goexit. */
+		add_marker(p, "runtime.goexit1", CT_SITE_GOEXIT);
+		/* A recovered panic resumes a frame at its deferreturn call, which
+		 * may be a return site: the markers say so (not under record-time
+		 * limits, whose kernel-side stacks do not follow them). */
+		if (sel->go_markers) {
+			add_marker(p, "runtime.recovery", CT_SITE_RECOVER);
+			add_marker(p, "runtime.deferreturn", CT_SITE_DEFERRET);
 		}
 	}
+	ct_plan_link_roles(p);
 	return 0;
 }
 
@@ -239,8 +409,20 @@ void ct_plan_free(struct ct_plan *p)
 	for (size_t i = 0; i < p->skipped.n; i++)
 		free(p->skipped.v[i].why);
 	CT_VEC_FREE(p->skipped);
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		free(pf->why);
+		free(pf->calls);
+		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};
+		for (int k = 0; k < 2; k++)
+			if (views[k]) {
+				ct_site_fetch_free(views[k]);
+				free(views[k]);
+			}
+	}
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
+	CT_VEC_FREE(p->planned);
 }
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
@@ -270,6 +452,7 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 	*sites = xcalloc(p->sites.n, sizeof(**sites));
 	for (size_t i = 0; i < p->sites.n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
-		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr, s->func, s->kind, s->target_func};
+		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
+						    s->key_adj,  s->call_site, s->next, s->flags};
 	}
 }

@@ -8,21 +8,55 @@
 #include "record/tracefile.h"
 #include "target/target.h"
 
+/* --exit: where calls end (and start) are observed. */
+enum ct_exit_mode {
+	CT_EXITS_AUTO = 0, /* from the callers where every call is seen there, else RET */
+	CT_EXITS_RET = 1,  /* callee side: entry and every RET (the fallback) */
+};
+
+/* One direct call of a function observed from its caller (--exit=auto). */
+struct ct_callsite {
+	uint64_t at, ret;               /* the call instruction, its return address */
+	const struct ct_func *caller;
+	struct ct_exit_walk walk;       /* from the return address */
+	uint8_t how;                    /* chosen: CT_EXIT_EMULATED/STEPPED/TAILPOS */
+	uint64_t exit;                  /* the exit probe (0: tail position) */
+	int32_t sp_delta;               /* SP at the exit probe minus SP at the return */
+	uint32_t call_site, exit_site;  /* plan site indices (exit: CT_NOSITE if none) */
+};
+
 struct ct_plan_func {
 	const struct ct_func *fn; /* in the target */
 	uint64_t entry_site;
 	bool entry_emulated;
 	uint32_t nexits;
+	/* --exit=auto: entries at its call sites and exits at their return
+	 * sites (in_caller), or why not (RET probes kept). */
+	bool in_caller;
+	char *why;
+	struct ct_callsite *calls;
+	size_t ncalls;
+	uint32_t check_site;      /* CHECK probe at its own cheap entry, CT_NOSITE if none */
+	bool results;             /* results are captured (exits must keep them) */
+	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
+	struct ct_site_fetch *args_view, *results_view;
 };
+
+#define CT_NOSITE UINT32_MAX
 
 struct ct_plan_site {
 	uint64_t addr;   /* link-time vaddr */
 	uint64_t offset; /* file offset, for the uprobe */
-	uint32_t func;   /* plan function index, CT_NOFUNC for goexit */
+	uint32_t func;   /* plan function index, CT_NOFUNC for markers */
 	uint8_t kind;    /* enum ct_site_kind */
 	uint64_t target_addr; /* TAIL/RESTART: jump or call target */
 	uint32_t target_func; /* TAIL: traced function at target_addr */
 	uint8_t gsrc;    /* enum ct_gsrc */
+	int32_t key_adj; /* CALL/RETSITE: added to the event's key (callee frame) */
+	uint32_t call_site; /* RETSITE: the CALL site whose call returns here */
+	struct ct_callsite *cs; /* CALL/RETSITE: the call */
+	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
+	uint8_t flags;   /* CT_SITEF_* (record/tracefile.h) */
 };
 
 struct ct_plan_skip {
@@ -30,12 +64,19 @@ struct ct_plan_skip {
 	char *why;
 };
 
+struct ct_args_opts;
+
 struct ct_selection {
 	const char **trace;   /* -F globs; none = the default set */
 	size_t ntrace;
 	const char **exclude; /* -N globs */
 	size_t nexclude;
 	bool lenient;         /* exact names may be missing (--follow: other binaries) */
+	enum ct_exit_mode exits;
+	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
+	/* The captures that will be planned (ct_plan_args), NULL for none:
+	 * a call whose results are captured needs an exit probe that sees them. */
+	const struct ct_args_opts *args;
 };
 
 /* What to capture besides the calls themselves. */
@@ -53,6 +94,11 @@ struct ct_plan {
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
+	enum ct_exit_mode exits;
+	const char *exits_note; /* why everything kept RET probes, if so */
+	size_t in_caller;       /* functions observed from their callers */
+	/* CHECK sites' planned callers: CT_PLANNED_KEY(site, delta) */
+	CT_VEC(uint64_t) planned;
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;
@@ -74,6 +120,20 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o);
 
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
+
+/* --exit=auto: decides which functions are observed from their callers and
+ * fills their call sites (plan/callers.c).  FOUND[j]: p->funcs.v[j]'s own
+ * sites. */
+void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel);
+/* Do calls of F have their results captured (as ct_plan_args will plan)? */
+bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f);
+
+/* Links the roles that share a probe address (a call's exit that is the
+ * next call, ...): the first in order is probed, `next` chains the others,
+ * flagged CT_SITEF_COMPANION.  Again after sites moved (ct_plan_args). */
+void ct_plan_link_roles(struct ct_plan *p);
+/* Does S get a probe of its own (not a companion role)? */
+bool ct_site_is_probe(const struct ct_plan_site *s);
 
 /* "a, b, c (and N more)": the skipped functions' names, for one line. */
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);

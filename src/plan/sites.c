@@ -344,3 +344,257 @@ int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, siz
 	snprintf(out, outlen, "%s", d.text);
 	return (int)d.info.length;
 }
+
+/* ---- calls seen from the caller ---- */
+
+size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn, void *ctx)
+{
+	size_t off = 0, bad = 0;
+	ZydisDecodedInstruction in;
+	while (off < len) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code + off, len - off, &in))) {
+			off++;
+			bad++;
+			continue;
+		}
+		uint64_t at = addr + off, next = at + in.length;
+		struct ct_code_ref r = {0, at, in.length, false, 0};
+		for (int i = 0; i < 2; i++) {
+			if (!in.raw.imm[i].size)
+				continue;
+			if (in.raw.imm[i].is_relative) {
+				r.target = next + (uint64_t)in.raw.imm[i].value.s;
+				r.kind = in.meta.category == ZYDIS_CATEGORY_CALL ? CT_REF_CALL : CT_REF_JUMP;
+				r.plain = r.kind == CT_REF_CALL && code[off] == 0xe8;
+				fn(ctx, &r);
+			} else if (in.raw.imm[i].size >= 32) {
+				r.kind = CT_REF_ADDR;
+				r.target = in.raw.imm[i].value.u;
+				fn(ctx, &r);
+			}
+		}
+		if ((in.attributes & ZYDIS_ATTRIB_HAS_MODRM) && in.raw.disp.size >= 32) {
+			r.kind = CT_REF_ADDR;
+			bool riprel = in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5;
+			r.target = riprel ? next + (uint64_t)in.raw.disp.value : (uint64_t)in.raw.disp.value;
+			fn(ctx, &r);
+		} else if (in.raw.disp.size >= 32) { /* moffs: mov 0x4c1000,%eax */
+			r.kind = CT_REF_ADDR;
+			r.target = (uint64_t)in.raw.disp.value;
+			fn(ctx, &r);
+		}
+		off += in.length;
+	}
+	return bad;
+}
+
+/* enum ct_reg of a general register (any width), or -1 (RSP, RIP, others) */
+static int gpr_index(ZydisRegister r)
+{
+	static const ZydisRegister order[] = {
+		ZYDIS_REGISTER_R15, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R12, ZYDIS_REGISTER_RBP,
+		ZYDIS_REGISTER_RBX, ZYDIS_REGISTER_R11, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R8,
+		ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI,
+	};
+	if (r == ZYDIS_REGISTER_NONE)
+		return -1;
+	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	for (int i = 0; i < 15; i++)
+		if (order[i] == r)
+			return i;
+	return -1;
+}
+
+static bool is_rsp(ZydisRegister r)
+{
+	return r != ZYDIS_REGISTER_NONE &&
+	       ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r) == ZYDIS_REGISTER_RSP;
+}
+
+#define EXIT_LOOKAHEAD 16
+#define MAX_SLOTS 8
+
+/* What the straight line from a return address has done so far. */
+struct walk_state {
+	int32_t d;           /* SP minus SP right after the return */
+	bool sp_known;
+	int8_t holds[15];    /* register r holds the return-time value of register holds[r] (-1: none) */
+	struct {
+		int32_t off;     /* from SP right after the return */
+		int8_t orig;     /* whose return-time value */
+	} slots[MAX_SLOTS];
+	int nslots;
+	uint32_t written;
+	bool stack_written, mem_written;
+};
+
+static void kill_slots(struct walk_state *w, int32_t lo, int32_t hi)
+{
+	for (int i = 0; i < w->nslots;)
+		if (w->slots[i].off < hi && w->slots[i].off + 8 > lo)
+			w->slots[i] = w->slots[--w->nslots];
+		else
+			i++;
+}
+
+/* Applies X to W; false if SP changed in a way the walk cannot follow. */
+static bool walk_step(struct walk_state *w, const struct insn *x)
+{
+	const ZydisDecodedOperand *o = x->ops;
+	ZydisMnemonic m = x->in.mnemonic;
+	/* SP arithmetic first. */
+	bool writes_sp = false;
+	for (int i = 0; i < x->in.operand_count; i++)
+		if (o[i].type == ZYDIS_OPERAND_TYPE_REGISTER && (o[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    is_rsp(o[i].reg.value))
+			writes_sp = true;
+	int32_t dd = 0;
+	if (writes_sp) {
+		if (m == ZYDIS_MNEMONIC_PUSH)
+			dd = -8;
+		else if (m == ZYDIS_MNEMONIC_POP)
+			dd = 8;
+		else if ((m == ZYDIS_MNEMONIC_ADD || m == ZYDIS_MNEMONIC_SUB) && o[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			 o[0].reg.value == ZYDIS_REGISTER_RSP && o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			dd = (int32_t)(m == ZYDIS_MNEMONIC_ADD ? o[1].imm.value.s : -o[1].imm.value.s);
+		else if (m == ZYDIS_MNEMONIC_LEA && o[0].reg.value == ZYDIS_REGISTER_RSP &&
+			 o[1].mem.base == ZYDIS_REGISTER_RSP && o[1].mem.index == ZYDIS_REGISTER_NONE)
+			dd = (int32_t)o[1].mem.disp.value;
+		else
+			return false;
+		if (dd % 8)
+			return false;
+	}
+	/* A plain 8-byte register copy: the value moves. */
+	if (m == ZYDIS_MNEMONIC_MOV && o[0].size == 64 && o[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		int src = gpr_index(o[1].reg.value);
+		if (o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && gpr_index(o[0].reg.value) >= 0 && src >= 0) {
+			int dst = gpr_index(o[0].reg.value);
+			w->holds[dst] = w->holds[src];
+			w->written |= 1u << dst;
+			return true;
+		}
+		if (o[0].type == ZYDIS_OPERAND_TYPE_MEMORY && o[0].mem.base == ZYDIS_REGISTER_RSP &&
+		    o[0].mem.index == ZYDIS_REGISTER_NONE && src >= 0) {
+			int32_t at = w->d + (int32_t)o[0].mem.disp.value;
+			kill_slots(w, at, at + 8);
+			w->stack_written = true;
+			if (w->holds[src] >= 0 && w->nslots < MAX_SLOTS) {
+				w->slots[w->nslots].off = at;
+				w->slots[w->nslots++].orig = w->holds[src];
+			}
+			return true;
+		}
+	}
+	if (m == ZYDIS_MNEMONIC_PUSH) {
+		kill_slots(w, w->d - 8, w->d);
+		w->stack_written = true;
+	}
+	for (int i = 0; i < x->in.operand_count; i++) {
+		if (!(o[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (o[i].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			int r = gpr_index(o[i].reg.value);
+			if (r >= 0) {
+				w->holds[r] = -1;
+				w->written |= 1u << r;
+			}
+		} else if (o[i].type == ZYDIS_OPERAND_TYPE_MEMORY && m != ZYDIS_MNEMONIC_PUSH) {
+			if (is_rsp(o[i].mem.base) && o[i].mem.index == ZYDIS_REGISTER_NONE) {
+				int32_t at = w->d + (int32_t)o[i].mem.disp.value;
+				kill_slots(w, at, at + (int32_t)(o[i].size / 8 ? o[i].size / 8 : 64));
+				w->stack_written = true;
+			} else {
+				w->nslots = 0; /* it may alias the stack */
+				w->mem_written = true;
+			}
+		}
+	}
+	w->d += dd;
+	return true;
+}
+
+/* Anything that leaves the straight line (other than the ones the kernel
+ * emulates, which end the walk first). */
+static bool leaves_line(const struct insn *x)
+{
+	switch (x->in.meta.category) {
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_SYSTEM:
+		return true;
+	default:
+		return x->in.mnemonic == ZYDIS_MNEMONIC_UD0 || x->in.mnemonic == ZYDIS_MNEMONIC_UD1 ||
+		       x->in.mnemonic == ZYDIS_MNEMONIC_UD2 || x->in.mnemonic == ZYDIS_MNEMONIC_HLT;
+	}
+}
+
+void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct walk_state w = {0};
+	w.sp_known = true;
+	for (int r = 0; r < 15; r++)
+		w.holds[r] = (int8_t)r;
+	out->how = CT_EXIT_NONE;
+	size_t off = 0;
+	struct insn x;
+	for (int n = 0; n < EXIT_LOOKAHEAD && off < len; n++) {
+		if (!decode(code + off, len - off, ret_addr + off, &x))
+			break;
+		out->ninsns++;
+		bool ok = probe_refusal(&x) == NULL;
+		if (n == 0 && ok) {
+			out->first_site = x.addr;
+			out->first_emulated = kernel_emulates(&x);
+		}
+		if (x.in.meta.category == ZYDIS_CATEGORY_RET) {
+			out->how = CT_EXIT_TAILPOS;
+			return;
+		}
+		if (w.sp_known && ok && kernel_emulates(&x)) {
+			out->how = CT_EXIT_EMULATED;
+			out->site = x.addr;
+			out->sp_delta = w.d;
+			out->written = w.written;
+			out->stack_written = w.stack_written;
+			out->mem_written = w.mem_written;
+			for (int r = 0; r < 15; r++) {
+				out->loc[r].reg = CT_LOC_LOST;
+				if (w.holds[r] == r)
+					out->loc[r].reg = (int8_t)r;
+			}
+			for (int r = 0; r < 15; r++) {
+				if (out->loc[r].reg != CT_LOC_LOST)
+					continue;
+				for (int q = 0; q < 15; q++)
+					if (w.holds[q] == r) {
+						out->loc[r].reg = (int8_t)q;
+						break;
+					}
+				for (int k = 0; k < w.nslots && out->loc[r].reg == CT_LOC_LOST; k++)
+					if (w.slots[k].orig == r) {
+						out->loc[r].reg = CT_LOC_STACK;
+						out->loc[r].stack_off = w.slots[k].off - w.d;
+					}
+			}
+			return;
+		}
+		if (leaves_line(&x))
+			break;
+		if (w.sp_known && !walk_step(&w, &x))
+			w.sp_known = false; /* only a ret ahead can still say something */
+		off += x.in.length;
+	}
+	/* No emulated instruction on the straight line: the return address
+	 * itself, single-stepped (or emulated: then the loop took it). */
+	if (out->first_site) {
+		out->how = CT_EXIT_STEPPED;
+		out->site = out->first_site;
+		for (int r = 0; r < 15; r++)
+			out->loc[r].reg = (int8_t)r;
+	}
+}

@@ -8,14 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Site kinds as stored in the record file (docs/FORMAT.md). */
-enum ct_site_kind {
-	CT_SITE_ENTRY = 0,   /* the call starts (first cheap instruction) */
-	CT_SITE_RET = 1,     /* a RET: the call returns */
-	CT_SITE_TAIL = 2,    /* JMP out of the function: tail call to target */
-	CT_SITE_RESTART = 3, /* CALL runtime.morestack: the entry will re-run */
-	CT_SITE_GOEXIT = 4,  /* runtime.goexit1 entry: the goroutine ends */
-};
+#include "probes/event.h" /* enum ct_site_kind */
 
 /* Calling convention of the code, which decides which registers an entry
  * site may see clobbered before it and still read the same arguments. */
@@ -53,6 +46,68 @@ void ct_fn_sites_free(struct ct_fn_sites *s);
  * its table -- VEX/EVEX ones by the byte after the prefix --, mov to %ss,
  * 0x66-prefixed branches), or NULL when it accepts one. */
 const char *ct_uprobe_refuses(const uint8_t *code, size_t len, uint64_t addr);
+
+/* ---- calls seen from the caller (--exit=auto) ---- */
+
+/* A direct reference in code: a call, a jump, or an operand that holds an
+ * address (RIP-relative, or an absolute immediate or displacement). */
+enum ct_ref_kind {
+	CT_REF_CALL = 1, /* call rel32 */
+	CT_REF_JUMP = 2, /* jmp/jcc rel */
+	CT_REF_ADDR = 3, /* an address operand (lea f(%rip), mov $f, ...) */
+};
+
+struct ct_code_ref {
+	enum ct_ref_kind kind;
+	uint64_t at;     /* the instruction */
+	uint8_t len;     /* its length: a call returns to at + len */
+	bool plain;      /* CALL: a plain e8 call, which the kernel emulates */
+	uint64_t target; /* the destination, or the address operand's value */
+};
+
+typedef void (*ct_ref_fn)(void *ctx, const struct ct_code_ref *r);
+
+/* Calls FN for every reference in CODE (LEN bytes at ADDR).  Bytes that do
+ * not decode are stepped over one at a time (so what follows is still
+ * scanned).  Returns how many bytes did not decode. */
+size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn, void *ctx);
+
+/* How a call's return is observed: a walk along the straight line of
+ * instructions from its return address. */
+enum ct_exit_how {
+	CT_EXIT_EMULATED = 1, /* at the first instruction the kernel emulates */
+	CT_EXIT_STEPPED = 2,  /* at one it single-steps (no emulated one in reach) */
+	CT_EXIT_TAILPOS = 3,  /* `ret` comes first: the caller returns right after */
+	CT_EXIT_NONE = 4,     /* no instruction after the call can take a probe */
+};
+
+#define CT_LOC_LOST (-2)  /* struct ct_exit_walk.loc: the value is gone */
+#define CT_LOC_STACK (-1) /* ... it is in the 8 bytes at SP + stack_off */
+
+struct ct_exit_walk {
+	enum ct_exit_how how;
+	uint64_t site;         /* EMULATED/STEPPED: where the probe goes */
+	int32_t sp_delta;      /* SP at the site minus SP right after the return */
+	uint32_t written;      /* enum ct_reg bits: registers written before the site */
+	bool stack_written;    /* memory at SP-relative addresses written before it */
+	bool mem_written;      /* other memory written before it */
+	/* Where the value each register (enum ct_reg) held at the return is at
+	 * the site: loc[r].reg is a register, CT_LOC_STACK or CT_LOC_LOST. */
+	struct {
+		int8_t reg;
+		int32_t stack_off; /* CT_LOC_STACK: from SP at the site */
+	} loc[15];
+	/* The alternative when results need the registers as they were, or
+	 * the caller's return is not observed: the return address itself, if
+	 * it can take a probe (0 if not). */
+	uint64_t first_site;
+	bool first_emulated;
+	uint32_t ninsns;       /* instructions walked */
+};
+
+/* Walks from RET_ADDR (CODE: LEN bytes from there to the end of the
+ * caller).  Pure logic on bytes. */
+void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out);
 
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);

@@ -20,13 +20,6 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile struct ct_config cfg = {};
 struct ct_bin_config bins[CT_MAX_BINS] = {}; /* written by user space, any time */
 
-/* Site kinds (plan/sites.h enum ct_site_kind) */
-#define K_ENTRY 0
-#define K_RET 1
-#define K_TAIL 2
-#define K_RESTART 3
-#define K_GOEXIT 4
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24); /* resized by user space before load */
@@ -56,6 +49,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } traced_pids SEC(".maps");
+
+/* CHECK sites: their planned call sites, CT_PLANNED_KEY(site, return
+ * address - probe address).  Filled by user space before attaching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized by user space before load */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u8);
+} planned_calls SEC(".maps");
 
 /* Per-site argument fetch programs, indexed by site id. */
 struct {
@@ -308,6 +311,10 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0);
 			break;
 		}
+		case CT_OP_STACKWORD:
+			if (bpf_probe_read_user(&s->payload[dst & ~7U], 8, (void *)(sp + op->off)))
+				*(__u64 *)&s->payload[dst & ~7U] = 0;
+			break;
 		}
 	}
 	return 0;
@@ -536,7 +543,7 @@ static __always_inline void settle_tail(const struct hit *h, struct gstate *st)
 	struct lframe *t = top(st);
 	if (!t || !(t->flags & F_TAILPEND))
 		return;
-	if (CT_COOKIE_KIND(h->cookie) == K_ENTRY && t->key == h->key)
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_ENTRY && t->key == h->key)
 		return; /* the target entering: limits_entry nests it */
 	if (!frame_sent(h, st, t, t->tail_ts))
 		count(CT_CNT_CUT, 1);
@@ -551,7 +558,7 @@ static __always_inline void limits_hit(const struct hit *h)
 	struct gstate *st = bpf_map_lookup_elem(&gstates, &k);
 	__u32 kind = CT_COOKIE_KIND(h->cookie);
 	if (!st) {
-		if (kind != K_ENTRY)
+		if (kind != CT_SITE_ENTRY)
 			return; /* nothing of it is open: nothing to do */
 		__u32 zero = 0;
 		struct gstate *z = bpf_map_lookup_elem(&gstate_zero, &zero);
@@ -573,13 +580,13 @@ static __always_inline void limits_hit(const struct hit *h)
 	settle_tail(h, st);
 	struct lframe *t;
 	switch (kind) {
-	case K_ENTRY:
+	case CT_SITE_ENTRY:
 		limits_entry(h, st);
 		break;
-	case K_RET:
+	case CT_SITE_RET:
 		limits_return(h, st);
 		break;
-	case K_TAIL:
+	case CT_SITE_TAIL:
 		if (!CT_COOKIE_TAILTRACED(h->cookie)) {
 			limits_return(h, st);
 			break;
@@ -597,13 +604,13 @@ static __always_inline void limits_hit(const struct hit *h)
 		}
 		count(CT_CNT_CUT, 1);
 		break;
-	case K_RESTART:
+	case CT_SITE_RESTART:
 		t = top(st);
 		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie))
 			t->flags |= F_RESTART;
 		count(CT_CNT_CUT, 1); /* the dropped duplicate needs no event */
 		break;
-	case K_GOEXIT: {
+	case CT_SITE_GOEXIT: {
 		int sent = 0;
 		for (int i = 0; i < CT_LIM_FRAMES; i++) {
 			t = top(st);
@@ -637,6 +644,15 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {
+		/* A function observed from its callers: only a call from a
+		 * call site that was not planned needs an event. */
+		__u64 ret = read_u64(sp);
+		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), ret - PT_REGS_IP(ctx));
+		if (bpf_map_lookup_elem(&planned_calls, &k))
+			return 0;
+		count(CT_CNT_UNPLANNED, 1);
+	}
 
 	if (gsrc == CT_G_R14) {
 		g = ctx->r14;

@@ -18,6 +18,40 @@ typedef unsigned char __u8;
 #include <linux/types.h>
 #endif
 
+/* What a probe site is (kept per site in the record file, docs/FORMAT.md).
+ * Callee-side sites (--exit=ret, and functions not every call of which is
+ * seen from its caller):
+ *   ENTRY     the function starts (its first cheap instruction)
+ *   RET       a RET: the call returns
+ *   TAIL      a JMP out of the function: tail call
+ *   RESTART   CALL runtime.morestack: the entry will run again
+ * Caller-side sites (--exit=auto):
+ *   CALL      a `call rel32` to a traced function: the callee's frame is the
+ *             caller's SP minus the return address it pushes
+ *   RETSITE   the first instruction after such a call (on the straight line
+ *             from its return address) that takes a probe: the call returned
+ *   CHECK     the callee's own cheap entry: BPF looks up the return address
+ *             among its planned call sites and sends an event only for a
+ *             call from anywhere else (an unplanned caller)
+ * Markers (no traced function):
+ *   GOEXIT    runtime.goexit1: the goroutine ends
+ *   RECOVER   runtime.recovery: a panic was recovered; the goroutine resumes
+ *             in the frame that deferred the recovering function
+ *   DEFERRET  runtime.deferreturn's entry: where that frame resumes */
+enum ct_site_kind {
+	CT_SITE_ENTRY = 0,
+	CT_SITE_RET = 1,
+	CT_SITE_TAIL = 2,
+	CT_SITE_RESTART = 3,
+	CT_SITE_GOEXIT = 4,
+	CT_SITE_CALL = 5,
+	CT_SITE_RETSITE = 6,
+	CT_SITE_CHECK = 7,
+	CT_SITE_RECOVER = 8,
+	CT_SITE_DEFERRET = 9,
+	CT_SITE_NKINDS = 10,
+};
+
 /* The attach cookie of every probe site packs everything the BPF program needs
  * to know about the site, so that a hit without arguments or limits costs no
  * map lookup:
@@ -26,9 +60,9 @@ typedef unsigned char __u8;
  *   bits 26..29  binary index into ct_config.bins[] (per-binary offsets)
  *   bit  30      the site fetches arguments/results (fetch map, by site id)
  *   bit  31      the site's function matches --root
- *   bits 32..34  site kind (enum ct_site_kind of plan/sites.h)
- *   bit  35      TAIL site whose jump target is a traced function
- *   bits 36..63  function id (for restart detection under limits)
+ *   bits 32..35  site kind (enum ct_site_kind)
+ *   bit  36      TAIL site whose jump target is a traced function
+ *   bits 37..63  function id (for restart detection under limits)
  */
 #define CT_MAX_SITES (1u << 24)
 #define CT_COOKIE_SITE(c) ((__u32)(c) & (CT_MAX_SITES - 1))
@@ -36,16 +70,21 @@ typedef unsigned char __u8;
 #define CT_COOKIE_BIN(c) ((__u32)((c) >> 26) & (CT_MAX_BINS - 1))
 #define CT_COOKIE_FETCH(c) ((__u32)((c) >> 30) & 1)
 #define CT_COOKIE_ROOT(c) ((__u32)((c) >> 31) & 1)
-#define CT_COOKIE_KIND(c) ((__u32)((c) >> 32) & 7)
-#define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 35) & 1)
-#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 36))
+#define CT_COOKIE_KIND(c) ((__u32)((c) >> 32) & 15)
+#define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 36) & 1)
+#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 37))
 struct ct_cookie_parts {
 	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, func;
 };
 #define CT_COOKIE(p)                                                                     \
 	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |            \
 	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |  \
-	 ((__u64)(p).tail_traced << 35) | ((__u64)(p).func << 36))
+	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).func << 37))
+
+/* A CHECK site's planned callers (map "planned_calls"): the key is the site
+ * id and the distance from the probe to the return address, which does not
+ * depend on where the binary is loaded. */
+#define CT_PLANNED_KEY(site, delta) (((__u64)(site) << 32) | (__u32)(__s32)(delta))
 
 enum ct_gsrc {
 	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */
@@ -67,7 +106,9 @@ struct ct_bin_config {
 };
 
 /* Frame keys of non-Go frames: deeper frames have lower SP, so flip the
- * sign to make "deeper" mean "larger key" for every kind of code. */
+ * sign to make "deeper" mean "larger key" for every kind of code.  The
+ * event carries the key of the probed instruction's SP; a caller-side site
+ * adds its key_adj (in the site table) to get the callee frame's key. */
 #define CT_C_KEY_BASE (1ULL << 47)
 
 /* One probe hit, as it crosses the ring buffer.  40 bytes; the record file
@@ -106,6 +147,8 @@ enum ct_fetch_code {
 	CT_OP_DEREF_SPAN = 7,/* mem: min(*(u64 *)(payload + src2) - *(u64 *)(payload
 				+ src), size) bytes at *(u64 *)(payload + src) + off
 				(items between a begin and an end pointer) */
+	CT_OP_STACKWORD = 8, /* 8 bytes, like a register: the word at SP + off
+				(a result the caller saved before its exit site) */
 };
 #define CT_MEM_HDR 8
 
@@ -181,7 +224,8 @@ enum ct_counter {
 	CT_CNT_EMITTED = 1,  /* events sent (for --max-events) */
 	CT_CNT_SAMPLE = 2,   /* root calls seen (for --sample) */
 	CT_CNT_OVERFLOW = 3, /* calls deeper than CT_LIM_FRAMES while limits were on */
-	CT_CNT_MAX = 4,
+	CT_CNT_UNPLANNED = 4,/* calls of caller-observed functions from unplanned call sites */
+	CT_CNT_MAX = 5,
 };
 
 #endif

@@ -107,6 +107,8 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
 	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
+	/* allocated as entries come (binaries exec'd under --follow add theirs) */
+	bpf_map__set_max_entries(p->skel->maps.planned_calls, 1u << 20);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
@@ -197,6 +199,14 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	uint8_t one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.traced_pids), &pid, &one, BPF_ANY))
 		return ct_fail("cannot add pid %u to the filter: %s", pid, strerror(errno));
+	return 0;
+}
+
+int ct_probes_add_planned(struct ct_probes *p, uint64_t key)
+{
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, &one, BPF_ANY))
+		return ct_fail("cannot load the planned call sites: %s", strerror(errno));
 	return 0;
 }
 

@@ -10,6 +10,7 @@ struct frame {
 	uint8_t *args;          /* owned copy of the entry payload */
 	bool restart_pending;   /* a morestack CALL was seen in this frame */
 	bool tail_pending;      /* left by a JMP to a traced function */
+	bool tailpos;           /* its call is in tail position: it ends with its parent */
 	uint32_t tail_target;
 	uint64_t tail_ts;
 	bool has_children;
@@ -21,6 +22,7 @@ struct stack {
 	uint32_t pid;
 	uint64_t goid;
 	uint64_t key; /* its thread key */
+	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
 };
 
 struct ct_recon {
@@ -100,10 +102,12 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	f->c.exit_site = ev && status == CT_CALL_RETURNED ? ev->site : UINT32_MAX;
 	f->c.exit_tid = tid;
 	f->c.leaf = !f->has_children;
-	/* Only the frame that executed the RET holds the results; tail
-	 * callers it replaced return without them. */
-	if (status == CT_CALL_RETURNED && ev && ev->payload_len && ev->kind == CT_SITE_RET &&
-	    ev->site < r->nsites && r->sites[ev->site].func == f->c.func) {
+	/* Only the frame that executed the RET (or whose call returned to the
+	 * exit probe) holds the results; tail callers it replaced return
+	 * without them. */
+	if (status == CT_CALL_RETURNED && ev && ev->payload_len &&
+	    (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
+	    r->sites[ev->site].func == f->c.func) {
 		f->c.ret = ev->payload;
 		f->c.ret_len = ev->payload_len;
 	} else {
@@ -132,11 +136,57 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	f->args = NULL;
 }
 
+/* Does frame I end when its parent does (its call was in tail position, or
+ * it was entered by a tail call that replaced its parent)? */
+static bool ends_with_parent(const struct stack *s, size_t i)
+{
+	return s->f.v[i].tailpos || s->f.v[i].c.tail;
+}
+
+/* Frame IDX returns (at EV): the frames above it that end with it return
+ * with it, any other frame above it was unwound. */
+static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64_t ts, uint32_t tid,
+			 const struct ct_rec_event *ev)
+{
+	size_t m = idx;
+	while (m + 1 < s->f.n && ends_with_parent(s, m + 1))
+		m++;
+	while (s->f.n > m + 1)
+		pop(r, s, CT_CALL_UNWOUND, ts, tid, NULL);
+	r->st.returned_with_caller += m - idx;
+	if (ev && ev->kind == CT_SITE_RET)
+		r->st.returned_at_ret++;
+	else if (ev && ev->kind == CT_SITE_RETSITE)
+		r->st.returned_at_retsite++;
+	while (s->f.n > idx)
+		pop(r, s, CT_CALL_RETURNED, ts, tid, ev);
+}
+
+/* The lowest frame of the group at KEY on top of the stack (a call and the
+ * tail calls that replaced it share its key), once deeper ones are set
+ * aside; -1 if no frame has KEY. */
+static long frame_at(const struct stack *s, uint64_t key)
+{
+	long i = (long)s->f.n - 1;
+	while (i >= 0 && s->f.v[i].c.key > key)
+		i--;
+	if (i < 0 || s->f.v[i].c.key != key)
+		return -1;
+	while (i > 0 && s->f.v[i - 1].c.key == key)
+		i--;
+	return i;
+}
+
 /* Pops the top frame and the tail callers it replaced (same key). */
 static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 			   const struct ct_rec_event *ev)
 {
 	uint64_t key = s->f.v[s->f.n - 1].c.key;
+	if (status == CT_CALL_RETURNED) {
+		long i = frame_at(s, key);
+		return_frame(r, s, (size_t)i, ts, tid, ev);
+		return;
+	}
 	do
 		pop(r, s, status, ts, tid, ev);
 	while (s->f.n && s->f.v[s->f.n - 1].c.key == key);
@@ -162,28 +212,23 @@ static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_r
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 }
 
-static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+/* A call entered from a call site nobody planned (CHECK) has no exit probe:
+ * it ends at the first event of its goroutine/thread that is not deeper. */
+static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
-	bool tail = false;
-	unwind_deeper(r, s, ev);
-	if (s->f.n) {
+	while (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
-		if (top->c.key == ev->key) {
-			if (top->c.func == func && top->restart_pending && !top->tail_pending) {
-				/* morestack re-ran the entry: same call. */
-				top->restart_pending = false;
-				r->st.restarts++;
-				return;
-			}
-			if (top->tail_pending || (r->go && top->c.func != func && top->losses == r->losses)) {
-				tail = true;
-				top->tail_pending = false;
-				r->st.tails++;
-			} else {
-				pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
-			}
-		}
+		if (!top->c.unplanned || top->c.key < ev->key)
+			return;
+		if (top->c.key == ev->key && r->sites[ev->site].func == top->c.func &&
+		    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_RESTART))
+			return; /* its own tail jump, or morestack re-running its entry */
+		return_frame(r, s, s->f.n - 1, ev->ts, ev->tid, NULL);
 	}
+}
+
+static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
+{
 	struct frame f = {0};
 	f.c.seq = r->seq++;
 	f.c.func = func;
@@ -197,6 +242,8 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
 	f.c.entry_site = ev->site;
 	f.c.exit_site = UINT32_MAX;
+	f.c.unplanned = ev->kind == CT_SITE_CHECK;
+	f.tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
 	f.losses = r->losses;
 	if (ev->payload_len) {
 		f.args = xmalloc(ev->payload_len);
@@ -214,33 +261,90 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	}
 	s->f.v[s->f.n++] = f;
 	r->st.calls++;
+	r->st.unplanned += f.c.unplanned;
 	if (f.c.depth + 1 > r->st.max_depth)
 		r->st.max_depth = f.c.depth + 1;
 	if (r->ops.enter)
-		r->ops.enter(r->ctx, &f.c);
+		r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
+}
+
+/* Callee side: the function's own entry (ENTRY), or a call from a site
+ * nobody planned (CHECK). */
+static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+{
+	bool tail = false;
+	unwind_deeper(r, s, ev);
+	if (s->f.n) {
+		struct frame *top = &s->f.v[s->f.n - 1];
+		if (top->c.key == ev->key) {
+			if (top->c.func == func && !top->tail_pending &&
+			    (top->restart_pending || (ev->kind == CT_SITE_CHECK && top->c.unplanned))) {
+				/* morestack re-ran the entry: same call. */
+				top->restart_pending = false;
+				r->st.restarts++;
+				return;
+			}
+			if (top->tail_pending || (r->go && top->c.func != func && top->losses == r->losses)) {
+				tail = true;
+				top->tail_pending = false;
+				r->st.tails++;
+			} else {
+				pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+			}
+		}
+	}
+	push_frame(r, s, ev, func, tail);
+}
+
+/* Caller side: the call instruction.  A frame still open at the callee's
+ * key (or deeper) is a call whose end was never seen: unwound. */
+static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+{
+	while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+	push_frame(r, s, ev, func, false);
 }
 
 static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
-	unwind_deeper(r, s, ev);
-	if (!s->f.n || s->f.v[s->f.n - 1].c.key != ev->key) {
+	long i = frame_at(s, ev->key);
+	if (i < 0) {
+		unwind_deeper(r, s, ev);
 		r->st.unmatched_exits++;
 		return;
 	}
-	/* The returning frame, then the frames it replaced by tail calls. */
-	pop_tail_chain(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
+	/* The returning frame, the frames it replaced by tail calls, and the
+	 * calls in tail position in it. */
+	return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+}
+
+/* Caller side: the first probe after a call's return address.  It closes
+ * that call if the call is open at the key; otherwise the caller got here
+ * another way (a loop, a jump table): whatever is deeper has ended. */
+static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t call_site)
+{
+	long i = frame_at(s, ev->key);
+	if (i >= 0 && s->f.v[i].c.entry_site == call_site) {
+		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+		return;
+	}
+	unwind_deeper(r, s, ev);
 }
 
 static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func,
 		    uint32_t target)
 {
-	unwind_deeper(r, s, ev);
-	if (!s->f.n) {
+	long i = frame_at(s, ev->key);
+	if (i < 0 || s->f.v[s->f.n - 1].c.key < ev->key) {
+		unwind_deeper(r, s, ev);
 		r->st.unmatched_exits++;
 		return;
 	}
+	/* the frame jumping is the top one of the group at its key */
+	while (s->f.n && s->f.v[s->f.n - 1].c.key > ev->key)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 	struct frame *top = &s->f.v[s->f.n - 1];
-	if (top->c.key != ev->key || top->c.func != func) {
+	if (top->c.func != func) {
 		r->st.unmatched_exits++;
 		return;
 	}
@@ -260,6 +364,20 @@ static void on_restart(struct stack *s, const struct ct_rec_event *ev, uint32_t 
 	struct frame *top = &s->f.v[s->f.n - 1];
 	if (top->c.key == ev->key && top->c.func == func)
 		top->restart_pending = true;
+}
+
+/* A recovered panic resumes its frame at the deferreturn call: the first
+ * event after the marker there (the return site that call may be, or
+ * deferreturn's entry) is at the resumed frame's callee level, and every
+ * frame at or below it was unwound by the panic. */
+static bool resume_after_recover(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	if (!s->recover_pending || (ev->kind != CT_SITE_RETSITE && ev->kind != CT_SITE_DEFERRET))
+		return false;
+	s->recover_pending = false;
+	while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+	return true;
 }
 
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
@@ -283,6 +401,61 @@ static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint32_t pid, uin
 	if (!map_get(&r->seen, k)) {
 		map_put(&r->seen, k, (void *)1);
 		r->st.threads++;
+	}
+	return s;
+}
+
+static bool opens_frame(uint8_t kind)
+{
+	return kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
+}
+
+/* One role of the probe that fired (EV is the event as that role sees it). */
+static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	const struct ct_file_site *site = &r->sites[ev->site];
+	close_unplanned(r, s, ev);
+	settle_tail(r, s, ev);
+	if (resume_after_recover(r, s, ev))
+		return;
+	switch (ev->kind) {
+	case CT_SITE_ENTRY:
+	case CT_SITE_CHECK:
+		on_entry(r, s, ev, site->func);
+		break;
+	case CT_SITE_CALL:
+		on_call(r, s, ev, site->func);
+		break;
+	case CT_SITE_RET:
+		on_ret(r, s, ev);
+		break;
+	case CT_SITE_RETSITE:
+		on_retsite(r, s, ev, site->call_site);
+		break;
+	case CT_SITE_TAIL:
+		on_tail(r, s, ev, site->func, site->target_func);
+		break;
+	case CT_SITE_RESTART:
+		on_restart(s, ev, site->func);
+		break;
+	case CT_SITE_GOEXIT:
+		while (s->f.n)
+			pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+		break;
+	default: /* DEFERRET without a recovered panic: nothing */
+		break;
+	}
+}
+
+static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_rec_event *ev, bool create)
+{
+	/* Consecutive events mostly belong to one goroutine: skip the hash. */
+	struct stack *s = r->last && r->last_key == k ? r->last : map_get(&r->stacks, k);
+	if (!s && create)
+		s = new_stack(r, k, ev->pid, ev->goid);
+	if (s) {
+		r->last = s;
+		r->last_key = k;
 	}
 	return s;
 }
@@ -389,40 +562,46 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		}
 		return;
 	}
-	uint64_t k = thread_key(ev);
-	/* Consecutive events mostly belong to one goroutine: skip the hash. */
-	struct stack *s = r->last && r->last_key == k ? r->last : map_get(&r->stacks, k);
-	if (!s) {
-		if (ev->kind != CT_SITE_ENTRY) {
-			if (ev->kind != CT_SITE_GOEXIT && ev->kind != CT_SITE_RESTART)
-				r->st.unmatched_exits++;
-			return;
-		}
-		s = new_stack(r, k, ev->pid, ev->goid);
+	/* The roles of this probe, in order (a call's exit, then the next
+	 * call...): at most a few, never a loop. */
+	uint32_t roles[8];
+	size_t nroles = 0;
+	bool opens = false;
+	for (uint32_t k = ev->site; nroles < 8;) {
+		roles[nroles++] = k;
+		opens |= opens_frame(r->sites[k].kind);
+		k = r->sites[k].next;
+		if (k >= r->nsites || !(r->sites[k].flags & CT_SITEF_COMPANION))
+			break;
 	}
-	r->last = s;
-	r->last_key = k;
-	settle_tail(r, s, ev);
-	switch (ev->kind) {
-	case CT_SITE_ENTRY:
-		on_entry(r, s, ev, site->func);
-		break;
-	case CT_SITE_RET:
-		on_ret(r, s, ev);
-		break;
-	case CT_SITE_TAIL:
-		on_tail(r, s, ev, site->func, site->target_func);
-		break;
-	case CT_SITE_RESTART:
-		on_restart(s, ev, site->func);
-		break;
-	case CT_SITE_GOEXIT:
-		while (s->f.n)
-			pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
-		break;
+	for (size_t i = 0; i < nroles; i++)
+		if (r->sites[roles[i]].kind == CT_SITE_RECOVER && ev->goid) {
+			/* runtime.recovery runs on the system stack (mcall): the
+			 * mark is for the goroutine it runs for. */
+			struct stack *gs = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false));
+			if (gs)
+				gs->recover_pending = true;
+		}
+	if (nroles == 1 && site->kind == CT_SITE_RECOVER)
+		return;
+	uint64_t k = thread_key(ev);
+	struct stack *s = stack_of(r, k, ev, opens);
+	if (!s) {
+		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
+			r->st.unmatched_exits++;
+		return;
+	}
+	for (size_t i = 0; i < nroles; i++) {
+		const struct ct_file_site *rs = &r->sites[roles[i]];
+		struct ct_rec_event rv = *ev;
+		rv.site = roles[i];
+		rv.kind = rs->kind;
+		rv.key = ev->key + (uint64_t)(int64_t)rs->key_adj;
+		if (rs->kind != CT_SITE_RECOVER)
+			apply_role(r, s, &rv);
 	}
 	/* Goroutines come and go by the million: forget empty stacks. */
-	if (!s->f.n)
+	if (!s->f.n && !s->recover_pending)
 		drop_stack(r, k, s);
 }
 

@@ -63,6 +63,9 @@ struct ct_call {
 	bool tail;         /* entered through a tail call from its parent */
 	bool sysstack;     /* ran on a system stack (C via cgo) for goroutine goid */
 	bool leaf;         /* (exit only) no traced call ran inside it */
+	bool unplanned;    /* entered from a call site the plan did not know: its
+			      end is the next event of its goroutine/thread
+			      that is not deeper (no exit probe) */
 	/* Captured arguments / results: compacted payloads of the entry and
 	 * exit site (decode with render/values.h), NULL when absent. */
 	uint32_t entry_site, exit_site; /* exit_site: RET/TAIL site, or UINT32_MAX */
@@ -82,6 +85,11 @@ struct ct_recon_stats {
 	uint64_t events, calls, returned, unwound, unfinished, exited, restarts, tails;
 	uint64_t cut_by_loss; /* calls ended by CT_CALL_LOST */
 	uint64_t unmatched_exits; /* exits without an entry (attached mid-call, lost) */
+	uint64_t unplanned;       /* calls entered from an unplanned call site */
+	/* How returned calls were seen to end: at a RET, at their exit probe
+	 * after the call (--exit=auto), or with the call they are in tail
+	 * position in (or replaced by a tail call); the rest at tail jumps. */
+	uint64_t returned_at_ret, returned_at_retsite, returned_with_caller;
 	uint64_t lost;
 	uint64_t threads;         /* goroutines + threads seen */
 	uint32_t max_depth;

@@ -59,8 +59,14 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "plan.sites", "%u", s->total_sites);
 	for (size_t k = 0; k < s->nlibs; k++)
 		ct_writer_meta(w, "library", "%s %s", s->libs[k].name, s->libs[k].path);
-	if (!s->wasm)
+	if (!s->wasm) {
 		ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
+		if (s->plan.exits == CT_EXITS_RET || s->plan.exits_note)
+			ct_writer_meta(w, "plan.exits", "ret (%s)", s->exits_note ? s->exits_note : s->plan.exits_note);
+		else
+			ct_writer_meta(w, "plan.exits", "auto: %zu of %zu functions observed from their callers",
+				       s->plan.in_caller, s->plan.funcs.n);
+	}
 	if (s->plan.skipped.n) {
 		char *names = ct_plan_skipped_names(&s->plan, 32);
 		ct_writer_meta(w, "plan.skipped", "%zu: %s", s->plan.skipped.n, names);
@@ -165,7 +171,8 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 	for (size_t k = 0; k < s->nlibs; k++)
 		if (!s->libs[k].trace.n)
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
-	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1]};
+	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1],
+				     .exits = in->exits, .go_markers = in->go_markers};
 	return 0;
 }
 
@@ -178,7 +185,7 @@ static int prepare_libraries(struct ct_session *s)
 		if (ct_target_open(&lb->target, lb->path))
 			return -1;
 		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
-					   .nexclude = lb->exclude.n};
+					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
 		lb->func_base = s->total_funcs;
@@ -238,9 +245,18 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	s->binary = xstrdup(binary);
 	if (ct_wasm_is_module(probe_path ? probe_path : binary))
 		return prepare_wasm(s);
-	struct ct_selection main_sel;
-	if (split_libraries(s, &o->sel, &main_sel, o->lib_pid))
+	struct ct_selection sel = o->sel, main_sel;
+	/* Record-time limits keep shadow stacks in the kernel that follow the
+	 * callee-side rules only: with them, exits stay at RET. */
+	bool shadow = o->max_depth || o->min_dur_ns || o->nroots || o->sample_n > 1 || o->sample_g_n > 1;
+	if (shadow && sel.exits == CT_EXITS_AUTO) {
+		sel.exits = CT_EXITS_RET;
+		s->exits_note = "record-time limits (their kernel-side stacks follow RET probes)";
+	}
+	sel.go_markers = !shadow;
+	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
+	main_sel.args = &s->o.args;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
@@ -317,7 +333,8 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (!s->probes)
 		return -1;
 	for (size_t i = 0; s->plan.fetch && i < s->plan.sites.n; i++)
-		if (s->plan.fetch[i] && ct_probes_set_fetch(s->probes, (uint32_t)i, &s->plan.fetch[i]->prog))
+		if (s->plan.fetch[i] && ct_site_is_probe(&s->plan.sites.v[i]) &&
+		    ct_probes_set_fetch(s->probes, (uint32_t)i, &s->plan.fetch[i]->prog))
 			return -1;
 	s->compact = xmalloc(CT_MAX_PAYLOAD * 2);
 	uint64_t t3 = now_mono_ns();
@@ -347,8 +364,20 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	if (!n)
 		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
+	for (size_t k = 0; k < plan->planned.n; k++) {
+		uint64_t key = plan->planned.v[k];
+		if (ct_probes_add_planned(s->probes, CT_PLANNED_KEY((key >> 32) + site_base, (uint32_t)key))) {
+			free(eo);
+			free(ec);
+			free(xo);
+			free(xc);
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_plan_site *site = &plan->sites.v[i];
+		if (!ct_site_is_probe(site))
+			continue; /* applied with the probe whose `next` names it */
 		struct ct_cookie_parts cp = {0};
 		cp.site = site_base + (uint32_t)i;
 		cp.gsrc = site->gsrc;
@@ -359,7 +388,8 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
 		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn);
 		uint64_t cookie = CT_COOKIE(cp);
-		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT) {
+		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
+		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
 		} else {
@@ -425,6 +455,10 @@ static int write_tables(struct ct_session *s, size_t from, size_t to)
 				fs[sb - sb0 + i].func = fb + st[i].func;
 			if (st[i].target_func != CT_NOFUNC)
 				fs[sb - sb0 + i].target_func = fb + st[i].target_func;
+			if (st[i].call_site != UINT32_MAX)
+				fs[sb - sb0 + i].call_site = sb + st[i].call_site;
+			if (st[i].next != UINT32_MAX)
+				fs[sb - sb0 + i].next = sb + st[i].next;
 		}
 		free(f);
 		free(st);
@@ -527,6 +561,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	lb->ino = st.st_ino;
 	struct ct_selection sel = s->main_sel;
 	sel.lenient = true;
+	sel.args = NULL; /* no captures in exec'd binaries */
 	if (ct_target_open(&lb->target, exe) || ct_plan_build(&lb->plan, &lb->target, &sel)) {
 		ct_debug("--follow: not tracing %s: %s", target, ct_error());
 		if (lb->target.elf.path)
@@ -846,6 +881,8 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		s->stop_reason = "--max-size reached";
 	ct_writer_stat(s->w, "cut", "%llu",
 		       (unsigned long long)(counter(s, CT_CNT_CUT) + s->cut_size));
+	if (s->plan.in_caller)
+		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)

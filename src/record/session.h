@@ -71,6 +71,7 @@ struct ct_session {
 	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
+	const char *exits_note;    /* why --exit=auto became ret */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

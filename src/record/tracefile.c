@@ -157,6 +157,10 @@ void ct_writer_tables(struct ct_writer *w, const struct ct_file_func *funcs, siz
 		buf_uvar(&b, sites[i].func + 1ULL);
 		buf_u8(&b, sites[i].kind);
 		buf_uvar(&b, sites[i].target_func + 1ULL);
+		buf_svar(&b, sites[i].key_adj);
+		buf_uvar(&b, sites[i].call_site + 1ULL);
+		buf_uvar(&b, sites[i].next + 1ULL);
+		buf_u8(&b, sites[i].flags);
 	}
 	write_chunk(w, CT_CHUNK_SITES, b.p, b.n, (uint32_t)nsites);
 	buf_free(&b);
@@ -494,7 +498,18 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 		s->func = (uint32_t)(rd_uvar(&r) - 1);
 		s->kind = rd_u8(&r);
 		s->target_func = (uint32_t)(rd_uvar(&r) - 1);
-		if (s->id != t->nsites || (s->func != CT_NOFUNC && s->func >= t->nfuncs))
+		s->key_adj = 0;
+		s->call_site = s->next = UINT32_MAX;
+		s->flags = 0;
+		if (t->version >= 4) {
+			s->key_adj = (int32_t)rd_svar(&r);
+			s->call_site = (uint32_t)(rd_uvar(&r) - 1);
+			s->next = (uint32_t)(rd_uvar(&r) - 1);
+			s->flags = rd_u8(&r);
+		}
+		if (s->id != t->nsites || (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
+		    s->kind >= CT_SITE_NKINDS || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
+		    (s->next != UINT32_MAX && s->next >= old + n))
 			r.bad = true;
 		t->nsites++;
 	}
@@ -680,6 +695,7 @@ int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path)
 	}
 	if (hs < HEADER_SIZE || fseek(t->f, hs, SEEK_SET))
 		return bad_file(t, "bad header size");
+	t->version = ver;
 
 	struct ct_buf b = {0};
 	bool have_funcs = false, have_sites = false;

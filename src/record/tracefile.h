@@ -15,7 +15,8 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 3 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values */
+#define CT_FILE_VERSION 4 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+			    4: caller-side sites (key_adj, call_site, next, flags) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -37,12 +38,23 @@ struct ct_file_func {
 	uint32_t flags; /* CT_FN_* of target.h */
 };
 
+/* ct_file_site.flags */
+#define CT_SITEF_TAILPOS 0x1   /* CALL: the call is in tail position in a traced
+				  caller: it ends when that caller's frame ends */
+#define CT_SITEF_COMPANION 0x2 /* not probed itself: another role of the probe
+				  whose `next` chain names it (same instant) */
+#define CT_SITEF_STEPPED 0x4   /* RETSITE: single-stepped, not emulated */
+
 struct ct_file_site {
 	uint32_t id;
 	uint64_t addr;
-	uint32_t func;        /* traced function, or CT_NOFUNC (goexit) */
+	uint32_t func;        /* traced function, or CT_NOFUNC (markers) */
 	uint8_t kind;         /* enum ct_site_kind */
 	uint32_t target_func; /* TAIL: traced target function or CT_NOFUNC */
+	int32_t key_adj;      /* added to an event's key: the callee frame's key */
+	uint32_t call_site;   /* RETSITE: the CALL site it closes, else UINT32_MAX */
+	uint32_t next;        /* the next role of the same probe, else UINT32_MAX */
+	uint8_t flags;        /* CT_SITEF_* */
 };
 
 /* An event as read back.  kind is from the site table, or LOST, or PROC. */
@@ -120,6 +132,7 @@ struct ct_trace {
 	struct ct_file_site *sites;
 	size_t nsites;
 	long data_start;  /* file offset of the first chunk after the tables */
+	uint32_t version; /* of the file format */
 	bool truncated;   /* the last chunk was incomplete or damaged */
 	uint64_t first_ts;/* from meta "clock.start_ns" */
 	struct ct_typetab types;           /* argument types */

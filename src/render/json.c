@@ -94,6 +94,10 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_put(out, "\"", 1);
 	if (c->tail)
 		buf_cstr(out, ",\"tail\":true");
+	/* entered from a call site the plan did not know (--exit=auto): its
+	 * end is the next event of its goroutine/thread that is not deeper */
+	if (c->unplanned)
+		buf_cstr(out, ",\"unplanned\":true");
 	/* C called through cgo runs on the thread's system stack for goroutine
 	 * goid: its depth counts on that stack, apart from the goroutine's */
 	if (c->sysstack)

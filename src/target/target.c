@@ -264,6 +264,7 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		t->tls_source = "code";
 	}
 
+	t->go_text_start = pcln->text_start;
 	struct sym_collect syms = read_symbols(t);
 	t->funcs = xcalloc(pcln->nfuncs, sizeof(*t->funcs));
 	for (size_t i = 0; i < pcln->nfuncs; i++) {

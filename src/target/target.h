@@ -44,6 +44,7 @@ struct ct_target {
 	const char *funcs_source; /* "pclntab+symtab", "pclntab", "symtab", "dynsym" */
 	bool has_dwarf;
 	struct ct_rust rust;   /* lang C: a Rust program, and its own crates */
+	uint64_t go_text_start; /* Go: runtime.text, the base of method tables' text offsets */
 	struct ct_func *funcs; /* sorted by entry */
 	size_t nfuncs;
 	size_t ncfuncs;        /* Go binaries: C functions among them (cgo) */

@@ -216,16 +216,16 @@ int ct_wasm_plan_build(struct ct_wasm_plan *p, const struct ct_wasm_target *t, c
 			  (any || wants(ao->args, ao->nargs, name));
 		in.rets = capture && !t->go && ty->nresults && all_numeric(ty->results, ty->nresults) &&
 			  (any || wants(ao->rets, ao->nrets, name));
-		struct ct_file_site se = {(uint32_t)fs.n, m->funcs[f].body, fid, CT_SITE_ENTRY, CT_NOFUNC};
+		struct ct_file_site se = {(uint32_t)fs.n, m->funcs[f].body, fid, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};
 		CT_VEC_PUSH(fs, se);
 		CT_VEC_PUSH(fetch, in.args ? values_fetch(ty->params, ty->nparams, false) : NULL);
 		struct ct_file_site sx = {(uint32_t)fs.n, m->funcs[f].body + m->funcs[f].body_size - 1, fid, CT_SITE_RET,
-					  CT_NOFUNC};
+					  CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};
 		CT_VEC_PUSH(fs, sx);
 		CT_VEC_PUSH(fetch, in.rets ? values_fetch(ty->results, ty->nresults, true) : NULL);
 		if (t->go && t->gw.cfg.nmorestack) {
 			in.restart_site = (uint32_t)fs.n;
-			struct ct_file_site sr = {(uint32_t)fs.n, m->funcs[f].body, fid, CT_SITE_RESTART, CT_NOFUNC};
+			struct ct_file_site sr = {(uint32_t)fs.n, m->funcs[f].body, fid, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};
 			CT_VEC_PUSH(fs, sr);
 			CT_VEC_PUSH(fetch, NULL);
 		}
@@ -237,7 +237,7 @@ int ct_wasm_plan_build(struct ct_wasm_plan *p, const struct ct_wasm_target *t, c
 		if (strcmp(ct_wasm_name(t, f), "runtime.goexit1") || selected(t, f, sel) || !t->traceable[f])
 			continue;
 		struct ct_wasm_instr in = {f, (uint32_t)fs.n, CT_WASM_NOSITE, CT_WASM_NOSITE, false, false};
-		struct ct_file_site sg = {(uint32_t)fs.n, m->funcs[f].body, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC};
+		struct ct_file_site sg = {(uint32_t)fs.n, m->funcs[f].body, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};
 		CT_VEC_PUSH(fs, sg);
 		CT_VEC_PUSH(fetch, NULL);
 		size_t at = p->fns.n;
@@ -290,7 +290,7 @@ int ct_wasm_list(const char *path, const char **globs, size_t nglobs, const char
 	struct ct_wasm_target t;
 	if (ct_wasm_target_open(&t, path))
 		return -1;
-	struct ct_selection sel = {globs, nglobs, excl, nexcl, true};
+	struct ct_selection sel = {.trace = globs, .ntrace = nglobs, .exclude = excl, .nexclude = nexcl, .lenient = true};
 	printf("# %s: WebAssembly module, %s, %u functions (%u imported)%s\n", path,
 	       t.m.go_js ? "Go js/wasm" : t.go ? "Go WASI" : t.m.wasi ? "WASI" : "no WASI imports", t.m.nfuncs,
 	       t.m.nimported,

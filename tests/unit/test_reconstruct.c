@@ -33,21 +33,21 @@ enum {
 };
 
 static const struct ct_file_site sites[NSITES] = {
-	{S_A_ENT, 0x1000, FA, CT_SITE_ENTRY, CT_NOFUNC},
-	{S_A_RET, 0x1010, FA, CT_SITE_RET, CT_NOFUNC},
-	{S_B_ENT, 0x2000, FB, CT_SITE_ENTRY, CT_NOFUNC},
-	{S_B_RET, 0x2010, FB, CT_SITE_RET, CT_NOFUNC},
-	{S_C_ENT, 0x3000, FC, CT_SITE_ENTRY, CT_NOFUNC},
-	{S_C_RET, 0x3010, FC, CT_SITE_RET, CT_NOFUNC},
-	{S_D_ENT, 0x4000, FD, CT_SITE_ENTRY, CT_NOFUNC},
-	{S_D_RET, 0x4010, FD, CT_SITE_RET, CT_NOFUNC},
-	{S_A_RESTART, 0x1020, FA, CT_SITE_RESTART, CT_NOFUNC},
-	{S_A_TAIL_B, 0x1030, FA, CT_SITE_TAIL, FB},
-	{S_A_TAIL_OUT, 0x1040, FA, CT_SITE_TAIL, CT_NOFUNC},
-	{S_GOEXIT, 0x9000, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC},
-	{S_B_TAIL_OUT, 0x2020, FB, CT_SITE_TAIL, CT_NOFUNC},
-	{S_B_TAIL_C, 0x2030, FB, CT_SITE_TAIL, FC},
-	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC},
+	{S_A_ENT, 0x1000, FA, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_A_RET, 0x1010, FA, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_B_ENT, 0x2000, FB, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_B_RET, 0x2010, FB, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_C_ENT, 0x3000, FC, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_C_RET, 0x3010, FC, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_D_ENT, 0x4000, FD, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_D_RET, 0x4010, FD, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_A_RESTART, 0x1020, FA, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_A_TAIL_B, 0x1030, FA, CT_SITE_TAIL, FB, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_A_TAIL_OUT, 0x1040, FA, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_GOEXIT, 0x9000, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_B_TAIL_OUT, 0x2020, FB, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_B_TAIL_C, 0x2030, FB, CT_SITE_TAIL, FC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 };
 
 #define PID 100
@@ -965,6 +965,269 @@ TEST(recon_stats_mixed)
 	CHECK_EQ_U(st->max_depth, 4);
 	CHECK_EQ_U(st->threads, 2);
 	CHECK_EQ_U(st->returned + st->unwound + st->unfinished + st->cut_by_loss, st->calls);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* ---- calls observed from the caller (--exit=auto) ----
+ * A is traced callee-side (ENTRY, RET); B, C, D from their callers: CALL
+ * sites (key_adj 8: the return address the call pushes) and RETSITE probes
+ * after them.  Event keys below are the raw keys of the probed instruction;
+ * the reconstruction adds each role's key_adj. */
+enum {
+	C_A_ENT,
+	C_A_RET,
+	C_B_CALL1,   /* A calls B */
+	C_B_EXIT1,   /* ... returns here */
+	C_C_CALL_TP, /* B calls C in tail position: C ends with B */
+	C_B_CALL2,   /* A calls B again */
+	C_B_EXIT2,   /* ... returns to a probe that is also the call of D: */
+	C_D_CALL,    /* (companion of C_B_EXIT2) */
+	C_D_EXIT,
+	C_C_CHECK,   /* C's own entry: a call nobody planned */
+	C_RECOVER,   /* runtime.recovery */
+	C_DEFERRET,  /* runtime.deferreturn's entry */
+	NCSITES
+};
+
+#define CS(id, addr, func, kind, adj, call, next, flags) {id, addr, func, kind, CT_NOFUNC, adj, call, next, flags}
+static const struct ct_file_site csites[NCSITES] = {
+	CS(C_A_ENT, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_A_RET, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_B_CALL1, 0x1100, FB, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_B_EXIT1, 0x1108, FB, CT_SITE_RETSITE, 8, C_B_CALL1, UINT32_MAX, 0),
+	CS(C_C_CALL_TP, 0x2100, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_TAILPOS),
+	CS(C_B_CALL2, 0x1180, FB, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_B_EXIT2, 0x1200, FB, CT_SITE_RETSITE, 8, C_B_CALL2, C_D_CALL, 0),
+	CS(C_D_CALL, 0x1200, FD, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_COMPANION),
+	CS(C_D_EXIT, 0x1205, FD, CT_SITE_RETSITE, 8, C_D_CALL, UINT32_MAX, 0),
+	CS(C_C_CHECK, 0x3004, FC, CT_SITE_CHECK, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_RECOVER, 0x9100, CT_NOFUNC, CT_SITE_RECOVER, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_DEFERRET, 0x9200, CT_NOFUNC, CT_SITE_DEFERRET, 0, UINT32_MAX, UINT32_MAX, 0),
+};
+
+static struct ct_recon *new_crecon(bool go)
+{
+	col_reset();
+	return ct_recon_new(csites, NCSITES, go, &ops, NULL);
+}
+
+static void cevf(struct ct_recon *r, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key, uint32_t site,
+		 uint16_t flags)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ts;
+	e.goid = goid;
+	e.key = key;
+	e.pid = PID;
+	e.tid = tid;
+	e.site = site;
+	e.kind = csites[site].kind;
+	e.flags = flags;
+	ct_recon_event(r, &e);
+}
+
+static void cev(struct ct_recon *r, uint64_t ts, uint64_t key, uint32_t site)
+{
+	cevf(r, ts, 0, 7, key, site, 0);
+}
+
+/* A { B { C (tail position) } }: B's return site closes B and C with it. */
+TEST(recon_caller_side_nesting_and_tail_position)
+{
+	struct ct_recon *r = new_crecon(false);
+	cev(r, 100, 100, C_A_ENT);
+	cev(r, 110, 112, C_B_CALL1);   /* B's frame: 120 */
+	cev(r, 120, 132, C_C_CALL_TP); /* C's frame: 140 */
+	cev(r, 130, 112, C_B_EXIT1);   /* B returned; C, in tail position in B, with it */
+	cev(r, 200, 100, C_A_RET);
+	NREC(6);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	CHECK_EQ_U(col.v[1].c.key, 120);
+	EXP_ENTER(2, FC, 2, 2, 120, false);
+	CHECK_EQ_U(col.v[2].c.key, 140);
+	EXP_EXIT(3, FC, 2, RET, 2, 120, 130, false, true);
+	EXP_EXIT(4, FB, 1, RET, 1, 110, 130, false, false);
+	CHECK_EQ_U(col.v[4].c.exit_site, C_B_EXIT1);
+	EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->returned_at_retsite, 1);
+	CHECK_EQ_U(st->returned_with_caller, 1);
+	CHECK_EQ_U(st->returned_at_ret, 1);
+	CHECK_EQ_U(st->unmatched_exits, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A tail-position call whose caller was unwound (a longjmp out of the
+ * chain) is unwound too; one whose caller's RET comes returns with it. */
+TEST(recon_tail_position_follows_its_caller)
+{
+	struct ct_recon *r = new_crecon(false);
+	cev(r, 100, 100, C_A_ENT);
+	cev(r, 110, 112, C_B_CALL1);
+	cev(r, 120, 132, C_C_CALL_TP);
+	cev(r, 200, 100, C_A_RET); /* B never returned: B and C unwound */
+	NREC(6);
+	EXP_EXIT(3, FC, 2, UNW, 2, 120, 200, false, true);
+	EXP_EXIT(4, FB, 1, UNW, 1, 110, 200, false, false);
+	EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
+	ct_recon_free(r);
+	/* C in tail position in a callee-side A: A's RET ends it */
+	static const struct ct_file_site tp[] = {
+		CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(1, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(2, 0x1100, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_TAILPOS),
+	};
+	col_reset();
+	r = ct_recon_new(tp, 3, false, &ops, NULL);
+	struct ct_rec_event e = {0};
+	e.pid = PID, e.tid = 7;
+	e.ts = 100, e.key = 100, e.site = 0, e.kind = CT_SITE_ENTRY;
+	ct_recon_event(r, &e);
+	e.ts = 110, e.key = 112, e.site = 2, e.kind = CT_SITE_CALL;
+	ct_recon_event(r, &e);
+	e.ts = 150, e.key = 100, e.site = 1, e.kind = CT_SITE_RET;
+	ct_recon_event(r, &e);
+	NREC(4);
+	EXP_EXIT(2, FC, 1, RET, 1, 110, 150, false, true);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 150, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* The return site runs without the call (a loop entered in the middle, a
+ * jump table): nothing open at the key from that call site, nothing ends. */
+TEST(recon_return_site_without_its_call)
+{
+	struct ct_recon *r = new_crecon(false);
+	cev(r, 100, 100, C_A_ENT);
+	cev(r, 105, 112, C_B_EXIT1); /* before any call */
+	cev(r, 110, 112, C_B_CALL1);
+	cev(r, 120, 112, C_B_EXIT1);
+	cev(r, 125, 112, C_B_EXIT1); /* again, through the loop's back edge */
+	cev(r, 130, 112, C_B_CALL1);
+	cev(r, 135, 112, C_B_EXIT2); /* another call site's exit: not B's call */
+	cev(r, 140, 112, C_B_EXIT1);
+	cev(r, 200, 100, C_A_RET);
+	NREC(8);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, false, true);
+	/* C_B_EXIT2 is not B's call site: it closes nothing, but its companion
+	 * (the call of D) finds B's frame open at D's key: unwound */
+	EXP_EXIT(4, FB, 1, UNW, 2, 130, 135, false, true);
+	EXP_ENTER(5, FD, 1, 3, 135, false);
+	EXP_EXIT(6, FD, 1, UNW, 3, 135, 200, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* One probe, two roles: the exit of one call is the next call. */
+TEST(recon_companion_roles_in_order)
+{
+	struct ct_recon *r = new_crecon(false);
+	const uint8_t pay[] = {5, 6, 7};
+	cev(r, 100, 100, C_A_ENT);
+	cev(r, 110, 112, C_B_CALL2);
+	struct ct_rec_event e = {0};
+	e.ts = 120, e.key = 112, e.pid = PID, e.tid = 7, e.site = C_B_EXIT2, e.kind = CT_SITE_RETSITE;
+	e.payload = pay, e.payload_len = sizeof(pay);
+	ct_recon_event(r, &e);
+	cev(r, 130, 112, C_D_EXIT);
+	cev(r, 200, 100, C_A_RET);
+	NREC(6);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, false, true);
+	/* the payload serves both: B's results, D's arguments */
+	CHECK_EQ_U(col.v[2].c.ret_len, 3);
+	EXP_ENTER(3, FD, 1, 2, 120, false);
+	CHECK_EQ_U(col.v[3].c.args_len, 3);
+	CHECK_EQ_U(col.v[3].c.entry_site, C_D_CALL);
+	EXP_EXIT(4, FD, 1, RET, 2, 120, 130, false, true);
+	EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A call instruction finds a frame at its callee's key: that call's end was
+ * never seen (a longjmp to the caller): unwound, not a tail call. */
+TEST(recon_call_over_a_stale_frame)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_B_CALL1, 0);
+	cevf(r, 120, 5, 7, 112, C_B_CALL2, 0);
+	cevf(r, 130, 5, 7, 112, C_B_EXIT2, 0);
+	NREC(6);
+	EXP_EXIT(2, FB, 1, UNW, 1, 110, 120, false, true);
+	EXP_ENTER(3, FB, 1, 2, 120, false);
+	EXP_EXIT(4, FB, 1, RET, 2, 120, 130, false, true);
+	CHECK_EQ_U(col.v[5].type, 'E'); /* D, the companion */
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A call from a call site nobody planned: its own entry says so (CHECK);
+ * it ends at the first event of its thread that is not deeper. */
+TEST(recon_unplanned_call)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 111, 5, 7, 120, C_C_CHECK, 0); /* morestack re-ran its entry: the same call */
+	cevf(r, 115, 5, 7, 132, C_B_CALL1, 0); /* a call inside it: deeper */
+	cevf(r, 118, 5, 7, 132, C_B_EXIT1, 0);
+	cevf(r, 130, 5, 7, 112, C_B_CALL1, 0); /* back at A's level: C has ended */
+	cevf(r, 140, 5, 7, 112, C_B_EXIT1, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_ENTER(1, FC, 1, 1, 110, false);
+	CHECK(col.v[1].c.unplanned);
+	EXP_ENTER(2, FB, 2, 2, 115, false);
+	CHECK(!col.v[2].c.unplanned);
+	EXP_EXIT(3, FB, 2, RET, 2, 115, 118, false, true);
+	EXP_EXIT(4, FC, 1, RET, 1, 110, 130, false, false);
+	CHECK(col.v[4].c.unplanned);
+	EXP_ENTER(5, FB, 1, 3, 130, false);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unplanned, 1);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A recovered panic (runtime.recovery, on the system stack) resumes A at a
+ * return site of its call of B: B and what B called were unwound. */
+TEST(recon_recovered_panic_resumes_at_a_return_site)
+{
+	for (int via = 0; via < 2; via++) {
+		struct ct_recon *r = new_crecon(true);
+		cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+		cevf(r, 110, 5, 7, 112, C_B_CALL1, 0);
+		cevf(r, 120, 5, 7, 132, C_C_CALL_TP, 0);
+		cevf(r, 130, 5, 8, 900, C_RECOVER, CT_EV_SYSSTACK); /* on g0, another thread */
+		if (via == 0)
+			cevf(r, 140, 5, 8, 112, C_B_EXIT1, 0); /* resumes at the return site */
+		else
+			cevf(r, 140, 5, 8, 120, C_DEFERRET, 0); /* or calls deferreturn first */
+		cevf(r, 150, 5, 8, 112, C_B_EXIT1, 0);
+		cevf(r, 200, 5, 8, 100, C_A_RET, 0);
+		NREC(6);
+		EXP_EXIT(3, FC, 2, UNW, 2, 120, 140, false, true);
+		EXP_EXIT(4, FB, 1, UNW, 1, 110, 140, false, false);
+		EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
+		ct_recon_free(r);
+		col_reset();
+	}
+	/* deferreturn without a recovered panic: nothing happens */
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_B_CALL1, 0);
+	cevf(r, 115, 5, 7, 120, C_DEFERRET, 0);
+	cevf(r, 120, 5, 7, 112, C_B_EXIT1, 0);
+	NREC(3);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, false, true);
 	ct_recon_free(r);
 	col_reset();
 }

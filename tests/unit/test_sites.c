@@ -4,6 +4,7 @@
 #include "unit.h"
 
 #include "plan/sites.h"
+#include "target/types.h"
 #include "util/util.h"
 
 #define BASE 0x401000ULL
@@ -605,4 +606,146 @@ TEST(sites_refused_entry)
 	CHECK(strstr(ct_error(), "first instruction") && strstr(ct_error(), "vmovd"));
 	CHECK_EQ_I(find(lock_ret, sizeof(lock_ret), CT_ABI_C, &s), -1);
 	CHECK(strstr(ct_error(), "exit at +0x2") && strstr(ct_error(), "segment prefix"));
+}
+
+/* ---- exits observed at return sites (ct_exit_walk) ---- */
+
+/* Go main.fib (go1.19), after its first recursive call: the result (RAX) is
+ * stored to 0x8(SP), then RAX is reused for the second call's argument. */
+TEST(exit_walk_go_fib_first_call)
+{
+	static const uint8_t code[] = {
+		0x48, 0x89, 0x44, 0x24, 0x08, /* +00 mov %rax,0x8(%rsp) */
+		0x48, 0x8b, 0x4c, 0x24, 0x20, /* +05 mov 0x20(%rsp),%rcx */
+		0x48, 0x83, 0xc1, 0xfe,       /* +0a add $-2,%rcx */
+		0x48, 0x89, 0xc8,             /* +0e mov %rcx,%rax */
+		0xe8, 0xb5, 0xff, 0xff, 0xff, /* +11 call (the second fib) */
+	};
+	struct ct_exit_walk w;
+	ct_exit_walk(code, sizeof(code), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 0x11);
+	CHECK_EQ_I(w.sp_delta, 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_STACK); /* the result, where it was saved */
+	CHECK_EQ_I(w.loc[CT_RAX].stack_off, 8);
+	CHECK_EQ_I(w.loc[CT_RCX].reg, CT_LOC_LOST);
+	CHECK_EQ_I(w.loc[CT_RBX].reg, CT_RBX);
+	CHECK(w.written == ((1u << CT_RAX) | (1u << CT_RCX)));
+	CHECK(w.stack_written && !w.mem_written);
+	CHECK_EQ_U(w.first_site, BASE);
+	CHECK(!w.first_emulated);
+}
+
+/* ... and after the second: the caller adds and returns. */
+TEST(exit_walk_tail_position)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x4c, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rcx */
+		0x48, 0x01, 0xc8,             /* +05 add %rcx,%rax */
+		0x48, 0x8b, 0x6c, 0x24, 0x10, /* +08 mov 0x10(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x18,       /* +0d add $0x18,%rsp */
+		0xc3,                         /* +11 ret */
+	};
+	static const uint8_t leave_ret[] = {
+		0xc9, /* leave (SP from RBP: not followed) */
+		0xc3, /* ret */
+	};
+	struct ct_exit_walk w;
+	ct_exit_walk(code, sizeof(code), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
+	CHECK_EQ_U(w.first_site, BASE);
+	ct_exit_walk(leave_ret, sizeof(leave_ret), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
+}
+
+TEST(exit_walk_sp_and_registers)
+{
+	/* add/pop move SP; the site's delta says how far */
+	static const uint8_t pops[] = {
+		0x48, 0x83, 0xc4, 0x08,       /* +0 add $8,%rsp */
+		0x5b,                         /* +4 pop %rbx */
+		0xe9, 0x00, 0x10, 0x00, 0x00, /* +5 jmp (tail jump out) */
+	};
+	/* register copies follow the value; a write elsewhere kills slots */
+	static const uint8_t moves[] = {
+		0x48, 0x89, 0xc3,       /* +0 mov %rax,%rbx */
+		0x48, 0x89, 0x04, 0x24, /* +3 mov %rax,(%rsp) */
+		0x48, 0x89, 0x07,       /* +7 mov %rax,(%rdi) */
+		0x31, 0xc0,             /* +a xor %eax,%eax */
+		0x90,                   /* +c nop */
+	};
+	/* an indirect call comes first: the return address, single-stepped */
+	static const uint8_t indirect[] = {
+		0x48, 0x89, 0xc7, /* +0 mov %rax,%rdi */
+		0xff, 0xd1,       /* +3 call *%rcx */
+	};
+	/* the return address cannot take a probe, nothing after it either */
+	static const uint8_t refused[] = {
+		0xc5, 0xf9, 0xef, 0xc0, /* vpxor %xmm0,%xmm0,%xmm0 */
+		0xff, 0xd0,             /* call *%rax */
+	};
+	/* a push is emulated: the site is the push, before it runs */
+	static const uint8_t push[] = {
+		0x48, 0x89, 0xc6, /* +0 mov %rax,%rsi */
+		0x53,             /* +3 push %rbx */
+	};
+	struct ct_exit_walk w;
+	ct_exit_walk(pops, sizeof(pops), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 5);
+	CHECK_EQ_I(w.sp_delta, 16);
+	CHECK_EQ_I(w.loc[CT_RBX].reg, CT_LOC_LOST);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+	ct_exit_walk(moves, sizeof(moves), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 0xc);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RBX);
+	CHECK(w.mem_written && w.stack_written);
+	ct_exit_walk(indirect, sizeof(indirect), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_STEPPED);
+	CHECK_EQ_U(w.site, BASE);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+	ct_exit_walk(refused, sizeof(refused), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_NONE);
+	CHECK_EQ_U(w.first_site, 0);
+	ct_exit_walk(push, sizeof(push), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 3);
+	CHECK_EQ_I(w.sp_delta, 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+}
+
+struct refs_seen {
+	struct ct_code_ref r[16];
+	int n;
+};
+
+static void collect_ref(void *ctx, const struct ct_code_ref *r)
+{
+	struct refs_seen *s = ctx;
+	if (s->n < 16)
+		s->r[s->n++] = *r;
+}
+
+TEST(scan_refs_calls_jumps_addresses)
+{
+	static const uint8_t code[] = {
+		0xe8, 0xfb, 0x0f, 0x00, 0x00,             /* +00 call 0x402000 */
+		0x48, 0x8d, 0x05, 0xf4, 0x1f, 0x00, 0x00, /* +05 lea 0x403000(%rip),%rax */
+		0xbf, 0x00, 0x40, 0x40, 0x00,             /* +0c mov $0x404000,%edi */
+		0xeb, 0x00,                               /* +11 jmp 0x401013 */
+		0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0,       /* +13 data16 data16 rex.W call (not plain) */
+		0xff, 0x14, 0xc5, 0x00, 0x50, 0x40, 0x00, /* +1b call *0x405000(,%rax,8) */
+		0x06,                                     /* +22 (bad) */
+		0xc3,                                     /* +23 ret */
+	};
+	struct refs_seen s = {0};
+	CHECK_EQ_U(ct_scan_refs(code, sizeof(code), BASE, collect_ref, &s), 1);
+	CHECK_EQ_I(s.n, 6);
+	CHECK(s.r[0].kind == CT_REF_CALL && s.r[0].plain && s.r[0].target == 0x402000 && s.r[0].len == 5);
+	CHECK(s.r[1].kind == CT_REF_ADDR && s.r[1].target == 0x403000 && s.r[1].at == BASE + 5);
+	CHECK(s.r[2].kind == CT_REF_ADDR && s.r[2].target == 0x404000);
+	CHECK(s.r[3].kind == CT_REF_JUMP && s.r[3].target == BASE + 0x13);
+	CHECK(s.r[4].kind == CT_REF_CALL && !s.r[4].plain);
+	CHECK(s.r[5].kind == CT_REF_ADDR && s.r[5].target == 0x405000);
 }

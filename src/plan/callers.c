@@ -1,0 +1,584 @@
+/* --exit=auto: calls observed from the caller.  A traced function all of
+ * whose references are plain direct calls (`call rel32`) from code we can
+ * probe gets its entry at each call instruction (the kernel emulates it:
+ * ~1 us, where the callee's own entry is often single-stepped) and its exit
+ * at each call's return site: the first instruction after the return
+ * address, on the straight line, that the kernel emulates.  Its RETs -- a
+ * single-step each, ~20 us -- are not probed at all.
+ *
+ * The analysis must be conservative: a call we do not know of would have no
+ * exit.  So any other reference keeps the function on RET probes:
+ *   - code: an address operand (lea f(%rip), mov $f), a jump to it (a tail
+ *     call), a call with prefixes, a call from code that is never probed or
+ *     lies outside every known function;
+ *   - data: its address as an 8-byte word in any loaded data section (Go
+ *     funcvals and itabs, C function-pointer tables, .init_array), Go's
+ *     method tables (32-bit offsets from the start of text), dynamic
+ *     relocations, exported dynamic symbols, the ELF entry point.
+ * A function called from a function that calls setjmp (the caller may
+ * resume past any of its call sites after a longjmp) or from one with
+ * exception landing pads (a landing pad is not a return site) also keeps
+ * RET probes, and so does every function of a binary built by gccgo (split
+ * stacks).  See docs/ARCHITECTURE.md for the reconstruction rules. */
+#include "plan/plan.h"
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Calls to these return twice: a longjmp resumes right after them. */
+static const char *const returns_twice[] = {
+	"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx", "vfork", "getcontext",
+	"__getcontext", NULL,
+};
+
+static bool is_returns_twice(const char *name)
+{
+	for (const char *const *r = returns_twice; *r; r++)
+		if (!strcmp(name, *r))
+			return true;
+	return false;
+}
+
+struct callee {
+	char why[192]; /* non-empty: keeps RET probes, and why */
+	CT_VEC(struct ct_callsite) calls;
+};
+
+struct analysis {
+	const struct ct_target *t;
+	struct ct_plan *p;
+	struct callee *c;         /* per plan function */
+	struct ct_map by_entry;   /* traced entry -> plan index + 1 */
+	struct ct_map by_textoff; /* Go: entry - runtime.text -> plan index + 1 */
+	struct ct_map twice;      /* addresses of returns-twice functions and their PLT stubs */
+	struct ct_map twice_callers; /* entry of a function that calls one -> 1 */
+	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
+	struct ct_map plt_names;     /* GOT slot -> dynsym index + 1 (PLT stubs) */
+};
+
+static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
+{
+	if (a->c[j].why[0])
+		return; /* the first reason is enough */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->c[j].why, sizeof(a->c[j].why), fmt, ap);
+	va_end(ap);
+}
+
+static size_t traced(struct analysis *a, uint64_t addr)
+{
+	return (size_t)(uintptr_t)map_get(&a->by_entry, addr);
+}
+
+static void on_ref(void *ctx, const struct ct_code_ref *r)
+{
+	struct analysis *a = ctx;
+	const struct ct_func *g = a->cur;
+	size_t j1 = traced(a, r->target);
+	if (!j1) {
+		if (r->kind == CT_REF_CALL && g && map_get(&a->twice, r->target))
+			map_put(&a->twice_callers, g->entry, (void *)1);
+		return;
+	}
+	size_t j = j1 - 1;
+	if (!g) {
+		keep_ret(a, j, "referenced from code outside any known function (at 0x%llx)", (unsigned long long)r->at);
+		return;
+	}
+	switch (r->kind) {
+	case CT_REF_CALL:
+		if (!r->plain)
+			keep_ret(a, j, "called by a prefixed call instruction in %s (at 0x%llx)", g->name,
+				 (unsigned long long)r->at);
+		else if (g->flags & CT_FN_NOPROBE)
+			keep_ret(a, j, "called from %s, which is never probed", g->name);
+		else {
+			struct ct_callsite cs = {0};
+			cs.at = r->at;
+			cs.ret = r->at + r->len;
+			cs.caller = g;
+			cs.call_site = cs.exit_site = CT_NOSITE;
+			CT_VEC_PUSH(a->c[j].calls, cs);
+		}
+		break;
+	case CT_REF_JUMP:
+		if (r->target != g->entry) /* not its own restart jump */
+			keep_ret(a, j, "entered by a jump from %s (a tail call, at 0x%llx)", g->name,
+				 (unsigned long long)r->at);
+		break;
+	case CT_REF_ADDR:
+		keep_ret(a, j, "its address is taken in %s (at 0x%llx)", g->name, (unsigned long long)r->at);
+		break;
+	}
+}
+
+/* Every function's code, once per address (C aliases share one body). */
+static void scan_functions(struct analysis *a)
+{
+	const struct ct_target *t = a->t;
+	uint64_t last = UINT64_MAX;
+	for (size_t i = 0; i < t->nfuncs; i++) {
+		const struct ct_func *f = &t->funcs[i];
+		if (f->entry == last || f->end <= f->entry)
+			continue;
+		last = f->entry;
+		const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, f->end - f->entry);
+		if (!code)
+			continue;
+		a->cur = f;
+		ct_scan_refs(code, f->end - f->entry, f->entry, on_ref, a);
+	}
+	a->cur = NULL;
+}
+
+static void plt_ref(void *ctx, const struct ct_code_ref *r)
+{
+	struct analysis *a = ctx;
+	if (r->kind != CT_REF_ADDR)
+		return;
+	const char *name = map_get(&a->plt_names, r->target);
+	if (name && is_returns_twice(name))
+		map_put(&a->twice, r->at & ~0xfULL, (void *)1); /* stubs are 16-byte aligned */
+}
+
+/* Executable code outside every known function: PLT stubs (which name the
+ * returns-twice functions of dynamic binaries), .init, gaps. */
+static void scan_other_code(struct analysis *a)
+{
+	const struct ct_target *t = a->t;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(t->elf.elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(t->elf.elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !sh.sh_size || sh.sh_offset + sh.sh_size > t->elf.size)
+			continue;
+		const char *name = elf_strptr(t->elf.elf, shstrndx, sh.sh_name);
+		const uint8_t *base = t->elf.data + sh.sh_offset;
+		if (name && !strncmp(name, ".plt", 4)) {
+			ct_scan_refs(base, sh.sh_size, sh.sh_addr, plt_ref, a);
+			continue;
+		}
+		/* the gaps between functions */
+		uint64_t at = sh.sh_addr, end = sh.sh_addr + sh.sh_size;
+		while (at < end) {
+			const struct ct_func *f = ct_target_func_at(t, at);
+			if (f && f->end > at) {
+				at = f->end;
+				continue;
+			}
+			/* the next function's entry (sorted by entry) */
+			size_t lo = 0, hi = t->nfuncs;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (t->funcs[mid].entry <= at)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			uint64_t next = lo < t->nfuncs && t->funcs[lo].entry < end ? t->funcs[lo].entry : end;
+			a->cur = NULL;
+			ct_scan_refs(base + (at - sh.sh_addr), next - at, at, on_ref, a);
+			at = next;
+		}
+	}
+}
+
+static bool excluded_data(const char *name)
+{
+	static const char *const skip[] = {
+		".gopclntab", ".data.rel.ro.gopclntab", ".eh_frame", ".eh_frame_hdr", ".gcc_except_table",
+		".dynsym", ".dynstr", ".gnu.hash", ".hash", ".gnu.version", ".gnu.version_r", ".gnu.version_d",
+		".interp", ".gosymtab", ".go.buildinfo", ".dynamic", NULL,
+	};
+	if (!name || !strncmp(name, ".note", 5) || !strncmp(name, ".rela", 5) || !strncmp(name, ".rel.", 5) ||
+	    !strncmp(name, ".debug", 6) || !strncmp(name, ".zdebug", 7))
+		return true;
+	for (const char *const *s = skip; *s; s++)
+		if (!strcmp(name, *s))
+			return true;
+	return false;
+}
+
+/* Addresses in data: 8-byte words (every 4-byte boundary), and for Go
+ * 32-bit offsets from runtime.text (method tables). */
+static void scan_data(struct analysis *a)
+{
+	const struct ct_target *t = a->t;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(t->elf.elf, &shstrndx))
+		return;
+	bool go = t->lang == CT_LANG_GO && t->go_text_start;
+	while ((scn = elf_nextscn(t->elf.elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    (sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS || sh.sh_size < 4 ||
+		    sh.sh_offset + sh.sh_size > t->elf.size)
+			continue;
+		const char *name = elf_strptr(t->elf.elf, shstrndx, sh.sh_name);
+		if (excluded_data(name))
+			continue;
+		const uint8_t *d = t->elf.data + sh.sh_offset;
+		for (uint64_t off = (4 - (sh.sh_addr & 3)) & 3; off + 4 <= sh.sh_size; off += 4) {
+			uint32_t w32;
+			memcpy(&w32, d + off, 4);
+			if (!w32)
+				continue;
+			size_t j1 = 0;
+			if (off + 8 <= sh.sh_size) {
+				uint64_t w;
+				memcpy(&w, d + off, 8);
+				j1 = traced(a, w);
+			}
+			if (!j1 && go)
+				j1 = (size_t)(uintptr_t)map_get(&a->by_textoff, w32);
+			if (j1)
+				keep_ret(a, j1 - 1, "its address is stored in %s (at 0x%llx)", name,
+					 (unsigned long long)(sh.sh_addr + off));
+		}
+	}
+}
+
+/* Dynamic relocations and symbols; the ELF entry point. */
+static void scan_dynamic(struct analysis *a)
+{
+	const struct ct_target *t = a->t;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	if (gelf_getehdr(t->elf.elf, &eh)) {
+		size_t j1 = traced(a, eh.e_entry);
+		if (j1)
+			keep_ret(a, j1 - 1, "it is the program's entry point");
+	}
+	while ((scn = elf_nextscn(t->elf.elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			Elf_Data *data = elf_getdata(scn, NULL);
+			size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+			for (size_t i = 0; data && i < n; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				size_t j1 = traced(a, sym.st_value);
+				if (j1)
+					keep_ret(a, j1 - 1, "it is exported (a dynamic symbol: other modules may call it)");
+			}
+			continue;
+		}
+		if (sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		Elf_Scn *symscn = elf_getscn(t->elf.elf, sh.sh_link);
+		Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Rela rel;
+			if (!gelf_getrela(data, (int)i, &rel))
+				continue;
+			uint32_t type = GELF_R_TYPE(rel.r_info), si = GELF_R_SYM(rel.r_info);
+			uint64_t val = (uint64_t)rel.r_addend;
+			GElf_Sym sym;
+			if (si && syms && gelf_getsym(syms, (int)si, &sym)) {
+				if (sym.st_shndx != SHN_UNDEF)
+					val += sym.st_value;
+				if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {
+					/* the GOT slot a PLT stub jumps through */
+					GElf_Shdr ssh;
+					if (gelf_getshdr(symscn, &ssh)) {
+						const char *sn = elf_strptr(t->elf.elf, ssh.sh_link, sym.st_name);
+						if (sn)
+							map_put(&a->plt_names, rel.r_offset, (void *)sn);
+					}
+				}
+			}
+			size_t j1 = traced(a, val);
+			if (j1 && val)
+				keep_ret(a, j1 - 1, "its address is in a dynamic relocation (at 0x%llx)",
+					 (unsigned long long)rel.r_offset);
+		}
+	}
+}
+
+/* ---- C++ exceptions: functions with landing pads ----
+ * An exception caught (or cleaned up) in a caller resumes it at a landing
+ * pad with the callee's frame gone: if a return site lay on that path, the
+ * callee would look returned.  So calls made from functions that have a
+ * language-specific data area (their FDE in .eh_frame names an LSDA) keep
+ * RET probes.  The FDEs are read here: CIE augmentation "zPLR", pointer
+ * encodings of the DWARF EH format. */
+
+struct eh_rd {
+	const uint8_t *p, *end;
+	uint64_t base; /* address of the section start */
+	const uint8_t *start;
+	bool bad;
+};
+
+static uint64_t eh_uleb(struct eh_rd *r)
+{
+	uint64_t v = 0;
+	for (int sh = 0; r->p < r->end && sh < 64; sh += 7) {
+		uint8_t b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return v;
+}
+
+static int64_t eh_sleb(struct eh_rd *r)
+{
+	int64_t v = 0;
+	int sh = 0;
+	uint8_t b = 0x80;
+	while (r->p < r->end && (b & 0x80) && sh < 64) {
+		b = *r->p++;
+		v |= (int64_t)(b & 0x7f) << sh;
+		sh += 7;
+	}
+	if (sh < 64 && (b & 0x40))
+		v |= -((int64_t)1 << sh);
+	return v;
+}
+
+static uint64_t eh_fixed(struct eh_rd *r, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	uint64_t v = 0;
+	memcpy(&v, r->p, n);
+	r->p += n;
+	return v;
+}
+
+/* One pointer in encoding ENC (DW_EH_PE_*); APPLY false: the value alone
+ * (an FDE's range). */
+static uint64_t eh_ptr(struct eh_rd *r, uint8_t enc, bool apply)
+{
+	if (enc == 0xff)
+		return 0;
+	uint64_t at = r->base + (uint64_t)(r->p - r->start), v;
+	switch (enc & 0x0f) {
+	case 0x00: v = eh_fixed(r, 8); break;
+	case 0x01: v = eh_uleb(r); break;
+	case 0x02: v = eh_fixed(r, 2); break;
+	case 0x03: v = eh_fixed(r, 4); break;
+	case 0x04: v = eh_fixed(r, 8); break;
+	case 0x09: v = (uint64_t)eh_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)eh_fixed(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)eh_fixed(r, 4); break;
+	case 0x0c: v = eh_fixed(r, 8); break;
+	default: r->bad = true; return 0;
+	}
+	if (apply && (enc & 0x70) == 0x10)
+		v += at;
+	return v;
+}
+
+struct cie_info {
+	uint8_t fde_enc, lsda_enc;
+	bool aug_z, has_lsda;
+};
+
+static bool read_cie(const uint8_t *p, const uint8_t *end, struct eh_rd proto, struct cie_info *ci)
+{
+	struct eh_rd r = proto;
+	r.p = p;
+	r.end = end;
+	memset(ci, 0, sizeof(*ci));
+	ci->lsda_enc = 0xff;
+	uint8_t version = (uint8_t)eh_fixed(&r, 1);
+	const char *aug = (const char *)r.p;
+	size_t alen = strnlen(aug, (size_t)(r.end - r.p));
+	r.p += alen + 1;
+	if (r.p > r.end || strstr(aug, "eh"))
+		return false;
+	eh_uleb(&r);
+	eh_sleb(&r);
+	if (version == 1)
+		eh_fixed(&r, 1);
+	else
+		eh_uleb(&r);
+	if (aug[0] != 'z')
+		return !r.bad;
+	ci->aug_z = true;
+	eh_uleb(&r); /* augmentation data length */
+	for (size_t i = 1; i < alen && !r.bad; i++) {
+		switch (aug[i]) {
+		case 'L':
+			ci->lsda_enc = (uint8_t)eh_fixed(&r, 1);
+			ci->has_lsda = true;
+			break;
+		case 'P': {
+			uint8_t enc = (uint8_t)eh_fixed(&r, 1);
+			eh_ptr(&r, enc, true);
+			break;
+		}
+		case 'R':
+			ci->fde_enc = (uint8_t)eh_fixed(&r, 1);
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return false;
+		}
+	}
+	return !r.bad;
+}
+
+/* Marks the functions whose FDE names an LSDA (map: entry -> 1). */
+static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
+{
+	const struct ct_target *t = a->t;
+	GElf_Shdr sh;
+	const uint8_t *data;
+	if (!ct_elf_section(&t->elf, ".eh_frame", &sh, &data) || !data)
+		return;
+	struct eh_rd r = {data, data + sh.sh_size, sh.sh_addr, data, false};
+	while (r.p + 4 <= r.end) {
+		uint64_t len = eh_fixed(&r, 4);
+		if (len == 0)
+			break;
+		if (len == 0xffffffff)
+			len = eh_fixed(&r, 8);
+		const uint8_t *body = r.p, *next = body + len;
+		if (len > (uint64_t)(r.end - body))
+			break;
+		uint32_t id = (uint32_t)eh_fixed(&r, 4);
+		if (id != 0) { /* an FDE: id is the distance back to its CIE */
+			const uint8_t *cie = body - id;
+			struct cie_info ci;
+			/* past the CIE's length and id fields */
+			if (cie >= data && cie + 8 < r.end && read_cie(cie + 8, r.end, r, &ci) && ci.has_lsda) {
+				struct eh_rd f = r;
+				f.end = next;
+				uint64_t pc = eh_ptr(&f, ci.fde_enc, true);
+				eh_ptr(&f, ci.fde_enc & 0x0f, false);
+				if (ci.aug_z)
+					eh_uleb(&f);
+				uint64_t lsda = eh_ptr(&f, ci.lsda_enc, true);
+				const struct ct_func *fn = ct_target_func_at(t, pc);
+				if (!f.bad && lsda && fn)
+					map_put(with_lsda, fn->entry, (void *)1);
+			}
+		}
+		r.p = next;
+	}
+}
+
+/* Where the call's end is observed; false if nowhere. */
+static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
+{
+	const struct ct_func *g = cs->caller;
+	const uint8_t *code = ct_elf_bytes_at(&a->t->elf, cs->ret, g->end - cs->ret);
+	if (!code || g->end <= cs->ret)
+		return false;
+	ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
+	const struct ct_exit_walk *w = &cs->walk;
+	/* Tail position: the caller's own end closes the call, which needs the
+	 * caller traced (its end observed) and no results to read. */
+	bool caller_traced = traced(a, g->entry) != 0;
+	switch (w->how) {
+	case CT_EXIT_EMULATED:
+	case CT_EXIT_STEPPED:
+		cs->how = (uint8_t)w->how;
+		cs->exit = w->site;
+		cs->sp_delta = w->sp_delta;
+		return true;
+	case CT_EXIT_TAILPOS:
+		if (caller_traced && !results) {
+			cs->how = CT_EXIT_TAILPOS;
+			return true;
+		}
+		if (!w->first_site)
+			return false;
+		cs->how = CT_EXIT_STEPPED;
+		cs->exit = w->first_site;
+		cs->sp_delta = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
+void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel)
+{
+	const struct ct_target *t = p->t;
+	size_t n = p->funcs.n;
+	if (sel->exits == CT_EXITS_RET) {
+		p->exits_note = "--exit=ret";
+		return;
+	}
+	if (t->gccgo) {
+		p->exits_note = "gccgo binary: split stacks move frames, exits stay at RET";
+		return;
+	}
+	struct analysis a = {0};
+	a.t = t;
+	a.p = p;
+	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
+	for (size_t j = 0; j < n; j++) {
+		map_put(&a.by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
+		if (t->lang == CT_LANG_GO && t->go_text_start && p->funcs.v[j].fn->entry > t->go_text_start)
+			map_put(&a.by_textoff, p->funcs.v[j].fn->entry - t->go_text_start, (void *)(uintptr_t)(j + 1));
+	}
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (is_returns_twice(t->funcs[i].name))
+			map_put(&a.twice, t->funcs[i].entry, (void *)1);
+	scan_dynamic(&a); /* first: PLT slot names for the code scans */
+	scan_other_code(&a);
+	scan_functions(&a);
+	scan_data(&a);
+	struct ct_map with_lsda = {0};
+	scan_landing_pads(&a, &with_lsda);
+
+	for (size_t j = 0; j < n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		struct callee *c = &a.c[j];
+		if (!c->why[0] && !c->calls.n)
+			keep_ret(&a, j, "no direct call of it was found");
+		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
+			struct ct_callsite *cs = &c->calls.v[k];
+			if (map_get(&a.twice_callers, cs->caller->entry))
+				keep_ret(&a, j, "called from %s, which calls setjmp (a longjmp may resume it past the call)",
+					 cs->caller->name);
+			else if (map_get(&with_lsda, cs->caller->entry))
+				keep_ret(&a, j, "called from %s, which has exception landing pads (they are not return sites)",
+					 cs->caller->name);
+			else if (!choose_exit(&a, cs, pf->results))
+				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
+					 cs->caller->name, (unsigned long long)cs->at);
+		}
+		if (c->why[0]) {
+			pf->why = xstrdup(c->why);
+			CT_VEC_FREE(c->calls);
+			continue;
+		}
+		pf->in_caller = true;
+		pf->calls = c->calls.v;
+		pf->ncalls = c->calls.n;
+		p->in_caller++;
+	}
+	(void)found;
+	free(a.c);
+	map_free(&a.by_entry);
+	map_free(&a.by_textoff);
+	map_free(&a.twice);
+	map_free(&a.twice_callers);
+	map_free(&a.plt_names);
+	map_free(&with_lsda);
+}
