@@ -18,7 +18,7 @@ static void usage(FILE *f)
 		   "  -N, --exclude G   leave out functions matching G\n"
 		   "  -v, --verbose     also show every probe site with its instruction, and how\n"
 		   "                    each function's calls are observed (its exit mode and why)\n"
-		   "      --exit=auto|ret  plan as record --exit would (default auto)\n"
+		   "      --exit MODE   plan as record --exit MODE would: auto (default) or ret\n"
 		   "      --no-args     do not show the decoded signatures\n"
 		   "      --demangle M  C++/Rust names: simple (default), full (with parameters,\n"
 		   "                    Rust hash) or no (the mangled symbol); GLOBs match any form\n"

@@ -172,7 +172,7 @@ static void usage(FILE *f)
 		"                         not only the program (a daemon it starts too); once the\n"
 		"                         program has exited, Ctrl-C stops tracing the others\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
-		"      --exit=auto|ret    where calls are observed: auto (default) probes the call\n"
+		"      --exit MODE        where calls are observed: auto (default) probes the call\n"
 		"                         instruction and the first cheap one after it for\n"
 		"                         functions only ever called directly, RET probes for\n"
 		"                         the rest; ret probes every function's entry and RETs\n"

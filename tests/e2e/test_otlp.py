@@ -183,7 +183,9 @@ def test_record_endpoint_down_drops_and_counts():
     """Nothing listens: every span is dropped and counted, the program runs
     as usual and the record file is complete."""
     out = tmp("otlp-rec-down.data")
-    p, _ = record([fixture("c_core"), "slow", "50"], "--otlp-endpoint", f"http://127.0.0.1:{free_port()}", out=out)
+    # (--exit=ret: two events per call, which the count below relies on)
+    p, _ = record([fixture("c_core"), "slow", "50"], "--exit=ret", "--otlp-endpoint",
+                  f"http://127.0.0.1:{free_port()}", out=out)
     assert p.stdout.count("tick ") == 50 and p.returncode == 0, p.stdout[-200:]
     sent, _, dropped, why = summary(p.stderr)
     calls = [c for c in replay_json(out) if "func" in c]
