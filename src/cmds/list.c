@@ -105,12 +105,13 @@ static void insn_text(const struct ct_target *t, uint64_t addr, uint64_t end, ch
 		snprintf(text, n, "?");
 }
 
-/* "caller+0x30" */
+/* "caller+48 0x482ed0" */
 static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
 {
 	const struct ct_func *f = ct_target_func_at(t, addr);
 	if (f)
-		snprintf(out, n, "%s+%llu", f->name, (unsigned long long)(addr - f->entry));
+		snprintf(out, n, "%s+%llu 0x%llx", f->name, (unsigned long long)(addr - f->entry),
+			 (unsigned long long)addr);
 	else
 		snprintf(out, n, "0x%llx", (unsigned long long)addr);
 }
