@@ -176,7 +176,7 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'x':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
-				fprintf(stderr, "calltrace: --exit needs auto or ret, not '%s'\n", optarg);
+				fprintf(stderr, "calltrace: --exit is auto (default) or ret, not '%s'\n", optarg);
 				return 2;
 			}
 			exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;

@@ -575,7 +575,7 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2010:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
-				fprintf(stderr, "calltrace: --exit needs auto or ret, not '%s'\n", optarg);
+				fprintf(stderr, "calltrace: --exit is auto (default) or ret, not '%s'\n", optarg);
 				return 2;
 			}
 			o.sel.exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;

@@ -104,6 +104,8 @@ def test_option_values():
     assert complete(f"{CT} report --format=") == ["text", "json"]
     assert complete(f"{CT} replay --demangle ") == ["simple", "full", "no"]
     assert complete(f"{CT} record --otlp-protocol ") == ["http/protobuf", "http/json"]
+    assert complete(f"{CT} record --exit ") == ["auto", "ret"]
+    assert complete(f"{CT} list --exit ") == ["auto", "ret"]
     # values calltrace names no list of: nothing (not file names)
     assert complete(f"{CT} record --max-depth ") == []
     assert complete(f"{CT} record --otlp-endpoint ") == []
