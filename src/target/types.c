@@ -1543,6 +1543,25 @@ static struct fbase frame_base(Dwarf_Die *fn, Dwarf_Addr pc)
 	return fb;
 }
 
+/* See ct_param.optimized: no location, or a location list whose first
+ * entry is not "the value is at the address in a register". */
+static bool described_elsewhere(Dwarf_Die *p)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr(p, DW_AT_location, &a))
+		return true;
+	int form = (int)dwarf_whatform(&a);
+	if (form != DW_FORM_sec_offset && form != DW_FORM_loclistx && form != DW_FORM_data4 &&
+	    form != DW_FORM_data8)
+		return false; /* one expression for the whole function */
+	Dwarf_Addr base, start, end;
+	Dwarf_Op *ops;
+	size_t n;
+	if (dwarf_getlocations(&a, 0, &base, &start, &end, &ops, &n) <= 0)
+		return true;
+	return !(n == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 && ops[0].number == 0);
+}
+
 static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint32_t size,
 		      struct ct_loc *out, struct gaps *gaps)
 {
@@ -1863,6 +1882,7 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 			struct gaps gaps = {.n = 0};
 			if (pass == 0)
 				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc, &gaps);
+			p.optimized = pass == 0 && described_elsewhere(&c);
 			if (go)
 				go_fix_pieces(&ts->tab, p.type, &p.entry_loc, gaps.n > 0);
 			else

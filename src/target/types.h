@@ -122,6 +122,14 @@ struct ct_param {
 	 * register pieces are placed at the offsets of the value's ABI parts
 	 * (gc's DWARF omits padding between them). */
 	struct ct_loc entry_loc;
+	/* Optimized code describes this parameter, but not at the entry (or
+	 * not at all): then the value need not be where the calling
+	 * convention puts it (LLVM drops or specializes the arguments of
+	 * internal functions without renaming them), so no convention may
+	 * stand in for entry_loc.  Unoptimized code describes parameters by
+	 * frame slots, or (passed by reference) by the register holding the
+	 * address once the prologue ran: that is not "optimized". */
+	bool optimized;
 };
 
 /* One function's signature as DWARF describes it.  For Go, receivers come

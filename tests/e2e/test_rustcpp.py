@@ -189,6 +189,20 @@ def test_rust_locations_without_dwarf():
     assert "(n usize [RSI]) -> (_ String [*(RAX+0)])" in listing, listing  # hidden result pointer in RDI
 
 
+def test_rust_dropped_argument_is_unavailable_not_wrong():
+    """LLVM drops the unused arguments of an internal function without
+    renaming it (opt-level s, one codegen unit: skip(unused, x) takes x in
+    RDI).  Optimized DWARF then has no place for `unused`, and Rust's
+    convention, which would read x there, is not asked."""
+    listing = out("list", fixture("rust_app_s"), "rsapp::app::skip")
+    assert "(unused u64 [location unknown], x u32 [RDI])" in listing, listing  # the fixture still drops it
+    p, path = record([fixture("rust_app_s")], "-F", "rsapp::app::skip", out=tmp("skip.data"))
+    want = [c for c in program_says(p.stdout) if c["f"] == "rsapp::app::skip"][0]
+    got = replay_json(path)[0]
+    assert got["args"][0]["value"] is None and got["args"][0]["unavailable"] == "location unknown", got
+    assert got["args"][1]["value"] == want["args"]["x"] and got["ret"][0]["value"] == want["ret"], (got, want)
+
+
 # ---- exceptions and panics ---------------------------------------------------
 
 def shapes_and_status(path):
@@ -241,3 +255,4 @@ def test_rust_panic_abort_exits_as_untraced():
     names = {f for f, _ in status}
     assert {"rsapp::main", "rsapp::app::boom"} <= names, names
     assert all(s == "exited" for s in status.values()), status  # abort() inside them
+
