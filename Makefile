@@ -24,7 +24,7 @@ DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
              libdw-dev libzydis-dev golang-go gccgo-12 pkg-config python3 \
              python3-yaml time chromium nodejs \
              libiberty-dev g++ rustc \
-             wabt wasi-libc libclang-rt-14-dev-wasm32 lld lld-14
+             wabt wasi-libc libclang-rt-14-dev-wasm32 lld lld-14 libclang-rt-14-dev
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/wasm/assets.o
@@ -42,7 +42,15 @@ DOCS     := README.md $(wildcard docs/*.md)
 BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
 DEPS_PKGS += bash-completion debhelper dpkg-dev
 
-.PHONY: all deps demo test unit bench clean fixtures man install uninstall deb
+.PHONY: all deps demo test unit bench clean fixtures man install uninstall deb fuzz
+
+# The record-file fuzzer (tests/fuzz): the readers built with ASan+UBSan; a
+# short seeded run is part of `make test`, `make fuzz` runs libFuzzer.
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_OBJS := $(patsubst src/%.c,$(BUILD)/san/%.o,$(filter-out src/main.c,$(SRCS)))
+FUZZ_RUNS ?= 20000
+FUZZ_CC ?= clang-14
+
 all: $(BUILD)/calltrace
 
 $(BUILD)/vmlinux.h:
@@ -136,8 +144,35 @@ deps:
 demo: deps all
 	@sh examples/demo.sh
 
-test: deps all $(BUILD)/unit_tests
+test: deps all $(BUILD)/unit_tests $(BUILD)/fuzz_records
 	@python3 tests/run.py
+
+$(BUILD)/san/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC/SAN  $<"
+	@$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/fuzz_records: tests/fuzz/fuzz_records.c $(SAN_OBJS) $(BUILD)/obj/wasm/assets.o
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+# libFuzzer, coverage-guided, from the seeds the test run leaves in
+# build/fuzz-seeds (run `make test` first): FUZZ_RUNS crafted files.
+$(BUILD)/fuzz/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	@$(FUZZ_CC) $(CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+$(BUILD)/fuzz_records_libfuzzer: tests/fuzz/fuzz_records.c $(patsubst $(BUILD)/san/%,$(BUILD)/fuzz/%,$(SAN_OBJS)) \
+				 $(BUILD)/obj/wasm/assets.o
+	@echo "  LINK    $@"
+	@$(FUZZ_CC) $(CFLAGS) -O1 -g -DCT_LIBFUZZER -fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS)
+
+fuzz: deps $(BUILD)/fuzz_records_libfuzzer
+	@test -n "$$(ls $(BUILD)/fuzz-seeds 2>/dev/null)" || { echo "no seeds in $(BUILD)/fuzz-seeds: run make test first"; exit 1; }
+	@mkdir -p $(BUILD)/fuzz-corpus
+	@cp -n $(BUILD)/fuzz-seeds/* $(BUILD)/fuzz-corpus/
+	$(BUILD)/fuzz_records_libfuzzer -runs=$(FUZZ_RUNS) -timeout=20 -rss_limit_mb=4096 -max_len=1048576 \
+		-print_final_stats=1 $(BUILD)/fuzz-corpus
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

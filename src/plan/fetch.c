@@ -530,6 +530,10 @@ size_t ct_fetch_snapshots(const struct ct_fetch *f, const uint8_t *payload, stru
 		uint16_t hdr;
 		memcpy(&ptr, payload + (op->src & ~7U), 8);
 		memcpy(&hdr, payload + op->dst, 2);
+		/* never past the op's slot, whatever the header says */
+		uint32_t room = f->size - (op->dst + (uint32_t)CT_MEM_HDR);
+		if (hdr != CT_FETCH_FAILED && (hdr > op->size || hdr > room))
+			hdr = (uint16_t)(op->size < room ? op->size : room);
 		out[n].addr = ptr + (int64_t)op->off;
 		out[n].bytes = hdr == CT_FETCH_FAILED ? NULL : payload + op->dst + CT_MEM_HDR;
 		out[n].len = hdr == CT_FETCH_FAILED ? 0 : hdr;

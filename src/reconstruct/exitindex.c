@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define WINDOW (1u << 18) /* calls buffered in memory: 4 MiB */
+#define WINDOW (1u << 18) /* calls buffered in memory at most: 8 MiB */
 
 struct ct_exitindex {
 	FILE *f;
@@ -18,7 +18,8 @@ struct ct_exitindex {
 	uint8_t *win_rets;
 	uint64_t win_off;
 	size_t win_len;
-	struct ct_exit_info *win; /* calls [base, base + WINDOW) */
+	struct ct_exit_info *win; /* calls [base, base + cap) */
+	size_t cap;               /* grows up to WINDOW: small traces stay small */
 	uint64_t base;
 	uint64_t ncalls;
 	/* reading */
@@ -30,13 +31,29 @@ static void spill_window(struct ct_exitindex *x, uint64_t upto)
 {
 	/* Write [base, upto) out and slide the window. */
 	uint64_t n = upto - x->base;
-	if (n > WINDOW)
-		n = WINDOW;
+	if (n > x->cap)
+		n = x->cap;
 	fseeko(x->f, (off_t)(x->base * sizeof(struct ct_exit_info)), SEEK_SET);
-	fwrite(x->win, sizeof(struct ct_exit_info), n, x->f);
-	memmove(x->win, x->win + n, (WINDOW - n) * sizeof(*x->win));
-	memset(x->win + WINDOW - n, 0, n * sizeof(*x->win));
+	if (n)
+		fwrite(x->win, sizeof(struct ct_exit_info), n, x->f);
+	memmove(x->win, x->win + n, (x->cap - n) * sizeof(*x->win));
+	memset(x->win + x->cap - n, 0, n * sizeof(*x->win));
 	x->base += n;
+}
+
+/* Makes room for call SEQ: the window grows, then slides. */
+static void make_room(struct ct_exitindex *x, uint64_t seq)
+{
+	while (seq >= x->base + WINDOW)
+		spill_window(x, x->base + WINDOW / 2);
+	if (seq < x->base + x->cap)
+		return;
+	size_t cap = x->cap ? x->cap : 1024;
+	while (seq >= x->base + cap)
+		cap *= 2;
+	x->win = xrealloc(x->win, cap * sizeof(*x->win));
+	memset(x->win + x->cap, 0, (cap - x->cap) * sizeof(*x->win));
+	x->cap = cap;
 }
 
 static void on_call_exit(void *ctx, const struct ct_call *c)
@@ -51,8 +68,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	}
 	if (c->seq + 1 > x->ncalls)
 		x->ncalls = c->seq + 1;
-	while (c->seq >= x->base + WINDOW)
-		spill_window(x, x->base + WINDOW / 2);
+	make_room(x, c->seq);
 	if (c->seq >= x->base) {
 		x->win[c->seq - x->base] = e;
 		return;
@@ -65,8 +81,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 static void on_call_enter(void *ctx, const struct ct_call *c)
 {
 	struct ct_exitindex *x = ctx;
-	while (c->seq >= x->base + WINDOW)
-		spill_window(x, x->base + WINDOW / 2);
+	make_room(x, c->seq);
 }
 
 struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
@@ -83,7 +98,6 @@ struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
 		ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 		return NULL;
 	}
-	x->win = xcalloc(WINDOW, sizeof(*x->win));
 	struct ct_recon_ops ops = {on_call_enter, on_call_exit, NULL};
 	ct_recon_run(t, &ops, x);
 	while (x->base < x->ncalls)

@@ -454,11 +454,19 @@ const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 
 /* FUNCS and SITES chunks: the first ones, and more for binaries that
  * started later (--follow); ids continue the tables. */
+/* Tables are read as hostile: a count is checked against the bytes left
+ * (each entry takes at least MIN_BYTES) before anything is allocated for it,
+ * so a lying count costs nothing. */
+static bool count_ok(const struct ct_rd *r, uint64_t n, size_t min_bytes)
+{
+	return !r->bad && n <= (size_t)(r->end - r->p) / min_bytes;
+}
+
 static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
 	uint64_t n = rd_uvar(&r);
-	if (n > b->n)
+	if (!count_ok(&r, n, 5))
 		return false;
 	struct ct_rd peek = r;
 	if (n && rd_uvar(&peek) < t->nfuncs)
@@ -484,7 +492,7 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
 	uint64_t n = rd_uvar(&r);
-	if (n > b->n)
+	if (!count_ok(&r, n, 5))
 		return false;
 	struct ct_rd peek = r;
 	if (n && rd_uvar(&peek) < t->nsites)
@@ -508,6 +516,7 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 			s->flags = rd_u8(&r);
 		}
 		if (s->id != t->nsites || (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
+		    (s->target_func != CT_NOFUNC && s->target_func >= t->nfuncs) ||
 		    s->kind >= CT_SITE_NKINDS || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
 		    (s->next != UINT32_MAX && s->next >= old + n))
 			r.bad = true;
@@ -520,11 +529,40 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 	return !r.bad;
 }
 
+/* A type smaller than what its kind's decoder reads (render/values.c) is a
+ * lie no compiler tells: such a type is read as unknown (shown raw). */
+static bool kind_fits_size(const struct ct_type *t)
+{
+	switch (t->kind) {
+	case CT_K_BOOL:
+		return t->size >= 1;
+	case CT_K_FLOAT:
+		return t->size == 4 || t->size >= 8;
+	case CT_K_COMPLEX:
+		return t->size == 8 || t->size >= 16;
+	case CT_K_PTR:
+	case CT_K_MAP:
+	case CT_K_CHAN:
+	case CT_K_FUNC:
+	case CT_K_CSTRING:
+	case CT_K_REF:
+		return t->size >= 8;
+	case CT_K_STRING:
+	case CT_K_IFACE:
+	case CT_K_EFACE:
+		return t->size >= 16;
+	case CT_K_SLICE:
+		return t->size >= 24;
+	default:
+		return true;
+	}
+}
+
 static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
 	uint64_t first = rd_uvar(&r), n = rd_uvar(&r);
-	if (r.bad || first != t->types.n || n > b->n)
+	if (r.bad || first != t->types.n || !count_ok(&r, n, 9))
 		return false;
 	t->types.v = xrealloc(t->types.v, (first + n) * sizeof(*t->types.v));
 	for (uint64_t i = 0; i < n && !r.bad; i++) {
@@ -542,8 +580,10 @@ static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 		ty->is_text = (fl >> 2) & 1;
 		ty->by_ref = (fl >> 3) & 1;
 		ty->go_rtype = rd_uvar(&r);
+		if (!kind_fits_size(ty))
+			ty->kind = CT_K_UNKNOWN;
 		uint64_t nf = rd_uvar(&r);
-		if (nf > b->n) {
+		if (!count_ok(&r, nf, 3)) {
 			r.bad = true;
 			break;
 		}
@@ -559,6 +599,32 @@ static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 		}
 	}
 	return !r.bad;
+}
+
+/* The payload layout: every op's bytes inside the payload and apart from
+ * every other op's (the writer lays them out so), pointers read from inside
+ * it.  Otherwise a register op could overwrite a memory op's length header
+ * and make a snapshot claim bytes the payload does not hold. */
+static bool fetch_layout_ok(const struct ct_fetch *f)
+{
+	uint32_t lo[CT_MAX_OPS], hi[CT_MAX_OPS];
+	for (uint32_t i = 0; i < f->nops; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		lo[i] = op->dst;
+		hi[i] = op->dst + (op->code == CT_OP_REG ? 8u : CT_MEM_HDR + (uint32_t)op->size);
+		if (hi[i] > f->size)
+			return false;
+		if ((op->code == CT_OP_DEREF || op->code == CT_OP_DEREF_LEN || op->code == CT_OP_DEREF_STR ||
+		     op->code == CT_OP_DEREF_SPAN) &&
+		    op->src + 8u > f->size)
+			return false;
+		if ((op->code == CT_OP_DEREF_LEN || op->code == CT_OP_DEREF_SPAN) && op->src2 + 8u > f->size)
+			return false;
+		for (uint32_t j = 0; j < i; j++)
+			if (lo[i] < hi[j] && lo[j] < hi[i])
+				return false;
+	}
+	return true;
 }
 
 static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
@@ -590,17 +656,19 @@ static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
 			op->scale = (uint16_t)rd_uvar(&r);
 			op->off = (int32_t)rd_svar(&r);
 		}
+		if (!fetch_layout_ok(&f->prog))
+			return false;
 		uint64_t nvals = rd_uvar(&r);
-		if (nvals > b->n)
+		if (!count_ok(&r, nvals, 4))
 			return false;
 		f->vals = xcalloc(nvals ? nvals : 1, sizeof(*f->vals));
-		for (uint64_t k = 0; k < nvals && !r.bad; k++, f->nvals++) {
-			struct ct_val_desc *v = &f->vals[k];
+		for (uint64_t k = 0; k < nvals && !r.bad; k++) {
+			struct ct_val_desc *v = &f->vals[f->nvals++]; /* counted now: freed however it ends */
 			v->name = rd_str(&r);
 			v->type = (uint32_t)rd_uvar(&r);
 			v->flags = rd_u8(&r);
 			uint64_t np = rd_uvar(&r);
-			if (np > b->n)
+			if (!count_ok(&r, np, 5))
 				return false;
 			v->pieces = xcalloc(np ? np : 1, sizeof(*v->pieces));
 			for (uint64_t j = 0; j < np && !r.bad; j++, v->npieces++) {

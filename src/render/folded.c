@@ -21,6 +21,10 @@
  * (they add no width).  Lines come depth first, siblings by name, so the
  * output is the same for the same trace.
  *
+ * Stacks deeper than CT_FLAME_MAX_DEPTH frames end in one "[deeper frames]"
+ * frame that holds the self time of every deeper call, so the output grows
+ * with the trace, not with the square of its depth.
+ *
  * Memory: one node per distinct stack plus the open frames. */
 #include "render/render.h"
 #include "util/util.h"
@@ -91,8 +95,12 @@ static void flame_enter(void *ctx, const struct ct_call *c)
 	struct open_stack *s = *slot;
 	uint32_t parent = s->f.n ? s->f.v[s->f.n - 1].node : 0;
 	uint32_t func = c->func < b->t->nfuncs ? b->canon[c->func] : c->func;
+	if (s->f.n >= CT_FLAME_MAX_DEPTH)
+		func = CT_FLAME_DEEPER;
 	uint64_t key = (uint64_t)parent << 32 | func;
-	uint32_t node = (uint32_t)(uintptr_t)map_get(&b->index, key);
+	/* below the cap, every deeper frame is the one "[deeper frames]" node */
+	uint32_t node = b->nodes.v[parent].func == CT_FLAME_DEEPER ? parent
+								: (uint32_t)(uintptr_t)map_get(&b->index, key);
 	if (!node) {
 		struct ct_flame_node n = {0};
 		n.parent = parent;
@@ -139,7 +147,7 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 	const struct ct_flame_node *x = &o->nodes[*(const uint32_t *)a], *y = &o->nodes[*(const uint32_t *)b];
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
-	int c = strcmp(ct_func_name(o->t, x->func), ct_func_name(o->t, y->func));
+	int c = strcmp(ct_flame_name(o->t, x->func), ct_flame_name(o->t, y->func));
 	if (c)
 		return c;
 	return x->func < y->func ? -1 : x->func > y->func;
@@ -200,6 +208,11 @@ int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, stru
 	return 0;
 }
 
+const char *ct_flame_name(const struct ct_trace *t, uint32_t func)
+{
+	return func == CT_FLAME_DEEPER ? "[deeper frames]" : ct_func_name(t, func);
+}
+
 void ct_flame_free(struct ct_flame *fl)
 {
 	free(fl->nodes);
@@ -247,7 +260,7 @@ int ct_render_folded(struct ct_trace *t, const struct ct_render_opts *o)
 		path.n = d->path_len;
 		if (path.n)
 			buf_put(&path, ";", 1);
-		put_safe_name(&path, ct_func_name(t, fl.nodes[kid].func));
+		put_safe_name(&path, ct_flame_name(t, fl.nodes[kid].func));
 		if (fl.nodes[kid].self_ns) {
 			fwrite(path.p, 1, path.n, o->out);
 			fprintf(o->out, " %" PRIu64 "\n", fl.nodes[kid].self_ns);

@@ -53,6 +53,7 @@ struct ct_otlp {
 	size_t nest[8];       /* protobuf: open messages (offsets of their length byte); 5 deep at most */
 	unsigned depth;
 	bool in_resource;
+	bool resource_empty;  /* no span in the open ResourceSpans yet */
 	uint32_t pid;         /* of the open ResourceSpans */
 	uint64_t req_spans, spans, lost;
 	bool failed;
@@ -395,6 +396,7 @@ static void open_resource(struct ct_otlp *x, uint32_t pid)
 		buf_cstr(&x->req, "},\"spans\":[");
 	}
 	x->in_resource = true;
+	x->resource_empty = true;
 	x->pid = pid;
 }
 
@@ -533,7 +535,9 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		}
 		pb_end(x);
 	} else {
-		buf_cstr(b, x->req_spans ? ",{\"traceId\":\"" : "{\"traceId\":\"");
+		/* the first span of a resource opened mid-request has no comma */
+		buf_cstr(b, x->resource_empty ? "{\"traceId\":\"" : ",{\"traceId\":\"");
+		x->resource_empty = false;
 		put_hex(b, tid_hi);
 		put_hex(b, tid_lo);
 		buf_cstr(b, "\",\"spanId\":\"");

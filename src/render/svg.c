@@ -187,7 +187,7 @@ struct svg {
 static void write_frame(struct svg *s, uint32_t id)
 {
 	const struct ct_flame_node *n = &s->fl->nodes[id];
-	const char *name = id ? ct_func_name(s->t, n->func) : "all";
+	const char *name = id ? ct_flame_name(s->t, n->func) : "all";
 	double x = PAD_X + s->start[id] * s->scale, w = n->total_ns * s->scale;
 	double y = TOP + (double)(s->top_depth - n->depth) * FRAME_H;
 	const struct ct_flame_node *root = &s->fl->nodes[0];

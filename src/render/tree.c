@@ -29,6 +29,9 @@
 #define C_RED "\033[31m"
 #define C_MAGENTA "\033[35m"
 #define GROUP_SPILL 4096
+/* Indentation stops at this many levels (a 100,000-deep recursion printed
+ * 20 GB of spaces); deeper lines say their depth: "[depth 1234] f() {". */
+#define MAX_INDENT 128
 
 /* A spilled block in the temp file: this header, then LEN bytes of one
  * group's text.  A group's blocks are chained through NEXT in the file
@@ -129,7 +132,14 @@ static void prefix(struct tree *tr, const struct ct_call *c, uint32_t tid, bool 
 		}
 	}
 	buf_put(b, " | ", 3);
-	buf_spaces(b, 2 * (size_t)c->depth);
+	if (c->depth <= MAX_INDENT) {
+		buf_spaces(b, 2 * (size_t)c->depth);
+	} else {
+		buf_spaces(b, 2 * MAX_INDENT);
+		buf_put(b, "[depth ", 7);
+		buf_dec(b, c->depth);
+		buf_put(b, "] ", 2);
+	}
 }
 
 static const char *status_note(const struct ct_call *c)
@@ -298,7 +308,8 @@ static void write_groups(struct tree *tr)
 {
 	CT_VEC(struct group *) all = {0};
 	MAP_FOREACH(&tr->groups, i) CT_VEC_PUSH(all, (struct group *)tr->groups.vals[i]);
-	qsort(all.v, all.n, sizeof(*all.v), cmp_group);
+	if (all.n)
+		qsort(all.v, all.n, sizeof(*all.v), cmp_group);
 	struct ct_buf buf = {0};
 	for (size_t i = 0; i < all.n; i++) {
 		struct group *g = all.v[i];
@@ -315,7 +326,8 @@ static void write_groups(struct tree *tr)
 			fwrite(buf.p, 1, h.len, tr->o->out);
 			at = h.next;
 		}
-		fwrite(g->text.p, 1, g->text.n, tr->o->out);
+		if (g->text.n)
+			fwrite(g->text.p, 1, g->text.n, tr->o->out);
 		buf_free(&g->text);
 		free(g);
 	}

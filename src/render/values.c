@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_VALUE 1024 /* bytes of one value's own layout we assemble */
+/* Bytes of one value's own layout we assemble: no capture holds more.
+ * Everything decoded lies inside a buffer whose real size is known: the
+ * assembled value (a type's size is checked against it before decoding) or a
+ * snapshot (bounded by the bytes it holds). */
+#define MAX_VALUE CT_MAX_PAYLOAD
+/* Text of one value at most (a crafted type table could ask for 64^6 fields). */
+#define MAX_VALUE_TEXT (64 * 1024)
 
 struct ct_values {
 	const struct ct_trace *t;
@@ -18,12 +24,17 @@ struct ct_values {
 	struct ct_buf *out;
 	const char *marker;  /* the last marker emitted (why a value is missing) */
 	bool truncated;      /* a string was cut to the capture limit */
+	size_t value_start;  /* out->n where the current value began */
+	bool over;           /* it reached MAX_VALUE_TEXT: the rest is left out */
+	uint8_t b[MAX_VALUE], avail[MAX_VALUE]; /* the value being assembled */
+	uint8_t ones[MAX_VALUE]; /* "available" for bytes read from snapshots */
 };
 
 struct ct_values *ct_values_new(const struct ct_trace *t)
 {
 	struct ct_values *v = xcalloc(1, sizeof(*v));
 	v->t = t;
+	memset(v->ones, 1, sizeof(v->ones));
 	return v;
 }
 
@@ -273,9 +284,7 @@ static void emit_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uin
 		}
 	} else if (box && dt->size <= got && (dt->kind == CT_K_STRING || dt->kind == CT_K_INT || dt->kind == CT_K_UINT ||
 					       dt->kind == CT_K_BOOL || dt->kind == CT_K_FLOAT || dt->kind == CT_K_COMPLEX)) {
-		uint8_t ones[16];
-		memset(ones, 1, sizeof(ones));
-		emit_value(v, (uint32_t)(tid - 1), box, ones, depth + 1);
+		emit_value(v, (uint32_t)(tid - 1), box, v->ones, depth + 1);
 	} else {
 		emit_marker(v, "not captured");
 	}
@@ -318,7 +327,7 @@ static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint
 {
 	bool tuple = is_tuple(t);
 	puts_(v, tuple ? (v->json ? "[" : "(") : "{");
-	for (uint32_t i = 0; i < t->nfields; i++) {
+	for (uint32_t i = 0; i < t->nfields && !v->over; i++) {
 		const struct ct_field *fl = &t->fields[i];
 		if (i)
 			puts_(v, v->json ? "," : tuple ? ", " : " ");
@@ -331,7 +340,7 @@ static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint
 			buf_cstr(v->out, fl->name);
 			buf_put(v->out, ":", 1);
 		}
-		if (fl->offset + type_of(v, fl->type)->size <= t->size)
+		if ((uint64_t)fl->offset + type_of(v, fl->type)->size <= t->size)
 			emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
 		else
 			emit_marker(v, "?");
@@ -359,7 +368,7 @@ static bool seq_word(const struct ct_type *t, const char *name, const uint8_t *b
 		     uint64_t *out)
 {
 	const struct ct_field *f = ct_type_field(t, name);
-	if (!f || f->offset + 8 > t->size || !all_avail(avail, f->offset, 8))
+	if (!f || (uint64_t)f->offset + 8 > t->size || !all_avail(avail, f->offset, 8))
 		return false;
 	*out = load_uint(b + f->offset, 8);
 	return true;
@@ -402,8 +411,6 @@ static void emit_seq(struct ct_values *v, const struct ct_type *t, const uint8_t
 	uint64_t shown = m && e->size ? got / e->size : 0;
 	if (shown > n)
 		shown = n;
-	uint8_t ones[512];
-	memset(ones, 1, sizeof(ones));
 	if (v->json) {
 		buf_printf(v->out, "{\"len\":%" PRIu64, n);
 		if (has_cap)
@@ -412,10 +419,10 @@ static void emit_seq(struct ct_values *v, const struct ct_type *t, const uint8_t
 	} else {
 		puts_(v, "[");
 	}
-	for (uint64_t i = 0; i < shown && e->size <= sizeof(ones); i++) {
+	for (uint64_t i = 0; i < shown && !v->over; i++) {
 		if (i)
 			puts_(v, v->json ? "," : " ");
-		emit_value(v, t->elem, m + i * e->size, ones, depth + 1);
+		emit_value(v, t->elem, m + i * e->size, v->ones, depth + 1); /* e->size <= got */
 	}
 	if (v->json) {
 		puts_(v, "]}");
@@ -438,7 +445,8 @@ static void emit_variant(struct ct_values *v, const struct ct_type *t, const uin
 	const struct ct_type *dt = type_of(v, t->elem);
 	if (t->elem == CT_TYPE_NONE) {
 		sel = t->nfields == 1 ? &t->fields[0] : NULL;
-	} else if (dt->size && dt->size <= 8 && t->len + dt->size <= t->size && all_avail(avail, t->len, dt->size)) {
+	} else if (dt->size && dt->size <= 8 && (uint64_t)t->len + dt->size <= t->size &&
+		   all_avail(avail, t->len, dt->size)) {
 		uint64_t d = load_uint(b + t->len, dt->size);
 		for (uint32_t i = 0; i < t->nfields && !sel; i++) {
 			if (t->fields[i].flags & CT_FIELD_DEFAULT)
@@ -472,7 +480,7 @@ static void emit_variant(struct ct_values *v, const struct ct_type *t, const uin
 		buf_cstr(v->out, sel->name);
 	}
 	const struct ct_field *only = vt->nfields == 1 ? &vt->fields[0] : NULL;
-	if (only && is_tuple(vt) && only->offset + type_of(v, only->type)->size <= vt->size) {
+	if (only && is_tuple(vt) && (uint64_t)only->offset + type_of(v, only->type)->size <= vt->size) {
 		/* a newtype variant: Some(5), {"Some":5} */
 		if (!v->json)
 			puts_(v, "(");
@@ -530,10 +538,8 @@ static void emit_rust_cxx(struct ct_values *v, const struct ct_type *t, const ui
 		const struct ct_type *e = type_of(v, t->elem);
 		uint32_t got = 0;
 		const uint8_t *m = p ? mem(v, p, &got) : NULL;
-		uint8_t ones[512];
-		if (m && e->size && e->size <= got && e->size <= sizeof(ones)) {
-			memset(ones, 1, e->size);
-			emit_value(v, t->elem, m, ones, depth + 1);
+		if (m && e->size && e->size <= got) {
+			emit_value(v, t->elem, m, v->ones, depth + 1);
 		} else {
 			emit_ptr(v, p, false);
 		}
@@ -547,7 +553,12 @@ static void emit_rust_cxx(struct ct_values *v, const struct ct_type *t, const ui
 static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth)
 {
 	const struct ct_type *t = type_of(v, id);
-	if (depth > 6) {
+	if (depth > 6 || v->over) {
+		emit_marker(v, "...");
+		return;
+	}
+	if (v->out->n - v->value_start > MAX_VALUE_TEXT) {
+		v->over = v->truncated = true;
 		emit_marker(v, "...");
 		return;
 	}
@@ -651,17 +662,14 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		uint64_t shown = m && e->size ? got / e->size : 0;
 		if (shown > n)
 			shown = n;
-		uint8_t ones[512];
-		memset(ones, 1, sizeof(ones));
 		if (v->json)
 			buf_printf(v->out, "{\"len\":%" PRIu64 ",\"cap\":%" PRIu64 ",\"items\":[", n, cap);
 		else
 			puts_(v, "[");
-		for (uint64_t i = 0; i < shown; i++) {
+		for (uint64_t i = 0; i < shown && !v->over; i++) {
 			if (i)
 				puts_(v, v->json ? "," : " ");
-			if (e->size <= sizeof(ones))
-				emit_value(v, t->elem, m + i * e->size, ones, depth + 1);
+			emit_value(v, t->elem, m + i * e->size, v->ones, depth + 1); /* e->size <= got */
 		}
 		if (v->json) {
 			puts_(v, "]}");
@@ -675,7 +683,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 	case CT_K_ARRAY: {
 		const struct ct_type *e = type_of(v, t->elem);
 		puts_(v, "[");
-		for (uint32_t i = 0; i < t->len && e->size && (i + 1) * e->size <= t->size; i++) {
+		for (uint32_t i = 0; i < t->len && e->size && (uint64_t)(i + 1) * e->size <= t->size && !v->over; i++) {
 			if (i)
 				puts_(v, v->json ? "," : " ");
 			if (i >= 16 && !v->json) {
@@ -745,12 +753,12 @@ static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8
 {
 	uint32_t size = d->flags & CT_VAL_RAW ? 8 : type_of(v, d->type)->size;
 	if (size > MAX_VALUE)
-		size = MAX_VALUE;
+		size = MAX_VALUE; /* the caller does not decode it */
 	memset(b, 0, size);
 	memset(avail, 0, size);
 	for (uint32_t i = 0; i < d->npieces; i++) {
 		const struct ct_val_piece *p = &d->pieces[i];
-		if (p->value_off + p->size > size)
+		if ((uint64_t)p->value_off + p->size > size)
 			continue;
 		if (p->kind == CT_PIECE_REG) {
 			if (p->slot + 8u <= sizeof(v->payload) && p->size <= 8) {
@@ -780,7 +788,13 @@ static const char *why_missing(const struct ct_val_desc *d)
 
 static void one_value(struct ct_values *v, const struct ct_val_desc *d)
 {
-	static uint8_t b[MAX_VALUE], avail[MAX_VALUE];
+	uint8_t *b = v->b, *avail = v->avail;
+	v->value_start = v->out->n;
+	v->over = false;
+	if (!(d->flags & CT_VAL_RAW) && type_of(v, d->type)->size > MAX_VALUE) {
+		emit_marker(v, "unavailable: larger than the capture limit");
+		return;
+	}
 	if (d->flags & (CT_VAL_NOLOC | CT_VAL_INCOMPLETE)) {
 		/* A float piece is XREG: it has pieces but BPF read none. */
 		if (d->npieces && !(d->flags & CT_VAL_INCOMPLETE)) {

@@ -81,7 +81,8 @@ static struct sym_collect read_symbols(const struct ct_target *t)
 {
 	struct sym_collect c = {0};
 	ct_elf_each_func(&t->elf, collect_sym, &c);
-	qsort(c.v.v, c.v.n, sizeof(*c.v.v), cmp_func);
+	if (c.v.n) /* a stripped binary has none */
+		qsort(c.v.v, c.v.n, sizeof(*c.v.v), cmp_func);
 	return c;
 }
 

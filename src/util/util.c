@@ -423,7 +423,12 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n, u
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(u, units[i].u)) {
-			*out = (uint64_t)(v * units[i].mul + 0.5);
+			double x = v * units[i].mul + 0.5;
+			/* ~1.8e10 s does not fit in 64 bits of ns: refuse it rather
+			 * than wrap (a wrapped --since selected everything) */
+			if (!(x < 18446744073709551616.0))
+				return -1;
+			*out = (uint64_t)x;
 			return 0;
 		}
 	return -1;

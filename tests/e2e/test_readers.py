@@ -32,3 +32,53 @@ def test_losses_mark_cut_calls_not_unwound():
     assert re.search(r"^# \d+ lost calls", txt.stdout, re.M), txt.stdout[-600:]
     chrome = json.loads(ct("dump", "--chrome", out).stdout)
     assert chrome["metadata"]["unwound"] == 0 and chrome["metadata"]["lost"] == fib["lost"]
+
+
+def test_deep_recursion_output_grows_linearly():
+    # 3000 levels: indentation stops at 128 levels and deeper lines say
+    # their depth; folded stacks stop at 512 frames with one frame for the
+    # rest.  (A 100,000-deep recursion wrote 20 GB of text, 35 GB folded.)
+    n = 3000
+    p, out = record([fixture("go_core"), "deep", str(n)], "-F", "main.deep")
+    calls = replay_json(out)
+    assert [c["depth"] for c in calls] == list(range(n + 1))
+    text = ct("replay", out)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()[1:]
+    assert len(lines) == 2 * (n + 1) - 1  # the deepest call is one line
+    shown = []
+    for line in lines:
+        body = line.split(" | ", 1)[1]
+        indent = len(body) - len(body.lstrip(" "))
+        assert indent <= 2 * 128, line
+        m = re.match(r" *\[depth (\d+)\] ", body)
+        depth = int(m.group(1)) if m else indent // 2
+        assert bool(m) == (depth > 128) and (not m or indent == 2 * 128), line
+        shown.append(depth)
+    assert shown == list(range(n + 1)) + list(range(n - 1, -1, -1)), shown[125:135]
+    assert max(len(l) for l in lines) < 400
+    folded = ct("dump", "--folded", out)
+    assert folded.returncode == 0, folded.stderr
+    total = 0
+    for line in folded.stdout.splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        assert len(frames) <= 513, len(frames)
+        assert all(f == "main.deep" for f in frames[:512]) and frames[512:] in ([], ["[deeper_frames]"]), frames[510:]
+        total += int(weight)
+    assert "[deeper_frames]" in folded.stdout
+    root = calls[0]
+    assert total == root["dur"], (total, root["dur"])
+    svg = ct("dump", "--svg", out)
+    assert svg.returncode == 0 and "[deeper frames]" in svg.stdout
+
+
+def test_times_beyond_64_bits_of_ns_are_refused():
+    # --since 1.9e10s wrapped to a small number and selected everything.
+    p, out = record([fixture("c_core"), "fib", "3"])
+    for args in (["replay", "--since", "1.9e10s"], ["report", "-t", "1e300h"], ["dump", "--until", "inf"]):
+        r = ct(*args, out)
+        assert r.returncode == 2 and r.stderr.startswith("calltrace: ") and len(r.stderr.splitlines()) == 1, \
+            (args, r.returncode, r.stderr)
+    r = ct("replay", "--format=json", "--since", "1.8e10s", out)
+    assert r.returncode == 0 and r.stdout == "", r.stdout[:200]

@@ -1,0 +1,46 @@
+"""The structure-aware fuzzer of the record format (tests/fuzz) on every
+reader, built with ASan and UBSan: a short seeded run from real records of
+the fixtures.  The seeds stay in build/fuzz-seeds for `make fuzz`."""
+import os
+
+from lib import ROOT, ct, fixture, run
+
+SEEDS = os.path.join(ROOT, "build", "fuzz-seeds")
+FUZZ = os.path.join(ROOT, "build", "fuzz_records")
+FILES = 2000
+
+
+def make_seeds():
+    os.makedirs(SEEDS, exist_ok=True)
+    for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
+                       ("go_core", [fixture("go_core"), "goroutines", "4"]),
+                       ("c_core", [fixture("c_core"), "fib", "4"])]:
+        out = os.path.join(SEEDS, name + ".data")
+        p = ct("record", "-o", out, "--", *argv)
+        assert p.returncode == 0, p.stderr
+        old = out + ".old"
+        if os.path.exists(old):
+            os.unlink(old)
+    return sorted(os.path.join(SEEDS, f) for f in os.listdir(SEEDS) if f.endswith(".data"))
+
+
+def test_crafted_record_files_under_sanitizers():
+    assert os.path.exists(FUZZ), "build/fuzz_records is not built (make test builds it)"
+    seeds = make_seeds()
+    p = run([FUZZ, "--seed", "1", "--files", str(FILES), *seeds], timeout=1800, cwd=ROOT, errors="backslashreplace")
+    summary = [l for l in p.stderr.splitlines() if l.startswith("fuzz_records:")]
+    assert p.returncode == 0, "\n".join(summary[-3:]) + "\n" + p.stderr[-3000:]
+    assert f"{FILES} crafted files" in summary[0] and "no findings" in summary[0], summary
+    for line in summary:
+        print("# " + line)
+
+
+def test_binaries_read_under_sanitizers():
+    # What list/record read from binaries, stripped ones included (a
+    # stripped Go binary has no symbols: qsort(NULL, 0) was undefined).
+    names = ["gobin_stripped", "gobin_pie_stripped", "realworld_stripped", "realworld_cgo_static_stripped",
+             "go_args", "c_args", "c_core", "realworld_gccgo"]
+    p = run([FUZZ, "--targets", *[fixture(n) for n in names]], timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    lines = [l for l in p.stderr.splitlines() if l.startswith("fuzz_records: ")]
+    assert len(lines) == len(names) and all(l.endswith(" functions") for l in lines), p.stderr[-2000:]
