@@ -1,4 +1,5 @@
 #include "record/tracefile.h"
+#include "plan/sites.h"
 #include "probes/event.h"
 #include "util/files.h"
 
@@ -515,7 +516,11 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 			s->next = (uint32_t)(rd_uvar(&r) - 1);
 			s->flags = rd_u8(&r);
 		}
-		if (s->id != t->nsites || (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
+		/* a site that starts or ends a call names its function (markers
+		 * such as goexit have none) */
+		bool needs_func = s->kind <= CT_SITE_RESTART || s->kind == CT_SITE_CALL || s->kind == CT_SITE_CHECK;
+		if (s->id != t->nsites || (s->func == CT_NOFUNC && needs_func) ||
+		    (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
 		    (s->target_func != CT_NOFUNC && s->target_func >= t->nfuncs) ||
 		    s->kind >= CT_SITE_NKINDS || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
 		    (s->next != UINT32_MAX && s->next >= old + n))

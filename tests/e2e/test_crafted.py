@@ -118,3 +118,15 @@ def test_struct_of_itself_is_bounded():
     assert "..." in outs["replay"]
     call = json.loads(outs["replay --format=json"].splitlines()[0])
     assert call["args"][0].get("truncated") is True
+
+
+def test_call_site_without_a_function():
+    # An entry site naming no function made the JSON writer index its name
+    # table at 2^32-1.  Only goexit sites have no function.
+    r = R.Record("c")
+    r.funcs(["f"])
+    r.sites([(None, R.ENTRY), (0, R.RET)])
+    r.events([dict(site=0, ts=2000, tid=7, key=100), dict(site=1, ts=3000, tid=7, key=100)])
+    run_readers(r.write(tmp("craft_nofunc.data")))
+    p = ct("replay", "--format=json", tmp("craft_nofunc.data"))
+    assert p.returncode == 1 and "damaged (table contents)" in p.stderr, p.stderr

@@ -14,9 +14,10 @@ def make_seeds():
     os.makedirs(SEEDS, exist_ok=True)
     for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
                        ("go_core", [fixture("go_core"), "goroutines", "4"]),
-                       ("c_core", [fixture("c_core"), "fib", "4"])]:
+                       ("c_core", [fixture("c_core"), "fib", "4"]),
+                       ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"])]:
         out = os.path.join(SEEDS, name + ".data")
-        p = ct("record", "-o", out, "--", *argv)
+        p = ct("record", "-o", out, *([] if "--" in argv else ["--"]), *argv)
         assert p.returncode == 0, p.stderr
         old = out + ".old"
         if os.path.exists(old):

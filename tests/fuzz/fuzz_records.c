@@ -179,6 +179,14 @@ static void decode_events(struct dec *d, uint32_t count)
 	d_u64(d, R_TS);
 	for (uint32_t i = 0; i < count && !d->r.bad; i++) {
 		uint8_t head = d_u8(d, R_HEAD);
+		if (head & 0x10) { /* process record (before the loss bit, as the reader) */
+			d_uvar(d, R_KIND);
+			d_svar(d, R_TS);
+			d_uvar(d, R_OTHER);
+			d_uvar(d, R_OTHER);
+			d_uvar(d, R_OTHER);
+			continue;
+		}
 		if (head & 0x04) {
 			d_uvar(d, R_COUNT);
 			d_svar(d, R_TS);
@@ -575,7 +583,25 @@ static void mutate_events(struct model *m)
 	size_t from, to;
 	if (!event_span(c, below(c->count), &from, &to))
 		return;
-	switch (below(5)) {
+	switch (below(6)) {
+	case 5: { /* a process record before it: a fork, exec or exit of its thread or another */
+		uint64_t pid = 0, tid = 0;
+		for (size_t k = from; k < to; k++)
+			if (c->t.v[k].role == R_OTHER && c->t.v[k].kind == T_UVAR) {
+				pid = tid;
+				tid = c->t.v[k].v;
+			}
+		struct tok pr[6] = {{T_U8, R_HEAD, 0x10, {0}}, {T_UVAR, R_KIND, 1 + below(chance(90) ? 4 : 9), {0}},
+				    {T_SVAR, R_TS, below(1000), {0}}, {T_UVAR, R_OTHER, chance(70) ? pid : below(10), {0}},
+				    {T_UVAR, R_OTHER, chance(70) ? tid : below(10), {0}},
+				    {T_UVAR, R_OTHER, chance(50) ? tid + 1 : below(10), {0}}};
+		CT_VEC_GROW(c->t, c->t.n + 6);
+		memmove(&c->t.v[from + 6], &c->t.v[from], (c->t.n - from) * sizeof(struct tok));
+		memcpy(&c->t.v[from], pr, sizeof(pr));
+		c->t.n += 6;
+		c->count++;
+		break;
+	}
 	case 0: { /* duplicate it (the same frame entered twice, a RET twice) */
 		size_t n = to - from;
 		CT_VEC_GROW(c->t, c->t.n + n);
