@@ -15,7 +15,9 @@ def make_seeds():
     for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
                        ("go_core", [fixture("go_core"), "goroutines", "4"]),
                        ("c_core", [fixture("c_core"), "fib", "4"]),
-                       ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"])]:
+                       ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"]),
+                       ("rust_app", ["-F", "rsapp::app::*", "--", fixture("rust_app")]),
+                       ("cpp_app", ["-F", "app::*", "--", fixture("cpp_app")])]:
         out = os.path.join(SEEDS, name + ".data")
         p = ct("record", "-o", out, *([] if "--" in argv else ["--"]), *argv)
         assert p.returncode == 0, p.stderr
