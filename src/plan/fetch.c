@@ -362,7 +362,7 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static bool is_mem_op(uint8_t code)
+bool ct_fetch_op_is_mem(uint8_t code)
 {
 	return code != CT_OP_REG && code != CT_OP_STACKWORD;
 }
@@ -459,7 +459,7 @@ size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t raw
 	size_t n = 0;
 	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
 		const struct ct_fetch_op *op = &f->ops[i];
-		if (!is_mem_op(op->code)) {
+		if (!ct_fetch_op_is_mem(op->code)) {
 			if (op->dst + 8u > rawlen || n + 8 > outcap)
 				return n;
 			memcpy(out + n, raw + op->dst, 8);
@@ -491,7 +491,7 @@ size_t ct_fetch_expand(const struct ct_fetch *f, const uint8_t *compact, size_t 
 	memset(out, 0, size);
 	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
 		const struct ct_fetch_op *op = &f->ops[i];
-		if (!is_mem_op(op->code)) {
+		if (!ct_fetch_op_is_mem(op->code)) {
 			if (pos + 8 > len || op->dst + 8u > size)
 				return 0;
 			memcpy(out + op->dst, compact + pos, 8);

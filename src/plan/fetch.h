@@ -72,6 +72,10 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b, struct ct_site_fetch *out_a,
 		   struct ct_site_fetch *out_b);
 
+/* A memory op (an 8-byte header, then the bytes copied), or a word (8
+ * bytes, like a register)? */
+bool ct_fetch_op_is_mem(uint8_t code);
+
 /* The payload as it crosses the ring buffer is the fixed layout; the file
  * keeps only the bytes actually copied.  Both return the bytes written. */
 size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,

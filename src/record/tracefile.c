@@ -616,7 +616,7 @@ static bool fetch_layout_ok(const struct ct_fetch *f)
 	for (uint32_t i = 0; i < f->nops; i++) {
 		const struct ct_fetch_op *op = &f->ops[i];
 		lo[i] = op->dst;
-		hi[i] = op->dst + (op->code == CT_OP_REG ? 8u : CT_MEM_HDR + (uint32_t)op->size);
+		hi[i] = op->dst + (ct_fetch_op_is_mem(op->code) ? CT_MEM_HDR + (uint32_t)op->size : 8u);
 		if (hi[i] > f->size)
 			return false;
 		if ((op->code == CT_OP_DEREF || op->code == CT_OP_DEREF_LEN || op->code == CT_OP_DEREF_STR ||

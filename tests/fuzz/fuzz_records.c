@@ -127,6 +127,7 @@ static struct chunk chunk_copy(const struct chunk *c)
 struct dec {
 	struct ct_rd r;
 	struct chunk *c;
+	uint32_t version; /* of the file: what SITES entries hold */
 };
 
 static uint64_t d_uvar(struct dec *d, uint8_t role)
@@ -207,9 +208,9 @@ static void decode_events(struct dec *d, uint32_t count)
 	}
 }
 
-static void decode_payload(struct chunk *c, const uint8_t *p, size_t n)
+static void decode_payload(struct chunk *c, const uint8_t *p, size_t n, uint32_t version)
 {
-	struct dec d = {{p, p + n, false}, c};
+	struct dec d = {{p, p + n, false}, c, version};
 	switch (c->type) {
 	case CT_CHUNK_META:
 	case CT_CHUNK_STATS:
@@ -232,6 +233,12 @@ static void decode_payload(struct chunk *c, const uint8_t *p, size_t n)
 			d_uvar(&d, R_FUNCREF);
 			d_u8(&d, R_KIND);
 			d_uvar(&d, R_FUNCREF);
+			if (d.version >= 4) { /* caller-side fields */
+				d_svar(&d, R_KEY);
+				d_uvar(&d, R_SITEREF);
+				d_uvar(&d, R_SITEREF);
+				d_u8(&d, R_FLAGS);
+			}
 		}
 		break;
 	case CT_CHUNK_TYPES: {
@@ -330,6 +337,8 @@ static bool model_parse(struct model *m, const uint8_t *p, size_t n)
 	if (n < 32 || memcmp(p, "CALLTRC", 7))
 		return false;
 	memcpy(m->hdr, p, 32);
+	uint32_t version;
+	memcpy(&version, p + 8, 4);
 	size_t at = 32;
 	while (at + 16 <= n) {
 		uint32_t h[4];
@@ -337,7 +346,7 @@ static bool model_parse(struct model *m, const uint8_t *p, size_t n)
 		if (h[1] > n - at - 16)
 			break;
 		struct chunk c = {h[0], h[3], false, {0}};
-		decode_payload(&c, p + at + 16, h[1]);
+		decode_payload(&c, p + at + 16, h[1], version);
 		CT_VEC_PUSH(m->c, c);
 		at += 16 + (size_t)h[1];
 	}
@@ -458,7 +467,7 @@ static void mutate_type(struct model *m)
 	if (!t)
 		return;
 	size_t i = (size_t)(t - c->t.v);
-	t->v = chance(80) ? below(25) : below(256);
+	t->v = chance(80) ? below(CT_K_CHAR + 2) : below(256);
 	if (i + 2 < c->t.n && c->t.v[i + 2].role == R_SIZE && chance(60))
 		c->t.v[i + 2].v = chance(50) ? below(40) : interesting(c->t.v[i + 2].v);
 	if (i + 5 < c->t.n && c->t.v[i + 5].role == R_COUNT && chance(40))
