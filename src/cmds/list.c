@@ -110,7 +110,7 @@ static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
 {
 	const struct ct_func *f = ct_target_func_at(t, addr);
 	if (f)
-		snprintf(out, n, "%s+%llu 0x%llx", f->name, (unsigned long long)(addr - f->entry),
+		snprintf(out, n, "%s+%llu 0x%llx", ct_names_show(&f->dm, f->name), (unsigned long long)(addr - f->entry),
 			 (unsigned long long)addr);
 	else
 		snprintf(out, n, "0x%llx", (unsigned long long)addr);
@@ -141,7 +141,8 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char at[160], ex[160], text[128];
 		where(p->t, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
-			printf("      call    %-40s -> ends with %s (tail position)\n", at, cs->caller->name);
+			printf("      call    %-40s -> ends with %s (tail position)\n", at,
+			       ct_names_show(&cs->caller->dm, cs->caller->name));
 			continue;
 		}
 		where(p->t, cs->exit, ex, sizeof(ex));
@@ -303,7 +304,7 @@ int cmd_list(int argc, char **argv)
 		printf("# %zu functions cannot be probed (record leaves them out):\n", p.skipped.n);
 	for (size_t i = 0; i < p.skipped.n; i++)
 		printf("  0x%-16llx %-12s %-6s %s: %s\n", (unsigned long long)p.skipped.v[i].fn->entry, "-", "-",
-		       p.skipped.v[i].fn->name, p.skipped.v[i].why);
+		       ct_names_show(&p.skipped.v[i].fn->dm, p.skipped.v[i].fn->name), p.skipped.v[i].why);
 	ct_plan_free(&p);
 	ct_target_close(&t);
 	CT_VEC_FREE(exclude);

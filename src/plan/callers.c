@@ -92,10 +92,10 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	switch (r->kind) {
 	case CT_REF_CALL:
 		if (!r->plain)
-			keep_ret(a, j, "called by a prefixed call instruction in %s (at 0x%llx)", g->name,
-				 (unsigned long long)r->at);
+			keep_ret(a, j, "called by a prefixed call instruction in %s (at 0x%llx)",
+				 ct_names_show(&g->dm, g->name), (unsigned long long)r->at);
 		else if (g->flags & CT_FN_NOPROBE)
-			keep_ret(a, j, "called from %s, which is never probed", g->name);
+			keep_ret(a, j, "called from %s, which is never probed", ct_names_show(&g->dm, g->name));
 		else {
 			struct ct_callsite cs = {0};
 			cs.at = r->at;
@@ -107,11 +107,12 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 		break;
 	case CT_REF_JUMP:
 		if (r->target != g->entry) /* not its own restart jump */
-			keep_ret(a, j, "entered by a jump from %s (a tail call, at 0x%llx)", g->name,
-				 (unsigned long long)r->at);
+			keep_ret(a, j, "entered by a jump from %s (a tail call, at 0x%llx)",
+				 ct_names_show(&g->dm, g->name), (unsigned long long)r->at);
 		break;
 	case CT_REF_ADDR:
-		keep_ret(a, j, "its address is taken in %s (at 0x%llx)", g->name, (unsigned long long)r->at);
+		keep_ret(a, j, "its address is taken in %s (at 0x%llx)", ct_names_show(&g->dm, g->name),
+			 (unsigned long long)r->at);
 		break;
 	}
 }
@@ -555,13 +556,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			struct ct_callsite *cs = &c->calls.v[k];
 			if (map_get(&a.twice_callers, cs->caller->entry))
 				keep_ret(&a, j, "called from %s, which calls setjmp (a longjmp may resume it past the call)",
-					 cs->caller->name);
+					 ct_names_show(&cs->caller->dm, cs->caller->name));
 			else if (map_get(&with_lsda, cs->caller->entry))
 				keep_ret(&a, j, "called from %s, which has exception landing pads (they are not return sites)",
-					 cs->caller->name);
+					 ct_names_show(&cs->caller->dm, cs->caller->name));
 			else if (!choose_exit(&a, cs, pf->results))
 				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
-					 cs->caller->name, (unsigned long long)cs->at);
+					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at);
 		}
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);

@@ -110,11 +110,11 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	size_t len = f->end - f->entry;
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, len);
 	if (!code || !len)
-		return ct_fail("function %s has no code in the file", f->name);
+		return ct_fail("function %s has no code in the file", ct_names_show(&f->dm, f->name));
 	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, fs)) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s", ct_error()); /* ct_fail reuses that buffer */
-		return ct_fail("function %s cannot be probed: %s", f->name, why);
+		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), why);
 	}
 	return 0;
 }
@@ -431,7 +431,7 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
 	for (size_t i = 0; i < p->skipped.n && i < max; i++) {
 		if (i)
 			buf_put(&b, ", ", 2);
-		buf_put(&b, p->skipped.v[i].fn->name, strlen(p->skipped.v[i].fn->name));
+		buf_cstr(&b, ct_names_show(&p->skipped.v[i].fn->dm, p->skipped.v[i].fn->name));
 	}
 	if (p->skipped.n > max) {
 		char more[48];

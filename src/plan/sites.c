@@ -255,16 +255,19 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 			break;
 		}
 		case ZYDIS_CATEGORY_UNCOND_BR:
-			if (t && !inside) {
+		case ZYDIS_CATEGORY_COND_BR:
+			if (t == addr && abi == CT_ABI_C) {
+				/* Self-recursion made a loop (gcc -Os, LLVM): the
+				 * entry runs again for the same call, as after Go's
+				 * morestack, and is told apart the same way. */
+				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
+				CT_VEC_PUSH(exits, e);
+			} else if (t && !inside && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
 				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t};
 				CT_VEC_PUSH(exits, e);
-			} else if (t) {
+			} else if (t && inside) {
 				CT_VEC_PUSH(targets, t);
 			}
-			break;
-		case ZYDIS_CATEGORY_COND_BR:
-			if (t && inside)
-				CT_VEC_PUSH(targets, t);
 			break;
 		case ZYDIS_CATEGORY_CALL:
 			if (t && is_morestack && is_morestack(ctx, t)) {
@@ -293,7 +296,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 
 	/* The entry site must run exactly once per call: no branch may land
 	 * between the function start and it (a jump to the start itself is
-	 * Go's morestack restart, which reconstruction expects).  Prefer the
+	 * Go's morestack restart or a loop made of self-recursion, which
+	 * reconstruction expects).  Prefer the
 	 * first instruction the kernel emulates; else the first it accepts
 	 * (a refused one at +0 -- a VEX vpxor in glibc -- is passed over when
 	 * it only writes vector registers, which BPF cannot read anyway). */

@@ -24,7 +24,9 @@ typedef unsigned char __u8;
  *   ENTRY     the function starts (its first cheap instruction)
  *   RET       a RET: the call returns
  *   TAIL      a JMP out of the function: tail call
- *   RESTART   CALL runtime.morestack: the entry will run again
+ *   RESTART   CALL runtime.morestack, or a C/C++/Rust branch back to the
+ *             function's own entry (self-recursion made a loop): the entry
+ *             will run again for the same call
  * Caller-side sites (--exit=auto):
  *   CALL      a `call rel32` to a traced function: the callee's frame is the
  *             caller's SP minus the return address it pushes

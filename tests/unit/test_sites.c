@@ -749,3 +749,31 @@ TEST(scan_refs_calls_jumps_addresses)
 	CHECK(s.r[4].kind == CT_REF_CALL && !s.r[4].plain);
 	CHECK(s.r[5].kind == CT_REF_ADDR && s.r[5].target == 0x405000);
 }
+
+/* Self-recursion made a loop (rustc opt-level s, tests/fixtures/rust/app's
+ * down): the branch back to the entry re-runs the entry for the same call,
+ * planned as a RESTART site.  In Go code the JMP back after morestack is
+ * not one (the CALL morestack is). */
+static const uint8_t self_loop[] = {
+	0x89, 0x3d, 0x00, 0x10, 0x00, 0x00, /* +00 mov %edi,0x1000(%rip) */
+	0x83, 0xc7, 0xff,                   /* +06 add $-1,%edi */
+	0x72, 0xf5,                         /* +09 jb 0x401000 */
+	0xc3,                               /* +0b ret */
+};
+
+TEST(sites_branch_to_own_entry_is_restart)
+{
+	struct ct_fn_sites s;
+	CHECK_EQ_I(ct_find_sites(self_loop, sizeof(self_loop), BASE, CT_ABI_C, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK_EQ_U(s.nexits, 2);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 9);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RESTART);
+	CHECK_EQ_U(s.exits[0].target, BASE);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+	CHECK_EQ_I(ct_find_sites(go_large, sizeof(go_large), BASE, CT_ABI_GO_REG, is_morestack, NULL, &s), 0);
+	for (size_t i = 0; i < s.nexits; i++)
+		CHECK(s.exits[i].kind != CT_SITE_RESTART || s.exits[i].target == MORESTACK);
+	ct_fn_sites_free(&s);
+}
