@@ -123,6 +123,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		if (verbose)
 			printf("      exits: RET probes%s%s%s\n", p->exits_note || f->why ? " (" : "",
 			       p->exits_note ? p->exits_note : f->why ? f->why : "", p->exits_note || f->why ? ")" : "");
+		if (verbose && f->return_sites)
+			printf("      and the return addresses of its %zu call site%s (it tail-jumps to untraced code)\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s");
 		return;
 	}
 	size_t em = 0, st = 0, tp = 0;

@@ -56,6 +56,7 @@ struct analysis {
 	struct ct_map twice_callers; /* entry of a function that calls one -> 1 */
 	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
 	struct ct_map plt_names;     /* GOT slot -> dynsym index + 1 (PLT stubs) */
+	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
 };
 
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -142,8 +143,11 @@ static void plt_ref(void *ctx, const struct ct_code_ref *r)
 	if (r->kind != CT_REF_ADDR)
 		return;
 	const char *name = map_get(&a->plt_names, r->target);
-	if (name && is_returns_twice(name))
-		map_put(&a->twice, r->at & ~0xfULL, (void *)1); /* stubs are 16-byte aligned */
+	if (!name)
+		return;
+	map_put(&a->plt_stubs, r->at & ~0xfULL, (void *)name); /* stubs are 16-byte aligned */
+	if (is_returns_twice(name))
+		map_put(&a->twice, r->at & ~0xfULL, (void *)1);
 }
 
 /* Executable code outside every known function: PLT stubs (which name the
@@ -516,17 +520,118 @@ static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results
 	}
 }
 
+/* PLT stubs that jump to a traced function of this binary (a -fPIC library
+ * calls its own exported functions through its PLT): p->plt_traced. */
+static void resolve_plt(struct analysis *a)
+{
+	struct ct_plan *p = a->p;
+	struct ct_map by_name = {0}; /* name hash -> plan index + 1 (first one) */
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		void **slot = map_slot(&by_name, hash_str(p->funcs.v[j].fn->name), true);
+		if (!*slot)
+			*slot = (void *)(uintptr_t)(j + 1);
+	}
+	MAP_FOREACH(&a->plt_stubs, i) {
+		const char *name = a->plt_stubs.vals[i];
+		size_t j1 = (size_t)(uintptr_t)map_get(&by_name, hash_str(name));
+		if (j1 && !strcmp(p->funcs.v[j1 - 1].fn->name, name))
+			map_put(&p->plt_traced, a->plt_stubs.keys[i], (void *)(uintptr_t)j1);
+	}
+	map_free(&by_name);
+}
+
+size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry, uint64_t addr)
+{
+	size_t j1 = (size_t)(uintptr_t)map_get((struct ct_map *)by_entry, addr);
+	return j1 ? j1 : (size_t)(uintptr_t)map_get((struct ct_map *)&p->plt_traced, addr);
+}
+
+/* Which functions' calls may end in code that is not traced: a tail jump
+ * to an untraced function (`bar: jmp usleep@plt`) hands the frame over, and
+ * the call ends when that function returns to bar's caller.  Also those
+ * that tail-jump to such a function.  NULL if none. */
+static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
+{
+	struct ct_plan *p = a->p;
+	size_t n = p->funcs.n;
+	bool *await = xcalloc(n ? n : 1, sizeof(*await)), any = false;
+	for (size_t j = 0; j < n; j++)
+		for (size_t e = 0; e < found[j].nexits; e++)
+			if (found[j].exits[e].kind == CT_SITE_TAIL &&
+			    !ct_plan_traced_at(p, &a->by_entry, found[j].exits[e].target))
+				any = await[j] = true;
+	for (bool more = any; more;) {
+		more = false;
+		for (size_t j = 0; j < n; j++)
+			for (size_t e = 0; e < found[j].nexits && !await[j]; e++) {
+				size_t k1 = found[j].exits[e].kind == CT_SITE_TAIL
+						    ? ct_plan_traced_at(p, &a->by_entry, found[j].exits[e].target)
+						    : 0;
+				if (k1 && await[k1 - 1])
+					more = await[j] = true;
+			}
+	}
+	if (!any) {
+		free(await);
+		return NULL;
+	}
+	return await;
+}
+
+/* A function observed at its own entry and RETs whose call may end in
+ * untraced code (above) gets an exit probe at the return address of each of
+ * its direct calls: that call has ended when it fires.  Not where the return
+ * address already has a probe of a traced function (the caller's own RET or
+ * tail jump, a function entry after a call that never returns): one probe
+ * has one kind for the kernel-side limits. */
+static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await)
+{
+	struct ct_plan *p = a->p;
+	struct ct_map busy = {0};
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		map_put(&busy, found[j].entry_site, (void *)1);
+		for (size_t e = 0; e < found[j].nexits; e++)
+			map_put(&busy, found[j].exits[e].addr, (void *)1);
+	}
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		struct callee *c = &a->c[j];
+		if (pf->in_caller || !await[j])
+			continue;
+		CT_VEC(struct ct_callsite) keep = {0};
+		for (size_t k = 0; k < c->calls.n; k++) {
+			struct ct_callsite *cs = &c->calls.v[k];
+			const struct ct_func *g = cs->caller;
+			const uint8_t *code = g->end > cs->ret ? ct_elf_bytes_at(&a->t->elf, cs->ret, g->end - cs->ret) : NULL;
+			if (!code || map_get(&busy, cs->ret))
+				continue;
+			ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
+			if (cs->walk.first_site != cs->ret)
+				continue; /* the kernel takes no probe there */
+			cs->how = CT_EXIT_STEPPED; /* at the return address: nothing moved yet */
+			cs->exit = cs->ret;
+			cs->sp_delta = 0;
+			CT_VEC_PUSH(keep, *cs);
+		}
+		pf->calls = keep.v;
+		pf->ncalls = keep.n;
+		pf->return_sites = keep.n > 0;
+		CT_VEC_FREE(c->calls);
+	}
+	map_free(&busy);
+}
+
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel)
 {
 	const struct ct_target *t = p->t;
 	size_t n = p->funcs.n;
+	bool from_callers = true;
 	if (sel->exits == CT_EXITS_RET) {
 		p->exits_note = "--exit=ret";
-		return;
-	}
-	if (t->gccgo) {
+		from_callers = false;
+	} else if (t->gccgo) {
 		p->exits_note = "gccgo binary: split stacks move frames, exits stay at RET";
-		return;
+		from_callers = false;
 	}
 	struct analysis a = {0};
 	a.t = t;
@@ -542,7 +647,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
 	scan_dynamic(&a); /* first: PLT slot names for the code scans */
 	scan_other_code(&a);
+	resolve_plt(&a);
+	bool *await = t->gccgo ? NULL : untraced_tails(&a, found);
+	if (!from_callers && !await)
+		goto out;
 	scan_functions(&a);
+	if (!from_callers)
+		goto returns;
 	scan_data(&a);
 	struct ct_map with_lsda = {0};
 	scan_landing_pads(&a, &with_lsda);
@@ -566,20 +677,27 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		}
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);
-			CT_VEC_FREE(c->calls);
 			continue;
 		}
 		pf->in_caller = true;
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
+		memset(&c->calls, 0, sizeof(c->calls));
 		p->in_caller++;
 	}
-	(void)found;
+	map_free(&with_lsda);
+returns:
+	if (await)
+		plan_return_sites(&a, found, await);
+out:
+	for (size_t j = 0; j < n; j++)
+		CT_VEC_FREE(a.c[j].calls);
+	free(await);
 	free(a.c);
 	map_free(&a.by_entry);
 	map_free(&a.by_textoff);
 	map_free(&a.twice);
 	map_free(&a.twice_callers);
 	map_free(&a.plt_names);
-	map_free(&with_lsda);
+	map_free(&a.plt_stubs);
 }

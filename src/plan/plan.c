@@ -148,11 +148,26 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	uint8_t gsrc = gsrc_of(t, pf->fn);
 	pf->check_site = CT_NOSITE;
 	if (!pf->in_caller) {
+		uint32_t entry = (uint32_t)p->sites.n;
 		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))
 			return -1;
 		for (size_t i = 0; i < fs->nexits; i++)
 			if (!add_site(p, fs->exits[i].addr, j, fs->exits[i].kind, fs->exits[i].target, gsrc))
 				return -1;
+		/* where a call that went on in untraced code (a tail jump) ends:
+		 * a return site that closes the call opened at the entry */
+		for (size_t k = 0; pf->return_sites && k < pf->ncalls; k++) {
+			struct ct_callsite *cs = &pf->calls[k];
+			struct ct_plan_site *s = add_site(p, cs->exit, j, CT_SITE_RETSITE, 0, gsrc_of(t, cs->caller));
+			if (!s)
+				return -1;
+			s->key_adj = 8; /* at the return address: the callee's SP + 8 */
+			s->call_site = cs->call_site = entry;
+			s->cs = cs;
+			if (!cs->walk.first_emulated)
+				s->flags |= CT_SITEF_STEPPED;
+			cs->exit_site = (uint32_t)(p->sites.n - 1);
+		}
 		return 0;
 	}
 	/* Its own cheap entry catches calls from anywhere else (only where the
@@ -162,7 +177,10 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (!add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc))
 			return -1;
 	}
-	/* Tail jumps still end it (or hand it to the traced target). */
+	/* A tail jump hands the call over to its target: a traced one enters
+	 * at the same key (a tail call); untraced code returns to the return
+	 * site (and if a traced function enters at the same key first, the
+	 * call ended at the jump). */
 	for (size_t i = 0; i < fs->nexits; i++)
 		if (fs->exits[i].kind == CT_SITE_TAIL &&
 		    !add_site(p, fs->exits[i].addr, j, CT_SITE_TAIL, fs->exits[i].target, gsrc))
@@ -200,21 +218,23 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 }
 
 /* Order of the roles of one probe: closing the call that just returned
- * comes first, opening the next call last. */
+ * comes first, opening the next call last.  A function's own entry comes
+ * before its exits: a function whose first instruction is a RET or its tail
+ * jump (`bar: jmp usleep@plt`) has both at one address. */
 static int role_rank(uint8_t kind)
 {
 	switch (kind) {
 	case CT_SITE_RETSITE:
 		return 0;
-	case CT_SITE_RET:
-		return 1;
-	case CT_SITE_TAIL:
-		return 2;
-	case CT_SITE_RESTART:
-		return 3;
 	case CT_SITE_ENTRY:
-		return 4;
+		return 1;
 	case CT_SITE_CHECK:
+		return 2;
+	case CT_SITE_RET:
+		return 3;
+	case CT_SITE_TAIL:
+		return 4;
+	case CT_SITE_RESTART:
 		return 5;
 	case CT_SITE_GOEXIT:
 	case CT_SITE_RECOVER:
@@ -352,6 +372,9 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			       t->elf.path);
 	}
 	ct_callers_plan(p, found.v, sel);
+	struct ct_map by_entry = {0};
+	for (size_t j = 0; j < p->funcs.n; j++)
+		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
 	int rc = 0;
 	for (size_t j = 0; j < p->funcs.n && rc == 0; j++) {
 		rc = emit_function(p, (uint32_t)j, &found.v[j]);
@@ -364,16 +387,14 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		ct_fn_sites_free(&found.v[k]);
 	CT_VEC_FREE(found);
 	if (rc) {
+		map_free(&by_entry);
 		ct_plan_free(p);
 		return -1;
 	}
-	/* Resolve tail-jump targets to traced functions. */
-	struct ct_map by_entry = {0};
-	for (size_t j = 0; j < p->funcs.n; j++)
-		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
+	/* Resolve tail-jump targets to traced functions (also through the PLT). */
 	for (size_t i = 0; i < p->sites.n; i++) {
 		struct ct_plan_site *s = &p->sites.v[i];
-		uintptr_t j = s->kind == CT_SITE_TAIL ? (uintptr_t)map_get(&by_entry, s->target_addr) : 0;
+		size_t j = s->kind == CT_SITE_TAIL ? ct_plan_traced_at(p, &by_entry, s->target_addr) : 0;
 		if (j)
 			s->target_func = (uint32_t)(j - 1);
 	}
@@ -423,6 +444,7 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
 	CT_VEC_FREE(p->planned);
+	map_free(&p->plt_traced);
 }
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)

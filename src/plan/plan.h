@@ -37,6 +37,10 @@ struct ct_plan_func {
 	struct ct_callsite *calls;
 	size_t ncalls;
 	uint32_t check_site;      /* CHECK probe at its own cheap entry, CT_NOSITE if none */
+	/* Observed at its entry and RETs, but a call may end in untraced code it
+	 * tail-jumps to: `calls` are its direct calls, each with an exit probe
+	 * at the return address (plan/callers.c). */
+	bool return_sites;
 	bool results;             /* results are captured (exits must keep them) */
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
@@ -107,6 +111,7 @@ struct ct_plan {
 	struct ct_types *types;
 	const char *args_note; /* why arguments are not captured, if so */
 	size_t args_funcs, args_incomplete;
+	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
 };
 
 /* Selects functions and finds their sites.  Fails with one line when nothing
@@ -125,6 +130,9 @@ bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f
  * fills their call sites (plan/callers.c).  FOUND[j]: p->funcs.v[j]'s own
  * sites. */
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel);
+/* The traced function (plan index + 1) whose code starts at ADDR, or that a
+ * PLT stub at ADDR jumps to; 0 if none.  BY_ENTRY: entry -> index + 1. */
+size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry, uint64_t addr);
 /* Do calls of F have their results captured (as ct_plan_args will plan)? */
 bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f);
 

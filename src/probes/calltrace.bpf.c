@@ -92,8 +92,9 @@ struct {
 #define F_RECORD 0x02   /* active and within --max-depth: to be sent */
 #define F_EMITTED 0x04  /* its entry was sent */
 #define F_RESTART 0x08  /* a morestack CALL was seen: the entry runs again */
-#define F_TAILPEND 0x10 /* left by a JMP to a traced function */
+#define F_TAILPEND 0x10 /* left by a tail JMP: goes on in its target */
 #define F_INTREE 0x20   /* matches --root, or under a frame that does */
+#define F_TAILOUT 0x40  /* F_TAILPEND: the jump went to untraced code */
 
 struct lframe {
 	__u64 key;
@@ -459,11 +460,14 @@ static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
 			return;
 		}
 		if ((t->flags & F_TAILPEND) || (bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
-			t->flags &= ~F_TAILPEND; /* tail call: nests */
+			t->flags &= ~(F_TAILPEND | F_TAILOUT); /* tail call: nests */
 		} else {
-			marker |= (t->flags & F_EMITTED) != 0;
-			st->depth--;
-			t = top(st);
+			/* unwound (longjmp), with the tail callers it replaced */
+			for (int i = 0; i < 8 && t && t->key == h->key; i++) {
+				marker |= (t->flags & F_EMITTED) != 0;
+				st->depth--;
+				t = top(st);
+			}
 		}
 	}
 	/* which tree is this call in? */
@@ -514,16 +518,16 @@ static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
 	}
 }
 
-/* RET, or a tail JMP whose target is not traced: the frame at key ends,
- * with the tail callers it replaced. */
-static __always_inline void limits_return(const struct hit *h, struct gstate *st)
+/* RET (KEY: the event's), or a return site (KEY: its callee's): the frame
+ * at KEY ends, with the tail callers it replaced. */
+static __always_inline void limits_return(const struct hit *h, struct gstate *st, __u64 key)
 {
-	int marker = unwind_deeper(st, h->key);
+	int marker = unwind_deeper(st, key);
 	int sent = 0;
 	/* the returning frame and the tail callers it replaced (short chains) */
 	for (int i = 0; i < 8; i++) {
 		struct lframe *f = top(st);
-		if (!f || f->key != h->key)
+		if (!f || f->key != key)
 			break;
 		sent |= frame_sent(h, st, f, h->now);
 		st->depth--;
@@ -537,14 +541,19 @@ static __always_inline void limits_return(const struct hit *h, struct gstate *st
 	}
 }
 
-/* A frame left by a tail jump whose target never entered ends at the jump. */
+/* A frame left by a tail jump goes on in its target (reconstruct.c
+ * settle_tail): a traced one entering at its key, or untraced code that
+ * returns to its return site and whose calls are deeper.  Otherwise it
+ * ended at the jump. */
 static __always_inline void settle_tail(const struct hit *h, struct gstate *st)
 {
 	struct lframe *t = top(st);
-	if (!t || !(t->flags & F_TAILPEND))
+	__u32 kind = CT_COOKIE_KIND(h->cookie);
+	if (!t || !(t->flags & F_TAILPEND) || h->key > t->key)
 		return;
-	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_ENTRY && t->key == h->key)
-		return; /* the target entering: limits_entry nests it */
+	if ((kind == CT_SITE_ENTRY && t->key == h->key && !(t->flags & F_TAILOUT)) ||
+	    (kind == CT_SITE_RETSITE && t->key == h->key + 8))
+		return; /* the target entering (limits_entry nests it), or returning */
 	if (!frame_sent(h, st, t, t->tail_ts))
 		count(CT_CNT_CUT, 1);
 	/* if it was sent, user space settles it at the tail time by itself */
@@ -584,17 +593,17 @@ static __always_inline void limits_hit(const struct hit *h)
 		limits_entry(h, st);
 		break;
 	case CT_SITE_RET:
-		limits_return(h, st);
+		limits_return(h, st, h->key);
+		break;
+	case CT_SITE_RETSITE:
+		/* with limits, only at return addresses: the callee's key is 8 up */
+		limits_return(h, st, h->key + 8);
 		break;
 	case CT_SITE_TAIL:
-		if (!CT_COOKIE_TAILTRACED(h->cookie)) {
-			limits_return(h, st);
-			break;
-		}
 		unwind_deeper(st, h->key);
 		t = top(st);
 		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie)) {
-			t->flags |= F_TAILPEND;
+			t->flags |= F_TAILPEND | (CT_COOKIE_TAILTRACED(h->cookie) ? 0 : F_TAILOUT);
 			t->tail_ts = h->now;
 			t->tail_site = CT_COOKIE_SITE(h->cookie);
 			if (t->flags & F_EMITTED) {

@@ -23,7 +23,8 @@ typedef unsigned char __u8;
  * seen from its caller):
  *   ENTRY     the function starts (its first cheap instruction)
  *   RET       a RET: the call returns
- *   TAIL      a JMP out of the function: tail call
+ *   TAIL      a JMP out of the function: the call goes on in its target
+ *             (a traced one enters at the same frame key: a tail call)
  *   RESTART   CALL runtime.morestack, or a C/C++/Rust branch back to the
  *             function's own entry (self-recursion made a loop): the entry
  *             will run again for the same call
@@ -31,7 +32,9 @@ typedef unsigned char __u8;
  *   CALL      a `call rel32` to a traced function: the callee's frame is the
  *             caller's SP minus the return address it pushes
  *   RETSITE   the first instruction after such a call (on the straight line
- *             from its return address) that takes a probe: the call returned
+ *             from its return address) that takes a probe: the call returned.
+ *             Also, at the return address itself, for callee-side functions
+ *             that tail-jump to untraced code (with limits: only there)
  *   CHECK     the callee's own cheap entry: BPF looks up the return address
  *             among its planned call sites and sends an event only for a
  *             call from anywhere else (an unplanned caller)

@@ -192,16 +192,20 @@ static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, 
 	while (s->f.n && s->f.v[s->f.n - 1].c.key == key);
 }
 
-/* A frame left by a tail jump whose target never showed up ends at the jump. */
+/* A frame left by a tail jump goes on in its target: a traced target enters
+ * at the same key (a tail call); untraced code returns to the caller, where
+ * a return site closes the frame, and whatever it calls meanwhile is deeper.
+ * Any other event means that never happened: it ended at the jump. */
 static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	if (!s->f.n)
 		return;
 	struct frame *top = &s->f.v[s->f.n - 1];
-	if (!top->tail_pending)
+	if (!top->tail_pending || ev->key > top->c.key)
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
-	if (ev->kind == CT_SITE_ENTRY && ev->key == top->c.key && site->func == top->tail_target)
+	if (ev->key == top->c.key && ((ev->kind == CT_SITE_ENTRY && site->func == top->tail_target) ||
+				      ev->kind == CT_SITE_RETSITE))
 		return;
 	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }
@@ -289,7 +293,9 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				top->tail_pending = false;
 				r->st.tails++;
 			} else {
-				pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+				/* a new call where one was open: that one, and the
+				 * tail callers it replaced, were unwound (longjmp) */
+				pop_tail_chain(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 			}
 		}
 	}
@@ -346,10 +352,6 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	struct frame *top = &s->f.v[s->f.n - 1];
 	if (top->c.func != func) {
 		r->st.unmatched_exits++;
-		return;
-	}
-	if (target == CT_NOFUNC) {
-		pop_tail_chain(r, s, CT_CALL_RETURNED, ev->ts, ev->tid, ev);
 		return;
 	}
 	top->tail_pending = true;

@@ -29,6 +29,7 @@ enum {
 	S_B_TAIL_OUT, /* B: JMP to something untraced */
 	S_B_TAIL_C,   /* B: JMP C (traced) */
 	S_B_RESTART,  /* B: CALL morestack */
+	S_A_RETSITE,  /* the return address of a call of A (callee side) */
 	NSITES
 };
 
@@ -48,6 +49,7 @@ static const struct ct_file_site sites[NSITES] = {
 	{S_B_TAIL_OUT, 0x2020, FB, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_B_TAIL_C, 0x2030, FB, CT_SITE_TAIL, FC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_A_RETSITE, 0x4008, FA, CT_SITE_RETSITE, CT_NOFUNC, 8, S_A_ENT, UINT32_MAX, 0},
 };
 
 #define PID 100
@@ -391,8 +393,8 @@ TEST(recon_tail_event_to_untraced_target)
 	struct ct_recon *r = new_recon(false);
 	ev(r, 90, 0, 1, 5, S_D_ENT);
 	ev(r, 100, 0, 1, 10, S_A_ENT);
-	ev(r, 105, 0, 1, 10, S_A_TAIL_OUT); /* A ends here */
-	ev(r, 120, 0, 1, 10, S_B_ENT);      /* D calls B at the same SP */
+	ev(r, 105, 0, 1, 10, S_A_TAIL_OUT); /* no return site follows: */
+	ev(r, 120, 0, 1, 10, S_B_ENT);      /* D calls B at the same SP, A ended at the jump */
 	ev(r, 125, 0, 1, 10, S_B_RET);
 	ev(r, 200, 0, 1, 5, S_D_RET);
 	NREC(6);
@@ -405,6 +407,55 @@ TEST(recon_tail_event_to_untraced_target)
 	const struct ct_recon_stats *st = ct_recon_stats(r);
 	CHECK_EQ_U(st->returned, 3);
 	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_untraced_tail_ends_at_return_site)
+{
+	/* A jumps to untraced code (bar: jmp usleep@plt), which calls B back;
+	 * A's call ends when that code returns to D, at the return site. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_OUT);
+	ev(r, 110, 0, 1, 30, S_B_ENT);
+	ev(r, 120, 0, 1, 30, S_B_RET);
+	ev(r, 2000, 0, 1, 2, S_A_RETSITE); /* the callee's key: 2 + 8 */
+	ev(r, 2100, 0, 1, 5, S_D_RET);
+	NREC(6);
+	EXP_ENTER(2, FB, 2, 2, 110, false);
+	EXP_EXIT(3, FB, 2, RET, 2, 110, 120, false, true);
+	EXP_EXIT(4, FA, 1, RET, 1, 100, 2000, false, false);
+	EXP_EXIT(5, FD, 0, RET, 0, 90, 2100, false, false);
+	/* the next call of A returns by its RET: its return site closes nothing */
+	ev(r, 3000, 0, 1, 10, S_A_ENT);
+	ev(r, 3010, 0, 1, 10, S_A_RET);
+	ev(r, 3011, 0, 1, 2, S_A_RETSITE);
+	NREC(8);
+	EXP_EXIT(7, FA, 0, RET, 3, 3000, 3010, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+TEST(recon_longjmp_unwinds_a_tail_chain)
+{
+	/* A -> jmp B -> jmp C, then a longjmp back to D, which calls A again
+	 * at the same SP: the whole chain was unwound, not only C. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 101, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 102, 0, 1, 10, S_B_ENT);
+	ev(r, 103, 0, 1, 10, S_B_TAIL_C);
+	ev(r, 104, 0, 1, 10, S_C_ENT);
+	ev(r, 200, 0, 1, 10, S_A_ENT);
+	NREC(8);
+	EXP_EXIT(4, FC, 3, UNW, 3, 104, 200, true, true);
+	EXP_EXIT(5, FB, 2, UNW, 2, 102, 200, true, false);
+	EXP_EXIT(6, FA, 1, UNW, 1, 100, 200, false, false);
+	EXP_ENTER(7, FA, 1, 4, 200, false);
 	ct_recon_free(r);
 	col_reset();
 }
@@ -437,14 +488,19 @@ TEST(recon_tail_event_target_never_enters)
 	CHECK_EQ_U(ct_recon_stats(r)->tails, 0);
 	ct_recon_free(r);
 
-	/* The target's entry at a deeper key is not the tail call either. */
+	/* Anything deeper happens inside the code jumped to (it may be
+	 * untraced code calling back): it nests, and the jump is still open. */
 	r = new_recon(false);
 	ev(r, 100, 0, 1, 10, S_A_ENT);
 	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
 	ev(r, 120, 0, 1, 30, S_B_ENT);
-	NREC(3);
-	EXP_EXIT(1, FA, 0, RET, 0, 100, 105, false, true);
-	EXP_ENTER(2, FB, 0, 1, 120, false);
+	NREC(2);
+	EXP_ENTER(1, FB, 1, 1, 120, false);
+	ev(r, 130, 0, 1, 30, S_B_RET);
+	ev(r, 140, 0, 1, 5, S_D_ENT); /* not deeper: A ended at the jump */
+	NREC(5);
+	EXP_EXIT(2, FB, 1, RET, 1, 120, 130, false, true);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 105, false, false);
 	ct_recon_free(r);
 
 	/* The trace ends right after the jump: returned at the jump, not
@@ -733,10 +789,12 @@ TEST(recon_unmatched_exit)
 	ev(r, 120, 0, 1, 30, S_B_RET); /* deeper than anything open */
 	NREC(1);
 	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 2);
-	ev(r, 125, 0, 1, 10, S_A_TAIL_OUT); /* matched TAIL: returns */
+	ev(r, 125, 0, 1, 10, S_A_TAIL_OUT); /* matched TAIL: goes on in untraced code */
+	NREC(1);
+	ev(r, 130, 0, 1, 10, S_A_TAIL_OUT); /* no return site came: it ended at the
+						 jump; this TAIL has nothing open */
 	NREC(2);
 	EXP_EXIT(1, FA, 0, RET, 0, 110, 125, false, true);
-	ev(r, 130, 0, 1, 10, S_A_TAIL_OUT); /* TAIL with nothing open */
 	ev(r, 131, 0, 1, 10, S_A_RESTART);  /* RESTART with nothing open: ignored */
 	NREC(2);
 	const struct ct_recon_stats *st = ct_recon_stats(r);
