@@ -153,8 +153,13 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char sp[32] = "";
 		if (cs->sp_delta)
 			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
-		printf("      call    %-40s -> %s %s (%s%s)\n", at, ex, text,
-		       cs->how == CT_EXIT_EMULATED ? "emulated" : "single-stepped", sp);
+		const char *why = "emulated";
+		if (cs->how != CT_EXIT_EMULATED)
+			why = cs->walk.how == CT_EXIT_EMULATED ? "single-stepped: the results are gone by the next instruction the kernel emulates"
+			      : cs->walk.how == CT_EXIT_TAILPOS ? (f->results ? "single-stepped: in tail position, but the results are captured"
+									   : "single-stepped: in tail position in a caller not traced")
+								 : "single-stepped: nothing the kernel emulates before the next branch";
+		printf("      call    %-40s -> %s %s (%s%s)\n", at, ex, text, why, sp);
 	}
 }
 

@@ -415,7 +415,7 @@ static bool is_rsp(ZydisRegister r)
 	       ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r) == ZYDIS_REGISTER_RSP;
 }
 
-#define EXIT_LOOKAHEAD 16
+#define EXIT_LOOKAHEAD 48 /* straight-line instructions walked from a return address */
 #define MAX_SLOTS 8
 
 /* What the straight line from a return address has done so far. */
