@@ -170,6 +170,20 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	ct_sig_free(&sig);
 }
 
+struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn)
+{
+	struct ct_site_fetch *entry, *ret;
+	bool incomplete;
+	if (!o->enabled)
+		return NULL;
+	plan_func(p, o, fn, &entry, &ret, &incomplete);
+	if (entry) {
+		ct_site_fetch_free(entry);
+		free(entry);
+	}
+	return ret;
+}
+
 static struct ct_site_fetch *clone_fetch(const struct ct_site_fetch *f)
 {
 	struct ct_site_fetch *c = xmalloc(sizeof(*c));

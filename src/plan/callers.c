@@ -485,6 +485,16 @@ static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
 	}
 }
 
+/* Can the results be read at the call's emulated exit probe? */
+static bool results_survive(const struct ct_site_fetch *res, const struct ct_callsite *cs)
+{
+	struct ct_site_fetch f;
+	if (ct_fetch_relocate(res, -8 - cs->sp_delta, &cs->walk, &f))
+		return false;
+	ct_site_fetch_free(&f);
+	return true;
+}
+
 /* Where the call's end is observed; false if nowhere. */
 static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
 {
@@ -663,6 +673,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		struct callee *c = &a.c[j];
 		if (!c->why[0] && !c->calls.n)
 			keep_ret(&a, j, "no direct call of it was found");
+		struct ct_site_fetch *res = NULL;
+		if (!c->why[0] && pf->results && sel->args)
+			res = ct_plan_results_fetch(p, sel->args, pf->fn);
+		size_t stepped = 0;
 		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
 			if (map_get(&a.twice_callers, cs->caller->entry))
@@ -671,10 +685,27 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			else if (map_get(&with_lsda, cs->caller->entry))
 				keep_ret(&a, j, "called from %s, which has exception landing pads (they are not return sites)",
 					 ct_names_show(&cs->caller->dm, cs->caller->name));
-			else if (!choose_exit(&a, cs, pf->results))
+			else if (!choose_exit(&a, cs, res != NULL))
 				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at);
+			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs))
+				stepped++; /* the results would be read at the return address */
+			else
+				stepped += cs->how == CT_EXIT_STEPPED;
 		}
+		if (res) {
+			ct_site_fetch_free(res);
+			free(res);
+		}
+		/* Its own cheap entry and RETs cost one emulated and one
+		 * single-stepped hit a call; from the caller, a call and its
+		 * exit (plus the entry's CHECK): a call whose exit is
+		 * single-stepped costs one emulated hit more, any other ~20x
+		 * less.  Only when every call site's exit is single-stepped
+		 * (and its own entry is not) are its RETs the cheaper plan. */
+		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated)
+			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s: its RETs cost less",
+				 c->calls.n, res ? " (to read its results)" : "");
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);
 			continue;

@@ -133,6 +133,9 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 /* The traced function (plan index + 1) whose code starts at ADDR, or that a
  * PLT stub at ADDR jumps to; 0 if none.  BY_ENTRY: entry -> index + 1. */
 size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry, uint64_t addr);
+/* The capture of F's results at its RETs (as ct_plan_args will plan it), or
+ * NULL; the caller frees it (ct_site_fetch_free, free). */
+struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);
 /* Do calls of F have their results captured (as ct_plan_args will plan)? */
 bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f);
 

@@ -174,6 +174,10 @@ def test_list_shows_exit_modes():
     assert "observed from their callers" in text.splitlines()[1], text
     fib = text.split("main.fib\n", 1)[1].split("\n  0x", 1)[0]
     assert "exits: at its 3 call sites" in fib and "call    main.main+" in fib, fib
+    # its result is captured: the second recursive call's is gone by the
+    # caller's ret, so that one exit is single-stepped; the others keep it
+    # cheap, so the function stays observed from its callers
+    assert "2 exits emulated, 1 single-stepped" in fib and "the results are captured" in fib, fib
     assert "exits: RET probes (its address is stored in .rodata" in text  # viaValue, main.main
     ret = ct("list", "-v", "--exit=ret", fixture("go_core"), "main.fib").stdout
     assert "exits at RET (--exit=ret)" in ret and "exits: RET probes" in ret, ret
