@@ -20,13 +20,21 @@ the same section, which probe traps are charged to but which does not grow
 while other users of the machine hold the CPUs -- trust those when the
 load average printed is above the CPU count.
 
+(That comparison is of --exit=ret, the callee-side probes.)  Then the exits
+section (issue 10): --exit=auto (calls observed from the caller) against
+--exit=ret on Go fib, a frameless Go leaf called in a loop and a C fib,
+without and with argument capture, and against the raw tracefs floor of the
+addresses auto probes: <name>_ns_per_call[auto|ret|...], <name>_ret_over_auto,
+<name>_auto_over_floor (thread CPU, ratios within rounds), and the share of
+returned calls whose end was seen without a RET probe (exits_not_at_ret).
+
 After those lines comes the scale section (issues 5 and 6), on two more
 workloads, bench/http (a net/http server and client on loopback: thousands
 of probe sites) and bench/fibpar (fib on several goroutines: the highest
 event rate and big traces):
 
   start-up and shut-down of >= 10,000 sites, from `record -v`'s phases;
-  http_overhead_per_request_us with -F 'net/http.*';
+  http_overhead_per_request_us with -F 'net/http.*' (and _ret: --exit=ret);
   events_per_s_max, the highest event rate recorded without loss;
   replay/report throughput and peak memory on a trace of >= 5 M events
   (recorded once and cached in build/bench/, keyed by the calltrace binary
@@ -51,6 +59,7 @@ Options (for investigation, not needed by make bench):
                   skipped)
   --quick         scale section with fewer rounds and no 5 M-event trace
                   of its own (uses the cached one if there is one)
+  --exits-only    only the exits section (issue 10)
 """
 import atexit
 import collections
@@ -228,7 +237,7 @@ def vaddr_to_offset(path, vaddr):
 def probe_sites(binary, func):
     """Entry and exit sites calltrace would use, from `calltrace list -v`:
     returns (func_vaddr, entry_site_offset, entry_class, [(kind, offset, insn)])."""
-    out = sh(CALLTRACE, "list", binary, func, "-v")
+    out = sh(CALLTRACE, "list", "--exit=ret", binary, func, "-v")
     func_addr = entry_off = entry_class = None
     exits = []
     for line in out.splitlines():
@@ -274,7 +283,10 @@ def run_plain(n, reps=1):
 
 
 def run_calltrace(n, datafile, extra=()):
-    out = sh(CALLTRACE, "record", *extra, "-F", FUNC, "-o", datafile, "--", WORKLOAD, str(n))
+    # The original comparison: callee-side probes (entry + every RET)
+    # against the floor of those sites; --exit=auto has its own section.
+    out = sh(CALLTRACE, "record", "--exit=ret", *extra, "-F", FUNC, "-o", datafile, "--", WORKLOAD,
+             str(n))
     return parse_workload(out)
 
 
@@ -361,7 +373,7 @@ def calltrace_bpf_stats(n, datafile, extra=()):
         return None
     last = {}
     try:
-        proc = subprocess.Popen([CALLTRACE, "record", *extra, "-F", FUNC, "-o", datafile,
+        proc = subprocess.Popen([CALLTRACE, "record", "--exit=ret", *extra, "-F", FUNC, "-o", datafile,
                                  "--", WORKLOAD, str(n)], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
         while proc.poll() is None:
@@ -385,7 +397,7 @@ def tracer_cpu_ns(n, datafile):
     with a run of a tiny n.  schedstat has ns resolution (utime/stime have
     10 ms ticks) and is sampled until exit because it vanishes with the
     process."""
-    proc = subprocess.Popen([CALLTRACE, "record", "-F", FUNC, "-o", datafile, "--",
+    proc = subprocess.Popen([CALLTRACE, "record", "--exit=ret", "-F", FUNC, "-o", datafile, "--",
                              WORKLOAD, str(n)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     tasks = "/proc/%d/task" % proc.pid
@@ -459,6 +471,7 @@ def per_call_section(tracefs, rounds, n, breakdown, datafile):
     ret_offs = [foff + off for kind, off, _ in exits if kind == "ret"]
     floor_offs = [entry] + exit_offs
     naive_offs = [foff] + ret_offs
+    print("# per call, --exit=ret (callee side: entry + every RET) against its floor", flush=True)
     print("sites: %s at 0x%x (file 0x%x), entry +%d (%s), exits %s" % (
         FUNC, func_addr, foff, entry_off, entry_class,
         ", ".join("%s +%d" % (k, o) for k, o, _ in exits)))
@@ -606,6 +619,176 @@ def per_call_section(tracefs, rounds, n, breakdown, datafile):
                          for a, b in zip(res["ct"], res["floor"])])
     return {"ct": ct, "floor": floor, "naive": naive, "lost": ct_info.get("lost", "?"),
             "cpu_paired": cpu_paired}
+
+
+# ---------------------------------------------------------------- exits (issue 10)
+
+CFIB = os.path.join(BUILD, "bench", "cfib")
+# name, binary, argv for a run of N calls, -F glob, N (traced), N untraced
+EXIT_WORKLOADS = [
+    ("go_fib", WORKLOAD, lambda n: [str(n)], "main.fib", 22, None),
+    ("leaf", WORKLOAD, lambda n: ["leaf", str(n)], "main.leaf", 20000, 2000000),
+    ("c_fib", CFIB, lambda n: [str(n)], "c_fib", 22, None),
+]
+GOAL_GO_FIB_NS = 2000.0
+GOAL_GO_FIB_RATIO = 10.0
+GOAL_LEAF_RATIO = 20.0
+GOAL_C_FIB_NS = 1500.0
+GOAL_FLOOR_RATIO = 1.15
+GOAL_HTTP_RATIO = 4.0
+
+
+def build_cfib():
+    os.makedirs(os.path.dirname(CFIB), exist_ok=True)
+    subprocess.run(["gcc", "-O2", "-o", CFIB, os.path.join(REPO, "bench", "cfib", "fib.c")], check=True)
+
+
+def auto_sites(binary, func):
+    """Every address --exit=auto probes for FUNC (its call sites, their exit
+    probes, its CHECK or, if it keeps RET probes, its entry and exits), from
+    `calltrace list -v`, and the line saying how its calls are observed."""
+    out = sh(CALLTRACE, "list", "--no-args", "-v", binary, func)
+    addrs, how, func_addr = set(), "", None
+    for line in out.splitlines():
+        m = re.match(r"\s+0x([0-9a-f]+)\s+\+(\d+)\s+\S+\s+\d+\s+(\S+)$", line)
+        if m:
+            func_addr = int(m.group(1), 16) if m.group(3) == func else None
+            continue
+        if func_addr is None:
+            continue
+        if line.strip().startswith("exits:"):
+            how = line.strip()
+        m = re.match(r"\s+call\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
+        if m:
+            addrs.update(int(x, 16) for x in m.groups() if x)
+            continue
+        m = re.match(r"\s+(entry|check|ret|tail|restart)\s+\+(\d+)", line)
+        if m:
+            addrs.add(func_addr + int(m.group(2)))
+    if not addrs:
+        raise RuntimeError("calltrace list -v shows no sites for %s:\n%s" % (func, out[-500:]))
+    return sorted(addrs), how
+
+
+def calls_line(datafile):
+    """How the recorded calls ended (calltrace info --calls)."""
+    out = sh(CALLTRACE, "info", "--calls", datafile)
+    m = re.search(r"^calls: +(\d+): returned (\d+) \(at a RET (\d+), after the call (\d+), "
+                  r"with their caller (\d+)\)", out, re.M)
+    if not m:
+        raise RuntimeError("unexpected calltrace info --calls output")
+    return {k: int(v) for k, v in zip(("calls", "returned", "ret", "retsite", "caller"), m.groups())}
+
+
+def exit_share(c):
+    """Share of returned calls whose end was seen without a RET probe."""
+    return 100.0 * (c["retsite"] + c["caller"]) / c["returned"] if c["returned"] else 0.0
+
+
+def exits_section(tracefs, rounds, tmp):
+    """--exit=auto against --exit=ret on three workloads, and auto against
+    the raw tracefs floor of the very sites auto probes; interleaved rounds,
+    medians, and the ratios within rounds (they saw the same machine)."""
+    print("# exits: calls observed from the caller (--exit=auto) vs RET probes (--exit=ret)", flush=True)
+    build_cfib()
+    remove_stale(tracefs)
+    group = "ctbenchx%d" % os.getpid()
+    # What one trap costs here, by class: the ceiling of any ratio below
+    # (auto trades single-stepped hits for emulated ones).
+    fa, eo, _, ex = probe_sites(WORKLOAD, FUNC)
+    foff = vaddr_to_offset(WORKLOAD, fa)
+    trap = {}
+    for cls, offs in (("emulated", [foff + eo]), ("single-stepped", [foff])):
+        vals = []
+        for _ in range(3):
+            with Uprobes(tracefs, group, WORKLOAD, offs) as up:
+                up.enable(True)
+                try:
+                    run = parse_workload(sh(WORKLOAD, "20"))
+                finally:
+                    up.enable(False)
+                vals.append(run.cpu / max(sum(up.hits().values()), 1))
+        trap[cls] = median(vals)
+    print("trap_ns_per_hit[emulated]=%.0f trap_ns_per_hit[single-stepped]=%.0f (tracefs p:, thread cpu; "
+          "a Go fib call costs ret 1 emulated + 1 stepped hit, auto ~1.5 emulated hits: at best %.1fx)" % (
+              trap["emulated"], trap["single-stepped"],
+              (trap["emulated"] + trap["single-stepped"]) / (1.5 * trap["emulated"])), flush=True)
+    datafile = os.path.join(tmp, "exits.data")
+    res = {}
+    for name, binary, argv, func, n, n_base in EXIT_WORKLOADS:
+        addrs, how = auto_sites(binary, func)
+        offs = [vaddr_to_offset(binary, a) for a in addrs]
+        print("%s: %s, %s; auto probes %d addresses" % (name, func, how or "?", len(addrs)), flush=True)
+        configs = [("auto", ["--exit=auto", "--no-args"]), ("ret", ["--exit=ret", "--no-args"]),
+                   ("auto_args", ["--exit=auto"]), ("ret_args", ["--exit=ret"])]
+        runs = {k: [] for k in ["base", "floor"] + [c for c, _ in configs]}
+        share = {}
+        for r in range(rounds):
+            runs["base"].append(parse_workload(sh(binary, *argv(n_base or n))))
+            order = configs + [("floor", None)]
+            for k, flags in (order if r % 2 == 0 else order[::-1]):
+                if k == "floor":
+                    with Uprobes(tracefs, group, binary, offs) as up:
+                        up.enable(True)
+                        try:
+                            run = parse_workload(sh(binary, *argv(n)))
+                        finally:
+                            up.enable(False)
+                        if sum(up.hits().values()) < run.calls:
+                            raise RuntimeError("%s floor probes hit %d times for %d calls" % (
+                                name, sum(up.hits().values()), run.calls))
+                else:
+                    out = sh(CALLTRACE, "record", *flags, "-F", func, "-o", datafile, "--", binary, *argv(n))
+                    run = parse_workload(out)
+                    if r == 0 and k.startswith("auto"):
+                        share[k] = calls_line(datafile)
+                runs[k].append(run)
+        base = per_call(runs["base"])
+        pc = {k: per_call(v, base) for k, v in runs.items() if k != "base"}
+        paired = lambda a, b, i: median([(x.cpu / x.calls - base[1]) / (y.cpu / y.calls - base[1])
+                                         for x, y in zip(runs[a], runs[b])])
+        res[name] = {"pc": pc, "ret_over_auto": paired("ret", "auto", 1),
+                     "auto_over_floor": paired("auto", "floor", 1),
+                     "ret_over_auto_args": paired("ret_args", "auto_args", 1), "share": share}
+        for k in ("auto", "ret", "auto_args", "ret_args", "floor"):
+            label = {"auto": "auto", "ret": "ret", "auto_args": "auto,args", "ret_args": "ret,args",
+                     "floor": "floor"}[k]
+            print("%s_ns_per_call[%s]=%.0f (thread cpu %.0f)" % (name, label, pc[k][0], pc[k][1]))
+        print("%s_ret_over_auto=%.1f (thread cpu, within rounds; with arguments and results: %.1f)" % (
+            name, res[name]["ret_over_auto"], res[name]["ret_over_auto_args"]))
+        print("%s_auto_over_floor=%.3f (thread cpu, within rounds; the floor: tracefs p: probes at "
+              "the %d addresses auto probes)" % (name, res[name]["auto_over_floor"], len(addrs)))
+        for k, c in share.items():
+            print("exits_not_at_ret[%s,%s]=%.1f%% (of %d returned calls: %d after the call, %d with "
+                  "their caller, %d at a RET)" % (name, "args" if k == "auto_args" else "no args",
+                                                  exit_share(c), c["returned"], c["retsite"],
+                                                  c["caller"], c["ret"]), flush=True)
+    return res
+
+
+def exits_goals(res, http):
+    g, l, c = res.get("go_fib"), res.get("leaf"), res.get("c_fib")
+    if g:
+        auto = g["pc"]["auto"][1]
+        goal("go_fib_auto", auto <= GOAL_GO_FIB_NS and g["ret_over_auto"] >= GOAL_GO_FIB_RATIO,
+             "--no-args: %.0f ns/call <= %.0f and %.1fx cheaper than --exit=ret (>= %.0f); thread cpu"
+             % (auto, GOAL_GO_FIB_NS, g["ret_over_auto"], GOAL_GO_FIB_RATIO))
+        goal("auto_vs_floor", g["auto_over_floor"] <= GOAL_FLOOR_RATIO,
+             "go_fib --no-args: %.3f x the tracefs floor of the same sites <= %.2f"
+             % (g["auto_over_floor"], GOAL_FLOOR_RATIO))
+    if l:
+        goal("leaf", l["ret_over_auto"] >= GOAL_LEAF_RATIO,
+             "frameless Go leaf --no-args: %.1fx cheaper than --exit=ret (>= %.0f); %.0f vs %.0f ns/call"
+             % (l["ret_over_auto"], GOAL_LEAF_RATIO, l["pc"]["auto"][1], l["pc"]["ret"][1]))
+    if c:
+        auto = c["pc"]["auto"][1]
+        goal("c_fib_auto", auto <= GOAL_C_FIB_NS,
+             "--no-args: %.0f ns/call <= %.0f (--exit=ret: %.0f)" % (auto, GOAL_C_FIB_NS, c["pc"]["ret"][1]))
+    if http and http.get("over_ret"):
+        ratio = http["over_ret"] / http["over"] if http["over"] > 0 else float("inf")
+        goal("http_auto_vs_ret", ratio >= GOAL_HTTP_RATIO,
+             "-F 'net/http.*': %.0f us of overhead per request with --exit=auto vs %.0f with "
+             "--exit=ret: %.1fx lower (>= %.0f)" % (http["over"], http["over_ret"], ratio, GOAL_HTTP_RATIO))
 
 
 # ---------------------------------------------------------------- scale (issues 5 and 6)
@@ -853,16 +1036,24 @@ def scale_http(tmp, quick):
     nreq, warm = 200, 20
     opts = ["-F", "net/http.*"]
     datafile = os.path.join(tmp, "http.data")
-    base, traced, lost = [], [], 0
+    base, traced, traced_ret, lost = [], [], [], 0
+    share = None
     for r in range(1 if quick else 3):
-        # Interleaved, order alternating, as in the per-call rounds.
-        for t in ((False, True) if r % 2 == 0 else (True, False)):
-            if t:
+        # Interleaved, order alternating, as in the per-call rounds; the
+        # default (--exit=auto) and --exit=ret (issue 10).
+        order = ("base", "auto", "ret")
+        for t in (order if r % 2 == 0 else order[::-1]):
+            if t == "auto":
                 w = record(opts, [HTTP, str(nreq), str(warm)], datafile)
                 traced.append(kv_of(w.out))
                 inf = info(datafile)
                 lost += int(inf.get("lost", 0))
                 events = int(inf.get("events", 0))
+                if share is None:
+                    share = calls_line(datafile)
+            elif t == "ret":
+                w = record(opts + ["--exit=ret"], [HTTP, str(nreq), str(warm)], datafile)
+                traced_ret.append(kv_of(w.out))
             else:
                 base.append(kv_of(sh(HTTP, str(nreq), str(warm))))
     # What the requests themselves cost in events: a run without timed
@@ -877,7 +1068,14 @@ def scale_http(tmp, quick):
           "median of %d rounds; process CPU: %.0f)" % (over_wall, nreq, len(traced), over_cpu))
     print("http_events_per_request=%.0f (%.1f us of overhead per event; lost=%d)" % (
         ev_req, over_wall / ev_req if ev_req else 0, lost))
-    return {"over": over_wall, "ev_req": ev_req}
+    over_ret = (per_req(traced_ret, "ns") - per_req(base, "ns")) / 1e3
+    print("http_overhead_per_request_us_ret=%.0f (the same with --exit=ret; process CPU: %.0f)" % (
+        over_ret, (per_req(traced_ret, "cpu_ns") - per_req(base, "cpu_ns")) / 1e3))
+    if share:
+        print("exits_not_at_ret[http]=%.1f%% (of %d returned calls: %d after the call, %d with their "
+              "caller, %d at a RET)" % (exit_share(share), share["returned"], share["retsite"],
+                                        share["caller"], share["ret"]))
+    return {"over": over_wall, "ev_req": ev_req, "over_ret": over_ret}
 
 
 def fibpar_env(nproc):
@@ -1014,7 +1212,7 @@ def goal(name, met, text):
     print("goal_%s=%s (%s)" % (name, "met" if met else "not_met", text), flush=True)
 
 
-def scale_section(tmp, nproc, per_call, quick):
+def scale_section(tmp, nproc, per_call, quick, exits_res=None):
     print("# scale (issues 5 and 6)", flush=True)
     build_go("http")
     build_go("fibpar")
@@ -1025,7 +1223,7 @@ def scale_section(tmp, nproc, per_call, quick):
     setup_cpu = setup.cpu_ns
 
     st = section("attach_sites", scale_startup, tmp, quick)
-    section("http_overhead_per_request_us", scale_http, tmp, quick)
+    http = section("http_overhead_per_request_us", scale_http, tmp, quick)
     rate = section("events_per_s_max", scale_rate, tmp, nproc, setup_cpu)
     if rate:
         rate["what"] = "fibpar, %d goroutines on GOMAXPROCS=%d" % (nproc, nproc)
@@ -1072,6 +1270,7 @@ def scale_section(tmp, nproc, per_call, quick):
              "%.0f ms <= %.0f for %d sites: detach %.0f + drain and write %.0f; wall %.0f" % (
                  st["shutdown"], GOAL_SHUTDOWN_MS, st["sites"], r["detach"],
                  r["written"] - r["detach"], st["shutdown_wall"]))
+    exits_goals(exits_res or {}, http)
     if per_call:
         ct, fl = per_call["ct"], per_call["floor"]
         # 5% allowance: rounds on this shared VM differ by more than that.
@@ -1113,7 +1312,7 @@ def main():
     global CALLTRACE
     args = sys.argv[1:]
     rounds, n, breakdown = 5, 22, True
-    scale, scale_only, quick = True, False, False
+    scale, scale_only, quick, exits_only = True, False, False, False
     while args:
         a = args.pop(0)
         if a == "--rounds":
@@ -1128,6 +1327,8 @@ def main():
             scale_only = True
         elif a == "--quick":
             quick = True
+        elif a == "--exits-only":
+            exits_only = True
         else:
             print(__doc__)
             return 2
@@ -1162,12 +1363,22 @@ def main():
     print("machine: nproc=%d kernel=%s cpu=%s loadavg=%.2f" % (
         nproc, kernel, model, os.getloadavg()[0]))
 
+    exits_res = {}
+    if exits_only:
+        exits_res = exits_section(tracefs, rounds, tmp)
+        print("# goals", flush=True)
+        exits_goals(exits_res, None)
+        return 0
     if not scale_only:
         results = per_call_section(tracefs, rounds, n, breakdown, datafile)
+        exits_res = section("exits", exits_section, tracefs, 3 if quick else rounds, tmp) or {}
     else:
         results = {}
     if scale:
-        scale_section(tmp, nproc, results, quick)
+        scale_section(tmp, nproc, results, quick, exits_res)
+    elif exits_res:
+        print("# goals", flush=True)
+        exits_goals(exits_res, None)
     # WebAssembly modules (issue 9): bench/wasm.py
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import wasm
