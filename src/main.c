@@ -50,6 +50,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "calltrace: unknown command '%s'; run 'calltrace --help' for the list\n", argv[1]);
+	ct_print_errorf("unknown command '%s'; run 'calltrace --help' for the list", argv[1]);
 	return 2;
 }

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 static int set_format(enum dump_format *fmt, enum dump_format want)
 {
 	if (*fmt != DUMP_NONE && *fmt != want) {
-		fprintf(stderr, "calltrace: dump: --%s and --%s exclude each other; choose one format\n",
+		ct_print_errorf("dump: --%s and --%s exclude each other; choose one format",
 			format_names[*fmt], format_names[want]);
 		return -1;
 	}
@@ -93,7 +93,7 @@ static int dump_otlp(struct ct_trace *t, const struct ct_render_opts *ro, const 
 	uint64_t lost = 0;
 	int r = ct_render_otlp(t, ro, &oo, NULL, &lost);
 	if (!r && lost)
-		fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; spans may be missing\n",
+		ct_warn("%" PRIu64 " events were lost while recording; spans may be missing",
 			lost);
 	if (h) {
 		ct_otlp_http_finish(h, 30000000000ULL);
@@ -171,7 +171,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_ENDPOINT:
 			if (!ct_otlp_http_url_ok(optarg)) {
-				fprintf(stderr, "calltrace: %s\n", ct_error());
+				ct_print_error();
 				goto out;
 			}
 			endpoint = optarg;
@@ -180,7 +180,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_PROTOCOL:
 			if (ct_otlp_protocol_parse(optarg, &otlp_json)) {
-				fprintf(stderr, "calltrace: %s\n", ct_error());
+				ct_print_error();
 				goto out;
 			}
 			protocol_given = true;
@@ -191,7 +191,7 @@ int cmd_dump(int argc, char **argv)
 				if (!strcmp(optarg, format_names[i]))
 					want = (enum dump_format)i;
 			if (want == DUMP_NONE) {
-				fprintf(stderr, "calltrace: dump: unknown format '%s' (use chrome, folded, svg or otlp)\n",
+				ct_print_errorf("dump: unknown format '%s' (use chrome, folded, svg or otlp)",
 					optarg);
 				goto out;
 			}
@@ -210,36 +210,36 @@ int cmd_dump(int argc, char **argv)
 			rc = 0;
 			goto out;
 		case ':':
-			fprintf(stderr, "calltrace: dump: option '%s' needs a value (see calltrace dump --help)\n",
+			ct_print_errorf("dump: option '%s' needs a value (see calltrace dump --help)",
 				argv[optind - 1]);
 			goto out;
 		default:
 			if (optopt > 0 && optopt < 0x100)
-				fprintf(stderr, "calltrace: dump: unknown option '-%c' (see calltrace dump --help)\n",
+				ct_print_errorf("dump: unknown option '-%c' (see calltrace dump --help)",
 					optopt);
 			else
-				fprintf(stderr, "calltrace: dump: unknown option '%s' (see calltrace dump --help)\n",
+				ct_print_errorf("dump: unknown option '%s' (see calltrace dump --help)",
 					argv[optind - 1]);
 			goto out;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "calltrace: dump: one record file at most, not '%s' and '%s'\n", argv[optind],
+		ct_print_errorf("dump: one record file at most, not '%s' and '%s'", argv[optind],
 			argv[optind + 1]);
 		goto out;
 	}
 	if (fmt == DUMP_NONE)
 		fmt = DUMP_CHROME;
 	if (service && fmt != DUMP_OTLP) {
-		fprintf(stderr, "calltrace: dump: --service is for --otlp\n");
+		ct_print_errorf("dump: --service is for --otlp");
 		goto out;
 	}
 	if (protocol_given && !endpoint) {
-		fprintf(stderr, "calltrace: dump: --otlp-protocol goes with --otlp-endpoint\n");
+		ct_print_errorf("dump: --otlp-protocol goes with --otlp-endpoint");
 		goto out;
 	}
 	if (endpoint && out_path) {
-		fprintf(stderr, "calltrace: dump: --otlp-endpoint sends the spans; it writes no -o file\n");
+		ct_print_errorf("dump: --otlp-endpoint sends the spans; it writes no -o file");
 		goto out;
 	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";
@@ -247,13 +247,13 @@ int cmd_dump(int argc, char **argv)
 	struct ct_trace t;
 	rc = 1;
 	if (ct_trace_open(&t, path)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		goto out;
 	}
 	FILE *out = stdout;
 	struct ct_output output;
 	if (out_path && !(out = open_output(&output, out_path, path, (fmt == DUMP_CHROME || fmt == DUMP_OTLP) && with_values))) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		ct_trace_close(&t);
 		goto out;
 	}
@@ -263,9 +263,9 @@ int cmd_dump(int argc, char **argv)
 	      : fmt == DUMP_OTLP   ? dump_otlp(&t, &ro, service, with_values, endpoint, otlp_json)
 				   : ct_render_svg(&t, &ro);
 	if (r)
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 	if (t.truncated)
-		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); dumped what was whole\n",
+		ct_warn("%s ends with an incomplete chunk (tracer killed?); dumped what was whole",
 			path);
 	ct_trace_close(&t);
 	if (out_path) {
@@ -273,11 +273,11 @@ int cmd_dump(int argc, char **argv)
 		if (r)
 			ct_output_discard(&output);
 		else if (ct_output_commit(&output)) {
-			fprintf(stderr, "calltrace: %s\n", ct_error());
+			ct_print_error();
 			r = -1;
 		}
 	} else if (!r && (ferror(out) || fflush(out))) {
-		fprintf(stderr, "calltrace: cannot write the output: %s\n", strerror(errno));
+		ct_print_errorf("cannot write the output: %s", strerror(errno));
 		r = -1;
 	}
 	rc = r ? 1 : 0;

@@ -39,7 +39,7 @@ int cmd_info(int argc, char **argv)
 	const char *path = argc > 1 ? argv[1] : "calltrace.data";
 	struct ct_trace t;
 	if (ct_trace_open(&t, path)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		return 1;
 	}
 	const char *rt = ct_trace_meta(&t, "clock.realtime_ns");

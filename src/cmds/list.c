@@ -185,7 +185,7 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'x':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
-				fprintf(stderr, "calltrace: --exit is auto (default) or ret, not '%s'\n", optarg);
+				ct_print_errorf("--exit is auto (default) or ret, not '%s'", optarg);
 				return 2;
 			}
 			exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
@@ -198,7 +198,7 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'd':
 			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
-				fprintf(stderr, "calltrace: --demangle takes simple, full or no, not '%s'\n", optarg);
+				ct_print_errorf("--demangle takes simple, full or no, not '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -218,13 +218,13 @@ int cmd_list(int argc, char **argv)
 		int rc = ct_wasm_list(argv[optind], (const char **)argv + optind + 1, (size_t)(argc - optind - 1),
 				      exclude.v, exclude.n);
 		if (rc)
-			fprintf(stderr, "calltrace: %s\n", ct_error());
+			ct_print_error();
 		CT_VEC_FREE(exclude);
 		return rc ? 1 : 0;
 	}
 	struct ct_target t;
 	if (ct_target_open(&t, argv[optind])) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		return 1;
 	}
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
@@ -237,7 +237,7 @@ int cmd_list(int argc, char **argv)
 				   .args = &ao};
 	struct ct_plan p;
 	if (ct_plan_build(&p, &t, &sel)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		ct_target_close(&t);
 		CT_VEC_FREE(exclude);
 		return 1;

@@ -515,14 +515,14 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2001:
 			if (parse_u64(optarg, &v) || !v || v > 1000) {
-				fprintf(stderr, "calltrace: --max-depth needs a depth from 1 to 1000, not '%s'\n", optarg);
+				ct_print_errorf("--max-depth needs a depth from 1 to 1000, not '%s'", optarg);
 				return 2;
 			}
 			o.max_depth = (uint32_t)v;
 			break;
 		case 0x2002:
 			if (parse_duration(optarg, &o.min_dur_ns) || !o.min_dur_ns) {
-				fprintf(stderr, "calltrace: --min-duration needs a time like 10us, not '%s'\n", optarg);
+				ct_print_errorf("--min-duration needs a time like 10us, not '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -532,7 +532,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		case 0x2004:
 		case 0x2005:
 			if (parse_u64(optarg, &v) || !v || v > 1000000000) {
-				fprintf(stderr, "calltrace: --%s needs a number N (keep 1 in N), not '%s'\n",
+				ct_print_errorf("--%s needs a number N (keep 1 in N), not '%s'",
 					c == 0x2004 ? "sample" : "sample-goroutines", optarg);
 				return 2;
 			}
@@ -543,13 +543,13 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2006:
 			if (parse_u64(optarg, &o.max_events) || !o.max_events) {
-				fprintf(stderr, "calltrace: --max-events needs a number of events, not '%s'\n", optarg);
+				ct_print_errorf("--max-events needs a number of events, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 0x2301:
 			if (!ct_otlp_http_url_ok(optarg)) {
-				fprintf(stderr, "calltrace: %s\n", ct_error());
+				ct_print_error();
 				return 2;
 			}
 			otlp_opts.url = optarg;
@@ -557,7 +557,7 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2302:
 			if (ct_otlp_protocol_parse(optarg, &otlp_opts.json)) {
-				fprintf(stderr, "calltrace: %s\n", ct_error());
+				ct_print_error();
 				return 2;
 			}
 			break;
@@ -569,20 +569,20 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2009:
 			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
-				fprintf(stderr, "calltrace: --demangle takes simple, full or no, not '%s'\n", optarg);
+				ct_print_errorf("--demangle takes simple, full or no, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 0x2010:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
-				fprintf(stderr, "calltrace: --exit is auto (default) or ret, not '%s'\n", optarg);
+				ct_print_errorf("--exit is auto (default) or ret, not '%s'", optarg);
 				return 2;
 			}
 			o.sel.exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
 			break;
 		case 0x2007:
 			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {
-				fprintf(stderr, "calltrace: --max-size needs a size of 4K or more (e.g. 256M), not '%s'\n",
+				ct_print_errorf("--max-size needs a size of 4K or more (e.g. 256M), not '%s'",
 					optarg);
 				return 2;
 			}
@@ -595,7 +595,7 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 'S':
 			if (parse_u64(optarg, &v) || !v || v > 1024) {
-				fprintf(stderr, "calltrace: --max-string needs a number of bytes from 1 to 1024, not '%s'\n",
+				ct_print_errorf("--max-string needs a number of bytes from 1 to 1024, not '%s'",
 					optarg);
 				return 2;
 			}
@@ -603,7 +603,7 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 'I':
 			if (parse_u64(optarg, &v) || !v || v > 64) {
-				fprintf(stderr, "calltrace: --max-items needs a number from 1 to 64, not '%s'\n", optarg);
+				ct_print_errorf("--max-items needs a number from 1 to 64, not '%s'", optarg);
 				return 2;
 			}
 			o.args.fetch.max_items = (uint32_t)v;
@@ -620,7 +620,7 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 'p':
 			if (parse_u64(optarg, &v) || !v || v > INT_MAX) {
-				fprintf(stderr, "calltrace: -p needs a process id, not '%s'\n", optarg);
+				ct_print_errorf("-p needs a process id, not '%s'", optarg);
 				return 2;
 			}
 			CT_VEC_PUSH(pids, (int)v);
@@ -628,13 +628,13 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 'D':
 			if (parse_duration(optarg, &o.duration_ns) || !o.duration_ns) {
-				fprintf(stderr, "calltrace: --duration needs a time like 10s or 500ms, not '%s'\n", optarg);
+				ct_print_errorf("--duration needs a time like 10s or 500ms, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 'B':
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ULL << 31)) {
-				fprintf(stderr, "calltrace: --buffer-size needs a size between 4K and 2G, not '%s'\n",
+				ct_print_errorf("--buffer-size needs a size between 4K and 2G, not '%s'",
 					optarg);
 				return 2;
 			}
@@ -655,7 +655,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		}
 	}
 	if (!otlp_opts.url && (otlp_opts.service || otlp_opts.json)) {
-		fprintf(stderr, "calltrace: --service and --otlp-protocol go with --otlp-endpoint\n");
+		ct_print_errorf("--service and --otlp-protocol go with --otlp-endpoint");
 		return 2;
 	}
 	char **prog = argv + optind;
@@ -665,7 +665,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		pid = pids.v[0];
 	}
 	if ((pid && nprog) || (!pid && !nprog)) {
-		fprintf(stderr, "calltrace: give either a program to run or -p PID\n");
+		ct_print_errorf("give either a program to run or -p PID");
 		usage(stderr);
 		return 2;
 	}
@@ -690,7 +690,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		char buf[PATH_MAX];
 		ssize_t n = readlink(probe_path, buf, sizeof(buf) - 1);
 		if (n < 0) {
-			fprintf(stderr, "calltrace: cannot read %s: %s (is process %d running, and are you root?)\n",
+			ct_print_errorf("cannot read %s: %s (is process %d running, and are you root?)",
 				probe_path, strerror(errno), pid);
 			return 1;
 		}
@@ -704,7 +704,7 @@ static int record_main(int argc, char **argv, bool is_live)
 				  st0.st_ino != sti.st_ino;
 			free(pp);
 			if (bad) {
-				fprintf(stderr, "calltrace: processes %d and %d do not run the same binary (or one is gone); record them separately\n",
+				ct_print_errorf("processes %d and %d do not run the same binary (or one is gone); record them separately",
 					pids.v[0], pids.v[i]);
 				return 1;
 			}
@@ -712,14 +712,14 @@ static int record_main(int argc, char **argv, bool is_live)
 	} else {
 		path = resolve_program(prog[0]);
 		if (!path) {
-			fprintf(stderr, "calltrace: cannot find program '%s'%s\n", prog[0],
+			ct_print_errorf("cannot find program '%s'%s", prog[0],
 				strchr(prog[0], '/') ? "" : " in PATH");
 			return 1;
 		}
 		probe_path = xstrdup(path);
 	}
 	if (geteuid() != 0 && !ct_wasm_is_module(probe_path)) { /* wasm needs no BPF */
-		fprintf(stderr, "calltrace: recording needs root (BPF and uprobes): run it with sudo\n");
+		ct_print_errorf("recording needs root (BPF and uprobes): run it with sudo");
 		return 1;
 	}
 	o.lib_pid = pid;
@@ -742,7 +742,7 @@ static int record_main(int argc, char **argv, bool is_live)
 	if (rc == 0)
 		rc = pid ? run_attach(&s, pids.v, pids.n, probe_path) : run_launch(&s, prog, probe_path);
 	if (rc < 0) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		if (s.w) {
 			/* Nothing ran under the probes: leave no half-made file. */
 			ct_writer_discard(s.w);

@@ -72,7 +72,7 @@ int cmd_replay(int argc, char **argv)
 	else if (!strcmp(color, "auto"))
 		ro.color = isatty(1);
 	else if (strcmp(color, "never")) {
-		fprintf(stderr, "calltrace: --color takes auto, always or never, not '%s'\n", color);
+		ct_print_errorf("--color takes auto, always or never, not '%s'", color);
 		return 2;
 	}
 	int (*render)(struct ct_trace *, const struct ct_render_opts *);
@@ -83,23 +83,23 @@ int cmd_replay(int argc, char **argv)
 	else if (!strcmp(format, "yaml"))
 		render = ct_render_yaml;
 	else {
-		fprintf(stderr, "calltrace: unknown format '%s' (use text, json or yaml)\n", format);
+		ct_print_errorf("unknown format '%s' (use text, json or yaml)", format);
 		return 2;
 	}
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf)); /* big writes: the output is large */
 	struct ct_trace t;
 	if (ct_trace_open(&t, path)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		return 1;
 	}
 	int rc = render(&t, &ro);
 	if (rc)
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 	bool truncated = t.truncated;
 	ct_trace_close(&t);
 	if (truncated)
-		fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); replayed what was whole\n",
+		ct_warn("%s ends with an incomplete chunk (tracer killed?); replayed what was whole",
 			path);
 	ct_filter_free(&fo);
 	if (fflush(stdout) != 0)

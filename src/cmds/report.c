@@ -75,7 +75,7 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (!ct_report_sort_parse(optarg, &ro.sort)) {
-				fprintf(stderr, "calltrace: unknown sort key '%s' (use total, self, calls, avg, min, max, p50, p99 or func)\n",
+				ct_print_errorf("unknown sort key '%s' (use total, self, calls, avg, min, max, p50, p99 or func)",
 					optarg);
 				goto out;
 			}
@@ -84,7 +84,7 @@ int cmd_report(int argc, char **argv)
 			if (!strcmp(optarg, "json") || !strcmp(optarg, "text")) {
 				ro.json = !strcmp(optarg, "json");
 			} else {
-				fprintf(stderr, "calltrace: unknown report format '%s' (use text or json)\n", optarg);
+				ct_print_errorf("unknown report format '%s' (use text or json)", optarg);
 				goto out;
 			}
 			break;
@@ -100,47 +100,47 @@ int cmd_report(int argc, char **argv)
 			rc = 0;
 			goto out;
 		case ':':
-			fprintf(stderr, "calltrace: report option '%s' needs a value (see calltrace report --help)\n",
+			ct_print_errorf("report option '%s' needs a value (see calltrace report --help)",
 				argv[optind - 1]);
 			goto out;
 		default:
 			if (optopt)
-				fprintf(stderr, "calltrace: unknown report option '-%c' (see calltrace report --help)\n",
+				ct_print_errorf("unknown report option '-%c' (see calltrace report --help)",
 					optopt);
 			else
-				fprintf(stderr, "calltrace: unknown report option '%s' (see calltrace report --help)\n",
+				ct_print_errorf("unknown report option '%s' (see calltrace report --help)",
 					argv[optind - 1]);
 			goto out;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "calltrace: report takes one record file, not %d arguments (see calltrace report --help)\n",
+		ct_print_errorf("report takes one record file, not %d arguments (see calltrace report --help)",
 			argc - optind);
 		goto out;
 	}
 	if (diff_base && ro.nhistogram) {
-		fprintf(stderr, "calltrace: report --diff has no --histogram; run report on each file for histograms\n");
+		ct_print_errorf("report --diff has no --histogram; run report on each file for histograms");
 		goto out;
 	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";
 	struct ct_trace t, base;
 	rc = 1;
 	if (ct_trace_open(&t, path)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		goto out;
 	}
 	if (diff_base && ct_trace_open(&base, diff_base)) {
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 		ct_trace_close(&t);
 		goto out;
 	}
 	rc = (diff_base ? ct_render_report_diff(&base, &t, &ro) : ct_render_report(&t, &ro)) ? 1 : 0;
 	if (rc)
-		fprintf(stderr, "calltrace: %s\n", ct_error());
+		ct_print_error();
 	for (int k = 0; k < (diff_base ? 2 : 1); k++) {
 		struct ct_trace *tr = k ? &base : &t;
 		if (tr->truncated)
-			fprintf(stderr, "calltrace: warning: %s ends with an incomplete chunk (tracer killed?); reported what was whole\n",
+			ct_warn("%s ends with an incomplete chunk (tracer killed?); reported what was whole",
 				tr->path);
 		ct_trace_close(tr);
 	}

@@ -112,9 +112,7 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	if (!code || !len)
 		return ct_fail("function %s has no code in the file", ct_names_show(&f->dm, f->name));
 	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, fs)) {
-		char why[256];
-		snprintf(why, sizeof(why), "%s", ct_error()); /* ct_fail reuses that buffer */
-		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), why);
+		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), ct_error());
 	}
 	return 0;
 }

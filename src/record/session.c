@@ -149,7 +149,7 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 				/* where the process maps it, or where ld.so would find it */
 				char *path = pid > 0 ? ct_lib_resolve_pid(pid, name, NULL) : ct_lib_resolve_exe(s->binary, name);
 				if (!path) {
-					int rc = ct_fail("cannot find library %s (%s); give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
+					int rc = ct_fail("cannot find library %s: %s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
 							 name, ct_error(), name);
 					free(name);
 					return rc;

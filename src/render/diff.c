@@ -320,8 +320,7 @@ int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const str
 	if (o->json) {
 		write_json(o->out, rows, n);
 		if (tb.lost || tc.lost)
-			fprintf(stderr, "calltrace: warning: events were lost while recording (%" PRIu64 " in %s, %" PRIu64
-					" in %s); counts may be incomplete\n",
+			ct_warn("events were lost while recording (%" PRIu64 " in %s, %" PRIu64 " in %s); counts may be incomplete",
 				tb.lost, base->path, tc.lost, cur->path);
 	} else {
 		write_text(o->out, base->path, cur->path, rows, n, sort_metric, tb.lost, tc.lost);

@@ -26,7 +26,7 @@ bool ct_filter_active(const struct ct_filter_opts *o)
 
 static int bad(const char *what, const char *val)
 {
-	fprintf(stderr, "calltrace: %s, not '%s'\n", what, val);
+	ct_print_errorf("%s, not '%s'", what, val);
 	return -1;
 }
 

@@ -520,7 +520,7 @@ int ct_render_report(struct ct_trace *t, const struct ct_report_opts *o)
 	if (o->json) {
 		write_json(&R, o, ft.v, ft.n);
 		if (R.lost)
-			fprintf(stderr, "calltrace: warning: %" PRIu64 " events were lost while recording; counts may be incomplete\n",
+			ct_warn("%" PRIu64 " events were lost while recording; counts may be incomplete",
 				R.lost);
 	} else {
 		write_text(&R, o, ft.v, ft.n);

@@ -378,8 +378,7 @@ int ct_target_open(struct ct_target *t, const char *path)
 		ct_pclntab_free(&pcln);
 	} else if (looks_like_gc_go(t)) {
 		/* Tracing it as C would miss every goroutine: say why not. */
-		char why[512];
-		snprintf(why, sizeof(why), "%s", ct_error());
+		const char *why = ct_error();
 		size_t pl = strlen(path);
 		const char *w = !strncmp(why, path, pl) ? why + pl : why;
 		w += strspn(w, ": ");

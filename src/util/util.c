@@ -10,11 +10,21 @@
 static char err_line[1024];
 int ct_verbose;
 
+/* Formatted apart first: a caller may wrap the line already recorded
+ * (ct_fail("...: %s", ct_error())), which vsnprintf must not read while it
+ * writes the same bytes. */
+static void record_error(const char *fmt, va_list ap)
+{
+	char line[sizeof(err_line)];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	memcpy(err_line, line, sizeof(err_line));
+}
+
 int ct_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err_line, sizeof(err_line), fmt, ap);
+	record_error(fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -24,10 +34,18 @@ const char *ct_error(void)
 	return err_line[0] ? err_line : "unknown error";
 }
 
-void ct_die_on_error(void)
+void ct_print_error(void)
 {
 	fprintf(stderr, "calltrace: %s\n", ct_error());
-	exit(1);
+}
+
+void ct_print_errorf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record_error(fmt, ap);
+	va_end(ap);
+	ct_print_error();
 }
 
 void ct_warn(const char *fmt, ...)

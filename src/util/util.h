@@ -10,10 +10,14 @@
 #include <stdlib.h>
 
 /* Errors: a failing function records one line with ct_fail() and returns
- * -1 (or NULL); the command prints it once as "calltrace: <line>". */
+ * -1 (or NULL); a caller may wrap it (ct_fail("...: %s", ct_error())).  The
+ * command prints it once with ct_print_error() as "calltrace: <line>";
+ * every command error goes out through that one function. */
 int ct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *ct_error(void);
-void ct_die_on_error(void);                 /* print ct_error() and exit(1) */
+void ct_print_error(void);                  /* ct_error() as one line on stderr */
+void ct_print_errorf(const char *fmt, ...)  /* ct_fail(FMT...), then ct_print_error() */
+	__attribute__((format(printf, 1, 2)));
 void ct_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int ct_verbose;
 void ct_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

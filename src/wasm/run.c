@@ -216,10 +216,8 @@ struct ct_wasm_run *ct_wasm_run_prepare(const char *path, const struct ct_select
 	uint64_t t0 = now_mono_ns();
 	struct ct_buf out = {0};
 	if (ct_wasm_rewrite(&r->t.m, r->p.fns.v, r->p.fns.n, r->t.go ? &r->t.gw.cfg : NULL, &out)) {
-		char why[512];
-		snprintf(why, sizeof(why), "%s", ct_error());
 		buf_free(&out);
-		ct_fail("cannot instrument %s: %s", path, why);
+		ct_fail("cannot instrument %s: %s", path, ct_error());
 		goto fail;
 	}
 	r->rewrite_ns = now_mono_ns() - t0;

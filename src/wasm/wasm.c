@@ -48,10 +48,8 @@ int ct_wasm_target_open(struct ct_wasm_target *t, const char *path)
 		return ct_fail("cannot read %s", path);
 	}
 	if (ct_wasm_parse(&t->m, t->bytes, t->size, path)) {
-		char why[512];
-		snprintf(why, sizeof(why), "%s", ct_error());
 		ct_wasm_target_close(t);
-		return ct_fail("%s", why);
+		return -1;
 	}
 	/* Go code (its calling convention): the js port, or a WASI module with
 	 * Go's build id (GOOS=wasip1, Go 1.21+; runs on node:wasi) */

@@ -47,6 +47,19 @@ def test_unknown_function():
     one_line_error(ct("list", fixture("c_core"), "nosuch_fn"), "nosuch_fn")
 
 
+def test_library_not_found():
+    # The message wraps the resolver's reason; it once printed it garbled,
+    # repeated (the wrapping read the line it was overwriting).
+    p = ct("record", "-o", tmp("lib.data"), "-F", "libnothere.so:f", "--", "/bin/true")
+    one_line_error(p, "cannot find library libnothere.so: ",
+                   "/bin/true does not load a library named libnothere.so",
+                   "give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/libnothere.so:GLOB'")
+    line = p.stderr.strip()
+    assert line.count("libnothere.so") == 3 and line.count("cannot find library") == 1, line
+    assert line.endswith("libnothere.so:GLOB'"), line
+    assert not os.path.exists(tmp("lib.data"))
+
+
 def test_runtime_stack_switchers_refused():
     p = ct("record", "-o", tmp("m.data"), "-F", "runtime.morestack", "--", fixture("go_core"), "fib", "3")
     one_line_error(p, "runtime.morestack", "cannot be traced")

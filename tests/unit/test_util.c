@@ -36,3 +36,19 @@ TEST(parse_duration_refuses_what_does_not_fit)
 	CHECK_EQ_I(parse_size("1G", &v), 0);
 	CHECK_EQ_U(v, 1073741824);
 }
+
+/* A failing caller may wrap the line already recorded; the old ct_fail read
+ * that line while it overwrote it and printed a garbled, repeated message. */
+TEST(fail_wraps_the_recorded_line)
+{
+	ct_fail("library %s does not exist", "libx.so");
+	ct_fail("cannot find library %s: %s; give its path", "libx.so", ct_error());
+	CHECK_STR(ct_error(), "cannot find library libx.so: library libx.so does not exist; give its path");
+	char long_word[2000];
+	memset(long_word, 'w', sizeof(long_word) - 1);
+	long_word[sizeof(long_word) - 1] = 0;
+	ct_fail("%s", long_word);
+	ct_fail("outer: %s", ct_error());
+	CHECK(!strncmp(ct_error(), "outer: www", 10));
+	CHECK_EQ_U(strlen(ct_error()), 1023); /* cut at the line's size, still one string */
+}
