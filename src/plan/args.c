@@ -130,7 +130,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 		if (!pr->is_result) {
 			if (pr->entry_loc.n)
 				locs[i] = pr->entry_loc;
-			else if (abi && !*incomplete && !(sig.rust_abi && pr->optimized))
+			else if (abi && !*incomplete && !pr->constant && !(sig.rust_abi && pr->optimized))
 				locs[i] = *abi;
 		} else if (abi && (!*incomplete || only_registers(abi))) {
 			locs[i] = *abi;

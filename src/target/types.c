@@ -1489,7 +1489,7 @@ static int decode_block(Dwarf_Attribute *a, Dwarf_Op *ops, size_t max)
 		o->atom = op;
 		bool ok = true;
 		if ((op >= DW_OP_reg0 && op <= DW_OP_reg31) || (op >= DW_OP_lit0 && op <= DW_OP_lit31) ||
-		    op == DW_OP_call_frame_cfa || op == DW_OP_plus || op == DW_OP_minus)
+		    op == DW_OP_call_frame_cfa || op == DW_OP_plus || op == DW_OP_minus || op == DW_OP_stack_value)
 			;
 		else if (op >= DW_OP_breg0 && op <= DW_OP_breg31)
 			ok = read_sleb(&p, end, &o->number);
@@ -1541,6 +1541,39 @@ static struct fbase frame_base(Dwarf_Die *fn, Dwarf_Addr pc)
 		fb.cfa_off = (int32_t)((int64_t)ops[0].number - 8);
 	}
 	return fb;
+}
+
+/* An expression only optimized code writes: a value known rather than
+ * stored (a constant, an implicit value or pointer), or parts left out (an
+ * empty piece).  A value computed from a register (`breg8 0; and 1;
+ * stack_value`: a bool in R8; `entry_value(rdi); stack_value`: RDI as the
+ * function began) is still where that register is at the entry. */
+static bool optimized_expr(const Dwarf_Op *ops, size_t n)
+{
+	bool computed = false, from_reg = false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t a = ops[i].atom;
+		if (a == DW_OP_implicit_value || a == DW_OP_implicit_pointer || a == DW_OP_GNU_implicit_pointer ||
+		    (a == DW_OP_piece && (i == 0 || ops[i - 1].atom == DW_OP_piece)))
+			return true;
+		computed |= a == DW_OP_stack_value;
+		from_reg |= (a >= DW_OP_reg0 && a <= DW_OP_reg31) || (a >= DW_OP_breg0 && a <= DW_OP_breg31) ||
+			    a == DW_OP_regx || a == DW_OP_bregx || a == DW_OP_fbreg || a == DW_OP_entry_value ||
+			    a == DW_OP_GNU_entry_value;
+	}
+	return computed && !from_reg;
+}
+
+/* See ct_param.constant: DW_AT_const_value, or a location at PC that
+ * optimized code wrote. */
+static bool given_as_constant(Dwarf_Die *p, Dwarf_Addr pc)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op buf[MAX_OPS], *ops;
+	size_t n;
+	if (dwarf_attr(p, DW_AT_const_value, &a))
+		return true;
+	return dwarf_attr(p, DW_AT_location, &a) && loc_at(&a, pc, buf, &ops, &n) && optimized_expr(ops, n);
 }
 
 /* See ct_param.optimized: no location, or a location list whose first
@@ -1883,6 +1916,7 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 			if (pass == 0)
 				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc, &gaps);
 			p.optimized = pass == 0 && described_elsewhere(&c);
+			p.constant = pass == 0 && !go && given_as_constant(&c, entry); /* gc keeps its ABI */
 			if (go)
 				go_fix_pieces(&ts->tab, p.type, &p.entry_loc, gaps.n > 0);
 			else

@@ -130,6 +130,11 @@ struct ct_param {
 	 * frame slots, or (passed by reference) by the register holding the
 	 * address once the prologue ran: that is not "optimized". */
 	bool optimized;
+	/* DWARF gives its value at the entry as a constant, or leaves parts
+	 * of it out: the compiler specialized the function for the value
+	 * (clang and rustc do so without renaming it), so in any language the
+	 * registers the convention names need not hold it. */
+	bool constant;
 };
 
 /* One function's signature as DWARF describes it.  For Go, receivers come

@@ -114,3 +114,32 @@ TEST(types_cxx_kinds)
 	      ct_type_field(rty(&f, 0), "Green")->value == 2);
 	rfx_close(&f);
 }
+
+/* Values DWARF gives as constants (or with parts left out) at the entry:
+ * the compiler specialized the function for them, so no calling
+ * convention may say where they are.  A value computed from a register
+ * (rustc: a bool as `r8 & 1`; gcc -Os: the entry value of RDI) is not one. */
+TEST(types_constant_parameters)
+{
+	struct rfx f;
+	if (!rfx_open(&f, "rust_app_s"))
+		return;
+	CHECK(rfx_sig(&f, "rsapp::app::leaf")); /* s = {<left out>, 3}, n = 2 */
+	CHECK(f.sig.params[0].constant && f.sig.params[1].constant && !f.sig.params[0].entry_loc.n);
+	rfx_close(&f);
+	if (!rfx_open(&f, "rust_app"))
+		return;
+	CHECK(rfx_sig(&f, "rsapp::app::many"));
+	for (size_t i = 0; i < f.sig.n; i++)
+		CHECK(!f.sig.params[i].constant);
+	rfx_close(&f);
+	if (!rfx_open(&f, "cpp_app_clang"))
+		return;
+	CHECK(rfx_sig(&f, "names()::$_0::operator()") && f.sig.n >= 2);
+	CHECK(!f.sig.params[0].constant && f.sig.params[1].constant); /* this; x = 1 */
+	rfx_close(&f);
+	if (!rfx_open(&f, "cpp_app"))
+		return;
+	CHECK(rfx_sig(&f, "app::spin") && !f.sig.params[0].constant);
+	rfx_close(&f);
+}
