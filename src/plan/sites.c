@@ -47,6 +47,17 @@ static uint64_t branch_target(const struct insn *x)
 	return 0;
 }
 
+/* jmp *slot(%rip): a jump through a GOT slot, which rustc (-Z plt=no) and
+ * gcc -fno-plt emit for calls into other crates or libraries; at the end of
+ * a function it is a tail call.  (A jump table indexes a register.) */
+static bool got_jump(const struct insn *x)
+{
+	const ZydisDecodedOperand *op = &x->ops[0];
+	return x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR && x->in.operand_count_visible == 1 &&
+	       op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == ZYDIS_REGISTER_RIP &&
+	       op->mem.index == ZYDIS_REGISTER_NONE;
+}
+
 /* Instructions the x86 uprobe code emulates instead of single-stepping
  * (arch/x86/kernel/uprobes.c: relative jmp/jcc/call, push reg, nop).  The
  * kernel refuses to emulate branches with prefixes, so demand the plain
@@ -262,7 +273,10 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 				 * morestack, and is told apart the same way. */
 				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
 				CT_VEC_PUSH(exits, e);
-			} else if (t && !inside && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
+			} else if ((t && !inside && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) ||
+				   (!t && abi == CT_ABI_C && got_jump(&x))) {
+				/* a GOT slot's target is not known here: the frame
+				 * ends at the jump, as for an untraced target */
 				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t};
 				CT_VEC_PUSH(exits, e);
 			} else if (t && inside) {

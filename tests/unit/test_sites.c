@@ -777,3 +777,25 @@ TEST(sites_branch_to_own_entry_is_restart)
 		CHECK(s.exits[i].kind != CT_SITE_RESTART || s.exits[i].target == MORESTACK);
 	ct_fn_sites_free(&s);
 }
+
+/* A tail call through a GOT slot (rustc opt-level s, tests/fixtures/rust/
+ * app's <Level as Debug>::fmt into Formatter::write_str) ends the function
+ * like a direct one; a jump table (indexed) does not. */
+static const uint8_t got_tail[] = {
+	0x48, 0x89, 0xf0,                         /* +00 mov %rsi,%rax */
+	0x80, 0x3f, 0x01,                         /* +03 cmpb $1,(%rdi) */
+	0x75, 0x06,                               /* +06 jne +0e */
+	0xff, 0x25, 0x00, 0x10, 0x00, 0x00,       /* +08 jmp *0x1000(%rip) */
+	0xff, 0x24, 0xc5, 0x00, 0x20, 0x40, 0x00, /* +0e jmp *0x402000(,%rax,8) */
+};
+
+TEST(sites_jump_through_got_is_tail)
+{
+	struct ct_fn_sites s;
+	CHECK_EQ_I(ct_find_sites(got_tail, sizeof(got_tail), BASE, CT_ABI_C, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 8);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[0].target, 0);
+	ct_fn_sites_free(&s);
+}
