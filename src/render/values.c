@@ -575,7 +575,9 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		break;
 	case CT_K_INT:
 	case CT_K_UINT:
-		if (t->size == 16)
+		if (!t->size) /* Rust's () is an integer of no size: Ok(()), {"Ok":null} as serde has it */
+			puts_(v, v->json ? "null" : "()");
+		else if (t->size == 16)
 			emit_int128(v, b, t->kind == CT_K_INT);
 		else if (t->kind == CT_K_INT)
 			buf_sdec(v->out, load_int(b, t->size));
