@@ -87,7 +87,7 @@ $(BUILD)/calltrace: $(OBJS)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit_tests: $(UNIT_SRCS) tests/unit/unit.h $(LIB_OBJS)
+$(BUILD)/unit_tests: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) -o $@ $(LDLIBS)
 

@@ -7,74 +7,9 @@
  *  - SysV: gcc 12 -O2, `objdump -d` of noinline functions (CFA = 8(%rsp) at
  *    entry).  The Go and C sources are quoted above each test. */
 #include "unit.h"
+#include "typetab.h"
 
 #include "plan/abi.h"
-#include "util/util.h"
-
-#include <stdarg.h>
-#include <stdlib.h>
-
-/* ---- type table builder ---- */
-
-static uint32_t add_type(struct ct_typetab *tt, enum ct_kind kind, const char *name, uint32_t size)
-{
-	if (tt->n == 0) {
-		tt->v = xcalloc(1, sizeof(*tt->v));
-		tt->v[0].kind = CT_K_UNKNOWN;
-		tt->v[0].name = (char *)"?";
-		tt->n = 1;
-	}
-	tt->v = xrealloc(tt->v, (tt->n + 1) * sizeof(*tt->v));
-	struct ct_type *t = &tt->v[tt->n];
-	memset(t, 0, sizeof(*t));
-	t->kind = kind;
-	t->name = (char *)name;
-	t->size = size;
-	return (uint32_t)tt->n++;
-}
-
-static uint32_t add_elem(struct ct_typetab *tt, enum ct_kind kind, const char *name, uint32_t size,
-			 uint32_t elem)
-{
-	uint32_t id = add_type(tt, kind, name, size);
-	tt->v[id].elem = elem;
-	return id;
-}
-
-static uint32_t add_array(struct ct_typetab *tt, const char *name, uint32_t elem, uint32_t len)
-{
-	uint32_t id = add_elem(tt, CT_K_ARRAY, name, tt->v[elem].size * len, elem);
-	tt->v[id].len = len;
-	return id;
-}
-
-/* add_struct(tt, kind, name, size, nfields, type0, offset0, type1, offset1, ...) */
-static uint32_t add_struct(struct ct_typetab *tt, enum ct_kind kind, const char *name, uint32_t size,
-			   uint32_t nfields, ...)
-{
-	uint32_t id = add_type(tt, kind, name, size);
-	struct ct_field *f = nfields ? xcalloc(nfields, sizeof(*f)) : NULL;
-	va_list ap;
-	va_start(ap, nfields);
-	for (uint32_t i = 0; i < nfields; i++) {
-		f[i].name = (char *)"f";
-		f[i].type = va_arg(ap, uint32_t);
-		f[i].offset = va_arg(ap, uint32_t);
-	}
-	va_end(ap);
-	tt->v[id].fields = f;
-	tt->v[id].nfields = nfields;
-	return id;
-}
-
-static void free_types(struct ct_typetab *tt)
-{
-	for (size_t i = 0; i < tt->n; i++)
-		free(tt->v[i].fields);
-	free(tt->v);
-	tt->v = NULL;
-	tt->n = 0;
-}
 
 /* Go types used by the tests. */
 struct gotypes {
@@ -132,32 +67,6 @@ static void go_types(struct gotypes *g)
 	uint32_t inner = add_struct(tt, CT_K_STRUCT, "struct { C int16; D [0]int }", 16, 2, g->i16, 0,
 				    a0int, 8);
 	g->nst = add_struct(tt, CT_K_STRUCT, "main.NSt", 32, 3, a1f32, 0, inner, 8, g->bool_, 24);
-}
-
-/* ---- signature builder ---- */
-
-#define MAXP 24
-struct sigb {
-	struct ct_param p[MAXP];
-	struct ct_sig sig;
-};
-
-static void sig_init(struct sigb *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->sig.params = b->p;
-}
-
-static void arg(struct sigb *b, uint32_t type)
-{
-	if (b->sig.n < MAXP)
-		b->p[b->sig.n++] = (struct ct_param){.name = (char *)"a", .type = type};
-}
-
-static void res(struct sigb *b, uint32_t type)
-{
-	if (b->sig.n < MAXP)
-		b->p[b->sig.n++] = (struct ct_param){.name = (char *)"~r", .type = type, .is_result = true};
 }
 
 /* ---- piece checks ---- */

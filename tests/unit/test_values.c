@@ -1,0 +1,454 @@
+/* Value decoding for Rust and C++ (render/values.c) on synthetic inputs:
+ * a hand-built type table and signature, the locations of plan/abi.c, the
+ * capture program of plan/fetch.c run here over made-up registers and
+ * memory as the BPF side runs it (calltrace.bpf.c run_fetch), the payload
+ * compacted as the file keeps it, then decoded as text and JSON.  The
+ * layouts are those of the fixtures (tests/fixtures/{rust,cpp}/app: rustc
+ * 1.63, g++ 12) that test_types_rustcpp.c reads from DWARF. */
+#include "unit.h"
+#include "typetab.h"
+
+#include "plan/abi.h"
+#include "plan/fetch.h"
+#include "record/tracefile.h"
+#include "render/values.h"
+
+/* ---- a process to capture from ---- */
+
+struct region {
+	uint64_t addr;
+	const void *bytes;
+	uint32_t len;
+};
+
+struct proc {
+	uint64_t regs[21]; /* pt_regs slots; SP is slot 19 */
+	struct region mem[16];
+	size_t nmem;
+};
+
+static void map_mem(struct proc *pr, uint64_t addr, const void *bytes, uint32_t len)
+{
+	pr->mem[pr->nmem++] = (struct region){addr, bytes, len};
+}
+
+static bool read_mem(const struct proc *pr, uint64_t addr, void *out, uint64_t size)
+{
+	for (size_t i = 0; i < pr->nmem; i++)
+		if (addr >= pr->mem[i].addr && addr - pr->mem[i].addr + size <= pr->mem[i].len) {
+			memcpy(out, (const uint8_t *)pr->mem[i].bytes + (addr - pr->mem[i].addr), size);
+			return true;
+		}
+	return false;
+}
+
+static uint64_t word_at(const uint8_t *payload, uint32_t off)
+{
+	uint64_t w;
+	memcpy(&w, payload + (off & ~7u), 8);
+	return w;
+}
+
+/* Memory op: header (bytes copied, or CT_FETCH_FAILED) at dst, bytes after. */
+static void mem_op(const struct proc *pr, uint8_t *payload, uint32_t dst, uint64_t size, uint64_t addr, bool str)
+{
+	uint8_t *data = payload + dst + CT_MEM_HDR;
+	uint16_t hdr = CT_FETCH_FAILED;
+	if (!size) {
+		hdr = 0;
+	} else if (str) {
+		for (uint64_t n = 0; n < size && read_mem(pr, addr + n, data + n, 1); n++)
+			if (!data[n] || n + 1 == size) {
+				data[n] = 0;
+				hdr = (uint16_t)n;
+				break;
+			}
+	} else if (read_mem(pr, addr, data, size)) {
+		hdr = (uint16_t)size;
+	}
+	memcpy(payload + dst, &hdr, 2);
+}
+
+/* What calltrace.bpf.c's run_fetch does, over PR. */
+static void run_fetch(const struct proc *pr, const struct ct_fetch *f, uint8_t *payload)
+{
+	uint64_t sp = pr->regs[19];
+	for (uint32_t i = 0; i < f->nops; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		uint64_t n;
+		switch (op->code) {
+		case CT_OP_REG:
+			memcpy(payload + (op->dst & ~7u), &pr->regs[op->reg & 15], 8);
+			break;
+		case CT_OP_STACK:
+			mem_op(pr, payload, op->dst, op->size, sp + (uint64_t)(int64_t)op->off, false);
+			break;
+		case CT_OP_REGMEM:
+			mem_op(pr, payload, op->dst, op->size, pr->regs[op->reg & 15] + (uint64_t)(int64_t)op->off, false);
+			break;
+		case CT_OP_DEREF:
+		case CT_OP_DEREF_STR:
+			mem_op(pr, payload, op->dst, op->size, word_at(payload, op->src) + (uint64_t)(int64_t)op->off,
+			       op->code == CT_OP_DEREF_STR);
+			break;
+		case CT_OP_DEREF_LEN:
+		case CT_OP_DEREF_SPAN:
+			n = op->code == CT_OP_DEREF_LEN ? word_at(payload, op->src2) * op->scale
+							: word_at(payload, op->src2) - word_at(payload, op->src);
+			mem_op(pr, payload, op->dst, n > op->size ? op->size : n,
+			       word_at(payload, op->src) + (uint64_t)(int64_t)op->off, false);
+			break;
+		case CT_OP_STACKWORD:
+			if (!read_mem(pr, sp + (uint64_t)(int64_t)op->off, payload + (op->dst & ~7u), 8))
+				memset(payload + (op->dst & ~7u), 0, 8);
+			break;
+		}
+	}
+}
+
+/* Plans SIG's capture (arguments, or RESULTS) by convention CC, runs it
+ * over PR and decodes it: TEXT and JSON as replay shows them. */
+static bool decode(struct ct_typetab *tt, struct sigb *b, enum ct_callconv cc, bool results,
+		   const struct proc *pr, struct ct_buf *text, struct ct_buf *json)
+{
+	struct ct_abi_layout lay;
+	b->sig.rust_abi = cc == CT_CC_RUST;
+	if (ct_abi_assign(tt, &b->sig, cc, &lay) != 0)
+		return false;
+	struct ct_fetch_opts o = {.max_string = 64, .max_items = 8, .max_depth = 3};
+	struct ct_site_fetch f;
+	ct_fetch_build(tt, &b->sig, lay.locs, results, &o, &f);
+	ct_abi_layout_free(&lay);
+	static uint8_t raw[CT_MAX_PAYLOAD], compact[CT_MAX_PAYLOAD];
+	memset(raw, 0xa5, sizeof(raw)); /* what no op wrote is not read */
+	run_fetch(pr, &f.prog, raw);
+	size_t len = ct_fetch_compact(&f.prog, raw, f.prog.size, compact, sizeof(compact));
+	struct ct_site_fetch *sites[1] = {&f};
+	struct ct_trace t = {.types = *tt, .fetch = sites, .nsites = 1};
+	struct ct_values *v = ct_values_new(&t);
+	bool ok = ct_values_load(v, 0, compact, (uint32_t)len);
+	if (ok) {
+		ct_values_text(v, text);
+		ct_values_json(v, json);
+		buf_put(text, "", 1);
+		buf_put(json, "", 1);
+	}
+	ct_values_free(v);
+	ct_site_fetch_free(&f);
+	return ok;
+}
+
+#define CHECK_VALUES(tt, b, cc, results, pr, want_text, want_json)                         \
+	do {                                                                                \
+		struct ct_buf text_ = {0}, json_ = {0};                                     \
+		bool ok_ = decode((tt), (b), (cc), (results), (pr), &text_, &json_);        \
+		if (!ok_)                                                                   \
+			unit_fail(__FILE__, __LINE__, "nothing decoded");                   \
+		else if (strcmp((char *)text_.p, (want_text)))                              \
+			unit_fail(__FILE__, __LINE__, "text %s, want %s", (char *)text_.p, (want_text)); \
+		else if (strcmp((char *)json_.p, (want_json)))                              \
+			unit_fail(__FILE__, __LINE__, "json %s, want %s", (char *)json_.p, (want_json)); \
+		buf_free(&text_);                                                           \
+		buf_free(&json_);                                                           \
+		if (unit_failed_now())                                                      \
+			return;                                                             \
+	} while (0)
+
+/* ---- Rust ---- */
+
+struct rtypes {
+	struct ct_typetab tt;
+	uint32_t u8, i16, u32, i32, u64, u128, bool_, char_, unit, str, string, vec, slice, rvec,
+		optu32, optref, shape, tup, result, fmtres;
+};
+
+/* A VARIANT's discriminant: an unsigned TAG at byte OFF. */
+static void tag_at(struct ct_typetab *tt, uint32_t id, uint32_t tag, uint32_t off)
+{
+	tt->v[id].elem = tag;
+	tt->v[id].len = off;
+}
+
+static void rust_types(struct rtypes *r)
+{
+	memset(r, 0, sizeof(*r));
+	struct ct_typetab *tt = &r->tt;
+	r->u8 = add_type(tt, CT_K_UINT, "u8", 1);
+	r->i16 = add_type(tt, CT_K_INT, "i16", 2);
+	r->u32 = add_type(tt, CT_K_UINT, "u32", 4);
+	r->i32 = add_type(tt, CT_K_INT, "i32", 4);
+	r->u64 = add_type(tt, CT_K_UINT, "u64", 8);
+	r->u128 = add_type(tt, CT_K_UINT, "u128", 16);
+	r->bool_ = add_type(tt, CT_K_BOOL, "bool", 1);
+	r->char_ = add_type(tt, CT_K_CHAR, "char", 4);
+	r->unit = add_type(tt, CT_K_UINT, "()", 0);
+	uint32_t pu8 = add_elem(tt, CT_K_PTR, "*const u8", 8, r->u8);
+	uint32_t pi32 = add_elem(tt, CT_K_PTR, "*const i32", 8, r->i32);
+	/* &str {data_ptr, length}; String = Vec<u8> {buf: {ptr, cap}, len} */
+	r->str = add_struct(tt, CT_K_SEQ, "&str", 16, 2, pu8, 0, r->u64, 8);
+	name_fields(tt, r->str, "ptr", "len");
+	tt->v[r->str].elem = r->u8, tt->v[r->str].is_text = true;
+	r->string = add_struct(tt, CT_K_SEQ, "String", 24, 3, pu8, 0, r->u64, 8, r->u64, 16);
+	name_fields(tt, r->string, "ptr", "cap", "len");
+	tt->v[r->string].elem = r->u8, tt->v[r->string].is_text = true;
+	r->vec = add_struct(tt, CT_K_SEQ, "Vec<i32>", 24, 3, pi32, 0, r->u64, 8, r->u64, 16);
+	name_fields(tt, r->vec, "ptr", "cap", "len");
+	tt->v[r->vec].elem = r->i32;
+	r->rvec = add_elem(tt, CT_K_REF, "&Vec<i32>", 8, r->vec);
+	r->slice = add_struct(tt, CT_K_SEQ, "&[i32]", 16, 2, pi32, 0, r->u64, 8);
+	name_fields(tt, r->slice, "ptr", "len");
+	tt->v[r->slice].elem = r->i32;
+	/* Option<u32>: u32 tag at 0; None {}, Some {__0: u32 at 4} */
+	uint32_t none = add_struct(tt, CT_K_STRUCT, "None", 8, 0);
+	uint32_t some = add_struct(tt, CT_K_STRUCT, "Some", 8, 1, r->u32, 4);
+	name_fields(tt, some, "__0");
+	r->optu32 = add_struct(tt, CT_K_VARIANT, "Option<u32>", 8, 2, none, 0, some, 0);
+	name_fields(tt, r->optu32, "None", "Some");
+	tag_at(tt, r->optu32, r->u32, 0);
+	tt->v[r->optu32].fields[1].value = 1;
+	/* Option<&u32>: the reference is the discriminant (0: None) */
+	uint32_t ru32 = add_elem(tt, CT_K_REF, "&u32", 8, r->u32);
+	uint32_t none8 = add_struct(tt, CT_K_STRUCT, "None", 8, 0);
+	uint32_t some8 = add_struct(tt, CT_K_STRUCT, "Some", 8, 1, ru32, 0);
+	name_fields(tt, some8, "__0");
+	r->optref = add_struct(tt, CT_K_VARIANT, "Option<&u32>", 8, 2, none8, 0, some8, 0);
+	name_fields(tt, r->optref, "None", "Some");
+	tag_at(tt, r->optref, r->u64, 0);
+	tt->v[r->optref].fields[1].flags = CT_FIELD_DEFAULT;
+	/* enum Shape { Circle(u32), Rect { w: u32, h: u32 }, Empty }: u32 tag at 0 */
+	uint32_t circle = add_struct(tt, CT_K_STRUCT, "Circle", 12, 1, r->u32, 4);
+	name_fields(tt, circle, "__0");
+	uint32_t rect = add_struct(tt, CT_K_STRUCT, "Rect", 12, 2, r->u32, 4, r->u32, 8);
+	name_fields(tt, rect, "w", "h");
+	uint32_t empty = add_struct(tt, CT_K_STRUCT, "Empty", 12, 0);
+	r->shape = add_struct(tt, CT_K_VARIANT, "rsapp::app::Shape", 12, 3, circle, 0, rect, 0, empty, 0);
+	name_fields(tt, r->shape, "Circle", "Rect", "Empty");
+	tag_at(tt, r->shape, r->u32, 0);
+	tt->v[r->shape].fields[1].value = 1, tt->v[r->shape].fields[2].value = 2;
+	r->tup = add_struct(tt, CT_K_STRUCT, "(u32, u64)", 16, 2, r->u32, 0, r->u64, 8);
+	name_fields(tt, r->tup, "__0", "__1");
+	/* Result<u32, &str>: tag u64 at 0 (Ok 0, Err 1), payload at 8 */
+	uint32_t ok = add_struct(tt, CT_K_STRUCT, "Ok", 24, 1, r->u32, 8);
+	name_fields(tt, ok, "__0");
+	uint32_t err = add_struct(tt, CT_K_STRUCT, "Err", 24, 1, r->str, 8);
+	name_fields(tt, err, "__0");
+	r->result = add_struct(tt, CT_K_VARIANT, "Result<u32, &str>", 24, 2, ok, 0, err, 0);
+	name_fields(tt, r->result, "Ok", "Err");
+	tag_at(tt, r->result, r->u64, 0);
+	tt->v[r->result].fields[1].value = 1;
+	/* Result<(), core::fmt::Error>: one byte, the tag */
+	uint32_t fmterr = add_struct(tt, CT_K_STRUCT, "core::fmt::Error", 0, 0);
+	uint32_t okunit = add_struct(tt, CT_K_STRUCT, "Ok", 1, 1, r->unit, 1);
+	name_fields(tt, okunit, "__0");
+	uint32_t errunit = add_struct(tt, CT_K_STRUCT, "Err", 1, 1, fmterr, 1);
+	name_fields(tt, errunit, "__0");
+	r->fmtres = add_struct(tt, CT_K_VARIANT, "Result<(), core::fmt::Error>", 1, 2, okunit, 0, errunit, 0);
+	name_fields(tt, r->fmtres, "Ok", "Err");
+	tag_at(tt, r->fmtres, r->u8, 0);
+	tt->v[r->fmtres].fields[1].value = 1;
+}
+
+static void rust_free(struct rtypes *r)
+{
+	free_types(&r->tt);
+}
+
+/* fn leaf(s: &str, n: u32); fn many(.., e: bool, f: char); fn pair((u32, u64)) */
+TEST(values_rust_scalars_strings_tuples)
+{
+	struct rtypes r;
+	rust_types(&r);
+	struct sigb b;
+	struct proc pr = {0};
+	map_mem(&pr, 0x10000, "abcdef", 6);
+	sig_init(&b);
+	arg_named(&b, "s", r.str), arg_named(&b, "n", r.u32);
+	pr.regs[CT_RDI] = 0x10000, pr.regs[CT_RSI] = 3, pr.regs[CT_RDX] = 0xffffffff00000002ull;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "s=\"abc\", n=2",
+		     "[{\"name\":\"s\",\"type\":\"&str\",\"value\":\"abc\"},{\"name\":\"n\",\"type\":\"u32\",\"value\":2}]");
+	/* the bytes are not there: said, not made up */
+	pr.regs[CT_RDI] = 0x20000;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "s=<string not captured>, n=2",
+		     "[{\"name\":\"s\",\"type\":\"&str\",\"value\":null,\"unavailable\":\"string not captured\"},"
+		     "{\"name\":\"n\",\"type\":\"u32\",\"value\":2}]");
+	sig_init(&b);
+	arg_named(&b, "b", r.i16), arg_named(&b, "e", r.bool_), arg_named(&b, "f", r.char_), arg_named(&b, "g", r.char_);
+	arg_named(&b, "p", r.tup);
+	pr.regs[CT_RDI] = 0xfffe, pr.regs[CT_RSI] = 1, pr.regs[CT_RDX] = 'z', pr.regs[CT_RCX] = 0x1f600;
+	pr.regs[CT_R8] = 3, pr.regs[CT_R9] = 4;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "b=-2, e=true, f='z', g='\xf0\x9f\x98\x80', p=(3, 4)",
+		     "[{\"name\":\"b\",\"type\":\"i16\",\"value\":-2},{\"name\":\"e\",\"type\":\"bool\",\"value\":true},"
+		     "{\"name\":\"f\",\"type\":\"char\",\"value\":\"z\"},{\"name\":\"g\",\"type\":\"char\",\"value\":\"\xf0\x9f\x98\x80\"},"
+		     "{\"name\":\"p\",\"type\":\"(u32, u64)\",\"value\":[3,4]}]");
+	rust_free(&r);
+}
+
+/* fn total(v: &Vec<i32>); fn sum_slice(v: &[i32]); fn make_string() -> String */
+TEST(values_rust_sequences)
+{
+	struct rtypes r;
+	rust_types(&r);
+	struct sigb b;
+	struct proc pr = {0};
+	static const int32_t items[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	uint64_t vec[3] = {0x30000, 10, 10}; /* ptr, cap, len */
+	map_mem(&pr, 0x30000, items, sizeof(items));
+	map_mem(&pr, 0x40000, vec, sizeof(vec));
+	sig_init(&b);
+	arg_named(&b, "v", r.rvec), arg_named(&b, "w", r.slice);
+	pr.regs[CT_RDI] = 0x40000, pr.regs[CT_RSI] = 0x30000 + 12, pr.regs[CT_RDX] = 3;
+	/* 8 items captured (--max-items) of 10 */
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "v=[1 2 3 4 5 6 7 8 ...](len=10 cap=10), w=[4 5 6](len=3)",
+		     "[{\"name\":\"v\",\"type\":\"&Vec<i32>\",\"value\":{\"len\":10,\"cap\":10,\"items\":[1,2,3,4,5,6,7,8]}},"
+		     "{\"name\":\"w\",\"type\":\"&[i32]\",\"value\":{\"len\":3,\"items\":[4,5,6]}}]");
+	/* an empty slice reads nothing */
+	pr.regs[CT_RSI] = 1, pr.regs[CT_RDX] = 0;
+	vec[2] = 0;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "v=[](len=0 cap=10), w=[](len=0)",
+		     "[{\"name\":\"v\",\"type\":\"&Vec<i32>\",\"value\":{\"len\":0,\"cap\":10,\"items\":[]}},"
+		     "{\"name\":\"w\",\"type\":\"&[i32]\",\"value\":{\"len\":0,\"items\":[]}}]");
+	/* a String result: RAX holds the address of the caller's String */
+	uint64_t str[3] = {0x10000, 8, 6};
+	map_mem(&pr, 0x50000, str, sizeof(str));
+	map_mem(&pr, 0x10000, "ababab", 6);
+	sig_init(&b);
+	arg_named(&b, "n", r.u64), res_named(&b, "", r.string);
+	pr.regs[CT_RAX] = 0x50000;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, true, &pr, "\"ababab\"",
+		     "[{\"name\":\"\",\"type\":\"String\",\"value\":\"ababab\"}]");
+	rust_free(&r);
+}
+
+/* Rust enums by variant as {:?} shows them, in JSON as serde writes them. */
+TEST(values_rust_enums)
+{
+	struct rtypes r;
+	rust_types(&r);
+	struct sigb b;
+	struct proc pr = {0};
+	uint32_t eleven = 11;
+	map_mem(&pr, 0x60000, &eleven, 4);
+	sig_init(&b);
+	arg_named(&b, "o", r.optu32), arg_named(&b, "q", r.optu32), arg_named(&b, "m", r.optref);
+	pr.regs[CT_RDI] = 1, pr.regs[CT_RSI] = 5, pr.regs[CT_RDX] = 0, pr.regs[CT_RCX] = 77, pr.regs[CT_R8] = 0x60000;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "o=Some(5), q=None, m=Some(11)",
+		     "[{\"name\":\"o\",\"type\":\"Option<u32>\",\"value\":{\"Some\":5}},"
+		     "{\"name\":\"q\",\"type\":\"Option<u32>\",\"value\":\"None\"},"
+		     "{\"name\":\"m\",\"type\":\"Option<&u32>\",\"value\":{\"Some\":11}}]");
+	pr.regs[CT_R8] = 0;
+	pr.regs[CT_RDI] = 9; /* no variant has it: not guessed */
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "o=<unavailable: unknown variant>, q=None, m=None",
+		     "[{\"name\":\"o\",\"type\":\"Option<u32>\",\"value\":null,\"unavailable\":\"unknown variant\"},"
+		     "{\"name\":\"q\",\"type\":\"Option<u32>\",\"value\":\"None\"},"
+		     "{\"name\":\"m\",\"type\":\"Option<&u32>\",\"value\":\"None\"}]");
+	/* by hidden reference (over 16 bytes, or not two scalars) */
+	uint32_t rect[3] = {1, 2, 3}, circle[3] = {0, 2, 0};
+	uint64_t res_err[3] = {1, 0x10000, 3};
+	map_mem(&pr, 0x70000, rect, sizeof(rect));
+	map_mem(&pr, 0x70100, circle, sizeof(circle));
+	map_mem(&pr, 0x70200, res_err, sizeof(res_err));
+	map_mem(&pr, 0x10000, "bad", 3);
+	sig_init(&b);
+	arg_named(&b, "s", r.shape), arg_named(&b, "c", r.shape), arg_named(&b, "r", r.result);
+	pr.regs[CT_RDI] = 0x70000, pr.regs[CT_RSI] = 0x70100, pr.regs[CT_RDX] = 0x70200;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "s=Rect{w:2 h:3}, c=Circle(2), r=Err(\"bad\")",
+		     "[{\"name\":\"s\",\"type\":\"rsapp::app::Shape\",\"value\":{\"Rect\":{\"w\":2,\"h\":3}}},"
+		     "{\"name\":\"c\",\"type\":\"rsapp::app::Shape\",\"value\":{\"Circle\":2}},"
+		     "{\"name\":\"r\",\"type\":\"Result<u32, &str>\",\"value\":{\"Err\":\"bad\"}}]");
+	/* results: Option<u32> in RAX:RDX; Result<(), fmt::Error> in AL, Ok(()) */
+	sig_init(&b);
+	res_named(&b, "", r.optu32);
+	pr.regs[CT_RAX] = 1, pr.regs[CT_RDX] = 3;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, true, &pr, "Some(3)", "[{\"name\":\"\",\"type\":\"Option<u32>\",\"value\":{\"Some\":3}}]");
+	sig_init(&b);
+	res_named(&b, "", r.fmtres);
+	pr.regs[CT_RAX] = 0xff00;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, true, &pr, "Ok(())",
+		     "[{\"name\":\"\",\"type\":\"Result<(), core::fmt::Error>\",\"value\":{\"Ok\":null}}]");
+	rust_free(&r);
+}
+
+/* i128 arguments have no place Rust's rules give (then neither has what
+ * follows); an i128 result is RAX:RDX, all 39 digits. */
+TEST(values_rust_wide)
+{
+	struct rtypes r;
+	rust_types(&r);
+	struct sigb b;
+	struct proc pr = {0};
+	sig_init(&b);
+	arg_named(&b, "x", r.u128), arg_named(&b, "y", r.u32), res_named(&b, "", r.u128);
+	pr.regs[CT_RAX] = 0xffffffffffffffffull, pr.regs[CT_RDX] = 0xffffffffffffffffull;
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, false, &pr, "x=<unavailable: location unknown>, y=<unavailable: location unknown>",
+		     "[{\"name\":\"x\",\"type\":\"u128\",\"value\":null,\"unavailable\":\"location unknown\"},"
+		     "{\"name\":\"y\",\"type\":\"u32\",\"value\":null,\"unavailable\":\"location unknown\"}]");
+	CHECK_VALUES(&r.tt, &b, CT_CC_RUST, true, &pr, "340282366920938463463374607431768211455",
+		     "[{\"name\":\"\",\"type\":\"u128\",\"value\":340282366920938463463374607431768211455}]");
+	rust_free(&r);
+}
+
+/* ---- C++ (SysV) ---- */
+
+/* std::string {_M_p, _M_string_length, {_M_local_buf[16] | _M_allocated_capacity}}
+ * (not trivially copyable: by hidden reference); std::vector<int> {begin,
+ * end, end of storage}; int&; enum class Color. */
+TEST(values_cxx_strings_vectors_references)
+{
+	struct ct_typetab tt = {0};
+	uint32_t ch = add_type(&tt, CT_K_INT, "char", 1), int_ = add_type(&tt, CT_K_INT, "int", 4);
+	uint32_t u64 = add_type(&tt, CT_K_UINT, "unsigned long", 8);
+	uint32_t pch = add_elem(&tt, CT_K_PTR, "char *", 8, ch), pint = add_elem(&tt, CT_K_PTR, "int *", 8, int_);
+	uint32_t str = add_struct(&tt, CT_K_SEQ, "std::__cxx11::basic_string<char>", 32, 2, pch, 0, u64, 8);
+	name_fields(&tt, str, "ptr", "len");
+	tt.v[str].elem = ch, tt.v[str].is_text = true, tt.v[str].by_ref = true;
+	uint32_t rstr = add_elem(&tt, CT_K_REF, "const std::__cxx11::basic_string<char> &", 8, str);
+	uint32_t vec = add_struct(&tt, CT_K_SEQ, "std::vector<int>", 24, 3, pint, 0, pint, 8, pint, 16);
+	name_fields(&tt, vec, "ptr", "end", "cap_end");
+	tt.v[vec].elem = int_, tt.v[vec].by_ref = true;
+	uint32_t rvec = add_elem(&tt, CT_K_REF, "const std::vector<int> &", 8, vec);
+	uint32_t rint = add_elem(&tt, CT_K_REF, "int &", 8, int_);
+	uint32_t color = add_struct(&tt, CT_K_ENUM, "app::Color", 4, 2, int_, 0, int_, 0);
+	name_fields(&tt, color, "Red", "Green");
+	tt.v[color].fields[1].value = 2;
+
+	struct proc pr = {0};
+	/* a short string lives in the object itself (SSO) */
+	uint64_t sso[4] = {0x80010, 2, 0, 0};
+	memcpy(&sso[2], "hi", 3);
+	uint64_t heap[4] = {0x90000, 8, 8, 0};
+	static const int32_t items[] = {10, 20, 30, 40};
+	uint64_t v[3] = {0x91000, 0x91000 + 16, 0x91000 + 16};
+	int32_t twentyone = 21;
+	map_mem(&pr, 0x80000, sso, sizeof(sso));
+	map_mem(&pr, 0x90000, "by value", 8);
+	map_mem(&pr, 0x90100, heap, sizeof(heap));
+	map_mem(&pr, 0x91000, items, sizeof(items));
+	map_mem(&pr, 0x92000, v, sizeof(v));
+	map_mem(&pr, 0x93000, &twentyone, 4);
+	struct sigb b;
+	sig_init(&b);
+	arg_named(&b, "s", rstr), arg_named(&b, "t", str), arg_named(&b, "v", rvec), arg_named(&b, "r", rint);
+	arg_named(&b, "c", color);
+	pr.regs[CT_RDI] = 0x80000, pr.regs[CT_RSI] = 0x90100, pr.regs[CT_RDX] = 0x92000, pr.regs[CT_RCX] = 0x93000;
+	pr.regs[CT_R8] = 2;
+	CHECK_VALUES(&tt, &b, CT_CC_SYSV, false, &pr, "s=\"hi\", t=\"by value\", v=[10 20 30 40](len=4 cap=4), r=21, c=Green",
+		     "[{\"name\":\"s\",\"type\":\"const std::__cxx11::basic_string<char> &\",\"value\":\"hi\"},"
+		     "{\"name\":\"t\",\"type\":\"std::__cxx11::basic_string<char>\",\"value\":\"by value\"},"
+		     "{\"name\":\"v\",\"type\":\"const std::vector<int> &\",\"value\":{\"len\":4,\"cap\":4,\"items\":[10,20,30,40]}},"
+		     "{\"name\":\"r\",\"type\":\"int &\",\"value\":21},{\"name\":\"c\",\"type\":\"app::Color\",\"value\":\"Green\"}]");
+	/* a reference whose target was not captured shows the address; an
+	 * enumerator no name has, the number */
+	pr.regs[CT_RCX] = 0x94000, pr.regs[CT_R8] = 5;
+	sig_init(&b);
+	arg_named(&b, "r", rint), arg_named(&b, "c", color);
+	pr.regs[CT_RDI] = 0x94000, pr.regs[CT_RSI] = 5;
+	CHECK_VALUES(&tt, &b, CT_CC_SYSV, false, &pr, "r=0x94000, c=5",
+		     "[{\"name\":\"r\",\"type\":\"int &\",\"value\":\"0x94000\"},{\"name\":\"c\",\"type\":\"app::Color\",\"value\":5}]");
+	/* a std::string result: RAX has the address of the caller's object */
+	sig_init(&b);
+	res_named(&b, "", str);
+	pr.regs[CT_RAX] = 0x90100;
+	CHECK_VALUES(&tt, &b, CT_CC_SYSV, true, &pr, "\"by value\"",
+		     "[{\"name\":\"\",\"type\":\"std::__cxx11::basic_string<char>\",\"value\":\"by value\"}]");
+	free_types(&tt);
+}
