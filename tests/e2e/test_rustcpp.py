@@ -6,7 +6,9 @@ import json
 import re
 import subprocess
 
-from lib import ct, fixture, record, replay_json, tmp, trees
+from lib import TEXT_LINE, ct, fixture, record, replay_json, tmp, trees
+from otlp import check_spans_equal_replay, decode_json_lines, spans_of
+from test_dump import svg_frames
 from test_report_yaml import replay_yaml
 
 MANGLED = re.compile(r"\b_Z[A-Za-z0-9_$.]+|\b_R[A-Z][A-Za-z0-9_]+")
@@ -22,6 +24,24 @@ def out(*args):
     return p.stdout
 
 
+def otlp_spans(path):
+    """Spans of `dump --otlp` as OpenTelemetry's own decoder reads them,
+    each checked against the JSON replay (names, nesting, integer values)."""
+    out = tmp("rc.otlp.jsonl")
+    p = ct("dump", "--otlp", "-o", out, path)
+    assert p.returncode == 0, p.stderr
+    spans = spans_of(decode_json_lines(out))
+    check_spans_equal_replay(path, spans)
+    return spans
+
+
+def report_text_funcs(path):
+    """The Function column of the text report (after 8 columns of numbers)."""
+    lines = out("report", path).splitlines()
+    assert lines[1].startswith("  ====="), lines[:2]
+    return [line.split(None, 15)[15] for line in lines[2:] if line.strip()]
+
+
 def every_output(path):
     """The function names as each output shows them."""
     text = out("replay", path)
@@ -31,25 +51,53 @@ def every_output(path):
     ch = [e["name"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"] if e["ph"] == "B"]
     folded = [fr for line in out("dump", "--folded", path).splitlines()
               for fr in line.rsplit(" ", 1)[0].split(";")]
-    return text, {"json": j, "yaml": y, "report": rep, "chrome": ch, "folded": folded}
+    svg = [g.get("data-n") for g in svg_frames(out("dump", "--svg", path))[1] if g.get("data-n") != "all"]
+    otlp = [s["name"] for s in otlp_spans(path)]
+    return text, {"json": j, "yaml": y, "report": rep, "report text": report_text_funcs(path), "chrome": ch,
+                  "folded": folded, "svg": svg, "otlp": otlp}
+
+
+def normalized_tree(text):
+    """The call lines of a text tree without durations and addresses (which
+    differ from run to run; a Rust vtable shows its words in decimal)."""
+    return [re.sub(r"0x[0-9a-f]+|\b[0-9]{12,}\b", "_", m["indent"] + m["body"])
+            for m in map(TEXT_LINE.match, text.splitlines()) if m]
+
+
+def test_live_shows_what_replay_shows():
+    """live without flags prints the tree replay prints of a recording: the
+    same readable names and values."""
+    for exe in ("rust_app", "cpp_app"):
+        p = ct("live", "--", fixture(exe))
+        assert p.returncode == 0, (exe, p.stderr)
+        live = normalized_tree(p.stdout)
+        assert live and not MANGLED.search("\n".join(live)), (exe, p.stdout)
+        _, path = record([fixture(exe)], out=tmp("rc_live.data"))
+        assert live == normalized_tree(out("replay", path)), (exe, p.stdout)
 
 
 # ---- C++ ---------------------------------------------------------------------
 
 def test_cpp_names_demangled_everywhere():
-    p, path = record([fixture("cpp_app"), "names"], out=tmp("cpp_names.data"))
-    assert p.stdout.startswith("names 3 2 1.5 9 5 2"), p.stdout
-    text, outs = every_output(path)
-    assert not MANGLED.search(text), text
-    want = {"main", "app::Counter::add", "app::down", "app::maxof<int>", "app::maxof<long>"}
-    for name, fs in outs.items():
-        assert not [f for f in fs if MANGLED.search(f)], (name, fs)
-        assert want <= set(fs), (name, sorted(set(fs)))
-    # the program's code only: no std:: templates instantiated in it
-    assert not [f for f in outs["json"] if f.startswith(("std::", "__gnu_cxx::"))], outs["json"]
-    assert "names()::{lambda(int)#1}::operator()" in outs["json"], outs["json"]
-    # a lambda's DWARF sits inside its enclosing function's: found all the same
-    assert re.search(r"names\(\)::\{lambda\(int\)#1\}::operator\(\)\(__closure=0x[0-9a-f]+, x=1\) = 2;", text), text
+    for exe in ("cpp_app", "cpp_app_O0", "cpp_app_clang", "cpp_app_clang_O0"):
+        p, path = record([fixture(exe), "names"], out=tmp("cpp_names.data"))
+        assert p.stdout.startswith("names 3 2 1.5 9 5 2"), p.stdout
+        text, outs = every_output(path)
+        assert not MANGLED.search(text), text
+        want = {"main", "app::Counter::add", "app::down", "app::maxof<int>", "app::maxof<long>"}
+        for name, fs in outs.items():
+            assert not [f for f in fs if MANGLED.search(f)], (exe, name, fs)
+            assert want <= set(fs), (exe, name, sorted(set(fs)))
+        # the program's code only: no std:: templates instantiated in it
+        assert not [f for f in outs["json"] if f.startswith(("std::", "__gnu_cxx::"))], (exe, outs["json"])
+        # a lambda's DWARF sits inside its enclosing function's: found all
+        # the same.  clang -O1 specializes it for x=1 (DWARF: a constant),
+        # so x is not where SysV would have it.
+        lam = "names()::$_0::operator()" if "clang" in exe else "names()::{lambda(int)#1}::operator()"
+        assert lam in outs["json"], (exe, outs["json"])
+        x = "<unavailable: location unknown>" if exe == "cpp_app_clang" else "1"
+        this = "this" if "clang" in exe else "__closure"
+        assert re.search(re.escape(lam) + rf"\({this}=0x[0-9a-f]+, x={re.escape(x)}\) = 2;", text), (exe, text)
 
 
 def test_cpp_demangle_modes_and_filters():
@@ -151,7 +199,16 @@ def values_match(exe, glob, unavailable=None):
     ch = [e["args"]["arguments"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"]
           if e["ph"] == "B" and e["name"] in wanted]
     assert ch == every, exe
-    return out("replay", path)
+    text = out("replay", path)
+    # OTLP: each argument and result an attribute, as the text shows it
+    for sp in otlp_spans(path):
+        if sp["name"] in wanted:
+            a = sp["attrs"]
+            args = ", ".join(f"{k[len('calltrace.arg.'):]}={v}" for k, v in a.items() if k.startswith("calltrace.arg."))
+            call, ret = f"{sp['name']}({args})", a["calltrace.result"]
+            assert f"{call} = {ret};" in text or \
+                (f"{call} {{" in text and f"}} = {ret}; /* {sp['name']} */" in text), (exe, call, ret)
+    return text
 
 
 def test_rust_values_equal_the_programs():
@@ -201,6 +258,48 @@ def test_rust_dropped_argument_is_unavailable_not_wrong():
     got = replay_json(path)[0]
     assert got["args"][0]["value"] is None and got["args"][0]["unavailable"] == "location unknown", got
     assert got["args"][1]["value"] == want["args"]["x"] and got["ret"][0]["value"] == want["ret"], (got, want)
+
+
+def test_rust_optimized_values_are_right_or_unavailable():
+    """opt-level s in one codegen unit: LLVM specializes internal functions
+    for their constant arguments (leaf("abc", 2) becomes `mov $6, %eax`)
+    and describes those arguments as constants or leaves parts out.  No
+    value may then be read where the registers merely were: each argument
+    is what the program printed, or unavailable."""
+    listing = out("list", fixture("rust_app_s"), "rsapp::app::leaf")
+    assert "(s &str [location unknown], n u32 [location unknown])" in listing, listing
+    p, path = record([fixture("rust_app_s")], out=tmp("rs_s.data"))
+    calls = replay_json(path)
+    assert {c["status"] for c in calls} == {"returned"}, [(c["func"], c["status"]) for c in calls]
+    got = [c for c in calls if c["func"].startswith("rsapp::app::") and c["depth"] == 1]
+    said = [w for w in program_says(p.stdout) if w["f"] in {c["func"] for c in got}]  # some are inlined
+    assert len(said) >= 10, said
+    assert [c["func"] for c in got] == [w["f"] for w in said], [c["func"] for c in got]
+    unavailable = 0
+    for c, w in zip(got, said):
+        for a in c["args"]:
+            if a["value"] is None:
+                assert a["unavailable"], c
+                unavailable += 1
+            else:
+                assert a["value"] == w["args"][a["name"]], (c, w)
+        assert c["ret"][0]["value"] == w["ret"], (c, w)
+    assert 0 < unavailable < sum(len(c["args"]) for c in got), unavailable  # the fixture still specializes
+
+
+def test_rust_unit_and_trait_impls():
+    """A trait impl of the program's type is the program's code; its
+    fmt::Result shows Ok(()) (serde: {"Ok": null}); at opt-level s it ends
+    in a tail call through the GOT to Formatter::write_str, which ends it:
+    it returned, it was not unwound."""
+    for exe in ("rust_app", "rust_app_s"):
+        p, path = record([fixture(exe)], out=tmp("rs_fmt.data"))
+        fmt = [c for c in replay_json(path) if c["func"] == "<rsapp::app::Level as core::fmt::Debug>::fmt"]
+        assert [c["args"][0]["value"] for c in fmt] == ["Low", "High"], (exe, fmt)
+        assert {c["status"] for c in fmt} == {"returned"}, (exe, fmt)
+        if exe == "rust_app":
+            assert [c["ret"][0]["value"] for c in fmt] == [{"Ok": None}] * 2, fmt
+            assert re.search(r"core::fmt::Debug>::fmt\(self=Low, f=\{.*\}\) = Ok\(\(\)\);", out("replay", path))
 
 
 # ---- exceptions and panics ---------------------------------------------------
