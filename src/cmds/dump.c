@@ -223,6 +223,8 @@ int cmd_dump(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (ct_filter_check(&fo))
+		return 2;
 	if (argc - optind > 1) {
 		ct_print_errorf("dump: one record file at most, not '%s' and '%s'", argv[optind],
 			argv[optind + 1]);

@@ -61,6 +61,8 @@ int cmd_replay(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (ct_filter_check(&fo))
+		return 2;
 	if (argc - optind > 1) {
 		usage(stderr);
 		return 2;

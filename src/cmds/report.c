@@ -113,6 +113,8 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (ct_filter_check(&fo))
+		return 2;
 	if (argc - optind > 1) {
 		ct_print_errorf("report takes one record file, not %d arguments (see calltrace report --help)",
 			argc - optind);

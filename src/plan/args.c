@@ -302,6 +302,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 {
 	if (!o->enabled) {
 		p->args_note = "off (--no-args)";
+		ct_plan_goroutine_fetch(p);
 		return;
 	}
 	const struct ct_target *t = p->t;
@@ -353,4 +354,5 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	if (moved)
 		ct_plan_link_roles(p);
 	share_probe_fetches(p);
+	ct_plan_goroutine_fetch(p);
 }

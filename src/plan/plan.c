@@ -409,6 +409,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		}
 	}
 	ct_plan_link_roles(p);
+	ct_plan_goroutines(p);
 	return 0;
 }
 

@@ -112,6 +112,12 @@ struct ct_plan {
 	const char *args_note; /* why arguments are not captured, if so */
 	size_t args_funcs, args_incomplete;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
+	/* Goroutine lineage (plan/goroutines.c): the creation probe's site
+	 * (CT_NOFUNC: none) and where its payload holds the new goroutine's
+	 * goid and gopc (0: not captured). */
+	uint32_t gocreate_site;
+	bool gocreate_abi0;
+	uint32_t gocreate_goid_at, gocreate_gopc_at;
 };
 
 /* Selects functions and finds their sites.  Fails with one line when nothing
@@ -122,6 +128,14 @@ void ct_plan_free(struct ct_plan *p);
 /* Plans argument/result capture for every planned function (needs DWARF;
  * without it, raw words).  Never fails: what cannot be captured is marked. */
 void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o);
+
+/* Goroutine lineage (plan/goroutines.c).  ct_plan_build adds the creation
+ * probe of a Go target; ct_plan_args gives it its fetch program (argument
+ * capture or not); ct_plan_goroutine_created reads a hit's raw payload. */
+void ct_plan_goroutines(struct ct_plan *p);
+void ct_plan_goroutine_fetch(struct ct_plan *p);
+bool ct_plan_goroutine_created(const struct ct_plan *p, const uint8_t *raw, size_t len, uint64_t *goid,
+			       uint64_t *gopc);
 
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);

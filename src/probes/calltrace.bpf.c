@@ -690,7 +690,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		h.key = CT_C_KEY_BASE - sp;
 	}
 	h.now = bpf_ktime_get_ns();
-	if (cfg.limits & CT_LIM_SHADOW)
+	/* a goroutine's creation is no call: limits do not apply to it */
+	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h.cookie) != CT_SITE_GOCREATE)
 		limits_hit(&h);
 	else
 		send_this(&h);

@@ -42,7 +42,9 @@ typedef unsigned char __u8;
  *   GOEXIT    runtime.goexit1: the goroutine ends
  *   RECOVER   runtime.recovery: a panic was recovered; the goroutine resumes
  *             in the frame that deferred the recovering function
- *   DEFERRET  runtime.deferreturn's entry: where that frame resumes */
+ *   DEFERRET  runtime.deferreturn's entry: where that frame resumes
+ *   GOCREATE  the runtime queues a goroutine it just made (plan/goroutines.c):
+ *             not a call, so record-time limits never cut it */
 enum ct_site_kind {
 	CT_SITE_ENTRY = 0,
 	CT_SITE_RET = 1,
@@ -54,7 +56,8 @@ enum ct_site_kind {
 	CT_SITE_CHECK = 7,
 	CT_SITE_RECOVER = 8,
 	CT_SITE_DEFERRET = 9,
-	CT_SITE_NKINDS = 10,
+	CT_SITE_GOCREATE = 10,
+	CT_SITE_NKINDS = 11,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs
@@ -107,7 +110,8 @@ struct ct_bin_config {
 	__u32 m_off;       /* offsetof(runtime.g, m), for g0 -> m.curg */
 	__u32 curg_off;    /* offsetof(runtime.m, curg) */
 	__u32 is_go;       /* Go code: equal keys + other function = tail call */
-	__u32 pad;
+	__u32 gopc_off;    /* offsetof(runtime.g, gopc), 0 unknown: read by the
+			      goroutine-creation probe's fetch program */
 };
 
 /* Frame keys of non-Go frames: deeper frames have lower SP, so flip the

@@ -98,7 +98,7 @@ struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
 		ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 		return NULL;
 	}
-	struct ct_recon_ops ops = {on_call_enter, on_call_exit, NULL};
+	struct ct_recon_ops ops = {on_call_enter, on_call_exit, NULL, NULL};
 	ct_recon_run(t, &ops, x);
 	while (x->base < x->ncalls)
 		spill_window(x, x->ncalls);

@@ -23,6 +23,7 @@ struct stack {
 	uint64_t goid;
 	uint64_t key; /* its thread key */
 	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
+	const struct ct_goroutine_origin *origin;
 };
 
 struct ct_recon {
@@ -38,6 +39,7 @@ struct ct_recon {
 	struct ct_recon_stats st;
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
+	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
 };
 
 const char *ct_status_name(enum ct_call_status s)
@@ -244,6 +246,7 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.depth = (uint32_t)s->f.n;
 	f.c.tail = tail;
 	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
+	f.c.origin = s->origin;
 	f.c.entry_site = ev->site;
 	f.c.exit_site = UINT32_MAX;
 	f.c.unplanned = ev->kind == CT_SITE_CHECK;
@@ -399,6 +402,7 @@ static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint32_t pid, uin
 	s->pid = pid;
 	s->goid = goid;
 	s->key = k;
+	s->origin = map_get(&r->origins, k); /* NULL for thread keys */
 	map_put(&r->stacks, k, s);
 	if (!map_get(&r->seen, k)) {
 		map_put(&r->seen, k, (void *)1);
@@ -535,6 +539,35 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 }
 
+/* A goroutine was made: goid = its creator, key = the new one, payload =
+ * the `go` statement's address (record/session.c). */
+static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	if (!ev->key)
+		return;
+	void **slot = map_slot(&r->origins, make_thread_key(ev->pid, 0, ev->key, false), true);
+	if (*slot)
+		return; /* goroutine ids are never reused: a duplicate */
+	struct ct_goroutine_origin *o = xcalloc(1, sizeof(*o));
+	o->goid = ev->key;
+	o->parent = ev->goid;
+	o->ts = ev->ts;
+	o->pid = ev->pid;
+	o->tid = ev->tid;
+	if (ev->payload_len >= 8)
+		memcpy(&o->pc, ev->payload, 8);
+	*slot = o;
+	if (r->ops.spawn)
+		r->ops.spawn(r->ctx, o);
+}
+
+/* The goroutine ended: nothing will show its origin again. */
+static void forget_origin(struct ct_recon *r, uint64_t k)
+{
+	free(map_get(&r->origins, k));
+	map_del(&r->origins, k);
+}
+
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	r->st.events++;
@@ -552,6 +585,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (ev->site >= r->nsites)
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
+	if (ev->kind == CT_SITE_GOCREATE) {
+		on_created(r, ev);
+		return;
+	}
 	if (ev->flags & CT_EV_MARKER) {
 		/* The kernel cut this event (limits) but frames it had sent
 		 * were unwound: close them. */
@@ -591,6 +628,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (!s) {
 		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
 			r->st.unmatched_exits++;
+		if (ev->kind == CT_SITE_GOEXIT)
+			forget_origin(r, k);
 		return;
 	}
 	for (size_t i = 0; i < nroles; i++) {
@@ -605,6 +644,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	/* Goroutines come and go by the million: forget empty stacks. */
 	if (!s->f.n && !s->recover_pending)
 		drop_stack(r, k, s);
+	if (ev->kind == CT_SITE_GOEXIT)
+		forget_origin(r, k);
 }
 
 static int cmp_stack_first(const void *a, const void *b)
@@ -663,6 +704,8 @@ void ct_recon_free(struct ct_recon *r)
 	}
 	map_free(&r->stacks);
 	map_free(&r->seen);
+	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
+	map_free(&r->origins);
 	free(r);
 }
 

@@ -47,6 +47,18 @@ enum ct_call_status {
 
 const char *ct_status_name(enum ct_call_status s);
 
+/* Where a goroutine came from (Go): the goroutine that ran its `go`
+ * statement, when, and the statement's address (source position:
+ * ct_trace_pcpos(t, pid, pc)).  Known for goroutines made while the trace
+ * ran; valid while the goroutine has calls open or until its next event. */
+struct ct_goroutine_origin {
+	uint64_t goid;   /* the new goroutine */
+	uint64_t parent; /* the goroutine that made it */
+	uint64_t ts;     /* when */
+	uint32_t pid, tid; /* where the parent ran */
+	uint64_t pc;     /* its `go` statement (g.gopc, a return address); 0 unknown */
+};
+
 /* One call, as reconstructed.  Passed to the callbacks by pointer; valid
  * only during the callback (copy what you keep). */
 struct ct_call {
@@ -73,12 +85,17 @@ struct ct_call {
 	uint32_t args_len;
 	const uint8_t *ret;
 	uint32_t ret_len;
+	/* Its goroutine's creation, if seen (NULL for threads and system
+	 * stacks); renderers show it with the goroutine's outermost calls. */
+	const struct ct_goroutine_origin *origin;
 };
 
 struct ct_recon_ops {
 	void (*enter)(void *ctx, const struct ct_call *c);
 	void (*exit)(void *ctx, const struct ct_call *c);
 	void (*lost)(void *ctx, uint64_t ts, uint64_t n);
+	/* A goroutine was made (before any call of it). */
+	void (*spawn)(void *ctx, const struct ct_goroutine_origin *o);
 };
 
 struct ct_recon_stats {

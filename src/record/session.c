@@ -29,9 +29,9 @@ static void write_target_meta(struct ct_session *s)
 		ct_writer_meta(w, "go.version", "%s", t->go_version[0] ? t->go_version : "unknown");
 		ct_writer_meta(w, "go.module", "%s", t->main_module ? t->main_module : "");
 		ct_writer_meta(w, "go.abi", "%s", t->regabi ? "register" : "stack");
-		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u m=%u m.curg=%u tls_g=%lld source=%s",
+		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u m=%u m.curg=%u gopc=%u tls_g=%lld source=%s",
 			       t->gcfg.goid_off, t->gcfg.stack_hi_off, t->gcfg.m_off, t->gcfg.curg_off,
-			       (long long)t->gcfg.tls_g_off, t->gcfg_source);
+			       t->gcfg.gopc_off, (long long)t->gcfg.tls_g_off, t->gcfg_source);
 	}
 	if (t->gccgo)
 		ct_writer_meta(w, "gccgo.version", "%s", t->go_version[0] ? t->go_version : "unknown");
@@ -503,6 +503,8 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		s->types_written = tt ? tt->n : 1;
 		struct ct_site_fetch **all = xcalloc(s->total_sites ? s->total_sites : 1, sizeof(*all));
 		memcpy(all, s->plan.fetch, s->plan.sites.n * sizeof(*all));
+		if (s->plan.gocreate_site < s->plan.sites.n)
+			all[s->plan.gocreate_site] = NULL; /* its events are rewritten (goroutine_created) */
 		ct_writer_fetch(s->w, all, s->total_sites);
 		free(all);
 	}
@@ -605,23 +607,31 @@ size_t ct_session_traced(struct ct_session *s)
 	return s->probes ? ct_probes_traced(s->probes) : 0; /* a wasm runner: its own process */
 }
 
+static int64_t maps_bias(uint32_t pid, const char *binary, const struct ct_elf *e);
+
 /* Where PID mapped the traced binary (PIE), to turn the runtime type
  * pointers found in interface values into link-time addresses. */
 static void find_bias(struct ct_session *s, uint32_t pid)
 {
 	s->bias_known = true;
-	s->load_bias = 0;
-	if (!s->target.elf.pie)
-		return;
+	s->load_bias = maps_bias(pid, s->binary, &s->target.elf);
+}
+
+/* Where PID mapped the ELF file E at PATH: runtime minus link-time address. */
+static int64_t maps_bias(uint32_t pid, const char *binary, const struct ct_elf *e)
+{
+	int64_t bias = 0;
+	if (!e->pie)
+		return 0;
 	char path[64], line[4096];
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return;
+		return 0;
 	uint64_t seg0 = 0;
-	for (size_t i = 0; i < s->target.elf.nsegs; i++)
-		if (s->target.elf.segs[i].offset == 0)
-			seg0 = s->target.elf.segs[i].vaddr & ~0xfffULL;
+	for (size_t i = 0; i < e->nsegs; i++)
+		if (e->segs[i].offset == 0)
+			seg0 = e->segs[i].vaddr & ~0xfffULL;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off;
 		char perms[8];
@@ -634,12 +644,13 @@ static void find_bias(struct ct_session *s, uint32_t pid)
 		size_t n = strlen(file);
 		if (n && file[n - 1] == '\n')
 			n--;
-		if (off == 0 && n == strlen(s->binary) && !strncmp(file, s->binary, n)) {
-			s->load_bias = (int64_t)(lo - seg0);
+		if (off == 0 && n == strlen(binary) && !strncmp(file, binary, n)) {
+			bias = (int64_t)(lo - seg0);
 			break;
 		}
 	}
 	fclose(f);
+	return bias;
 }
 
 static bool value_word(const struct ct_val_desc *d, const uint8_t *raw, uint32_t len, uint32_t off, uint64_t *w)
@@ -711,6 +722,41 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 	CT_VEC_FREE(ids);
 }
 
+/* A goroutine was made (plan/goroutines.c).  The file keeps: goid = the
+ * goroutine that ran the `go` statement (0: none, the runtime's start), key
+ * = the new goroutine, payload = the statement's address (8 bytes), whose
+ * source position goes into a PCPOS chunk the first time it is seen. */
+static void goroutine_created(struct ct_session *s, const struct ct_event *e, const void *payload)
+{
+	uint64_t goid, gopc;
+	if (!ct_plan_goroutine_created(&s->plan, payload, e->len, &goid, &gopc))
+		return;
+	uint64_t seen = (uint64_t)e->pid << 47 ^ gopc;
+	if (gopc && !map_get(&s->gopcs_seen, seen)) {
+		map_put(&s->gopcs_seen, seen, (void *)1);
+		struct ct_pcpos pos = {e->pid, gopc, NULL, NULL, 0};
+		const struct ct_go_func *fn;
+		const char *file;
+		int32_t line;
+		/* gopc is a return address: its call is the byte before */
+		uint64_t link = gopc - (uint64_t)maps_bias(e->pid, s->binary, &s->target.elf) - 1;
+		if (ct_pclntab_pos(&s->target.pcln, link, &fn, &file, &line)) {
+			pos.func = fn->name;
+			pos.file = (char *)file;
+			pos.line = (uint32_t)line;
+			ct_writer_pcpos(s->w, &pos);
+		}
+	}
+	struct ct_event c = *e;
+	c.goid = e->flags & CT_EV_SYSSTACK ? e->goid : 0;
+	c.key = goid;
+	c.flags = 0;
+	c.len = 8;
+	ct_writer_event(s->w, &c, &gopc);
+	if (s->sink)
+		s->sink(s->sink_ctx, &c, &gopc);
+}
+
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
@@ -749,6 +795,10 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		ct_writer_event(s->w, e, payload);
 		if (s->sink)
 			s->sink(s->sink_ctx, e, payload);
+		return 0;
+	}
+	if (e->site < s->plan.sites.n && s->plan.sites.v[e->site].kind == CT_SITE_GOCREATE) {
+		goroutine_created(s, e, payload);
 		return 0;
 	}
 	const struct ct_site_fetch *f =
@@ -926,5 +976,6 @@ void ct_session_free(struct ct_session *s)
 	free(s->binary);
 	free(s->compact);
 	map_free(&s->rtypes_seen);
+	map_free(&s->gopcs_seen);
 	memset(s, 0, sizeof(*s));
 }

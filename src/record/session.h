@@ -63,6 +63,7 @@ struct ct_session {
 	/* argument capture */
 	uint8_t *compact;          /* scratch for payload compaction */
 	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
+	struct ct_map gopcs_seen;  /* pid << 47 | go statement address: position written */
 	size_t types_written;      /* type table entries already in the file */
 	int64_t load_bias;         /* of the traced binary in its process */
 	bool bias_known;

@@ -281,6 +281,20 @@ void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t
 	buf_free(&b);
 }
 
+void ct_writer_pcpos(struct ct_writer *w, const struct ct_pcpos *pos)
+{
+	struct ct_buf b = {0};
+	buf_uvar(&b, 1);
+	buf_uvar(&b, pos->pid);
+	buf_uvar(&b, pos->pc);
+	buf_str(&b, pos->func ? pos->func : "");
+	buf_str(&b, pos->file ? pos->file : "");
+	buf_uvar(&b, pos->line);
+	ct_writer_flush(w); /* before the events that refer to it */
+	write_chunk(w, CT_CHUNK_PCPOS, b.p, b.n, 1);
+	buf_free(&b);
+}
+
 static void start_event(struct ct_writer *w, uint64_t ts)
 {
 	if (w->ev_count == 0) {
@@ -700,6 +714,45 @@ static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
 	return !r.bad;
 }
 
+static uint64_t pcpos_key(uint32_t pid, uint64_t pc)
+{
+	return (uint64_t)pid << 47 ^ pc;
+}
+
+static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
+{
+	struct ct_rd r = {b->p, b->p + b->n, false};
+	uint64_t n = rd_uvar(&r);
+	for (uint64_t i = 0; i < n && !r.bad; i++) {
+		struct ct_pcpos *pos = xcalloc(1, sizeof(*pos));
+		pos->pid = (uint32_t)rd_uvar(&r);
+		pos->pc = rd_uvar(&r);
+		pos->func = rd_str(&r);
+		pos->file = rd_str(&r);
+		pos->line = (uint32_t)rd_uvar(&r);
+		if (r.bad || !pos->func || !pos->file) {
+			free(pos->func);
+			free(pos->file);
+			free(pos);
+			break;
+		}
+		void **slot = map_slot(&t->pcpos, pcpos_key(pos->pid, pos->pc), true);
+		if (*slot) { /* the same address twice: keep the first */
+			free(pos->func);
+			free(pos->file);
+			free(pos);
+		} else {
+			*slot = pos;
+		}
+	}
+	return !r.bad;
+}
+
+const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc)
+{
+	return map_get((struct ct_map *)&t->pcpos, pcpos_key(pid, pc));
+}
+
 /* Tables that may come anywhere in the file (types found while recording). */
 static bool read_side_chunk(struct ct_trace *t, uint32_t type, const struct ct_buf *b)
 {
@@ -714,6 +767,8 @@ static bool read_side_chunk(struct ct_trace *t, uint32_t type, const struct ct_b
 		return read_fetch(t, b);
 	case CT_CHUNK_RTYPES:
 		return read_rtypes(t, b);
+	case CT_CHUNK_PCPOS:
+		return read_pcpos(t, b);
 	default:
 		return true;
 	}
@@ -814,7 +869,8 @@ int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path)
 			break;
 		}
 		if (h[0] == CT_CHUNK_STATS || h[0] == CT_CHUNK_TYPES || h[0] == CT_CHUNK_FETCH ||
-		    h[0] == CT_CHUNK_RTYPES || h[0] == CT_CHUNK_FUNCS || h[0] == CT_CHUNK_SITES) {
+		    h[0] == CT_CHUNK_RTYPES || h[0] == CT_CHUNK_FUNCS || h[0] == CT_CHUNK_SITES ||
+		    h[0] == CT_CHUNK_PCPOS) {
 			uint32_t type, count;
 			fseek(t->f, at, SEEK_SET);
 			if (read_chunk(t->f, &type, &count, &b) != 1) {
@@ -860,6 +916,14 @@ void ct_trace_close(struct ct_trace *t)
 	free(t->fetch);
 	ct_typetab_free(&t->types);
 	map_free(&t->rtypes);
+	MAP_FOREACH(&t->pcpos, i)
+	{
+		struct ct_pcpos *pos = t->pcpos.vals[i];
+		free(pos->func);
+		free(pos->file);
+		free(pos);
+	}
+	map_free(&t->pcpos);
 	free(t->sites);
 	free(t->path);
 	memset(t, 0, sizeof(*t));

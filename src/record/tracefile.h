@@ -27,6 +27,7 @@ enum ct_chunk_type {
 	CT_CHUNK_TYPES = 6,  /* type table entries (may come in several chunks) */
 	CT_CHUNK_FETCH = 7,  /* argument capture plans, per site */
 	CT_CHUNK_RTYPES = 8, /* Go runtime type addresses seen -> type ids */
+	CT_CHUNK_PCPOS = 9,  /* source positions of code addresses (go statements) */
 };
 
 #define CT_NOFUNC UINT32_MAX
@@ -74,6 +75,16 @@ struct ct_rec_event {
 	uint32_t payload_len;
 };
 
+/* The source position of a code address of traced process PID (a `go`
+ * statement, for goroutine lineage), resolved while recording. */
+struct ct_pcpos {
+	uint32_t pid;
+	uint64_t pc;   /* as the process saw it (g.gopc: the return address) */
+	char *func;    /* the function holding it */
+	char *file;    /* "" if unknown */
+	uint32_t line; /* 0 if unknown */
+};
+
 struct ct_kv {
 	char *key, *val;
 };
@@ -103,6 +114,8 @@ void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t fi
 void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites);
 /* Runtime type addresses (as seen in the process) and their type ids. */
 void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n);
+/* The source position of code address PC of process PID (PCPOS chunk). */
+void ct_writer_pcpos(struct ct_writer *w, const struct ct_pcpos *pos);
 /* PAYLOAD/e->len: already compacted (ct_fetch_compact). */
 void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload);
 void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
@@ -138,6 +151,7 @@ struct ct_trace {
 	struct ct_typetab types;           /* argument types */
 	struct ct_site_fetch **fetch;      /* per site id, NULL without capture */
 	struct ct_map rtypes;              /* runtime type address -> type id + 1 */
+	struct ct_map pcpos;               /* pid << 47 | pc -> struct ct_pcpos * */
 };
 
 /* Opens and reads header and tables; fails with one clear line when PATH is
@@ -149,6 +163,8 @@ int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path);
 void ct_trace_close(struct ct_trace *t);
 const char *ct_trace_meta(const struct ct_trace *t, const char *key);
 const char *ct_trace_stat(const struct ct_trace *t, const char *key);
+/* Where code address PC of process PID is in the source, or NULL. */
+const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc);
 
 /* Streams events in file order. */
 struct ct_event_iter {

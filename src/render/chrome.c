@@ -27,6 +27,15 @@
  * speedscope (per track, file order at equal times) keep that per-track
  * order.  Timestamps are µs since the trace started with 3 decimals (ns).
  *
+ * Goroutine lineage: for a goroutine whose creation was seen and that has a
+ * slice, an instant event "go" (args: the new goroutine, the `go`
+ * statement's position) on the creating goroutine's track at the creation,
+ * and a flow (v1: "s" right after that instant, "f" with "bp":"e" right
+ * after the new goroutine's first B, same id, cat and name) from it to the
+ * new goroutine's first slice.  Perfetto binds "s" to the
+ * topmost slice on the track, which is the instant itself (dur 0, still on
+ * its stack at that ts), so the arrow starts at the moment of creation.
+ *
  * Calls that did not return are closed where the reconstruction ended them,
  * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"} or {"status":"lost"}.  Losses are global
  * instant events "LOST N events".
@@ -61,7 +70,14 @@ struct chrome {
 	uint64_t nevents;
 	uint64_t calls, unwound, unfinished, exited, cut_by_loss; /* shown */
 	char *process_name;
+	struct ct_map flows;  /* (pid, goid) of a goroutine made -> its flow id */
+	uint64_t nflows;
 };
+
+static uint64_t goroutine_key(uint32_t pid, uint64_t goid)
+{
+	return (uint64_t)pid << 42 ^ goid;
+}
 
 #define put(ch, ...) buf_printf(&(ch)->ev, __VA_ARGS__)
 
@@ -159,6 +175,40 @@ static void put_head(struct chrome *ch, char ph, const struct ct_call *c, uint64
 	put(ch, ",\"pid\":%u,\"tid\":%u", c->pid, track_tid(ch, c));
 }
 
+/* The instant "go" on the creator's track at the creation, and the flow's
+ * start.  Written when the new goroutine's first slice is, so later than
+ * events of that track after the creation: viewers sort by time (the
+ * per-track order the file keeps is that of B/E events). */
+static void put_creation(struct chrome *ch, const struct ct_goroutine_origin *o, uint64_t id)
+{
+	struct ct_call creator = {0};
+	creator.pid = o->pid;
+	creator.tid = o->tid;
+	creator.goid = o->parent;
+	track_of(ch, &creator);
+	uint32_t tid = track_tid(ch, &creator);
+	uint64_t rel = ct_rel_ts(ch->t, o->ts);
+	begin_event(ch);
+	put(ch, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"goroutine\",\"name\":\"go\",\"ts\":");
+	put_ts(ch, rel);
+	put(ch, ",\"pid\":%u,\"tid\":%u,\"args\":{\"goroutine\":%" PRIu64, o->pid, tid, o->goid);
+	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(ch->t, o->pid, o->pc) : NULL;
+	if (pos) {
+		put(ch, ",\"func\":");
+		put_string(ch, pos->func);
+		put(ch, ",\"file\":");
+		put_string(ch, pos->file);
+		put(ch, ",\"line\":%u", pos->line);
+	}
+	put(ch, "}");
+	end_event(ch);
+	begin_event(ch);
+	put(ch, "\"ph\":\"s\",\"id\":%" PRIu64 ",\"cat\":\"goroutine\",\"name\":\"go\",\"ts\":", id);
+	put_ts(ch, rel);
+	put(ch, ",\"pid\":%u,\"tid\":%u", o->pid, tid);
+	end_event(ch);
+}
+
 static void on_enter(void *ctx, const struct ct_call *c)
 {
 	struct chrome *ch = ctx;
@@ -183,6 +233,33 @@ static void on_enter(void *ctx, const struct ct_call *c)
 			put(ch, "}");
 	}
 	end_event(ch);
+	struct ct_goroutine_origin *o;
+	if (ch->flows.n && c->goid && !c->sysstack && (o = map_get(&ch->flows, goroutine_key(c->pid, c->goid)))) {
+		map_del(&ch->flows, goroutine_key(c->pid, c->goid));
+		put_creation(ch, o, ++ch->nflows);
+		/* the goroutine's first slice: where the arrow ends */
+		begin_event(ch);
+		put(ch, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"cat\":\"goroutine\",\"name\":\"go\",\"ts\":",
+		    ch->nflows);
+		put_ts(ch, track_ts(ch, key, c->ts_entry));
+		put(ch, ",\"pid\":%u,\"tid\":%u", c->pid, track_tid(ch, c));
+		end_event(ch);
+		free(o);
+	}
+}
+
+/* A goroutine was made: kept until its first slice (most of the runtime's
+ * own goroutines never have one, and get no arrow). */
+static void on_spawn(void *ctx, const struct ct_goroutine_origin *o)
+{
+	struct chrome *ch = ctx;
+	if (!ct_origin_shown(o))
+		return;
+	struct ct_goroutine_origin *copy = xmalloc(sizeof(*copy));
+	*copy = *o;
+	void **slot = map_slot(&ch->flows, goroutine_key(o->pid, o->goid), true);
+	free(*slot);
+	*slot = copy;
 }
 
 static void on_exit_call(void *ctx, const struct ct_call *c)
@@ -281,12 +358,14 @@ int ct_render_chrome(struct ct_trace *t, const struct ct_render_opts *o, bool wi
 	ch.vals = ct_values_new(t);
 	ch.process_name = ct_command_name(t);
 	fputs("{\"traceEvents\":[\n", ch.out);
-	struct ct_recon_ops ops = {on_enter, on_exit_call, on_lost};
+	struct ct_recon_ops ops = {on_enter, on_exit_call, on_lost, on_spawn};
 	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &ch);
 	write_metadata(&ch, &st);
 	map_free(&ch.tracks);
 	map_free(&ch.pids);
 	map_free(&ch.big_goids);
+	MAP_FOREACH(&ch.flows, i) free(ch.flows.vals[i]);
+	map_free(&ch.flows);
 	buf_free(&ch.ev);
 	ct_values_free(ch.vals);
 	free(ch.process_name);

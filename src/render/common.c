@@ -71,3 +71,20 @@ uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts)
 {
 	return ts > t->first_ts ? ts - t->first_ts : 0;
 }
+
+bool ct_origin_shown(const struct ct_goroutine_origin *o)
+{
+	return o && o->parent; /* parent 0: made by the runtime's start (goroutine 1) */
+}
+
+void ct_buf_origin(struct ct_buf *b, const struct ct_trace *t, const struct ct_goroutine_origin *o)
+{
+	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(t, o->pid, o->pc) : NULL;
+	if (pos) {
+		const char *slash = strrchr(pos->file, '/');
+		buf_printf(b, "created by %s at %s:%u in goroutine %" PRIu64, pos->func, slash ? slash + 1 : pos->file,
+			   pos->line, o->parent);
+	} else {
+		buf_printf(b, "created in goroutine %" PRIu64, o->parent);
+	}
+}

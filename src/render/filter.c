@@ -11,6 +11,8 @@ const char ct_filter_help[] =
 	"  -D, --depth N          show only N levels (depth < N)\n"
 	"  -t, --time-filter T    hide calls shorter than T (e.g. 100us)\n"
 	"      --goroutine N      only goroutine N\n"
+	"      --with-children    with --goroutine: also the goroutines it created, and\n"
+	"                         theirs (as far as the trace saw them being created)\n"
 	"      --tid N            only calls that started on thread N\n"
 	"      --since T, --until T  only calls that started in this window (time\n"
 	"                         since the trace began, e.g. 1.5s)\n"
@@ -80,9 +82,21 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 		if (ct_demangle_parse(val, &ct_demangle_mode))
 			return bad("--demangle takes simple, full or no", val);
 		return 0;
+	case 0x1007:
+		o->with_children = true;
+		return 0;
 	default:
 		return 1;
 	}
+}
+
+int ct_filter_check(const struct ct_filter_opts *o)
+{
+	if (o->with_children && !o->has_goid) {
+		fprintf(stderr, "calltrace: --with-children goes with --goroutine N (whose children to show)\n");
+		return -1;
+	}
+	return 0;
 }
 
 void ct_filter_free(struct ct_filter_opts *o)
@@ -114,7 +128,17 @@ struct filt {
 	struct ct_map stacks;
 	uint64_t shown_calls;
 	bool done;
+	struct ct_map family; /* --with-children: (pid, goid) keys of the goroutines shown */
 };
+
+/* --goroutine N (--with-children: or one N made, transitively; creations
+ * come before the created goroutine's first call). */
+static bool goroutine_shown(struct filt *F, uint32_t pid, uint64_t goid)
+{
+	if (goid == F->o->goid)
+		return true;
+	return F->o->with_children && map_get(&F->family, (uint64_t)pid << 42 ^ goid);
+}
 
 static bool any_match(const char **globs, size_t n, const struct ct_trace *t, uint32_t func)
 {
@@ -140,7 +164,7 @@ static void f_enter(void *ctx, const struct ct_call *c)
 	}
 	bool show = !F->done && !fr.hidden && (!o->nonly || fr.in_only);
 	uint64_t rel = c->ts_entry > F->t->first_ts ? c->ts_entry - F->t->first_ts : 0;
-	if (show && o->has_goid && c->goid != o->goid)
+	if (show && o->has_goid && !goroutine_shown(F, c->pid, c->goid))
 		show = false;
 	if (show && o->has_tid && c->tid != o->tid)
 		show = false;
@@ -186,6 +210,23 @@ static void f_exit(void *ctx, const struct ct_call *c)
 	}
 }
 
+static void f_spawn(void *ctx, const struct ct_goroutine_origin *g)
+{
+	struct filt *F = ctx;
+	const struct ct_filter_opts *o = F->o;
+	if (o->has_goid) {
+		if (!goroutine_shown(F, g->pid, g->parent))
+			return;
+		if (o->with_children)
+			map_put(&F->family, (uint64_t)g->pid << 42 ^ g->goid, (void *)1);
+	}
+	uint64_t rel = g->ts > F->t->first_ts ? g->ts - F->t->first_ts : 0;
+	if ((o->has_since && rel < o->since) || (o->has_until && rel > o->until) || F->done)
+		return;
+	if (F->down->spawn)
+		F->down->spawn(F->ctx, g);
+}
+
 static void f_lost(void *ctx, uint64_t ts, uint64_t n)
 {
 	struct filt *F = ctx;
@@ -198,10 +239,10 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 {
 	if (!o || !ct_filter_active(o))
 		return ct_recon_run(t, down, ctx);
-	struct filt F = {t, o, down, ctx, NULL, {0}, 0, false};
+	struct filt F = {t, o, down, ctx, NULL, {0}, 0, false, {0}};
 	if (o->min_dur)
 		F.x = ct_exitindex_build(t);
-	struct ct_recon_ops ops = {f_enter, f_exit, f_lost};
+	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn};
 	struct ct_recon_stats st = ct_recon_run(t, &ops, &F);
 	MAP_FOREACH(&F.stacks, i)
 	{
@@ -210,6 +251,7 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 		free(s);
 	}
 	map_free(&F.stacks);
+	map_free(&F.family);
 	ct_exitindex_free(F.x);
 	return st;
 }

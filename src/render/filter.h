@@ -17,6 +17,7 @@ struct ct_filter_opts {
 			       did not return count as long */
 	bool has_goid;      /* --goroutine */
 	uint64_t goid;
+	bool with_children; /* --with-children: and the goroutines it made, transitively */
 	bool has_tid;       /* --tid: thread at entry */
 	uint32_t tid;
 	bool has_since, has_until; /* --since/--until: entry time, ns from the start */
@@ -37,6 +38,8 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
  * the long option NAME or short letter.  Returns 0, 1 if NAME is not a filter
  * option, or -1 with a message printed for a bad value. */
 int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val);
+/* After parsing: options that need one another.  -1 with a message printed. */
+int ct_filter_check(const struct ct_filter_opts *o);
 void ct_filter_free(struct ct_filter_opts *o);
 /* getopt_long entries and help text for the filter options. */
 extern const char ct_filter_help[];
@@ -51,6 +54,7 @@ extern const char ct_filter_help[];
 	{"since", required_argument, NULL, 0x1003},                \
 	{"until", required_argument, NULL, 0x1004},                \
 	{"max-calls", required_argument, NULL, 0x1005},            \
-	{"demangle", required_argument, NULL, 0x1006}
+	{"demangle", required_argument, NULL, 0x1006},             \
+	{"with-children", no_argument, NULL, 0x1007}
 
 #endif

@@ -162,7 +162,7 @@ int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, stru
 	struct ct_flame_node root = {0};
 	root.func = UINT32_MAX;
 	CT_VEC_PUSH(b.nodes, root);
-	struct ct_recon_ops ops = {flame_enter, flame_exit, NULL};
+	struct ct_recon_ops ops = {flame_enter, flame_exit, NULL, NULL};
 	memset(fl, 0, sizeof(*fl));
 	fl->st = ct_filter_run(t, filter, &ops, &b);
 	/* The reconstruction closes every frame at the end; this is in case a

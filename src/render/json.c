@@ -3,6 +3,8 @@
  *    "func":"main.add","status":"returned",
  *    "args":[{"name":"a","type":"int","value":40},...],
  *    "ret":[{"name":"~r0","type":"int","value":42}]}
+ * A goroutine's outermost calls (depth 0) carry "created_by":{"goid",
+ * "func","file","line"} when its creation was seen.
  * ts is ns since the trace started; dur is null unless the call returned.
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from a
  * first pass (exitindex), so memory stays bounded for any trace length.
@@ -102,6 +104,20 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	 * goid: its depth counts on that stack, apart from the goroutine's */
 	if (c->sysstack)
 		buf_cstr(out, ",\"stack\":\"system\"");
+	/* the goroutine's outermost calls say who made it, and where */
+	if (c->depth == 0 && ct_origin_shown(c->origin)) {
+		const struct ct_goroutine_origin *o = c->origin;
+		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(jc->t, o->pid, o->pc) : NULL;
+		buf_printf(out, ",\"created_by\":{\"goid\":%" PRIu64, o->parent);
+		if (pos) {
+			buf_cstr(out, ",\"func\":");
+			ct_buf_json_string(out, pos->func, strlen(pos->func));
+			buf_cstr(out, ",\"file\":");
+			ct_buf_json_string(out, pos->file, strlen(pos->file));
+			buf_printf(out, ",\"line\":%u", pos->line);
+		}
+		buf_cstr(out, "}");
+	}
 	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
 		buf_cstr(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
@@ -148,7 +164,7 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 	struct json j = {t, o->out, ct_json_calls_new(t), {0}};
 	if (!j.calls)
 		return -1;
-	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost};
+	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
 	ct_filter_run(t, o->filter, &ops, &j);
 	ct_json_calls_free(j.calls);
 	buf_free(&j.line);

@@ -11,7 +11,11 @@
  * it), thread.id (the OS thread the call started on).  calltrace's own:
  * calltrace.goroutine.id, calltrace.arg.NAME / calltrace.result[.NAME] (the
  * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost),
- * calltrace.tail_call, calltrace.system_stack.  An unwound call (panic,
+ * calltrace.tail_call, calltrace.system_stack; a goroutine's root spans
+ * calltrace.goroutine.parent_id and calltrace.goroutine.created_by ("F at
+ * FILE:LINE", the `go` statement) when its creation was seen: attributes,
+ * not links, as the creating span lies in another trace whose ids the
+ * creation does not name (a creation outside any traced call has none).  An unwound call (panic,
  * Goexit, longjmp) has status ERROR; an unfinished one (still running at
  * the end) ends at the end of the trace with status UNSET.
  *
@@ -497,6 +501,16 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	add_int(x, "thread.id", c->tid);
 	if (c->goid)
 		add_int(x, "calltrace.goroutine.id", (int64_t)c->goid);
+	if (!c->depth && ct_origin_shown(c->origin)) {
+		const struct ct_goroutine_origin *o = c->origin;
+		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(x->t, o->pid, o->pc) : NULL;
+		add_int(x, "calltrace.goroutine.parent_id", (int64_t)o->parent);
+		if (pos) {
+			char *at = xasprintf("%s at %s:%u", pos->func, pos->file, pos->line);
+			add_str(x, "calltrace.goroutine.created_by", at);
+			free(at);
+		}
+	}
 	if (c->tail)
 		add_bool(x, "calltrace.tail_call", true);
 	if (c->sysstack)
@@ -573,7 +587,7 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 	x->lost += n;
 }
 
-const struct ct_recon_ops ct_otlp_ops = {on_call_enter, on_call_exit, on_lost};
+const struct ct_recon_ops ct_otlp_ops = {on_call_enter, on_call_exit, on_lost, NULL};
 
 bool ct_otlp_failed(const struct ct_otlp *x)
 {

@@ -35,6 +35,11 @@ void ct_fmt_duration(char *buf, size_t n, uint64_t ns);  /* "  1.234 us" */
 void ct_buf_duration(struct ct_buf *b, uint64_t ns);      /* the same, appended */
 void ct_json_string(FILE *f, const char *s);             /* quoted, escaped */
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
+/* Goroutine lineage: is O worth showing (a creator is known), and its text,
+ * "created by main.main at main.go:42 in goroutine 1" (the file's base
+ * name; "created in goroutine 1" without a position). */
+bool ct_origin_shown(const struct ct_goroutine_origin *o);
+void ct_buf_origin(struct ct_buf *b, const struct ct_trace *t, const struct ct_goroutine_origin *o);
 /* ns since the trace started (0 for anything earlier). */
 uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
 

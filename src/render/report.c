@@ -466,7 +466,7 @@ void ct_func_table_build(struct ct_trace *t, const struct ct_filter_opts *filter
 		}
 		map_free(&first);
 	}
-	struct ct_recon_ops ops = {NULL, on_call_exit, on_lost};
+	struct ct_recon_ops ops = {NULL, on_call_exit, on_lost, NULL};
 	ct_filter_run(t, filter, &ops, &R);
 
 	MAP_FOREACH(&R.threads, i)

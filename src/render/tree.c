@@ -63,6 +63,7 @@ struct tree {
 	bool spill_error;   /* a write failed (disk full?): the output lacks text */
 	struct ct_buf line;
 	struct ct_values *vals;
+	struct ct_map announced; /* merged: goroutines whose origin was shown */
 };
 
 
@@ -217,6 +218,27 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	emit(tr, out);
 }
 
+/* A goroutine's first line: "# goroutine 19, created by main.main at
+ * main.go:42 in goroutine 1" -- grouped, at the top of its block; merged, at
+ * its first call, once, when its creator is known. */
+static void announce(struct tree *tr, struct group *g, const struct ct_call *c)
+{
+	if (!tr->go || !c->goid || c->sysstack)
+		return;
+	bool shown = ct_origin_shown(c->origin);
+	if (tr->o->merge) {
+		if (!shown || map_get(&tr->announced, ct_call_thread_key(c)))
+			return;
+		map_put(&tr->announced, ct_call_thread_key(c), (void *)1);
+	}
+	buf_printf(&tr->line, "# goroutine %llu", (unsigned long long)c->goid);
+	if (shown) {
+		buf_put(&tr->line, ", ", 2);
+		ct_buf_origin(&tr->line, tr->t, c->origin);
+	}
+	emit(tr, tr->o->merge ? NULL : g);
+}
+
 /* Whose pending entry applies to C, and where its lines go (NULL: straight
  * out, in merged time order). */
 static struct group *group_of(struct tree *tr, const struct ct_call *c, struct group **out)
@@ -227,6 +249,7 @@ static struct group *group_of(struct tree *tr, const struct ct_call *c, struct g
 		g->order = tr->ngroups++;
 		g->first = g->last = NO_BLOCK;
 		*slot = g;
+		announce(tr, g, c);
 	}
 	*out = tr->o->merge ? NULL : *slot;
 	return *slot;
@@ -347,7 +370,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	if (!o->merge && !(tr.spill = tmpfile()))
 		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
-	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
+	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &tr);
 	if (o->merge) {
 		MAP_FOREACH(&tr.groups, i) free(tr.groups.vals[i]);
@@ -355,6 +378,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 		write_groups(&tr);
 	}
 	map_free(&tr.groups);
+	map_free(&tr.announced);
 	buf_free(&tr.line);
 	ct_values_free(tr.vals);
 	if (tr.spill)
@@ -383,7 +407,7 @@ struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render
 	const char *lang = ct_trace_meta(t, "target.lang");
 	l->tr.go = lang && !strcmp(lang, "go");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", l->tr.go ? "      GID" : "");
-	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost};
+	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	l->r = ct_recon_new(t->sites, t->nsites, l->tr.go, &ops, &l->tr);
 	return l;
 }
@@ -399,6 +423,7 @@ void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 	ct_recon_finish(l->r, end_ts);
 	MAP_FOREACH(&l->tr.groups, i) free(l->tr.groups.vals[i]);
 	map_free(&l->tr.groups);
+	map_free(&l->tr.announced);
 	fflush(l->tr.o->out);
 	ct_recon_free(l->r);
 	buf_free(&l->tr.line);

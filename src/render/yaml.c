@@ -297,7 +297,7 @@ int ct_render_yaml(struct ct_trace *t, const struct ct_render_opts *o)
 	if (!y.calls)
 		return -1;
 	fputs("%YAML 1.2\n---\n", y.out);
-	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost};
+	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
 	ct_filter_run(t, o->filter, &ops, &y);
 	if (!y.any)
 		fputs("[]\n", y.out); /* an empty list, not a null document */

@@ -44,6 +44,7 @@ static void read_g(Dwarf_Die *g, struct ct_dwarf_go *out)
 	Dwarf_Die stack_t;
 	out->goid_off = member_offset(g, "goid", NULL);
 	out->m_off = member_offset(g, "m", NULL);
+	out->gopc_off = member_offset(g, "gopc", NULL);
 	int stack = member_offset(g, "stack", &stack_t);
 	if (stack >= 0) {
 		int hi = member_offset(&stack_t, "hi", NULL);
@@ -128,7 +129,7 @@ Dwarf *ct_dwarf_shared(const char *path)
 void ct_dwarf_go_facts(const char *path, struct ct_dwarf_go *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->goid_off = out->stack_hi_off = out->m_off = out->curg_off = -1;
+	out->goid_off = out->stack_hi_off = out->m_off = out->curg_off = out->gopc_off = -1;
 	Dwarf *dw = ct_dwarf_shared(path);
 	if (!dw)
 		return;

@@ -15,7 +15,7 @@ struct ct_dwarf_go {
 	char gccgo_version[32]; /* "GNU Go 12.2.0" */
 	bool regabi;         /* producer ends with "regabi" */
 	/* -1 when not found */
-	int goid_off, stack_hi_off, m_off, curg_off;
+	int goid_off, stack_hi_off, m_off, curg_off, gopc_off;
 };
 
 /* Reads the facts from the ELF file at PATH (opened separately: libdw may

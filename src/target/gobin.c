@@ -643,6 +643,49 @@ static void free_funcs(struct ct_go_func *funcs, size_t n)
 	free(funcs);
 }
 
+/* Where the line tables are (debug/gosym's parsePclnTab): 1.2 keeps pcdata
+ * offsets from the header and a file table after the functab; 1.16+ name
+ * cutab, filetab and pctab in the header.  A table outside the bytes is left
+ * 0 (no positions). */
+static void line_tables(const struct pcln *t, struct ct_pclntab *out)
+{
+	out->data = t->data;
+	out->size = t->size;
+	out->quantum = t->data[6];
+	uint64_t filetab = 0, cutab = 0, pctab = 0, nfiles = 0;
+	switch (t->lay->magic) {
+	case MAGIC_GO12: {
+		size_t at = t->functab + (2 * (size_t)t->nfunc + 1) * t->field;
+		if (at + 4 > t->size)
+			return;
+		filetab = le32(t->data + at);
+		if (filetab + 4 > t->size)
+			return;
+		nfiles = le32(t->data + filetab);
+		pctab = 0;
+		break;
+	}
+	case MAGIC_GO116: /* nfunc, nfiles, funcname, cu, filetab, pctab, pcln */
+		nfiles = le64(t->data + 16);
+		cutab = le64(t->data + 8 + 3 * 8);
+		filetab = le64(t->data + 8 + 4 * 8);
+		pctab = le64(t->data + 8 + 5 * 8);
+		break;
+	default: /* nfunc, nfiles, textStart, funcname, cu, filetab, pctab, pcln */
+		nfiles = le64(t->data + 16);
+		cutab = le64(t->data + 8 + 4 * 8);
+		filetab = le64(t->data + 8 + 5 * 8);
+		pctab = le64(t->data + 8 + 6 * 8);
+		break;
+	}
+	if (filetab >= t->size || cutab >= t->size || pctab >= t->size || nfiles > t->size)
+		return;
+	out->filetab = (size_t)filetab;
+	out->cutab = (size_t)cutab;
+	out->pctab = (size_t)pctab;
+	out->nfiletab = (uint32_t)nfiles;
+}
+
 /* Validates the table at DATA (link-time address ADDR, SIZE bytes to the end
  * of its section or segment) and reads every function.  NULL, or why not. */
 static const char *parse_table(const struct ct_elf *e, const uint8_t *data, size_t size,
@@ -685,6 +728,7 @@ static const char *parse_table(const struct ct_elf *e, const uint8_t *data, size
 			break;
 		}
 		raw[i] = fn;
+		funcs[i].raw = fn;
 		funcs[i].name = xstrdup(name);
 		funcs[i].entry = base + entry_field;
 		funcs[i].end = base + functab_field(&t, 2 * i + 2);
@@ -714,6 +758,7 @@ static const char *parse_table(const struct ct_elf *e, const uint8_t *data, size
 		funcs[i].wrapper = wrapper && funcs[i].funcid == wrapper;
 
 	memset(out, 0, sizeof(*out));
+	line_tables(&t, out);
 	out->magic = t.lay->magic;
 	out->version_range = t.lay->range;
 	out->funcs = funcs;
@@ -780,6 +825,101 @@ int ct_pclntab_read(const struct ct_elf *e, struct ct_pclntab *out)
 		return ct_fail("%s: its Go pclntab (%s) is unreadable: %s", e->path, section_name,
 			       section_why);
 	return ct_fail("%s has no Go pclntab (not a gc-compiled Go binary)", e->path);
+}
+
+/* One step of a pc-value table (runtime.step): a zigzag value delta and a
+ * pc delta in instruction quanta, both uvarints; a zero value delta after
+ * the first entry ends the table. */
+static bool pcvalue_step(const uint8_t **p, const uint8_t *end, uint64_t *pc, int32_t *val, bool first,
+			 uint8_t quantum)
+{
+	uint32_t uv = 0, pcd = 0;
+	for (int which = 0; which < 2; which++) {
+		uint32_t v = 0;
+		for (int shift = 0;; shift += 7) {
+			if (*p >= end || shift > 28)
+				return false;
+			uint8_t b = *(*p)++;
+			v |= (uint32_t)(b & 0x7f) << shift;
+			if (!(b & 0x80))
+				break;
+		}
+		if (which == 0) {
+			uv = v;
+			if (!uv && !first)
+				return false;
+		} else {
+			pcd = v;
+		}
+	}
+	*val += (int32_t)((uv & 1) ? ~(uv >> 1) : uv >> 1);
+	*pc += (uint64_t)pcd * (quantum ? quantum : 1);
+	return true;
+}
+
+/* The value the pc-value table at OFF (from pctab) gives TARGET in the
+ * function starting at ENTRY; -1 if none. */
+static int32_t pcvalue(const struct ct_pclntab *t, uint32_t off, uint64_t entry, uint64_t target)
+{
+	if (!off || t->pctab + off >= t->size)
+		return -1;
+	const uint8_t *p = t->data + t->pctab + off, *end = t->data + t->size;
+	uint64_t pc = entry;
+	int32_t val = -1;
+	for (bool first = true; pcvalue_step(&p, end, &pc, &val, first, t->quantum); first = false)
+		if (target < pc)
+			return val;
+	return -1;
+}
+
+static const char *string_at(const struct ct_pclntab *t, size_t off)
+{
+	if (off >= t->size)
+		return NULL;
+	const char *s = (const char *)t->data + off;
+	return memchr(s, 0, t->size - off) ? s : NULL;
+}
+
+const struct ct_go_func *ct_pclntab_func_at(const struct ct_pclntab *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->funcs[mid].entry <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < t->funcs[lo - 1].end ? &t->funcs[lo - 1] : NULL;
+}
+
+bool ct_pclntab_pos(const struct ct_pclntab *t, uint64_t pc, const struct ct_go_func **fn,
+		    const char **file, int32_t *line)
+{
+	const struct ct_go_func *f = ct_pclntab_func_at(t, pc);
+	if (!f || !f->raw || !t->data)
+		return false;
+	/* _func: entry (uintptr, a uint32 offset from 1.18), then uint32
+	 * nameoff, args, deferreturn, pcsp, pcfile, pcln, npcdata, cuOffset */
+	size_t first = t->magic == MAGIC_GO12 || t->magic == MAGIC_GO116 ? 8 : 4;
+	uint32_t pcfile = le32(f->raw + first + 4 * 4), pcln = le32(f->raw + first + 5 * 4);
+	uint32_t cuoff = t->magic == MAGIC_GO12 ? 0 : le32(f->raw + first + 7 * 4);
+	int32_t ln = pcvalue(t, pcln, f->entry, pc), fno = pcvalue(t, pcfile, f->entry, pc);
+	if (ln < 0)
+		return false;
+	*fn = f;
+	*line = ln;
+	*file = NULL;
+	if (t->magic == MAGIC_GO12) {
+		if (fno > 0 && (uint32_t)fno < t->nfiletab && t->filetab + 4 * (size_t)fno + 4 <= t->size)
+			*file = string_at(t, le32(t->data + t->filetab + 4 * (size_t)fno));
+	} else if (fno >= 0) {
+		size_t at = t->cutab + 4 * ((size_t)cuoff + (uint32_t)fno);
+		uint32_t fnoff = at + 4 <= t->size ? le32(t->data + at) : UINT32_MAX;
+		if (fnoff != UINT32_MAX)
+			*file = string_at(t, t->filetab + fnoff);
+	}
+	return true;
 }
 
 void ct_pclntab_free(struct ct_pclntab *t)

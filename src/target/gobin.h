@@ -33,6 +33,7 @@ struct ct_go_func {
 	uint8_t funcid;     /* _func.funcID; 0 = normal */
 	uint8_t flag;       /* _func.flag: CT_GO_FLAG_* */
 	bool wrapper;       /* funcID is the version's FuncID_wrapper */
+	const uint8_t *raw; /* its _func record (line tables), in the ELF's bytes */
 };
 
 struct ct_pclntab {
@@ -42,6 +43,13 @@ struct ct_pclntab {
 	uint8_t wrapper_funcid; /* this Go version's FuncID_wrapper; 0 if unknown/none */
 	struct ct_go_func *funcs; /* sorted by entry */
 	size_t nfuncs;
+	/* Line tables, for ct_pclntab_pos: byte ranges of the ELF file's
+	 * image (valid while it is open), offsets from `data`. */
+	const uint8_t *data;
+	size_t size;
+	size_t pctab, filetab, cutab;
+	uint32_t nfiletab;
+	uint8_t quantum;
 };
 
 /* Finds pclntab (section .gopclntab, else .data.rel.ro.gopclntab, else by
@@ -53,6 +61,18 @@ struct ct_pclntab {
  * gc Go binary). */
 int ct_pclntab_read(const struct ct_elf *e, struct ct_pclntab *out);
 void ct_pclntab_free(struct ct_pclntab *t);
+
+/* The function whose code holds PC (link-time address), or NULL. */
+const struct ct_go_func *ct_pclntab_func_at(const struct ct_pclntab *t, uint64_t pc);
+
+/* The source position of the instruction at PC (link-time address), as the
+ * runtime's own tracebacks give it (funcline: the pcfile and pcln tables of
+ * the function holding PC; an inlined call reports the position inside the
+ * function it was inlined into, as "created by" lines of Go < 1.21 do).
+ * *FN is that function; *FILE NULL when the table does not say.  False if PC
+ * is in no function or its line table is unreadable. */
+bool ct_pclntab_pos(const struct ct_pclntab *t, uint64_t pc, const struct ct_go_func **fn,
+		    const char **file, int32_t *line);
 
 /* The TLS offset of g (g at fsbase + *off) as the Go code in [lo, hi)
  * reads it: the most common displacement of its %fs loads.  For binaries

@@ -115,7 +115,13 @@ static void free_symbols(struct sym_collect *c)
  *   g.stack.hi 8 and g.m 48 throughout;
  *   g.goid 152, but 160 in 1.23-1.24 (g.syscallbp inserted before it) and
  *   152 again from 1.25 (gobuf.ret removed from g.sched);
- *   m.curg 192 until 1.24, 184 from 1.25 (gobuf.ret gone from m.morebuf). */
+ *   m.curg 192 until 1.24, 184 from 1.25 (gobuf.ret gone from m.morebuf).
+ *   g.gopc (newproc1: newg.gopc = callerpc) 280 in 1.13-1.16, 296 in
+ *   1.17-1.20 (sched-latency tracking fields), 280 in 1.21-1.22 (tracer
+ *   fields moved out, parentGoid before gopc), 288 in 1.23-1.24
+ *   (syscallbp), 280 in 1.25 (gobuf.ret), 288 from 1.26 (g.secret); 1.18,
+ *   1.20 and 1.22 follow from their runtime2.go, the others were seen in
+ *   the binaries.  Unknown before 1.13 (0: creation sites not resolved). */
 #define GO_TABLE_MIN 9
 #define GO_TABLE_MAX 27
 void ct_go_offsets_by_version(int minor, struct ct_bin_config *c)
@@ -124,6 +130,8 @@ void ct_go_offsets_by_version(int minor, struct ct_bin_config *c)
 	c->m_off = 48;
 	c->goid_off = (minor == 23 || minor == 24) ? 160 : 152;
 	c->curg_off = minor >= 25 ? 184 : 192;
+	c->gopc_off = minor < 13 ? 0 : minor <= 16 ? 280 : minor <= 20 ? 296 : minor <= 22 ? 280
+		      : minor <= 24 ? 288 : minor == 25 ? 280 : 288;
 }
 
 static void go_offsets_by_version(struct ct_target *t)
@@ -132,19 +140,6 @@ static void go_offsets_by_version(struct ct_target *t)
 	t->gcfg_source = "table";
 }
 
-/* Is ADDR inside a function of the (entry-sorted) pclntab? */
-static bool in_go_func(const struct ct_pclntab *pcln, uint64_t addr)
-{
-	size_t lo = 0, hi = pcln->nfuncs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (pcln->funcs[mid].entry <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < pcln->funcs[lo - 1].end;
-}
 
 static bool in_exec_segment(const struct ct_elf *e, uint64_t addr)
 {
@@ -168,7 +163,7 @@ static size_t add_c_functions(struct ct_target *t, const struct ct_pclntab *pcln
 	uint64_t last = UINT64_MAX;
 	for (size_t i = 0; i < syms->v.n; i++) {
 		struct ct_func *s = &syms->v.v[i];
-		if (s->entry == last || in_go_func(pcln, s->entry) || !in_exec_segment(&t->elf, s->entry))
+		if (s->entry == last || ct_pclntab_func_at(pcln, s->entry) || !in_exec_segment(&t->elf, s->entry))
 			continue;
 		last = s->entry;
 		if (t->nfuncs == cap) {
@@ -230,6 +225,8 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 			t->gcfg.m_off = dg.m_off;
 		if (dg.curg_off >= 0)
 			t->gcfg.curg_off = dg.curg_off;
+		if (dg.gopc_off >= 0)
+			t->gcfg.gopc_off = dg.gopc_off;
 		t->gcfg_source = "DWARF";
 	} else if (!t->go_minor) {
 		ct_warn("%s: unknown Go version (no build info) and no DWARF: runtime.g offsets of Go 1.%d-1.%d assumed, goroutine ids may be wrong",
@@ -370,12 +367,10 @@ int ct_target_open(struct ct_target *t, const char *path)
 	memset(t, 0, sizeof(*t));
 	if (ct_elf_open(&t->elf, path))
 		return -1;
-	struct ct_pclntab pcln = {0};
 	int rc;
-	if (ct_pclntab_read(&t->elf, &pcln) == 0) {
+	if (ct_pclntab_read(&t->elf, &t->pcln) == 0) {
 		t->lang = CT_LANG_GO;
-		rc = load_go(t, &pcln);
-		ct_pclntab_free(&pcln);
+		rc = load_go(t, &t->pcln); /* the table stays: source positions */
 	} else if (looks_like_gc_go(t)) {
 		/* Tracing it as C would miss every goroutine: say why not. */
 		const char *why = ct_error();
@@ -412,6 +407,7 @@ void ct_target_close(struct ct_target *t)
 	free(t->funcs);
 	free(t->main_module);
 	ct_rust_free(&t->rust);
+	ct_pclntab_free(&t->pcln);
 	ct_elf_close(&t->elf);
 	memset(t, 0, sizeof(*t));
 }

@@ -48,6 +48,7 @@ struct ct_target {
 	struct ct_func *funcs; /* sorted by entry */
 	size_t nfuncs;
 	size_t ncfuncs;        /* Go binaries: C functions among them (cgo) */
+	struct ct_pclntab pcln; /* gc Go: the function table, for source positions */
 };
 
 int ct_target_open(struct ct_target *t, const char *path);

@@ -183,7 +183,7 @@ def parse_text_tree(text, names):
     assert lines and lines[0].startswith("# DURATION"), f"no header: {lines[:1]}"
     forest, stacks = {}, {}
     for line in lines[1:]:
-        if not line.strip() or line.startswith("/*"):
+        if not line.strip() or line.startswith("/*") or line.startswith("# goroutine "):
             continue
         m = TEXT_LINE.match(line)
         assert m, f"unparsable tree line: {line!r}"

@@ -132,7 +132,7 @@ static void check_index(const char *path, uint64_t min_calls)
 	struct ct_trace t;
 	CHECK_EQ_I(ct_trace_open(&t, path), 0);
 	/* Direct pass. */
-	struct ct_recon_ops count_ops = {NULL, NULL, NULL};
+	struct ct_recon_ops count_ops = {NULL, NULL, NULL, NULL};
 	struct ct_recon_stats st = ct_recon_run(&t, &count_ops, NULL);
 	printf("# exitindex: %" PRIu64 " calls (%" PRIu64 " returned, %" PRIu64 " unwound, %" PRIu64
 	       " unfinished, %" PRIu64 " tails)\n",
@@ -140,7 +140,7 @@ static void check_index(const char *path, uint64_t min_calls)
 	CHECK(st.calls >= min_calls);
 	CHECK_EQ_U(st.calls, st.returned + st.unwound + st.unfinished);
 	struct direct d = {xcalloc(st.calls, sizeof(struct ct_exit_info)), st.calls, 0};
-	struct ct_recon_ops ops = {NULL, direct_exit, NULL};
+	struct ct_recon_ops ops = {NULL, direct_exit, NULL, NULL};
 	ct_recon_run(&t, &ops, &d);
 	CHECK_EQ_U(d.dup, 0);
 

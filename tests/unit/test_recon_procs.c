@@ -49,7 +49,7 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 	note('X', c);
 }
 
-static const struct ct_recon_ops ops = {on_enter, on_exit_call, NULL};
+static const struct ct_recon_ops ops = {on_enter, on_exit_call, NULL, NULL};
 
 static void call(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ts, uint64_t key,
 		 uint32_t site, uint8_t arg)

@@ -103,7 +103,7 @@ static void rec_lost(void *ctx, uint64_t ts, uint64_t n)
 	CT_VEC_PUSH(col, r);
 }
 
-static const struct ct_recon_ops ops = {rec_enter, rec_exit, rec_lost};
+static const struct ct_recon_ops ops = {rec_enter, rec_exit, rec_lost, NULL};
 
 static struct ct_recon *new_recon(bool go)
 {
@@ -845,7 +845,7 @@ TEST(recon_lost_events)
 
 	/* No lost callback: still counted. */
 	col_reset();
-	struct ct_recon_ops no_lost = {rec_enter, rec_exit, NULL};
+	struct ct_recon_ops no_lost = {rec_enter, rec_exit, NULL, NULL};
 	r = ct_recon_new(sites, NSITES, true, &no_lost, NULL);
 	lost(r, 150, 4);
 	CHECK_EQ_U(ct_recon_stats(r)->lost, 4);
@@ -895,7 +895,7 @@ TEST(recon_loss_cuts_frames_open_at_the_loss)
 TEST(recon_many_threads_small_stacks)
 {
 	enum { N = 200000 };
-	struct ct_recon_ops none = {NULL, NULL, NULL};
+	struct ct_recon_ops none = {NULL, NULL, NULL, NULL};
 	struct mallinfo2 before = mallinfo2();
 	struct ct_recon *r = ct_recon_new(sites, NSITES, false, &none, NULL);
 	for (uint32_t t = 1; t <= N; t++)
