@@ -723,6 +723,8 @@ static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
 	uint64_t n = rd_uvar(&r);
+	if (!count_ok(&r, n, 5))
+		return false;
 	for (uint64_t i = 0; i < n && !r.bad; i++) {
 		struct ct_pcpos *pos = xcalloc(1, sizeof(*pos));
 		pos->pid = (uint32_t)rd_uvar(&r);
@@ -750,7 +752,9 @@ static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
 
 const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc)
 {
-	return map_get((struct ct_map *)&t->pcpos, pcpos_key(pid, pc));
+	/* keys of different addresses may collide: the entry must be this one */
+	const struct ct_pcpos *pos = map_get((struct ct_map *)&t->pcpos, pcpos_key(pid, pc));
+	return pos && pos->pid == pid && pos->pc == pc ? pos : NULL;
 }
 
 /* Tables that may come anywhere in the file (types found while recording). */

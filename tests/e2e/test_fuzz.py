@@ -15,6 +15,7 @@ def make_seeds():
     for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
                        ("go_core", [fixture("go_core"), "goroutines", "4"]),
                        ("go_panic", [fixture("go_core"), "panic", "3"]),
+                       ("go_lineage", [fixture("go_lineage"), "tree"]),
                        ("c_core", [fixture("c_core"), "fib", "4"]),
                        ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"]),
                        ("rust_app", ["-F", "rsapp::app::*", "--", fixture("rust_app")]),

@@ -299,6 +299,15 @@ static void decode_payload(struct chunk *c, const uint8_t *p, size_t n, uint32_t
 			d_uvar(&d, R_TYPEREF);
 		}
 		break;
+	case CT_CHUNK_PCPOS:
+		for (uint64_t i = 0, k = d_uvar(&d, R_COUNT); i < k && !d.r.bad; i++) {
+			d_uvar(&d, R_OTHER); /* pid */
+			d_uvar(&d, R_OTHER); /* pc */
+			d_str(&d);
+			d_str(&d);
+			d_uvar(&d, R_OTHER); /* line */
+		}
+		break;
 	case CT_CHUNK_EVENTS:
 		decode_events(&d, c->count);
 		break;
@@ -443,8 +452,8 @@ static void set_num(struct tok *t, uint64_t v)
 static void mutate_number(struct model *m)
 {
 	static const int table_types[] = {CT_CHUNK_FUNCS, CT_CHUNK_SITES, CT_CHUNK_TYPES, CT_CHUNK_FETCH,
-					  CT_CHUNK_RTYPES, CT_CHUNK_EVENTS};
-	struct chunk *c = pick_chunk(m, table_types[below(6)]);
+					  CT_CHUNK_RTYPES, CT_CHUNK_PCPOS, CT_CHUNK_EVENTS};
+	struct chunk *c = pick_chunk(m, table_types[below(sizeof(table_types) / sizeof(*table_types))]);
 	struct tok *t = pick_tok(c, -1, true);
 	if (t)
 		set_num(t, interesting(t->v));
