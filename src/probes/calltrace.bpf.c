@@ -562,7 +562,7 @@ static __always_inline void settle_tail(const struct hit *h, struct gstate *st)
 
 static __always_inline void limits_hit(const struct hit *h)
 {
-	struct gkey k = {h->pid_tgid >> 32, (h->flags & CT_EV_SYSSTACK) != 0,
+	struct gkey k = {h->pid_tgid >> 32, ((h->flags & CT_EV_SYSSTACK) != 0) | ((h->flags & CT_EV_ALTSTACK) ? 2 : 0),
 			 h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid};
 	struct gstate *st = bpf_map_lookup_elem(&gstates, &k);
 	__u32 kind = CT_COOKIE_KIND(h->cookie);
@@ -688,6 +688,11 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		}
 	} else {
 		h.key = CT_C_KEY_BASE - sp;
+		/* On the alternate signal stack (a handler): its keys come from
+		 * another stack than the frames it interrupted. */
+		struct task_struct *t = bpf_get_current_task_btf();
+		if (sp - t->sas_ss_sp < t->sas_ss_size)
+			h.flags |= CT_EV_ALTSTACK;
 	}
 	h.now = bpf_ktime_get_ns();
 	/* a goroutine's creation is no call: limits do not apply to it */

@@ -194,6 +194,8 @@ struct ct_fetch {
 #define CT_EV_LOSS_MARK 0x20   /* ring buffer only, not a call: goid events were
 				  dropped just before this point (user space
 				  writes a loss record here) */
+#define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
+				  (sigaltstack): a signal handler's frames */
 #define CT_PROC_FORK 1
 #define CT_PROC_EXEC 2
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */

@@ -17,6 +17,8 @@ struct frame {
 	uint64_t losses; /* loss records seen before its entry */
 };
 
+struct thread_stacks;
+
 struct stack {
 	CT_VEC(struct frame) f;
 	uint32_t pid;
@@ -24,6 +26,11 @@ struct stack {
 	uint64_t key; /* its thread key */
 	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
 	const struct ct_goroutine_origin *origin;
+	/* C threads that switch stacks (thread_stack): which of its thread's
+	 * stacks this is, as shown (a signal handler's is the context it
+	 * interrupted), and the depth its frames start at (under that frame) */
+	struct thread_stacks *th;
+	uint32_t context, depth_base;
 };
 
 struct ct_recon {
@@ -33,6 +40,7 @@ struct ct_recon {
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
+	struct ct_map threads; /* C thread key -> struct thread_stacks * */
 	struct stack *last;   /* the stack of the previous event, and its key */
 	uint64_t last_key;
 	struct ct_map seen;   /* thread keys ever seen, for st.threads */
@@ -73,24 +81,28 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 }
 
 /* Goroutines are identified by (pid, goid); everything else (C threads,
- * Go code on a g0/system stack) by (pid, tid). */
-static uint64_t make_thread_key(uint32_t pid, uint32_t tid, uint64_t goid, bool sysstack)
+ * Go code on a g0/system stack) by (pid, tid), and the stack of the thread
+ * (CONTEXT: 0 its own, n the n-th other it switched to; pids and tids are
+ * below 2^22). */
+#define ALT_CONTEXT ((1u << 18) - 1) /* internal: a thread's signal stack */
+static uint64_t make_thread_key(uint32_t pid, uint32_t tid, uint64_t goid, bool sysstack, uint32_t context)
 {
 	if (goid && !sysstack)
 		return ((uint64_t)pid << 42) ^ goid;
 	/* Threads, and code on a goroutine's system stack (its keys come from
 	 * another stack, so it gets a stack of its own). */
-	return (1ULL << 63) | ((uint64_t)(goid != 0) << 62) | ((uint64_t)pid << 32) | tid;
+	return (1ULL << 63) | ((uint64_t)(goid != 0) << 62) | ((uint64_t)(context & ALT_CONTEXT) << 44) |
+	       ((uint64_t)(pid & 0x3fffff) << 22) | (tid & 0x3fffff);
 }
 
 static uint64_t thread_key(const struct ct_rec_event *ev)
 {
-	return make_thread_key(ev->pid, ev->tid, ev->goid, (ev->flags & CT_EV_SYSSTACK) != 0);
+	return make_thread_key(ev->pid, ev->tid, ev->goid, (ev->flags & CT_EV_SYSSTACK) != 0, 0);
 }
 
 uint64_t ct_call_thread_key(const struct ct_call *c)
 {
-	return make_thread_key(c->pid, c->tid, c->goid, c->sysstack);
+	return make_thread_key(c->pid, c->tid, c->goid, c->sysstack, c->context);
 }
 
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
@@ -243,7 +255,8 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.tid = ev->tid;
 	f.c.goid = ev->goid;
 	f.c.key = ev->key;
-	f.c.depth = (uint32_t)s->f.n;
+	f.c.depth = s->depth_base + (uint32_t)s->f.n;
+	f.c.context = s->context;
 	f.c.tail = tail;
 	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
 	f.c.origin = s->origin;
@@ -385,10 +398,14 @@ static bool resume_after_recover(struct ct_recon *r, struct stack *s, const stru
 	return true;
 }
 
+static void forget_stack(struct ct_recon *r, struct stack *s);
+
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
 	if (r->last == s)
 		r->last = NULL;
+	if (s->th)
+		forget_stack(r, s);
 	CT_VEC_FREE(s->f);
 	free(s);
 	map_del(&r->stacks, k);
@@ -396,7 +413,8 @@ static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 
 static int cmp_stack_first(const void *a, const void *b);
 
-static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint32_t pid, uint64_t goid)
+/* THREAD: the goroutine or thread it is a stack of (st.threads counts those). */
+static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint64_t thread, uint32_t pid, uint64_t goid)
 {
 	struct stack *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
@@ -404,8 +422,8 @@ static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint32_t pid, uin
 	s->key = k;
 	s->origin = map_get(&r->origins, k); /* NULL for thread keys */
 	map_put(&r->stacks, k, s);
-	if (!map_get(&r->seen, k)) {
-		map_put(&r->seen, k, (void *)1);
+	if (!map_get(&r->seen, thread)) {
+		map_put(&r->seen, thread, (void *)1);
 		r->st.threads++;
 	}
 	return s;
@@ -453,12 +471,188 @@ static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	}
 }
 
+/* ---- The stacks of a C thread ----
+ *
+ * A thread's code can run on other stacks than its own: a signal handler on
+ * the alternate signal stack (sigaltstack), a coroutine on the stack its
+ * context was made with (swapcontext, or a library's own switch).  Frame
+ * keys compare only within one stack, and a switch is not an unwinding: the
+ * frames left behind are suspended, and return when their stack is resumed.
+ *
+ *  - A hit on the alternate signal stack (CT_EV_ALTSTACK, from the kernel's
+ *    sigaltstack settings) goes to the thread's signal stack, whose frames
+ *    nest under the frame the handler interrupted.  A hit on the thread's
+ *    other stacks while handler frames are open means the handler was left
+ *    by a jump (siglongjmp): they are unwound.
+ *  - Otherwise the hit stays on the current stack if its key is at most
+ *    SWITCH_DOWN deeper than the top frame, or (shallower) at most
+ *    SWITCH_UP above the frame it would unwind: the SP of a function's calls
+ *    does not move by more than a page, a coroutine's stack is bigger.
+ *    Else the SP left the stack: the hit is on a suspended stack whose top
+ *    it is at (a resume), or on a new one (a coroutine's first call), shown
+ *    as a sequence of its own ("context" n, in order of appearance).
+ *
+ * A longjmp or exception that leaves more than a page of untraced frames is
+ * taken for a switch too (its calls are then shown as another context and
+ * the frames it left stay open); a coroutine whose stack lies less than
+ * SWITCH_DOWN below the current one, entered without a resume of another
+ * stack in between, is taken for nested calls.  Go code has a stack per
+ * goroutine already. */
+#define SWITCH_UP 4096ULL
+#define SWITCH_DOWN (1ULL << 20)
+#define RESUME_NEAR (64ULL << 10)
+
+struct thread_stacks {
+	CT_VEC(struct stack *) all; /* with open frames (and the current one) */
+	struct stack *alt;          /* the signal stack's frames, or NULL */
+	uint32_t current;           /* context of the stack in use */
+	uint32_t next_context;
+	uint64_t key;               /* thread key, context 0 */
+};
+
+static void forget_stack(struct ct_recon *r, struct stack *s)
+{
+	struct thread_stacks *th = s->th;
+	if (th->alt == s)
+		th->alt = NULL;
+	for (size_t i = 0; i < th->all.n; i++)
+		if (th->all.v[i] == s)
+			th->all.v[i] = th->all.v[--th->all.n];
+	if (!th->all.n && !th->alt) {
+		map_del(&r->threads, th->key);
+		CT_VEC_FREE(th->all);
+		free(th);
+	}
+}
+
+static struct thread_stacks *thread_of(struct ct_recon *r, uint32_t pid, uint32_t tid, bool create)
+{
+	uint64_t tk = make_thread_key(pid, tid, 0, false, 0);
+	struct thread_stacks *th = map_get(&r->threads, tk);
+	if (!th && create) {
+		th = xcalloc(1, sizeof(*th));
+		th->key = tk;
+		th->next_context = 1;
+		map_put(&r->threads, tk, th);
+	}
+	return th;
+}
+
+static struct stack *context_stack(struct ct_recon *r, struct thread_stacks *th, uint32_t pid, uint32_t tid,
+				   uint32_t context)
+{
+	for (size_t i = 0; i < th->all.n; i++)
+		if (th->all.v[i]->context == context)
+			return th->all.v[i];
+	struct stack *s = new_stack(r, make_thread_key(pid, tid, 0, false, context), th->key, pid, 0);
+	s->th = th;
+	s->context = context;
+	CT_VEC_PUSH(th->all, s);
+	return s;
+}
+
+/* Does the SP at KEY stay on S (see above)? */
+static bool on_this_stack(const struct stack *s, uint64_t key)
+{
+	uint64_t top = s->f.v[s->f.n - 1].c.key;
+	if (key >= top)
+		return key - top <= SWITCH_DOWN;
+	size_t i = s->f.n - 1; /* the shallowest frame deeper than KEY */
+	while (i > 0 && s->f.v[i - 1].c.key > key)
+		i--;
+	if (i > 0 && s->f.v[i - 1].c.key == key)
+		return true;
+	return s->f.v[i].c.key - key <= SWITCH_UP;
+}
+
+/* A suspended stack that resumes at KEY: at its top frame or just deeper. */
+static struct stack *resumed_stack(struct thread_stacks *th, const struct stack *cur, uint64_t key)
+{
+	struct stack *best = NULL;
+	uint64_t dist = 0;
+	for (size_t i = 0; i < th->all.n; i++) {
+		struct stack *s = th->all.v[i];
+		if (s == cur || !s->f.n)
+			continue;
+		uint64_t top = s->f.v[s->f.n - 1].c.key;
+		if (key + SWITCH_UP < top || key > top + RESUME_NEAR)
+			continue;
+		uint64_t d = key > top ? key - top : top - key;
+		if (!best || d < dist) {
+			best = s;
+			dist = d;
+		}
+	}
+	return best;
+}
+
+static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event *ev, bool create)
+{
+	uint64_t k0 = make_thread_key(ev->pid, ev->tid, 0, false, 0);
+	struct thread_stacks *th = r->threads.n ? map_get(&r->threads, k0) : NULL;
+	if (!th) {
+		/* Most threads use one stack: no bookkeeping until one switches. */
+		struct stack *s0 = r->last && r->last_key == k0 ? r->last : map_get(&r->stacks, k0);
+		if (!(ev->flags & CT_EV_ALTSTACK) && (!s0 || !s0->f.n || on_this_stack(s0, ev->key))) {
+			if (!s0 && create)
+				s0 = new_stack(r, k0, k0, ev->pid, 0);
+			if (s0) {
+				r->last = s0;
+				r->last_key = k0;
+			}
+			return s0;
+		}
+		th = thread_of(r, ev->pid, ev->tid, true);
+		if (s0) {
+			s0->th = th;
+			CT_VEC_PUSH(th->all, s0);
+		}
+	}
+	struct stack *cur = context_stack(r, th, ev->pid, ev->tid, th->current);
+	if (ev->flags & CT_EV_ALTSTACK) {
+		if (!th->alt) {
+			struct stack *alt = new_stack(r, make_thread_key(ev->pid, ev->tid, 0, false, ALT_CONTEXT), th->key,
+						      ev->pid, 0);
+			alt->th = th;
+			alt->context = cur->context;
+			alt->depth_base = cur->depth_base + (uint32_t)cur->f.n;
+			th->alt = alt;
+		}
+		return th->alt;
+	}
+	if (th->alt) {
+		struct stack *alt = th->alt;
+		while (alt->f.n)
+			pop(r, alt, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+		drop_stack(r, alt->key, alt);
+	}
+	if (cur->f.n && on_this_stack(cur, ev->key))
+		return cur;
+	struct stack *s = resumed_stack(th, cur, ev->key);
+	if (!s && !cur->f.n)
+		s = cur;
+	if (!s && create)
+		s = context_stack(r, th, ev->pid, ev->tid, th->next_context++);
+	if (!s) {
+		/* an exit on no stack this thread has frames on */
+		if (!cur->f.n)
+			drop_stack(r, cur->key, cur);
+		return NULL;
+	}
+	th->current = s->context;
+	if (cur != s && !cur->f.n)
+		drop_stack(r, cur->key, cur);
+	return s;
+}
+
 static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_rec_event *ev, bool create)
 {
+	if (!r->go && !ev->goid)
+		return thread_stack(r, ev, create);
 	/* Consecutive events mostly belong to one goroutine: skip the hash. */
 	struct stack *s = r->last && r->last_key == k ? r->last : map_get(&r->stacks, k);
 	if (!s && create)
-		s = new_stack(r, k, ev->pid, ev->goid);
+		s = new_stack(r, k, k, ev->pid, ev->goid);
 	if (s) {
 		r->last = s;
 		r->last_key = k;
@@ -472,9 +666,14 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 {
 	CT_VEC(struct stack *) ends = {0};
 	if (tid) {
-		uint64_t keys[2] = {make_thread_key(pid, tid, 0, false),
-				    make_thread_key(pid, tid, 1, true)}; /* its system stack (cgo) */
-		for (int i = 0; i < 2; i++) {
+		struct thread_stacks *th = thread_of(r, pid, tid, false);
+		for (size_t i = 0; th && i < th->all.n; i++)
+			CT_VEC_PUSH(ends, th->all.v[i]);
+		if (th && th->alt)
+			CT_VEC_PUSH(ends, th->alt);
+		uint64_t keys[2] = {make_thread_key(pid, tid, 1, true, 0), /* its system stack (cgo) */
+				    make_thread_key(pid, tid, 0, false, 0)}; /* a thread of a Go program */
+		for (int i = 0; i < (th ? 1 : 2); i++) {
 			struct stack *s = map_get(&r->stacks, keys[i]);
 			if (s)
 				CT_VEC_PUSH(ends, s);
@@ -502,15 +701,22 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
  * forks only to exec, from a goroutine the thread id does not name. */
 static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 {
-	struct stack *from = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false));
-	uint64_t k = make_thread_key(ev->child, ev->child, 0, false);
-	if (r->go || !from || map_get(&r->stacks, k))
+	if (r->go)
 		return;
-	struct stack *s = new_stack(r, k, ev->child, 0);
+	struct thread_stacks *fth = thread_of(r, ev->pid, ev->tid, false);
+	struct stack *from = fth ? NULL : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
+	for (size_t i = 0; fth && i < fth->all.n; i++)
+		if (fth->all.v[i]->context == fth->current)
+			from = fth->all.v[i];
+	uint64_t k = make_thread_key(ev->child, ev->child, 0, false, 0);
+	if (!from || !from->f.n || map_get(&r->stacks, k) || thread_of(r, ev->child, ev->child, false))
+		return;
+	struct stack *s = new_stack(r, k, k, ev->child, 0);
 	for (size_t i = 0; i < from->f.n; i++) {
 		struct frame f = from->f.v[i];
 		f.c.seq = r->seq++;
 		f.c.pid = f.c.tid = ev->child;
+		f.c.context = 0; /* the child's own stack */
 		if (f.args) {
 			f.args = xmalloc(f.c.args_len);
 			memcpy(f.args, from->f.v[i].args, f.c.args_len);
@@ -545,7 +751,7 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	if (!ev->key)
 		return;
-	void **slot = map_slot(&r->origins, make_thread_key(ev->pid, 0, ev->key, false), true);
+	void **slot = map_slot(&r->origins, make_thread_key(ev->pid, 0, ev->key, false, 0), true);
 	if (*slot)
 		return; /* goroutine ids are never reused: a duplicate */
 	struct ct_goroutine_origin *o = xcalloc(1, sizeof(*o));
@@ -592,12 +798,12 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (ev->flags & CT_EV_MARKER) {
 		/* The kernel cut this event (limits) but frames it had sent
 		 * were unwound: close them. */
-		struct stack *ms = map_get(&r->stacks, thread_key(ev));
+		struct stack *ms = stack_of(r, thread_key(ev), ev, false);
 		if (ms) {
 			settle_tail(r, ms, ev);
 			unwind_deeper(r, ms, ev);
 			if (!ms->f.n)
-				drop_stack(r, thread_key(ev), ms);
+				drop_stack(r, ms->key, ms);
 		}
 		return;
 	}
@@ -617,7 +823,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		if (r->sites[roles[i]].kind == CT_SITE_RECOVER && ev->goid) {
 			/* runtime.recovery runs on the system stack (mcall): the
 			 * mark is for the goroutine it runs for. */
-			struct stack *gs = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false));
+			struct stack *gs = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
 			if (gs)
 				gs->recover_pending = true;
 		}
@@ -643,7 +849,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 	/* Goroutines come and go by the million: forget empty stacks. */
 	if (!s->f.n && !s->recover_pending)
-		drop_stack(r, k, s);
+		drop_stack(r, s->key, s);
 	if (ev->kind == CT_SITE_GOEXIT)
 		forget_origin(r, k);
 }
@@ -653,6 +859,17 @@ static int cmp_stack_first(const void *a, const void *b)
 	const struct stack *x = *(struct stack *const *)a, *y = *(struct stack *const *)b;
 	uint64_t sx = x->f.n ? x->f.v[0].c.seq : 0, sy = y->f.n ? y->f.v[0].c.seq : 0;
 	return sx < sy ? -1 : sx > sy;
+}
+
+static void free_threads(struct ct_recon *r)
+{
+	MAP_FOREACH(&r->threads, i)
+	{
+		struct thread_stacks *th = r->threads.vals[i];
+		CT_VEC_FREE(th->all);
+		free(th);
+	}
+	map_free(&r->threads);
 }
 
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
@@ -677,6 +894,7 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	}
 	CT_VEC_FREE(all);
 	map_free(&r->stacks);
+	free_threads(r);
 }
 
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites)
@@ -703,6 +921,7 @@ void ct_recon_free(struct ct_recon *r)
 		free(s);
 	}
 	map_free(&r->stacks);
+	free_threads(r);
 	map_free(&r->seen);
 	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
 	map_free(&r->origins);

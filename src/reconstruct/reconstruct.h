@@ -21,6 +21,11 @@
  *                or execs ends all of its stacks: open frames are EXITED.  A
  *                fork copies the forking thread's open frames (C) to the
  *                child, where they go on (same entry time).
+ *  C threads on other stacks: a signal handler on the alternate signal stack
+ *                nests under the call it interrupted; a coroutine's calls
+ *                (a key far from the current stack's frames) are a context
+ *                of their own, and the stack it left resumes later
+ *                (reconstruct.c, thread_stack).
  *  end of trace: open frames are UNFINISHED.
  *  After a loss record (ring buffer full), a frame entered before it that
  *  would be popped as UNWOUND is LOST instead (its return may be among the
@@ -74,6 +79,8 @@ struct ct_call {
 	uint8_t status;    /* enum ct_call_status */
 	bool tail;         /* entered through a tail call from its parent */
 	bool sysstack;     /* ran on a system stack (C via cgo) for goroutine goid */
+	uint32_t context;  /* thread only: 0 its own stack, n the n-th other stack it
+			      switched to (a coroutine); depth counts on that stack */
 	bool leaf;         /* (exit only) no traced call ran inside it */
 	bool unplanned;    /* entered from a call site the plan did not know: its
 			      end is the next event of its goroutine/thread

@@ -17,7 +17,10 @@
  * ("thread N (no goroutine)"), so they can never share a track with a
  * goroutine; kernel thread ids stay below 2^22.  Viewers take tids as 32-bit
  * numbers, so a goroutine id of 2^30 or more (not seen from the Go runtime in
- * practice) gets 2^31 + a number in order of appearance instead.
+ * practice) gets 2^31 + a number in order of appearance instead.  A thread's
+ * calls on another stack it switched to (a coroutine, "context" n) get a
+ * track of their own: tid 2^29 + a number in order of appearance ("thread T
+ * context N").
  *
  * Events are written as the reconstruction produces them: B at entry, E at
  * exit, so memory stays bounded and each track is in time order with E before
@@ -55,6 +58,7 @@
 
 #define NO_GOROUTINE_TID (1u << 30)
 #define BIG_GOID_TID (1u << 31)
+#define CONTEXT_TID (1u << 29) /* + n: another stack of a thread (a coroutine) */
 
 struct chrome {
 	struct ct_trace *t;
@@ -67,6 +71,8 @@ struct chrome {
 	struct ct_map pids;   /* processes named so far */
 	struct ct_map big_goids; /* hash of (pid, goid) -> tid, for goids >= 2^30 */
 	uint32_t nbig_goids;
+	struct ct_map contexts; /* thread key of a coroutine's calls -> tid */
+	uint32_t ncontexts;
 	uint64_t nevents;
 	uint64_t calls, unwound, unfinished, exited, cut_by_loss; /* shown */
 	char *process_name;
@@ -107,6 +113,12 @@ static void end_event(struct chrome *ch)
 
 static uint32_t track_tid(struct chrome *ch, const struct ct_call *c)
 {
+	if (!c->goid && c->context) {
+		void **slot = map_slot(&ch->contexts, ct_call_thread_key(c), true);
+		if (!*slot)
+			*slot = (void *)(uintptr_t)(CONTEXT_TID + ch->ncontexts++);
+		return (uint32_t)(uintptr_t)*slot;
+	}
 	if (!c->goid)
 		return ch->go ? NO_GOROUTINE_TID | c->tid : c->tid;
 	if (c->goid < NO_GOROUTINE_TID)
@@ -142,6 +154,8 @@ static uint64_t track_of(struct chrome *ch, const struct ct_call *c)
 		char name[64];
 		if (c->goid)
 			snprintf(name, sizeof(name), "goroutine %" PRIu64, c->goid);
+		else if (c->context)
+			snprintf(name, sizeof(name), "thread %u context %u", c->tid, c->context);
 		else if (ch->go)
 			snprintf(name, sizeof(name), "thread %u (no goroutine)", c->tid);
 		else
@@ -366,6 +380,7 @@ int ct_render_chrome(struct ct_trace *t, const struct ct_render_opts *o, bool wi
 	map_free(&ch.big_goids);
 	MAP_FOREACH(&ch.flows, i) free(ch.flows.vals[i]);
 	map_free(&ch.flows);
+	map_free(&ch.contexts);
 	buf_free(&ch.ev);
 	ct_values_free(ch.vals);
 	free(ch.process_name);

@@ -515,6 +515,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		add_bool(x, "calltrace.tail_call", true);
 	if (c->sysstack)
 		add_bool(x, "calltrace.system_stack", true);
+	if (c->context)
+		add_int(x, "calltrace.context", c->context);
 	if (c->status != CT_CALL_RETURNED)
 		add_str(x, "calltrace.status", ct_status_name(c->status));
 	add_values(x, c->entry_site, c->args, c->args_len, false);

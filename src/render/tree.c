@@ -220,9 +220,19 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 
 /* A goroutine's first line: "# goroutine 19, created by main.main at
  * main.go:42 in goroutine 1" -- grouped, at the top of its block; merged, at
- * its first call, once, when its creator is known. */
+ * its first call, once, when its creator is known.  A C thread's other
+ * stack (a coroutine) is introduced as such. */
 static void announce(struct tree *tr, struct group *g, const struct ct_call *c)
 {
+	if (c->context && !c->goid) {
+		/* a block of its own: another stack a C thread switched to */
+		if (!tr->o->merge && g->order) {
+			buf_printf(&tr->line, "/* thread %u, context %u: another stack it switched to (a coroutine) */",
+				   c->tid, c->context);
+			emit(tr, g);
+		}
+		return;
+	}
 	if (!tr->go || !c->goid || c->sysstack)
 		return;
 	bool shown = ct_origin_shown(c->origin);

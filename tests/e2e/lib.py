@@ -86,7 +86,11 @@ class Node:
 def thread_key(call):
     if call.get("stack") == "system":  # C under cgo: its own stack per thread
         return (call["pid"], "s", call["tid"])
-    return (call["pid"], "g", call["goid"]) if call["goid"] is not None else (call["pid"], "t", call["tid"])
+    if call["goid"] is not None:
+        return (call["pid"], "g", call["goid"])
+    if call.get("context"):  # another stack the thread switched to: its own sequence
+        return (call["pid"], "t", call["tid"], call["context"])
+    return (call["pid"], "t", call["tid"])
 
 
 def trees(calls):

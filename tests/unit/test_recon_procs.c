@@ -1,5 +1,10 @@
-/* Process records (fork, exec, thread and process ends) through the record
- * file and the reconstruction: reconstruct.h's "process records" rule. */
+/* Threads and processes in the reconstruction: process records (fork, exec,
+ * thread and process ends) through the record file, reconstruct.h's
+ * "process records" rule; and a C thread that runs on other stacks
+ * (reconstruct.c "The stacks of a C thread"): a signal handler on the
+ * alternate signal stack nests under the call it interrupted, a coroutine's
+ * calls are a context of their own, a suspended stack resumes where it
+ * stopped, an unwinding that stays within a page is still an unwinding. */
 #include "unit.h"
 
 #include "plan/sites.h"
@@ -27,13 +32,14 @@ struct seen {
 	uint8_t status;
 	uint64_t seq, ts_entry, ts_exit, goid;
 	uint8_t arg0;
+	uint32_t context;
 };
 static CT_VEC(struct seen) seen;
 
 static void note(char type, const struct ct_call *c)
 {
 	struct seen s = {type, c->func, c->pid, c->tid, c->depth, c->status, c->seq, c->ts_entry, c->ts_exit,
-			 c->goid, c->args_len ? c->args[0] : 0};
+			 c->goid, c->args_len ? c->args[0] : 0, c->context};
 	CT_VEC_PUSH(seen, s);
 }
 
@@ -241,4 +247,176 @@ TEST(tracefile_process_records_round_trip)
 	ct_iter_free(&it);
 	ct_trace_close(&t);
 	unlink(path);
+}
+
+/* ---- other stacks of a C thread ---- */
+
+#define SNF 6
+#define ENT(f) (2 * (f))
+#define RET(f) (2 * (f) + 1)
+
+static struct ct_file_site ssites[2 * SNF];
+
+static struct ct_recon *start(void)
+{
+	for (uint32_t f = 0; f < SNF; f++) {
+		ssites[ENT(f)] = (struct ct_file_site){.id = ENT(f), .addr = 0x1000 * (f + 1), .func = f,
+							.kind = CT_SITE_ENTRY, .target_func = CT_NOFUNC};
+		ssites[RET(f)] = (struct ct_file_site){.id = RET(f), .addr = 0x1000 * (f + 1) + 0x10, .func = f,
+							.kind = CT_SITE_RET, .target_func = CT_NOFUNC};
+	}
+	CT_VEC_FREE(seen);
+	return ct_recon_new(ssites, 2 * SNF, false, &ops, NULL);
+}
+
+static uint64_t now;
+
+static void hit(struct ct_recon *r, uint32_t site, uint64_t key, uint16_t flags)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ++now;
+	e.pid = e.tid = 7;
+	e.key = key;
+	e.site = site;
+	e.kind = ssites[site].kind;
+	e.flags = flags;
+	ct_recon_event(r, &e);
+}
+
+/* The exit record of FUNC: its depth, context and status. */
+static const struct seen *exit_of(uint32_t func)
+{
+	return find('X', func, 7);
+}
+
+#define K 0x7ffff0000000ULL /* a key on the thread's own stack */
+
+TEST(recon_signal_handler_on_altstack_nests_under_interrupted_call)
+{
+	struct ct_recon *r = start();
+	hit(r, ENT(0), K, 0);
+	hit(r, ENT(1), K + 0x100, 0);
+	/* the handler's stack lies inside frame 0: a smaller key */
+	hit(r, ENT(2), K + 0x40, CT_EV_ALTSTACK);
+	hit(r, ENT(3), K + 0x80, CT_EV_ALTSTACK);
+	hit(r, RET(3), K + 0x80, CT_EV_ALTSTACK);
+	hit(r, RET(2), K + 0x40, CT_EV_ALTSTACK);
+	hit(r, RET(1), K + 0x100, 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);
+	for (uint32_t f = 0; f < 4; f++) {
+		const struct seen *x = exit_of(f);
+		CHECK(x != NULL);
+		CHECK_EQ_U(x->status, CT_CALL_RETURNED);
+		CHECK_EQ_U(x->depth, f); /* handler under the interrupted call */
+		CHECK_EQ_U(x->context, 0);
+	}
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 1);
+	ct_recon_free(r);
+
+	/* a handler left by siglongjmp: its frames are unwound at the next
+	 * hit on the thread's own stack */
+	r = start();
+	hit(r, ENT(0), K, 0);
+	hit(r, ENT(1), K + 0x100, 0);
+	hit(r, ENT(2), K + 0x40, CT_EV_ALTSTACK);
+	hit(r, ENT(3), K + 0x100, 0); /* back where frame 1 was called from */
+	hit(r, RET(3), K + 0x100, 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(1)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(3)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(3)->depth, 1);
+	CHECK_EQ_U(exit_of(0)->status, CT_CALL_RETURNED);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_coroutine_stack_inside_a_frame_is_a_context)
+{
+	/* uftrace's ucontext shape: the coroutine's stack is an array in frame
+	 * 0, more than a page above where frame 0 calls from */
+	struct ct_recon *r = start();
+	hit(r, ENT(0), K, 0);
+	hit(r, ENT(1), K + 0x3000, 0);  /* foo: switches away */
+	hit(r, ENT(2), K + 0x800, 0);   /* bar, on the coroutine stack */
+	hit(r, RET(2), K + 0x800, 0);
+	hit(r, RET(1), K + 0x3000, 0);  /* foo resumes and returns */
+	hit(r, ENT(3), K + 0x3000, 0);  /* baz */
+	hit(r, RET(3), K + 0x3000, 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(1)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(1)->context, 0);
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(2)->context, 1);
+	CHECK_EQ_U(exit_of(2)->depth, 0);
+	CHECK_EQ_U(exit_of(3)->depth, 1);
+	CHECK_EQ_U(exit_of(3)->context, 0);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 1);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_coroutines_far_away_resume_in_turn)
+{
+	struct ct_recon *r = start();
+	uint64_t c1 = K + (64ULL << 20), c2 = K + (65ULL << 20); /* stacks 64 MiB away */
+	hit(r, ENT(0), K, 0);           /* run */
+	hit(r, ENT(1), K + 0x100, 0);   /* resume(1) */
+	hit(r, ENT(2), c1, 0);          /* body 1: a new context */
+	hit(r, ENT(4), c1 + 0x80, 0);
+	hit(r, RET(4), c1 + 0x80, 0);   /* ... switches back */
+	hit(r, RET(1), K + 0x100, 0);   /* resume returns: the own stack again */
+	hit(r, ENT(1), K + 0x100, 0);   /* resume(2) */
+	hit(r, ENT(3), c2, 0);          /* body 2: another context */
+	hit(r, RET(1), K + 0x100, 0);
+	hit(r, ENT(1), K + 0x100, 0);   /* resume(1) again */
+	hit(r, RET(2), c1, 0);          /* body 1 resumes and ends */
+	hit(r, RET(1), K + 0x100, 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);       /* body 2 never resumed */
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(2)->context, 1);
+	CHECK_EQ_U(exit_of(3)->status, CT_CALL_UNFINISHED);
+	CHECK_EQ_U(exit_of(3)->context, 2);
+	CHECK_EQ_U(exit_of(0)->status, CT_CALL_RETURNED);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unwound, 0);
+	CHECK_EQ_U(st->returned, 6);
+	CHECK_EQ_U(st->unmatched_exits, 0);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_unwinding_within_a_page_stays_an_unwinding)
+{
+	/* longjmp to frame 0, which calls again from a slightly different SP */
+	struct ct_recon *r = start();
+	hit(r, ENT(0), K, 0);
+	hit(r, ENT(1), K + 0x100, 0);
+	hit(r, ENT(2), K + 0x200, 0);
+	hit(r, ENT(3), K + 0xf0, 0);
+	hit(r, RET(3), K + 0xf0, 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(1)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(3)->depth, 1);
+	CHECK_EQ_U(exit_of(3)->context, 0);
+	/* a big frame's callee (a 512 KiB buffer) is a call, not a switch */
+	ct_recon_free(r);
+	r = start();
+	hit(r, ENT(0), K, 0);
+	hit(r, ENT(1), K + (512ULL << 10), 0);
+	hit(r, RET(1), K + (512ULL << 10), 0);
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(1)->depth, 1);
+	CHECK_EQ_U(exit_of(1)->context, 0);
+	CHECK_EQ_U(ct_recon_stats(r)->returned, 2);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
 }
