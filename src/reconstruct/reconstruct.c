@@ -660,6 +660,24 @@ static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_re
 	return s;
 }
 
+/* The open frames of S end (STATUS, at TS; a pending tail chain returns).  A
+ * signal handler's frames nested in them end first: a thread's calls end
+ * innermost first, as each renderer expects of one thread. */
+static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts)
+{
+	struct stack *alt = s->th ? s->th->alt : NULL;
+	if (alt && alt != s && alt->context == s->context)
+		end_frames(r, alt, status, ts);
+	while (s->f.n) {
+		struct frame *top = &s->f.v[s->f.n - 1];
+		uint32_t tid = top->c.tid;
+		if (top->tail_pending && status == CT_CALL_UNFINISHED)
+			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
+		else
+			pop(r, s, status, ts, tid, NULL);
+	}
+}
+
 /* Ends the stacks of a thread (TID) or of a whole process (TID 0): their
  * open frames are EXITED, outermost stacks in order of their first call. */
 static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t ts)
@@ -689,8 +707,7 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 		qsort(ends.v, ends.n, sizeof(*ends.v), cmp_stack_first);
 	for (size_t i = 0; i < ends.n; i++) {
 		struct stack *s = ends.v[i];
-		while (s->f.n)
-			pop(r, s, CT_CALL_EXITED, ts, s->f.v[s->f.n - 1].c.tid, NULL);
+		end_frames(r, s, CT_CALL_EXITED, ts);
 		drop_stack(r, s->key, s);
 	}
 	CT_VEC_FREE(ends);
@@ -881,14 +898,9 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 		qsort(all.v, all.n, sizeof(*all.v), cmp_stack_first);
 	for (size_t i = 0; i < all.n; i++) {
 		struct stack *s = all.v[i];
-		while (s->f.n) {
-			struct frame *top = &s->f.v[s->f.n - 1];
-			uint32_t tid = top->c.tid;
-			if (top->tail_pending)
-				pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
-			else
-				pop(r, s, CT_CALL_UNFINISHED, end_ts, tid, NULL);
-		}
+		end_frames(r, s, CT_CALL_UNFINISHED, end_ts);
+		if (s->th && s->th->alt == s)
+			s->th->alt = NULL;
 		CT_VEC_FREE(s->f);
 		free(s);
 	}

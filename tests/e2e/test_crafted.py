@@ -130,3 +130,20 @@ def test_call_site_without_a_function():
     run_readers(r.write(tmp("craft_nofunc.data")))
     p = ct("replay", "--format=json", tmp("craft_nofunc.data"))
     assert p.returncode == 1 and "damaged (table contents)" in p.stderr, p.stderr
+
+
+def test_trace_that_ends_inside_a_signal_handler():
+    # f() interrupted by a handler h() on the alternate signal stack (flag
+    # 0x40), both open at the end: h must end before f in every reader.  f's
+    # end came first, so a depth filter paired it with h's entry, and the
+    # text tree kept f's freed arguments (found by the fuzzer under ASan).
+    r = R.Record("c")
+    r.funcs(["f", "h"])
+    r.sites([(0, R.ENTRY), (0, R.RET), (1, R.ENTRY), (1, R.RET)])
+    r.events([dict(site=0, ts=2000, tid=7, key=100), dict(site=2, ts=3000, tid=7, key=50, flags=0x40)])
+    path = r.write(tmp("craft_inhandler.data"))
+    outs = run_readers(path, READERS + [["replay", "-D", "1"]])
+    calls = [l.partition("| ")[2] for l in outs["replay"].splitlines() if "| " in l]
+    assert calls == ["f() {", "  h(); /* unfinished */", "} /* f: unfinished */"], outs["replay"]
+    calls = [l.partition("| ")[2] for l in outs["replay -D 1"].splitlines() if "| " in l]
+    assert calls == ["f(); /* unfinished */"], outs["replay -D 1"]

@@ -17,6 +17,8 @@ def make_seeds():
                        ("go_panic", [fixture("go_core"), "panic", "3"]),
                        ("go_lineage", [fixture("go_lineage"), "tree"]),
                        ("c_core", [fixture("c_core"), "fib", "4"]),
+                       ("c_altstack", [fixture("c_stacks"), "altstack"]),
+                       ("c_coroutines", [fixture("c_stacks"), "coroutines"]),
                        ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"]),
                        ("rust_app", ["-F", "rsapp::app::*", "--", fixture("rust_app")]),
                        ("cpp_app", ["-F", "app::*", "--", fixture("cpp_app")])]:

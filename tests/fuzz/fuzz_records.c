@@ -7,8 +7,9 @@
  * values to the ones that break arithmetic (0, 2^32-1, 0xfffffff8, 10^6,
  * 2^64-1, off-by-one of the current value), point type references at other
  * types (their own included), grow structs with fields, rewrite event heads
- * and payload headers, duplicate, drop and reorder events and chunks, and
- * splice chunks between seeds; then every CRC is recomputed, so the file
+ * and payload headers, duplicate, drop and reorder events and chunks, flag
+ * events as on the alternate signal stack, move the SP to other stacks
+ * (coroutines) and back, and splice chunks between seeds; then every CRC is recomputed, so the file
  * gets past the checksums and the readers must cope with lying tables.
  *
  * Every crafted file goes through every reader: replay text (grouped,
@@ -601,7 +602,45 @@ static void mutate_events(struct model *m)
 	size_t from, to;
 	if (!event_span(c, below(c->count), &from, &to))
 		return;
-	switch (below(6)) {
+	switch (below(8)) {
+	case 6: /* on the alternate signal stack (a handler): it and the next few */
+		for (size_t k = 1 + below(4); k > 0 && from < c->t.n; k--) {
+			if (c->t.v[from].v & 0x14)
+				break; /* a loss or process record */
+			c->t.v[from].v |= 0x08;
+			size_t fl = from + 1;
+			while (fl < to && c->t.v[fl].role != R_FLAGS)
+				fl++;
+			if (fl < to) {
+				c->t.v[fl].v |= 0x40;
+			} else { /* the flags come last */
+				struct tok f = {T_UVAR, R_FLAGS, 0x40, {0}};
+				CT_VEC_GROW(c->t, c->t.n + 1);
+				memmove(&c->t.v[to + 1], &c->t.v[to], (c->t.n - to) * sizeof(struct tok));
+				c->t.v[to++] = f;
+				c->t.n++;
+			}
+			for (from = to++; to < c->t.n && c->t.v[to].role != R_HEAD;)
+				to++;
+		}
+		break;
+	case 7: { /* the SP moves to another stack here (a coroutine), and maybe back later */
+		static const int64_t jumps[] = {4097, 8192, 65536, 65537, (1 << 20) + 1, 1 << 24};
+		int64_t d = jumps[below(6)] * (chance(50) ? 1 : -1);
+		size_t bfrom, bto;
+		for (size_t k = from; k < to; k++)
+			if (c->t.v[k].role == R_KEY) {
+				c->t.v[k].v += (uint64_t)d;
+				break;
+			}
+		if (chance(60) && event_span(c, below(c->count), &bfrom, &bto) && bfrom > from)
+			for (size_t k = bfrom; k < bto; k++)
+				if (c->t.v[k].role == R_KEY) {
+					c->t.v[k].v -= (uint64_t)d;
+					break;
+				}
+		break;
+	}
 	case 5: { /* a process record before it: a fork, exec or exit of its thread or another */
 		uint64_t pid = 0, tid = 0;
 		for (size_t k = from; k < to; k++)

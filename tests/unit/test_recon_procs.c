@@ -333,6 +333,41 @@ TEST(recon_signal_handler_on_altstack_nests_under_interrupted_call)
 	CT_VEC_FREE(seen);
 }
 
+/* The order of the exit records, as "f f f" (function numbers). */
+static void exit_order(char *out, size_t n)
+{
+	size_t at = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < seen.n && at + 4 < n; i++)
+		if (seen.v[i].type == 'X')
+			at += (size_t)snprintf(out + at, n - at, "%s%u", at ? " " : "", seen.v[i].func);
+}
+
+TEST(recon_frames_open_in_a_handler_end_innermost_first)
+{
+	/* A trace that ends (or a thread that ends) inside a handler: the
+	 * handler's frames end before the frames it interrupted, as each
+	 * renderer expects of one thread (the filter and the text tree kept
+	 * the interrupted call's freed arguments, found by the fuzzer). */
+	for (int thread_ends = 0; thread_ends < 2; thread_ends++) {
+		struct ct_recon *r = start();
+		hit(r, ENT(0), K, 0);
+		hit(r, ENT(1), K + 0x100, 0);
+		hit(r, ENT(2), K + 0x40, CT_EV_ALTSTACK);
+		hit(r, ENT(3), K + 0x80, CT_EV_ALTSTACK);
+		if (thread_ends)
+			proc(r, CT_PROC_THREAD_EXIT, 7, 7, 0, ++now);
+		ct_recon_finish(r, 1000);
+		char order[64];
+		exit_order(order, sizeof(order));
+		CHECK_STR(order, "3 2 1 0");
+		CHECK_EQ_U(exit_of(3)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
+		CHECK_EQ_U(exit_of(0)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
+		ct_recon_free(r);
+	}
+	CT_VEC_FREE(seen);
+}
+
 TEST(recon_coroutine_stack_inside_a_frame_is_a_context)
 {
 	/* uftrace's ucontext shape: the coroutine's stack is an array in frame
