@@ -658,9 +658,11 @@ def auto_sites(binary, func):
             continue
         if line.strip().startswith("exits:"):
             how = line.strip()
-        m = re.match(r"\s+call\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
+        # "call": the call instruction is probed; "from": the function's
+        # own entry (its check) reports calls from there
+        m = re.match(r"\s+(call|from)\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
         if m:
-            addrs.update(int(x, 16) for x in m.groups() if x)
+            addrs.update(int(x, 16) for x in m.groups()[1 if m.group(1) == "call" else 2:] if x)
             continue
         m = re.match(r"\s+(entry|check|ret|tail|restart)\s+\+(\d+)", line)
         if m:

@@ -136,15 +136,19 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	}
 	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s\n",
 	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
-	       f->check_site == CT_NOSITE ? "; calls from elsewhere go unseen (its entry is single-stepped)" : "");
+	       f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
+					  : "; entries at its own entry, which looks up the caller (from: not probed)");
 	if (!verbose)
 		return;
+	/* "call": the call instruction is probed (the entry); "from": the
+	 * function's own entry reports calls from there. */
+	const char *role = f->check_site == CT_NOSITE ? "call" : "from";
 	for (size_t k = 0; k < f->ncalls; k++) {
 		const struct ct_callsite *cs = &f->calls[k];
 		char at[160], ex[160], text[128];
 		where(p->t, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
-			printf("      call    %-40s -> ends with %s (tail position)\n", at,
+			printf("      %-7s %-40s -> ends with %s (tail position)\n", role, at,
 			       ct_names_show(&cs->caller->dm, cs->caller->name));
 			continue;
 		}
@@ -159,7 +163,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			      : cs->walk.how == CT_EXIT_TAILPOS ? (f->results ? "single-stepped: in tail position, but the results are captured"
 									   : "single-stepped: in tail position in a caller not traced")
 								 : "single-stepped: nothing the kernel emulates before the next branch";
-		printf("      call    %-40s -> %s %s (%s%s)\n", at, ex, text, why, sp);
+		printf("      %-7s %-40s -> %s %s (%s%s)\n", role, at, ex, text, why, sp);
 	}
 }
 

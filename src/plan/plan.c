@@ -183,6 +183,12 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (fs->exits[i].kind == CT_SITE_TAIL &&
 		    !add_site(p, fs->exits[i].addr, j, CT_SITE_TAIL, fs->exits[i].target, gsrc))
 			return -1;
+	/* With a CHECK, its morestack restart re-runs it: say so, as at an
+	 * ENTRY (a CALL the CHECK sends twice is one call). */
+	for (size_t i = 0; i < fs->nexits && pf->check_site != CT_NOSITE; i++)
+		if (fs->exits[i].kind == CT_SITE_RESTART &&
+		    !add_site(p, fs->exits[i].addr, j, CT_SITE_RESTART, fs->exits[i].target, gsrc))
+			return -1;
 	for (size_t k = 0; k < pf->ncalls; k++) {
 		struct ct_callsite *cs = &pf->calls[k];
 		uint8_t cg = gsrc_of(t, cs->caller);
@@ -192,6 +198,15 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		s->key_adj = 8; /* the return address the call pushes */
 		s->cs = cs;
 		cs->call_site = (uint32_t)(p->sites.n - 1);
+		if (pf->check_site != CT_NOSITE) {
+			/* The CHECK (emulated, SP 8 lower: the callee's key
+			 * already) sends this call as the CALL site's event:
+			 * one hit a call instead of two. */
+			s->flags |= CT_SITEF_ATCHECK;
+			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - fs->entry_site)),
+						     {cs->call_site, -s->key_adj}};
+			CT_VEC_PUSH(p->planned, pl);
+		}
 		if (cs->how == CT_EXIT_TAILPOS) {
 			s->flags |= CT_SITEF_TAILPOS;
 			continue;
@@ -205,13 +220,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (cs->how == CT_EXIT_STEPPED)
 			s->flags |= CT_SITEF_STEPPED;
 		cs->exit_site = (uint32_t)(p->sites.n - 1);
-		if (pf->check_site != CT_NOSITE)
-			CT_VEC_PUSH(p->planned, CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - fs->entry_site)));
 	}
-	/* planned callers whose call is in tail position too */
-	for (size_t k = 0; k < pf->ncalls && pf->check_site != CT_NOSITE; k++)
-		if (pf->calls[k].how == CT_EXIT_TAILPOS)
-			CT_VEC_PUSH(p->planned, CT_PLANNED_KEY(pf->check_site, (int64_t)(pf->calls[k].ret - fs->entry_site)));
 	return 0;
 }
 
@@ -263,12 +272,15 @@ void ct_plan_link_roles(struct ct_plan *p)
 {
 	size_t n = p->sites.n;
 	struct role_ref *r = xcalloc(n ? n : 1, sizeof(*r));
+	size_t nr = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ct_plan_site *s = &p->sites.v[i];
 		s->next = CT_NOSITE;
 		s->flags &= (uint8_t)~CT_SITEF_COMPANION;
-		r[i] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
+		if (!(s->flags & CT_SITEF_ATCHECK)) /* no probe, no role in one */
+			r[nr++] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
 	}
+	n = nr;
 	qsort(r, n, sizeof(*r), cmp_role);
 	for (size_t i = 0; i < n;) {
 		size_t e = i + 1;
@@ -285,7 +297,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 
 bool ct_site_is_probe(const struct ct_plan_site *s)
 {
-	return !(s->flags & CT_SITEF_COMPANION);
+	return !(s->flags & (CT_SITEF_COMPANION | CT_SITEF_ATCHECK));
 }
 
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)

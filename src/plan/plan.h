@@ -63,6 +63,11 @@ struct ct_plan_site {
 	uint8_t flags;   /* CT_SITEF_* (record/tracefile.h) */
 };
 
+struct ct_plan_planned {
+	uint64_t key;               /* CT_PLANNED_KEY(CHECK site, return address - CHECK) */
+	struct ct_planned_call val; /* CALL site, key delta */
+};
+
 struct ct_plan_skip {
 	const struct ct_func *fn;
 	char *why;
@@ -101,8 +106,9 @@ struct ct_plan {
 	enum ct_exit_mode exits;
 	const char *exits_note; /* why everything kept RET probes, if so */
 	size_t in_caller;       /* functions observed from their callers */
-	/* CHECK sites' planned callers: CT_PLANNED_KEY(site, delta) */
-	CT_VEC(uint64_t) planned;
+	/* CHECK sites' planned callers: CT_PLANNED_KEY(site, delta) and the
+	 * CALL site (plan index) each stands for */
+	CT_VEC(struct ct_plan_planned) planned;
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;

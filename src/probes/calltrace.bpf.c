@@ -51,13 +51,14 @@ struct {
 } traced_pids SEC(".maps");
 
 /* CHECK sites: their planned call sites, CT_PLANNED_KEY(site, return
- * address - probe address).  Filled by user space before attaching. */
+ * address - probe address) -> the CALL site it reports.  Filled by user
+ * space before attaching. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* resized by user space before load */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
-	__type(value, __u8);
+	__type(value, struct ct_planned_call);
 } planned_calls SEC(".maps");
 
 /* Per-site argument fetch programs, indexed by site id. */
@@ -143,6 +144,7 @@ struct hit {
 	__u64 goid;
 	__u64 key;
 	__u64 now;
+	__u32 site; /* the event's site: the cookie's, or the CALL a CHECK reports */
 	__u16 flags;
 };
 
@@ -344,7 +346,7 @@ __noinline int send_fetch(const struct hit *h)
 	s->e.key = h->key;
 	s->e.pid = h->pid_tgid >> 32;
 	s->e.tid = (__u32)h->pid_tgid;
-	s->e.site = site;
+	s->e.site = h->site;
 	s->e.len = len;
 	s->e.flags = h->flags | (ok ? 0 : CT_EV_ARGS_DROPPED);
 	send_loss_mark();
@@ -384,7 +386,7 @@ static __always_inline void send_this(const struct hit *h)
 			return;
 		flags |= CT_EV_ARGS_DROPPED;
 	}
-	send_plain(h, CT_COOKIE_SITE(h->cookie), h->now, h->key, flags);
+	send_plain(h, h->site, h->now, h->key, flags);
 }
 
 /* ---- limits: the shadow stack, same rules as reconstruct.c ---- */
@@ -645,6 +647,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	h.cookie = bpf_get_attach_cookie(ctx);
 	h.pid_tgid = bpf_get_current_pid_tgid();
 	h.flags = 0;
+	h.site = CT_COOKIE_SITE(h.cookie);
 	__u32 tgid = h.pid_tgid >> 32;
 	__u32 gsrc = CT_COOKIE_GSRC(h.cookie);
 	__u32 bin = CT_COOKIE_BIN(h.cookie);
@@ -653,14 +656,20 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	__s64 key_delta = 0;
 	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {
-		/* A function observed from its callers: only a call from a
-		 * call site that was not planned needs an event. */
+		/* A function observed from its callers: a call from a planned
+		 * call site is that site's CALL event; from anywhere else, an
+		 * unplanned call. */
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), ret - PT_REGS_IP(ctx));
-		if (bpf_map_lookup_elem(&planned_calls, &k))
-			return 0;
-		count(CT_CNT_UNPLANNED, 1);
+		const struct ct_planned_call *pc = bpf_map_lookup_elem(&planned_calls, &k);
+		if (pc) {
+			h.site = pc->site;
+			key_delta = pc->key_delta;
+		} else {
+			count(CT_CNT_UNPLANNED, 1);
+		}
 	}
 
 	if (gsrc == CT_G_R14) {
@@ -694,6 +703,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
 			h.flags |= CT_EV_ALTSTACK;
 	}
+	h.key += key_delta;
 	h.now = bpf_ktime_get_ns();
 	/* a goroutine's creation is no call: limits do not apply to it */
 	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h.cookie) != CT_SITE_GOCREATE)

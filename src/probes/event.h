@@ -36,8 +36,10 @@ typedef unsigned char __u8;
  *             Also, at the return address itself, for callee-side functions
  *             that tail-jump to untraced code (with limits: only there)
  *   CHECK     the callee's own cheap entry: BPF looks up the return address
- *             among its planned call sites and sends an event only for a
- *             call from anywhere else (an unplanned caller)
+ *             among its planned call sites; a call from one of them is sent
+ *             as that CALL site's event (the CALL is then not probed
+ *             itself: one emulated hit a call instead of two), a call from
+ *             anywhere else as the CHECK's own (an unplanned caller)
  * Markers (no traced function):
  *   GOEXIT    runtime.goexit1: the goroutine ends
  *   RECOVER   runtime.recovery: a panic was recovered; the goroutine resumes
@@ -93,6 +95,12 @@ struct ct_cookie_parts {
  * id and the distance from the probe to the return address, which does not
  * depend on where the binary is loaded. */
 #define CT_PLANNED_KEY(site, delta) (((__u64)(site) << 32) | (__u32)(__s32)(delta))
+/* ... and the value: the CALL site the hit stands for, and what to add to
+ * the CHECK's frame key so that the CALL site's key_adj gives it back. */
+struct ct_planned_call {
+	__u32 site;
+	__s32 key_delta;
+};
 
 enum ct_gsrc {
 	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */

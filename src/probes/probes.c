@@ -202,10 +202,9 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	return 0;
 }
 
-int ct_probes_add_planned(struct ct_probes *p, uint64_t key)
+int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call)
 {
-	uint8_t one = 1;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, call, BPF_ANY))
 		return ct_fail("cannot load the planned call sites: %s", strerror(errno));
 	return 0;
 }

@@ -47,8 +47,9 @@ int ct_probes_watch(struct ct_probes *p, bool follow);
 size_t ct_probes_traced(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
-/* A planned call site of a CHECK site: CT_PLANNED_KEY(site, delta). */
-int ct_probes_add_planned(struct ct_probes *p, uint64_t key);
+/* A planned call site of a CHECK site: CT_PLANNED_KEY(site, delta) and the
+ * CALL site a hit from it is sent as. */
+int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */

@@ -322,6 +322,17 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
  * key (or deeper) is a call whose end was never seen: unwound. */
 static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
 {
+	if (s->f.n) {
+		struct frame *top = &s->f.v[s->f.n - 1];
+		if (top->restart_pending && top->c.key == ev->key && top->c.func == func &&
+		    top->c.entry_site == ev->site) {
+			/* morestack re-ran the callee's entry, whose CHECK
+			 * sends its calls (CT_SITEF_ATCHECK): same call. */
+			top->restart_pending = false;
+			r->st.restarts++;
+			return;
+		}
+	}
 	while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 	push_frame(r, s, ev, func, false);

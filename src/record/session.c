@@ -365,8 +365,10 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
 	for (size_t k = 0; k < plan->planned.n; k++) {
-		uint64_t key = plan->planned.v[k];
-		if (ct_probes_add_planned(s->probes, CT_PLANNED_KEY((key >> 32) + site_base, (uint32_t)key))) {
+		uint64_t key = plan->planned.v[k].key;
+		struct ct_planned_call val = plan->planned.v[k].val;
+		val.site += site_base;
+		if (ct_probes_add_planned(s->probes, CT_PLANNED_KEY((key >> 32) + site_base, (uint32_t)key), &val)) {
 			free(eo);
 			free(ec);
 			free(xo);

@@ -173,7 +173,10 @@ def test_list_shows_exit_modes():
     text = lst.stdout
     assert "observed from their callers" in text.splitlines()[1], text
     fib = text.split("main.fib\n", 1)[1].split("\n  0x", 1)[0]
-    assert "exits: at its 3 call sites" in fib and "call    main.main+" in fib, fib
+    assert "exits: at its 3 call sites" in fib and "from    main.main+" in fib, fib
+    # its entry is emulated: it reports the calls (the call instructions
+    # are not probed) and its morestack call marks restarts
+    assert "check   +4 " in fib and "restart +" in fib and "entries at its own entry" in fib, fib
     # its result is captured: the second recursive call's is gone by the
     # caller's ret, so that one exit is single-stepped; the others keep it
     # cheap, so the function stays observed from its callers

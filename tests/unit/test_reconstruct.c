@@ -1045,6 +1045,7 @@ enum {
 	C_C_CHECK,   /* C's own entry: a call nobody planned */
 	C_RECOVER,   /* runtime.recovery */
 	C_DEFERRET,  /* runtime.deferreturn's entry */
+	C_B_RESTART, /* B's CALL runtime.morestack */
 	NCSITES
 };
 
@@ -1062,6 +1063,7 @@ static const struct ct_file_site csites[NCSITES] = {
 	CS(C_C_CHECK, 0x3004, FC, CT_SITE_CHECK, 0, UINT32_MAX, UINT32_MAX, 0),
 	CS(C_RECOVER, 0x9100, CT_NOFUNC, CT_SITE_RECOVER, 0, UINT32_MAX, UINT32_MAX, 0),
 	CS(C_DEFERRET, 0x9200, CT_NOFUNC, CT_SITE_DEFERRET, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_B_RESTART, 0x4060, FB, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
 };
 
 static struct ct_recon *new_crecon(bool go)
@@ -1222,6 +1224,31 @@ TEST(recon_call_over_a_stale_frame)
 	EXP_ENTER(3, FB, 1, 2, 120, false);
 	EXP_EXIT(4, FB, 1, RET, 2, 120, 130, false, true);
 	CHECK_EQ_U(col.v[5].type, 'E'); /* D, the companion */
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A CALL sent by the callee's own entry (CT_SITEF_ATCHECK) comes again when
+ * morestack re-runs that entry: after B's RESTART, the same CALL at the same
+ * key is the same call; without one, a new call (the old one unwound). */
+TEST(recon_call_sent_again_after_a_restart)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_B_CALL1, 0);  /* B's frame: 120 */
+	cevf(r, 111, 5, 7, 120, C_B_RESTART, 0);
+	cevf(r, 112, 5, 7, 112, C_B_CALL1, 0);  /* the entry again: dropped */
+	cevf(r, 130, 5, 7, 112, C_B_EXIT1, 0);
+	cevf(r, 140, 5, 7, 112, C_B_CALL1, 0);  /* the next call */
+	cevf(r, 150, 5, 7, 112, C_B_CALL1, 0);  /* no restart before: another call */
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 130, false, true);
+	EXP_ENTER(3, FB, 1, 2, 140, false);
+	EXP_EXIT(4, FB, 1, UNW, 2, 140, 150, false, true);
+	EXP_ENTER(5, FB, 1, 3, 150, false);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 1);
 	ct_recon_free(r);
 	col_reset();
 }
