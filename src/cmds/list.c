@@ -53,6 +53,8 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 		       v->flags & CT_VAL_RAW ? "word" : tt ? ct_type_get(tt, v->type)->name : "?");
 		if (v->flags & CT_VAL_INCOMPLETE)
 			printf("unavailable: DWARF omits parameters");
+		else if (v->flags & CT_VAL_OPTIMIZED)
+			printf("optimized out");
 		else if (!v->npieces)
 			printf("location unknown");
 		for (uint32_t k = 0; k < v->npieces; k++) {
@@ -64,6 +66,8 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 				printf("X%u(unreadable)", pc->reg - CT_XMM0);
 			else if (pc->kind == CT_PIECE_STACK)
 				printf("CFA%+d", op_offset(f, pc->slot) - 8);
+			else if (pc->kind == CT_PIECE_CONST)
+				printf("constant");
 			else
 				printf("*(%s%+d)", reg_name(pc->reg), op_offset(f, pc->slot));
 		}

@@ -54,7 +54,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 static void push_piece(piece_vec *pv, uint8_t kind, uint8_t reg, uint32_t size, uint32_t value_off,
 		       int32_t stack_off)
 {
-	struct ct_piece p = {kind, reg, (uint16_t)size, value_off, stack_off};
+	struct ct_piece p = {kind, reg, (uint16_t)size, value_off, stack_off, 0};
 	CT_VEC_PUSH(*pv, p);
 }
 

@@ -124,12 +124,21 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	 * locations cannot be trusted. */
 	*incomplete = have_lay && (fn->flags & CT_FN_GO) && fn->args >= 0 && lay.width != (uint32_t)fn->args;
 	struct ct_loc *locs = xcalloc(sig.n ? sig.n : 1, sizeof(*locs));
+	bool *gone = xcalloc(sig.n ? sig.n : 1, sizeof(*gone));
+	/* Optimized C code that does not say where an argument is at the entry:
+	 * the convention stands in only where it must hold, at an external
+	 * function's own symbol.  A compiler clone ("use.constprop.0.isra.0")
+	 * or a unit-local function may have lost or moved the parameter. */
+	bool c_convention = !(fn->flags & CT_FN_GO) && !sig.rust_abi && p->t->lang != CT_LANG_GO;
+	bool convention_holds = sig.external && !strchr(fn->name, '.');
 	for (size_t i = 0; i < sig.n; i++) {
 		const struct ct_param *pr = &sig.params[i];
 		const struct ct_loc *abi = have_lay ? &lay.locs[i] : NULL;
 		if (!pr->is_result) {
 			if (pr->entry_loc.n)
 				locs[i] = pr->entry_loc;
+			else if (c_convention && pr->optimized && !convention_holds)
+				gone[i] = true;
 			else if (abi && !*incomplete && !pr->constant && !(sig.rust_abi && pr->optimized))
 				locs[i] = *abi;
 		} else if (abi && (!*incomplete || only_registers(abi))) {
@@ -140,19 +149,26 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	struct ct_sig view = sig;
 	view.params = xcalloc(sig.n ? sig.n : 1, sizeof(*view.params));
 	struct ct_loc *vlocs = xcalloc(sig.n ? sig.n : 1, sizeof(*vlocs));
+	bool *vgone = xcalloc(sig.n ? sig.n : 1, sizeof(*vgone));
 	view.n = 0;
+	uint32_t nargs = 0;
 	for (size_t i = 0; i < sig.n; i++) {
 		if (names && !sig.params[i].is_result && !name_listed(names, sig.params[i].name))
 			continue;
 		vlocs[view.n] = locs[i];
+		if (!sig.params[i].is_result) /* the arguments' values come in this order */
+			vgone[nargs++] = gone[i];
 		view.params[view.n++] = sig.params[i];
 	}
 	struct ct_site_fetch f;
 	if (wa) {
 		ct_fetch_build(tt, &view, vlocs, false, &o->fetch, &f);
-		for (uint32_t i = 0; i < f.nvals; i++)
+		for (uint32_t i = 0; i < f.nvals; i++) {
 			if ((f.vals[i].flags & CT_VAL_NOLOC) && *incomplete)
 				f.vals[i].flags |= CT_VAL_INCOMPLETE;
+			if ((f.vals[i].flags & CT_VAL_NOLOC) && vgone[i])
+				f.vals[i].flags |= CT_VAL_OPTIMIZED;
+		}
 		*entry = finish(&f);
 	}
 	if (wr) {
@@ -164,6 +180,8 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	}
 	free(view.params);
 	free(vlocs);
+	free(vgone);
+	free(gone);
 	free(locs);
 	if (have_lay)
 		ct_abi_layout_free(&lay);

@@ -258,7 +258,7 @@ static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_v
 	for (uint32_t i = 0; i < loc->n; i++) {
 		const struct ct_piece *pc = &loc->pieces[i];
 		struct ct_val_piece *vp = &v->pieces[v->npieces];
-		*vp = (struct ct_val_piece){pc->kind, pc->reg, pc->size, pc->value_off, 0};
+		*vp = (struct ct_val_piece){pc->kind, pc->reg, pc->size, pc->value_off, 0, 0};
 		struct ct_fetch_op *op = NULL;
 		switch (pc->kind) {
 		case CT_PIECE_REG: {
@@ -285,6 +285,12 @@ static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_v
 			break;
 		case CT_PIECE_XREG:
 			op = (struct ct_fetch_op *)1; /* nothing to fetch: BPF cannot read SSE registers */
+			break;
+		case CT_PIECE_CONST:
+			if (pc->size > 8)
+				break;
+			vp->literal = pc->literal;
+			op = (struct ct_fetch_op *)1; /* nothing to fetch: the plan knows it */
 			break;
 		}
 		if (op)
@@ -341,7 +347,7 @@ void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fet
 		struct ct_val_desc *v = &out->vals[out->nvals++];
 		v->name = xasprintf("arg%u", i);
 		v->flags = CT_VAL_RAW;
-		struct ct_piece pc = {CT_PIECE_REG, cc == CT_CC_GO_STACK ? 0 : regs[i], 8, 0, 0};
+		struct ct_piece pc = {CT_PIECE_REG, cc == CT_CC_GO_STACK ? 0 : regs[i], 8, 0, 0, 0};
 		if (cc == CT_CC_GO_STACK) {
 			pc.kind = CT_PIECE_STACK;
 			pc.stack_off = (int32_t)(8 * i);

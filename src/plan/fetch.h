@@ -19,6 +19,8 @@
 #define CT_VAL_NOLOC 0x02      /* location unknown: value unavailable */
 #define CT_VAL_RAW 0x04        /* no DWARF: a raw 8-byte word, no type */
 #define CT_VAL_INCOMPLETE 0x08 /* the signature misses params (blank `_`): unavailable */
+#define CT_VAL_OPTIMIZED 0x10  /* with NOLOC: optimized code keeps it nowhere we know of
+				  (and the calling convention need not hold) */
 
 struct ct_val_piece {
 	uint8_t kind;       /* enum ct_piece_kind */
@@ -26,6 +28,7 @@ struct ct_val_piece {
 	uint16_t size;
 	uint32_t value_off;
 	uint16_t slot;      /* payload offset: REG = the 8-byte word, STACK/REGMEM = the mem slot */
+	uint64_t literal;   /* CONST: the bytes themselves (nothing is fetched) */
 };
 
 struct ct_val_desc {

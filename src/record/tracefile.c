@@ -258,6 +258,8 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 				buf_uvar(&b, p->size);
 				buf_uvar(&b, p->value_off);
 				buf_uvar(&b, p->slot);
+				if (p->kind == CT_PIECE_CONST)
+					buf_uvar(&b, p->literal);
 			}
 		}
 	}
@@ -697,6 +699,8 @@ static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
 				p->size = (uint16_t)rd_uvar(&r);
 				p->value_off = (uint32_t)rd_uvar(&r);
 				p->slot = (uint16_t)rd_uvar(&r);
+				if (p->kind == CT_PIECE_CONST && t->version >= 5)
+					p->literal = rd_uvar(&r);
 			}
 		}
 	}

@@ -767,6 +767,12 @@ static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8
 				memcpy(b + p->value_off, v->payload + p->slot, p->size);
 				memset(avail + p->value_off, 1, p->size);
 			}
+		} else if (p->kind == CT_PIECE_CONST) {
+			if (p->size <= 8) {
+				for (uint32_t k = 0; k < p->size; k++)
+					b[p->value_off + k] = (uint8_t)(p->literal >> (8 * k));
+				memset(avail + p->value_off, 1, p->size);
+			}
 		} else if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM) {
 			uint16_t hdr;
 			if (p->slot + CT_MEM_HDR + (uint32_t)p->size > sizeof(v->payload))
@@ -785,6 +791,8 @@ static const char *why_missing(const struct ct_val_desc *d)
 {
 	if (d->flags & CT_VAL_INCOMPLETE)
 		return "unavailable: DWARF omits parameters";
+	if (d->flags & CT_VAL_OPTIMIZED)
+		return "unavailable: optimized out";
 	return "unavailable: location unknown";
 }
 

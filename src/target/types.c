@@ -1608,6 +1608,46 @@ static void param_loc(Dwarf_Die *p, Dwarf_Addr pc, const struct fbase *fb, uint3
 	eval_loc(ops, n, fb, size, out, gaps);
 }
 
+/* A parameter the compiler replaced by a constant (gcc and clang give
+ * DW_AT_const_value for a constant-propagated argument): one CONST piece. */
+static bool const_loc(Dwarf_Die *p, uint32_t size, struct ct_loc *out)
+{
+	Dwarf_Attribute a;
+	uint64_t v = 0;
+	if (!size || size > 8 || !dwarf_attr(p, DW_AT_const_value, &a))
+		return false;
+	switch (dwarf_whatform(&a)) {
+	case DW_FORM_sdata:
+	case DW_FORM_implicit_const: {
+		Dwarf_Sword s;
+		if (dwarf_formsdata(&a, &s))
+			return false;
+		v = (uint64_t)s;
+		break;
+	}
+	case DW_FORM_block1:
+	case DW_FORM_block2:
+	case DW_FORM_block4:
+	case DW_FORM_block: {
+		Dwarf_Block b;
+		if (dwarf_formblock(&a, &b) || b.length != size)
+			return false;
+		memcpy(&v, b.data, size);
+		break;
+	}
+	default: {
+		Dwarf_Word u;
+		if (dwarf_formudata(&a, &u))
+			return false;
+		v = u;
+	}
+	}
+	out->pieces = xcalloc(1, sizeof(*out->pieces));
+	out->pieces[0] = (struct ct_piece){.kind = CT_PIECE_CONST, .size = (uint16_t)size, .literal = v};
+	out->n = 1;
+	return true;
+}
+
 /* The scalar parts of a value in memory order; for Go, also the
  * register-assigned parts in ABI order (the algorithm of abi-internal.md:
  * structs field by field, [1]T as T, strings, slices, interfaces and
@@ -1875,8 +1915,13 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 	Dwarf_Attribute la;
 	bool rust = !go && die_lang(&fn) == DW_LANG_Rust;
 	out->rust_abi = rust && dwarf_attr_integrate(&fn, DW_AT_linkage_name, &la);
+	bool external = false;
+	if (!go && dwarf_attr_integrate(&fn, DW_AT_external, &la))
+		dwarf_formflag(&la, &external);
+	out->external = external;
 	struct fbase fb = frame_base(&fn, entry);
 	CT_VEC(struct ct_param) ps = {0};
+	CT_VEC(Dwarf_Off) order = {0}; /* per param: its abstract DIE's offset */
 
 	/* Parameters: the concrete DIE's own children (they point at the
 	 * abstract ones for names and types). */
@@ -1913,8 +1958,11 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 				p.is_result = flag;
 			}
 			struct gaps gaps = {.n = 0};
-			if (pass == 0)
+			if (pass == 0) {
 				param_loc(&c, entry, &fb, ts->tab.v[p.type].size, &p.entry_loc, &gaps);
+				if (!p.entry_loc.n && !go)
+					const_loc(&c, ts->tab.v[p.type].size, &p.entry_loc);
+			}
 			p.optimized = pass == 0 && described_elsewhere(&c);
 			p.constant = pass == 0 && !go && given_as_constant(&c, entry); /* gc keeps its ABI */
 			if (go)
@@ -1936,9 +1984,24 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 				free(p.entry_loc.pieces);
 				continue;
 			}
+			Dwarf_Die po;
+			CT_VEC_PUSH(order, die_ref(&c, DW_AT_abstract_origin, &po) ? dwarf_dieoffset(&po) : dwarf_dieoffset(&c));
 			CT_VEC_PUSH(ps, p);
 		} while (dwarf_siblingof(&c, &c) == 0);
 	}
+	/* C: a clone (gcc's "use.constprop.0.isra.0") lists the parameters
+	 * that survived in its own order; show them in the source's (the
+	 * abstract DIE's) */
+	for (size_t i = 1; !go && i < ps.n; i++)
+		for (size_t j = i; j > 0 && order.v[j - 1] > order.v[j]; j--) {
+			struct ct_param tp = ps.v[j];
+			ps.v[j] = ps.v[j - 1];
+			ps.v[j - 1] = tp;
+			Dwarf_Off to = order.v[j];
+			order.v[j] = order.v[j - 1];
+			order.v[j - 1] = to;
+		}
+	CT_VEC_FREE(order);
 	/* C: a variadic marker may sit only in the abstract DIE. */
 	if (!go && have_origin && !out->variadic && dwarf_child(&origin, &c) == 0) {
 		do

@@ -94,6 +94,7 @@ enum ct_piece_kind {
 	CT_PIECE_XREG = 2,  /* SSE register: unreadable from BPF */
 	CT_PIECE_STACK = 3, /* memory at CFA + stack_off (CFA = SP + 8 at entry and at RET) */
 	CT_PIECE_REGMEM = 4,/* memory at register `reg` + stack_off (C results returned in memory) */
+	CT_PIECE_CONST = 5, /* a constant DWARF gives (DW_AT_const_value): `literal`, nothing to read */
 };
 
 struct ct_piece {
@@ -102,6 +103,7 @@ struct ct_piece {
 	uint16_t size;      /* bytes */
 	uint32_t value_off; /* where these bytes go in the value's memory layout */
 	int32_t stack_off;  /* STACK, REGMEM: byte offset */
+	uint64_t literal;   /* CONST: the value's `size` bytes, little-endian */
 };
 
 /* A value's location: pieces that together fill its memory layout. */
@@ -117,7 +119,8 @@ struct ct_param {
 	/* Location at the function's first instruction from DWARF (location
 	 * list entry whose range contains low_pc, or a plain location), n == 0
 	 * if none or if it uses anything a ct_loc cannot express (implicit or
-	 * entry values, derefs, optimized-out parts).  Memory below the CFA
+	 * entry values, derefs, optimized-out parts); C: the constant a
+	 * constant-propagated parameter has (one CONST piece).  Memory below the CFA
 	 * (e.g. -N -l result slots in the not yet built frame) is dropped.  Go
 	 * register pieces are placed at the offsets of the value's ABI parts
 	 * (gc's DWARF omits padding between them). */
@@ -147,6 +150,9 @@ struct ct_sig {
 	bool rust_abi; /* Rust's own calling convention (a mangled function of
 			  a Rust unit), not SysV: locations come from DWARF or
 			  from the Rust rules of plan/abi.c */
+	bool external; /* C: DW_AT_external: callable from other units, so its
+			  symbol keeps the calling convention of its prototype
+			  (a compiler clone, "f.constprop.0", has its own) */
 	bool go_dict;  /* Go generic shape instance: a hidden dictionary comes
 			  first (not in params; -N -l's explicit ".dict" param
 			  is folded into this flag; closures inside shape

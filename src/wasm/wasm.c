@@ -148,7 +148,7 @@ static struct ct_site_fetch *values_fetch(const struct ct_wasm_valtype *vt, uint
 		v->pieces = xcalloc(1, sizeof(*v->pieces));
 		v->pieces[0] = (struct ct_val_piece){CT_PIECE_REG, (uint8_t)i,
 						     (uint16_t)(vt[i].code == WT_I32 || vt[i].code == WT_F32 ? 4 : 8), 0,
-						     (uint16_t)(8 * i)};
+						     (uint16_t)(8 * i), 0};
 	}
 	return f;
 }

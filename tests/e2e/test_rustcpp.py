@@ -91,11 +91,11 @@ def test_cpp_names_demangled_everywhere():
         # the program's code only: no std:: templates instantiated in it
         assert not [f for f in outs["json"] if f.startswith(("std::", "__gnu_cxx::"))], (exe, outs["json"])
         # a lambda's DWARF sits inside its enclosing function's: found all
-        # the same.  clang -O1 specializes it for x=1 (DWARF: a constant),
-        # so x is not where SysV would have it.
+        # the same.  clang -O1 specializes it for x=1 (DWARF: a constant,
+        # shown as such; x is not where SysV would have it).
         lam = "names()::$_0::operator()" if "clang" in exe else "names()::{lambda(int)#1}::operator()"
         assert lam in outs["json"], (exe, outs["json"])
-        x = "<unavailable: location unknown>" if exe == "cpp_app_clang" else "1"
+        x = "1"
         this = "this" if "clang" in exe else "__closure"
         assert re.search(re.escape(lam) + rf"\({this}=0x[0-9a-f]+, x={re.escape(x)}\) = 2;", text), (exe, text)
 
@@ -267,7 +267,7 @@ def test_rust_optimized_values_are_right_or_unavailable():
     value may then be read where the registers merely were: each argument
     is what the program printed, or unavailable."""
     listing = out("list", fixture("rust_app_s"), "rsapp::app::leaf")
-    assert "(s &str [location unknown], n u32 [location unknown])" in listing, listing
+    assert "(s &str [location unknown], n u32 [constant])" in listing, listing
     p, path = record([fixture("rust_app_s")], out=tmp("rs_s.data"))
     calls = replay_json(path)
     assert {c["status"] for c in calls} == {"returned"}, [(c["func"], c["status"]) for c in calls]

@@ -285,11 +285,13 @@ static void decode_payload(struct chunk *c, const uint8_t *p, size_t n, uint32_t
 				d_uvar(&d, R_TYPEREF);
 				d_u8(&d, R_FLAGS);
 				for (uint64_t q = 0, np = d_uvar(&d, R_COUNT); q < np && !d.r.bad; q++) {
-					d_u8(&d, R_KIND);
+					uint8_t kind = d_u8(&d, R_KIND);
 					d_u8(&d, R_OTHER);
 					d_uvar(&d, R_SIZE);
 					d_uvar(&d, R_OFFSET);
 					d_uvar(&d, R_SLOT);
+					if (kind == CT_PIECE_CONST && d.version >= 5)
+						d_uvar(&d, R_OTHER); /* the constant */
 				}
 			}
 		}

@@ -71,10 +71,10 @@ static void go_types(struct gotypes *g)
 
 /* ---- piece checks ---- */
 
-#define PR(reg, size, voff) {CT_PIECE_REG, (reg), (size), (voff), 0}
-#define PX(i, size, voff) {CT_PIECE_XREG, CT_XMM0 + (i), (size), (voff), 0}
-#define PS(soff, size) {CT_PIECE_STACK, 0, (size), 0, (soff)}
-#define PM(reg, soff, size) {CT_PIECE_REGMEM, (reg), (size), 0, (soff)}
+#define PR(reg, size, voff) {CT_PIECE_REG, (reg), (size), (voff), 0, 0}
+#define PX(i, size, voff) {CT_PIECE_XREG, CT_XMM0 + (i), (size), (voff), 0, 0}
+#define PS(soff, size) {CT_PIECE_STACK, 0, (size), 0, (soff), 0}
+#define PM(reg, soff, size) {CT_PIECE_REGMEM, (reg), (size), 0, (soff), 0}
 
 static void fmt_pieces(char *buf, size_t cap, const struct ct_piece *p, size_t n)
 {

@@ -120,6 +120,10 @@ static const char *loc_str(const struct ct_loc *l)
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "[%s%+d]:%u", reg_name(p->reg),
 					      p->stack_off, p->size);
 			break;
+		case CT_PIECE_CONST:
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "=%llu:%u", (unsigned long long)p->literal,
+					      p->size);
+			break;
 		default:
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "?%u", p->kind);
 		}
@@ -840,6 +844,41 @@ static void sweep_fn(void *ctx, const char *name, const GElf_Sym *sym)
 				 p->name ? p->name : "(null)", t->name, loc_str(&p->entry_loc));
 	}
 	ct_sig_free(&sig);
+}
+
+TEST(types_c_clones_and_constants)
+{
+	/* gcc -O2 clones use() as use.constprop.0.isra.0: its own DIE lists
+	 * p (in rsi), unused (a constant) and v (split into registers DWARF
+	 * does not name) in that order; shown in the source's order */
+	struct fx f;
+	if (!fx_open(&f, "cgraph/gcc-O2/cg_args", false))
+		return;
+	if (!fx_sig(&f, "use.constprop.0.isra.0"))
+		goto out;
+	CHECK(!f.sig.external);
+	PARAM(&f, 0, "v", "struct S", CT_K_STRUCT, 16, false);
+	PARAM(&f, 1, "p", "long int *", CT_K_PTR, 8, false);
+	PARAM(&f, 2, "unused", "int", CT_K_INT, 4, false);
+	LOC(&f, 0, "");
+	LOC(&f, 1, "rsi:8");
+	LOC(&f, 2, "=2:4");
+	CHECK(f.sig.params[0].optimized);
+	if (!fx_sig(&f, "scale"))
+		goto out;
+	CHECK(f.sig.external);
+	fx_close(&f);
+
+	/* clang -O2 keeps the name and drops the argument in place */
+	if (!fx_open(&f, "cgraph/clang-O2/cg_args", false))
+		return;
+	if (!fx_sig(&f, "use"))
+		goto out;
+	CHECK(!f.sig.external);
+	PARAM(&f, 2, "unused", "int", CT_K_INT, 4, false);
+	LOC(&f, 2, "=2:4");
+out:
+	fx_close(&f);
 }
 
 TEST(types_sweep_fixtures)
