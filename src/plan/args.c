@@ -125,6 +125,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	*incomplete = have_lay && (fn->flags & CT_FN_GO) && fn->args >= 0 && lay.width != (uint32_t)fn->args;
 	struct ct_loc *locs = xcalloc(sig.n ? sig.n : 1, sizeof(*locs));
 	bool *gone = xcalloc(sig.n ? sig.n : 1, sizeof(*gone));
+	struct ct_piece *nothing = xcalloc(sig.n ? sig.n : 1, sizeof(*nothing));
 	/* Optimized C code that does not say where an argument is at the entry:
 	 * the convention stands in only where it must hold, at an external
 	 * function's own symbol.  A compiler clone ("use.constprop.0.isra.0")
@@ -134,10 +135,16 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	for (size_t i = 0; i < sig.n; i++) {
 		const struct ct_param *pr = &sig.params[i];
 		const struct ct_loc *abi = have_lay ? &lay.locs[i] : NULL;
+		const struct ct_type *t = ct_type_get(tt, pr->type);
 		if (!pr->is_result) {
-			if (pr->entry_loc.n)
+			if (pr->entry_loc.n) {
 				locs[i] = pr->entry_loc;
-			else if (c_convention && pr->optimized && !convention_holds)
+			} else if (c_convention && t->kind == CT_K_STRUCT && !t->nfields && t->size <= 1 && !t->by_ref) {
+				/* an empty class (C++ `struct empty {}`, a lambda without
+				 * captures) is not passed at all: it is {} */
+				nothing[i] = (struct ct_piece){.kind = CT_PIECE_CONST, .size = (uint16_t)t->size};
+				locs[i] = (struct ct_loc){&nothing[i], 1};
+			} else if (c_convention && pr->optimized && !convention_holds)
 				gone[i] = true;
 			else if (abi && !*incomplete && !pr->constant && !(sig.rust_abi && pr->optimized))
 				locs[i] = *abi;
@@ -182,6 +189,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	free(vlocs);
 	free(vgone);
 	free(gone);
+	free(nothing);
 	free(locs);
 	if (have_lay)
 		ct_abi_layout_free(&lay);
