@@ -108,6 +108,20 @@ static bool is_root_name(const struct ct_session_opts *o, const char *name)
 	return false;
 }
 
+/* --root GLOB or --root 'BIN:GLOB' (BIN: the library or exec'd binary F
+ * is in, NULL for the program), as -F names them. */
+static bool is_root(const struct ct_session *s, const struct ct_func *f, const char *bin)
+{
+	size_t n = bin ? strlen(bin) : 0;
+	for (size_t k = 0; k < s->o.nroots; k++) {
+		const char *g = s->o.roots[k];
+		if (ct_names_match(&f->dm, f->name, g) || (bin && !strncmp(g, bin, n) && g[n] == ':' &&
+							   ct_names_match(&f->dm, f->name, g + n + 1)))
+			return true;
+	}
+	return false;
+}
+
 /* "libc.so.6:malloc", "libc:malloc", "/path/x.so:f": a glob for a library,
  * not a Go name with a colon ("type:.eq.main.T"). */
 static bool lib_glob(const char *g, size_t *colon)
@@ -312,17 +326,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (o->nroots) {
 		size_t nroot = 0;
 		for (size_t i = 0; i < s->plan.funcs.n; i++)
-			for (size_t k = 0; k < o->nroots; k++)
-				if (ct_names_match(&s->plan.funcs.v[i].fn->dm, s->plan.funcs.v[i].fn->name, o->roots[k])) {
-					nroot++;
-					break;
-				}
+			nroot += is_root(s, s->plan.funcs.v[i].fn, NULL);
 		for (size_t l = 0; l < s->nlibs; l++)
 			for (size_t i = 0; i < s->libs[l].plan.funcs.n; i++)
-				for (size_t k = 0; k < o->nroots; k++)
-					if (ct_names_match(&s->libs[l].plan.funcs.v[i].fn->dm, s->libs[l].plan.funcs.v[i].fn->name,
-							   o->roots[k]))
-						nroot++;
+				nroot += is_root(s, s->libs[l].plan.funcs.v[i].fn, s->libs[l].name);
 		if (!nroot)
 			return ct_fail("no traced function matches --root; roots must be among the traced functions (-F)");
 	}
@@ -345,14 +352,6 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (!s->w)
 		return -1;
 	return 0;
-}
-
-static bool is_root(const struct ct_session *s, const struct ct_func *f)
-{
-	for (size_t k = 0; k < s->o.nroots; k++)
-		if (ct_names_match(&f->dm, f->name, s->o.roots[k]))
-			return true;
-	return false;
 }
 
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
@@ -388,7 +387,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		cp.kind = site->kind;
 		cp.tail_traced = site->target_func != CT_NOFUNC;
 		cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
-		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn);
+		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn, bin ? s->libs[bin - 1].name : NULL);
 		uint64_t cookie = CT_COOKIE(cp);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
 		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {

@@ -86,8 +86,14 @@ const char *ct_names_show(const struct ct_names *n, const char *sym)
 
 bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob)
 {
-	return glob_match(glob, sym) || (n->simple && glob_match(glob, n->simple)) ||
-	       (n->full && glob_match(glob, n->full));
+	if (glob_match(glob, sym) || (n->simple && glob_match(glob, n->simple)) ||
+	    (n->full && glob_match(glob, n->full)))
+		return true;
+	/* A record file names a library's or an exec'd binary's function
+	 * "BIN:function"; a glob without a binary matches the function, as
+	 * record's -F does.  (Not C++'s "::", nor Go's "type:.eq.T".) */
+	const char *c = strchr(sym, ':');
+	return c && c > sym && c[1] && c[1] != ':' && c[1] != '.' && !strchr(glob, ':') && glob_match(glob, c + 1);
 }
 
 bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name)

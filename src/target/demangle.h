@@ -42,7 +42,8 @@ void ct_names_free(struct ct_names *n);
 /* The name to show for SYM under ct_demangle_mode. */
 const char *ct_names_show(const struct ct_names *n, const char *sym);
 /* Does GLOB match the symbol or one of its demangled forms?  (-F, -N,
- * --root, -A: 'app::*', 'down(int)' and '_Z4downi' all find down.) */
+ * --root, -A: 'app::*', 'down(int)' and '_Z4downi' all find down.)  A
+ * recorded "BIN:function" is also matched by a GLOB for the function. */
 bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob);
 /* Is NAME exactly the symbol or one of its demangled forms? */
 bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name);

@@ -126,6 +126,16 @@ def test_library_tail_call_through_its_plt():
         foo, bar = calls[1], calls[2]
         if bar.get("tail"):  # they end together
             assert foo["ts"] + foo["dur"] == bar["ts"] + bar["dur"], (v, foo, bar)
+    # one pattern language: record's --root and replay's -F/-N take the
+    # library's function as LIB:GLOB or as GLOB
+    v = VARIANTS[-1]
+    for root in ("libcgtail.so:lib_foo", "lib_foo"):
+        out = tmp(f"libroot-{v}.data")
+        p, _ = record([prog(v, "cg_tail"), "lib"], "-F", "libcgtail.so:*", "--root", root, out=out)
+        assert [bare(c["func"]) for c in replay_json(out) if "func" in c] == ["lib_foo", "lib_bar"], (root, p.stderr)
+        for g in ("lib_bar", "libcgtail.so:lib_bar", "lib_b*"):
+            assert [c["func"] for c in replay_json(out, "-F", g)] == ["libcgtail.so:lib_bar"], g
+            assert [c["func"] for c in replay_json(out, "-N", g)] == ["libcgtail.so:lib_foo"], g
 
 
 def test_longjmp_out_of_a_tail_chain_unwinds_it():
@@ -160,6 +170,8 @@ def shown(value, path):
 
 def same(text, value):
     """Does the trace's JSON VALUE say what the program printed as TEXT?"""
+    if text == "{}":
+        return value == {}
     if isinstance(value, str):
         return int(value, 16) == int(text, 16)
     if isinstance(value, float):
@@ -212,6 +224,14 @@ def test_float_arguments_unavailable_not_invented():
         assert seen[("scale", "k")] == 2, (v, seen)
         for name in ("x", "y"):  # BPF cannot read XMM registers (README)
             assert seen[("scale", name)] == "float register", (v, seen)
+
+
+def test_empty_class_by_value_is_braces():
+    for v in VARIANTS:
+        out = tmp(f"empty-{v}.data")
+        p, _ = record([prog(v, "cg_empty")], out=out)
+        seen = check_args(v, p, out)
+        assert seen == {("take", "e"): {}, ("take", "x"): 1}, (v, seen)
 
 
 def test_fork_inside_a_traced_call_returns_in_both():

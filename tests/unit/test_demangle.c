@@ -61,6 +61,15 @@ TEST(demangle_show_and_match)
 	ct_names_init(&plain, "c_fib");
 	CHECK_STR(ct_names_show(&plain, "c_fib"), "c_fib");
 	CHECK(ct_names_match(&plain, "c_fib", "c_*"));
+	ct_names_free(&plain);
+	/* a recorded library or exec'd binary function, "BIN:function" */
+	struct ct_names q = {0};
+	CHECK(ct_names_match(&q, "libt.so:foo", "libt.so:foo"));
+	CHECK(ct_names_match(&q, "libt.so:foo", "foo"));
+	CHECK(ct_names_match(&q, "prog:main", "ma*"));
+	CHECK(!ct_names_match(&q, "libt.so:foo", "other.so:foo"));
+	CHECK(!ct_names_match(&q, "app::down", ":down"));
+	CHECK(!ct_names_match(&q, "type:.eq.main.T", ".eq.main.T"));
 }
 
 TEST(rust_crate_of_paths)
