@@ -31,6 +31,10 @@ struct stack {
 	 * interrupted), and the depth its frames start at (under that frame) */
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
+	size_t th_idx;                         /* in th->all */
+	bool parked;                           /* in th->parked (a suspended stack) */
+	uint64_t park_bucket;
+	struct stack *park_prev, *park_next;
 };
 
 struct ct_recon {
@@ -512,27 +516,78 @@ static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_
 #define SWITCH_UP 4096ULL
 #define SWITCH_DOWN (1ULL << 20)
 #define RESUME_NEAR (64ULL << 10)
+/* Suspended stacks are found by their top key in buckets of RESUME_NEAR
+ * (a resume looks at three), at most RESUME_LOOK of them: a thread with
+ * thousands of suspended coroutines, or a file crafted to look like one,
+ * costs the same per event as one with a few. */
+#define PARK_SHIFT 16
+#define RESUME_LOOK 256
+/* Context numbers go round below ALT_CONTEXT, skipping the ones in use:
+ * keys stay unique (a renderer's state is per key). */
+#define CONTEXT_TRIES 256
 
 struct thread_stacks {
 	CT_VEC(struct stack *) all; /* with open frames (and the current one) */
 	struct stack *alt;          /* the signal stack's frames, or NULL */
+	struct stack *cur;          /* the stack in use, or NULL once it emptied */
 	uint32_t current;           /* context of the stack in use */
 	uint32_t next_context;
 	uint64_t key;               /* thread key, context 0 */
+	struct ct_map parked;       /* top key >> PARK_SHIFT -> suspended stacks (a list) */
 };
+
+static void park(struct thread_stacks *th, struct stack *s)
+{
+	if (s->parked || !s->f.n)
+		return;
+	s->park_bucket = s->f.v[s->f.n - 1].c.key >> PARK_SHIFT;
+	void **head = map_slot(&th->parked, s->park_bucket, true);
+	s->park_prev = NULL;
+	s->park_next = *head;
+	if (s->park_next)
+		s->park_next->park_prev = s;
+	*head = s;
+	s->parked = true;
+}
+
+static void unpark(struct thread_stacks *th, struct stack *s)
+{
+	if (!s->parked)
+		return;
+	if (s->park_prev)
+		s->park_prev->park_next = s->park_next;
+	else if (s->park_next)
+		map_put(&th->parked, s->park_bucket, s->park_next);
+	else
+		map_del(&th->parked, s->park_bucket);
+	if (s->park_next)
+		s->park_next->park_prev = s->park_prev;
+	s->parked = false;
+}
+
+static void free_thread(struct thread_stacks *th)
+{
+	CT_VEC_FREE(th->all);
+	map_free(&th->parked);
+	free(th);
+}
 
 static void forget_stack(struct ct_recon *r, struct stack *s)
 {
 	struct thread_stacks *th = s->th;
 	if (th->alt == s)
 		th->alt = NULL;
-	for (size_t i = 0; i < th->all.n; i++)
-		if (th->all.v[i] == s)
-			th->all.v[i] = th->all.v[--th->all.n];
+	if (th->cur == s)
+		th->cur = NULL;
+	unpark(th, s);
+	if (s->th_idx < th->all.n && th->all.v[s->th_idx] == s) {
+		struct stack *last = th->all.v[--th->all.n];
+		th->all.v[s->th_idx] = last;
+		last->th_idx = s->th_idx;
+	}
 	if (!th->all.n && !th->alt) {
 		map_del(&r->threads, th->key);
-		CT_VEC_FREE(th->all);
-		free(th);
+		free_thread(th);
 	}
 }
 
@@ -549,17 +604,34 @@ static struct thread_stacks *thread_of(struct ct_recon *r, uint32_t pid, uint32_
 	return th;
 }
 
+static void add_stack(struct thread_stacks *th, struct stack *s)
+{
+	s->th = th;
+	s->th_idx = th->all.n;
+	CT_VEC_PUSH(th->all, s);
+}
+
 static struct stack *context_stack(struct ct_recon *r, struct thread_stacks *th, uint32_t pid, uint32_t tid,
 				   uint32_t context)
 {
-	for (size_t i = 0; i < th->all.n; i++)
-		if (th->all.v[i]->context == context)
-			return th->all.v[i];
 	struct stack *s = new_stack(r, make_thread_key(pid, tid, 0, false, context), th->key, pid, 0);
-	s->th = th;
 	s->context = context;
-	CT_VEC_PUSH(th->all, s);
+	add_stack(th, s);
 	return s;
+}
+
+/* A number for another stack of the thread: the next one whose key no open
+ * stack has, or 0 if none is found soon. */
+static uint32_t new_context(struct ct_recon *r, struct thread_stacks *th, uint32_t pid, uint32_t tid)
+{
+	for (int i = 0; i < CONTEXT_TRIES; i++) {
+		uint32_t c = th->next_context++;
+		if (th->next_context == ALT_CONTEXT)
+			th->next_context = 1;
+		if (!map_get(&r->stacks, make_thread_key(pid, tid, 0, false, c)))
+			return c;
+	}
+	return 0;
 }
 
 /* Does the SP at KEY stay on S (see above)? */
@@ -576,24 +648,28 @@ static bool on_this_stack(const struct stack *s, uint64_t key)
 	return s->f.v[i].c.key - key <= SWITCH_UP;
 }
 
-/* A suspended stack that resumes at KEY: at its top frame or just deeper. */
-static struct stack *resumed_stack(struct thread_stacks *th, const struct stack *cur, uint64_t key)
+/* A suspended stack that resumes at KEY: at its top frame (at most
+ * SWITCH_UP shallower) or up to RESUME_NEAR deeper; the nearest. */
+static struct stack *resumed_stack(struct thread_stacks *th, uint64_t key)
 {
+	if (!th->parked.n)
+		return NULL;
+	uint64_t lo = key > RESUME_NEAR ? key - RESUME_NEAR : 0;
+	uint64_t hi = key > UINT64_MAX - SWITCH_UP ? UINT64_MAX : key + SWITCH_UP;
 	struct stack *best = NULL;
 	uint64_t dist = 0;
-	for (size_t i = 0; i < th->all.n; i++) {
-		struct stack *s = th->all.v[i];
-		if (s == cur || !s->f.n)
-			continue;
-		uint64_t top = s->f.v[s->f.n - 1].c.key;
-		if (key + SWITCH_UP < top || key > top + RESUME_NEAR)
-			continue;
-		uint64_t d = key > top ? key - top : top - key;
-		if (!best || d < dist) {
-			best = s;
-			dist = d;
+	unsigned looked = 0;
+	for (uint64_t b = lo >> PARK_SHIFT; b <= hi >> PARK_SHIFT; b++)
+		for (struct stack *s = map_get(&th->parked, b); s && looked < RESUME_LOOK; s = s->park_next, looked++) {
+			uint64_t top = s->f.v[s->f.n - 1].c.key;
+			if (top < lo || top > hi)
+				continue;
+			uint64_t d = key > top ? key - top : top - key;
+			if (!best || d < dist) {
+				best = s;
+				dist = d;
+			}
 		}
-	}
 	return best;
 }
 
@@ -615,11 +691,13 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 		}
 		th = thread_of(r, ev->pid, ev->tid, true);
 		if (s0) {
-			s0->th = th;
-			CT_VEC_PUSH(th->all, s0);
+			add_stack(th, s0);
+			th->cur = s0;
 		}
 	}
-	struct stack *cur = context_stack(r, th, ev->pid, ev->tid, th->current);
+	struct stack *cur = th->cur;
+	if (!cur)
+		cur = th->cur = context_stack(r, th, ev->pid, ev->tid, th->current);
 	if (ev->flags & CT_EV_ALTSTACK) {
 		if (!th->alt) {
 			struct stack *alt = new_stack(r, make_thread_key(ev->pid, ev->tid, 0, false, ALT_CONTEXT), th->key,
@@ -639,20 +717,27 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 	}
 	if (cur->f.n && on_this_stack(cur, ev->key))
 		return cur;
-	struct stack *s = resumed_stack(th, cur, ev->key);
+	struct stack *s = resumed_stack(th, ev->key);
 	if (!s && !cur->f.n)
 		s = cur;
-	if (!s && create)
-		s = context_stack(r, th, ev->pid, ev->tid, th->next_context++);
+	if (!s && create) {
+		uint32_t c = new_context(r, th, ev->pid, ev->tid);
+		s = c ? context_stack(r, th, ev->pid, ev->tid, c) : cur;
+	}
 	if (!s) {
 		/* an exit on no stack this thread has frames on */
 		if (!cur->f.n)
 			drop_stack(r, cur->key, cur);
 		return NULL;
 	}
-	th->current = s->context;
-	if (cur != s && !cur->f.n)
-		drop_stack(r, cur->key, cur);
+	if (s != cur) {
+		unpark(th, s);
+		park(th, cur);
+		th->cur = s;
+		th->current = s->context;
+		if (!cur->f.n)
+			drop_stack(r, cur->key, cur);
+	}
 	return s;
 }
 
@@ -732,10 +817,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (r->go)
 		return;
 	struct thread_stacks *fth = thread_of(r, ev->pid, ev->tid, false);
-	struct stack *from = fth ? NULL : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
-	for (size_t i = 0; fth && i < fth->all.n; i++)
-		if (fth->all.v[i]->context == fth->current)
-			from = fth->all.v[i];
+	struct stack *from = fth ? fth->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
 	uint64_t k = make_thread_key(ev->child, ev->child, 0, false, 0);
 	if (!from || !from->f.n || map_get(&r->stacks, k) || thread_of(r, ev->child, ev->child, false))
 		return;
@@ -893,9 +975,7 @@ static void free_threads(struct ct_recon *r)
 {
 	MAP_FOREACH(&r->threads, i)
 	{
-		struct thread_stacks *th = r->threads.vals[i];
-		CT_VEC_FREE(th->all);
-		free(th);
+		free_thread(r->threads.vals[i]);
 	}
 	map_free(&r->threads);
 }

@@ -455,3 +455,73 @@ TEST(recon_unwinding_within_a_page_stays_an_unwinding)
 	ct_recon_free(r);
 	CT_VEC_FREE(seen);
 }
+
+TEST(recon_many_suspended_coroutines_resume_their_own_stacks)
+{
+	/* 3000 coroutines (stacks 4 MiB apart) each enter f1 and switch back
+	 * to frame 0's stack, then resume in another order and return: each
+	 * return finds its own stack among all the suspended ones. */
+	enum { N = 3000 };
+	struct ct_recon *r = start();
+	hit(r, ENT(0), K, 0);
+	for (uint64_t i = 0; i < N; i++) {
+		hit(r, ENT(1), K - ((i + 1) << 22), 0);
+		hit(r, ENT(2), K + 0x100, 0); /* back on frame 0's stack */
+		hit(r, RET(2), K + 0x100, 0);
+	}
+	for (uint64_t j = 0; j < N; j++) {
+		uint64_t i = (j * 1237) % N; /* every one once */
+		hit(r, RET(1), K - ((i + 1) << 22), 0);
+	}
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, now + 1);
+	CHECK_EQ_U(ct_recon_stats(r)->returned, 1 + 2 * N);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound + ct_recon_stats(r)->unfinished, 0);
+	uint32_t ctx_seen = 0;
+	for (size_t k = 0; k < seen.n; k++)
+		if (seen.v[k].type == 'X' && seen.v[k].func == 1) {
+			CHECK_EQ_U(seen.v[k].depth, 0);
+			ctx_seen++;
+		}
+	CHECK_EQ_U(ctx_seen, N);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+TEST(recon_context_numbers_stay_unique_past_their_range)
+{
+	/* Context numbers go round below 2^18-1 (the key's field): the
+	 * coroutines still open (1 and 2) keep theirs, the next ones skip them. */
+	enum { N = (1 << 18) + 8 };
+	struct ct_recon *r = start();
+	hit(r, ENT(0), K, 0);
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t c = K - ((i < 2 ? i + 1 : i % 64 + 3) << 22);
+		hit(r, ENT(1), c, 0);
+		if (i >= 2)
+			hit(r, RET(1), c, 0);
+		hit(r, ENT(2), K + 0x100, 0);
+		hit(r, RET(2), K + 0x100, 0);
+	}
+	hit(r, RET(0), K, 0);
+	ct_recon_finish(r, now + 1);
+	CHECK_EQ_U(ct_recon_stats(r)->returned, 1 + N + N - 2);
+	CHECK_EQ_U(ct_recon_stats(r)->unfinished, 2);
+	uint32_t last = 0, open_ctx[2] = {0, 0}, no = 0;
+	for (size_t k = 0; k < seen.n; k++) {
+		const struct seen *x = &seen.v[k];
+		if (x->type != 'X' || x->func != 1)
+			continue;
+		if (x->status == CT_CALL_UNFINISHED) {
+			CHECK(no < 2);
+			open_ctx[no++] = x->context;
+			continue;
+		}
+		CHECK(x->context != 0 && x->context < (1u << 18) - 1);
+		last = x->context;
+	}
+	CHECK_EQ_U(open_ctx[0] + open_ctx[1], 3); /* 1 and 2 */
+	CHECK_EQ_U(last, N - ((1u << 18) - 2) + 2); /* went round to 3, skipping 1 and 2 */
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
