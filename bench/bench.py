@@ -675,16 +675,23 @@ def auto_sites(binary, func):
 def calls_line(datafile):
     """How the recorded calls ended (calltrace info --calls)."""
     out = sh(CALLTRACE, "info", "--calls", datafile)
-    m = re.search(r"^calls: +(\d+): returned (\d+) \(at a RET (\d+), after the call (\d+), "
-                  r"with their caller (\d+)\)", out, re.M)
+    m = re.search(r"^calls: +(\d+): returned (\d+) \(at a RET (\d+), after the call (\d+) \((\d+) "
+                  r"single-stepped\), with their caller (\d+)\)", out, re.M)
     if not m:
         raise RuntimeError("unexpected calltrace info --calls output")
-    return {k: int(v) for k, v in zip(("calls", "returned", "ret", "retsite", "caller"), m.groups())}
+    return {k: int(v) for k, v in zip(("calls", "returned", "ret", "retsite", "stepped", "caller"), m.groups())}
 
 
 def exit_share(c):
     """Share of returned calls whose end was seen without a RET probe."""
     return 100.0 * (c["retsite"] + c["caller"]) / c["returned"] if c["returned"] else 0.0
+
+
+def share_text(c):
+    """exit_share's line: how the returned calls' ends were seen."""
+    return "%.1f%% (of %d returned calls: %d after the call, %d of them at a single-stepped return site, " \
+           "%d with their caller, %d at a single-stepped RET)" % (
+               exit_share(c), c["returned"], c["retsite"], c["stepped"], c["caller"], c["ret"])
 
 
 def exits_section(tracefs, rounds, tmp):
@@ -761,10 +768,8 @@ def exits_section(tracefs, rounds, tmp):
         print("%s_auto_over_floor=%.3f (thread cpu, within rounds; the floor: tracefs p: probes at "
               "the %d addresses auto probes)" % (name, res[name]["auto_over_floor"], len(addrs)))
         for k, c in share.items():
-            print("exits_not_at_ret[%s,%s]=%.1f%% (of %d returned calls: %d after the call, %d with "
-                  "their caller, %d at a RET)" % (name, "args" if k == "auto_args" else "no args",
-                                                  exit_share(c), c["returned"], c["retsite"],
-                                                  c["caller"], c["ret"]), flush=True)
+            print("exits_not_at_ret[%s,%s]=%s" % (name, "args" if k == "auto_args" else "no args",
+                                                  share_text(c)), flush=True)
     return res
 
 
@@ -1074,9 +1079,7 @@ def scale_http(tmp, quick):
     print("http_overhead_per_request_us_ret=%.0f (the same with --exit=ret; process CPU: %.0f)" % (
         over_ret, (per_req(traced_ret, "cpu_ns") - per_req(base, "cpu_ns")) / 1e3))
     if share:
-        print("exits_not_at_ret[http]=%.1f%% (of %d returned calls: %d after the call, %d with their "
-              "caller, %d at a RET)" % (exit_share(share), share["returned"], share["retsite"],
-                                        share["caller"], share["ret"]))
+        print("exits_not_at_ret[http]=%s" % share_text(share))
     return {"over": over_wall, "ev_req": ev_req, "over_ret": over_ret}
 
 

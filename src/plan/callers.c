@@ -698,13 +698,14 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			free(res);
 		}
 		/* Its own cheap entry and RETs cost one emulated and one
-		 * single-stepped hit a call; from the caller, a call and its
-		 * exit (plus the entry's CHECK): a call whose exit is
-		 * single-stepped costs one emulated hit more, any other ~20x
-		 * less.  Only when every call site's exit is single-stepped
-		 * (and its own entry is not) are its RETs the cheaper plan. */
+		 * single-stepped hit a call; observed from its callers, its
+		 * entry's CHECK (which reports the call) and the exit after
+		 * the call: the same when that exit is single-stepped, ~20x
+		 * less when emulated.  When every call site's exit would be
+		 * single-stepped (and its own entry is not), nothing is gained:
+		 * its RETs, which see every call whoever makes it. */
 		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated)
-			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s: its RETs cost less",
+			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results)" : "");
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);

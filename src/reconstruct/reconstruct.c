@@ -174,8 +174,10 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	r->st.returned_with_caller += m - idx;
 	if (ev && ev->kind == CT_SITE_RET)
 		r->st.returned_at_ret++;
-	else if (ev && ev->kind == CT_SITE_RETSITE)
+	else if (ev && ev->kind == CT_SITE_RETSITE) {
 		r->st.returned_at_retsite++;
+		r->st.returned_at_stepped += (r->sites[ev->site].flags & CT_SITEF_STEPPED) != 0;
+	}
 	while (s->f.n > idx)
 		pop(r, s, CT_CALL_RETURNED, ts, tid, ev);
 }

@@ -114,6 +114,7 @@ struct ct_recon_stats {
 	 * after the call (--exit=auto), or with the call they are in tail
 	 * position in (or replaced by a tail call); the rest at tail jumps. */
 	uint64_t returned_at_ret, returned_at_retsite, returned_with_caller;
+	uint64_t returned_at_stepped; /* of returned_at_retsite: a single-stepped one */
 	uint64_t lost;
 	uint64_t threads;         /* goroutines + threads seen */
 	uint32_t max_depth;
