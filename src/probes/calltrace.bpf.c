@@ -730,23 +730,34 @@ int ct_exit(struct pt_regs *ctx)
 
 /* ---- processes: forks and execs (--follow), ends of threads and processes ---- */
 
-static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 other)
+/* A process record, reserved (NULL: counted lost); submit with
+ * bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP): process events are rare and
+ * user space acts on them, so it is woken. */
+static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid)
 {
 	send_loss_mark();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
-		return;
+		return NULL;
 	}
 	e->ts = bpf_ktime_get_ns();
-	e->goid = other;
+	e->goid = 0;
 	e->key = 0;
 	e->pid = pid;
 	e->tid = tid;
 	e->site = kind;
 	e->len = 0;
 	e->flags = CT_EV_PROC;
-	/* process events are rare and user space acts on them: wake it */
+	return e;
+}
+
+static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 other)
+{
+	struct ct_event *e = reserve_proc(kind, pid, tid);
+	if (!e)
+		return;
+	e->goid = other;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -770,10 +781,16 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	/* Another binary: hold the process (SIGSTOP) until user space has put
-	 * the probes on it and sends SIGCONT, so its first calls are seen. */
+	 * the probes on it and sends SIGCONT, so its first calls are seen.
+	 * Only once the event that makes user space continue it is sure to
+	 * arrive: with the ring buffer full it runs on, its new binary untraced
+	 * (the loss is counted). */
+	struct ct_event *e = reserve_proc(CT_PROC_EXEC, tgid, tgid);
+	if (!e)
+		return 0;
 	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
-	__u32 stopped = ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
-	send_proc(CT_PROC_EXEC, tgid, tgid, stopped);
+	e->goid = ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

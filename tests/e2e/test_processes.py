@@ -1,6 +1,9 @@
 """Which processes a recording covers: -p given the same process twice (or
 by one of its threads), and --follow with processes that fork and exit
 before their children do."""
+import os
+import select
+import signal
 import subprocess
 
 from lib import CT, ct, fixture, our_links, replay_json, tmp, trees
@@ -141,3 +144,33 @@ def test_duration_and_ctrl_c_while_only_descendants_run():
         finally:
             subprocess.run(["kill", str(daemon)])
         assert our_links() == []
+
+
+def test_exec_with_the_ring_buffer_full_runs_on():
+    # --follow holds an exec'd binary stopped until the tracer has probed
+    # it; when the event that makes the tracer continue it cannot be queued
+    # (the ring buffer is full), it must not be stopped: it runs on, its
+    # binary untraced.  The tracer is stopped meanwhile, so the ring fills.
+    out = tmp("floodexec.data")
+    p = subprocess.Popen([CT, "record", "-o", out, "--follow", "--buffer-size", "4K", "-F", "c", "--",
+                          fixture("c_procs"), "floodexec", "20000", fixture("c_core"), "fib", "3"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        os.kill(p.pid, signal.SIGSTOP)
+        try:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            ready, _, _ = select.select([p.stdout], [], [], 20)
+            assert ready, "the exec'd program did not run while the ring buffer was full"
+            assert p.stdout.readline() == "fib 2\n"
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    info = ct("info", out)
+    assert info.returncode == 0 and "lost" in info.stdout, info.stdout
