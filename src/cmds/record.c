@@ -122,6 +122,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		forward_sig = sig;
 }
 
+/* The signals calltrace handles, and which of them it was started with
+ * ignored (nohup's SIGHUP, SIGINT of a background job in a script): those
+ * stay ignored, by calltrace and by the program, as they would untraced. */
+static const int handled_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+static bool inherited_ignored[sizeof(handled_sigs) / sizeof(handled_sigs[0])];
+
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -129,10 +135,14 @@ static void install_signals(void)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < sizeof(handled_sigs) / sizeof(handled_sigs[0]); i++) {
+		struct sigaction old;
+		inherited_ignored[i] = sigaction(handled_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+		if (handled_sigs[i] == SIGPIPE)
+			signal(SIGPIPE, SIG_IGN); /* a closed output is an error to report */
+		else if (!inherited_ignored[i])
+			sigaction(handled_sigs[i], &sa, NULL);
+	}
 }
 
 static void usage(FILE *f)
@@ -259,10 +269,8 @@ static char *describe_status(int status)
 static void child_exec(int gofd, int errfd, char **argv, const char *path)
 {
 	char c;
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	for (size_t i = 0; i < sizeof(handled_sigs) / sizeof(handled_sigs[0]); i++)
+		signal(handled_sigs[i], inherited_ignored[i] ? SIG_IGN : SIG_DFL);
 	if (read(gofd, &c, 1) != 1)
 		_exit(127); /* the tracer gave up */
 	execv(path, argv);

@@ -178,3 +178,24 @@ def test_perf_event_fallback():
     shapes = [r.shape() for roots in trees(replay_json(out)).values() for r in roots]
     assert shapes == ["c_fib(c_fib(c_fib(c_fib,c_fib),c_fib),c_fib(c_fib,c_fib))"], shapes
     assert our_links() == []
+
+
+def test_ignored_signals_stay_ignored():
+    # Started with SIGHUP and SIGINT ignored (nohup; a background job of a
+    # script), the program keeps them ignored as it would untraced: a
+    # hangup does not kill it.
+    def ignore():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    prog = [fixture("c_procs"), "sigign", "0"]
+    plain = subprocess.run(prog, preexec_fn=ignore, capture_output=True, text=True, timeout=60)
+    assert plain.stdout.splitlines() == ["SIGHUP ignored", "SIGINT ignored", "SIGTERM default",
+                                         "SIGPIPE default", "survived"], plain.stdout
+    p = subprocess.run([CT, "record", "-o", tmp("sigign.data"), "--", *prog], preexec_fn=ignore,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == plain.stdout, (p.returncode, p.stdout, p.stderr)
+    # and without: the defaults, as untraced (SIGHUP kills it, and record dies by it too)
+    p = subprocess.run([CT, "record", "-o", tmp("sigdfl.data"), "--", *prog], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == -signal.SIGHUP and "survived" not in p.stdout, (p.returncode, p.stdout, p.stderr)
+    assert "SIGHUP default" in p.stdout, p.stdout
