@@ -42,7 +42,7 @@ static void usage(FILE *f)
 		   "                        unless given); exits 1 if some could not be sent\n"
 		   "      --otlp-protocol P  http/protobuf (default) or http/json\n"
 		   "  -f, --format FMT      the same as a word: chrome, folded, svg or otlp\n"
-		   "  -o, --output FILE     write to FILE instead of standard output (Chrome JSON with\n"
+		   "  -o, --output FILE     write to FILE instead of standard output (Chrome or OTLP with\n"
 		   "                        argument values is created mode 0600, like the record;\n"
 		   "                        a symlink or non-regular file there is refused)\n"
 		   "      --no-args         chrome, otlp: leave argument and result values out (smaller;\n"
