@@ -66,10 +66,19 @@ $(BUILD)/calltrace.bpf.o: $(BPF_SRC) src/probes/event.h $(BUILD)/vmlinux.h
 $(BUILD)/calltrace.skel.h: $(BUILD)/calltrace.bpf.o
 	@$(BPFTOOL) gen skeleton $< name calltrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+# Each object lists the headers it includes in a .d file next to it (-MMD;
+# -MP: a deleted or moved header is no error), so a change rebuilds what
+# includes it and nothing else.  An object without its .d (built before
+# this rule) is built again.  The skeleton is generated: an order-only
+# prerequisite the first time, a tracked header after that.
+DEPFLAGS := -MMD -MP
+%.d: ;
+.PRECIOUS: %.d
+
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/obj/%.d | $(BUILD)/calltrace.skel.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The wasm backend's recorder (a wasm32 module built from C) and runner are
 # built into calltrace (src/wasm/assets.S).
@@ -87,7 +96,7 @@ $(BUILD)/calltrace: $(OBJS)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit_tests: $(UNIT_SRCS) $(wildcard tests/unit/*.h) $(LIB_OBJS)
+$(BUILD)/unit_tests: $(UNIT_SRCS) $(wildcard tests/unit/*.h src/*/*.h) $(LIB_OBJS)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(LIB_OBJS) -o $@ $(LDLIBS)
 
@@ -147,10 +156,10 @@ demo: deps all
 test: deps all $(BUILD)/unit_tests $(BUILD)/fuzz_records
 	@python3 tests/run.py
 
-$(BUILD)/san/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+$(BUILD)/san/%.o: src/%.c $(BUILD)/san/%.d | $(BUILD)/calltrace.skel.h
 	@mkdir -p $(dir $@)
 	@echo "  CC/SAN  $<"
-	@$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/fuzz_records: tests/fuzz/fuzz_records.c $(SAN_OBJS) $(BUILD)/obj/wasm/assets.o
 	@echo "  LINK    $@"
@@ -158,9 +167,9 @@ $(BUILD)/fuzz_records: tests/fuzz/fuzz_records.c $(SAN_OBJS) $(BUILD)/obj/wasm/a
 
 # libFuzzer, coverage-guided, from the seeds the test run leaves in
 # build/fuzz-seeds (run `make test` first): FUZZ_RUNS crafted files.
-$(BUILD)/fuzz/%.o: src/%.c $(BUILD)/calltrace.skel.h $(wildcard src/*/*.h src/*.h)
+$(BUILD)/fuzz/%.o: src/%.c $(BUILD)/fuzz/%.d | $(BUILD)/calltrace.skel.h
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+	@$(FUZZ_CC) $(CFLAGS) $(DEPFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 
 $(BUILD)/fuzz_records_libfuzzer: tests/fuzz/fuzz_records.c $(patsubst $(BUILD)/san/%,$(BUILD)/fuzz/%,$(SAN_OBJS)) \
 				 $(BUILD)/obj/wasm/assets.o
@@ -182,3 +191,5 @@ bench: deps all
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(patsubst $(BUILD)/san/%.o,$(BUILD)/fuzz/%.d,$(SAN_OBJS))
