@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "calltrace.skel.h"
@@ -56,18 +55,48 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-/* uprobe_multi links arrived in Linux 6.6.  CALLTRACE_PERF_EVENTS=1 forces
+static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint64_t *offsets,
+			     const uint64_t *cookies, size_t n)
+{
+	struct uprobe_multi_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = prog_fd;
+	a.attach_type = CT_BPF_TRACE_UPROBE_MULTI;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.cnt = (uint32_t)n;
+	a.pid = (uint32_t)pid;
+	return (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/* Whether this kernel has uprobe_multi links (Linux 6.6 brought them, but a
+ * distribution kernel may have them earlier or leave them out): asked by
+ * trying.  A two-instruction program of that attach type is linked to "/",
+ * which a kernel that knows the link refuses as not a file (EBADF) and any
+ * other refuses before it looks at the path.  CALLTRACE_PERF_EVENTS=1 forces
  * the older path (so it can be tested on a new kernel). */
 static bool uprobe_multi_supported(void)
 {
 	const char *force = getenv("CALLTRACE_PERF_EVENTS");
 	if (force && *force == '1')
 		return false;
-	struct utsname u;
-	int major = 0, minor = 0;
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major > 6 || (major == 6 && minor >= 6);
+	const struct bpf_insn ret0[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = (enum bpf_attach_type)CT_BPF_TRACE_UPROBE_MULTI);
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &lo);
+	if (prog < 0)
+		/* not allowed to load at all: the real load says why */
+		return errno == EPERM || errno == EACCES;
+	uint64_t offset = 0;
+	int link = link_uprobe_multi(prog, "/", 0, &offset, NULL, 1);
+	int e = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link < 0 && e == EBADF;
 }
 
 /* Fallback: a perf-event uprobe per site (cookie per site as well). */
@@ -115,7 +144,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		bpf_map__set_max_entries(p->skel->maps.gstates, 1);
 	p->perf_events = !uprobe_multi_supported();
 	if (p->perf_events) {
-		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
+		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+ has them): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
 	} else {
 		bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
@@ -138,20 +167,6 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	return p;
 }
 
-static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint64_t *offsets,
-			     const uint64_t *cookies, size_t n)
-{
-	struct uprobe_multi_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = prog_fd;
-	a.attach_type = CT_BPF_TRACE_UPROBE_MULTI;
-	a.path = (uint64_t)(uintptr_t)path;
-	a.offsets = (uint64_t)(uintptr_t)offsets;
-	a.cookies = (uint64_t)(uintptr_t)cookies;
-	a.cnt = (uint32_t)n;
-	a.pid = (uint32_t)pid;
-	return (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
-}
 
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 {
