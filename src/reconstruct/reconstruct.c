@@ -1,5 +1,4 @@
 #include "reconstruct/reconstruct.h"
-#include "plan/sites.h"
 #include "util/util.h"
 
 #include <stdlib.h>

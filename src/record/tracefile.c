@@ -1,5 +1,4 @@
 #include "record/tracefile.h"
-#include "plan/sites.h"
 #include "probes/event.h"
 #include "util/files.h"
 

@@ -32,36 +32,6 @@ void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
 	buf_free(&b);
 }
 
-void ct_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
 const char *ct_func_name(const struct ct_trace *t, uint32_t func)
 {
 	return func < t->nfuncs ? ct_names_show(&t->func_names[func], t->funcs[func].name) : "?";

@@ -591,19 +591,9 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 
 const struct ct_recon_ops ct_otlp_ops = {on_call_enter, on_call_exit, on_lost, NULL};
 
-bool ct_otlp_failed(const struct ct_otlp *x)
-{
-	return x->failed;
-}
-
 uint64_t ct_otlp_spans(const struct ct_otlp *x)
 {
 	return x->spans;
-}
-
-uint64_t ct_otlp_pending(const struct ct_otlp *x)
-{
-	return x->req_spans;
 }
 
 uint64_t ct_otlp_lost(const struct ct_otlp *x)

@@ -46,10 +46,7 @@ struct ct_otlp *ct_otlp_new(struct ct_trace *t, const struct ct_otlp_opts *o);
 extern const struct ct_recon_ops ct_otlp_ops;
 /* Hands on the request being built, if it holds any span. */
 int ct_otlp_flush(struct ct_otlp *x);
-/* A request callback failed: nothing more is built. */
-bool ct_otlp_failed(const struct ct_otlp *x);
 uint64_t ct_otlp_spans(const struct ct_otlp *x);   /* spans built so far */
-uint64_t ct_otlp_pending(const struct ct_otlp *x); /* ... of them not handed on yet */
 uint64_t ct_otlp_lost(const struct ct_otlp *x);    /* events lost while recording */
 void ct_otlp_free(struct ct_otlp *x);
 

@@ -33,7 +33,6 @@ void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts);
 /* Shared formatting helpers. */
 void ct_fmt_duration(char *buf, size_t n, uint64_t ns);  /* "  1.234 us" */
 void ct_buf_duration(struct ct_buf *b, uint64_t ns);      /* the same, appended */
-void ct_json_string(FILE *f, const char *s);             /* quoted, escaped */
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
 /* Goroutine lineage: is O worth showing (a creator is known), and its text,
  * "created by main.main at main.go:42 in goroutine 1" (the file's base

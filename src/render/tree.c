@@ -18,7 +18,6 @@
  * spills it to an unlinked temp file; the groups are copied out at the end. */
 #include "render/render.h"
 #include "render/values.h"
-#include "plan/sites.h"
 #include "util/util.h"
 
 #include <string.h>

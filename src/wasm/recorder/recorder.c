@@ -21,12 +21,6 @@
 WASM_IMPORT(now) __u64 host_now(void);
 WASM_IMPORT(flush) void host_flush(const void *p, __u32 n);
 
-/* Site kinds (plan/sites.h enum ct_site_kind) */
-#define K_ENTRY 0
-#define K_RET 1
-#define K_RESTART 3
-#define K_GOEXIT 4
-
 static struct ct_wire_config cfg;
 static __u32 *sites;      /* CT_WIRE_SITE per site id */
 static __u32 stopped;     /* calltrace stopped reading: hooks do nothing */
@@ -305,7 +299,7 @@ static void limits_hit(const struct hit *h)
 {
 	struct gstate **pp = gslot(h->goid), *st = *pp;
 	if (!st) {
-		if (h->kind != K_ENTRY)
+		if (h->kind != CT_SITE_ENTRY)
 			return;
 		st = gfree;
 		if (st)
@@ -323,19 +317,19 @@ static void limits_hit(const struct hit *h)
 	}
 	struct lframe *t;
 	switch (h->kind) {
-	case K_ENTRY:
+	case CT_SITE_ENTRY:
 		limits_entry(h, st);
 		break;
-	case K_RET:
+	case CT_SITE_RET:
 		limits_return(h, st);
 		break;
-	case K_RESTART:
+	case CT_SITE_RESTART:
 		t = top(st);
 		if (t && t->key == h->key && t->func == h->func)
 			t->flags |= F_RESTART;
 		counters[CT_CNT_CUT]++;
 		break;
-	case K_GOEXIT: {
+	case CT_SITE_GOEXIT: {
 		int sent = 0;
 		while ((t = top(st))) {
 			sent |= (t->flags & F_EMITTED) != 0;
