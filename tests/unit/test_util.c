@@ -52,3 +52,114 @@ TEST(fail_wraps_the_recorded_line)
 	CHECK(!strncmp(ct_error(), "outer: www", 10));
 	CHECK_EQ_U(strlen(ct_error()), 1023); /* cut at the line's size, still one string */
 }
+
+/* The record file's integers: LEB128 varints, zigzag for signed ones. */
+TEST(varints_round_trip)
+{
+	static const uint64_t u[] = {0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0xffffffffULL, 1ULL << 63, UINT64_MAX};
+	static const int64_t s[] = {0, 1, -1, 63, -64, 64, -65, INT64_MAX, INT64_MIN};
+	static const size_t ulen[] = {1, 1, 1, 2, 2, 3, 5, 10, 10};
+	struct ct_buf b = {0};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		size_t before = b.n;
+		buf_uvar(&b, u[i]);
+		CHECK_EQ_U(b.n - before, ulen[i]);
+	}
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		buf_svar(&b, s[i]);
+	buf_str(&b, "name");
+	buf_u64(&b, 0x1122334455667788ULL);
+	struct ct_rd r = {b.p, b.p + b.n, false};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		CHECK_EQ_U(rd_uvar(&r), u[i]);
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		CHECK_EQ_I(rd_svar(&r), s[i]);
+	char *name = rd_str(&r);
+	CHECK_STR(name, "name");
+	free(name);
+	CHECK_EQ_U(rd_u64(&r), 0x1122334455667788ULL);
+	CHECK(!r.bad && r.p == r.end);
+	buf_free(&b);
+}
+
+/* A reader past its end, or a varint longer than 64 bits, reads zeros and
+ * says so; it never reads beyond the range. */
+TEST(reader_overruns_are_flagged)
+{
+	const uint8_t cut[] = {0x80, 0x80};      /* a varint that does not end */
+	struct ct_rd r = {cut, cut + sizeof(cut), false};
+	CHECK_EQ_U(rd_uvar(&r), 0);
+	CHECK(r.bad);
+	uint8_t longv[11];
+	memset(longv, 0xff, sizeof(longv));       /* 11 continuation bytes */
+	r = (struct ct_rd){longv, longv + sizeof(longv), false};
+	CHECK_EQ_U(rd_uvar(&r), 0);
+	CHECK(r.bad);
+	const uint8_t str[] = {5, 'a', 'b'};      /* a string longer than what is left */
+	r = (struct ct_rd){str, str + sizeof(str), false};
+	char *s = rd_str(&r);
+	CHECK_STR(s, "");
+	free(s);
+	CHECK(r.bad);
+	r = (struct ct_rd){str, str + 1, false};
+	CHECK_EQ_U(rd_u64(&r), 0);
+	CHECK(r.bad && rd_bytes(&r, 1) == NULL);
+}
+
+/* -F/-N patterns: shell globs where '*' also crosses '/' and '.' (Go's
+ * package paths and method names contain both). */
+TEST(glob_matches_go_and_c_names)
+{
+	CHECK(glob_match("main.*", "main.fib"));
+	CHECK(glob_match("main.*", "main.(*T).Method"));
+	CHECK(glob_match("*fib*", "github.com/x/y.fib2"));
+	CHECK(glob_match("net/http.*", "net/http.(*Server).Serve"));
+	CHECK(glob_match("f?b", "fib"));
+	CHECK(glob_match("fib[0-9]", "fib7"));
+	CHECK(!glob_match("main.*", "runtime.main"));
+	CHECK(!glob_match("fib", "fib2"));
+	CHECK(!glob_match("", "x"));
+}
+
+TEST(parse_sizes_and_numbers)
+{
+	uint64_t v = 0;
+	CHECK_EQ_I(parse_size("4096", &v), 0);
+	CHECK_EQ_U(v, 4096);
+	CHECK_EQ_I(parse_size("4K", &v), 0);
+	CHECK_EQ_U(v, 4096);
+	CHECK_EQ_I(parse_size("256M", &v), 0);
+	CHECK_EQ_U(v, 256ULL << 20);
+	CHECK_EQ_I(parse_size("1.5GiB", &v), 0);
+	CHECK_EQ_U(v, 3ULL << 29);
+	CHECK(parse_size("12Q", &v) != 0);
+	CHECK(parse_size("-1K", &v) != 0);
+	CHECK(parse_size("", &v) != 0);
+	CHECK_EQ_I(parse_u64("0x10", &v), 0);
+	CHECK_EQ_U(v, 16);
+	CHECK_EQ_I(parse_u64("18446744073709551615", &v), 0);
+	CHECK_EQ_U(v, UINT64_MAX);
+	CHECK(parse_u64("18446744073709551616", &v) != 0);
+	CHECK(parse_u64("-1", &v) != 0);
+	CHECK(parse_u64("12abc", &v) != 0);
+	CHECK(parse_u64("", &v) != 0);
+}
+
+/* The map behind goroutine stacks and type ids: keys of any value (0
+ * too), growth, deletion that keeps later keys of a probe chain findable. */
+TEST(map_put_get_delete)
+{
+	struct ct_map m = {0};
+	for (uint64_t k = 0; k < 5000; k++)
+		map_put(&m, k * 0x9e3779b97f4a7c15ULL, (void *)(uintptr_t)(k + 1));
+	CHECK_EQ_U(m.n, 5000);
+	for (uint64_t k = 0; k < 5000; k += 2)
+		CHECK(map_del(&m, k * 0x9e3779b97f4a7c15ULL));
+	CHECK(!map_del(&m, 2 * 0x9e3779b97f4a7c15ULL));
+	for (uint64_t k = 0; k < 5000; k++) {
+		void *want = k % 2 ? (void *)(uintptr_t)(k + 1) : NULL;
+		CHECK(map_get(&m, k * 0x9e3779b97f4a7c15ULL) == want);
+	}
+	CHECK_EQ_U(m.n, 2500);
+	map_free(&m);
+}

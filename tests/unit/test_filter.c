@@ -1,0 +1,145 @@
+/* Replay-time filters (render/filter.c) over a record file written with the
+ * real writer: which calls each option shows, and at which depth. */
+#include "unit.h"
+
+#include "render/filter.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static struct ct_file_func ffuncs[] = {
+	{0, "main", 0x1000, 0x100, 0},
+	{1, "work", 0x1100, 0x100, 0},
+	{2, "helper", 0x1200, 0x100, 0},
+	{3, "noise", 0x1300, 0x100, 0},
+};
+#define FNF (sizeof(ffuncs) / sizeof(ffuncs[0]))
+
+/* An entry (site 2f) and a RET (site 2f+1) per function. */
+static struct ct_file_site fsites[2 * FNF];
+
+/* Thread 10:  main [0,1000] > work [100,600] > helper [200,250], helper [300,500];
+ *             main > noise [700,900].   Thread 11: work [1100,1400]. */
+static const struct {
+	uint64_t ts;
+	uint32_t tid, func;
+	uint64_t key;
+	bool ret;
+} stream[] = {
+	{0, 10, 0, 100, false},    {100, 10, 1, 200, false}, {200, 10, 2, 300, false},
+	{250, 10, 2, 300, true},   {300, 10, 2, 300, false}, {500, 10, 2, 300, true},
+	{600, 10, 1, 200, true},   {700, 10, 3, 200, false}, {900, 10, 3, 200, true},
+	{1000, 10, 0, 100, true},  {1100, 11, 1, 100, false}, {1400, 11, 1, 100, true},
+};
+
+static char *write_trace(void)
+{
+	for (uint32_t f = 0; f < FNF; f++) {
+		fsites[2 * f] = (struct ct_file_site){2 * f, ffuncs[f].entry, f, CT_SITE_ENTRY, CT_NOFUNC, 0,
+						      UINT32_MAX, UINT32_MAX, 0};
+		fsites[2 * f + 1] = (struct ct_file_site){2 * f + 1, ffuncs[f].entry + 0xff, f, CT_SITE_RET,
+							  CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};
+	}
+	const char *base = getenv("TMPDIR");
+	char *path = xasprintf("%s/ct-filter-XXXXXX", base && *base ? base : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	struct ct_writer *w = ct_writer_create(path);
+	if (!w)
+		return NULL;
+	ct_writer_meta(w, "clock.start_ns", "%d", 0);
+	ct_writer_meta(w, "target.lang", "%s", "c");
+	if (ct_writer_begin(w, ffuncs, FNF, fsites, 2 * FNF))
+		return NULL;
+	for (size_t i = 0; i < sizeof(stream) / sizeof(stream[0]); i++) {
+		struct ct_event e = {.ts = stream[i].ts, .key = stream[i].key, .pid = 10, .tid = stream[i].tid,
+				     .site = 2 * stream[i].func + stream[i].ret};
+		ct_writer_event(w, &e, NULL);
+	}
+	ct_writer_stat(w, "clock.end_ns", "%d", 2000);
+	return ct_writer_close(w) ? NULL : path;
+}
+
+static void on_enter(void *ctx, const struct ct_call *c)
+{
+	struct ct_buf *b = ctx;
+	buf_printf(b, "%s%s@%u", b->n ? " " : "", ffuncs[c->func].name, c->depth);
+}
+
+/* The calls the filter shows, in entry order: "name@depth ...". */
+static char *shown(const char *path, const struct ct_filter_opts *o)
+{
+	struct ct_trace t;
+	if (ct_trace_open(&t, path))
+		return xstrdup(ct_error());
+	struct ct_buf b = {0};
+	struct ct_recon_ops ops = {on_enter, NULL, NULL, NULL};
+	ct_filter_run(&t, o, &ops, &b);
+	ct_trace_close(&t);
+	buf_u8(&b, 0);
+	return (char *)b.p;
+}
+
+/* One option parsed the way replay's getopt hands it over. */
+static struct ct_filter_opts opt(int letter, const char *val)
+{
+	struct ct_filter_opts o = {0};
+	if (ct_filter_parse(&o, letter, val))
+		abort();
+	return o;
+}
+
+#define CHECK_SHOWN(path, o, want)                                             \
+	do {                                                                   \
+		struct ct_filter_opts o_ = (o);                                \
+		char *got_ = shown(path, &o_);                                 \
+		ct_filter_free(&o_);                                           \
+		int ok_ = !strcmp(got_, want);                                 \
+		if (!ok_)                                                      \
+			unit_fail(__FILE__, __LINE__, "%s: \"%s\" != \"%s\"", #o, got_, want); \
+		free(got_);                                                    \
+		if (!ok_)                                                      \
+			return;                                                \
+	} while (0)
+
+TEST(filters_select_calls)
+{
+	char *path = write_trace();
+	CHECK(path != NULL);
+	struct ct_filter_opts none = {0};
+	CHECK_SHOWN(path, none, "main@0 work@1 helper@2 helper@2 noise@1 work@0");
+	/* -F: subtrees rooted at matches, depth counted from the match */
+	CHECK_SHOWN(path, opt('F', "work"), "work@0 helper@1 helper@1 work@0");
+	CHECK_SHOWN(path, opt('F', "h*"), "helper@0 helper@0");
+	/* -N: whole subtrees hidden */
+	CHECK_SHOWN(path, opt('N', "work"), "main@0 noise@1");
+	CHECK_SHOWN(path, opt('D', "2"), "main@0 work@1 noise@1 work@0");
+	/* -t: calls shorter than the time go (helper took 50 ns) */
+	CHECK_SHOWN(path, opt('t', "100ns"), "main@0 work@1 helper@2 noise@1 work@0");
+	CHECK_SHOWN(path, opt(0x1002, "11"), "work@0");
+	CHECK_SHOWN(path, opt(0x1003, "700ns"), "noise@0 work@0");
+	CHECK_SHOWN(path, opt(0x1004, "250ns"), "main@0 work@1 helper@2");
+	CHECK_SHOWN(path, opt(0x1005, "2"), "main@0 work@1");
+	/* options combine: every one must let a call through */
+	struct ct_filter_opts both = opt('F', "work");
+	CHECK_EQ_I(ct_filter_parse(&both, 'D', "1"), 0);
+	CHECK_SHOWN(path, both, "work@0 work@0");
+	unlink(path);
+	free(path);
+}
+
+TEST(filter_options_refuse_bad_values)
+{
+	struct ct_filter_opts o = {0};
+	/* each prints one line; stderr is the test log's */
+	CHECK_EQ_I(ct_filter_parse(&o, 'D', "0"), -1);
+	CHECK_EQ_I(ct_filter_parse(&o, 't', "soon"), -1);
+	CHECK_EQ_I(ct_filter_parse(&o, 0x1002, "4294967296"), -1);
+	CHECK_EQ_I(ct_filter_parse(&o, 0x1005, "0"), -1);
+	CHECK_EQ_I(ct_filter_parse(&o, 'x', "1"), 1);
+	CHECK(!ct_filter_active(&o));
+	ct_filter_free(&o);
+}
