@@ -34,8 +34,7 @@ static void *tail_record(void *arg)
 {
 	struct ct_otlp_export *x = arg;
 	struct ct_trace *t = &x->t;
-	const char *lang = ct_trace_meta(t, "target.lang");
-	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, lang && !strcmp(lang, "go"), &ct_otlp_ops, x->spans);
+	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, &ct_otlp_ops, x->spans);
 	struct ct_event_iter it;
 	struct ct_rec_event ev;
 	ct_iter_init(&it, t);
@@ -46,6 +45,7 @@ static void *tail_record(void *arg)
 		bool last = atomic_load(&x->done);
 		while (ct_iter_next(&it, &ev)) {
 			ct_recon_set_sites(r, t->sites, t->nsites); /* may grow (--follow) */
+			ct_recon_set_funcs(r, t->funcs, t->nfuncs);
 			ct_recon_event(r, &ev);
 			if (ev.ts > last_ts)
 				last_ts = ev.ts;

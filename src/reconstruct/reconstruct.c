@@ -39,7 +39,10 @@ struct stack {
 struct ct_recon {
 	const struct ct_file_site *sites;
 	size_t nsites;
-	bool go;
+	const struct ct_file_func *funcs; /* NULL: `go` speaks for every function */
+	size_t nfuncs;
+	bool go;                          /* with funcs: any function is Go */
+	size_t nfuncs_seen;               /* of them, looked at for `go` */
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
@@ -81,6 +84,14 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 	r->ops = *ops;
 	r->ctx = ctx;
 	return r;
+}
+
+/* Is FUNC Go code (its own flag, as the BPF side decides per binary)? */
+static bool is_go_code(const struct ct_recon *r, uint32_t func)
+{
+	if (!r->funcs)
+		return r->go;
+	return func < r->nfuncs && ct_file_func_is_go(&r->funcs[func]);
 }
 
 /* Goroutines are identified by (pid, goid); everything else (C threads,
@@ -309,7 +320,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				r->st.restarts++;
 				return;
 			}
-			if (top->tail_pending || (r->go && top->c.func != func && top->losses == r->losses)) {
+			if (top->tail_pending || (is_go_code(r, func) && top->c.func != func && top->losses == r->losses)) {
 				tail = true;
 				top->tail_pending = false;
 				r->st.tails++;
@@ -812,15 +823,16 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 
 /* After fork() the child is inside the calls its forking thread had open:
  * they go on in the child (uftrace's daemon case: main returns there).  Go
- * forks only to exec, from a goroutine the thread id does not name. */
+ * forks only to exec, from a goroutine the thread id does not name: a thread
+ * in Go code copies nothing. */
 static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 {
-	if (r->go)
-		return;
 	struct thread_stacks *fth = thread_of(r, ev->pid, ev->tid, false);
 	struct stack *from = fth ? fth->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
 	uint64_t k = make_thread_key(ev->child, ev->child, 0, false, 0);
 	if (!from || !from->f.n || map_get(&r->stacks, k) || thread_of(r, ev->child, ev->child, false))
+		return;
+	if (is_go_code(r, from->f.v[from->f.n - 1].c.func))
 		return;
 	struct stack *s = new_stack(r, k, k, ev->child, 0);
 	for (size_t i = 0; i < from->f.n; i++) {
@@ -1007,6 +1019,17 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	r->nsites = nsites;
 }
 
+void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, size_t nfuncs)
+{
+	r->funcs = funcs;
+	r->nfuncs = nfuncs;
+	/* what no function decides (events on no goroutine): Go if any is;
+	 * called again as the table grows, it looks at the new ones only */
+	for (size_t i = r->nfuncs_seen; i < nfuncs; i++)
+		r->go |= ct_file_func_is_go(&funcs[i]);
+	r->nfuncs_seen = nfuncs;
+}
+
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)
 {
 	return &r->st;
@@ -1034,8 +1057,8 @@ void ct_recon_free(struct ct_recon *r)
 
 struct ct_recon_stats ct_recon_run(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)
 {
-	const char *lang = ct_trace_meta(t, "target.lang");
-	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, lang && !strcmp(lang, "go"), ops, ctx);
+	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
+	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
 	struct ct_event_iter it;
 	struct ct_rec_event ev;
 	uint64_t last_ts = t->first_ts;

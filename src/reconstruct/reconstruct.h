@@ -122,13 +122,17 @@ struct ct_recon_stats {
 
 struct ct_recon;
 
-/* SITES/NSITES: the trace's site table.  GO: the trace is of Go code (tail
- * calls may be inferred from equal keys). */
+/* SITES/NSITES: the trace's site table.  GO: the code is Go (tail calls
+ * may be inferred from equal keys; a fork copies no frames) — for every
+ * function until ct_recon_set_funcs gives each its own flag. */
 struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
 			      const struct ct_recon_ops *ops, void *ctx);
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
 /* The site table grew (a file read while it is written: live, --follow). */
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites);
+/* The function table (again when it grew): each function's CT_FN_GO flag
+ * decides the rules that differ between Go and C code. */
+void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, size_t nfuncs);
 /* Closes every open frame as UNFINISHED at END_TS and reports them. */
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts);
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r);

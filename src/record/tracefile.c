@@ -1,5 +1,6 @@
 #include "record/tracefile.h"
 #include "probes/event.h"
+#include "target/target.h" /* CT_FN_* */
 #include "util/files.h"
 
 #include <errno.h>
@@ -466,6 +467,24 @@ const char *ct_trace_meta(const struct ct_trace *t, const char *key)
 const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 {
 	return ct_kv_get(t->stats.v, t->stats.n, key);
+}
+
+bool ct_file_func_is_go(const struct ct_file_func *f)
+{
+	return (f->flags & CT_FN_GO) != 0;
+}
+
+bool ct_trace_func_is_go(const struct ct_trace *t, uint32_t func)
+{
+	return func < t->nfuncs && ct_file_func_is_go(&t->funcs[func]);
+}
+
+bool ct_trace_has_go(const struct ct_trace *t)
+{
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (ct_file_func_is_go(&t->funcs[i]))
+			return true;
+	return false;
 }
 
 /* FUNCS and SITES chunks: the first ones, and more for binaries that

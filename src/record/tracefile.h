@@ -168,6 +168,12 @@ const char *ct_trace_meta(const struct ct_trace *t, const char *key);
 const char *ct_trace_stat(const struct ct_trace *t, const char *key);
 /* Where code address PC of process PID is in the source, or NULL. */
 const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc);
+/* Language is a property of each function, not of the trace: a --follow
+ * trace of a C launcher that execs a Go program holds both.  "target.lang"
+ * names the launched program's, for display only. */
+bool ct_file_func_is_go(const struct ct_file_func *f); /* gc-compiled Go (CT_FN_GO) */
+bool ct_trace_func_is_go(const struct ct_trace *t, uint32_t func);
+bool ct_trace_has_go(const struct ct_trace *t); /* any function so far */
 
 /* Streams events in file order. */
 struct ct_event_iter {

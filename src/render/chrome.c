@@ -156,7 +156,7 @@ static uint64_t track_of(struct chrome *ch, const struct ct_call *c)
 			snprintf(name, sizeof(name), "goroutine %" PRIu64, c->goid);
 		else if (c->context)
 			snprintf(name, sizeof(name), "thread %u context %u", c->tid, c->context);
-		else if (ch->go)
+		else if (ch->go && ct_trace_func_is_go(ch->t, c->func))
 			snprintf(name, sizeof(name), "thread %u (no goroutine)", c->tid);
 		else
 			snprintf(name, sizeof(name), "thread %u", c->tid);
@@ -367,8 +367,7 @@ int ct_render_chrome(struct ct_trace *t, const struct ct_render_opts *o, bool wi
 	ch.t = t;
 	ch.out = o->out;
 	ch.with_values = with_values;
-	const char *lang = ct_trace_meta(t, "target.lang");
-	ch.go = lang && !strcmp(lang, "go");
+	ch.go = ct_trace_has_go(t);
 	ch.vals = ct_values_new(t);
 	ch.process_name = ct_command_name(t);
 	fputs("{\"traceEvents\":[\n", ch.out);

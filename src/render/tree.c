@@ -374,8 +374,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	tr.t = t;
 	tr.o = o;
 	tr.vals = ct_values_new(t);
-	const char *lang = ct_trace_meta(t, "target.lang");
-	tr.go = lang && !strcmp(lang, "go");
+	tr.go = ct_trace_has_go(t);
 	if (!o->merge && !(tr.spill = tmpfile()))
 		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
@@ -413,17 +412,18 @@ struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render
 	l->tr.t = t;
 	l->tr.o = o; /* o->merge must be set: lines go out as they happen */
 	l->tr.vals = ct_values_new(t);
-	const char *lang = ct_trace_meta(t, "target.lang");
-	l->tr.go = lang && !strcmp(lang, "go");
+	l->tr.go = ct_trace_has_go(t); /* the tables written so far: the first program's */
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", l->tr.go ? "      GID" : "");
 	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
-	l->r = ct_recon_new(t->sites, t->nsites, l->tr.go, &ops, &l->tr);
+	l->r = ct_recon_new(t->sites, t->nsites, false, &ops, &l->tr);
+	ct_recon_set_funcs(l->r, t->funcs, t->nfuncs);
 	return l;
 }
 
 void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
 {
 	ct_recon_set_sites(l->r, l->tr.t->sites, l->tr.t->nsites); /* may have grown (--follow) */
+	ct_recon_set_funcs(l->r, l->tr.t->funcs, l->tr.t->nfuncs);
 	ct_recon_event(l->r, ev);
 }
 

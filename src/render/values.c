@@ -17,6 +17,7 @@
 struct ct_values {
 	const struct ct_trace *t;
 	const struct ct_site_fetch *f;
+	bool go;             /* the site's function is Go code */
 	uint8_t payload[CT_MAX_PAYLOAD];
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	size_t nsnaps;
@@ -57,6 +58,7 @@ bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, 
 		return false;
 	v->nsnaps = ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
 	v->f = f;
+	v->go = v->t->sites && ct_trace_func_is_go(v->t, v->t->sites[site].func);
 	return true;
 }
 
@@ -236,12 +238,6 @@ static void emit_ptr(struct ct_values *v, uint64_t p, bool go)
 		buf_printf(v->out, "\"0x%" PRIx64 "\"", p);
 	else
 		buf_printf(v->out, "0x%" PRIx64, p);
-}
-
-static bool is_go(const struct ct_values *v)
-{
-	const char *lang = ct_trace_meta(v->t, "target.lang");
-	return lang && !strcmp(lang, "go");
 }
 
 /* An interface's dynamic value, given its runtime type and data word. */
@@ -633,7 +629,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 	}
 	case CT_K_PTR:
 	case CT_K_FUNC:
-		emit_ptr(v, load_uint(b, 8), is_go(v));
+		emit_ptr(v, load_uint(b, 8), v->go);
 		break;
 	case CT_K_STRING: {
 		uint64_t p = load_uint(b, 8), n = load_uint(b + 8, 8);

@@ -199,3 +199,20 @@ def test_ignored_signals_stay_ignored():
                        timeout=60)
     assert p.returncode == -signal.SIGHUP and "survived" not in p.stdout, (p.returncode, p.stdout, p.stderr)
     assert "SIGHUP default" in p.stdout, p.stdout
+def test_follow_c_launcher_of_go_shows_goroutines():
+    # Language is per function: the text tree of a C program that execs a Go
+    # one has the GID column, "-" on the C calls and the goroutine on the Go ones
+    from lib import record
+    _, out = record([fixture("c_core"), "forkexec", fixture("go_core"), "fib", "3"], "--follow",
+                    "-F", "c_fib", "-F", "main.*", out=tmp("follow-gid.data"))
+    p = ct("replay", out)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["#", "DURATION", "TID", "GID", "FUNCTION"], lines[0]
+    gid = {}
+    for line in lines[1:]:
+        left, _, right = line.partition("| ")
+        name = right.strip().split("(")[0]
+        if name.startswith(("c_fib", "go_core:main.")):
+            gid.setdefault(name.split(":")[0] if ":" in name else name, set()).add(left.split()[-1])
+    assert gid == {"c_fib": {"-"}, "go_core": {"1"}}, gid
