@@ -9,7 +9,7 @@
 
 #include "cmds/cmds.h"
 #include "reconstruct/reconstruct.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "render/render.h"
 #include "util/util.h"
 

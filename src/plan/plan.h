@@ -5,7 +5,7 @@
 
 #include "plan/fetch.h"
 #include "plan/sites.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "target/target.h"
 
 /* --exit: where calls end (and start) are observed. */
@@ -60,7 +60,7 @@ struct ct_plan_site {
 	uint32_t call_site; /* RETSITE: the CALL site whose call returns here */
 	struct ct_callsite *cs; /* CALL/RETSITE: the call */
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
-	uint8_t flags;   /* CT_SITEF_* (record/tracefile.h) */
+	uint8_t flags;   /* CT_SITEF_* (format/tracefile.h) */
 };
 
 struct ct_plan_planned {

@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #include "probes/event.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 
 enum ct_call_status {
 	CT_CALL_OPEN = 0,

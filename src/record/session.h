@@ -10,7 +10,7 @@
 
 #include "plan/plan.h"
 #include "probes/probes.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "target/target.h"
 
 struct ct_session_opts {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "reconstruct/reconstruct.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "render/filter.h"
 
 struct ct_render_opts {

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "util/util.h"
 
 struct ct_values;

@@ -21,7 +21,7 @@
 
 #include "plan/plan.h"
 #include "probes/event.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "wasm/gowasm.h"
 #include "wasm/module.h"
 #include "wasm/rewrite.h"

@@ -27,7 +27,7 @@
  *   built with -DCT_LIBFUZZER: libFuzzer entry points (make fuzz), the same
  *       mutator as LLVMFuzzerCustomMutator */
 #include "cmds/cmds.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "target/target.h"
 #include "render/otlp.h"
 #include "render/render.h"

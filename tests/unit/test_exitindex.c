@@ -7,7 +7,7 @@
 #include "probes/event.h"
 #include "reconstruct/exitindex.h"
 #include "reconstruct/reconstruct.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "util/util.h"
 
 #include <stdlib.h>

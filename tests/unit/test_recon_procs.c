@@ -10,7 +10,7 @@
 #include "plan/sites.h"
 #include "probes/event.h"
 #include "reconstruct/reconstruct.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "util/util.h"
 
 #include <stdlib.h>

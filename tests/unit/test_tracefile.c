@@ -1,11 +1,11 @@
-/* The record file (src/record/tracefile.c): round trip of every field,
+/* The record file (src/format/tracefile.c): round trip of every field,
  * file mode and .old, truncation at many lengths, corruption, foreign and
  * future files, and the encoded size per event. */
 #include "unit.h"
 
 #include "plan/sites.h"
 #include "probes/event.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "util/util.h"
 
 #include <dirent.h>

@@ -10,7 +10,7 @@
 
 #include "plan/abi.h"
 #include "plan/fetch.h"
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "render/values.h"
 
 /* ---- a process to capture from ---- */

@@ -1,4 +1,4 @@
-#include "record/tracefile.h"
+#include "format/tracefile.h"
 #include "probes/event.h"
 #include "target/target.h" /* CT_FN_* */
 #include "util/files.h"
