@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "plan/fetch.h"
+#include "format/payload.h"
 #include "target/demangle.h"
 #include "target/types.h"
 #include "util/util.h"

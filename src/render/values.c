@@ -1,5 +1,5 @@
 #include "render/values.h"
-#include "plan/fetch.h"
+#include "format/payload.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,7 +1,8 @@
-/* The payload codec (plan/fetch.c): a capture built for a signature, run
- * over registers and memory of this process the way the BPF program runs it
- * (probes/calltrace.bpf.c run_fetch), compacted for the file, expanded back
- * and read as snapshots — the bytes must survive the round trip exactly. */
+/* The payload codec (format/payload.c): a capture built for a signature
+ * (plan/fetch.c), run over registers and memory of this process the way the
+ * BPF program runs it (probes/calltrace.bpf.c run_fetch), compacted for the
+ * file, expanded back and read as snapshots — the bytes must survive the
+ * round trip exactly. */
 #include "unit.h"
 
 #include "plan/fetch.h"

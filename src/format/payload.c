@@ -1,0 +1,109 @@
+#include "format/payload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ct_site_fetch_free(struct ct_site_fetch *f)
+{
+	for (uint32_t i = 0; i < f->nvals; i++) {
+		free(f->vals[i].name);
+		free(f->vals[i].pieces);
+	}
+	free(f->vals);
+	memset(f, 0, sizeof(*f));
+}
+
+bool ct_fetch_op_is_mem(uint8_t code)
+{
+	return code != CT_OP_REG && code != CT_OP_STACKWORD;
+}
+
+size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,
+			size_t outcap)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (!ct_fetch_op_is_mem(op->code)) {
+			if (op->dst + 8u > rawlen || n + 8 > outcap)
+				return n;
+			memcpy(out + n, raw + op->dst, 8);
+			n += 8;
+			continue;
+		}
+		uint16_t hdr = CT_FETCH_FAILED;
+		if (op->dst + (size_t)CT_MEM_HDR <= rawlen)
+			memcpy(&hdr, raw + op->dst, 2);
+		if (hdr != CT_FETCH_FAILED && (hdr > op->size || op->dst + CT_MEM_HDR + (size_t)hdr > rawlen))
+			hdr = CT_FETCH_FAILED;
+		size_t need = 2 + (hdr == CT_FETCH_FAILED ? 0 : hdr);
+		if (n + need > outcap)
+			return n;
+		memcpy(out + n, &hdr, 2);
+		n += 2;
+		if (hdr != CT_FETCH_FAILED) {
+			memcpy(out + n, raw + op->dst + CT_MEM_HDR, hdr);
+			n += hdr;
+		}
+	}
+	return n;
+}
+
+size_t ct_fetch_expand(const struct ct_fetch *f, const uint8_t *compact, size_t len, uint8_t *out,
+		       size_t outcap)
+{
+	size_t pos = 0, size = f->size < outcap ? f->size : outcap;
+	memset(out, 0, size);
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (!ct_fetch_op_is_mem(op->code)) {
+			if (pos + 8 > len || op->dst + 8u > size)
+				return 0;
+			memcpy(out + op->dst, compact + pos, 8);
+			pos += 8;
+			continue;
+		}
+		uint16_t hdr;
+		if (pos + 2 > len || op->dst + (size_t)CT_MEM_HDR > size)
+			return 0;
+		memcpy(&hdr, compact + pos, 2);
+		pos += 2;
+		if (hdr != CT_FETCH_FAILED &&
+		    (hdr > op->size || pos + hdr > len || op->dst + CT_MEM_HDR + (size_t)hdr > size))
+			return 0;
+		memcpy(out + op->dst, &hdr, 2);
+		if (hdr != CT_FETCH_FAILED) {
+			memcpy(out + op->dst + CT_MEM_HDR, compact + pos, hdr);
+			pos += hdr;
+		}
+	}
+	return size;
+}
+
+size_t ct_fetch_snapshots(const struct ct_fetch *f, const uint8_t *payload, struct ct_snapshot *out,
+			  size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < f->nops && i < CT_MAX_OPS && n < max; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (op->code != CT_OP_DEREF && op->code != CT_OP_DEREF_LEN && op->code != CT_OP_DEREF_STR &&
+		    op->code != CT_OP_DEREF_SPAN)
+			continue;
+		if (op->src + 8u > f->size || op->dst + (uint32_t)CT_MEM_HDR > f->size)
+			continue;
+		uint64_t ptr;
+		uint16_t hdr;
+		memcpy(&ptr, payload + (op->src & ~7U), 8);
+		memcpy(&hdr, payload + op->dst, 2);
+		/* never past the op's slot, whatever the header says */
+		uint32_t room = f->size - (op->dst + (uint32_t)CT_MEM_HDR);
+		if (hdr != CT_FETCH_FAILED && (hdr > op->size || hdr > room))
+			hdr = (uint16_t)(op->size < room ? op->size : room);
+		out[n].addr = ptr + (int64_t)op->off;
+		out[n].bytes = hdr == CT_FETCH_FAILED ? NULL : payload + op->dst + CT_MEM_HDR;
+		out[n].len = hdr == CT_FETCH_FAILED ? 0 : hdr;
+		out[n].cap = op->code == CT_OP_DEREF_STR ? op->size - 1u : op->size;
+		n++;
+	}
+	return n;
+}
