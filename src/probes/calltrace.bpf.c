@@ -274,11 +274,11 @@ static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
 
 static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f)
 {
-	/* A copy of the registers, indexed by pt_regs slot (sp is slot 19);
+	/* A copy of the registers, indexed by pt_regs slot (enum ct_reg);
 	 * ctx may arrive here as a plain address, so it is only copied from. */
 	if (bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs), ctx))
 		return -1;
-	__u64 sp = s->regs[19];
+	__u64 sp = s->regs[CT_REG_SP];
 	for (int i = 0; i < CT_MAX_OPS; i++) {
 		if (i >= f->nops)
 			break;
@@ -286,13 +286,13 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 		__u32 dst = op->dst & PMASK;
 		switch (op->code) {
 		case CT_OP_REG:
-			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & 15];
+			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK];
 			break;
 		case CT_OP_STACK:
 			fetch_mem(s, dst, op->size, sp + op->off, 0);
 			break;
 		case CT_OP_REGMEM:
-			fetch_mem(s, dst, op->size, s->regs[op->reg & 15] + op->off, 0);
+			fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0);
 			break;
 		case CT_OP_DEREF:
 			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0);

@@ -18,6 +18,19 @@ typedef unsigned char __u8;
 #include <linux/types.h>
 #endif
 
+/* Registers, numbered as the 8-byte slots of the kernel's struct pt_regs
+ * (x86-64), so the BPF side indexes a copy of the registers directly: a
+ * fetch op's `reg` is one of the general registers (masked to 4 bits for
+ * the verifier), SP is read for stack slots. */
+enum ct_reg {
+	CT_R15 = 0, CT_R14 = 1, CT_R13 = 2, CT_R12 = 3, CT_RBP = 4, CT_RBX = 5,
+	CT_R11 = 6, CT_R10 = 7, CT_R9 = 8, CT_R8 = 9, CT_RAX = 10, CT_RCX = 11,
+	CT_RDX = 12, CT_RSI = 13, CT_RDI = 14,
+	CT_REG_SP = 19, /* pt_regs.sp */
+	CT_XMM0 = 32,   /* CT_XMM0 + i: SSE registers, which BPF cannot read */
+};
+#define CT_REG_MASK 15  /* the general registers a fetch op may name */
+
 /* What a probe site is (kept per site in the record file, docs/FORMAT.md).
  * Callee-side sites (--exit=ret, and functions not every call of which is
  * seen from its caller):

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probes/event.h" /* enum ct_reg */
+
 enum ct_kind {
 	CT_K_UNKNOWN = 0, /* not described (no DWARF, or a construct we skip) */
 	CT_K_BOOL,
@@ -77,15 +79,6 @@ struct ct_type {
 struct ct_typetab {
 	struct ct_type *v; /* v[0] is the unknown type */
 	size_t n;
-};
-
-/* Registers, numbered as the 8-byte slots of the kernel's struct pt_regs
- * (x86-64), so the BPF side can index a copy of the registers directly. */
-enum ct_reg {
-	CT_R15 = 0, CT_R14 = 1, CT_R13 = 2, CT_R12 = 3, CT_RBP = 4, CT_RBX = 5,
-	CT_R11 = 6, CT_R10 = 7, CT_R9 = 8, CT_R8 = 9, CT_RAX = 10, CT_RCX = 11,
-	CT_RDX = 12, CT_RSI = 13, CT_RDI = 14,
-	CT_XMM0 = 32, /* CT_XMM0 + i: SSE registers, which BPF cannot read */
 };
 
 /* Where one piece of a value lives at a probe site. */
