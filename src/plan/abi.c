@@ -25,13 +25,10 @@
 #define MAX_DEPTH 32           /* nesting limit: guards against cyclic tables */
 #define STACK_CHUNK 0x8000u    /* largest STACK piece we emit (size is uint16_t) */
 
-static const uint8_t go_iregs[] = {CT_RAX, CT_RBX, CT_RCX, CT_RDI, CT_RSI,
-				   CT_R8,  CT_R9,  CT_R10, CT_R11};
-#define GO_NI 9u
+const uint8_t ct_go_int_regs[CT_GO_NINT] = {CT_RAX, CT_RBX, CT_RCX, CT_RDI, CT_RSI,
+					     CT_R8,  CT_R9,  CT_R10, CT_R11};
+const uint8_t ct_sysv_int_regs[CT_SYSV_NINT] = {CT_RDI, CT_RSI, CT_RDX, CT_RCX, CT_R8, CT_R9};
 #define GO_NF 15u
-
-static const uint8_t sysv_iregs[] = {CT_RDI, CT_RSI, CT_RDX, CT_RCX, CT_R8, CT_R9};
-#define SYSV_NI 6u
 #define SYSV_NF 8u
 
 typedef CT_VEC(struct ct_piece) piece_vec;
@@ -214,7 +211,7 @@ static bool go_ints(struct go_state *s, uint32_t size, uint32_t off)
 	if (s->ni + n > s->max_i)
 		return false;
 	for (uint32_t i = 0; i < n; i++)
-		push_piece(&s->pv, CT_PIECE_REG, go_iregs[s->ni++], min_u32(8, size - 8 * i),
+		push_piece(&s->pv, CT_PIECE_REG, ct_go_int_regs[s->ni++], min_u32(8, size - 8 * i),
 			   off + 8 * i, 0);
 	return true;
 }
@@ -285,7 +282,7 @@ static void go_layout(const struct ct_typetab *tt, const struct ct_sig *sig, enu
 {
 	struct go_state s = {.tt = tt};
 	if (cc == CT_CC_GO_REG) {
-		s.max_i = GO_NI;
+		s.max_i = CT_GO_NINT;
 		s.max_f = GO_NF;
 	}
 	/* The dictionary of a shape instance is an ordinary first parameter
@@ -480,18 +477,18 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 		if (t->by_ref) {
 			/* C++: a pointer to the caller's copy (on the stack when
 			 * no register is left: then the value is out of reach) */
-			if (ni < SYSV_NI)
-				push_mem(&pv, CT_PIECE_REGMEM, sysv_iregs[ni++], t->size, 0);
+			if (ni < CT_SYSV_NINT)
+				push_mem(&pv, CT_PIECE_REGMEM, ct_sysv_int_regs[ni++], t->size, 0);
 			else
 				stack += 8;
 		} else if (n == 0) {
 			/* empty struct: GCC passes nothing */
 			push_piece(&pv, CT_PIECE_STACK, 0, 0, 0, (int32_t)stack);
-		} else if (!mem && ni + need_i <= SYSV_NI && nf + need_f <= SYSV_NF) {
+		} else if (!mem && ni + need_i <= CT_SYSV_NINT && nf + need_f <= SYSV_NF) {
 			for (uint32_t eb = 0; eb < n; eb++) {
 				uint32_t sz = min_u32(8, t->size - 8 * eb);
 				if (cls[eb] == SV_INTEGER)
-					push_piece(&pv, CT_PIECE_REG, sysv_iregs[ni++], sz, 8 * eb, 0);
+					push_piece(&pv, CT_PIECE_REG, ct_sysv_int_regs[ni++], sz, 8 * eb, 0);
 				else if (cls[eb] == SV_SSE)
 					push_piece(&pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + nf++), sz, 8 * eb, 0);
 			}
@@ -682,8 +679,8 @@ static void rs_take(struct rs_state *s, const struct rs_scalar *sc)
 {
 	if (sc->sse && s->nf < SYSV_NF) {
 		push_piece(&s->pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + s->nf++), sc->size, sc->off, 0);
-	} else if (!sc->sse && s->ni < SYSV_NI) {
-		push_piece(&s->pv, CT_PIECE_REG, sysv_iregs[s->ni++], sc->size, sc->off, 0);
+	} else if (!sc->sse && s->ni < CT_SYSV_NINT) {
+		push_piece(&s->pv, CT_PIECE_REG, ct_sysv_int_regs[s->ni++], sc->size, sc->off, 0);
 	} else {
 		push_piece(&s->pv, CT_PIECE_STACK, 0, sc->size, sc->off, (int32_t)s->stack);
 		s->stack += 8;
@@ -754,8 +751,8 @@ static void rust_layout(const struct ct_typetab *tt, const struct ct_sig *sig, s
 			if (t->size <= 8) {
 				struct rs_scalar whole = {0, t->size, false, 0};
 				rs_take(&s, &whole);
-			} else if (s.ni < SYSV_NI) {
-				push_mem(&s.pv, CT_PIECE_REGMEM, sysv_iregs[s.ni++], t->size, 0);
+			} else if (s.ni < CT_SYSV_NINT) {
+				push_mem(&s.pv, CT_PIECE_REGMEM, ct_sysv_int_regs[s.ni++], t->size, 0);
 			} else {
 				s.stack += 8; /* a pointer on the stack: out of reach */
 			}

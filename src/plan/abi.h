@@ -32,6 +32,12 @@
 
 #include "target/types.h"
 
+/* Integer argument registers in the order the convention assigns them. */
+#define CT_GO_NINT 9u   /* Go ABIInternal: RAX RBX RCX RDI RSI R8 R9 R10 R11 */
+#define CT_SYSV_NINT 6u /* SysV: RDI RSI RDX RCX R8 R9 */
+extern const uint8_t ct_go_int_regs[CT_GO_NINT];
+extern const uint8_t ct_sysv_int_regs[CT_SYSV_NINT];
+
 enum ct_callconv {
 	CT_CC_GO_REG = 1,
 	CT_CC_GO_STACK = 2,

@@ -212,14 +212,14 @@ static void capture(struct builder *b, const struct region *r, uint32_t off, uin
 	case CT_K_IFACE:
 	case CT_K_EFACE: {
 		/* Dynamic type: eface word 0 is the *_type; an iface's word 0 is
-		 * an *itab whose _type sits at +8.  Data: 16 bytes behind the data
+		 * an *itab whose _type sits at CT_GO_ITAB_TYPE_OFF.  Data: 16 bytes behind the data
 		 * word cover a boxed int/float/bool, a string header or the
 		 * message field of errors.New/fmt.Errorf values; the string they
 		 * may describe is captured too and used only if the type says so. */
 		if ((p = word_slot(r, off)) < 0 || (q = word_slot(r, off + 8)) < 0)
 			break;
 		if (t->kind == CT_K_IFACE)
-			deref(b, p, 8, 8);
+			deref(b, p, CT_GO_ITAB_TYPE_OFF, 8);
 		int data = deref(b, q, 0, 16);
 		if (data >= 0)
 			deref_len(b, data + CT_MEM_HDR, data + CT_MEM_HDR + 8, 1, b->o->max_string);
@@ -331,11 +331,9 @@ void ct_fetch_build(const struct ct_typetab *tt, const struct ct_sig *sig, const
 
 void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fetch *out)
 {
-	static const uint8_t go_regs[] = {CT_RAX, CT_RBX, CT_RCX, CT_RDI, CT_RSI, CT_R8, CT_R9, CT_R10, CT_R11};
-	static const uint8_t sysv_regs[] = {CT_RDI, CT_RSI, CT_RDX, CT_RCX, CT_R8, CT_R9};
 	memset(out, 0, sizeof(*out));
-	const uint8_t *regs = cc == CT_CC_SYSV ? sysv_regs : go_regs;
-	uint32_t nregs = cc == CT_CC_SYSV ? 6 : 9;
+	const uint8_t *regs = cc == CT_CC_SYSV ? ct_sysv_int_regs : ct_go_int_regs;
+	uint32_t nregs = cc == CT_CC_SYSV ? CT_SYSV_NINT : CT_GO_NINT;
 	if (cc != CT_CC_GO_STACK && nwords > nregs)
 		nwords = nregs;
 	if (nwords > 16)

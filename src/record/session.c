@@ -699,7 +699,7 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 				snapped = true;
 			}
 			for (size_t k = 0; k < nsnaps; k++)
-				if (snaps[k].addr == w0 + 8 && snaps[k].bytes && snaps[k].len >= 8)
+				if (snaps[k].addr == w0 + CT_GO_ITAB_TYPE_OFF && snaps[k].bytes && snaps[k].len >= 8)
 					memcpy(&rtype, snaps[k].bytes, 8);
 		}
 		if (!rtype || map_get(&s->rtypes_seen, rtype))

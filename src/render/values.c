@@ -704,7 +704,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			break;
 		}
 		if (t->kind == CT_K_IFACE) {
-			m = mem(v, w0 + 8, &got); /* itab._type */
+			m = mem(v, w0 + CT_GO_ITAB_TYPE_OFF, &got);
 			rtype = m && got >= 8 ? load_uint(m, 8) : 0;
 		}
 		if (!rtype)
