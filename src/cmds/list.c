@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		   "                    Rust hash) or no (the mangled symbol); GLOBs match any form\n"
 		   "\nUnder each function: its arguments -> results as record would capture them,\n"
 		   "with types and where each lives (registers, CFA+N = stack above the return\n"
-		   "address, X0(unreadable) = an SSE register BPF cannot read).\n");
+		   "address, X0(unreadable) = an SSE register BPF cannot read, st(0)(unreadable) =\n"
+		   "the x87 register of a long double result).\n");
 }
 
 static const char *reg_name(uint8_t r)
@@ -55,6 +56,8 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 			printf("unavailable: DWARF omits parameters");
 		else if (v->flags & CT_VAL_OPTIMIZED)
 			printf("optimized out");
+		else if (v->flags & CT_VAL_CUT)
+			printf("beyond the capture limits");
 		else if (!v->npieces)
 			printf("location unknown");
 		for (uint32_t k = 0; k < v->npieces; k++) {
@@ -64,6 +67,8 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 				printf("%s", reg_name(pc->reg));
 			else if (pc->kind == CT_PIECE_XREG)
 				printf("X%u(unreadable)", pc->reg - CT_XMM0);
+			else if (pc->kind == CT_PIECE_X87)
+				printf("st(0)(unreadable)");
 			else if (pc->kind == CT_PIECE_STACK)
 				printf("CFA%+d", op_offset(f, pc->slot) - 8);
 			else if (pc->kind == CT_PIECE_CONST)

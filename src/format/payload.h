@@ -25,6 +25,7 @@
 #define CT_VAL_INCOMPLETE 0x08 /* the signature misses params (blank `_`): unavailable */
 #define CT_VAL_OPTIMIZED 0x10  /* with NOLOC: optimized code keeps it nowhere we know of
 				  (and the calling convention need not hold) */
+#define CT_VAL_CUT 0x20        /* (with NOLOC) it did not fit the capture limits */
 
 struct ct_val_piece {
 	uint8_t kind;       /* enum ct_piece_kind */

@@ -199,14 +199,18 @@ void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t fi
 		buf_uvar(&b, t->key);
 		buf_uvar(&b, t->len);
 		bool values = t->kind == CT_K_ENUM || t->kind == CT_K_VARIANT;
+		for (uint32_t k = 0; k < t->nfields; k++)
+			values |= (t->fields[k].flags & CT_FIELD_BITS) != 0;
 		buf_u8(&b, (uint8_t)(t->is_signed | (t->is_error << 1) | (t->is_text << 2) | (t->by_ref << 3) |
 				     (values << 4)));
 		buf_uvar(&b, t->go_rtype);
 		buf_uvar(&b, t->nfields);
 		for (uint32_t k = 0; k < t->nfields; k++) {
 			if (values) {
-				buf_svar(&b, t->fields[k].value);
-				buf_u8(&b, t->fields[k].flags);
+				const struct ct_field *f = &t->fields[k];
+				/* a bit-field's value: where its bits are */
+				buf_svar(&b, f->flags & CT_FIELD_BITS ? f->bit_size | f->bit_off << 8 : f->value);
+				buf_u8(&b, f->flags);
 			}
 			buf_str(&b, t->fields[k].name);
 			buf_uvar(&b, t->fields[k].offset);
@@ -632,9 +636,20 @@ static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 				ty->fields[k].value = rd_svar(&r);
 				ty->fields[k].flags = rd_u8(&r);
 			}
+			bool lie = false;
+			if (ty->fields[k].flags & CT_FIELD_BITS) {
+				int64_t v = ty->fields[k].value;
+				ty->fields[k].bit_size = (uint8_t)v;
+				ty->fields[k].bit_off = (uint8_t)(v >> 8);
+				lie = v < 1 || (v & 0xff) == 0 || (v & 0xff) > 64 || (v >> 8) > 7;
+			}
 			ty->fields[k].name = rd_str(&r);
 			ty->fields[k].offset = (uint32_t)rd_uvar(&r);
 			ty->fields[k].type = (uint32_t)rd_uvar(&r);
+			if (lie) { /* bits nowhere: the field is read as undescribed */
+				ty->fields[k].flags &= ~CT_FIELD_BITS;
+				ty->fields[k].type = CT_TYPE_NONE;
+			}
 		}
 	}
 	return !r.bad;

@@ -12,8 +12,8 @@
  * which may pack several C fields).  A stack value is one STACK piece, split
  * into 32 KiB chunks only when it is larger than a piece can describe.
  *
- * Limits of the type model (struct ct_type has no alignment or bit-field
- * data): a C member with _Alignas or a packed struct is judged by its
+ * Limits of the type model (struct ct_type has no alignment data; bit-fields
+ * are integers in the bytes their bits cover): a C member with _Alignas or a packed struct is judged by its
  * natural alignment (packing shows up as unaligned fields -> MEMORY, which is
  * right); a 16-byte float is taken to be x87 long double, never _Float128
  * (SSE); a union without member descriptions is classified INTEGER. */
@@ -136,7 +136,9 @@ static int check_type(const struct ct_typetab *tt, uint32_t id, enum ct_callconv
 			const struct ct_field *f = &t->fields[i];
 			if (check_type(tt, f->type, cc, depth + 1) < 0)
 				return -1;
-			if ((uint64_t)f->offset + type_at(tt, f->type)->size > t->size)
+			uint64_t fsize = f->flags & CT_FIELD_BITS ? (f->bit_off + f->bit_size + 7u) / 8u
+								 : type_at(tt, f->type)->size;
+			if (f->offset + fsize > t->size)
 				return ct_fail("abi: field %s of %s lies outside it", f->name ? f->name : "?",
 					       name);
 		}
@@ -371,6 +373,10 @@ static void sv_classify(const struct ct_typetab *tt, uint32_t id, uint32_t off, 
 		for (uint32_t i = 0; i < t->nfields; i++) {
 			const struct ct_field *f = &t->fields[i];
 			uint32_t fa = type_align(tt, f->type, 0);
+			if (f->flags & CT_FIELD_BITS) { /* integer bits: the bytes they cover */
+				sv_mark(cls, off + f->offset, (f->bit_off + f->bit_size + 7u) / 8u, SV_INTEGER);
+				continue;
+			}
 			if (type_at(tt, f->type)->size && (off + f->offset) % fa) {
 				sv_mark(cls, off + f->offset, 1, SV_MEMORY); /* unaligned field */
 				continue;
@@ -439,8 +445,12 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 		const struct ct_type *t = type_at(tt, p->type);
 		enum sv_class cls[2];
 		uint32_t n = sv_classify_value(tt, p->type, cls);
-		if (t->kind == CT_K_VOID || n == 0 || sv_is_x87(cls[0])) {
-			/* void, empty, or in x87 st(0)/st(1), which nothing reads: unknown */
+		if (t->kind == CT_K_VOID || n == 0)
+			continue; /* nothing returned */
+		if (sv_is_x87(cls[0])) {
+			/* in x87 st(0)/st(1), which BPF cannot read: say so */
+			push_piece(&pv, CT_PIECE_X87, 0, t->size, 0, 0);
+			take_pieces(&pv, &out->locs[i]);
 			continue;
 		}
 		if (cls[0] == SV_MEMORY) {

@@ -284,7 +284,8 @@ static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_v
 			}
 			break;
 		case CT_PIECE_XREG:
-			op = (struct ct_fetch_op *)1; /* nothing to fetch: BPF cannot read SSE registers */
+		case CT_PIECE_X87:
+			op = (struct ct_fetch_op *)1; /* nothing to fetch: BPF cannot read SSE or x87 registers */
 			break;
 		case CT_PIECE_CONST:
 			if (pc->size > 8)
@@ -295,6 +296,8 @@ static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_v
 		}
 		if (op)
 			v->npieces++;
+		else if (pc->kind == CT_PIECE_REG || pc->kind == CT_PIECE_STACK || pc->kind == CT_PIECE_REGMEM)
+			v->flags |= CT_VAL_NOLOC | CT_VAL_CUT; /* too big, or the op/payload budget ran out */
 		else
 			v->flags |= CT_VAL_NOLOC;
 	}

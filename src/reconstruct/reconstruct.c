@@ -127,15 +127,16 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		status = CT_CALL_LOST; /* not a panic or longjmp we can vouch for */
 	f->c.status = status;
 	f->c.ts_exit = ts;
-	f->c.exit_site = ev && status == CT_CALL_RETURNED ? ev->site : UINT32_MAX;
 	f->c.exit_tid = tid;
 	f->c.leaf = !f->has_children;
 	/* Only the frame that executed the RET (or whose call returned to the
 	 * exit probe) holds the results; tail callers it replaced return
-	 * without them. */
-	if (status == CT_CALL_RETURNED && ev && ev->payload_len &&
-	    (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
-	    r->sites[ev->site].func == f->c.func) {
+	 * without them, and their exit site is none (its plan describes the
+	 * callee's results). */
+	bool own = status == CT_CALL_RETURNED && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) &&
+		   ev->site < r->nsites && r->sites[ev->site].func == f->c.func;
+	f->c.exit_site = own ? ev->site : UINT32_MAX;
+	if (own && ev->payload_len) {
 		f->c.ret = ev->payload;
 		f->c.ret_len = ev->payload_len;
 	} else {

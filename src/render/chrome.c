@@ -291,7 +291,7 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 			ch->exited++;
 		else
 			ch->unfinished++;
-	} else if (ch->with_values && c->ret && ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
+	} else if (ch->with_values && ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
 		put(ch, ",\"args\":{\"results\":");
 		ct_values_json(ch->vals, &ch->ev);
 		put(ch, "}");

@@ -127,7 +127,9 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 		buf_cstr(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
 	}
-	if (ret && ct_values_load(jc->vals, e->exit_site, ret, e->ret_len)) {
+	/* results: shown whenever the exit site captures them, as values or as
+	 * unavailable with the reason (never left out) */
+	if (e->status == CT_CALL_RETURNED && ct_values_load(jc->vals, e->exit_site, ret, ret ? e->ret_len : 0)) {
 		buf_cstr(out, ",\"ret\":");
 		ct_values_json(jc->vals, out);
 	}

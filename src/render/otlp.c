@@ -520,7 +520,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	if (c->status != CT_CALL_RETURNED)
 		add_str(x, "calltrace.status", ct_status_name(c->status));
 	add_values(x, c->entry_site, c->args, c->args_len, false);
-	if (c->status == CT_CALL_RETURNED && c->ret)
+	if (c->status == CT_CALL_RETURNED)
 		add_values(x, c->exit_site, c->ret, c->ret_len, true);
 	uint64_t sid = span_id(x, c->seq), tid_hi = fmix64(x->run ^ fmix64(~root)), tid_lo = span_id(x, root);
 	uint64_t start = unix_ns(x, c->ts_entry), end = unix_ns(x, c->ts_exit > c->ts_entry ? c->ts_exit : c->ts_entry);

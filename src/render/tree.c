@@ -168,13 +168,16 @@ static void call_text(struct tree *tr, const struct ct_call *c)
 	buf_put(&tr->line, ")", 1);
 }
 
-/* " = 42" (nothing without captured results) */
-static void ret_text(struct tree *tr, const struct ct_call *c)
+/* " = 42" (nothing for a call whose results are not captured); whether it
+ * printed */
+static bool ret_text(struct tree *tr, const struct ct_call *c)
 {
 	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
 		buf_put(&tr->line, " = ", 3);
 		ct_values_text(tr->vals, &tr->line);
+		return true;
 	}
+	return false;
 }
 
 static void print_open(struct tree *tr, struct group *out, const struct ct_call *c)
@@ -200,8 +203,7 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 				note ? note : "", off);
 	} else {
 		buf_put(&tr->line, "}", 1);
-		ret_text(tr, c);
-		if (c->status == CT_CALL_RETURNED && c->ret)
+		if (ret_text(tr, c))
 			buf_put(&tr->line, ";", 1);
 		buf_put(&tr->line, " ", 1);
 		buf_cstr(&tr->line, on);

@@ -25,6 +25,7 @@ struct ct_values {
 	struct ct_buf *out;
 	const char *marker;  /* the last marker emitted (why a value is missing) */
 	bool truncated;      /* a string was cut to the capture limit */
+	bool missing;        /* the site captures, but this event holds no payload */
 	size_t value_start;  /* out->n where the current value began */
 	bool over;           /* it reached MAX_VALUE_TEXT: the rest is left out */
 	uint8_t b[MAX_VALUE], avail[MAX_VALUE]; /* the value being assembled */
@@ -50,13 +51,16 @@ bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, 
 	if (!v->t->fetch || site >= v->t->nsites || !v->t->fetch[site])
 		return false;
 	const struct ct_site_fetch *f = v->t->fetch[site];
+	/* A void function's return site may share its probe (and so a fetch
+	 * program) with the next call's site at the same address: no values. */
+	if (!f->nvals)
+		return false;
 	/* A site whose values all sit in SSE registers fetches nothing, yet
-	 * has values to show (as unavailable). */
-	if (f->prog.size && (!payload || !len))
-		return false;
-	if (f->prog.size && !ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)))
-		return false;
-	v->nsnaps = ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
+	 * has values to show (as unavailable); a hit that could not capture
+	 * (or whose payload does not fit the plan) shows them as not captured. */
+	v->missing = f->prog.size &&
+		     (!payload || !len || !ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)));
+	v->nsnaps = v->missing ? 0 : ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
 	v->f = f;
 	v->go = v->t->sites && ct_trace_func_is_go(v->t, v->t->sites[site].func);
 	return true;
@@ -216,7 +220,9 @@ static const struct ct_type *type_of(const struct ct_values *v, uint32_t id)
 	return ct_type_get(&v->t->types, id);
 }
 
-static void emit_float(struct ct_values *v, double d)
+/* DIGITS significant digits: enough to read the same binary value back
+ * (17 for a double, 21 for x87's 64-bit mantissa). */
+static void emit_float_digits(struct ct_values *v, long double d, int digits)
 {
 	if (isnan(d) || isinf(d)) {
 		if (v->json)
@@ -225,7 +231,42 @@ static void emit_float(struct ct_values *v, double d)
 			puts_(v, isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
 		return;
 	}
-	buf_printf(v->out, "%.17g", d);
+	/* JSON readers hold numbers as doubles: an x87 value out of their
+	 * range (1e+4000 would read as Infinity, 1e-4000 as 0) is a string */
+	bool quote = v->json && d != 0 && (isinf((double)d) || (double)d == 0);
+	buf_printf(v->out, quote ? "\"%.*Lg\"" : "%.*Lg", digits, d);
+}
+
+static void emit_float(struct ct_values *v, double d)
+{
+	emit_float_digits(v, d, 17);
+}
+
+/* x87 extended precision (C long double on x86-64): 80 bits in the first
+ * 10 of its 16 bytes, which this host's long double is. */
+static long double load_x87(const uint8_t *p)
+{
+	long double x = 0;
+	memcpy(&x, p, 10);
+	return x;
+}
+
+/* The fewest significant digits that read back as X (at most 21). */
+static int x87_digits(long double x)
+{
+	char s[64];
+	for (int d = 1; d < 21; d++) {
+		snprintf(s, sizeof(s), "%.*Lg", d, x);
+		if (strtold(s, NULL) == x)
+			return d;
+	}
+	return 21;
+}
+
+/* A float type whose bytes are x87's (a 16-byte IEEE quad is not). */
+static bool is_x87(const struct ct_type *t)
+{
+	return t->size >= 10 && t->size <= 16 && !(t->name && strstr(t->name, "128"));
 }
 
 static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth);
@@ -318,6 +359,37 @@ static bool is_tuple(const struct ct_type *t)
 }
 
 /* A struct's fields: {x:1 y:2} / {"x":1,"y":2}; a Rust tuple's (1, 2) / [1,2]. */
+/* A C bit-field of struct T: its bits, widened (sign-extended for signed
+ * types) to its declared type and shown as that type. */
+static void emit_bit_field(struct ct_values *v, const struct ct_type *t, const struct ct_field *fl,
+			   const uint8_t *b, const uint8_t *avail, uint32_t depth)
+{
+	const struct ct_type *ft = type_of(v, fl->type);
+	uint32_t nbytes = (fl->bit_off + fl->bit_size + 7u) / 8u;
+	if ((uint64_t)fl->offset + nbytes > t->size || ft->size > 16 || !ft->size) {
+		emit_marker(v, "?");
+		return;
+	}
+	if (!all_avail(avail, fl->offset, nbytes)) {
+		emit_marker(v, "unavailable");
+		return;
+	}
+	unsigned __int128 x = 0;
+	memcpy(&x, b + fl->offset, nbytes); /* at most 9 bytes: 7 + 64 bits */
+	x >>= fl->bit_off;
+	uint64_t bits = (uint64_t)x;
+	if (fl->bit_size < 64) {
+		uint64_t top = 1ULL << (fl->bit_size - 1);
+		bits &= (top << 1) - 1;
+		if (ft->kind == CT_K_INT || (ft->kind == CT_K_ENUM && ft->is_signed))
+			bits = (bits ^ top) - top;
+	}
+	uint8_t word[16];
+	memset(word, (int64_t)bits < 0 && (ft->kind == CT_K_INT || ft->is_signed) ? 0xff : 0, sizeof(word));
+	memcpy(word, &bits, 8);
+	emit_value(v, fl->type, word, v->ones, depth + 1);
+}
+
 static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
 			uint32_t depth)
 {
@@ -336,7 +408,9 @@ static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint
 			buf_cstr(v->out, fl->name);
 			buf_put(v->out, ":", 1);
 		}
-		if ((uint64_t)fl->offset + type_of(v, fl->type)->size <= t->size)
+		if (fl->flags & CT_FIELD_BITS)
+			emit_bit_field(v, t, fl, b, avail, depth);
+		else if ((uint64_t)fl->offset + type_of(v, fl->type)->size <= t->size)
 			emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
 		else
 			emit_marker(v, "?");
@@ -599,6 +673,10 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			float f;
 			memcpy(&f, b, 4);
 			emit_float(v, f);
+		} else if (is_x87(t)) {
+			emit_float_digits(v, load_x87(b), x87_digits(load_x87(b)));
+		} else if (t->size > 8) {
+			emit_marker(v, "unavailable: 128-bit float");
 		} else {
 			double d;
 			memcpy(&d, b, 8);
@@ -607,6 +685,19 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		break;
 	case CT_K_COMPLEX: {
 		double re, im;
+		if (t->size == 32) { /* complex long double: two x87 values */
+			long double xr = load_x87(b), xi = load_x87(b + 16);
+			if (v->json) {
+				puts_(v, "[");
+				emit_float_digits(v, xr, x87_digits(xr));
+				puts_(v, ",");
+				emit_float_digits(v, xi, x87_digits(xi));
+				puts_(v, "]");
+			} else {
+				buf_printf(v->out, "(%.*Lg%+.*Lgi)", x87_digits(xr), xr, x87_digits(xi), xi);
+			}
+			break;
+		}
 		if (t->size == 8) {
 			float fr, fi;
 			memcpy(&fr, b, 4);
@@ -736,8 +827,13 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		puts_(v, v->json ? "null" : "void");
 		break;
 	default: {
-		/* Unknown or raw: the bytes as a hex word. */
-		uint32_t n = t->size && t->size <= 8 ? t->size : 8;
+		/* Unknown or raw: the bytes as a hex word (none to show for an
+		 * undescribed type without a size) */
+		if (!t->size) {
+			emit_marker(v, "?");
+			break;
+		}
+		uint32_t n = t->size <= 8 ? t->size : 8;
 		if (v->json)
 			buf_printf(v->out, "\"0x%" PRIx64 "\"", load_uint(b, n));
 		else
@@ -783,13 +879,36 @@ static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8
 	return size;
 }
 
+#define BEYOND_LIMITS "unavailable: beyond the capture limits"
+
 static const char *why_missing(const struct ct_val_desc *d)
 {
 	if (d->flags & CT_VAL_INCOMPLETE)
 		return "unavailable: DWARF omits parameters";
 	if (d->flags & CT_VAL_OPTIMIZED)
 		return "unavailable: optimized out";
+	if (d->flags & CT_VAL_CUT)
+		return BEYOND_LIMITS;
 	return "unavailable: location unknown";
+}
+
+/* Whether any of its bytes come from the payload (not registers BPF cannot
+ * read). */
+static bool reads_payload(const struct ct_val_desc *d)
+{
+	for (uint32_t i = 0; i < d->npieces; i++)
+		if (d->pieces[i].kind == CT_PIECE_REG || d->pieces[i].kind == CT_PIECE_STACK ||
+		    d->pieces[i].kind == CT_PIECE_REGMEM)
+			return true;
+	return false;
+}
+
+static bool in_x87(const struct ct_val_desc *d)
+{
+	for (uint32_t i = 0; i < d->npieces; i++)
+		if (d->pieces[i].kind == CT_PIECE_X87)
+			return true;
+	return false;
 }
 
 static void one_value(struct ct_values *v, const struct ct_val_desc *d)
@@ -798,7 +917,15 @@ static void one_value(struct ct_values *v, const struct ct_val_desc *d)
 	v->value_start = v->out->n;
 	v->over = false;
 	if (!(d->flags & CT_VAL_RAW) && type_of(v, d->type)->size > MAX_VALUE) {
-		emit_marker(v, "unavailable: larger than the capture limit");
+		emit_marker(v, BEYOND_LIMITS);
+		return;
+	}
+	if (in_x87(d)) {
+		emit_marker(v, "unavailable: x87 register");
+		return;
+	}
+	if (v->missing && reads_payload(d) && !(d->flags & CT_VAL_INCOMPLETE)) {
+		emit_marker(v, "unavailable: not captured"); /* this hit copied nothing */
 		return;
 	}
 	if (d->flags & (CT_VAL_NOLOC | CT_VAL_INCOMPLETE)) {

@@ -17,7 +17,9 @@ struct ct_values *ct_values_new(const struct ct_trace *t);
 void ct_values_free(struct ct_values *v);
 
 /* Decodes the payload of SITE.  Returns false when the site captures
- * nothing (then the functions below print nothing). */
+ * nothing (then the functions below print nothing).  A site that captures,
+ * with no payload (the hit could not copy, or it is of another call),
+ * shows its values as unavailable: not captured. */
 bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len);
 
 /* Text: arguments as "a=1, s=\"x\""; results as "1" or "(1, \"x\")". */

@@ -479,6 +479,31 @@ static bool member_offset(Dwarf_Die *m, uint64_t *off)
 	return false;
 }
 
+/* Where a bit-field's bits are (x86-64 is little-endian): DWARF 4+ gives
+ * the bit offset from the start of the struct, DWARF 2/3 the offset of its
+ * storage unit plus a bit offset counted from that unit's most significant
+ * bit. */
+static bool bit_field(Dwarf_Die *m, struct ct_field *f)
+{
+	uint64_t size = 0, pos = 0, loc = 0, unit = 0, from_msb = 0;
+	if (!die_udata(m, DW_AT_bit_size, &size) || size == 0 || size > 64)
+		return false;
+	if (die_udata(m, DW_AT_data_bit_offset, &pos)) {
+	} else if (die_udata(m, DW_AT_bit_offset, &from_msb) && die_udata(m, DW_AT_byte_size, &unit) &&
+		   member_offset(m, &loc) && unit * 8 >= from_msb + size) {
+		pos = loc * 8 + unit * 8 - from_msb - size;
+	} else {
+		return false;
+	}
+	if (pos / 8 > UINT32_MAX)
+		return false;
+	f->offset = (uint32_t)(pos / 8);
+	f->bit_off = (uint8_t)(pos % 8);
+	f->bit_size = (uint8_t)size;
+	f->flags |= CT_FIELD_BITS;
+	return true;
+}
+
 static void conv_struct_fields(struct ct_types *ts, Dwarf_Die *d, struct ct_type *t)
 {
 	Dwarf_Die m;
@@ -504,9 +529,9 @@ static void conv_struct_fields(struct ct_types *ts, Dwarf_Die *d, struct ct_type
 				off = bo / 8;
 			}
 			f.offset = (uint32_t)off;
-			/* Bit fields: the byte offset is only approximate, so the
-			 * value is left undescribed rather than misread. */
-			f.type = bits ? CT_TYPE_NONE : conv_type_of(ts, &m);
+			f.type = conv_type_of(ts, &m);
+			if (bits && !bit_field(&m, &f))
+				f.type = CT_TYPE_NONE; /* where its bits are is unclear: undescribed, not misread */
 			CT_VEC_PUSH(fs, f);
 		} while (dwarf_siblingof(&m, &m) == 0);
 	}

@@ -59,8 +59,11 @@ struct ct_field {
 	uint32_t type;
 	int64_t value;  /* VARIANT: discriminant of this variant; ENUM: the enumerator's value */
 	uint8_t flags;  /* CT_FIELD_* */
+	uint8_t bit_off, bit_size; /* CT_FIELD_BITS: bits bit_off.. of the bytes from offset */
 };
 #define CT_FIELD_DEFAULT 0x1 /* VARIANT: selected by any value no other variant has */
+#define CT_FIELD_BITS 0x2    /* STRUCT: a C bit-field of bit_size bits (1..64), its
+				lowest at bit bit_off (0..7) of byte `offset` */
 
 struct ct_type {
 	enum ct_kind kind;
@@ -92,6 +95,7 @@ enum ct_piece_kind {
 	CT_PIECE_STACK = 3, /* memory at CFA + stack_off (CFA = SP + 8 at entry and at RET) */
 	CT_PIECE_REGMEM = 4,/* memory at register `reg` + stack_off (C results returned in memory) */
 	CT_PIECE_CONST = 5, /* a constant DWARF gives (DW_AT_const_value): `literal`, nothing to read */
+	CT_PIECE_X87 = 6,   /* x87 register st(0) (st(1)): a long double result, unreadable from BPF */
 };
 
 struct ct_piece {

@@ -75,6 +75,7 @@ static void go_types(struct gotypes *g)
 #define PX(i, size, voff) {CT_PIECE_XREG, CT_XMM0 + (i), (size), (voff), 0, 0}
 #define PS(soff, size) {CT_PIECE_STACK, 0, (size), 0, (soff), 0}
 #define PM(reg, soff, size) {CT_PIECE_REGMEM, (reg), (size), 0, (soff), 0}
+#define P87(size) {CT_PIECE_X87, 0, (size), 0, 0, 0}
 
 static void fmt_pieces(char *buf, size_t cap, const struct ct_piece *p, size_t n)
 {
@@ -904,7 +905,7 @@ TEST(abi_sysv_long_double)
 	CHECK_EQ_I(ct_abi_assign(&c.tt, &b.sig, CT_CC_SYSV, &l), 0);
 	CHECK_LOC(l, 1, PS(0, 16));
 	CHECK_LOC(l, 2, PR(CT_RSI, 8, 0));
-	CHECK_NOLOC(l, 3);
+	CHECK_LOC(l, 3, P87(16)); /* st(0): said unreadable, not unknown */
 	CHECK(!l.sret_via_rax);
 	ct_abi_layout_free(&l);
 
@@ -914,7 +915,9 @@ TEST(abi_sysv_long_double)
 		arg(&b, c.long_), res(&b, rets[i]);
 		CHECK_EQ_I(ct_abi_assign(&c.tt, &b.sig, CT_CC_SYSV, &l), 0);
 		CHECK_LOC(l, 0, PR(CT_RDI, 8, 0));
-		CHECK_NOLOC(l, 1);
+		CHECK_EQ_U(l.locs[1].n, 1); /* st(0) (and st(1)): unreadable */
+		CHECK_EQ_U(l.locs[1].pieces[0].kind, CT_PIECE_X87);
+		CHECK_EQ_U(l.locs[1].pieces[0].size, i ? 32 : 16);
 		CHECK(!l.sret_via_rax);
 		ct_abi_layout_free(&l);
 	}
