@@ -13,6 +13,7 @@ FILES = 2000
 def make_seeds():
     os.makedirs(SEEDS, exist_ok=True)
     for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
+                       ("c_values", [fixture("c_values_O2")]),  # bit-fields, long doubles
                        ("go_core", [fixture("go_core"), "goroutines", "4"]),
                        ("go_panic", [fixture("go_core"), "panic", "3"]),
                        ("go_lineage", [fixture("go_lineage"), "tree"]),

@@ -6,10 +6,11 @@
  * is: a count, a type id, a size, an offset...).  Mutations change token
  * values to the ones that break arithmetic (0, 2^32-1, 0xfffffff8, 10^6,
  * 2^64-1, off-by-one of the current value), point type references at other
- * types (their own included), grow structs with fields, rewrite event heads
- * and payload headers, duplicate, drop and reorder events and chunks, flag
- * events as on the alternate signal stack, move the SP to other stacks
- * (coroutines) and back, and splice chunks between seeds; then every CRC is recomputed, so the file
+ * types (their own included), grow structs with fields (bit-fields among
+ * them, their bit positions sane or not), rewrite event heads and payload
+ * headers, duplicate, drop and reorder events and chunks, flag events as on
+ * the alternate signal stack, move the SP to other stacks (coroutines) and
+ * back, and splice chunks between seeds; then every CRC is recomputed, so the file
  * gets past the checksums and the readers must cope with lying tables.
  *
  * Every crafted file goes through every reader: replay text (grouped,
@@ -497,12 +498,15 @@ static void grow_struct(struct model *m)
 	if (i + 8 >= c->t.n || c->t.v[i + 8].role != R_COUNT)
 		return;
 	uint64_t id_guess = below(64), nadd = 1 + below(chance(30) ? 64 : 4);
-	bool valued = c->t.v[i + 6].v & 16; /* fields with values (enums, Rust enums) */
+	bool valued = c->t.v[i + 6].v & 16; /* fields with values (enums, Rust enums, C bit-fields) */
 	if (chance(70))
-		c->t.v[i].v = valued ? (chance(50) ? CT_K_VARIANT : CT_K_ENUM) : CT_K_STRUCT;
+		c->t.v[i].v = valued ? (chance(33) ? CT_K_VARIANT : chance(50) ? CT_K_ENUM : CT_K_STRUCT) : CT_K_STRUCT;
 	c->t.v[i + 8].v += nadd;
 	for (uint64_t k = 0; k < nadd; k++) {
-		struct tok f[5] = {{T_SVAR, R_OTHER, below(4), {0}}, {T_U8, R_FLAGS, chance(20), {0}},
+		/* a bit-field (flag 2): value = bit size + 256 x its first bit, sane or not */
+		bool bits = chance(30);
+		uint64_t value = !bits ? below(4) : chance(80) ? (1 + below(64)) | below(8) << 8 : interesting(0);
+		struct tok f[5] = {{T_SVAR, R_OTHER, value, {0}}, {T_U8, R_FLAGS, bits ? 2 | chance(10) : chance(20), {0}},
 				   {T_STR, R_OTHER, 0, {0}}, {T_UVAR, R_OFFSET, chance(70) ? below(32) : interesting(0), {0}},
 				   {T_UVAR, R_TYPEREF, id_guess, {0}}};
 		static const char *const names[] = {"f", "ptr", "len", "end", "cap", "cap_end", "__0"};
