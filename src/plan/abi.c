@@ -15,7 +15,7 @@
  * Limits of the type model (struct ct_type has no alignment data; bit-fields
  * are integers in the bytes their bits cover): a C member with _Alignas or a packed struct is judged by its
  * natural alignment (packing shows up as unaligned fields -> MEMORY, which is
- * right); a 16-byte float is taken to be x87 long double, never _Float128
+ * right); a 16-byte float is x87 long double unless named as a quad
  * (SSE); a union without member descriptions is classified INTEGER. */
 #include "plan/abi.h"
 #include "util/util.h"
@@ -316,7 +316,7 @@ static void go_layout(const struct ct_typetab *tt, const struct ct_sig *sig, enu
 
 /* ---- SysV AMD64 ---- */
 
-enum sv_class { SV_NONE, SV_INTEGER, SV_SSE, SV_X87, SV_X87UP, SV_CX87, SV_MEMORY };
+enum sv_class { SV_NONE, SV_INTEGER, SV_SSE, SV_SSEUP, SV_X87, SV_X87UP, SV_CX87, SV_MEMORY };
 
 /* psABI 3.2.3, merging two classes of one eightbyte. */
 static enum sv_class sv_merge(enum sv_class a, enum sv_class b)
@@ -349,9 +349,12 @@ static void sv_classify(const struct ct_typetab *tt, uint32_t id, uint32_t off, 
 	const struct ct_type *t = type_at(tt, id);
 	switch (t->kind) {
 	case CT_K_FLOAT:
-		if (t->size == 16) { /* long double: x87 */
+		if (t->size == 16 && ct_type_is_x87(t)) { /* long double: x87 */
 			sv_mark(cls, off, 8, SV_X87);
 			sv_mark(cls, off + 8, 8, SV_X87UP);
+		} else if (t->size == 16) { /* _Float128: one SSE register */
+			sv_mark(cls, off, 8, SV_SSE);
+			sv_mark(cls, off + 8, 8, SV_SSEUP);
 		} else {
 			sv_mark(cls, off, t->size, SV_SSE);
 		}
@@ -410,7 +413,7 @@ static uint32_t sv_classify_value(const struct ct_typetab *tt, uint32_t id, enum
 		cls[0] = cls[1] = SV_MEMORY;
 		return (t->size + 7) / 8;
 	}
-	if (t->kind == CT_K_COMPLEX && t->size == 32) { /* complex long double */
+	if (t->kind == CT_K_COMPLEX && t->size == 32 && ct_type_is_x87(t)) { /* complex long double */
 		cls[0] = cls[1] = SV_CX87;
 		return 4;
 	}
@@ -423,6 +426,8 @@ static uint32_t sv_classify_value(const struct ct_typetab *tt, uint32_t id, enum
 	/* post-merger cleanup */
 	if (cls[0] == SV_MEMORY || cls[1] == SV_MEMORY || (cls[1] == SV_X87UP && cls[0] != SV_X87))
 		cls[0] = cls[1] = SV_MEMORY;
+	if (cls[1] == SV_SSEUP && cls[0] != SV_SSE)
+		cls[1] = SV_SSE;
 	return n;
 }
 
@@ -464,8 +469,9 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 				uint32_t sz = min_u32(8, t->size - 8 * eb);
 				if (cls[eb] == SV_INTEGER)
 					push_piece(&pv, CT_PIECE_REG, rr[ri++], sz, 8 * eb, 0);
-				else if (cls[eb] == SV_SSE)
-					push_piece(&pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + rf++), sz, 8 * eb, 0);
+				else if (cls[eb] == SV_SSE) /* with SSEUP: the whole register */
+					push_piece(&pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + rf++),
+						   eb + 1 < n && cls[eb + 1] == SV_SSEUP ? 16 : sz, 8 * eb, 0);
 			}
 		}
 		take_pieces(&pv, &out->locs[i]);
@@ -499,8 +505,9 @@ static void sysv_layout(const struct ct_typetab *tt, const struct ct_sig *sig,
 				uint32_t sz = min_u32(8, t->size - 8 * eb);
 				if (cls[eb] == SV_INTEGER)
 					push_piece(&pv, CT_PIECE_REG, ct_sysv_int_regs[ni++], sz, 8 * eb, 0);
-				else if (cls[eb] == SV_SSE)
-					push_piece(&pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + nf++), sz, 8 * eb, 0);
+				else if (cls[eb] == SV_SSE) /* with SSEUP: the whole register */
+					push_piece(&pv, CT_PIECE_XREG, (uint8_t)(CT_XMM0 + nf++),
+						   eb + 1 < n && cls[eb + 1] == SV_SSEUP ? 16 : sz, 8 * eb, 0);
 			}
 		} else {
 			/* memory: 8-byte slots, 16-aligned for 16-aligned types */

@@ -263,12 +263,6 @@ static int x87_digits(long double x)
 	return 21;
 }
 
-/* A float type whose bytes are x87's (a 16-byte IEEE quad is not). */
-static bool is_x87(const struct ct_type *t)
-{
-	return t->size >= 10 && t->size <= 16 && !(t->name && strstr(t->name, "128"));
-}
-
 static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth);
 
 static void emit_ptr(struct ct_values *v, uint64_t p, bool go)
@@ -673,7 +667,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			float f;
 			memcpy(&f, b, 4);
 			emit_float(v, f);
-		} else if (is_x87(t)) {
+		} else if (ct_type_is_x87(t)) {
 			emit_float_digits(v, load_x87(b), x87_digits(load_x87(b)));
 		} else if (t->size > 8) {
 			emit_marker(v, "unavailable: 128-bit float");
@@ -685,8 +679,8 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		break;
 	case CT_K_COMPLEX: {
 		double re, im;
-		if (t->size == 32) { /* complex long double: two x87 values */
-			long double xr = load_x87(b), xi = load_x87(b + 16);
+		if (ct_type_is_x87(t)) { /* complex long double: two x87 values */
+			long double xr = load_x87(b), xi = load_x87(b + t->size / 2); /* 20..32 bytes */
 			if (v->json) {
 				puts_(v, "[");
 				emit_float_digits(v, xr, x87_digits(xr));
@@ -696,6 +690,10 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			} else {
 				buf_printf(v->out, "(%.*Lg%+.*Lgi)", x87_digits(xr), xr, x87_digits(xi), xi);
 			}
+			break;
+		}
+		if (t->size > 16) { /* complex _Float128 */
+			emit_marker(v, "unavailable: 128-bit float");
 			break;
 		}
 		if (t->size == 8) {
@@ -714,7 +712,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			emit_float(v, im);
 			puts_(v, "]");
 		} else {
-			buf_printf(v->out, "(%g%+gi)", re, im);
+			buf_printf(v->out, "(%.17g%+.17gi)", re, im); /* all digits, as a double alone */
 		}
 		break;
 	}

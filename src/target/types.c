@@ -2111,6 +2111,12 @@ const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id)
 	return &tt->v[id];
 }
 
+bool ct_type_is_x87(const struct ct_type *t)
+{
+	uint32_t parts = t->kind == CT_K_FLOAT ? 1 : t->kind == CT_K_COMPLEX ? 2 : 0;
+	return parts && t->size >= 10 * parts && t->size <= 16 * parts && !(t->name && strstr(t->name, "128"));
+}
+
 const struct ct_field *ct_type_field(const struct ct_type *t, const char *name)
 {
 	for (uint32_t i = 0; i < t->nfields; i++)

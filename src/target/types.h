@@ -178,6 +178,10 @@ void ct_sig_free(struct ct_sig *s);
 
 /* Helpers usable on any table (also one read back from a record file). */
 const struct ct_type *ct_type_get(const struct ct_typetab *tt, uint32_t id);
+/* Whether T is x87 extended precision (C long double on x86-64: 80 bits in
+ * the first 10 of 16 bytes), or a complex of two; a 16-byte float named
+ * with 128 (_Float128, __float128) is an IEEE quad, passed in SSE. */
+bool ct_type_is_x87(const struct ct_type *t);
 /* T's field (SEQ: part) named NAME, or NULL. */
 const struct ct_field *ct_type_field(const struct ct_type *t, const char *name);
 void ct_typetab_free(struct ct_typetab *tt);

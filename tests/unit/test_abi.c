@@ -929,6 +929,24 @@ TEST(abi_sysv_long_double)
 	CHECK_LOC(l, 1, PM(CT_RAX, 0, 32));
 	CHECK(l.sret_via_rax);
 	ct_abi_layout_free(&l);
+	/* _Float128 is an IEEE quad: one whole SSE register (SSE+SSEUP), not
+	 * x87 memory; the stack argument after six integers stays at CFA+0,
+	 * and the eighth double after it is still in a register. */
+	uint32_t f128 = add_type(&c.tt, CT_K_FLOAT, "_Float128", 16);
+	sig_init(&b);
+	arg(&b, f128);
+	for (int i = 0; i < 7; i++)
+		arg(&b, c.long_);
+	for (int i = 0; i < 7; i++)
+		arg(&b, c.double_);
+	res(&b, f128);
+	CHECK_EQ_I(ct_abi_assign(&c.tt, &b.sig, CT_CC_SYSV, &l), 0);
+	CHECK_LOC(l, 0, PX(0, 16, 0));
+	CHECK_LOC(l, 7, PS(0, 8));
+	CHECK_LOC(l, 14, PX(7, 8, 0));
+	CHECK_LOC(l, 15, PX(0, 16, 0));
+	CHECK_EQ_U(l.stack_args, 8);
+	ct_abi_layout_free(&l);
 	free_types(&c.tt);
 }
 
