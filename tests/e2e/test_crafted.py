@@ -89,7 +89,7 @@ def test_array_longer_than_what_was_captured():
     outs = run_readers(r.write(tmp("craft_array.data")))
     call = json.loads(outs["replay --format=json"].splitlines()[0])
     assert call["args"][0]["value"] is None and "unavailable" in call["args"][0], call["args"]
-    assert "f(a=<unavailable: larger than" in outs["replay"], outs["replay"]
+    assert "f(a=<unavailable: beyond the capture limits>)" in outs["replay"], outs["replay"]
 
 
 def test_register_op_over_a_snapshot_header():
