@@ -301,14 +301,14 @@ static void share_probe_fetches(struct ct_plan *p)
 			if (ct_fetch_merge(&acc, f, &a, &b) == 0) {
 				acc.prog = a.prog;
 				ct_site_fetch_free(&a);
-			} else { /* does not fit: this role's values unavailable */
+			} else { /* does not fit: this role's values beyond the capture limits */
 				memset(&b, 0, sizeof(b));
 				b.vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*b.vals));
 				b.nvals = f->nvals;
 				for (uint32_t v = 0; v < f->nvals; v++) {
 					b.vals[v] = f->vals[v];
 					b.vals[v].name = xstrdup(f->vals[v].name);
-					b.vals[v].flags |= CT_VAL_NOLOC;
+					b.vals[v].flags |= CT_VAL_NOLOC | CT_VAL_CUT;
 					b.vals[v].npieces = 0;
 					b.vals[v].pieces = xcalloc(1, sizeof(*b.vals[v].pieces));
 				}
