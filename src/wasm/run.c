@@ -4,6 +4,7 @@
 #include "wasm/wasm.h"
 #include "wasm/wire.h"
 #include "plan/sites.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -223,12 +224,17 @@ struct ct_wasm_run *ct_wasm_run_prepare(const char *path, const struct ct_select
 	r->rewrite_ns = now_mono_ns() - t0;
 	r->rewritten_size = out.n;
 	const char *save = getenv("CALLTRACE_WASM_SAVE"); /* a copy of the instrumented module (tests, debugging) */
-	if (save && *save) {
-		FILE *sf = fopen(save, "w");
-		if (!sf || fwrite(out.p, 1, out.n, sf) != out.n)
-			ct_warn("CALLTRACE_WASM_SAVE: cannot write %s", save);
-		if (sf)
-			fclose(sf);
+	if (save && *save) { /* an output like any other: no symlinks followed, 0600 */
+		struct ct_output so;
+		if (ct_output_create(&so, save, CT_OUT_PRIVATE) == 0) {
+			FILE *sf = ct_output_stream(&so);
+			if (!sf || fwrite(out.p, 1, out.n, sf) != out.n)
+				ct_output_discard(&so);
+			else if (ct_output_commit(&so) == 0)
+				save = NULL;
+		}
+		if (save)
+			ct_warn("CALLTRACE_WASM_SAVE: cannot write %s", getenv("CALLTRACE_WASM_SAVE"));
 	}
 	ct_debug("instrumented %zu of %u functions of %s in %.1f ms (%zu -> %zu bytes)", r->p.fns.n, r->t.m.nfuncs,
 		 path, r->rewrite_ns / 1e6, r->t.size, out.n);
