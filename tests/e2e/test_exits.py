@@ -74,7 +74,8 @@ def canon(calls, unplanned_ok=False):
             if c["depth"] else None
         # (an unplanned call has no exit probe: no results)
         seq.append((c["func"], c["depth"], c["status"], parent, bool(c.get("tail")),
-                    int_values(c.get("args")), () if unplanned_ok else int_values(c.get("ret"))))
+                    int_values(c.get("args")),
+                    () if unplanned_ok else ("ret" in c, len(c.get("ret") or ()), int_values(c.get("ret")))))
         del stack
     out = []
     for key, seq in threads.items():
