@@ -1,6 +1,8 @@
 """C call graphs as uftrace draws them (issue 17), on fixtures built by gcc
 and clang at -O0 and -O2 (tests/fixtures/c/cgraph): tail jumps to untraced
-code and through a library's PLT, a longjmp out of a chain of tail jumps.
+code and through a library's PLT, a longjmp out of a chain of tail jumps,
+exec from a second thread, fork inside a traced call, compiler clones and
+constant-propagated arguments, float arguments, an empty C++ class.
 
 The fixtures say what they did (tail.c's header: "call NAME ARG PARENT",
 "return NAME VALUE", "time NAME T0 T1", "longjmp VALUE SETJMP_CALLER"); the
@@ -64,10 +66,11 @@ def bare(func):
     return (func.split(":", 1)[1] if ":" in func else func).split(".", 1)[0]
 
 
-def check_story(variant, p, path, where):
-    """The trace at PATH tells what program run P said (see the header)."""
+def check_story(variant, p, path, where, keep=lambda c: True):
+    """The trace at PATH (its calls KEEP selects) tells what program run P
+    said (see the header)."""
     said = program_says(p.stdout)
-    calls = [c for c in replay_json(path) if "func" in c]
+    calls = [c for c in replay_json(path) if "func" in c and keep(c)]
     forest = trees(calls)
     parent = {}
     for roots in forest.values():
@@ -146,6 +149,16 @@ def test_longjmp_out_of_a_tail_chain_unwinds_it():
             p, _ = record([prog(v, "cg_tail"), "chain"], *flags, out=out)
             said, _ = check_story(v, p, out, lambda f: prog(v, "cg_tail"))
             assert [c["status"] for c in said].count("unwound") == 3, (v, said)
+
+
+def test_exec_from_a_thread_is_followed():
+    # cg_thexec's second thread execs cg_tail chain: --follow traces it
+    for v in VARIANTS:
+        out = tmp(f"thexec-{v}.data")
+        p, _ = record([prog(v, "cg_thexec")], "--follow", out=out)
+        check_story(v, p, out, lambda f: prog(v, "cg_tail"), keep=lambda c: c["func"].startswith("cg_tail:"))
+        before = {c["func"]: c["status"] for c in replay_json(out) if ":" not in c.get("func", ":")}
+        assert before == {"main": "exited", "run": "exited"}, (v, before)
 
 
 def passed_values(stdout):
