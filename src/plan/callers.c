@@ -179,14 +179,7 @@ static void scan_other_code(struct analysis *a)
 				continue;
 			}
 			/* the next function's entry (sorted by entry) */
-			size_t lo = 0, hi = t->nfuncs;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (t->funcs[mid].entry <= at)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			size_t lo = ct_target_funcs_upto(t, at);
 			uint64_t next = lo < t->nfuncs && t->funcs[lo].entry < end ? t->funcs[lo].entry : end;
 			a->cur = NULL;
 			ct_scan_refs(base + (at - sh.sh_addr), next - at, at, on_ref, a);

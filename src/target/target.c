@@ -412,7 +412,7 @@ void ct_target_close(struct ct_target *t)
 	memset(t, 0, sizeof(*t));
 }
 
-const struct ct_func *ct_target_func_at(const struct ct_target *t, uint64_t addr)
+size_t ct_target_funcs_upto(const struct ct_target *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nfuncs;
 	while (lo < hi) {
@@ -422,6 +422,12 @@ const struct ct_func *ct_target_func_at(const struct ct_target *t, uint64_t addr
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct ct_func *ct_target_func_at(const struct ct_target *t, uint64_t addr)
+{
+	size_t lo = ct_target_funcs_upto(t, addr);
 	if (!lo)
 		return NULL;
 	const struct ct_func *f = &t->funcs[lo - 1];

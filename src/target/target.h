@@ -59,6 +59,9 @@ void ct_target_close(struct ct_target *t);
 bool ct_go_must_not_probe(const char *name);
 void ct_go_offsets_by_version(int minor, struct ct_bin_config *c);
 
+/* How many functions (sorted by entry) start at or below ADDR: the index of
+ * the first one that starts above it. */
+size_t ct_target_funcs_upto(const struct ct_target *t, uint64_t addr);
 /* The function containing ADDR (link-time), or NULL. */
 const struct ct_func *ct_target_func_at(const struct ct_target *t, uint64_t addr);
 
