@@ -119,16 +119,23 @@ def test_duration_and_ctrl_c_while_only_descendants_run():
     import time
     for how in ("duration", "sigint"):
         out = tmp(f"daemon-{how}.data")
-        args = ["record", "-o", out, "--follow", "-F", "a", "-F", "main"]
+        args = ["record", "-v", "-o", out, "--follow", "-F", "a", "-F", "main"]
         if how == "duration":
             args += ["--duration", "700ms"]
         p = subprocess.Popen([CT, *args, "--", fixture("c_procs"), "daemon", "20000"],
                              stderr=subprocess.PIPE, text=True)
+        head = ""
         if how == "sigint":
-            time.sleep(0.7)
+            # Ctrl-C once the daemon exists (-v says "forked"): a fixed sleep
+            # raced start-up on a loaded machine
+            while "forked" not in head:
+                line = p.stderr.readline()
+                assert line, head
+                head += line
+            time.sleep(0.2)
             p.send_signal(signal.SIGINT)
         try:
-            err = p.communicate(timeout=15)[1]
+            err = head + p.communicate(timeout=15)[1]
         finally:
             if p.poll() is None:
                 p.kill()
