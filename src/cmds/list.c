@@ -1,5 +1,6 @@
 /* calltrace list: which functions of a binary can be traced, and where the
  * probes would go (entry site, cheap or single-stepped, and exit sites). */
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,8 +72,10 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 				printf("st(0)(unreadable)");
 			else if (pc->kind == CT_PIECE_STACK)
 				printf("CFA%+d", op_offset(f, pc->slot) - 8);
+			else if (pc->kind == CT_PIECE_CONST && !pc->size)
+				printf("empty"); /* an empty class or struct: nothing to hold */
 			else if (pc->kind == CT_PIECE_CONST)
-				printf("constant");
+				printf("constant %#" PRIx64, pc->literal); /* its bytes, little-endian */
 			else
 				printf("*(%s%+d)", reg_name(pc->reg), op_offset(f, pc->slot));
 		}

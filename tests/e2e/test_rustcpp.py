@@ -267,7 +267,7 @@ def test_rust_optimized_values_are_right_or_unavailable():
     value may then be read where the registers merely were: each argument
     is what the program printed, or unavailable."""
     listing = out("list", fixture("rust_app_s"), "rsapp::app::leaf")
-    assert "(s &str [location unknown], n u32 [constant])" in listing, listing
+    assert "(s &str [location unknown], n u32 [constant 0x2])" in listing, listing
     p, path = record([fixture("rust_app_s")], out=tmp("rs_s.data"))
     calls = replay_json(path)
     assert {c["status"] for c in calls} == {"returned"}, [(c["func"], c["status"]) for c in calls]
