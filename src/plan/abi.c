@@ -98,7 +98,7 @@ static int check_type(const struct ct_typetab *tt, uint32_t id, enum ct_callconv
 	const char *name = t->name ? t->name : "?";
 	if (depth > MAX_DEPTH)
 		return ct_fail("abi: type %s nests too deeply", name);
-	bool go = cc == CT_CC_GO_REG || cc == CT_CC_GO_STACK;
+	bool go = ct_callconv_is_go(cc);
 	if (t->by_ref && cc == CT_CC_SYSV)
 		return 0; /* passed by address: its layout does not matter */
 	if (t->size > (1u << 28))

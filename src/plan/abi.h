@@ -38,12 +38,20 @@
 extern const uint8_t ct_go_int_regs[CT_GO_NINT];
 extern const uint8_t ct_sysv_int_regs[CT_SYSV_NINT];
 
+/* The calling convention of a function's code: where its arguments and
+ * results are (ct_abi_assign), and which registers may be written before
+ * its entry site without changing what that site reads (ct_find_sites). */
 enum ct_callconv {
-	CT_CC_GO_REG = 1,
-	CT_CC_GO_STACK = 2,
-	CT_CC_SYSV = 3,
-	CT_CC_RUST = 4,
+	CT_CC_GO_REG = 1,   /* Go ABIInternal: args in RAX..R11, ctx RDX, g R14 */
+	CT_CC_GO_STACK = 2, /* Go ABI0: args on the stack, registers dead */
+	CT_CC_SYSV = 3,     /* C: args in RDI RSI RDX RCX R8 R9 (+RAX count) */
+	CT_CC_RUST = 4,     /* Rust's own: SysV's registers, its own placement */
 };
+
+static inline bool ct_callconv_is_go(enum ct_callconv cc)
+{
+	return cc == CT_CC_GO_REG || cc == CT_CC_GO_STACK;
+}
 
 struct ct_abi_layout {
 	struct ct_loc *locs;   /* one per sig->params[i], same order; pieces owned here.

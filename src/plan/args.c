@@ -7,13 +7,6 @@
 
 #include <string.h>
 
-static enum ct_callconv callconv_of(const struct ct_func *f)
-{
-	if (!(f->flags & CT_FN_GO))
-		return CT_CC_SYSV;
-	return (f->flags & CT_FN_ABI0) ? CT_CC_GO_STACK : CT_CC_GO_REG;
-}
-
 /* -A 'GLOB@a,b': does F match, and which names (NULL = all)? */
 static bool want_args(const struct ct_args_opts *o, const struct ct_func *fn, const char **names)
 {
@@ -98,7 +91,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 {
 	const char *names;
 	bool wa = want_args(o, fn, &names), wr = want_rets(o, fn);
-	enum ct_callconv cc = callconv_of(fn);
+	enum ct_callconv cc = ct_callconv_of(fn);
 	*entry = *ret = NULL;
 	*incomplete = false;
 	if (!wa && !wr)

@@ -67,11 +67,11 @@ static bool is_morestack(void *ctx, uint64_t target)
 	return f && f->entry == target && has_prefix(f->name, "runtime.morestack");
 }
 
-static enum ct_abi abi_of(const struct ct_target *t, const struct ct_func *f)
+enum ct_callconv ct_callconv_of(const struct ct_func *f)
 {
 	if (!(f->flags & CT_FN_GO))
-		return CT_ABI_C;
-	return (f->flags & CT_FN_ABI0) ? CT_ABI_GO_STACK : CT_ABI_GO_REG;
+		return CT_CC_SYSV;
+	return (f->flags & CT_FN_ABI0) ? CT_CC_GO_STACK : CT_CC_GO_REG;
 }
 
 static uint8_t gsrc_of(const struct ct_target *t, const struct ct_func *f)
@@ -111,7 +111,7 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, len);
 	if (!code || !len)
 		return ct_fail("function %s has no code in the file", ct_names_show(&f->dm, f->name));
-	if (ct_find_sites(code, len, f->entry, abi_of(t, f), is_morestack, (void *)t, fs)) {
+	if (ct_find_sites(code, len, f->entry, ct_callconv_of(f), is_morestack, (void *)t, fs)) {
 		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), ct_error());
 	}
 	return 0;

@@ -143,6 +143,10 @@ void ct_plan_goroutine_fetch(struct ct_plan *p);
 bool ct_plan_goroutine_created(const struct ct_plan *p, const uint8_t *raw, size_t len, uint64_t *goid,
 			       uint64_t *gopc);
 
+/* The calling convention of F's code by its flags (Go register ABI, Go ABI0,
+ * else SysV); argument capture turns SysV into Rust's own where DWARF says. */
+enum ct_callconv ct_callconv_of(const struct ct_func *f);
+
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
 

@@ -84,7 +84,7 @@ static bool kernel_emulates(const struct insn *x)
 
 /* May this register be written before the entry site without changing what
  * the entry site sees (arguments, goroutine, SP)? */
-static bool clobber_ok(ZydisRegister r, enum ct_abi abi)
+static bool clobber_ok(ZydisRegister r, enum ct_callconv cc)
 {
 	if (r == ZYDIS_REGISTER_RFLAGS || r == ZYDIS_REGISTER_EFLAGS || r == ZYDIS_REGISTER_FLAGS ||
 	    r == ZYDIS_REGISTER_RIP || r == ZYDIS_REGISTER_EIP || r == ZYDIS_REGISTER_IP)
@@ -101,20 +101,19 @@ static bool clobber_ok(ZydisRegister r, enum ct_abi abi)
 		break;
 	}
 	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-	switch (abi) {
-	case CT_ABI_GO_REG: /* R12, R13 are scratch in ABIInternal */
+	switch (cc) {
+	case CT_CC_GO_REG: /* R12, R13 are scratch in ABIInternal */
 		return r == ZYDIS_REGISTER_R12 || r == ZYDIS_REGISTER_R13;
-	case CT_ABI_GO_STACK: /* args live on the stack: only SP matters */
+	case CT_CC_GO_STACK: /* args live on the stack: only SP matters */
 		return r != ZYDIS_REGISTER_RSP && r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15;
-	case CT_ABI_C: /* R10, R11 are scratch in SysV */
-	default:
+	default: /* SysV, Rust: R10, R11 are scratch */
 		return r == ZYDIS_REGISTER_R10 || r == ZYDIS_REGISTER_R11;
 	}
 }
 
 /* An instruction that may run before the entry site: it writes no memory,
  * no register that matters, and does not branch. */
-static bool harmless_before_entry(const struct insn *x, enum ct_abi abi)
+static bool harmless_before_entry(const struct insn *x, enum ct_callconv cc)
 {
 	if (x->in.meta.category == ZYDIS_CATEGORY_COND_BR || x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
 	    x->in.meta.category == ZYDIS_CATEGORY_CALL || x->in.meta.category == ZYDIS_CATEGORY_RET ||
@@ -126,7 +125,7 @@ static bool harmless_before_entry(const struct insn *x, enum ct_abi abi)
 			continue;
 		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY)
 			return false;
-		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && !clobber_ok(op->reg.value, abi))
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && !clobber_ok(op->reg.value, cc))
 			return false;
 	}
 	return true;
@@ -223,7 +222,7 @@ static bool only_padding(const uint8_t *p, size_t n)
 	return true;
 }
 
-int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi abi,
+int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -255,7 +254,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 			pre[npre].emulated = kernel_emulates(&x);
 			pre[npre].refused = probe_refusal(&x);
 			npre++;
-			prefix_clean = harmless_before_entry(&x, abi);
+			prefix_clean = harmless_before_entry(&x, cc);
 		}
 		uint64_t t = branch_target(&x);
 		bool inside = t >= addr && t < addr + len;
@@ -267,14 +266,14 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi ab
 		}
 		case ZYDIS_CATEGORY_UNCOND_BR:
 		case ZYDIS_CATEGORY_COND_BR:
-			if (t == addr && abi == CT_ABI_C) {
+			if (t == addr && !ct_callconv_is_go(cc)) {
 				/* Self-recursion made a loop (gcc -Os, LLVM): the
 				 * entry runs again for the same call, as after Go's
 				 * morestack, and is told apart the same way. */
 				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
 				CT_VEC_PUSH(exits, e);
 			} else if ((t && !inside && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) ||
-				   (!t && abi == CT_ABI_C && got_jump(&x))) {
+				   (!t && !ct_callconv_is_go(cc) && got_jump(&x))) {
 				/* a GOT slot's target is not known here: the frame
 				 * ends at the jump, as for an untraced target */
 				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t};

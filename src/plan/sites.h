@@ -8,15 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan/abi.h"      /* enum ct_callconv */
 #include "probes/event.h" /* enum ct_site_kind */
-
-/* Calling convention of the code, which decides which registers an entry
- * site may see clobbered before it and still read the same arguments. */
-enum ct_abi {
-	CT_ABI_C = 0,       /* SysV: args in RDI RSI RDX RCX R8 R9 (+RAX count) */
-	CT_ABI_GO_REG = 1,  /* Go ABIInternal: args in RAX..R11, ctx RDX, g R14 */
-	CT_ABI_GO_STACK = 2 /* Go ABI0: args on the stack, registers dead */
-};
 
 struct ct_exit_site {
 	uint64_t addr;
@@ -37,7 +30,7 @@ typedef bool (*ct_is_morestack_fn)(void *ctx, uint64_t target);
 
 /* Decodes CODE (LEN bytes, loaded at ADDR) and fills OUT.  Returns 0, or -1
  * with ct_fail() when the body does not decode. */
-int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_abi abi,
+int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out);
 void ct_fn_sites_free(struct ct_fn_sites *s);
 

@@ -18,7 +18,7 @@ static bool is_morestack(void *ctx, uint64_t target)
 	return target == MORESTACK;
 }
 
-static int find(const uint8_t *code, size_t len, enum ct_abi abi, struct ct_fn_sites *s)
+static int find(const uint8_t *code, size_t len, enum ct_callconv abi, struct ct_fn_sites *s)
 {
 	return ct_find_sites(code, len, BASE, abi, is_morestack, NULL, s);
 }
@@ -41,7 +41,7 @@ TEST(sites_go_reg_prologue)
 {
 	struct ct_fn_sites s;
 	int calls = 0;
-	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_ABI_GO_REG, is_morestack, &calls, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, is_morestack, &calls, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 4);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.ninsns, 10);
@@ -70,7 +70,7 @@ static const uint8_t go_large[] = {
 TEST(sites_go_large_frame_prologue)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 0xc);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 2);
@@ -82,7 +82,7 @@ TEST(sites_go_large_frame_prologue)
 	ct_fn_sites_free(&s);
 	/* In C, R12 is callee-saved: only R10/R11 may be written before the
 	 * entry probe, so the lea pushes the entry back to +0. */
-	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(go_large, sizeof(go_large), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	ct_fn_sites_free(&s);
@@ -102,7 +102,7 @@ TEST(sites_go_abi0_prologue)
 {
 	struct ct_fn_sites s;
 	/* Stack ABI: RCX holds no argument, so the jbe is a fine entry. */
-	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_ABI_GO_STACK, &s), 0);
+	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_CC_GO_STACK, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 0xd);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 2);
@@ -113,7 +113,7 @@ TEST(sites_go_abi0_prologue)
 	ct_fn_sites_free(&s);
 	/* Register ABI: RCX is an argument register; the mov would clobber
 	 * it before the probe, so the entry stays at +0 (single-stepped). */
-	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(go_abi0, sizeof(go_abi0), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 2);
@@ -130,7 +130,7 @@ TEST(sites_c_push_rbp)
 		0xc3,             /* +7 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.ninsns, 5);
@@ -150,7 +150,7 @@ TEST(sites_c_endbr64_push)
 		0xc3,                   /* +9 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 4);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
@@ -165,7 +165,7 @@ TEST(sites_c_mov_first_not_emulated)
 		0xc3,             /* +3 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
@@ -181,7 +181,7 @@ TEST(sites_c3_inside_immediate)
 		0xc3,                         /* +5 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.ninsns, 2);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 5);
@@ -201,7 +201,7 @@ TEST(sites_several_rets)
 		0xc3,       /* +7 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	/* test only writes flags: the je is the cheap entry; its target
 	 * (+5) lies after it, so it cannot re-run. */
 	CHECK_EQ_U(s.entry_site, BASE + 2);
@@ -222,7 +222,7 @@ TEST(sites_ret_imm16)
 		0xc2, 0x08, 0x00, /* +2 ret $0x8 */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.ninsns, 3);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
@@ -238,7 +238,7 @@ TEST(sites_rep_ret)
 		0xf3, 0xc3, /* +2 repz ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.ninsns, 3);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 2); /* at the prefix, not at the C3 */
@@ -260,14 +260,14 @@ TEST(sites_tail_jmp_out)
 		0xe9, 0xfb, 0x0f, 0x00, 0x00, /* +0 jmp 0x402000 */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(rel32, sizeof(rel32), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(rel32, sizeof(rel32), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 3);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
 	CHECK_EQ_U(s.exits[0].target, 0x402000);
 	ct_fn_sites_free(&s);
 
-	CHECK_EQ_I(find(rel8, sizeof(rel8), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(rel8, sizeof(rel8), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
@@ -276,7 +276,7 @@ TEST(sites_tail_jmp_out)
 
 	/* A body that is only a jmp: entry at +0 (jmp is emulated), and the
 	 * same instruction is the tail exit. */
-	CHECK_EQ_I(find(only, sizeof(only), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(only, sizeof(only), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
@@ -290,7 +290,7 @@ TEST(sites_tail_jmp_out)
 		0xc3,       /* +0 ret */
 		0xeb, 0x00, /* +1 jmp 0x401003 (= BASE + len) */
 	};
-	CHECK_EQ_I(find(edge, sizeof(edge), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(edge, sizeof(edge), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.nexits, 2);
 	CHECK_EQ_U(s.exits[1].kind, CT_SITE_TAIL);
 	CHECK_EQ_U(s.exits[1].target, BASE + 3);
@@ -308,7 +308,7 @@ TEST(sites_jmp_inside_is_not_exit)
 		0xc3,             /* +0c ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.ninsns, 6);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 0xc);
@@ -329,12 +329,12 @@ TEST(sites_call_morestack_or_not)
 	};
 	struct ct_fn_sites s;
 	/* 0x461000 is not morestack: a plain call, no exit. */
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
 	/* No callback at all: no RESTART either. */
-	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_ABI_GO_REG, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
@@ -369,7 +369,7 @@ TEST(sites_jump_onto_cheap_site_forces_plus0)
 		0xeb, 0xf7,                                     /* +0f jmp 0x401008 */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(onto, sizeof(onto), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(onto, sizeof(onto), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated); /* cmp is not emulated */
 	CHECK_EQ_U(s.nexits, 2);
@@ -377,14 +377,14 @@ TEST(sites_jump_onto_cheap_site_forces_plus0)
 	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RESTART);
 	ct_fn_sites_free(&s);
 
-	CHECK_EQ_I(find(onto_jcc, sizeof(onto_jcc), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(onto_jcc, sizeof(onto_jcc), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 3);
 	CHECK_EQ_U(s.exits[2].addr, BASE + 0xe);
 	ct_fn_sites_free(&s);
 
-	CHECK_EQ_I(find(between, sizeof(between), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(between, sizeof(between), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
@@ -403,7 +403,7 @@ TEST(sites_prefixed_branch_not_emulated)
 		0xc3,                   /* +8 ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 2);
@@ -430,11 +430,11 @@ TEST(sites_entry_lookahead)
 		0xc3,             /* +e ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(four, sizeof(four), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(four, sizeof(four), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 9);
 	CHECK(s.entry_emulated);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(find(five, sizeof(five), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(five, sizeof(five), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
@@ -457,13 +457,13 @@ TEST(sites_padding_after_last_ret)
 		0x00, /* +3 (lone zero byte: does not decode) */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(int3, sizeof(int3), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(int3, sizeof(int3), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(find(zero, sizeof(zero), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(zero, sizeof(zero), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.ninsns, 3);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
@@ -486,23 +486,23 @@ TEST(sites_garbage_fails_with_offset)
 		0xb8, 0xc3, 0x00, /* +1 mov $imm32,%eax cut short */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(mid, sizeof(mid), CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(mid, sizeof(mid), CT_CC_SYSV, &s), -1);
 	CHECK(strstr(ct_error(), "+0x1") != NULL);
 	CHECK(strstr(ct_error(), "undecodable") != NULL);
 	CHECK(s.exits == NULL);
-	CHECK_EQ_I(find(first, sizeof(first), CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(first, sizeof(first), CT_CC_SYSV, &s), -1);
 	CHECK(strstr(ct_error(), "+0x0") != NULL);
-	CHECK_EQ_I(find(cut, sizeof(cut), CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(cut, sizeof(cut), CT_CC_SYSV, &s), -1);
 	CHECK(strstr(ct_error(), "+0x1") != NULL);
 	/* Nothing at all. */
-	CHECK_EQ_I(find(mid, 0, CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(mid, 0, CT_CC_SYSV, &s), -1);
 }
 
 TEST(sites_single_ret)
 {
 	static const uint8_t code[] = {0xc3}; /* +0 ret */
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.ninsns, 1);
@@ -510,7 +510,7 @@ TEST(sites_single_ret)
 	CHECK_EQ_U(s.exits[0].addr, BASE);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(find(code, sizeof(code), CT_ABI_GO_REG, &s), 0);
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_GO_REG, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK_EQ_U(s.nexits, 1);
 	ct_fn_sites_free(&s);
@@ -597,14 +597,14 @@ TEST(sites_refused_entry)
 		0x3e, 0xc3,       /* +2 ds ret */
 	};
 	struct ct_fn_sites s;
-	CHECK_EQ_I(find(over, sizeof(over), CT_ABI_C, &s), 0);
+	CHECK_EQ_I(find(over, sizeof(over), CT_CC_SYSV, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 4);
 	CHECK(!s.entry_emulated);
 	CHECK_EQ_U(s.nexits, 1);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(find(stuck, sizeof(stuck), CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(stuck, sizeof(stuck), CT_CC_SYSV, &s), -1);
 	CHECK(strstr(ct_error(), "first instruction") && strstr(ct_error(), "vmovd"));
-	CHECK_EQ_I(find(lock_ret, sizeof(lock_ret), CT_ABI_C, &s), -1);
+	CHECK_EQ_I(find(lock_ret, sizeof(lock_ret), CT_CC_SYSV, &s), -1);
 	CHECK(strstr(ct_error(), "exit at +0x2") && strstr(ct_error(), "segment prefix"));
 }
 
@@ -764,7 +764,7 @@ static const uint8_t self_loop[] = {
 TEST(sites_branch_to_own_entry_is_restart)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(self_loop, sizeof(self_loop), BASE, CT_ABI_C, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(self_loop, sizeof(self_loop), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK_EQ_U(s.nexits, 2);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 9);
@@ -772,7 +772,7 @@ TEST(sites_branch_to_own_entry_is_restart)
 	CHECK_EQ_U(s.exits[0].target, BASE);
 	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(ct_find_sites(go_large, sizeof(go_large), BASE, CT_ABI_GO_REG, is_morestack, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_large, sizeof(go_large), BASE, CT_CC_GO_REG, is_morestack, NULL, &s), 0);
 	for (size_t i = 0; i < s.nexits; i++)
 		CHECK(s.exits[i].kind != CT_SITE_RESTART || s.exits[i].target == MORESTACK);
 	ct_fn_sites_free(&s);
@@ -792,7 +792,7 @@ static const uint8_t got_tail[] = {
 TEST(sites_jump_through_got_is_tail)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(got_tail, sizeof(got_tail), BASE, CT_ABI_C, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(got_tail, sizeof(got_tail), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 8);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
