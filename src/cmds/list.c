@@ -29,13 +29,6 @@ static void usage(FILE *f)
 		   "the x87 register of a long double result).\n");
 }
 
-static const char *reg_name(uint8_t r)
-{
-	static const char *const names[] = {"R15", "R14", "R13", "R12", "RBP", "RBX", "R11", "R10",
-					    "R9",  "R8",  "RAX", "RCX", "RDX", "RSI", "RDI"};
-	return r < 15 ? names[r] : "?";
-}
-
 static int32_t op_offset(const struct ct_site_fetch *f, uint16_t slot)
 {
 	for (uint32_t i = 0; i < f->prog.nops; i++)
@@ -65,7 +58,7 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 			const struct ct_val_piece *pc = &v->pieces[k];
 			printf("%s", k ? ":" : "");
 			if (pc->kind == CT_PIECE_REG)
-				printf("%s", reg_name(pc->reg));
+				printf("%s", ct_reg_name(pc->reg));
 			else if (pc->kind == CT_PIECE_XREG)
 				printf("X%u(unreadable)", pc->reg - CT_XMM0);
 			else if (pc->kind == CT_PIECE_X87)
@@ -77,7 +70,7 @@ static void print_values(const struct ct_plan *p, const struct ct_site_fetch *f)
 			else if (pc->kind == CT_PIECE_CONST)
 				printf("constant %#" PRIx64, pc->literal); /* its bytes, little-endian */
 			else
-				printf("*(%s%+d)", reg_name(pc->reg), op_offset(f, pc->slot));
+				printf("*(%s%+d)", ct_reg_name(pc->reg), op_offset(f, pc->slot));
 		}
 		printf("]");
 	}
@@ -128,6 +121,31 @@ static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
 		snprintf(out, n, "0x%llx", (unsigned long long)addr);
 }
 
+/* Why a call's exit is single-stepped (the return address, or an emulated
+ * site's results could not be read there: which value is gone where). */
+static void results_stepped_why(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+{
+	struct ct_site_fetch moved;
+	switch (cs->walk.how) {
+	case CT_EXIT_EMULATED:
+		if (f->results_view && ct_fetch_relocate(f->results_view, -8 - cs->walk.sp_delta, &cs->walk, &moved) != 0)
+			snprintf(out, n, "single-stepped to read the results: at 0x%llx, %s",
+				 (unsigned long long)cs->walk.site, ct_error());
+		else {
+			if (f->results_view)
+				ct_site_fetch_free(&moved);
+			snprintf(out, n, "single-stepped: the results are gone by the next instruction the kernel emulates");
+		}
+		return;
+	case CT_EXIT_TAILPOS:
+		snprintf(out, n, "%s", f->results ? "single-stepped: in tail position (the caller returns before any emulated instruction), but the results are captured"
+						   : "single-stepped: in tail position in a caller not traced");
+		return;
+	default:
+		snprintf(out, n, "single-stepped: nothing the kernel emulates before the next branch");
+	}
+}
+
 /* --exit=auto: how the function's calls are observed, and why. */
 static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
 {
@@ -169,12 +187,11 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char sp[32] = "";
 		if (cs->sp_delta)
 			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
-		const char *why = "emulated";
-		if (cs->how != CT_EXIT_EMULATED)
-			why = cs->walk.how == CT_EXIT_EMULATED ? "single-stepped: the results are gone by the next instruction the kernel emulates"
-			      : cs->walk.how == CT_EXIT_TAILPOS ? (f->results ? "single-stepped: in tail position, but the results are captured"
-									   : "single-stepped: in tail position in a caller not traced")
-								 : "single-stepped: nothing the kernel emulates before the next branch";
+		char why[192] = "emulated";
+		if (cs->how == CT_EXIT_EMULATED && f->results_view && f->results_view->nvals)
+			snprintf(why, sizeof(why), "emulated, results read there");
+		else if (cs->how != CT_EXIT_EMULATED)
+			results_stepped_why(f, cs, why, sizeof(why));
 		printf("      %-7s %-40s -> %s %s (%s%s)\n", role, at, ex, text, why, sp);
 	}
 }

@@ -15,7 +15,7 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 
 bool ct_fetch_op_is_mem(uint8_t code)
 {
-	return code != CT_OP_REG && code != CT_OP_STACKWORD;
+	return code != CT_OP_REG && code != CT_OP_STACKWORD && code != CT_OP_REGDIFF;
 }
 
 size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,

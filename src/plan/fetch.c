@@ -385,32 +385,45 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 	for (uint32_t i = 0; i < prog.nops && i < CT_MAX_OPS; i++) {
 		struct ct_fetch_op *op = &prog.ops[i];
 		switch (op->code) {
-		case CT_OP_REG:
+		case CT_OP_REG: {
 			if (!walk || op->reg >= 15)
 				break;
-			if (walk->loc[op->reg].reg == CT_LOC_STACK) {
+			const __typeof__(walk->loc[0]) *l = &walk->loc[op->reg];
+			if (l->reg == CT_LOC_STACK) {
 				op->code = CT_OP_STACKWORD;
-				op->off = walk->loc[op->reg].stack_off;
-			} else if (walk->loc[op->reg].reg >= 0) {
-				op->reg = (uint8_t)walk->loc[op->reg].reg;
+				op->off = l->stack_off;
+			} else if (l->reg >= 0 && l->less_word) {
+				op->code = CT_OP_REGDIFF; /* the register less the word added to it */
+				op->reg = (uint8_t)l->reg;
+				op->off = l->stack_off;
+			} else if (l->reg >= 0) {
+				op->reg = (uint8_t)l->reg;
+				op->off += l->addend;
+			} else if (walk->lost_at[op->reg]) {
+				return ct_fail("the value of %s is gone at 0x%llx", ct_reg_name(op->reg),
+					       (unsigned long long)walk->lost_at[op->reg]);
 			} else {
-				return ct_fail("register %u is overwritten before the exit site", op->reg);
+				return ct_fail("the value of %s is gone", ct_reg_name(op->reg));
 			}
 			break;
+		}
 		case CT_OP_STACK:
 			if (any_write)
 				return ct_fail("the stack may be written before the exit site");
 			op->off += stack_shift;
 			break;
 		case CT_OP_REGMEM:
-			if (any_write || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0)))
-				return ct_fail("memory may be written before the exit site");
-			if (walk)
+			if (any_write || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0 ||
+						   walk->loc[op->reg].less_word)))
+				return ct_fail("memory the results point to may be written on the way");
+			if (walk) {
+				op->off += walk->loc[op->reg].addend;
 				op->reg = (uint8_t)walk->loc[op->reg].reg;
+			}
 			break;
 		default: /* what results point to */
 			if (any_write)
-				return ct_fail("memory may be written before the exit site");
+				return ct_fail("memory the results point to may be written on the way");
 			break;
 		}
 	}

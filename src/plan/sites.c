@@ -405,6 +405,13 @@ size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn
 	return bad;
 }
 
+const char *ct_reg_name(unsigned r)
+{
+	static const char *const names[] = {"R15", "R14", "R13", "R12", "RBP", "RBX", "R11", "R10",
+					    "R9",  "R8",  "RAX", "RCX", "RDX", "RSI", "RDI"};
+	return r < 15 ? names[r] : "?";
+}
+
 /* enum ct_reg of a general register (any width), or -1 (RSP, RIP, others) */
 static int gpr_index(ZydisRegister r)
 {
@@ -430,12 +437,26 @@ static bool is_rsp(ZydisRegister r)
 
 #define EXIT_LOOKAHEAD 48 /* straight-line instructions walked from a return address */
 #define MAX_SLOTS 8
+#define MAX_ADDEND (1 << 20) /* constants followed: what a result plus a small offset needs */
+
+/* What a register holds, as far as the walk can tell: the return-time value
+ * of register `orig`, plus the word at `woff` in the stack (from SP right
+ * after the return, as it is while nothing writes it), plus `c`.  Exact
+ * 64-bit arithmetic: only 64-bit copies, loads, add/sub/inc/dec and lea are
+ * followed; anything else makes the register unknown. */
+struct expr {
+	bool known;
+	int8_t orig; /* -1: none */
+	bool word;
+	int32_t woff;
+	int32_t c;
+};
 
 /* What the straight line from a return address has done so far. */
 struct walk_state {
 	int32_t d;           /* SP minus SP right after the return */
 	bool sp_known;
-	int8_t holds[15];    /* register r holds the return-time value of register holds[r] (-1: none) */
+	struct expr val[15]; /* per register (enum ct_reg) */
 	struct {
 		int32_t off;     /* from SP right after the return */
 		int8_t orig;     /* whose return-time value */
@@ -445,13 +466,156 @@ struct walk_state {
 	bool stack_written, mem_written;
 };
 
-static void kill_slots(struct walk_state *w, int32_t lo, int32_t hi)
+static const struct expr unknown_expr = {false, -1, false, 0, 0};
+
+static bool expr_plain(const struct expr *e)
+{
+	return e->known && e->orig >= 0 && !e->word && !e->c;
+}
+
+/* A + B if the walk can say it (one register value and one word at most). */
+static struct expr expr_sum(struct expr a, struct expr b)
+{
+	if (!a.known || !b.known || (a.orig >= 0 && b.orig >= 0) || (a.word && b.word))
+		return unknown_expr;
+	int64_t c = (int64_t)a.c + b.c;
+	if (c > MAX_ADDEND || c < -MAX_ADDEND)
+		return unknown_expr;
+	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.word ? a.woff : b.woff, (int32_t)c};
+	return s;
+}
+
+static struct expr expr_const(int64_t c)
+{
+	if (c > MAX_ADDEND || c < -MAX_ADDEND)
+		return unknown_expr;
+	struct expr e = {true, -1, false, 0, (int32_t)c};
+	return e;
+}
+
+/* The stack bytes [LO, HI) (from SP right after the return) change: saved
+ * values there are gone, and so are register values that include a word
+ * there. */
+static void kill_stack(struct walk_state *w, int32_t lo, int32_t hi)
 {
 	for (int i = 0; i < w->nslots;)
 		if (w->slots[i].off < hi && w->slots[i].off + 8 > lo)
 			w->slots[i] = w->slots[--w->nslots];
 		else
 			i++;
+	for (int r = 0; r < 15; r++)
+		if (w->val[r].word && w->val[r].woff < hi && w->val[r].woff + 8 > lo)
+			w->val[r] = unknown_expr;
+}
+
+/* Memory that may alias the stack changes. */
+static void kill_all_stack(struct walk_state *w)
+{
+	w->nslots = 0;
+	for (int r = 0; r < 15; r++)
+		if (w->val[r].word)
+			w->val[r] = unknown_expr;
+}
+
+/* [SP + disp], 8 bytes, no index, no segment override: its offset from SP
+ * right after the return. */
+static bool sp_word(const struct walk_state *w, const ZydisDecodedOperand *o, int32_t *at)
+{
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->size != 64 || o->mem.base != ZYDIS_REGISTER_RSP ||
+	    o->mem.index != ZYDIS_REGISTER_NONE || o->mem.segment != ZYDIS_REGISTER_SS)
+		return false;
+	*at = w->d + (int32_t)o->mem.disp.value;
+	return true;
+}
+
+static int reg64(const ZydisDecodedOperand *o)
+{
+	return o->type == ZYDIS_OPERAND_TYPE_REGISTER && o->size == 64 ? gpr_index(o->reg.value) : -1;
+}
+
+/* The value of a plain 64-bit register/immediate/stack-word source operand. */
+static struct expr operand_value(const struct walk_state *w, const ZydisDecodedOperand *o)
+{
+	int32_t at;
+	int r = reg64(o);
+	if (r >= 0)
+		return w->val[r];
+	if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		return expr_const(o->imm.value.s);
+	if (sp_word(w, o, &at) && at >= w->d) {
+		for (int i = 0; i < w->nslots; i++)
+			if (w->slots[i].off == at) {
+				struct expr e = {true, w->slots[i].orig, false, 0, 0};
+				return e;
+			}
+		struct expr e = {true, -1, true, at, 0};
+		return e;
+	}
+	return unknown_expr;
+}
+
+/* The instructions whose result the walk follows (copies, spills, loads,
+ * add/sub/inc/dec, lea): true if X was one, applied to W.  Each writes only
+ * its destination (and flags, which do not matter here). */
+static bool follow_value(struct walk_state *w, const struct insn *x)
+{
+	const ZydisDecodedOperand *o = x->ops;
+	ZydisMnemonic m = x->in.mnemonic;
+	int32_t at;
+	int dst = reg64(&o[0]);
+	switch (m) {
+	case ZYDIS_MNEMONIC_MOV:
+		if (sp_word(w, &o[0], &at) && reg64(&o[1]) >= 0) { /* a spill */
+			struct expr v = w->val[reg64(&o[1])];
+			kill_stack(w, at, at + 8);
+			w->stack_written = true;
+			if (expr_plain(&v) && at >= w->d && w->nslots < MAX_SLOTS) {
+				w->slots[w->nslots].off = at;
+				w->slots[w->nslots++].orig = v.orig;
+			}
+			return true;
+		}
+		if (dst < 0 || o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return false;
+		w->val[dst] = operand_value(w, &o[1]);
+		break;
+	case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_SUB: {
+		if (dst < 0)
+			return false;
+		struct expr v = operand_value(w, &o[1]);
+		if (m == ZYDIS_MNEMONIC_SUB) /* only a constant can be negated */
+			v = v.known && v.orig < 0 && !v.word ? expr_const(-(int64_t)v.c) : unknown_expr;
+		w->val[dst] = expr_sum(w->val[dst], v);
+		break;
+	}
+	case ZYDIS_MNEMONIC_INC:
+	case ZYDIS_MNEMONIC_DEC:
+		if (dst < 0)
+			return false;
+		w->val[dst] = expr_sum(w->val[dst], expr_const(m == ZYDIS_MNEMONIC_INC ? 1 : -1));
+		break;
+	case ZYDIS_MNEMONIC_LEA: {
+		if (dst < 0)
+			return false;
+		const ZydisDecodedOperand *a = &o[1];
+		int base = gpr_index(a->mem.base), index = gpr_index(a->mem.index);
+		struct expr v = expr_const(a->mem.disp.value);
+		if (x->in.address_width != 64 || (a->mem.base != ZYDIS_REGISTER_NONE && base < 0) ||
+		    (a->mem.index != ZYDIS_REGISTER_NONE && (index < 0 || a->mem.scale > 1)))
+			v = unknown_expr; /* SP- or RIP-relative, scaled, 32-bit */
+		if (base >= 0)
+			v = expr_sum(v, w->val[base]);
+		if (index >= 0)
+			v = expr_sum(v, w->val[index]);
+		w->val[dst] = v;
+		break;
+	}
+	default:
+		return false;
+	}
+	w->written |= 1u << dst;
+	return true;
 }
 
 /* Applies X to W; false if SP changed in a way the walk cannot follow. */
@@ -481,30 +645,11 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 			return false;
 		if (dd % 8)
 			return false;
-	}
-	/* A plain 8-byte register copy: the value moves. */
-	if (m == ZYDIS_MNEMONIC_MOV && o[0].size == 64 && o[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
-		int src = gpr_index(o[1].reg.value);
-		if (o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && gpr_index(o[0].reg.value) >= 0 && src >= 0) {
-			int dst = gpr_index(o[0].reg.value);
-			w->holds[dst] = w->holds[src];
-			w->written |= 1u << dst;
-			return true;
-		}
-		if (o[0].type == ZYDIS_OPERAND_TYPE_MEMORY && o[0].mem.base == ZYDIS_REGISTER_RSP &&
-		    o[0].mem.index == ZYDIS_REGISTER_NONE && src >= 0) {
-			int32_t at = w->d + (int32_t)o[0].mem.disp.value;
-			kill_slots(w, at, at + 8);
-			w->stack_written = true;
-			if (w->holds[src] >= 0 && w->nslots < MAX_SLOTS) {
-				w->slots[w->nslots].off = at;
-				w->slots[w->nslots++].orig = w->holds[src];
-			}
-			return true;
-		}
+	} else if (follow_value(w, x)) {
+		return true;
 	}
 	if (m == ZYDIS_MNEMONIC_PUSH) {
-		kill_slots(w, w->d - 8, w->d);
+		kill_stack(w, w->d - 8, w->d);
 		w->stack_written = true;
 	}
 	for (int i = 0; i < x->in.operand_count; i++) {
@@ -513,21 +658,25 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 		if (o[i].type == ZYDIS_OPERAND_TYPE_REGISTER) {
 			int r = gpr_index(o[i].reg.value);
 			if (r >= 0) {
-				w->holds[r] = -1;
+				w->val[r] = unknown_expr;
 				w->written |= 1u << r;
 			}
 		} else if (o[i].type == ZYDIS_OPERAND_TYPE_MEMORY && m != ZYDIS_MNEMONIC_PUSH) {
 			if (is_rsp(o[i].mem.base) && o[i].mem.index == ZYDIS_REGISTER_NONE) {
 				int32_t at = w->d + (int32_t)o[i].mem.disp.value;
-				kill_slots(w, at, at + (int32_t)(o[i].size / 8 ? o[i].size / 8 : 64));
+				kill_stack(w, at, at + (int32_t)(o[i].size / 8 ? o[i].size / 8 : 64));
 				w->stack_written = true;
 			} else {
-				w->nslots = 0; /* it may alias the stack */
+				kill_all_stack(w); /* it may alias the stack */
 				w->mem_written = true;
 			}
 		}
 	}
 	w->d += dd;
+	/* What SP leaves behind may be overwritten at any time (a signal
+	 * handler, Go's asynchronous preemption): not a place to read from. */
+	if (dd > 0)
+		kill_stack(w, INT32_MIN / 2, w->d);
 	return true;
 }
 
@@ -549,13 +698,63 @@ static bool leaves_line(const struct insn *x)
 	}
 }
 
+
+/* Is register R's return-time value still somewhere the walk knows of? */
+static bool still_held(const struct walk_state *w, int r)
+{
+	for (int q = 0; q < 15; q++)
+		if (w->val[q].known && w->val[q].orig == r)
+			return true;
+	for (int k = 0; k < w->nslots; k++)
+		if (w->slots[k].orig == r)
+			return true;
+	return false;
+}
+
+/* Where register R's return-time value is at the site: the register itself,
+ * a copy, a saved slot, a register holding it plus a constant, or one
+ * holding it plus a word of the stack that is still there. */
+static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
+{
+	__typeof__(out->loc[0]) *l = &out->loc[r];
+	memset(l, 0, sizeof(*l));
+	l->reg = CT_LOC_LOST;
+	if (expr_plain(&w->val[r]) && w->val[r].orig == r) {
+		l->reg = (int8_t)r;
+		return;
+	}
+	for (int q = 0; q < 15; q++)
+		if (expr_plain(&w->val[q]) && w->val[q].orig == r) {
+			l->reg = (int8_t)q;
+			return;
+		}
+	for (int k = 0; k < w->nslots; k++)
+		if (w->slots[k].orig == r && w->slots[k].off >= w->d) {
+			l->reg = CT_LOC_STACK;
+			l->stack_off = w->slots[k].off - w->d;
+			return;
+		}
+	for (int q = 0; q < 15; q++) {
+		const struct expr *e = &w->val[q];
+		if (!e->known || e->orig != r || (e->word && (e->c || e->woff < w->d)))
+			continue;
+		l->reg = (int8_t)q;
+		l->addend = -e->c;
+		l->less_word = e->word;
+		l->stack_off = e->word ? e->woff - w->d : 0;
+		return;
+	}
+}
+
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct walk_state w = {0};
 	w.sp_known = true;
-	for (int r = 0; r < 15; r++)
-		w.holds[r] = (int8_t)r;
+	for (int r = 0; r < 15; r++) {
+		struct expr e = {true, (int8_t)r, false, 0, 0};
+		w.val[r] = e;
+	}
 	out->how = CT_EXIT_NONE;
 	size_t off = 0;
 	struct insn x;
@@ -579,31 +778,22 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			out->written = w.written;
 			out->stack_written = w.stack_written;
 			out->mem_written = w.mem_written;
-			for (int r = 0; r < 15; r++) {
-				out->loc[r].reg = CT_LOC_LOST;
-				if (w.holds[r] == r)
-					out->loc[r].reg = (int8_t)r;
-			}
-			for (int r = 0; r < 15; r++) {
-				if (out->loc[r].reg != CT_LOC_LOST)
-					continue;
-				for (int q = 0; q < 15; q++)
-					if (w.holds[q] == r) {
-						out->loc[r].reg = (int8_t)q;
-						break;
-					}
-				for (int k = 0; k < w.nslots && out->loc[r].reg == CT_LOC_LOST; k++)
-					if (w.slots[k].orig == r) {
-						out->loc[r].reg = CT_LOC_STACK;
-						out->loc[r].stack_off = w.slots[k].off - w.d;
-					}
-			}
+			for (int r = 0; r < 15; r++)
+				locate(&w, r, out);
 			return;
 		}
 		if (leaves_line(&x))
 			break;
-		if (w.sp_known && !walk_step(&w, &x))
-			w.sp_known = false; /* only a ret ahead can still say something */
+		if (w.sp_known) {
+			bool held[15];
+			for (int r = 0; r < 15; r++)
+				held[r] = still_held(&w, r);
+			if (!walk_step(&w, &x))
+				w.sp_known = false; /* only a ret ahead can still say something */
+			for (int r = 0; r < 15; r++)
+				if (held[r] && (!w.sp_known || !still_held(&w, r)) && !out->lost_at[r])
+					out->lost_at[r] = x.addr;
+		}
 		off += x.in.length;
 	}
 	/* No emulated instruction on the straight line: the return address

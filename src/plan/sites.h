@@ -85,11 +85,19 @@ struct ct_exit_walk {
 	bool stack_written;    /* memory at SP-relative addresses written before it */
 	bool mem_written;      /* other memory written before it */
 	/* Where the value each register (enum ct_reg) held at the return is at
-	 * the site: loc[r].reg is a register, CT_LOC_STACK or CT_LOC_LOST. */
+	 * the site: loc[r].reg is a register, CT_LOC_STACK or CT_LOC_LOST.  A
+	 * register may hold it changed by an exact 64-bit sum the caller made
+	 * (`lea 1(%rax),%rcx`; `add %rax,%rdx` with RDX loaded from a stack
+	 * word still in place): the value is then that register plus `addend`,
+	 * minus the word at SP + stack_off if `less_word`. */
 	struct {
 		int8_t reg;
-		int32_t stack_off; /* CT_LOC_STACK: from SP at the site */
+		bool less_word;
+		int32_t stack_off; /* CT_LOC_STACK, less_word: from SP at the site */
+		int32_t addend;
 	} loc[15];
+	/* CT_LOC_LOST: the instruction that overwrote its last copy (0: none). */
+	uint64_t lost_at[15];
 	/* The alternative when results need the registers as they were, or
 	 * the caller's return is not observed: the return address itself, if
 	 * it can take a probe (0 if not). */
@@ -101,6 +109,9 @@ struct ct_exit_walk {
 /* Walks from RET_ADDR (CODE: LEN bytes from there to the end of the
  * caller).  Pure logic on bytes. */
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out);
+
+/* The name of a general register (enum ct_reg): "RAX". */
+const char *ct_reg_name(unsigned r);
 
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);

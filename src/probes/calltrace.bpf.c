@@ -286,7 +286,7 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 		__u32 dst = op->dst & PMASK;
 		switch (op->code) {
 		case CT_OP_REG:
-			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK];
+			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
 			break;
 		case CT_OP_STACK:
 			fetch_mem(s, dst, op->size, sp + op->off, 0);
@@ -318,6 +318,13 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 			if (bpf_probe_read_user(&s->payload[dst & ~7U], 8, (void *)(sp + op->off)))
 				*(__u64 *)&s->payload[dst & ~7U] = 0;
 			break;
+		case CT_OP_REGDIFF: {
+			__u64 word = 0;
+			if (bpf_probe_read_user(&word, 8, (void *)(sp + op->off)))
+				word = s->regs[op->reg & CT_REG_MASK]; /* unreadable: 0, as STACKWORD */
+			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] - word;
+			break;
+		}
 		}
 	}
 	return 0;

@@ -166,7 +166,8 @@ struct ct_event {
 #define CT_FETCH_FAILED 0xffff
 
 enum ct_fetch_code {
-	CT_OP_REG = 1,       /* 8 bytes: register `reg` (pt_regs slot) */
+	CT_OP_REG = 1,       /* 8 bytes: register `reg` (pt_regs slot) plus `off`
+				(a result the caller changed by a constant) */
 	CT_OP_STACK = 2,     /* mem: `size` bytes at SP + off */
 	CT_OP_REGMEM = 3,    /* mem: `size` bytes at regs[reg] + off */
 	CT_OP_DEREF = 4,     /* mem: `size` bytes at *(u64 *)(payload + src) + off */
@@ -179,6 +180,9 @@ enum ct_fetch_code {
 				(items between a begin and an end pointer) */
 	CT_OP_STACKWORD = 8, /* 8 bytes, like a register: the word at SP + off
 				(a result the caller saved before its exit site) */
+	CT_OP_REGDIFF = 9,   /* 8 bytes, like a register: register `reg` minus the
+				word at SP + off (a result the caller added to a
+				value it still keeps on its stack) */
 };
 #define CT_MEM_HDR 8
 

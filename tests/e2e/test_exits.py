@@ -1,13 +1,15 @@
 """Calls observed from the caller (--exit=auto, the default) against calls
 observed at the callee's entry and RETs (--exit=ret): every fixture gives
 the same calls -- function, goroutine/thread, depth, status, parent, order,
-integer argument and result values -- and in auto mode every returned call
+integer, bool and string argument and result values -- and in auto mode every returned call
 lies inside its returned parent.  Plus the fixtures built to fool auto mode:
 a function called directly and through a function value, a panic recovered
 deep down where the recovering frame resumes at a return site, a loop and
 jump tables landing on return sites, a longjmp out of calls in tail
 position, a signal handler, a call from a call site nobody planned."""
+import collections
 import os
+import re
 
 from lib import ct, fixture, record, replay_json, run, tmp, trees
 
@@ -26,6 +28,7 @@ CASES = [
     ("go sleepy", ["go_core", "sleepy"], [], GO1),
     ("go mixed", ["go_core", "mixed"], [], GO1),
     ("go deeprecover", ["go_core", "deeprecover"], [], GO1),
+    ("go results", ["go_core", "results", "6"], [], GO1),
     ("go realworld", ["realworld"], [], GO1),
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
@@ -43,10 +46,11 @@ CASES = [
 
 
 def int_values(vals):
+    """The values that do not differ between runs: integers, bools, strings."""
     out = []
     for v in vals or []:
         t = v.get("type", "")
-        if t.startswith(("int", "uint", "bool", "_Bool", "long", "unsigned", "C.int")):
+        if t.startswith(("int", "uint", "bool", "_Bool", "long", "unsigned", "C.int")) or t == "string":
             out.append((v.get("name"), v.get("value")))
     return tuple(out)
 
@@ -107,6 +111,14 @@ def info_stats(path):
         if len(parts) == 2:
             kv.setdefault(parts[0], parts[1].strip())
     return kv
+
+
+def calls_info(path):
+    """How the recorded calls ended (info --calls)."""
+    out = ct("info", "--calls", path).stdout
+    m = re.search(r"returned (\d+) \(at a RET (\d+), after the call (\d+) \((\d+) single-stepped\)", out)
+    assert m, out
+    return dict(zip(("returned", "ret", "after", "stepped"), map(int, m.groups())))
 
 
 def record_mode(argv, flags, env, mode):
@@ -187,6 +199,41 @@ def test_list_shows_exit_modes():
     assert "exits at RET (--exit=ret)" in ret and "exits: RET probes" in ret, ret
     c = ct("list", "-v", fixture("c_core"), "tp_*").stdout
     assert "calls setjmp" in c and "in tail position" in c, c
+
+
+def test_results_read_at_emulated_exits():
+    """Results the caller saves to its stack (two of divmod's), or changes
+    by a constant or adds to a value it keeps there, are read at the
+    emulated exit; where a value is gone, list -v says where, and the exit
+    is single-stepped at the return address.  Values equal what the program
+    prints."""
+    binary = fixture("go_core")
+    lst = ct("list", "-v", binary, "main.divmod", "main.square", "main.word").stdout
+    div = lst.split("main.divmod\n", 1)[1].split("\n  0x", 1)[0]
+    assert "(1 exits emulated, 0 single-stepped" in div and "emulated, results read there" in div, div
+    sq = lst.split("main.square\n", 1)[1].split("\n  0x", 1)[0]
+    # sum += square(i): the sum it was added to is stored back before the
+    # loop's jg, so the result is gone; square(n) + 5 keeps it
+    assert "single-stepped to read the results: at 0x" in sq and "the value of RAX is gone at 0x" in sq, sq
+    assert "emulated, results read there" in sq, sq
+    # a string's bytes may be written by any store on the way
+    assert "memory the results point to may be written" in lst.split("main.word\n", 1)[1], lst
+    p, out = record([binary, "results", "6"], env=GO1)
+    printed = p.stdout.split()
+    assert printed[0] == "results", p.stdout
+    calls = [c for c in replay_json(out) if c.get("func")]
+    by = collections.defaultdict(list)
+    for c in calls:
+        assert c["status"] == "returned", c
+        by[c["func"]].append([r["value"] for r in c.get("ret") or []])
+    assert by["main.square"] == [[i * i] for i in range(6)] + [[36]], by["main.square"]
+    assert by["main.divmod"] == [[int(printed[2]), int(printed[3])]], (by["main.divmod"], printed)
+    assert by["main.word"] == [[printed[4]], [printed[5]]], (by["main.word"], printed)
+    assert by["main.parts"] == [[printed[6], int(printed[7]), printed[8] == "true"]], by["main.parts"]
+    c = calls_info(out)
+    # 11 calls with results and main.results (none) after the call: divmod,
+    # the last square and main.results at emulated exits
+    assert c["after"] == 12 and c["stepped"] == 9, c
 
 
 def test_limits_keep_ret_probes():

@@ -53,7 +53,8 @@ static int run_here(const struct ct_fetch *f, const uint64_t *regs, uint8_t *pay
 		uint64_t ptr, n;
 		switch (op->code) {
 		case CT_OP_REG:
-			memcpy(payload + op->dst, &regs[op->reg], 8);
+			n = regs[op->reg] + (uint64_t)(int64_t)op->off;
+			memcpy(payload + op->dst, &n, 8);
 			break;
 		case CT_OP_DEREF:
 			memcpy(&ptr, payload + op->src, 8);

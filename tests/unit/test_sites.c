@@ -3,6 +3,7 @@
  * -mi386:x86-64 --adjust-vma=0x401000). */
 #include "unit.h"
 
+#include "plan/fetch.h"
 #include "plan/sites.h"
 #include "target/types.h"
 #include "util/util.h"
@@ -713,6 +714,224 @@ TEST(exit_walk_sp_and_registers)
 	CHECK_EQ_U(w.site, BASE + 3);
 	CHECK_EQ_I(w.sp_delta, 0);
 	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+}
+
+/* ---- results read at the exit site (ct_exit_walk + ct_fetch_relocate) ---- */
+
+/* The machine at the exit site: registers (enum ct_reg) and the stack words
+ * from SP up. */
+struct at_site {
+	uint64_t regs[15];
+	uint64_t stack[8]; /* stack[i]: the word at SP + 8*i */
+};
+
+/* Reads the first N Go result registers (RAX, RBX, RCX, ...) where the walk
+ * over CODE says they are at its exit site, as calltrace.bpf.c's run_fetch
+ * would from M: OUT[i].  -1 if the relocation fails (ct_error says why), -2
+ * if the walk finds no emulated site or the fetch has an unexpected op. */
+static int results_at(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, uint64_t *out,
+		      struct ct_exit_walk *w)
+{
+	ct_exit_walk(code, len, BASE, w);
+	if (w->how != CT_EXIT_EMULATED)
+		return -2;
+	struct ct_site_fetch raw, f;
+	ct_fetch_build_raw(CT_CC_GO_REG, n, &raw);
+	int rc = ct_fetch_relocate(&raw, -8 - w->sp_delta, w, &f);
+	ct_site_fetch_free(&raw);
+	if (rc)
+		return -1;
+	for (uint32_t i = 0; i < f.prog.nops; i++) {
+		const struct ct_fetch_op *op = &f.prog.ops[i];
+		uint64_t v = 0;
+		bool word_ok = op->off >= 0 && op->off % 8 == 0 && op->off < 64;
+		if (op->code == CT_OP_REG && op->reg < 15)
+			v = m->regs[op->reg] + (uint64_t)(int64_t)op->off;
+		else if (op->code == CT_OP_STACKWORD && word_ok)
+			v = m->stack[op->off / 8];
+		else if (op->code == CT_OP_REGDIFF && word_ok && op->reg < 15)
+			v = m->regs[op->reg] - m->stack[op->off / 8];
+		else
+			rc = -2;
+		out[op->dst / 8] = v;
+	}
+	ct_site_fetch_free(&f);
+	return rc;
+}
+
+/* bench/fib's loop `s += leaf(i)` (go1.19): the result is added to the sum
+ * reloaded from 0x8(SP), then RAX is reused; at the `jg` the result is the
+ * sum less the word it was added to, which is still in place. */
+TEST(exit_walk_result_added_to_a_stack_word)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x4c, 0x24, 0x10, /* +00 mov 0x10(%rsp),%rcx */
+		0x48, 0xff, 0xc1,             /* +05 inc %rcx */
+		0x48, 0x8b, 0x54, 0x24, 0x08, /* +08 mov 0x8(%rsp),%rdx */
+		0x48, 0x01, 0xc2,             /* +0d add %rax,%rdx */
+		0x48, 0x89, 0xc8,             /* +10 mov %rcx,%rax */
+		0x48, 0x8b, 0x4c, 0x24, 0x18, /* +13 mov 0x18(%rsp),%rcx */
+		0x48, 0x39, 0x01,             /* +18 cmp %rax,(%rcx) */
+		0x7f, 0xd4,                   /* +1b jg (the loop) */
+	};
+	/* ... and fib's caller: lea (%rax,%rdx,1),%rbx, then an emulated nop */
+	static const uint8_t lea_sum[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rdx */
+		0x48, 0x8d, 0x1c, 0x10,       /* +05 lea (%rax,%rdx,1),%rbx */
+		0x48, 0x8b, 0x54, 0x24, 0x10, /* +09 mov 0x10(%rsp),%rdx */
+		0x31, 0xc0,                   /* +0e xor %eax,%eax */
+		0x90,                         /* +10 nop */
+	};
+	/* the word is written after it was added: the result is gone */
+	static const uint8_t word_written[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rdx */
+		0x48, 0x01, 0xc2,             /* +05 add %rax,%rdx */
+		0x31, 0xc0,                   /* +08 xor %eax,%eax */
+		0x48, 0x89, 0x74, 0x24, 0x08, /* +0a mov %rsi,0x8(%rsp) */
+		0x90,                         /* +0f nop */
+	};
+	/* added straight from the stack, then SP moves: the offset follows */
+	static const uint8_t add_mem[] = {
+		0x48, 0x03, 0x44, 0x24, 0x20, /* +00 add 0x20(%rsp),%rax */
+		0x48, 0x83, 0xc4, 0x18,       /* +05 add $0x18,%rsp */
+		0x90,                         /* +09 nop */
+	};
+	/* ... SP moves past the word: what lies below SP may change any time */
+	static const uint8_t add_mem_popped[] = {
+		0x48, 0x03, 0x44, 0x24, 0x20, /* +00 add 0x20(%rsp),%rax */
+		0x48, 0x83, 0xc4, 0x28,       /* +05 add $0x28,%rsp */
+		0x90,                         /* +09 nop */
+	};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	struct at_site m = {0};
+	/* returned 7 with the sum 100 at 0x8(SP), i=3 at 0x10(SP) */
+	m.stack[1] = 100, m.stack[2] = 3, m.stack[3] = 0xc000010000;
+	m.regs[CT_RAX] = 4, m.regs[CT_RCX] = 0xc000010000, m.regs[CT_RDX] = 107;
+	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), 0);
+	CHECK_EQ_U(w.site, BASE + 0x1b);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RDX);
+	CHECK(w.loc[CT_RAX].less_word);
+	CHECK_EQ_I(w.loc[CT_RAX].stack_off, 8);
+	CHECK_EQ_U(got[0], 7);
+	/* a result that wraps around: exact modulo 2^64 */
+	m.regs[CT_RDX] = 100 - 5;
+	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), 0);
+	CHECK_EQ_U(got[0], (uint64_t)-5);
+
+	memset(&m, 0, sizeof(m));
+	m.stack[1] = 40, m.stack[2] = 22, m.regs[CT_RBX] = 40 + 17711, m.regs[CT_RDX] = 22;
+	CHECK_EQ_I(results_at(lea_sum, sizeof(lea_sum), &m, 1, got, &w), 0);
+	CHECK_EQ_U(w.site, BASE + 0x10);
+	CHECK_EQ_U(got[0], 17711);
+
+	CHECK_EQ_I(results_at(word_written, sizeof(word_written), &m, 1, got, &w), -1);
+	CHECK(strstr(ct_error(), "the value of RAX is gone at 0x40100a")); /* with the word */
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
+
+	memset(&m, 0, sizeof(m));
+	m.stack[1] = 1000, m.regs[CT_RAX] = 1000 + 42; /* the word at 0x20 is at 0x8 at the site */
+	CHECK_EQ_I(results_at(add_mem, sizeof(add_mem), &m, 1, got, &w), 0);
+	CHECK_EQ_I(w.sp_delta, 0x18);
+	CHECK_EQ_I(w.loc[CT_RAX].stack_off, 8);
+	CHECK_EQ_U(got[0], 42);
+	CHECK_EQ_I(results_at(add_mem_popped, sizeof(add_mem_popped), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 5);
+}
+
+/* Constants added to a result: read back exactly; what is not exact 64-bit
+ * arithmetic (a 32-bit copy, mul) loses it. */
+TEST(exit_walk_result_plus_constants)
+{
+	static const uint8_t consts[] = {
+		0x48, 0x8d, 0x48, 0x01, /* +00 lea 0x1(%rax),%rcx */
+		0x48, 0x83, 0xc1, 0x05, /* +04 add $0x5,%rcx */
+		0x48, 0xff, 0xc9,       /* +08 dec %rcx */
+		0x48, 0x83, 0xe9, 0x03, /* +0b sub $0x3,%rcx */
+		0x31, 0xc0,             /* +0f xor %eax,%eax */
+		0xeb, 0xfe,             /* +11 jmp (itself) */
+	};
+	static const uint8_t narrow[] = {
+		0x89, 0xc1, /* +0 mov %eax,%ecx (zero-extends: not the 64-bit value) */
+		0x31, 0xc0, /* +2 xor %eax,%eax */
+		0x90,       /* +4 nop */
+	};
+	static const uint8_t mul[] = {
+		0x48, 0x89, 0xc1, /* +0 mov %rax,%rcx */
+		0x48, 0xf7, 0xe1, /* +3 mul %rcx (writes RDX:RAX, RCX keeps the copy) */
+		0x90,             /* +6 nop */
+	};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	struct at_site m = {0};
+	m.regs[CT_RCX] = 10 + 1 + 5 - 1 - 3;
+	CHECK_EQ_I(results_at(consts, sizeof(consts), &m, 1, got, &w), 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RCX);
+	CHECK_EQ_I(w.loc[CT_RAX].addend, -2);
+	CHECK(!w.loc[CT_RAX].less_word);
+	CHECK_EQ_U(got[0], 10);
+	CHECK_EQ_I(results_at(narrow, sizeof(narrow), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 2);
+	m.regs[CT_RCX] = 6;
+	CHECK_EQ_I(results_at(mul, sizeof(mul), &m, 1, got, &w), 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RCX);
+	CHECK(w.loc[CT_RDX].reg == CT_LOC_LOST);
+	CHECK_EQ_U(got[0], 6);
+}
+
+/* Go multi-register results (a string: RAX, RBX; and a third, RCX): every
+ * piece must be readable, else the relocation fails and the exit is
+ * single-stepped at the return address. */
+TEST(exit_walk_multi_register_results)
+{
+	static const uint8_t spilled[] = {
+		0x48, 0x89, 0x44, 0x24, 0x10, /* +00 mov %rax,0x10(%rsp) */
+		0x48, 0x89, 0x5c, 0x24, 0x18, /* +05 mov %rbx,0x18(%rsp) */
+		0x31, 0xc0,                   /* +0a xor %eax,%eax */
+		0x48, 0x89, 0xcb,             /* +0c mov %rcx,%rbx (RCX: copied) */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +0f call (the next one) */
+	};
+	/* spilled, then part of the slot overwritten */
+	static const uint8_t clobbered[] = {
+		0x48, 0x89, 0x44, 0x24, 0x08,             /* +00 mov %rax,0x8(%rsp) */
+		0xc7, 0x44, 0x24, 0x0c, 0x00, 0x00, 0x00, /* +05 movl $0x0,0xc(%rsp) */
+		0x00,
+		0x31, 0xc0, /* +0d xor %eax,%eax */
+		0x90,       /* +0f nop */
+	};
+	/* spilled, reloaded into RDI, then SP moves past the slot: RDI stays */
+	static const uint8_t reloaded[] = {
+		0x48, 0x89, 0x44, 0x24, 0x08, /* +00 mov %rax,0x8(%rsp) */
+		0x48, 0x8b, 0x7c, 0x24, 0x08, /* +05 mov 0x8(%rsp),%rdi */
+		0x48, 0x83, 0xc4, 0x10,       /* +0a add $0x10,%rsp */
+		0x31, 0xc0,                   /* +0e xor %eax,%eax */
+		0x90,                         /* +10 nop */
+	};
+	/* a store through another register may hit the slot */
+	static const uint8_t aliased[] = {
+		0x48, 0x89, 0x44, 0x24, 0x08, /* +00 mov %rax,0x8(%rsp) */
+		0x48, 0x89, 0x1f,             /* +05 mov %rbx,(%rdi) */
+		0x31, 0xc0,                   /* +08 xor %eax,%eax */
+		0x90,                         /* +0a nop */
+	};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	struct at_site m = {0};
+	m.stack[2] = 0xc000012345, m.stack[3] = 5, m.regs[CT_RBX] = 77, m.regs[CT_RCX] = 77;
+	CHECK_EQ_I(results_at(spilled, sizeof(spilled), &m, 3, got, &w), 0);
+	CHECK_EQ_U(got[0], 0xc000012345);
+	CHECK_EQ_U(got[1], 5);
+	CHECK_EQ_U(got[2], 77);
+	CHECK_EQ_I(w.loc[CT_RBX].reg, CT_LOC_STACK);
+	CHECK_EQ_I(w.loc[CT_RBX].stack_off, 0x18);
+	CHECK_EQ_I(results_at(clobbered, sizeof(clobbered), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 0xd);
+	m.regs[CT_RDI] = 99;
+	CHECK_EQ_I(results_at(reloaded, sizeof(reloaded), &m, 1, got, &w), 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RDI);
+	CHECK_EQ_U(got[0], 99);
+	CHECK_EQ_I(results_at(aliased, sizeof(aliased), &m, 1, got, &w), -1);
+	CHECK(w.mem_written);
 }
 
 struct refs_seen {

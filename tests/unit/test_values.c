@@ -78,7 +78,14 @@ static void run_fetch(const struct proc *pr, const struct ct_fetch *f, uint8_t *
 		uint64_t n;
 		switch (op->code) {
 		case CT_OP_REG:
-			memcpy(payload + (op->dst & ~7u), &pr->regs[op->reg & 15], 8);
+			n = pr->regs[op->reg & 15] + (uint64_t)(int64_t)op->off;
+			memcpy(payload + (op->dst & ~7u), &n, 8);
+			break;
+		case CT_OP_REGDIFF:
+			if (!read_mem(pr, sp + (uint64_t)(int64_t)op->off, &n, 8))
+				n = pr->regs[op->reg & 15]; /* unreadable: 0, as calltrace.bpf.c */
+			n = pr->regs[op->reg & 15] - n;
+			memcpy(payload + (op->dst & ~7u), &n, 8);
 			break;
 		case CT_OP_STACK:
 			mem_op(pr, payload, op->dst, op->size, sp + (uint64_t)(int64_t)op->off, false);
