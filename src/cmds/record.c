@@ -172,6 +172,7 @@ static void usage(FILE *f)
 		"  -N, --exclude GLOB     do not trace functions matching GLOB (repeatable)\n"
 		"  -A, --args GLOB[@a,b]  capture the arguments of matching functions (only a, b)\n"
 		"  -R, --retval GLOB      capture the results of matching functions\n"
+		"                         (-A/-R 'LIB:GLOB': a library's or exec'd binary's only)\n"
 		"                         (default without -A/-R: arguments and results of all)\n"
 		"      --no-args          capture no arguments or results\n"
 		"      --max-string N     bytes of each string captured (default 64, at most 1024)\n"

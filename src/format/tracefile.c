@@ -35,6 +35,7 @@ struct ct_writer {
 	uint64_t chunk_base_ts;
 	uint64_t events, bytes;
 	bool failed;
+	uint32_t ntypes; /* entries of the file's type table written */
 };
 
 static void put_kv(struct ct_buf *b, const char *key, const char *fmt, va_list ap)
@@ -183,20 +184,40 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
 	return w->failed ? ct_fail("cannot write %s", w->path) : 0;
 }
 
-void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t first)
+uint32_t ct_type_ids_file(const struct ct_type_ids *ids, uint32_t id)
 {
-	if (first >= tt->n)
+	if (!ids)
+		return id;
+	return id < ids->file.n ? ids->file.v[id] : CT_TYPE_NONE;
+}
+
+void ct_type_ids_free(struct ct_type_ids *ids)
+{
+	CT_VEC_FREE(ids->file);
+}
+
+void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, struct ct_type_ids *ids)
+{
+	/* The file's entry 0 is the first table's "unknown"; every other
+	 * table's entry 0 (CT_TYPE_NONE) is that one too. */
+	if (!ids->file.n && tt->n && w->ntypes)
+		CT_VEC_PUSH(ids->file, CT_TYPE_NONE);
+	size_t from = ids->file.n;
+	if (from >= tt->n)
 		return;
+	uint32_t first = w->ntypes;
+	for (size_t i = from; i < tt->n; i++)
+		CT_VEC_PUSH(ids->file, w->ntypes++);
 	struct ct_buf b = {0};
 	buf_uvar(&b, first);
-	buf_uvar(&b, tt->n - first);
-	for (size_t i = first; i < tt->n; i++) {
+	buf_uvar(&b, tt->n - from);
+	for (size_t i = from; i < tt->n; i++) {
 		const struct ct_type *t = &tt->v[i];
 		buf_u8(&b, (uint8_t)t->kind);
 		buf_str(&b, t->name);
 		buf_uvar(&b, t->size);
-		buf_uvar(&b, t->elem);
-		buf_uvar(&b, t->key);
+		buf_uvar(&b, ct_type_ids_file(ids, t->elem));
+		buf_uvar(&b, ct_type_ids_file(ids, t->key));
 		buf_uvar(&b, t->len);
 		bool values = t->kind == CT_K_ENUM || t->kind == CT_K_VARIANT;
 		for (uint32_t k = 0; k < t->nfields; k++)
@@ -214,26 +235,29 @@ void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t fi
 			}
 			buf_str(&b, t->fields[k].name);
 			buf_uvar(&b, t->fields[k].offset);
-			buf_uvar(&b, t->fields[k].type);
+			buf_uvar(&b, ct_type_ids_file(ids, t->fields[k].type));
 		}
 	}
 	ct_writer_flush(w); /* keep chunks in stream order */
-	write_chunk(w, CT_CHUNK_TYPES, b.p, b.n, (uint32_t)(tt->n - first));
+	write_chunk(w, CT_CHUNK_TYPES, b.p, b.n, (uint32_t)(tt->n - from));
 	buf_free(&b);
 }
 
-void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites)
+void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites, uint32_t first_site,
+		     const struct ct_type_ids *ids)
 {
 	struct ct_buf b = {0};
 	uint32_t count = 0;
 	for (size_t i = 0; i < nsites; i++)
 		count += fetch[i] != NULL;
+	if (!count)
+		return;
 	buf_uvar(&b, count);
 	for (size_t i = 0; i < nsites; i++) {
 		const struct ct_site_fetch *f = fetch[i];
 		if (!f)
 			continue;
-		buf_uvar(&b, i);
+		buf_uvar(&b, first_site + i);
 		buf_uvar(&b, f->prog.size);
 		buf_u8(&b, f->truncated);
 		buf_uvar(&b, f->prog.nops);
@@ -252,7 +276,7 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 		for (uint32_t k = 0; k < f->nvals; k++) {
 			const struct ct_val_desc *v = &f->vals[k];
 			buf_str(&b, v->name);
-			buf_uvar(&b, v->type);
+			buf_uvar(&b, ct_type_ids_file(ids, v->type));
 			buf_u8(&b, v->flags);
 			buf_uvar(&b, v->npieces);
 			for (uint32_t j = 0; j < v->npieces; j++) {
@@ -272,7 +296,8 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 	buf_free(&b);
 }
 
-void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n)
+void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n,
+		      const struct ct_type_ids *map)
 {
 	if (!n)
 		return;
@@ -280,7 +305,7 @@ void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t
 	buf_uvar(&b, n);
 	for (size_t i = 0; i < n; i++) {
 		buf_uvar(&b, addrs[i]);
-		buf_uvar(&b, ids[i]);
+		buf_uvar(&b, ct_type_ids_file(map, ids[i]));
 	}
 	ct_writer_flush(w);
 	write_chunk(w, CT_CHUNK_RTYPES, b.p, b.n, (uint32_t)n);

@@ -112,12 +112,27 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
  * ids continue the tables. */
 void ct_writer_tables(struct ct_writer *w, const struct ct_file_func *funcs, size_t nfuncs,
 		      const struct ct_file_site *sites, size_t nsites);
-/* Type table entries FIRST.. FIRST+N-1 (call again for types found later). */
-void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, size_t first);
-/* Capture plans: FETCH[i] for site i (NULL: none), NSITES entries. */
-void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites);
-/* Runtime type addresses (as seen in the process) and their type ids. */
-void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n);
+/* The file has one type table for every traced object (the program, its
+ * libraries, the binaries it execs): an object's own table (target/types.h,
+ * ids from 0) goes in as it grows, its entry i becoming the file's entry
+ * file.v[i].  Type 0 (unknown) is the same in all. */
+struct ct_type_ids {
+	CT_VEC(uint32_t) file;
+};
+/* The file's id of an object's type ID (IDS NULL: the same id). */
+uint32_t ct_type_ids_file(const struct ct_type_ids *ids, uint32_t id);
+void ct_type_ids_free(struct ct_type_ids *ids);
+/* The entries of TT not in the file yet (IDS says which are), numbered
+ * after the file's last; call again for types found later. */
+void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, struct ct_type_ids *ids);
+/* Capture plans: FETCH[i] for site FIRST_SITE + i (NULL: none), NSITES
+ * entries, their types as IDS numbers them in the file. */
+void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites, uint32_t first_site,
+		     const struct ct_type_ids *ids);
+/* Runtime type addresses (as seen in the process) and their type ids (an
+ * object's, numbered in the file by MAP). */
+void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n,
+		      const struct ct_type_ids *map);
 /* The source position of code address PC of process PID (PCPOS chunk). */
 void ct_writer_pcpos(struct ct_writer *w, const struct ct_pcpos *pos);
 /* PAYLOAD/e->len: already compacted (ct_fetch_compact). */

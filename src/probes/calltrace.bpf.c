@@ -69,6 +69,15 @@ struct {
 	__type(value, struct ct_fetch);
 } fetch SEC(".maps");
 
+/* ... and those of sites added later (binaries exec'd under --follow). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized by user space before load */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ct_fetch);
+} fetch_later SEC(".maps");
+
 /* Per-CPU scratch where an event with arguments is assembled before it is
  * copied to the ring buffer.  `busy` guards against a second probe hit on
  * the same CPU while one is still assembling (possible on preemptible
@@ -341,6 +350,8 @@ __noinline int send_fetch(const struct hit *h)
 		return 1;
 	__u32 site = CT_COOKIE_SITE(h->cookie);
 	const struct ct_fetch *f = bpf_map_lookup_elem(&fetch, &site);
+	if (!f)
+		f = bpf_map_lookup_elem(&fetch_later, &site);
 	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!f || !s)
 		return 1;

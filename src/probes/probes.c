@@ -37,6 +37,7 @@ struct uprobe_multi_attr {
 
 struct ct_probes {
 	struct calltrace_bpf *skel;
+	uint32_t nsites;             /* in the fetch array; later ones: fetch_later */
 	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
 	CT_VEC(struct bpf_link *) pe_links;
 	struct ring_buffer *rb;
@@ -136,6 +137,8 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
 	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
+	bpf_map__set_max_entries(p->skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
+	p->nsites = o->nsites;
 	/* allocated as entries come (binaries exec'd under --follow add theirs) */
 	bpf_map__set_max_entries(p->skel->maps.planned_calls, 1u << 20);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
@@ -226,7 +229,8 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
 {
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch), &site, f, BPF_ANY))
+	struct bpf_map *m = site < p->nsites ? p->skel->maps.fetch : p->skel->maps.fetch_later;
+	if (bpf_map_update_elem(bpf_map__fd(m), &site, f, BPF_ANY))
 		return ct_fail("cannot load the argument plan of site %u: %s", site, strerror(errno));
 	return 0;
 }

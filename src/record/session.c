@@ -57,8 +57,11 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "clock.realtime_ns", "%llu", (unsigned long long)now_real_ns());
 	ct_writer_meta(w, "plan.functions", "%u", s->total_funcs);
 	ct_writer_meta(w, "plan.sites", "%u", s->total_sites);
-	for (size_t k = 0; k < s->nlibs; k++)
-		ct_writer_meta(w, "library", "%s %s", s->libs[k].name, s->libs[k].path);
+	for (size_t k = 0; k < s->nlibs; k++) {
+		const struct ct_libbin *lb = &s->libs[k];
+		ct_writer_meta(w, "library", "%s %s", lb->name, lb->path);
+		ct_writer_meta(w, "library.args", "%s %s", lb->name, lb->plan.args_note ? lb->plan.args_note : "on");
+	}
 	if (!s->wasm) {
 		ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
 		if (s->plan.exits == CT_EXITS_RET || s->plan.exits_note)
@@ -190,6 +193,70 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 	return 0;
 }
 
+/* -A/-R for the functions of LB (a library, or a binary exec'd under
+ * --follow): the globs that name it ('LIB:GLOB', as -F does), and those that
+ * name no library (as --root's). */
+/* Does glob G name LB ('LIB:GLOB')?  Then *AFTER is the GLOB. */
+static bool names_object(const char *g, const struct ct_libbin *lb, const char **after)
+{
+	size_t colon;
+	*after = g;
+	if (!lib_glob(g, &colon) || colon != strlen(lb->name) || strncmp(g, lb->name, colon))
+		return false;
+	*after = g + colon + 1;
+	return true;
+}
+
+static void object_args(struct ct_session *s, struct ct_libbin *lb)
+{
+	const struct ct_args_opts *o = &s->o.args;
+	const char *const *in[2] = {o->args, o->rets};
+	size_t nin[2] = {o->nargs, o->nrets};
+	for (int which = 0; which < 2; which++)
+		for (size_t i = 0; i < nin[which]; i++) {
+			const char *g = in[which][i], *mine;
+			size_t colon;
+			if (!names_object(g, lb, &mine) && lib_glob(g, &colon))
+				continue; /* another library's */
+			if (which == 0)
+				CT_VEC_PUSH(lb->arg_globs, mine);
+			else
+				CT_VEC_PUSH(lb->ret_globs, mine);
+		}
+	lb->args = *o;
+	lb->args.args = lb->arg_globs.v;
+	lb->args.nargs = lb->arg_globs.n;
+	lb->args.rets = lb->ret_globs.v;
+	lb->args.nrets = lb->ret_globs.n;
+	/* -A/-R chose other functions only: none of these (no -A and no -R
+	 * would mean all) */
+	if ((o->nargs || o->nrets) && !lb->args.nargs && !lb->args.nrets)
+		lb->args.enabled = false;
+}
+
+/* The captures of LB's functions, planned as the program's are.  An exec'd
+ * Go program's are not: the file names interface values' dynamic types by
+ * address, one table for all processes, so they could be named wrongly. */
+static void plan_object_args(struct ct_session *s, struct ct_libbin *lb)
+{
+	if (lb->target.lang == CT_LANG_GO) {
+		lb->plan.args_note = "not captured in an exec'd Go program";
+		return;
+	}
+	if (s->o.args.enabled && !lb->args.enabled) {
+		lb->plan.args_note = "none chosen (-A/-R)";
+		return;
+	}
+	ct_plan_args(&lb->plan, &lb->args);
+	bool named = false; /* did -A/-R name this library? */
+	for (size_t i = 0; i < s->o.args.nargs + s->o.args.nrets; i++) {
+		const char *g = i < s->o.args.nargs ? s->o.args.args[i] : s->o.args.rets[i - s->o.args.nargs], *mine;
+		named |= names_object(g, lb, &mine);
+	}
+	if (named && lb->plan.args_note)
+		ct_warn("%s: %s", lb->name, lb->plan.args_note);
+}
+
 static int prepare_libraries(struct ct_session *s)
 {
 	s->total_funcs = (uint32_t)s->plan.funcs.n;
@@ -198,10 +265,12 @@ static int prepare_libraries(struct ct_session *s)
 		struct ct_libbin *lb = &s->libs[k];
 		if (ct_target_open(&lb->target, lb->path))
 			return -1;
+		object_args(s, lb);
 		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
-					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits};
+					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits, .args = &lb->args};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
+		plan_object_args(s, lb);
 		lb->func_base = s->total_funcs;
 		lb->site_base = s->total_sites;
 		s->total_funcs += (uint32_t)lb->plan.funcs.n;
@@ -249,6 +318,16 @@ int ct_session_exec(struct ct_session *s, char **prog, const char **path, char *
 	if (!s->wasm)
 		return 0;
 	return ct_wasm_run_exec(s->wasm, prog, path, argv);
+}
+
+/* The fetch programs of PLAN's probes, at their ids in the file's tables. */
+static int set_fetches(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base)
+{
+	for (size_t i = 0; plan->fetch && i < plan->sites.n; i++)
+		if (plan->fetch[i] && ct_site_is_probe(&plan->sites.v[i]) &&
+		    ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, &plan->fetch[i]->prog))
+			return -1;
+	return 0;
 }
 
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
@@ -339,9 +418,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	s->probes = ct_probes_load(&po);
 	if (!s->probes)
 		return -1;
-	for (size_t i = 0; s->plan.fetch && i < s->plan.sites.n; i++)
-		if (s->plan.fetch[i] && ct_site_is_probe(&s->plan.sites.v[i]) &&
-		    ct_probes_set_fetch(s->probes, (uint32_t)i, &s->plan.fetch[i]->prog))
+	if (set_fetches(s, &s->plan, 0))
+		return -1;
+	for (size_t k = 0; k < s->nlibs; k++)
+		if (set_fetches(s, &s->libs[k].plan, s->libs[k].site_base))
 			return -1;
 	s->compact = xmalloc(CT_MAX_PAYLOAD * 2);
 	uint64_t t3 = now_mono_ns();
@@ -477,6 +557,27 @@ static int write_tables(struct ct_session *s, size_t from, size_t to)
 	return rc;
 }
 
+/* PLAN's types and capture plans into the file (sites from SITE_BASE on). */
+static void write_captures(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
+			   struct ct_type_ids *ids)
+{
+	if (!plan->fetch)
+		return;
+	const struct ct_typetab *tt = plan->types ? ct_types_table(plan->types) : NULL;
+	struct ct_typetab none = {0};
+	struct ct_type unknown = {0};
+	unknown.name = (char *)"?";
+	none.v = &unknown;
+	none.n = 1;
+	ct_writer_types(s->w, tt ? tt : &none, ids);
+	struct ct_site_fetch **all = xcalloc(plan->sites.n ? plan->sites.n : 1, sizeof(*all));
+	memcpy(all, plan->fetch, plan->sites.n * sizeof(*all));
+	if (plan->gocreate_site < plan->sites.n)
+		all[plan->gocreate_site] = NULL; /* its events are rewritten (goroutine_created) */
+	ct_writer_fetch(s->w, all, plan->sites.n, site_base, ids);
+	free(all);
+}
+
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 {
 	/* The file's tables and clock base go out before the first event. */
@@ -487,27 +588,15 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		ct_wasm_run_started(s->wasm);
 		if (ct_writer_begin(s->w, p->funcs, p->nfuncs, p->sites, p->nsites))
 			return -1;
-		ct_writer_types(s->w, &p->types, 0);
-		s->types_written = p->types.n;
-		ct_writer_fetch(s->w, p->fetch, p->nsites);
+		ct_writer_types(s->w, &p->types, &s->type_ids);
+		ct_writer_fetch(s->w, p->fetch, p->nsites, 0, &s->type_ids);
 		return 0;
 	}
 	int rc = write_tables(s, 0, s->nlibs + 1);
-	if (rc == 0 && s->plan.fetch) {
-		const struct ct_typetab *tt = s->plan.types ? ct_types_table(s->plan.types) : NULL;
-		struct ct_typetab none = {0};
-		struct ct_type unknown = {0};
-		unknown.name = (char *)"?";
-		none.v = &unknown;
-		none.n = 1;
-		ct_writer_types(s->w, tt ? tt : &none, 0);
-		s->types_written = tt ? tt->n : 1;
-		struct ct_site_fetch **all = xcalloc(s->total_sites ? s->total_sites : 1, sizeof(*all));
-		memcpy(all, s->plan.fetch, s->plan.sites.n * sizeof(*all));
-		if (s->plan.gocreate_site < s->plan.sites.n)
-			all[s->plan.gocreate_site] = NULL; /* its events are rewritten (goroutine_created) */
-		ct_writer_fetch(s->w, all, s->total_sites);
-		free(all);
+	if (rc == 0) {
+		write_captures(s, &s->plan, 0, &s->type_ids);
+		for (size_t k = 0; k < s->nlibs; k++)
+			write_captures(s, &s->libs[k].plan, s->libs[k].site_base, &s->libs[k].type_ids);
 	}
 	/* the ends of its threads and of itself (and its children: --follow) */
 	if (rc == 0)
@@ -564,13 +653,20 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	lb->ino = st.st_ino;
 	struct ct_selection sel = s->main_sel;
 	sel.lenient = true;
-	sel.args = NULL; /* no captures in exec'd binaries */
-	if (ct_target_open(&lb->target, exe) || ct_plan_build(&lb->plan, &lb->target, &sel)) {
+	object_args(s, lb);
+	int rc = ct_target_open(&lb->target, exe);
+	if (rc == 0) {
+		sel.args = lb->target.lang == CT_LANG_GO ? NULL : &lb->args; /* see plan_object_args */
+		rc = ct_plan_build(&lb->plan, &lb->target, &sel);
+	}
+	if (rc) {
 		ct_debug("--follow: not tracing %s: %s", target, ct_error());
 		if (lb->target.elf.path)
 			ct_target_close(&lb->target);
 		free(lb->name);
 		free(lb->path);
+		CT_VEC_FREE(lb->arg_globs);
+		CT_VEC_FREE(lb->ret_globs);
 		return;
 	}
 	s->nlibs++;
@@ -578,11 +674,14 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	lb->site_base = s->total_sites;
 	s->total_funcs += (uint32_t)lb->plan.funcs.n;
 	s->total_sites += (uint32_t)lb->plan.sites.n;
+	plan_object_args(s, lb);
 	write_tables(s, s->nlibs, s->nlibs + 1);
+	write_captures(s, &lb->plan, lb->site_base, &lb->type_ids);
 	struct ct_bin_config bc = lb->target.gcfg;
 	bc.is_go = lb->target.lang == CT_LANG_GO;
 	ct_probes_set_bin(s->probes, (uint32_t)s->nlibs, &bc);
-	if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)s->nlibs, exe, 0))
+	if (set_fetches(s, &lb->plan, lb->site_base) ||
+	    attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)s->nlibs, exe, 0))
 		ct_warn("--follow: cannot trace %s: %s", target, ct_error());
 	else
 		ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
@@ -715,9 +814,8 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 	}
 	if (addrs.n) {
 		tt = ct_types_table(s->plan.types); /* may have grown */
-		ct_writer_types(s->w, tt, s->types_written);
-		s->types_written = tt->n;
-		ct_writer_rtypes(s->w, addrs.v, ids.v, addrs.n);
+		ct_writer_types(s->w, tt, &s->type_ids);
+		ct_writer_rtypes(s->w, addrs.v, ids.v, addrs.n, &s->type_ids);
 	}
 	CT_VEC_FREE(addrs);
 	CT_VEC_FREE(ids);
@@ -802,10 +900,16 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		goroutine_created(s, e, payload);
 		return 0;
 	}
-	const struct ct_site_fetch *f =
-		s->plan.fetch && e->site < s->plan.sites.n ? s->plan.fetch[e->site] : NULL;
+	const struct ct_plan *plan = &s->plan;
+	uint32_t site = e->site;
+	for (size_t k = 0; site >= plan->sites.n && k < s->nlibs; k++)
+		if (e->site >= s->libs[k].site_base && e->site - s->libs[k].site_base < s->libs[k].plan.sites.n) {
+			plan = &s->libs[k].plan;
+			site = e->site - s->libs[k].site_base;
+		}
+	const struct ct_site_fetch *f = plan->fetch && site < plan->sites.n ? plan->fetch[site] : NULL;
 	if (e->len && f) {
-		if (s->plan.types)
+		if (plan == &s->plan && s->plan.types)
 			note_dynamic_types(s, f, payload, e->len, e->pid);
 		/* The ring carries the fixed layout; the file keeps what was copied. */
 		struct ct_event c = *e;
@@ -970,7 +1074,11 @@ void ct_session_free(struct ct_session *s)
 		free(lb->path);
 		CT_VEC_FREE(lb->trace);
 		CT_VEC_FREE(lb->exclude);
+		CT_VEC_FREE(lb->arg_globs);
+		CT_VEC_FREE(lb->ret_globs);
+		ct_type_ids_free(&lb->type_ids);
 	}
+	ct_type_ids_free(&s->type_ids);
 	free(s->libs);
 	free((void *)s->main_sel.trace);
 	free((void *)s->main_sel.exclude);

@@ -41,6 +41,11 @@ struct ct_libbin {
 	uint32_t func_base, site_base;
 	dev_t dev;   /* --follow: a binary exec'd by a traced process */
 	ino_t ino;
+	/* its captures: -A/-R globs that name it as 'LIB:GLOB' (stripped) or
+	 * name no library, and its type ids in the file */
+	struct ct_args_opts args;
+	CT_VEC(const char *) arg_globs, ret_globs;
+	struct ct_type_ids type_ids;
 };
 
 struct ct_session {
@@ -64,7 +69,7 @@ struct ct_session {
 	uint8_t *compact;          /* scratch for payload compaction */
 	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
 	struct ct_map gopcs_seen;  /* pid << 47 | go statement address: position written */
-	size_t types_written;      /* type table entries already in the file */
+	struct ct_type_ids type_ids; /* the program's type ids in the file */
 	int64_t load_bias;         /* of the traced binary in its process */
 	bool bias_known;
 	bool stop;                 /* a limit was reached: the loop should end */

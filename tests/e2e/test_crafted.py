@@ -147,3 +147,28 @@ def test_trace_that_ends_inside_a_signal_handler():
     assert calls == ["f() {", "  h(); /* unfinished */", "} /* f: unfinished */"], outs["replay"]
     calls = [l.partition("| ")[2] for l in outs["replay -D 1"].splitlines() if "| " in l]
     assert calls == ["f(); /* unfinished */"], outs["replay -D 1"]
+
+
+def test_tables_of_a_binary_added_after_events():
+    # --follow: an exec'd binary's functions, sites, types and capture plans
+    # come after events, its types continuing the file's table.  Its plans
+    # may name a site or a type that does not exist (refused or unknown).
+    def trace(later_site, later_type):
+        r = c_trace([INT], {"size": 8, "ops": [(R.OP_REG, R.RDI, 0, 8, 0, 0, 0, 0)],
+                            "vals": [("x", 1, 0, [(R.PIECE_REG, R.RDI, 4, 0, 0)])]}, R.reg_word(42))
+        r.funcs(["prog:g"], first=1)
+        r.sites([(1, R.ENTRY), (1, R.RET)], first=2)
+        r.types([LONG], first=2)
+        r.fetch([{"site": later_site, "size": 8, "ops": [(R.OP_REG, R.RAX, 0, 8, 0, 0, 0, 0)],
+                  "vals": [("y", later_type, 0, [(R.PIECE_REG, R.RAX, 8, 0, 0)])]}])
+        r.events([dict(site=2, ts=4000, tid=8, key=100, payload=R.reg_word(-5 & (1 << 64) - 1)),
+                  dict(site=3, ts=5000, tid=8, key=100)], base_ts=4000)
+        return r
+
+    outs = run_readers(trace(2, 2).write(tmp("craft_later.data")))
+    assert "f(x=42);" in outs["replay"] and "prog:g(y=-5);" in outs["replay"], outs["replay"]
+    outs = run_readers(trace(2, 99).write(tmp("craft_later_type.data")))
+    assert "prog:g(y=" in outs["replay"], outs["replay"]
+    run_readers(trace(7, 2).write(tmp("craft_later_site.data")))
+    p = ct("replay", tmp("craft_later_site.data"))
+    assert p.returncode == 1 and "damaged (argument tables)" in p.stderr, p.stderr

@@ -21,6 +21,9 @@ def make_seeds():
                        ("c_altstack", [fixture("c_stacks"), "altstack"]),
                        ("c_coroutines", [fixture("c_stacks"), "coroutines"]),
                        ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"]),
+                       # a library's types after the program's; an exec'd binary's tables after events
+                       ("c_libargs", ["-F", "libla.so:*", "--", fixture("libargs/gcc-O2/la_main")]),
+                       ("c_exec_args", ["--follow", "--", fixture("libargs/clang-O0/la_launch")]),
                        ("rust_app", ["-F", "rsapp::app::*", "--", fixture("rust_app")]),
                        ("cpp_app", ["-F", "app::*", "--", fixture("cpp_app")])]:
         out = os.path.join(SEEDS, name + ".data")

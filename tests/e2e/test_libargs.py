@@ -1,0 +1,148 @@
+"""Arguments and results of shared-library functions (-F 'LIB:GLOB') and of
+programs exec'd under --follow (issue 17), on tests/fixtures/c/libargs
+built by gcc and clang at -O0 and -O2: libla.so (-g) takes and returns
+ints, a string and structs by value; libnodbg.so has no debug info.  The
+functions say what they received ("arg FUNC NAME VALUE"), their callers what
+came back ("ret FUNC[.FIELD] VALUE"); the trace must show the same, in every
+output."""
+import json
+import os
+
+from lib import ct, fixture, record, replay_json, tmp
+from otlp import check_spans_equal_replay, decode_json_lines, meta, spans_of
+from test_dump import chrome
+from test_report_yaml import replay_yaml
+
+VARIANTS = [f"{cc}-O{o}" for cc in ("gcc", "clang") for o in (0, 2)]
+
+
+def prog(variant, name):
+    return fixture(os.path.join("libargs", variant, name))
+
+
+def said(stdout):
+    """{("arg"|"ret", FUNC, PATH): text} from the program's lines."""
+    out = {}
+    for line in stdout.splitlines():
+        what, rest = line.split(" ", 1)
+        if what == "arg":
+            func, name, value = rest.split(" ", 2)
+            out[("arg", func, name)] = value
+        elif what == "ret":
+            func, value = rest.split(" ", 1)
+            func, _, field = func.partition(".")
+            out[("ret", func, field)] = value
+    return out
+
+
+def value_at(value, path):
+    for k in filter(None, path.split(".")):
+        value = value[k]
+    return value
+
+
+def same(text, value):
+    return value == text if isinstance(value, str) else value == int(text)
+
+
+def check_values(variant, p, path, funcs=None):
+    """Every value the program says a traced function received or returned
+    is the trace's.  Returns the calls by bare function name."""
+    calls = {c["func"].split(":", 1)[-1]: c for c in replay_json(path) if "func" in c}
+    for (what, func, name), text in said(p.stdout).items():
+        if funcs is not None and func not in funcs:
+            continue
+        c = calls[func]
+        if what == "arg":
+            top, _, rest = name.partition(".")
+            arg = [a for a in c.get("args", []) if a["name"] == top]
+            assert len(arg) == 1, (variant, func, name, c)
+            got = value_at(arg[0]["value"], rest)
+        else:
+            assert len(c.get("ret", [])) == 1, (variant, func, c)
+            got = value_at(c["ret"][0]["value"], name)
+        assert same(text, got), (variant, what, func, name, text, c)
+    return calls
+
+
+LIBS = ["-F", "libla.so:*", "-F", "libnodbg.so:*"]
+
+
+def test_library_arguments_and_results_are_what_the_program_says():
+    for v in VARIANTS:
+        out = tmp(f"libargs-{v}.data")
+        p, _ = record([prog(v, "la_main")], *LIBS, out=out)
+        calls = check_values(v, p, out, {"la_int", "la_str", "la_move", "la_sum", "la_name"})
+        assert sorted(calls) == ["la_int", "la_move", "la_name", "la_str", "la_sum", "nd_add"], (v, calls)
+        # no debug info: traced by name, no arguments, and the file says why
+        assert "args" not in calls["nd_add"] and "ret" not in calls["nd_add"], (v, calls["nd_add"])
+        libmeta = [l for l in ct("info", out).stdout.splitlines() if l.startswith("library.args")]
+        assert any("libnodbg.so no DWARF" in l for l in libmeta) and any("libla.so on" in l for l in libmeta), libmeta
+
+
+def test_library_arguments_chosen_by_args_globs():
+    v = VARIANTS[-1]
+    out = tmp("libargs-A.data")
+    # 'LIB:GLOB' as -F names it, or a glob naming no library, with @names
+    p, _ = record([prog(v, "la_main")], *LIBS, "-A", "libla.so:la_int", "-A", "la_move@dx",
+                  "-A", "libnodbg.so:*", out=out)
+    assert "libnodbg.so: no DWARF" in p.stderr, p.stderr
+    calls = {c["func"]: c for c in replay_json(out) if "func" in c}
+    assert [a["name"] for a in calls["libla.so:la_int"]["args"]] == ["a", "b"], calls
+    assert [a["name"] for a in calls["libla.so:la_move"]["args"]] == ["dx"], calls
+    assert all("args" not in calls[f] for f in ("libla.so:la_str", "libla.so:la_sum", "libnodbg.so:nd_add")), calls
+    # -A naming only the program's functions: the libraries' are not captured
+    out = tmp("libargs-A-main.data")
+    record([prog(v, "la_main")], *LIBS, "-A", "main", out=out)
+    assert not any(c.get("args") for c in replay_json(out) if c.get("func", "").startswith("lib")), out
+
+
+def test_library_values_in_every_output():
+    v = "gcc-O2"
+    out = tmp("libargs-outputs.data")
+    record([prog(v, "la_main")], *LIBS, out=out)
+    text = ct("replay", out).stdout
+    for shown in ('libla.so:la_int(a=4095, b=-7) = 4088;', 'libla.so:la_str(s="hello, lib") = 10;',
+                  "libla.so:la_move(p={x:10 y:20}, dx=5) = {x:15 y:20};", 'libla.so:la_name(i=2) = "two";',
+                  "libnodbg.so:nd_add();"):
+        assert shown in text, (shown, text)
+    jcalls = replay_json(out)
+    ycalls, _ = replay_yaml(out)
+    assert ycalls == jcalls
+    doc = chrome(out)
+    begins = [e for e in doc["traceEvents"] if e["ph"] == "B"]
+    assert [e.get("args", {}).get("arguments") for e in begins] == [c.get("args") for c in jcalls], begins
+    spans = spans_of(decode_json_lines(dump_otlp(out)))
+    check_spans_equal_replay(out, spans)
+    la_int = [s for s in spans if s["name"] == "libla.so:la_int"][0]["attrs"]
+    assert la_int["calltrace.arg.a"] == "4095" and la_int["calltrace.result"] == "4088", la_int
+
+
+def dump_otlp(path):
+    out = path + ".otlp.jsonl"
+    p = ct("dump", "--otlp", "-o", out, path)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_exec_d_program_arguments_under_follow():
+    for v in VARIANTS:
+        out = tmp(f"libargs-exec-{v}.data")
+        p, _ = record([prog(v, "la_launch")], "--follow", out=out)
+        calls = check_values(v, p, out)
+        assert calls["app_mix"]["func"] == "la_main:app_mix" and calls["app_mix"]["args"], (v, calls)
+        assert [a["name"] for a in calls["main"]["args"]] == ["argc", "argv"], (v, calls)
+    # a thread's exec (tests/fixtures/c/cgraph): cg_tail's calls have their arguments
+    for v in VARIANTS:
+        out = tmp(f"libargs-thexec-{v}.data")
+        record([fixture(os.path.join("cgraph", v, "cg_thexec"))], "--follow", out=out)
+        exec_d = [c for c in replay_json(out) if c.get("func", "").startswith("cg_tail:")]
+        xs = [(c["func"].split(".")[0], c["args"][0]["value"]) for c in exec_d if c["func"] != "cg_tail:main"]
+        assert xs == [("cg_tail:chain", 1), ("cg_tail:f1", 1), ("cg_tail:f2", 2), ("cg_tail:f3", 3),
+                      ("cg_tail:after", 3)], (v, xs)
+
+
+def test_live_shows_exec_d_program_arguments():
+    p = ct("live", "--follow", "--", prog("gcc-O0", "la_launch"))
+    assert p.returncode == 0, p.stderr
+    assert "la_main:app_mix(n=7, tag=\"exec'd\", p={x:3 y:-4}) = 705;" in p.stdout, p.stdout[-800:]
