@@ -146,3 +146,13 @@ def test_live_shows_exec_d_program_arguments():
     p = ct("live", "--follow", "--", prog("gcc-O0", "la_launch"))
     assert p.returncode == 0, p.stderr
     assert "la_main:app_mix(n=7, tag=\"exec'd\", p={x:3 y:-4}) = 705;" in p.stdout, p.stdout[-800:]
+
+
+def test_library_opened_with_dlopen_named_by_its_path():
+    for v in ("gcc-O0", "clang-O2"):
+        out = tmp(f"libargs-dlopen-{v}.data")
+        lib = os.path.realpath(prog(v, "libla.so"))
+        p, _ = record([prog(v, "la_dlopen")], "-F", lib + ":la_*", out=out)
+        calls = check_values(v, p, out)
+        assert calls["la_int"]["func"] == lib + ":la_int", calls
+        assert [a["value"] for a in calls["la_int"]["args"]] == [12, 30], calls
