@@ -41,7 +41,9 @@ event rate and big traces):
   and the workload), with the tracer's own peak memory while recording it;
 
 then one goal_<name>=met|not_met line per goal of the issues, and last the
-WebAssembly section (bench/wasm.py: wasm_ns_per_call, wasm_slowdown, ...).
+WebAssembly section (bench/wasm.py: wasm_ns_per_call, wasm_slowdown, ...),
+and the overhead correction (bench/correction.py: correction_error_pct next
+to raw_error_pct, leaf_corrected_avg_ns).
 
 Run as root (make bench).  Exits 1 with 'bench: skipped: <reason>' only when
 it cannot run at all (not root, no tracefs, BPF programs cannot be loaded);
@@ -1388,6 +1390,9 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import wasm
     wasm.main(CALLTRACE, rounds=3 if quick else 5)
+    # overhead correction (issue 13): bench/correction.py
+    import correction
+    correction.main(CALLTRACE, rounds=3)
     return 0
 
 

@@ -183,6 +183,8 @@ static void usage(FILE *f)
 		"                         not only the program (a daemon it starts too); once the\n"
 		"                         program has exited, Ctrl-C stops tracing the others\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
+		"      --raw              live: durations as measured (the tracer's own time per\n"
+		"                         probe hit is not taken out)\n"
 		"      --exit MODE        where calls are observed: auto (default) probes the\n"
 		"                         function's cheap entry (else the call instruction) and\n"
 		"                         the first cheap instruction after the call for\n"
@@ -501,6 +503,7 @@ static int record_main(int argc, char **argv, bool is_live)
 		{"max-size", required_argument, NULL, 0x2007},
 		{"follow", no_argument, NULL, 0x2008},
 		{"demangle", required_argument, NULL, 0x2009},
+		{"raw", no_argument, NULL, 0x2011},
 		{"otlp-endpoint", required_argument, NULL, 0x2301},
 		{"otlp-protocol", required_argument, NULL, 0x2302},
 		{"service", required_argument, NULL, 0x2303},
@@ -576,6 +579,9 @@ static int record_main(int argc, char **argv, bool is_live)
 			break;
 		case 0x2008:
 			o.follow = true;
+			break;
+		case 0x2011:
+			ct_raw_durations = true;
 			break;
 		case 0x2009:
 			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {

@@ -46,7 +46,8 @@ struct ct_file_func {
 				  caller: it ends when that caller's frame ends */
 #define CT_SITEF_COMPANION 0x2 /* not probed itself: another role of the probe
 				  whose `next` chain names it (same instant) */
-#define CT_SITEF_STEPPED 0x4   /* RETSITE: single-stepped, not emulated */
+#define CT_SITEF_STEPPED 0x4   /* the kernel single-steps its instruction (it
+				  does not emulate it): a dearer hit */
 #define CT_SITEF_ATCHECK 0x8   /* CALL: not probed itself; its calls are sent
 				  by the callee's CHECK probe (same instant) */
 

@@ -487,5 +487,9 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 		const struct ct_plan_site *s = &p->sites.v[i];
 		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
 						    s->key_adj,  s->call_site, s->next, s->flags};
+		/* what its hits cost depends on it (overhead correction) */
+		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
+		if (code && !ct_kernel_emulates_at(code, 15, s->addr))
+			(*sites)[i].flags |= CT_SITEF_STEPPED;
 	}
 }

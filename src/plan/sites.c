@@ -805,3 +805,9 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			out->loc[r].reg = (int8_t)r;
 	}
 }
+
+bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
+{
+	struct insn x;
+	return decode(code, len, addr, &x) && kernel_emulates(&x);
+}

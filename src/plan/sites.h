@@ -113,6 +113,10 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 /* The name of a general register (enum ct_reg): "RAX". */
 const char *ct_reg_name(unsigned r);
 
+/* Does the kernel emulate the instruction at CODE (a cheap probe) rather
+ * than single-step it? */
+bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

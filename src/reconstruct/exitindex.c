@@ -59,7 +59,7 @@ static void make_room(struct ct_exitindex *x, uint64_t seq)
 static void on_call_exit(void *ctx, const struct ct_call *c)
 {
 	struct ct_exitindex *x = ctx;
-	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, 0, c->exit_site, 0};
+	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, 0, c->exit_site, 0, c->raw_exit};
 	if (c->ret && c->ret_len && c->ret_len <= sizeof(x->retbuf)) {
 		e.ret_len = (uint16_t)c->ret_len;
 		e.ret_off = x->rets_size;

@@ -19,6 +19,7 @@ struct ct_exit_info {
 	uint64_t ret_off;  /* where they are in the side file */
 	uint32_t exit_site;
 	uint32_t pad;
+	uint64_t raw_exit; /* ts_exit as measured (no overhead correction) */
 };
 
 struct ct_exitindex;

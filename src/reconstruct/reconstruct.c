@@ -1,6 +1,8 @@
 #include "reconstruct/reconstruct.h"
 #include "util/util.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,10 @@ struct stack {
 	bool parked;                           /* in th->parked (a suspended stack) */
 	uint64_t park_bucket;
 	struct stack *park_prev, *park_next;
+	/* the corrected clock (struct ct_costs): the cost of the hits on this
+	 * stack so far, the last corrected time, and measured minus corrected
+	 * for the event being applied */
+	uint64_t cost, last, shift;
 };
 
 struct ct_recon {
@@ -54,6 +60,8 @@ struct ct_recon {
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
 	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
+	struct ct_costs costs;
+	uint64_t pre_ns[2]; /* of a hit, the part before its clock read (ct_recon_set_costs) */
 };
 
 const char *ct_status_name(enum ct_call_status s)
@@ -119,6 +127,30 @@ uint64_t ct_call_thread_key(const struct ct_call *c)
 	return make_thread_key(c->pid, c->tid, c->goid, c->sysstack, c->context);
 }
 
+/* Measured time TS on S's corrected clock: minus the cost of the hits
+ * before it on S and PRE, the part of its own hit before the clock read;
+ * never before the stack's previous time.  Sets s->shift for it. */
+static uint64_t corrected_time(struct stack *s, uint64_t ts, uint64_t pre)
+{
+	uint64_t v = ts > s->cost + pre ? ts - s->cost - pre : 0;
+	if (v < s->last)
+		v = s->last;
+	s->last = v;
+	s->shift = ts - v;
+	return v;
+}
+
+/* What the hit of EV cost: its whole hit, and the part before its clock read. */
+static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev, uint64_t *pre)
+{
+	*pre = 0;
+	if (!r->costs.ok || ev->site >= r->nsites)
+		return 0;
+	int stepped = (r->sites[ev->site].flags & CT_SITEF_STEPPED) != 0;
+	*pre = r->pre_ns[stepped];
+	return r->costs.hit_ns[stepped] + (ev->payload_len ? r->costs.args_ns : 0);
+}
+
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 		const struct ct_rec_event *ev)
 {
@@ -127,6 +159,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		status = CT_CALL_LOST; /* not a panic or longjmp we can vouch for */
 	f->c.status = status;
 	f->c.ts_exit = ts;
+	f->c.raw_exit = ts + s->shift;
 	f->c.exit_tid = tid;
 	f->c.leaf = !f->has_children;
 	/* Only the frame that executed the RET (or whose call returned to the
@@ -268,6 +301,7 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.seq = r->seq++;
 	f.c.func = func;
 	f.c.ts_entry = ev->ts;
+	f.c.raw_entry = ev->ts + s->shift;
 	f.c.pid = ev->pid;
 	f.c.tid = ev->tid;
 	f.c.goid = ev->goid;
@@ -777,13 +811,14 @@ static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint
 	struct stack *alt = s->th ? s->th->alt : NULL;
 	if (alt && alt != s && alt->context == s->context)
 		end_frames(r, alt, status, ts);
+	uint64_t at = corrected_time(s, ts, 0);
 	while (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		uint32_t tid = top->c.tid;
 		if (top->tail_pending && status == CT_CALL_UNFINISHED)
 			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
 		else
-			pop(r, s, status, ts, tid, NULL);
+			pop(r, s, status, at, tid, NULL);
 	}
 }
 
@@ -882,6 +917,13 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 	o->goid = ev->key;
 	o->parent = ev->goid;
 	o->ts = ev->ts;
+	/* the probe ran on the creator's thread, inside its open calls */
+	struct stack *cs = ev->goid ? map_get(&r->stacks, make_thread_key(ev->pid, 0, ev->goid, false, 0)) : NULL;
+	if (cs) {
+		uint64_t pre, cost = hit_cost(r, ev, &pre);
+		o->ts = corrected_time(cs, ev->ts, pre);
+		cs->cost += cost;
+	}
 	o->pid = ev->pid;
 	o->tid = ev->tid;
 	if (ev->payload_len >= 8)
@@ -962,9 +1004,13 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 			forget_origin(r, k);
 		return;
 	}
+	uint64_t pre, cost = hit_cost(r, ev, &pre);
+	uint64_t at = corrected_time(s, ev->ts, pre);
+	s->cost += cost;
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
 		struct ct_rec_event rv = *ev;
+		rv.ts = at;
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)(int64_t)rs->key_adj;
@@ -1014,6 +1060,49 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	free_threads(r);
 }
 
+bool ct_raw_durations;
+
+void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
+{
+	snprintf(buf, n, "emulated=%" PRIu64 " stepped=%" PRIu64 " emulated+stepped=%" PRIu64 " args=%" PRIu64
+		 " calls=%u ms=%.1f",
+		 c->hit_ns[0], c->hit_ns[1], c->mixed_ns, c->args_ns, c->calls, c->ms);
+}
+
+bool ct_costs_parse(const char *s, struct ct_costs *out)
+{
+	memset(out, 0, sizeof(*out));
+	unsigned long long e, st, m, a;
+	if (!s || sscanf(s, "emulated=%llu stepped=%llu emulated+stepped=%llu args=%llu calls=%u ms=%lf", &e, &st, &m,
+			 &a, &out->calls, &out->ms) != 6)
+		return false;
+	out->hit_ns[0] = e;
+	out->hit_ns[1] = st;
+	out->mixed_ns = m;
+	out->args_ns = a;
+	out->ok = true;
+	return true;
+}
+
+bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out)
+{
+	return !ct_raw_durations && ct_costs_parse(ct_trace_meta(t, "calib"), out);
+}
+
+void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
+{
+	r->costs = *c;
+	/* The split of a hit around its clock read: an emulated entry's end
+	 * plus a single-stepped exit's start was measured (mixed); the split
+	 * of the emulated hit itself is free (it only moves the corrected
+	 * clock, no duration), so half. */
+	r->pre_ns[0] = c->hit_ns[0] / 2;
+	uint64_t post0 = c->hit_ns[0] - r->pre_ns[0];
+	r->pre_ns[1] = c->mixed_ns > post0 ? c->mixed_ns - post0 : 0;
+	if (r->pre_ns[1] > c->hit_ns[1])
+		r->pre_ns[1] = c->hit_ns[1];
+}
+
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites)
 {
 	r->sites = sites;
@@ -1060,6 +1149,9 @@ struct ct_recon_stats ct_recon_run(struct ct_trace *t, const struct ct_recon_ops
 {
 	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
 	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
+	struct ct_costs costs;
+	if (ct_trace_costs(t, &costs))
+		ct_recon_set_costs(r, &costs);
 	struct ct_event_iter it;
 	struct ct_rec_event ev;
 	uint64_t last_ts = t->first_ts;

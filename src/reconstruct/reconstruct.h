@@ -69,8 +69,9 @@ struct ct_goroutine_origin {
 struct ct_call {
 	uint64_t seq;      /* entry order over the whole trace, from 0 */
 	uint32_t func;     /* function id (index into the trace's table) */
-	uint64_t ts_entry; /* ns, CLOCK_MONOTONIC */
+	uint64_t ts_entry; /* ns, CLOCK_MONOTONIC, on its stack's corrected clock */
 	uint64_t ts_exit;  /* RETURNED: return time; UNWOUND: when noticed */
+	uint64_t raw_entry, raw_exit; /* the same as measured (--raw, JSON dur_raw) */
 	uint32_t pid, tid; /* tid at entry */
 	uint32_t exit_tid; /* tid at exit (goroutines migrate) */
 	uint64_t goid;     /* 0 for threads */
@@ -120,6 +121,29 @@ struct ct_recon_stats {
 	uint32_t max_depth;
 };
 
+/* What probe hits cost (record/calibrate.c, META "calib"): every duration
+ * the reconstruction reports has the estimated cost of the hits inside it
+ * taken out (never below zero).  Each stack keeps its own corrected clock:
+ * an event's time minus the cost of the hits before it on that stack and
+ * the part of its own hit before its clock read, so nested calls stay
+ * nested and a call's corrected duration is its measured one minus its
+ * descendants' hits, its entry hit's end and its exit hit's start. */
+struct ct_costs {
+	bool ok;
+	uint64_t hit_ns[2]; /* one whole hit: [0] emulated instruction, [1] single-stepped */
+	uint64_t mixed_ns;  /* an emulated entry's end + a single-stepped exit's start */
+	uint64_t args_ns;   /* more for a hit that captures arguments (after its clock read) */
+	unsigned calls;     /* calibration: calls per measurement, and its time */
+	double ms;
+};
+/* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100 ms=9.5" */
+void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
+bool ct_costs_parse(const char *s, struct ct_costs *out);
+/* The costs of trace T (false: none recorded, or --raw). */
+bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out);
+/* --raw: durations as measured (no correction). */
+extern bool ct_raw_durations;
+
 struct ct_recon;
 
 /* SITES/NSITES: the trace's site table.  GO: the code is Go (tail calls
@@ -128,6 +152,8 @@ struct ct_recon;
 struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
 			      const struct ct_recon_ops *ops, void *ctx);
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
+/* Turns the overhead correction on (before the first event). */
+void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c);
 /* The site table grew (a file read while it is written: live, --follow). */
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites);
 /* The function table (again when it grew): each function's CT_FN_GO flag

@@ -1,4 +1,5 @@
 #include "record/session.h"
+#include "record/calibrate.h"
 #include "target/libs.h"
 #include "wasm/wasm.h"
 #include "util/util.h"
@@ -97,6 +98,11 @@ static void write_meta(struct ct_session *s)
 		buf_put(&lim, tmp, snprintf(tmp, sizeof(tmp), "duration=%lluns ", (unsigned long long)s->o.duration_ns));
 	buf_put(&lim, "", 1);
 	ct_writer_meta(w, "limits", "%s", lim.n > 1 ? (char *)lim.p : "none");
+	if (s->costs.ok) {
+		char calib[160];
+		ct_costs_format(&s->costs, calib, sizeof(calib));
+		ct_writer_meta(w, "calib", "%s", calib);
+	}
 	buf_free(&lim);
 	if (s->o.args.enabled)
 		ct_writer_meta(w, "args.limits", "max_string=%u max_items=%u max_depth=%u",
@@ -388,7 +394,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	struct ct_probes_opts po = {0};
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
-	po.nsites = s->total_sites;
+	po.nsites = s->total_sites + CT_CALIB_SITES;
 	po.filter_pids = o->follow;
 	struct stat bst;
 	if (o->follow && stat(probe_path ? probe_path : binary, &bst) == 0)
@@ -424,6 +430,11 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		if (set_fetches(s, &s->libs[k].plan, s->libs[k].site_base))
 			return -1;
 	s->compact = xmalloc(CT_MAX_PAYLOAD * 2);
+	/* What a hit costs here, for replay's overhead correction (not under
+	 * --follow, whose probes see listed processes only, nor --max-events,
+	 * whose budget the calibration's events would take). */
+	if (!o->follow && !o->max_events && ct_calibrate(s->probes, s->total_sites, &s->costs))
+		ct_debug("no overhead correction: %s", ct_error());
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));

@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 #include "probes/probes.h"
 #include "format/tracefile.h"
+#include "reconstruct/reconstruct.h"
 #include "target/target.h"
 
 struct ct_session_opts {
@@ -70,6 +71,7 @@ struct ct_session {
 	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
 	struct ct_map gopcs_seen;  /* pid << 47 | go statement address: position written */
 	struct ct_type_ids type_ids; /* the program's type ids in the file */
+	struct ct_costs costs;     /* what a probe hit costs here (calibrate.c) */
 	int64_t load_bias;         /* of the traced binary in its process */
 	bool bias_known;
 	bool stop;                 /* a limit was reached: the loop should end */

@@ -17,6 +17,8 @@ const char ct_filter_help[] =
 	"      --since T, --until T  only calls that started in this window (time\n"
 	"                         since the trace began, e.g. 1.5s)\n"
 	"      --max-calls N      stop after N calls\n"
+	"      --raw              durations as measured: the tracer's own time per probe\n"
+	"                         hit is not taken out\n"
 	"      --demangle MODE    C++/Rust names: simple (default: no parameters, no Rust\n"
 	"                         hash), full, or no (the mangled symbol); -F/-N match any\n";
 
@@ -84,6 +86,9 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 		return 0;
 	case 0x1007:
 		o->with_children = true;
+		return 0;
+	case 0x1008:
+		ct_raw_durations = true;
 		return 0;
 	default:
 		return 1;

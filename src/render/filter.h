@@ -55,6 +55,7 @@ extern const char ct_filter_help[];
 	{"until", required_argument, NULL, 0x1004},                \
 	{"max-calls", required_argument, NULL, 0x1005},            \
 	{"demangle", required_argument, NULL, 0x1006},             \
-	{"with-children", no_argument, NULL, 0x1007}
+	{"with-children", no_argument, NULL, 0x1007},             \
+	{"raw", no_argument, NULL, 0x1008}
 
 #endif

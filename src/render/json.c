@@ -5,7 +5,9 @@
  *    "ret":[{"name":"~r0","type":"int","value":42}]}
  * A goroutine's outermost calls (depth 0) carry "created_by":{"goid",
  * "func","file","line"} when its creation was seen.
- * ts is ns since the trace started; dur is null unless the call returned.
+ * ts is ns since the trace started; dur is null unless the call returned,
+ * and has the estimated cost of the probe hits inside the call taken out
+ * (dur_raw: as measured).
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from a
  * first pass (exitindex), so memory stays bounded for any trace length.
  * The object builder is shared with the YAML renderer (yaml.c), which
@@ -72,10 +74,16 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
 	const struct ct_buf *qname = quoted_name(jc, c->func);
 	buf_cstr(out, "{\"ts\":");
-	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry));
+	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry)); /* the corrected clock, as Chrome/OTLP */
+	/* dur without the tracer's own time (struct ct_costs), dur_raw as measured */
 	buf_cstr(out, ",\"dur\":");
 	if (e->status == CT_CALL_RETURNED)
 		buf_dec(out, e->ts_exit - c->ts_entry);
+	else
+		buf_cstr(out, "null");
+	buf_cstr(out, ",\"dur_raw\":");
+	if (e->status == CT_CALL_RETURNED)
+		buf_dec(out, e->raw_exit - c->raw_entry);
 	else
 		buf_cstr(out, "null");
 	buf_cstr(out, ",\"pid\":");

@@ -39,6 +39,8 @@ const char *ct_func_name(const struct ct_trace *t, uint32_t func);
  * name; "created in goroutine 1" without a position). */
 bool ct_origin_shown(const struct ct_goroutine_origin *o);
 void ct_buf_origin(struct ct_buf *b, const struct ct_trace *t, const struct ct_goroutine_origin *o);
+/* The text outputs' note on the overhead correction (nothing without one). */
+void ct_costs_note(FILE *out, struct ct_trace *t);
 /* ns since the trace started (0 for anything earlier). */
 uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
 

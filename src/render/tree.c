@@ -380,6 +380,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	if (!o->merge && !(tr.spill = tmpfile()))
 		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
+	ct_costs_note(o->out, t);
 	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &tr);
 	if (o->merge) {
@@ -416,9 +417,13 @@ struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render
 	l->tr.vals = ct_values_new(t);
 	l->tr.go = ct_trace_has_go(t); /* the tables written so far: the first program's */
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", l->tr.go ? "      GID" : "");
+	ct_costs_note(o->out, t);
 	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	l->r = ct_recon_new(t->sites, t->nsites, false, &ops, &l->tr);
 	ct_recon_set_funcs(l->r, t->funcs, t->nfuncs);
+	struct ct_costs costs;
+	if (ct_trace_costs(t, &costs))
+		ct_recon_set_costs(l->r, &costs);
 	return l;
 }
 

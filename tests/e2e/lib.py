@@ -187,7 +187,8 @@ def parse_text_tree(text, names):
     assert lines and lines[0].startswith("# DURATION"), f"no header: {lines[:1]}"
     forest, stacks = {}, {}
     for line in lines[1:]:
-        if not line.strip() or line.startswith("/*") or line.startswith("# goroutine "):
+        if not line.strip() or line.startswith("/*") or line.startswith("# goroutine ") or \
+                line.startswith("# durations "):
             continue
         m = TEXT_LINE.match(line)
         assert m, f"unparsable tree line: {line!r}"

@@ -1,0 +1,3 @@
+module example.com/correction
+
+go 1.19

@@ -1,0 +1,68 @@
+"""Overhead correction: record measures what a probe hit costs here (META
+calib, shown by info), and every duration shown has the estimated cost of
+the hits inside it taken out -- JSON dur (dur_raw as measured), the text
+tree (with a header note), report, Chrome -- unless --raw.  Timing is never
+asserted tightly (make bench prints the numbers): only what follows from
+the arithmetic, and that correcting brings a traced workload nearer to its
+own untraced time than the raw measurement is."""
+import json
+import re
+
+from lib import ct, fixture, record, replay_json, tmp
+
+CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=100 ms=[\d.]+$",
+                   re.M)
+
+_rec = {}
+
+
+def overhead_record():
+    if not _rec:
+        p, out = record([fixture("go_overhead"), "300000", "3"], "-F", "main.outer", "-F", "main.leaf",
+                        out=tmp("overhead.data"))
+        _rec["out"] = out
+        _rec["untraced"] = int(re.search(r"untraced_ns (\d+)", p.stdout).group(1))
+    return _rec["out"], _rec["untraced"]
+
+
+def test_calibration_in_info():
+    out, _ = overhead_record()
+    p = ct("info", out)
+    m = CALIB.search(p.stdout)
+    assert m, p.stdout
+    emulated, stepped = int(m[1]), int(m[2])
+    # a hit costs something, and single-stepping costs more than emulating
+    assert 0 < emulated < stepped, m.group(0)
+
+
+def test_json_dur_corrected_dur_raw_measured():
+    out, untraced = overhead_record()
+    calls = replay_json(out)
+    returned = [c for c in calls if c["status"] == "returned"]
+    assert len(returned) == 3 * 1001, len(returned)
+    assert all(0 <= c["dur"] <= c["dur_raw"] for c in returned)
+    leaves = sorted(c for c in (c["dur"] for c in returned if c["func"] == "main.leaf"))
+    raw_leaves = sorted(c["dur_raw"] for c in returned if c["func"] == "main.leaf")
+    # a leaf is two instructions: its measured time is nearly all probe
+    assert leaves[len(leaves) // 2] * 4 < raw_leaves[len(raw_leaves) // 2], (leaves[500], raw_leaves[500])
+    # the outer calls: correcting moves them towards the untraced time
+    outers = [c for c in returned if c["func"] == "main.outer"]
+    for c in outers:
+        assert abs(c["dur"] - untraced) < abs(c["dur_raw"] - untraced), (c["dur"], c["dur_raw"], untraced)
+    # --raw: as measured
+    raw = replay_json(out, "--raw")
+    assert [c["dur"] for c in raw] == [c["dur_raw"] for c in raw] == [c["dur_raw"] for c in calls]
+
+
+def test_text_note_and_report():
+    out, _ = overhead_record()
+    p = ct("replay", out)
+    lines = p.stdout.splitlines()
+    assert lines[1].startswith("# durations without calltrace's own time: -"), lines[:2]
+    p = ct("replay", "--raw", out)
+    assert not any(l.startswith("# durations") for l in p.stdout.splitlines())
+    rep = json.loads(ct("report", "--format=json", out).stdout)
+    raw = json.loads(ct("report", "--format=json", "--raw", out).stdout)
+    by = {r["func"]: r for r in rep}
+    for r in raw:
+        assert by[r["func"]]["total_ns"] < r["total_ns"], (by[r["func"]], r)

@@ -1,0 +1,103 @@
+/* Overhead correction in the reconstruction (struct ct_costs): exact
+ * arithmetic on a synthetic stream -- what a call's corrected duration is,
+ * that nesting survives, that --raw leaves the measured times, and the
+ * calib META round trip. */
+#include "unit.h"
+
+#include "reconstruct/reconstruct.h"
+#include "util/util.h"
+
+enum { S_P_ENT, S_P_RET, S_C_ENT, S_C_RET, NSITES };
+
+/* entries at emulated instructions, exits at single-stepped RETs */
+static const struct ct_file_site csites[NSITES] = {
+	{S_P_ENT, 0x1000, 0, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_P_RET, 0x1010, 0, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED},
+	{S_C_ENT, 0x2000, 1, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_C_RET, 0x2010, 1, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED},
+};
+
+static struct ct_call got[8];
+static size_t ngot;
+
+static void on_exit_call(void *ctx, const struct ct_call *c)
+{
+	if (ngot < 8)
+		got[ngot++] = *c;
+}
+
+static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
+{
+	struct ct_rec_event ev = {0};
+	ev.ts = ts;
+	ev.goid = 1;
+	ev.key = key;
+	ev.pid = ev.tid = 7;
+	ev.site = site;
+	ev.kind = csites[site].kind;
+	ct_recon_event(r, &ev);
+}
+
+/* parent { child x2 }: child 10 us measured each, parent 60 us */
+static void run(const struct ct_costs *c)
+{
+	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
+	struct ct_recon *r = ct_recon_new(csites, NSITES, true, &ops, NULL);
+	if (c)
+		ct_recon_set_costs(r, c);
+	ngot = 0;
+	feed(r, S_P_ENT, 100000, 100);
+	feed(r, S_C_ENT, 110000, 200);
+	feed(r, S_C_RET, 120000, 200);
+	feed(r, S_C_ENT, 130000, 200);
+	feed(r, S_C_RET, 140000, 200);
+	feed(r, S_P_RET, 160000, 100);
+	ct_recon_finish(r, 200000);
+	ct_recon_free(r);
+}
+
+TEST(correction_arithmetic)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=300 calls=100 ms=9.5", &c));
+	run(&c);
+	CHECK_EQ_U(ngot, 3);
+	/* a child: measured minus its entry hit's end and exit hit's start */
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500);
+	CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1500);
+	CHECK_EQ_U(got[0].raw_exit - got[0].raw_entry, 10000);
+	/* the parent: minus its own share and both children's whole hits */
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000));
+	CHECK_EQ_U(got[2].raw_exit - got[2].raw_entry, 60000);
+	/* nested on the corrected clock */
+	CHECK(got[0].ts_entry >= got[2].ts_entry && got[1].ts_exit <= got[2].ts_exit);
+	CHECK(got[0].ts_exit <= got[1].ts_entry);
+}
+
+TEST(correction_never_below_zero_and_raw)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=50000 stepped=90000 emulated+stepped=80000 args=0 calls=100 ms=1.0", &c));
+	run(&c);
+	CHECK_EQ_U(ngot, 3);
+	for (size_t i = 0; i < 3; i++) {
+		CHECK(got[i].ts_exit >= got[i].ts_entry);
+		CHECK(got[i].ts_exit - got[i].ts_entry <= got[i].raw_exit - got[i].raw_entry);
+	}
+	run(NULL); /* no calibration (or --raw): as measured */
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000);
+	CHECK_EQ_U(got[2].ts_entry, got[2].raw_entry);
+}
+
+TEST(correction_calib_round_trip)
+{
+	struct ct_costs c = {true, {4939, 18365}, 4879, 302, 100, 12.5}, back;
+	char buf[160];
+	ct_costs_format(&c, buf, sizeof(buf));
+	CHECK(ct_costs_parse(buf, &back));
+	CHECK_EQ_U(back.hit_ns[0], 4939);
+	CHECK_EQ_U(back.hit_ns[1], 18365);
+	CHECK_EQ_U(back.mixed_ns, 4879);
+	CHECK_EQ_U(back.args_ns, 302);
+	CHECK(!ct_costs_parse("emulated=1", &back) && !ct_costs_parse(NULL, &back));
+}
