@@ -1076,6 +1076,10 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 	if (!s || sscanf(s, "emulated=%llu stepped=%llu emulated+stepped=%llu args=%llu calls=%u ms=%lf", &e, &st, &m,
 			 &a, &out->calls, &out->ms) != 6)
 		return false;
+	/* microseconds are what a hit costs: more than a millisecond is no
+	 * measurement of ours (a damaged file), and would wrap the clocks */
+	if (e > 1000000 || st > 1000000 || m > 1000000 || a > 1000000)
+		return false;
 	out->hit_ns[0] = e;
 	out->hit_ns[1] = st;
 	out->mixed_ns = m;

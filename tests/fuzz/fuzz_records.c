@@ -36,6 +36,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -545,6 +546,36 @@ static void mutate_string(struct model *m)
 	}
 }
 
+/* The start-up calibration (META calib): what a probe hit costs, read by
+ * every reader's corrected clock; numbers that wrap sums and differences. */
+static void mutate_calib(struct model *m)
+{
+	struct chunk *c = pick_chunk(m, CT_CHUNK_META);
+	if (!c)
+		return;
+	struct tok *val = NULL;
+	for (size_t i = 0; i + 1 < c->t.n && !val; i += 2)
+		if (c->t.v[i].kind == T_STR && c->t.v[i].s.n == 5 && !memcmp(c->t.v[i].s.p, "calib", 5))
+			val = &c->t.v[i + 1];
+	if (!val) {
+		tok_push(c, T_STR, R_OTHER, 0, "calib", 5);
+		tok_push(c, T_STR, R_OTHER, 0, "", 0);
+		val = &c->t.v[c->t.n - 1];
+	}
+	if (val->kind != T_STR)
+		return;
+	uint64_t v[5];
+	for (int k = 0; k < 5; k++)
+		v[k] = chance(50) ? interesting(below(20000)) : below(20000);
+	static const char *const ms[] = {"9.5", "nan", "-inf", "1e308", "-0"};
+	char *s = xasprintf("emulated=%" PRIu64 " stepped=%" PRIu64 " emulated+stepped=%" PRIu64 " args=%" PRIu64
+			    " calls=%" PRIu64 " ms=%s",
+			    v[0], v[1], v[2], v[3], v[4], ms[below(5)]);
+	val->s.n = 0;
+	buf_cstr(&val->s, s);
+	free(s);
+}
+
 /* Event payloads: bytes flipped, a memory op's u16 count rewritten, the
  * length changed (with or without the declared length following). */
 static void mutate_payload(struct model *m)
@@ -755,7 +786,12 @@ static void mutate(struct model *m, const struct model *donor)
 		case 4: case 5: mutate_typeref(m); break;
 		case 6: case 7: mutate_type(m); break;
 		case 8: grow_struct(m); break;
-		case 9: mutate_string(m); break;
+		case 9:
+			if (chance(50))
+				mutate_string(m);
+			else
+				mutate_calib(m);
+			break;
 		case 10: case 11: case 12: mutate_payload(m); break;
 		case 13: case 14: case 15: mutate_events(m); break;
 		case 16: mutate_chunks(m, donor); break;

@@ -100,4 +100,7 @@ TEST(correction_calib_round_trip)
 	CHECK_EQ_U(back.mixed_ns, 4879);
 	CHECK_EQ_U(back.args_ns, 302);
 	CHECK(!ct_costs_parse("emulated=1", &back) && !ct_costs_parse(NULL, &back));
+	/* a damaged file's hit of 2^64-1 ns would wrap every clock: no correction */
+	CHECK(!ct_costs_parse("emulated=18446744073709551615 stepped=1 emulated+stepped=1 args=0 calls=1 ms=1", &back));
+	CHECK(!back.ok);
 }
