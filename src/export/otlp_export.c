@@ -34,7 +34,8 @@ static void *tail_record(void *arg)
 {
 	struct ct_otlp_export *x = arg;
 	struct ct_trace *t = &x->t;
-	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, &ct_otlp_ops, x->spans);
+	/* corrected like replay's spans */
+	struct ct_recon *r = ct_recon_for_trace(t, &ct_otlp_ops, x->spans);
 	struct ct_event_iter it;
 	struct ct_rec_event ev;
 	ct_iter_init(&it, t);

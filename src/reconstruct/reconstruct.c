@@ -1107,6 +1107,16 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 		r->pre_ns[1] = c->hit_ns[1];
 }
 
+struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)
+{
+	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
+	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
+	struct ct_costs costs;
+	if (ct_trace_costs(t, &costs))
+		ct_recon_set_costs(r, &costs);
+	return r;
+}
+
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites)
 {
 	r->sites = sites;
@@ -1151,11 +1161,7 @@ void ct_recon_free(struct ct_recon *r)
 
 struct ct_recon_stats ct_recon_run(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)
 {
-	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
-	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
-	struct ct_costs costs;
-	if (ct_trace_costs(t, &costs))
-		ct_recon_set_costs(r, &costs);
+	struct ct_recon *r = ct_recon_for_trace(t, ops, ctx);
 	struct ct_event_iter it;
 	struct ct_rec_event ev;
 	uint64_t last_ts = t->first_ts;

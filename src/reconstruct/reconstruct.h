@@ -152,6 +152,9 @@ struct ct_recon;
 struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, bool go,
 			      const struct ct_recon_ops *ops, void *ctx);
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev);
+/* A reconstruction of trace T's events (Go or not, corrected by its
+ * calibration unless --raw), for readers that feed events themselves. */
+struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx);
 /* Turns the overhead correction on (before the first event). */
 void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c);
 /* The site table grew (a file read while it is written: live, --follow). */

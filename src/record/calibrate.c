@@ -14,7 +14,8 @@
  *   nop;nop  with a fetch program on both: a hit with argument capture
  * The probes carry the GOCREATE kind, which record-time limits never cut
  * (and never count), and site ids past the plan's; the events never reach
- * the file.  About 10 ms. */
+ * the file.  About 10 ms (closing the links would double it: they go with
+ * the session's). */
 #include "record/calibrate.h"
 #include "util/util.h"
 
@@ -152,7 +153,10 @@ int ct_calibrate(struct ct_probes *p, uint32_t first_site, struct ct_costs *out)
 		}
 		ct_probes_poll(p, 0, on_calib_event, &c);
 	}
-	ct_probes_detach(p);
+	/* The links stay until the session detaches its own: closing a
+	 * sleepable program's link waits for an RCU grace period (~25 ms
+	 * each), which start-up need not pay, and nothing calls these
+	 * functions again.  Every hit's event is in the ring buffer already. */
 	ct_probes_poll(p, 0, on_calib_event, &c);
 	int rc = 0;
 	for (uint32_t k = 0; k < NFN; k++)

@@ -419,11 +419,7 @@ struct ct_tree_live *ct_tree_live_new(struct ct_trace *t, const struct ct_render
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", l->tr.go ? "      GID" : "");
 	ct_costs_note(o->out, t);
 	static const struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
-	l->r = ct_recon_new(t->sites, t->nsites, false, &ops, &l->tr);
-	ct_recon_set_funcs(l->r, t->funcs, t->nfuncs);
-	struct ct_costs costs;
-	if (ct_trace_costs(t, &costs))
-		ct_recon_set_costs(l->r, &costs);
+	l->r = ct_recon_for_trace(t, &ops, &l->tr);
 	return l;
 }
 

@@ -93,7 +93,7 @@ def test_yaml_layout_is_block_mappings():
     lines = raw.decode().splitlines()[2:]
     assert lines[0].startswith("- ts: "), lines[0]
     for line in lines:
-        assert re.match(r"(- |  )[a-z]+: ", line), f"unexpected line: {line!r}"
+        assert re.match(r"(- |  )[a-z_]+: ", line), f"unexpected line: {line!r}"
     assert "  status: returned" in lines and '  func: "main.main"' in lines, lines[:12]
 
 
