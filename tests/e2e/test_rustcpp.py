@@ -51,7 +51,9 @@ def every_output(path):
     ch = [e["name"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"] if e["ph"] == "B"]
     folded = [fr for line in out("dump", "--folded", path).splitlines()
               for fr in line.rsplit(" ", 1)[0].split(";")]
-    svg = [g.get("data-n") for g in svg_frames(out("dump", "--svg", path))[1] if g.get("data-n") != "all"]
+    # names, not times: a flame graph draws no frame of no time, and calls
+    # can take none once the tracer's time is taken out (--raw: measured)
+    svg = [g.get("data-n") for g in svg_frames(out("dump", "--svg", "--raw", path))[1] if g.get("data-n") != "all"]
     otlp = [s["name"] for s in otlp_spans(path)]
     return text, {"json": j, "yaml": y, "report": rep, "report text": report_text_funcs(path), "chrome": ch,
                   "folded": folded, "svg": svg, "otlp": otlp}
