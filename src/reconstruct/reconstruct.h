@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "probes/event.h"
+#include "format/calib.h"
 #include "format/tracefile.h"
 
 enum ct_call_status {
@@ -121,24 +122,6 @@ struct ct_recon_stats {
 	uint32_t max_depth;
 };
 
-/* What probe hits cost (record/calibrate.c, META "calib"): every duration
- * the reconstruction reports has the estimated cost of the hits inside it
- * taken out (never below zero).  Each stack keeps its own corrected clock:
- * an event's time minus the cost of the hits before it on that stack and
- * the part of its own hit before its clock read, so nested calls stay
- * nested and a call's corrected duration is its measured one minus its
- * descendants' hits, its entry hit's end and its exit hit's start. */
-struct ct_costs {
-	bool ok;
-	uint64_t hit_ns[2]; /* one whole hit: [0] emulated instruction, [1] single-stepped */
-	uint64_t mixed_ns;  /* an emulated entry's end + a single-stepped exit's start */
-	uint64_t args_ns;   /* more for a hit that captures arguments (after its clock read) */
-	unsigned calls;     /* calibration: calls per measurement, and its time */
-	double ms;
-};
-/* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100 ms=9.5" */
-void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
-bool ct_costs_parse(const char *s, struct ct_costs *out);
 /* The costs of trace T (false: none recorded, or --raw). */
 bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out);
 /* --raw: durations as measured (no correction). */

@@ -5,7 +5,7 @@
 #define CT_CALIBRATE_H
 
 #include "probes/probes.h"
-#include "reconstruct/reconstruct.h"
+#include "format/calib.h"
 
 /* Probes a few functions of calltrace itself with sites FIRST_SITE ..
  * FIRST_SITE + 7 (the fetch map must hold them), calls them, detaches

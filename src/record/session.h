@@ -10,8 +10,8 @@
 
 #include "plan/plan.h"
 #include "probes/probes.h"
+#include "format/calib.h"
 #include "format/tracefile.h"
-#include "reconstruct/reconstruct.h"
 #include "target/target.h"
 
 struct ct_session_opts {
