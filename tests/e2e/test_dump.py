@@ -92,13 +92,18 @@ def compare_with_json(ccalls, jcalls, names):
     want = sorted((track_of(c), c["ts"], c["depth"], c["func"]) for c in jcalls)
     got = sorted((c["track_name"], c["b"], c["depth"], c["name"]) for c in ccalls)
     assert got == want, [x for x in zip(got, want) if x[0] != x[1]][:5]
-    durs = {(track_of(c), c["ts"], c["depth"]): c for c in jcalls}
+    # calls that take no time once the tracer's is out can share a start:
+    # the same statuses and durations at each (track, start, depth)
+    want, got = {}, {}
+    for c in jcalls:
+        want.setdefault((track_of(c), c["ts"], c["depth"]), []).append(
+            (c["status"], c["dur"] if c["status"] == "returned" else None))
     for c in ccalls:
-        j = durs[(c["track_name"], c["b"], c["depth"])]
         status = (c["E"].get("args") or {}).get("status", "returned")
-        assert status == j["status"], (status, j)
-        if j["status"] == "returned":
-            assert c["e"] - c["b"] == j["dur"], (c["e"] - c["b"], j)
+        got.setdefault((c["track_name"], c["b"], c["depth"]), []).append(
+            (status, c["e"] - c["b"] if status == "returned" else None))
+    for k in want:
+        assert sorted(got[k]) == sorted(want[k]), (k, got[k], want[k])
 
 
 def test_chrome_fib_matches_json():

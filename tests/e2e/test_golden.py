@@ -39,7 +39,7 @@ def json_of(path):
     out = []
     for line in p.stdout.splitlines():
         call = json.loads(line)
-        for k in ("ts", "dur", "pid", "tid", "goid"):
+        for k in ("ts", "dur", "dur_raw", "pid", "tid", "goid"):
             call.pop(k, None)
         out.append(ADDR.sub("0xADDR", json.dumps(call, sort_keys=True)) + "\n")
     return "".join(out)

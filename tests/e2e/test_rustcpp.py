@@ -49,10 +49,11 @@ def every_output(path):
     y = [c["func"] for c in replay_yaml(path)[0] if "func" in c]
     rep = [r["func"] for r in json.loads(out("report", "--format=json", path))]
     ch = [e["name"] for e in json.loads(out("dump", "--chrome", path))["traceEvents"] if e["ph"] == "B"]
-    folded = [fr for line in out("dump", "--folded", path).splitlines()
+    # names, not times: a flame graph draws no frame of no time (nor does
+    # a folded stack list one), and calls can take none once the tracer's
+    # time is taken out (--raw: measured)
+    folded = [fr for line in out("dump", "--folded", "--raw", path).splitlines()
               for fr in line.rsplit(" ", 1)[0].split(";")]
-    # names, not times: a flame graph draws no frame of no time, and calls
-    # can take none once the tracer's time is taken out (--raw: measured)
     svg = [g.get("data-n") for g in svg_frames(out("dump", "--svg", "--raw", path))[1] if g.get("data-n") != "all"]
     otlp = [s["name"] for s in otlp_spans(path)]
     return text, {"json": j, "yaml": y, "report": rep, "report text": report_text_funcs(path), "chrome": ch,
