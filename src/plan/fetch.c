@@ -1,5 +1,6 @@
 #include "plan/fetch.h"
 #include "plan/sites.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -216,7 +217,7 @@ static void capture(struct builder *b, const struct region *r, uint32_t off, uin
 		 * word cover a boxed int/float/bool, a string header or the
 		 * message field of errors.New/fmt.Errorf values; the string they
 		 * may describe is captured too and used only if the type says so. */
-		if ((p = word_slot(r, off)) < 0 || (q = word_slot(r, off + 8)) < 0)
+		if ((p = word_slot(r, off)) < 0 || (q = word_slot(r, off + CT_GO_IFACE_DATA_OFF)) < 0)
 			break;
 		if (t->kind == CT_K_IFACE)
 			deref(b, p, CT_GO_ITAB_TYPE_OFF, 8);
@@ -227,11 +228,11 @@ static void capture(struct builder *b, const struct region *r, uint32_t off, uin
 	}
 	case CT_K_MAP:
 		if ((p = word_slot(r, off)) >= 0)
-			deref(b, p, 0, 8); /* hmap.count (swiss maps: used) */
+			deref(b, p, CT_GO_MAP_COUNT_OFF, 8);
 		break;
 	case CT_K_CHAN:
 		if ((p = word_slot(r, off)) >= 0)
-			deref(b, p, 0, 16); /* hchan.qcount, dataqsiz */
+			deref(b, p, CT_GO_CHAN_QCOUNT_OFF, 16); /* and dataqsiz after it */
 		break;
 	case CT_K_STRUCT:
 		for (uint32_t i = 0; i < t->nfields; i++)

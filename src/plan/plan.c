@@ -1,4 +1,5 @@
 #include "plan/plan.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static bool matches_any(const struct ct_func *f, const char **globs, size_t n)
 static bool is_morestack(void *ctx, uint64_t target)
 {
 	const struct ct_func *f = ct_target_func_at(ctx, target);
-	return f && f->entry == target && has_prefix(f->name, "runtime.morestack");
+	return f && f->entry == target && ct_go_is_morestack(f->name);
 }
 
 enum ct_callconv ct_callconv_of(const struct ct_func *f)
@@ -411,7 +412,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	map_free(&by_entry);
 	if (t->lang == CT_LANG_GO) {
 		/* Goroutine ends: lets reconstruction close frames left by Goexit. */
-		add_marker(p, "runtime.goexit1", CT_SITE_GOEXIT);
+		add_marker(p, CT_GO_GOEXIT1, CT_SITE_GOEXIT);
 		/* A recovered panic resumes a frame at its deferreturn call, which
 		 * may be a return site: the markers say so (not under record-time
 		 * limits, whose kernel-side stacks do not follow them). */

@@ -1,5 +1,6 @@
 #include "record/session.h"
 #include "record/calibrate.h"
+#include "target/goruntime.h"
 #include "target/libs.h"
 #include "wasm/wasm.h"
 #include "util/util.h"

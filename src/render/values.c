@@ -1,5 +1,6 @@
 #include "render/values.h"
 #include "format/payload.h"
+#include "target/goruntime.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -787,7 +788,7 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 		break;
 	case CT_K_IFACE:
 	case CT_K_EFACE: {
-		uint64_t w0 = load_uint(b, 8), data = load_uint(b + 8, 8), rtype = w0;
+		uint64_t w0 = load_uint(b, 8), data = load_uint(b + CT_GO_IFACE_DATA_OFF, 8), rtype = w0;
 		if (!w0) {
 			puts_(v, v->json ? "null" : "nil");
 			break;
@@ -809,15 +810,16 @@ static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const
 			puts_(v, v->json ? "null" : "nil");
 			break;
 		}
-		m = mem(v, p, &got);
+		m = mem(v, p, &got); /* CT_GO_MAP_COUNT_OFF, CT_GO_CHAN_QCOUNT_OFF */
 		if (v->json)
 			buf_printf(v->out, "{\"ptr\":\"0x%" PRIx64 "\"", p);
 		else
 			buf_printf(v->out, "%s(0x%" PRIx64, t->kind == CT_K_MAP ? "map" : "chan", p);
 		if (m && got >= 8)
 			buf_printf(v->out, v->json ? ",\"len\":%" PRIu64 : " len=%" PRIu64, load_uint(m, 8));
-		if (t->kind == CT_K_CHAN && m && got >= 16)
-			buf_printf(v->out, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64, load_uint(m + 8, 8));
+		if (t->kind == CT_K_CHAN && m && got >= CT_GO_CHAN_DATAQSIZ_OFF + 8)
+			buf_printf(v->out, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64,
+				   load_uint(m + CT_GO_CHAN_DATAQSIZ_OFF, 8));
 		puts_(v, v->json ? "}" : ")");
 		break;
 	}

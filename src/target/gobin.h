@@ -20,18 +20,13 @@ struct ct_buildinfo {
 int ct_buildinfo_read(const struct ct_elf *e, struct ct_buildinfo *out);
 void ct_buildinfo_free(struct ct_buildinfo *bi);
 
-/* pclntab funcID values we care about (cmd/internal/objabi/funcid.go). */
-#define CT_GO_FLAG_TOPFRAME 0x1
-#define CT_GO_FLAG_SPWRITE 0x2
-#define CT_GO_FLAG_ASM 0x4
-
 struct ct_go_func {
 	char *name;         /* as in pclntab, e.g. "main.(*T).M", "runtime.newproc" */
 	uint64_t entry;     /* link-time vaddr */
 	uint64_t end;       /* next function's entry (includes INT3 padding) */
 	int32_t args;       /* _func.args: arg+result+spill width in bytes */
 	uint8_t funcid;     /* _func.funcID; 0 = normal */
-	uint8_t flag;       /* _func.flag: CT_GO_FLAG_* */
+	uint8_t flag;       /* _func.flag: CT_GO_FLAG_* (target/goruntime.h) */
 	bool wrapper;       /* funcID is the version's FuncID_wrapper */
 	const uint8_t *raw; /* its _func record (line tables), in the ELF's bytes */
 };

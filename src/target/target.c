@@ -1,41 +1,12 @@
 #include "target/target.h"
 #include "target/dwarf.h"
 #include "target/gccgo.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Runtime code that switches stacks, runs without a valid g, or never
- * returns normally.  Probing it would report nonsense (and the issue list of
- * every Go tracer shows people tried); these are never probed. */
-static const char *const go_noprobe[] = {
-	"runtime.morestack", "runtime.morestack_noctxt", "runtime.systemstack",
-	"runtime.systemstack_switch", "runtime.mcall", "runtime.gogo",
-	"runtime.asmcgocall", "runtime.asmcgocall_no_g", "runtime.cgocallback",
-	"runtime.rt0_go", "runtime.sigtramp", "runtime.cgoSigtramp",
-	"runtime.sigreturn", "runtime.sigreturn__sigaction", "runtime.asyncPreempt",
-	"runtime.goexit", "runtime.mstart", "runtime.mstart0",
-	"runtime.gosave_systemstack_switch", "runtime.abort", "runtime.settls",
-	"runtime.debugCallV2", "runtime.debugCallV1", "runtime.gcWriteBarrier",
-	"runtime.setg", "runtime.setg_gcc", "runtime.gosave", "runtime.rt0_go.abi0",
-	NULL,
-};
-
-bool ct_go_must_not_probe(const char *name)
-{
-	char base[256];
-	snprintf(base, sizeof(base), "%s", name);
-	size_t n = strlen(base);
-	if (n > 5 && !strcmp(base + n - 5, ".abi0"))
-		base[n - 5] = 0;
-	for (const char *const *p = go_noprobe; *p; p++)
-		if (!strcmp(base, *p))
-			return true;
-	return !strncmp(base, "_rt0_", 5) || !strncmp(base, "runtime.debugCall", 17) ||
-	       !strncmp(base, "runtime.morestack", 17) || !strncmp(base, "runtime.sigreturn", 17);
-}
 
 /* By address; names of one address (C aliases such as free / __libc_free)
  * with the public-looking one first: no leading '_', then shortest. */
@@ -104,34 +75,6 @@ static void free_symbols(struct sym_collect *c)
 	for (size_t i = 0; i < c->v.n; i++)
 		free(c->v.v[i].name);
 	CT_VEC_FREE(c->v);
-}
-
-/* runtime.g / runtime.m layout by Go version, for binaries without DWARF.
- * Each row was checked on real binaries by disassembling the stores of
- * runtime.newproc1 (newg.goid = pp.goidcache) and runtime.execute
- * (mp.curg = gp; gp.m = mp): go1.13.8, 1.14.2, 1.15, 1.16, 1.16.2, 1.17,
- * 1.19.1/.8, 1.21.1, 1.23.4/.6, 1.24.4, 1.25.3, 1.26.4 and 1.27.0 (esbuild
- * and lefthook releases, tests/fixtures/real/fetch.sh).
- *   g.stack.hi 8 and g.m 48 throughout;
- *   g.goid 152, but 160 in 1.23-1.24 (g.syscallbp inserted before it) and
- *   152 again from 1.25 (gobuf.ret removed from g.sched);
- *   m.curg 192 until 1.24, 184 from 1.25 (gobuf.ret gone from m.morebuf).
- *   g.gopc (newproc1: newg.gopc = callerpc) 280 in 1.13-1.16, 296 in
- *   1.17-1.20 (sched-latency tracking fields), 280 in 1.21-1.22 (tracer
- *   fields moved out, parentGoid before gopc), 288 in 1.23-1.24
- *   (syscallbp), 280 in 1.25 (gobuf.ret), 288 from 1.26 (g.secret); 1.18,
- *   1.20 and 1.22 follow from their runtime2.go, the others were seen in
- *   the binaries.  Unknown before 1.13 (0: creation sites not resolved). */
-#define GO_TABLE_MIN 9
-#define GO_TABLE_MAX 27
-void ct_go_offsets_by_version(int minor, struct ct_bin_config *c)
-{
-	c->stack_hi_off = 8;
-	c->m_off = 48;
-	c->goid_off = (minor == 23 || minor == 24) ? 160 : 152;
-	c->curg_off = minor >= 25 ? 184 : 192;
-	c->gopc_off = minor < 13 ? 0 : minor <= 16 ? 280 : minor <= 20 ? 296 : minor <= 22 ? 280
-		      : minor <= 24 ? 288 : minor == 25 ? 280 : 288;
 }
 
 static void go_offsets_by_version(struct ct_target *t)
@@ -230,16 +173,16 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		t->gcfg_source = "DWARF";
 	} else if (!t->go_minor) {
 		ct_warn("%s: unknown Go version (no build info) and no DWARF: runtime.g offsets of Go 1.%d-1.%d assumed, goroutine ids may be wrong",
-			t->elf.path, GO_TABLE_MIN, GO_TABLE_MAX);
-	} else if (t->go_minor < GO_TABLE_MIN || t->go_minor > GO_TABLE_MAX) {
+			t->elf.path, CT_GO_TABLE_MIN, CT_GO_TABLE_MAX);
+	} else if (t->go_minor < CT_GO_TABLE_MIN || t->go_minor > CT_GO_TABLE_MAX) {
 		ct_warn("Go version %s is outside the table of runtime.g layouts (1.%d-1.%d) and the binary has no DWARF: goroutine ids may be wrong",
-			t->go_version, GO_TABLE_MIN, GO_TABLE_MAX);
+			t->go_version, CT_GO_TABLE_MIN, CT_GO_TABLE_MAX);
 	}
 	/* Where g lives in TLS (ABI0 code, and C code on g0): -8 when Go
 	 * links (Tlsoffset); with an external linker, runtime.tlsg's offset
 	 * from the end of the (aligned) TLS block, which C __thread data
 	 * before it moves.  Without .symtab, the code's own %fs loads. */
-	t->gcfg.tls_g_off = -8;
+	t->gcfg.tls_g_off = CT_GO_TLS_G_OFF;
 	t->tls_source = "default";
 	GElf_Sym tlsg;
 	int64_t code_off;

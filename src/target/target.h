@@ -53,11 +53,6 @@ struct ct_target {
 
 int ct_target_open(struct ct_target *t, const char *path);
 void ct_target_close(struct ct_target *t);
-/* Go runtime facts shared with the wasm backend (src/wasm/): runtime
- * functions that switch stacks (never probed), and the runtime.g/m layout by
- * Go version for 64-bit ports (amd64, and wasm, whose g is laid out alike). */
-bool ct_go_must_not_probe(const char *name);
-void ct_go_offsets_by_version(int minor, struct ct_bin_config *c);
 
 /* How many functions (sorted by entry) start at or below ADDR: the index of
  * the first one that starts above it. */

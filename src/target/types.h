@@ -49,10 +49,6 @@ enum ct_kind {
 
 #define CT_TYPE_NONE 0 /* type id 0 is always { CT_K_UNKNOWN, "?" } */
 
-/* Go's runtime.itab {inter *interfacetype; _type *_type; ...}: where a
- * non-empty interface's dynamic type is (word 0 of an IFACE points to it). */
-#define CT_GO_ITAB_TYPE_OFF 8
-
 struct ct_field {
 	char *name;
 	uint32_t offset;

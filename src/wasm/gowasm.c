@@ -1,5 +1,6 @@
 #include "wasm/gowasm.h"
 #include "target/gobin.h"
+#include "target/goruntime.h"
 #include "target/target.h"
 #include "util/util.h"
 
@@ -62,14 +63,6 @@ static void producers_version(const struct ct_wasm_module *m, char *out, size_t 
 		}
 }
 
-static uint32_t func_by_name(const struct ct_wasm_module *m, const char *name)
-{
-	for (uint32_t i = m->nimported; i < m->nfuncs; i++)
-		if (!strcmp(m->funcs[i].name, name))
-			return i;
-	return UINT32_MAX;
-}
-
 void ct_gowasm_read(const struct ct_wasm_module *m, const char *path, struct ct_gowasm *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -118,12 +111,9 @@ void ct_gowasm_read(const struct ct_wasm_module *m, const char *path, struct ct_
 	out->cfg.g_global = GO_GLOBAL_G;
 	out->cfg.goid_off = bc.goid_off;
 	out->cfg.stack_hi_off = bc.stack_hi_off;
-	const char *ms[] = {"runtime.morestack", "runtime.morestack_noctxt"};
-	for (int i = 0; i < 2; i++) {
-		uint32_t f = func_by_name(m, ms[i]);
-		if (f != UINT32_MAX)
+	for (uint32_t f = m->nimported; f < m->nfuncs; f++)
+		if (ct_go_is_morestack(m->funcs[f].name) && out->cfg.nmorestack < CT_WASM_MAX_MORESTACK)
 			out->cfg.morestack[out->cfg.nmorestack++] = f;
-	}
 }
 
 void ct_gowasm_free(struct ct_gowasm *g, uint32_t nfuncs)

@@ -51,11 +51,12 @@ struct ct_wasm_instr {
 };
 
 /* Go's js/wasm conventions the instrumentation needs (gowasm.c). */
+#define CT_WASM_MAX_MORESTACK 3 /* morestack, morestack_noctxt, morestackc */
 struct ct_wasm_go {
 	bool on;
 	uint32_t sp_global, g_global;   /* SP (i32), g (i64) */
 	uint32_t goid_off, stack_hi_off;/* in runtime.g */
-	uint32_t morestack[2];          /* function indices of runtime.morestack* */
+	uint32_t morestack[CT_WASM_MAX_MORESTACK]; /* function indices of runtime.morestack* */
 	uint32_t nmorestack;
 };
 

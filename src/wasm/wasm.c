@@ -1,5 +1,6 @@
 #include "wasm/wasm.h"
 #include "plan/sites.h"
+#include "target/goruntime.h"
 #include "target/target.h"
 #include "util/files.h"
 #include "util/util.h"
@@ -232,7 +233,7 @@ int ct_wasm_plan_build(struct ct_wasm_plan *p, const struct ct_wasm_target *t, c
 	/* Go: the goroutine ends at runtime.goexit1 (also after Goexit, with
 	 * frames open): an entry-only marker, as for native Go */
 	for (uint32_t f = m->nimported; t->go && f < m->nfuncs; f++) {
-		if (strcmp(ct_wasm_name(t, f), "runtime.goexit1") || selected(t, f, sel) || !t->traceable[f])
+		if (strcmp(ct_wasm_name(t, f), CT_GO_GOEXIT1) || selected(t, f, sel) || !t->traceable[f])
 			continue;
 		struct ct_wasm_instr in = {f, (uint32_t)fs.n, CT_WASM_NOSITE, CT_WASM_NOSITE, false, false};
 		struct ct_file_site sg = {(uint32_t)fs.n, m->funcs[f].body, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0};

@@ -3,6 +3,7 @@
  * and cgo builds, pclntab against .symtab, the segment-search fallbacks, and
  * clean failure on non-Go and damaged files. */
 #include "target/gobin.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 #include "unit.h"
 

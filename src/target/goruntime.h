@@ -1,0 +1,62 @@
+/* Go's runtime as calltrace sees it from outside, kept once for every reader
+ * (target, plan, the session, render, the wasm backend): facts Go's own
+ * source fixes, by Go version where they change, for binaries whose DWARF
+ * (target/dwarf.c reads runtime.g/m there first) is gone.  Each says where
+ * in Go's source it comes from.  Elsewhere, each once: the funcID numbering
+ * and _func layouts by version in target/gobin.c (they are how pclntab is
+ * read), the calling conventions and argument registers in plan/abi.h. */
+#ifndef CT_GORUNTIME_H
+#define CT_GORUNTIME_H
+
+#include <stdbool.h>
+
+#include "probes/event.h" /* struct ct_bin_config */
+
+/* ---- functions ---- */
+
+/* Runtime code that switches stacks, runs without a valid g, or never
+ * returns normally: never probed (NAME may end in ".abi0"). */
+bool ct_go_must_not_probe(const char *name);
+
+/* runtime.morestack and runtime.morestack_noctxt (NAME may end in ".abi0"):
+ * a prologue's call of one means its entry is about to run again. */
+bool ct_go_is_morestack(const char *name);
+
+/* The end of every goroutine (goexit0's caller on the goroutine's stack). */
+#define CT_GO_GOEXIT1 "runtime.goexit1"
+
+/* _func.flag (internal/abi.FuncFlag) */
+#define CT_GO_FLAG_TOPFRAME 0x1
+#define CT_GO_FLAG_SPWRITE 0x2
+#define CT_GO_FLAG_ASM 0x4
+
+/* ---- runtime.g and runtime.m ---- */
+
+/* Go 1.N for which ct_go_offsets_by_version was checked. */
+#define CT_GO_TABLE_MIN 9
+#define CT_GO_TABLE_MAX 27
+
+/* Fills C's runtime.g / runtime.m offsets (goid, stack.hi, m, m.curg, gopc)
+ * for Go 1.MINOR, 64-bit ports (amd64, and wasm, whose g is laid out alike). */
+void ct_go_offsets_by_version(int minor, struct ct_bin_config *c);
+
+/* Where g is in TLS (fsbase + this) when Go's own linker links: Tlsoffset. */
+#define CT_GO_TLS_G_OFF (-8)
+
+/* ---- data layouts (64-bit) ---- */
+
+/* An interface value is two words: word 0 the dynamic type (eface: its
+ * *_type; iface: an *itab), word 1 the data pointer. */
+#define CT_GO_IFACE_DATA_OFF 8
+/* runtime.itab {inter *interfacetype; _type *_type; ...}: where a non-empty
+ * interface's dynamic type is. */
+#define CT_GO_ITAB_TYPE_OFF 8
+/* A map value points at its header, whose first word is the count: hmap.count
+ * (Go < 1.24), internal/runtime/maps.Map.used (swiss maps, 1.24+). */
+#define CT_GO_MAP_COUNT_OFF 0
+/* A chan value points at runtime.hchan {qcount uint; dataqsiz uint; ...}:
+ * elements queued, and the buffer's capacity. */
+#define CT_GO_CHAN_QCOUNT_OFF 0
+#define CT_GO_CHAN_DATAQSIZ_OFF 8
+
+#endif
