@@ -15,6 +15,12 @@
 /* Text of one value at most (a crafted type table could ask for 64^6 fields). */
 #define MAX_VALUE_TEXT (64 * 1024)
 
+/* Nodes of one value's tree at most.  Every node prints at least one
+ * character before its kids, so a value whose nodes go past this has
+ * reached MAX_VALUE_TEXT before printing them; the limit bounds the tree's
+ * memory whatever the type table says. */
+#define MAX_NODES (MAX_VALUE_TEXT + 64)
+
 struct ct_values {
 	const struct ct_trace *t;
 	const struct ct_site_fetch *f;
@@ -22,15 +28,22 @@ struct ct_values {
 	uint8_t payload[CT_MAX_PAYLOAD];
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	size_t nsnaps;
-	bool json;
-	struct ct_buf *out;
-	const char *marker;  /* the last marker emitted (why a value is missing) */
-	bool truncated;      /* a string was cut to the capture limit */
 	bool missing;        /* the site captures, but this event holds no payload */
-	size_t value_start;  /* out->n where the current value began */
-	bool over;           /* it reached MAX_VALUE_TEXT: the rest is left out */
 	uint8_t b[MAX_VALUE], avail[MAX_VALUE]; /* the value being assembled */
 	uint8_t ones[MAX_VALUE]; /* "available" for bytes read from snapshots */
+	/* the decoded value: nodes[0..nnodes) */
+	struct ct_vnode *nodes;
+	uint32_t nnodes, cap_nodes;
+};
+
+/* One value being printed. */
+struct emitter {
+	const struct ct_values *v;
+	struct ct_buf *out;
+	size_t value_start;  /* out->n where the value began */
+	bool over;           /* it reached MAX_VALUE_TEXT: the rest is left out */
+	bool truncated;      /* a string was cut to the capture limit, or the value */
+	const char *marker;  /* the last marker printed (why a value is missing) */
 };
 
 struct ct_values *ct_values_new(const struct ct_trace *t)
@@ -43,6 +56,8 @@ struct ct_values *ct_values_new(const struct ct_trace *t)
 
 void ct_values_free(struct ct_values *v)
 {
+	if (v)
+		free(v->nodes);
 	free(v);
 }
 
@@ -72,108 +87,96 @@ size_t ct_values_count(const struct ct_values *v)
 	return v->f ? v->f->nvals : 0;
 }
 
+/* ---- decoding: bytes and types to a tree ---- */
 
-static inline void puts_(struct ct_values *v, const char *s)
+static uint32_t new_node(struct ct_values *v, enum ct_vkind kind)
 {
-	buf_cstr(v->out, s);
-}
-
-void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
-{
-	buf_put(b, "\"", 1);
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-	while (p < end) {
-		unsigned c = *p;
-		/* Keep well-formed UTF-8 sequences as they are. */
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		bool ok = len > 1 && p + len <= end;
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (p[k] & 0xc0) == 0x80;
-		if (ok) { /* RFC 3629: no overlongs, surrogates or code points past U+10FFFF */
-			uint32_t cp = c & (0x7f >> len);
-			for (size_t k = 1; k < len; k++)
-				cp = cp << 6 | (p[k] & 0x3f);
-			static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-			ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (ok) {
-			buf_put(b, p, len);
-			p += len;
-			continue;
-		}
-		char esc[8];
-		switch (c) {
-		case '"':
-			buf_put(b, "\\\"", 2);
-			break;
-		case '\\':
-			buf_put(b, "\\\\", 2);
-			break;
-		case '\n':
-			buf_put(b, "\\n", 2);
-			break;
-		case '\t':
-			buf_put(b, "\\t", 2);
-			break;
-		case '\r':
-			buf_put(b, "\\r", 2);
-			break;
-		default:
-			if (c < 0x20 || c >= 0x7f) {
-				snprintf(esc, sizeof(esc), "\\u%04x", c);
-				buf_put(b, esc, 6);
-			} else {
-				buf_put(b, p, 1);
-			}
-		}
-		p++;
+	if (v->nnodes == v->cap_nodes) {
+		v->cap_nodes = v->cap_nodes ? v->cap_nodes * 2 : 64;
+		v->nodes = xrealloc(v->nodes, v->cap_nodes * sizeof(*v->nodes));
 	}
-	buf_put(b, "\"", 1);
+	struct ct_vnode *n = &v->nodes[v->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->kind = (uint8_t)kind;
+	n->first = n->next = CT_VNONE;
+	return v->nnodes++;
 }
 
-/* Go-syntax quoted string for text output. */
-static void text_string(struct ct_values *v, const uint8_t *s, size_t n)
+static inline struct ct_vnode *node(struct ct_values *v, uint32_t id)
 {
-	puts_(v, "\"");
-	for (size_t i = 0; i < n; i++) {
-		unsigned c = s[i];
-		if (c == '"' || c == '\\')
-			buf_printf(v->out, "\\%c", c);
-		else if (c == '\n')
-			puts_(v, "\\n");
-		else if (c == '\t')
-			puts_(v, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			buf_printf(v->out, "\\x%02x", c);
-		else
-			buf_put(v->out, &s[i], 1);
-	}
-	puts_(v, "\"");
+	return &v->nodes[id];
 }
 
-static void emit_string(struct ct_values *v, const uint8_t *s, size_t n, bool truncated)
+static bool nodes_full(const struct ct_values *v)
 {
-	v->truncated |= truncated;
-	if (v->json) {
-		ct_buf_json_string(v->out, (const char *)s, n);
-		return;
-	}
-	text_string(v, s, n);
-	if (truncated)
-		puts_(v, "...");
+	return v->nnodes >= MAX_NODES;
 }
 
-static void emit_marker(struct ct_values *v, const char *what)
+/* Kids in order: *LAST is the previous kid of PARENT (CT_VNONE: none yet). */
+static void add_kid(struct ct_values *v, uint32_t parent, uint32_t *last, uint32_t kid)
 {
-	v->marker = what;
-	if (v->json)
-		puts_(v, "null");
+	if (*last == CT_VNONE)
+		node(v, parent)->first = kid;
 	else
-		buf_printf(v->out, "<%s>", what);
+		node(v, *last)->next = kid;
+	*last = kid;
+}
+
+/* Whether PARENT may take another kid; if not, the kid saying the rest is
+ * left out is added. */
+static bool room_for_kid(struct ct_values *v, uint32_t parent, uint32_t *last)
+{
+	if (!nodes_full(v))
+		return true;
+	uint32_t cut = new_node(v, CT_V_MARKER);
+	node(v, cut)->s = node(v, cut)->field = "...";
+	node(v, cut)->flags = CT_VF_LIMIT;
+	add_kid(v, parent, last, cut);
+	return false;
+}
+
+static uint32_t marker(struct ct_values *v, const char *why)
+{
+	uint32_t n = new_node(v, CT_V_MARKER);
+	node(v, n)->s = why;
+	return n;
+}
+
+static uint32_t string_node(struct ct_values *v, const uint8_t *s, size_t n, bool cut)
+{
+	uint32_t id = new_node(v, CT_V_STRING);
+	node(v, id)->s = (const char *)s;
+	node(v, id)->n = n;
+	node(v, id)->flags = cut ? CT_VF_CUT : 0;
+	return id;
+}
+
+static uint32_t word_node(struct ct_values *v, enum ct_vkind kind, uint64_t u)
+{
+	uint32_t id = new_node(v, kind);
+	node(v, id)->u = u;
+	return id;
+}
+
+static uint32_t int_node(struct ct_values *v, int64_t i)
+{
+	uint32_t id = new_node(v, CT_V_INT);
+	node(v, id)->i = i;
+	return id;
+}
+
+/* A pointer: its address, or nil (GO) / NULL. */
+static uint32_t ptr_node(struct ct_values *v, uint64_t p, bool go)
+{
+	if (p)
+		return word_node(v, CT_V_ADDR, p);
+	uint32_t id = new_node(v, CT_V_NIL);
+	node(v, id)->flags = go ? CT_VF_GO : 0;
+	return id;
 }
 
 /* Memory captured at exactly ADDR: its bytes and how many. */
-static const uint8_t *mem_cap(struct ct_values *v, uint64_t addr, uint32_t *got, uint32_t *cap)
+static const uint8_t *mem_cap(const struct ct_values *v, uint64_t addr, uint32_t *got, uint32_t *cap)
 {
 	for (size_t i = 0; i < v->nsnaps; i++)
 		if (v->snaps[i].addr == addr && v->snaps[i].bytes) {
@@ -185,7 +188,7 @@ static const uint8_t *mem_cap(struct ct_values *v, uint64_t addr, uint32_t *got,
 	return NULL;
 }
 
-static const uint8_t *mem(struct ct_values *v, uint64_t addr, uint32_t *got)
+static const uint8_t *mem(const struct ct_values *v, uint64_t addr, uint32_t *got)
 {
 	uint32_t cap;
 	return mem_cap(v, addr, got, &cap);
@@ -221,28 +224,6 @@ static const struct ct_type *type_of(const struct ct_values *v, uint32_t id)
 	return ct_type_get(&v->t->types, id);
 }
 
-/* DIGITS significant digits: enough to read the same binary value back
- * (17 for a double, 21 for x87's 64-bit mantissa). */
-static void emit_float_digits(struct ct_values *v, long double d, int digits)
-{
-	if (isnan(d) || isinf(d)) {
-		if (v->json)
-			buf_printf(v->out, "\"%s\"", isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
-		else
-			puts_(v, isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	/* JSON readers hold numbers as doubles: an x87 value out of their
-	 * range (1e+4000 would read as Infinity, 1e-4000 as 0) is a string */
-	bool quote = v->json && d != 0 && (isinf((double)d) || (double)d == 0);
-	buf_printf(v->out, quote ? "\"%.*Lg\"" : "%.*Lg", digits, d);
-}
-
-static void emit_float(struct ct_values *v, double d)
-{
-	emit_float_digits(v, d, 17);
-}
-
 /* x87 extended precision (C long double on x86-64): 80 bits in the first
  * 10 of its 16 bytes, which this host's long double is. */
 static long double load_x87(const uint8_t *p)
@@ -264,82 +245,76 @@ static int x87_digits(long double x)
 	return 21;
 }
 
-static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth);
-
-static void emit_ptr(struct ct_values *v, uint64_t p, bool go)
+/* A float with DIGITS significant digits: enough to read the same binary
+ * value back (17 for a double, x87_digits for x87's 64-bit mantissa). */
+static uint32_t float_node(struct ct_values *v, long double d, int digits)
 {
-	if (!p)
-		puts_(v, v->json ? "null" : go ? "nil" : "NULL");
-	else if (v->json)
-		buf_printf(v->out, "\"0x%" PRIx64 "\"", p);
-	else
-		buf_printf(v->out, "0x%" PRIx64, p);
+	uint32_t id = new_node(v, CT_V_FLOAT);
+	node(v, id)->f[0] = d;
+	node(v, id)->digits[0] = (uint8_t)digits;
+	return id;
+}
+
+static uint32_t decode_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail,
+			     uint32_t depth);
+
+/* A string at P of N bytes, as far as it was captured. */
+static uint32_t decode_string_at(struct ct_values *v, uint64_t p, uint64_t n)
+{
+	uint32_t got;
+	const uint8_t *m;
+	if (!n)
+		return string_node(v, (const uint8_t *)"", 0, false);
+	if ((m = mem(v, p, &got)))
+		return string_node(v, m, got < n ? got : n, got < n);
+	return marker(v, "string not captured");
 }
 
 /* An interface's dynamic value, given its runtime type and data word. */
-static void emit_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uint32_t depth)
+static uint32_t decode_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uint32_t depth)
 {
 	uintptr_t tid = (uintptr_t)map_get((struct ct_map *)&v->t->rtypes, rtype);
 	const struct ct_type *dt = tid ? type_of(v, (uint32_t)(tid - 1)) : NULL;
-	char unknown[40];
-	snprintf(unknown, sizeof(unknown), "type@0x%" PRIx64, rtype);
-	const char *tname = dt ? dt->name : unknown;
-	if (v->json) {
-		puts_(v, "{\"type\":");
-		ct_buf_json_string(v->out, tname, strlen(tname));
-		puts_(v, ",\"value\":");
-	} else {
-		buf_printf(v->out, "%s(", tname);
-	}
+	uint32_t dyn = new_node(v, CT_V_DYNAMIC), val;
+	node(v, dyn)->s = dt ? dt->name : NULL;
+	node(v, dyn)->u = rtype;
 	uint32_t got = 0;
 	const uint8_t *box = mem(v, data, &got);
 	if (!dt) {
-		emit_ptr(v, data, true);
+		val = ptr_node(v, data, true);
 	} else if (dt->kind == CT_K_PTR || dt->kind == CT_K_MAP || dt->kind == CT_K_CHAN || dt->kind == CT_K_FUNC) {
 		/* Pointer-shaped: the data word is the value.  Errors made by
 		 * errors.New / fmt.Errorf point to a struct that starts with the
 		 * message string: show the message. */
 		const struct ct_type *pt = dt->kind == CT_K_PTR ? type_of(v, dt->elem) : NULL;
 		uint32_t sgot;
-		const uint8_t *s;
 		if (pt && pt->kind == CT_K_STRUCT && pt->nfields && pt->fields[0].offset == 0 &&
 		    type_of(v, pt->fields[0].type)->kind == CT_K_STRING && box && got >= 16) {
 			uint64_t sp = load_uint(box, 8), sl = load_uint(box + 8, 8);
-			if (!sl)
-				emit_string(v, (const uint8_t *)"", 0, false);
-			else if ((s = mem(v, sp, &sgot)))
-				emit_string(v, s, sgot < sl ? sgot : sl, sgot < sl);
+			if (!sl || mem(v, sp, &sgot))
+				val = decode_string_at(v, sp, sl);
 			else
-				emit_ptr(v, data, true);
+				val = ptr_node(v, data, true);
 		} else {
-			emit_ptr(v, data, true);
+			val = ptr_node(v, data, true);
 		}
 	} else if (box && dt->size <= got && (dt->kind == CT_K_STRING || dt->kind == CT_K_INT || dt->kind == CT_K_UINT ||
 					       dt->kind == CT_K_BOOL || dt->kind == CT_K_FLOAT || dt->kind == CT_K_COMPLEX)) {
-		emit_value(v, (uint32_t)(tid - 1), box, v->ones, depth + 1);
+		val = decode_value(v, (uint32_t)(tid - 1), box, v->ones, depth + 1);
 	} else {
-		emit_marker(v, "not captured");
+		val = marker(v, "not captured");
 	}
-	puts_(v, v->json ? "}" : ")");
+	node(v, dyn)->first = val;
+	return dyn;
 }
 
-/* Rust's i128/u128, C's __int128: all 39 digits. */
-static void emit_int128(struct ct_values *v, const uint8_t *b, bool is_signed)
+/* Rust's i128/u128, C's __int128. */
+static uint32_t int128_node(struct ct_values *v, const uint8_t *b, bool is_signed)
 {
-	unsigned __int128 x;
-	memcpy(&x, b, 16);
-	bool neg = is_signed && (x >> 127);
-	if (neg)
-		x = -x;
-	char d[48];
-	size_t n = sizeof(d);
-	do {
-		d[--n] = (char)('0' + (int)(x % 10));
-		x /= 10;
-	} while (x);
-	if (neg)
-		d[--n] = '-';
-	buf_put(v->out, d + n, sizeof(d) - n);
+	uint32_t id = new_node(v, CT_V_INT128);
+	memcpy(&node(v, id)->w, b, 16);
+	node(v, id)->flags = is_signed ? CT_VF_SIGNED : 0;
+	return id;
 }
 
 /* Rust tuples and tuple structs/variants name their fields __0, __1, ... */
@@ -353,22 +328,17 @@ static bool is_tuple(const struct ct_type *t)
 	return t->nfields > 0;
 }
 
-/* A struct's fields: {x:1 y:2} / {"x":1,"y":2}; a Rust tuple's (1, 2) / [1,2]. */
 /* A C bit-field of struct T: its bits, widened (sign-extended for signed
- * types) to its declared type and shown as that type. */
-static void emit_bit_field(struct ct_values *v, const struct ct_type *t, const struct ct_field *fl,
-			   const uint8_t *b, const uint8_t *avail, uint32_t depth)
+ * types) to its declared type and decoded as that type. */
+static uint32_t decode_bit_field(struct ct_values *v, const struct ct_type *t, const struct ct_field *fl,
+				 const uint8_t *b, const uint8_t *avail, uint32_t depth)
 {
 	const struct ct_type *ft = type_of(v, fl->type);
 	uint32_t nbytes = (fl->bit_off + fl->bit_size + 7u) / 8u;
-	if ((uint64_t)fl->offset + nbytes > t->size || ft->size > 16 || !ft->size) {
-		emit_marker(v, "?");
-		return;
-	}
-	if (!all_avail(avail, fl->offset, nbytes)) {
-		emit_marker(v, "unavailable");
-		return;
-	}
+	if ((uint64_t)fl->offset + nbytes > t->size || ft->size > 16 || !ft->size)
+		return marker(v, "?");
+	if (!all_avail(avail, fl->offset, nbytes))
+		return marker(v, "unavailable");
 	unsigned __int128 x = 0;
 	memcpy(&x, b + fl->offset, nbytes); /* at most 9 bytes: 7 + 64 bits */
 	x >>= fl->bit_off;
@@ -382,50 +352,70 @@ static void emit_bit_field(struct ct_values *v, const struct ct_type *t, const s
 	uint8_t word[16];
 	memset(word, (int64_t)bits < 0 && (ft->kind == CT_K_INT || ft->is_signed) ? 0xff : 0, sizeof(word));
 	memcpy(word, &bits, 8);
-	emit_value(v, fl->type, word, v->ones, depth + 1);
+	return decode_value(v, fl->type, word, v->ones, depth + 1);
 }
 
-static void emit_fields(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
-			uint32_t depth)
+/* A struct's fields, named; a Rust tuple's, positional. */
+static uint32_t decode_fields(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			      uint32_t depth)
 {
-	bool tuple = is_tuple(t);
-	puts_(v, tuple ? (v->json ? "[" : "(") : "{");
-	for (uint32_t i = 0; i < t->nfields && !v->over; i++) {
+	uint32_t id = new_node(v, is_tuple(t) ? CT_V_TUPLE : CT_V_STRUCT), last = CT_VNONE;
+	for (uint32_t i = 0; i < t->nfields && room_for_kid(v, id, &last); i++) {
 		const struct ct_field *fl = &t->fields[i];
-		if (i)
-			puts_(v, v->json ? "," : tuple ? ", " : " ");
-		if (tuple)
-			; /* positional */
-		else if (v->json) {
-			ct_buf_json_string(v->out, fl->name, strlen(fl->name));
-			puts_(v, ":");
-		} else {
-			buf_cstr(v->out, fl->name);
-			buf_put(v->out, ":", 1);
-		}
+		uint32_t kid;
 		if (fl->flags & CT_FIELD_BITS)
-			emit_bit_field(v, t, fl, b, avail, depth);
+			kid = decode_bit_field(v, t, fl, b, avail, depth);
 		else if ((uint64_t)fl->offset + type_of(v, fl->type)->size <= t->size)
-			emit_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
+			kid = decode_value(v, fl->type, b + fl->offset, avail + fl->offset, depth + 1);
 		else
-			emit_marker(v, "?");
+			kid = marker(v, "?");
+		node(v, kid)->field = fl->name;
+		add_kid(v, id, &last, kid);
 	}
-	puts_(v, tuple ? (v->json ? "]" : ")") : "}");
+	return id;
 }
 
-/* A C/C++/Rust enum value by its enumerator's name; false if none has it. */
-static bool emit_enumerator(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
+/* A C/C++/Rust enum value by its enumerator's name, else its number. */
+static uint32_t decode_enum(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
 {
 	uint64_t x = load_uint(b, t->size);
 	for (uint32_t i = 0; i < t->nfields; i++)
 		if ((uint64_t)t->fields[i].value == x) {
-			if (v->json)
-				ct_buf_json_string(v->out, t->fields[i].name, strlen(t->fields[i].name));
-			else
-				buf_cstr(v->out, t->fields[i].name);
-			return true;
+			uint32_t id = new_node(v, CT_V_NAME);
+			node(v, id)->s = t->fields[i].name;
+			return id;
 		}
-	return false;
+	if (t->is_signed)
+		return int_node(v, load_int(b, t->size));
+	return word_node(v, CT_V_UINT, x);
+}
+
+/* Items of a list at M (SHOWN of them, each ELEM), as kids of LIST. */
+static void decode_items(struct ct_values *v, uint32_t list, uint32_t elem, const uint8_t *m, uint64_t shown,
+			 uint32_t depth)
+{
+	uint32_t size = type_of(v, elem)->size, last = CT_VNONE;
+	node(v, list)->n = shown;
+	for (uint64_t i = 0; i < shown && room_for_kid(v, list, &last); i++)
+		add_kid(v, list, &last, decode_value(v, elem, m + i * size, v->ones, depth + 1)); /* size <= got */
+}
+
+/* A list of N items of ELEM at P, as far as they were captured. */
+static uint32_t decode_list(struct ct_values *v, uint32_t elem, uint64_t p, uint64_t n, bool has_cap, uint64_t cap,
+			    uint32_t depth)
+{
+	const struct ct_type *e = type_of(v, elem);
+	uint32_t got = 0;
+	const uint8_t *m = p && n ? mem(v, p, &got) : NULL;
+	uint64_t shown = m && e->size ? got / e->size : 0;
+	if (shown > n)
+		shown = n;
+	uint32_t id = new_node(v, CT_V_LIST);
+	node(v, id)->len = n;
+	node(v, id)->cap = cap;
+	node(v, id)->flags = has_cap ? CT_VF_CAP : 0;
+	decode_items(v, id, elem, m, shown, depth);
+	return id;
 }
 
 /* A word-sized part of a SEQ, if it lies in the value and was captured. */
@@ -440,71 +430,37 @@ static bool seq_word(const struct ct_type *t, const char *name, const uint8_t *b
 }
 
 /* Rust String/Vec/&str/&[T], C++ std::string/std::vector: text as a
- * string, items as a slice ({"len","cap","items"}; no cap for slices). */
-static void emit_seq(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
-		     uint32_t depth)
+ * string, items as a list (no cap for slices). */
+static uint32_t decode_seq(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			   uint32_t depth)
 {
 	const struct ct_type *e = type_of(v, t->elem);
 	uint64_t p, n, end, cap = 0;
 	bool has_cap = false;
-	if (!seq_word(t, "ptr", b, avail, &p)) {
-		emit_marker(v, "unavailable");
-		return;
-	}
+	if (!seq_word(t, "ptr", b, avail, &p))
+		return marker(v, "unavailable");
 	if (seq_word(t, "len", b, avail, &n)) {
 	} else if (seq_word(t, "end", b, avail, &end) && end >= p && e->size) {
 		n = (end - p) / e->size;
 	} else {
-		emit_marker(v, "unavailable");
-		return;
+		return marker(v, "unavailable");
 	}
 	if (seq_word(t, "cap", b, avail, &cap))
 		has_cap = true;
 	else if (seq_word(t, "cap_end", b, avail, &end) && end >= p && e->size)
 		cap = (end - p) / e->size, has_cap = true;
-	uint32_t got = 0;
-	const uint8_t *m = p && n ? mem(v, p, &got) : NULL;
 	if (t->is_text) {
-		if (!n)
-			emit_string(v, (const uint8_t *)"", 0, false);
-		else if (m)
-			emit_string(v, m, got < n ? got : n, got < n);
-		else
-			emit_marker(v, "string not captured");
-		return;
+		if (n && !p)
+			return marker(v, "string not captured");
+		return decode_string_at(v, p, n);
 	}
-	uint64_t shown = m && e->size ? got / e->size : 0;
-	if (shown > n)
-		shown = n;
-	if (v->json) {
-		buf_printf(v->out, "{\"len\":%" PRIu64, n);
-		if (has_cap)
-			buf_printf(v->out, ",\"cap\":%" PRIu64, cap);
-		puts_(v, ",\"items\":[");
-	} else {
-		puts_(v, "[");
-	}
-	for (uint64_t i = 0; i < shown && !v->over; i++) {
-		if (i)
-			puts_(v, v->json ? "," : " ");
-		emit_value(v, t->elem, m + i * e->size, v->ones, depth + 1); /* e->size <= got */
-	}
-	if (v->json) {
-		puts_(v, "]}");
-		return;
-	}
-	if (shown < n)
-		puts_(v, shown ? " ..." : "...");
-	buf_printf(v->out, "](len=%" PRIu64, n);
-	if (has_cap)
-		buf_printf(v->out, " cap=%" PRIu64, cap);
-	puts_(v, ")");
+	return decode_list(v, t->elem, p, n, has_cap, cap, depth);
 }
 
-/* A Rust enum as its Debug shows it: None, Some(5), Rect{w:2 h:3}; in JSON
- * as serde writes it: "None", {"Some":5}, {"Rect":{"w":2,"h":3}}. */
-static void emit_variant(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
-			 uint32_t depth)
+/* A Rust enum's variant: its name and its value (newtype variants) or
+ * fields; a variant without fields is its name. */
+static uint32_t decode_variant(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			       uint32_t depth)
 {
 	const struct ct_field *sel = NULL, *dflt = NULL;
 	const struct ct_type *dt = type_of(v, t->elem);
@@ -522,324 +478,220 @@ static void emit_variant(struct ct_values *v, const struct ct_type *t, const uin
 		if (!sel)
 			sel = dflt;
 	} else {
-		emit_marker(v, "unavailable");
-		return;
+		return marker(v, "unavailable");
 	}
 	const struct ct_type *vt = sel ? type_of(v, sel->type) : NULL;
-	if (!vt || vt->kind != CT_K_STRUCT || vt->size > t->size) {
-		emit_marker(v, "unavailable: unknown variant");
-		return;
-	}
-	if (!vt->nfields) {
-		if (v->json)
-			ct_buf_json_string(v->out, sel->name, strlen(sel->name));
-		else
-			buf_cstr(v->out, sel->name);
-		return;
-	}
-	if (v->json) {
-		puts_(v, "{");
-		ct_buf_json_string(v->out, sel->name, strlen(sel->name));
-		puts_(v, ":");
-	} else {
-		buf_cstr(v->out, sel->name);
-	}
+	if (!vt || vt->kind != CT_K_STRUCT || vt->size > t->size)
+		return marker(v, "unavailable: unknown variant");
+	uint32_t id = new_node(v, vt->nfields ? CT_V_VARIANT : CT_V_NAME);
+	node(v, id)->s = sel->name;
+	if (!vt->nfields)
+		return id;
 	const struct ct_field *only = vt->nfields == 1 ? &vt->fields[0] : NULL;
 	if (only && is_tuple(vt) && (uint64_t)only->offset + type_of(v, only->type)->size <= vt->size) {
-		/* a newtype variant: Some(5), {"Some":5} */
-		if (!v->json)
-			puts_(v, "(");
-		emit_value(v, only->type, b + only->offset, avail + only->offset, depth + 1);
-		if (!v->json)
-			puts_(v, ")");
+		/* a newtype variant: Some(5) */
+		node(v, id)->flags = CT_VF_NEWTYPE;
+		uint32_t val = decode_value(v, only->type, b + only->offset, avail + only->offset, depth + 1);
+		node(v, id)->first = val;
 	} else {
-		emit_fields(v, vt, b, avail, depth);
+		uint32_t val = decode_fields(v, vt, b, avail, depth);
+		node(v, id)->first = val;
 	}
-	if (v->json)
-		puts_(v, "}");
+	return id;
 }
 
-/* A character: 'z' / "z" (a code point that is none: its number). */
-static void emit_char(struct ct_values *v, uint64_t cp)
+/* A character; a code point that is none: its number. */
+static uint32_t decode_char(struct ct_values *v, uint64_t cp)
 {
-	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-		buf_dec(v->out, cp);
-		return;
-	}
-	if (v->json) {
-		struct ct_buf u = {0};
-		buf_utf8(&u, (uint32_t)cp);
-		ct_buf_json_string(v->out, (const char *)u.p, u.n);
-		buf_free(&u);
-		return;
-	}
-	puts_(v, "'");
-	if (cp == '\'' || cp == '\\')
-		puts_(v, "\\");
-	if (cp < 0x20 || cp == 0x7f)
-		buf_printf(v->out, "\\x%02x", (unsigned)cp);
-	else
-		buf_utf8(v->out, (uint32_t)cp);
-	puts_(v, "'");
+	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return word_node(v, CT_V_UINT, cp);
+	return word_node(v, CT_V_CHAR, cp);
 }
 
-/* The kinds C++ and Rust add: characters, references (shown as what they
- * point to, when it was captured), counted sequences, Rust enums. */
-static void emit_rust_cxx(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
-			  uint32_t depth)
+/* A reference: what it points to, when it was captured, else the address. */
+static uint32_t decode_ref(struct ct_values *v, const struct ct_type *t, const uint8_t *b, uint32_t depth)
 {
-	switch (t->kind) {
-	case CT_K_CHAR:
-		emit_char(v, load_uint(b, t->size));
-		return;
-	case CT_K_SEQ:
-		emit_seq(v, t, b, avail, depth);
-		return;
-	case CT_K_VARIANT:
-		emit_variant(v, t, b, avail, depth);
-		return;
-	case CT_K_REF: {
-		uint64_t p = load_uint(b, 8);
-		const struct ct_type *e = type_of(v, t->elem);
-		uint32_t got = 0;
-		const uint8_t *m = p ? mem(v, p, &got) : NULL;
-		if (m && e->size && e->size <= got) {
-			emit_value(v, t->elem, m, v->ones, depth + 1);
-		} else {
-			emit_ptr(v, p, false);
-		}
-		return;
-	}
-	default:
-		return;
-	}
+	uint64_t p = load_uint(b, 8);
+	const struct ct_type *e = type_of(v, t->elem);
+	uint32_t got = 0;
+	const uint8_t *m = p ? mem(v, p, &got) : NULL;
+	if (m && e->size && e->size <= got)
+		return decode_value(v, t->elem, m, v->ones, depth + 1);
+	return ptr_node(v, p, false);
 }
 
-static void emit_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail, uint32_t depth)
+static uint32_t decode_float(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
 {
-	const struct ct_type *t = type_of(v, id);
-	if (depth > 6 || v->over) {
-		emit_marker(v, "...");
-		return;
+	if (t->size == 4) {
+		float f;
+		memcpy(&f, b, 4);
+		return float_node(v, (double)f, 17);
 	}
-	if (v->out->n - v->value_start > MAX_VALUE_TEXT) {
-		v->over = v->truncated = true;
-		emit_marker(v, "...");
-		return;
+	if (ct_type_is_x87(t))
+		return float_node(v, load_x87(b), x87_digits(load_x87(b)));
+	if (t->size > 8)
+		return marker(v, "unavailable: 128-bit float");
+	double d;
+	memcpy(&d, b, 8);
+	return float_node(v, d, 17);
+}
+
+static uint32_t decode_complex(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
+{
+	long double re, im;
+	uint16_t flags = 0;
+	uint8_t digits[2] = {17, 17};
+	if (ct_type_is_x87(t)) { /* complex long double: two x87 values */
+		re = load_x87(b), im = load_x87(b + t->size / 2); /* 20..32 bytes */
+		digits[0] = (uint8_t)x87_digits(re), digits[1] = (uint8_t)x87_digits(im);
+		flags = CT_VF_X87;
+	} else if (t->size > 16) { /* complex _Float128 */
+		return marker(v, "unavailable: 128-bit float");
+	} else if (t->size == 8) {
+		float fr, fi;
+		memcpy(&fr, b, 4);
+		memcpy(&fi, b + 4, 4);
+		re = (double)fr, im = (double)fi;
+	} else {
+		double dr, di;
+		memcpy(&dr, b, 8);
+		memcpy(&di, b + 8, 8);
+		re = dr, im = di;
 	}
-	if (t->size && t->kind != CT_K_STRUCT && t->kind != CT_K_ARRAY && t->kind != CT_K_SEQ &&
-	    t->kind != CT_K_VARIANT && !all_avail(avail, 0, t->size < 16 ? t->size : 16)) {
-		emit_marker(v, t->kind == CT_K_FLOAT || t->kind == CT_K_COMPLEX ? "unavailable: float register" : "unavailable");
-		return;
-	}
+	uint32_t id = new_node(v, CT_V_COMPLEX);
+	struct ct_vnode *n = node(v, id);
+	n->f[0] = re, n->f[1] = im;
+	n->digits[0] = digits[0], n->digits[1] = digits[1];
+	n->flags = flags;
+	return id;
+}
+
+/* A Go interface: nil, or its dynamic type and value. */
+static uint32_t decode_iface(struct ct_values *v, const struct ct_type *t, const uint8_t *b, uint32_t depth)
+{
+	uint64_t w0 = load_uint(b, 8), data = load_uint(b + CT_GO_IFACE_DATA_OFF, 8), rtype = w0;
 	uint32_t got;
+	if (!w0)
+		return ptr_node(v, 0, true);
+	if (t->kind == CT_K_IFACE) {
+		const uint8_t *m = mem(v, w0 + CT_GO_ITAB_TYPE_OFF, &got);
+		rtype = m && got >= 8 ? load_uint(m, 8) : 0;
+	}
+	if (!rtype)
+		return marker(v, "dynamic type not captured");
+	return decode_dynamic(v, rtype, data, depth);
+}
+
+/* A Go map or channel: its address and, when captured, its count (and a
+ * channel's capacity) from the header it points to. */
+static uint32_t decode_map_chan(struct ct_values *v, const struct ct_type *t, const uint8_t *b)
+{
+	uint64_t p = load_uint(b, 8);
+	uint32_t got;
+	if (!p)
+		return ptr_node(v, 0, true);
+	const uint8_t *m = mem(v, p, &got); /* CT_GO_MAP_COUNT_OFF, CT_GO_CHAN_QCOUNT_OFF */
+	uint32_t id = new_node(v, t->kind == CT_K_MAP ? CT_V_MAP : CT_V_CHAN);
+	struct ct_vnode *n = node(v, id);
+	n->u = p;
+	if (m && got >= 8)
+		n->len = load_uint(m, 8), n->flags |= CT_VF_LEN;
+	if (t->kind == CT_K_CHAN && m && got >= CT_GO_CHAN_DATAQSIZ_OFF + 8)
+		n->cap = load_uint(m + CT_GO_CHAN_DATAQSIZ_OFF, 8), n->flags |= CT_VF_CAP;
+	return id;
+}
+
+static uint32_t decode_kind(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
+			    uint32_t depth)
+{
+	uint32_t got, cap;
 	const uint8_t *m;
 	switch (t->kind) {
 	case CT_K_BOOL:
-		puts_(v, b[0] ? "true" : "false");
-		break;
+		return word_node(v, CT_V_BOOL, b[0] != 0);
 	case CT_K_INT:
 	case CT_K_UINT:
-		if (!t->size) /* Rust's () is an integer of no size: Ok(()), {"Ok":null} as serde has it */
-			puts_(v, v->json ? "null" : "()");
-		else if (t->size == 16)
-			emit_int128(v, b, t->kind == CT_K_INT);
-		else if (t->kind == CT_K_INT)
-			buf_sdec(v->out, load_int(b, t->size));
-		else
-			buf_dec(v->out, load_uint(b, t->size));
-		break;
+		if (!t->size) /* Rust's () is an integer of no size */
+			return new_node(v, CT_V_UNIT);
+		if (t->size == 16)
+			return int128_node(v, b, t->kind == CT_K_INT);
+		if (t->kind == CT_K_INT)
+			return int_node(v, load_int(b, t->size));
+		return word_node(v, CT_V_UINT, load_uint(b, t->size));
 	case CT_K_ENUM:
-		if (emit_enumerator(v, t, b))
-			;
-		else if (t->is_signed)
-			buf_sdec(v->out, load_int(b, t->size));
-		else
-			buf_dec(v->out, load_uint(b, t->size));
-		break;
+		return decode_enum(v, t, b);
 	case CT_K_CHAR:
+		return decode_char(v, load_uint(b, t->size));
 	case CT_K_REF:
+		return decode_ref(v, t, b, depth);
 	case CT_K_SEQ:
+		return decode_seq(v, t, b, avail, depth);
 	case CT_K_VARIANT:
-		emit_rust_cxx(v, t, b, avail, depth);
-		break;
+		return decode_variant(v, t, b, avail, depth);
 	case CT_K_FLOAT:
-		if (t->size == 4) {
-			float f;
-			memcpy(&f, b, 4);
-			emit_float(v, f);
-		} else if (ct_type_is_x87(t)) {
-			emit_float_digits(v, load_x87(b), x87_digits(load_x87(b)));
-		} else if (t->size > 8) {
-			emit_marker(v, "unavailable: 128-bit float");
-		} else {
-			double d;
-			memcpy(&d, b, 8);
-			emit_float(v, d);
-		}
-		break;
-	case CT_K_COMPLEX: {
-		double re, im;
-		if (ct_type_is_x87(t)) { /* complex long double: two x87 values */
-			long double xr = load_x87(b), xi = load_x87(b + t->size / 2); /* 20..32 bytes */
-			if (v->json) {
-				puts_(v, "[");
-				emit_float_digits(v, xr, x87_digits(xr));
-				puts_(v, ",");
-				emit_float_digits(v, xi, x87_digits(xi));
-				puts_(v, "]");
-			} else {
-				buf_printf(v->out, "(%.*Lg%+.*Lgi)", x87_digits(xr), xr, x87_digits(xi), xi);
-			}
-			break;
-		}
-		if (t->size > 16) { /* complex _Float128 */
-			emit_marker(v, "unavailable: 128-bit float");
-			break;
-		}
-		if (t->size == 8) {
-			float fr, fi;
-			memcpy(&fr, b, 4);
-			memcpy(&fi, b + 4, 4);
-			re = fr, im = fi;
-		} else {
-			memcpy(&re, b, 8);
-			memcpy(&im, b + 8, 8);
-		}
-		if (v->json) {
-			puts_(v, "[");
-			emit_float(v, re);
-			puts_(v, ",");
-			emit_float(v, im);
-			puts_(v, "]");
-		} else {
-			buf_printf(v->out, "(%.17g%+.17gi)", re, im); /* all digits, as a double alone */
-		}
-		break;
-	}
+		return decode_float(v, t, b);
+	case CT_K_COMPLEX:
+		return decode_complex(v, t, b);
 	case CT_K_PTR:
 	case CT_K_FUNC:
-		emit_ptr(v, load_uint(b, 8), v->go);
-		break;
-	case CT_K_STRING: {
-		uint64_t p = load_uint(b, 8), n = load_uint(b + 8, 8);
-		if (!n) {
-			emit_string(v, (const uint8_t *)"", 0, false);
-		} else if ((m = mem(v, p, &got))) {
-			emit_string(v, m, got < n ? got : n, got < n);
-		} else {
-			emit_marker(v, "string not captured");
-		}
-		break;
-	}
+		return ptr_node(v, load_uint(b, 8), v->go);
+	case CT_K_STRING:
+		return decode_string_at(v, load_uint(b, 8), load_uint(b + 8, 8));
 	case CT_K_CSTRING: {
 		uint64_t p = load_uint(b, 8);
-		uint32_t cap;
 		if (!p)
-			puts_(v, v->json ? "null" : "NULL");
-		else if ((m = mem_cap(v, p, &got, &cap)))
-			emit_string(v, m, got, got >= cap); /* filled the limit: cut */
-		else
-			emit_marker(v, "unreadable");
-		break;
+			return ptr_node(v, 0, false);
+		if ((m = mem_cap(v, p, &got, &cap)))
+			return string_node(v, m, got, got >= cap); /* filled the limit: cut */
+		return marker(v, "unreadable");
 	}
-	case CT_K_SLICE: {
-		uint64_t p = load_uint(b, 8), n = load_uint(b + 8, 8), cap = load_uint(b + 16, 8);
-		const struct ct_type *e = type_of(v, t->elem);
-		m = p && n ? mem(v, p, &got) : NULL;
-		uint64_t shown = m && e->size ? got / e->size : 0;
-		if (shown > n)
-			shown = n;
-		if (v->json)
-			buf_printf(v->out, "{\"len\":%" PRIu64 ",\"cap\":%" PRIu64 ",\"items\":[", n, cap);
-		else
-			puts_(v, "[");
-		for (uint64_t i = 0; i < shown && !v->over; i++) {
-			if (i)
-				puts_(v, v->json ? "," : " ");
-			emit_value(v, t->elem, m + i * e->size, v->ones, depth + 1); /* e->size <= got */
-		}
-		if (v->json) {
-			puts_(v, "]}");
-		} else {
-			if (shown < n)
-				puts_(v, shown ? " ..." : "...");
-			buf_printf(v->out, "](len=%" PRIu64 " cap=%" PRIu64 ")", n, cap);
-		}
-		break;
-	}
+	case CT_K_SLICE:
+		return decode_list(v, t->elem, load_uint(b, 8), load_uint(b + 8, 8), true, load_uint(b + 16, 8), depth);
 	case CT_K_ARRAY: {
 		const struct ct_type *e = type_of(v, t->elem);
-		puts_(v, "[");
-		for (uint32_t i = 0; i < t->len && e->size && (uint64_t)(i + 1) * e->size <= t->size && !v->over; i++) {
-			if (i)
-				puts_(v, v->json ? "," : " ");
-			if (i >= 16 && !v->json) {
-				puts_(v, "...");
-				break;
-			}
-			emit_value(v, t->elem, b + i * e->size, avail + i * e->size, depth + 1);
-		}
-		puts_(v, "]");
-		break;
+		uint32_t id = new_node(v, CT_V_ARRAY), last = CT_VNONE;
+		for (uint32_t i = 0; i < t->len && e->size && (uint64_t)(i + 1) * e->size <= t->size &&
+				     room_for_kid(v, id, &last);
+		     i++)
+			add_kid(v, id, &last, decode_value(v, t->elem, b + i * e->size, avail + i * e->size, depth + 1));
+		return id;
 	}
 	case CT_K_STRUCT:
-		emit_fields(v, t, b, avail, depth);
-		break;
+		return decode_fields(v, t, b, avail, depth);
 	case CT_K_IFACE:
-	case CT_K_EFACE: {
-		uint64_t w0 = load_uint(b, 8), data = load_uint(b + CT_GO_IFACE_DATA_OFF, 8), rtype = w0;
-		if (!w0) {
-			puts_(v, v->json ? "null" : "nil");
-			break;
-		}
-		if (t->kind == CT_K_IFACE) {
-			m = mem(v, w0 + CT_GO_ITAB_TYPE_OFF, &got);
-			rtype = m && got >= 8 ? load_uint(m, 8) : 0;
-		}
-		if (!rtype)
-			emit_marker(v, "dynamic type not captured");
-		else
-			emit_dynamic(v, rtype, data, depth);
-		break;
-	}
+	case CT_K_EFACE:
+		return decode_iface(v, t, b, depth);
 	case CT_K_MAP:
-	case CT_K_CHAN: {
-		uint64_t p = load_uint(b, 8);
-		if (!p) {
-			puts_(v, v->json ? "null" : "nil");
-			break;
-		}
-		m = mem(v, p, &got); /* CT_GO_MAP_COUNT_OFF, CT_GO_CHAN_QCOUNT_OFF */
-		if (v->json)
-			buf_printf(v->out, "{\"ptr\":\"0x%" PRIx64 "\"", p);
-		else
-			buf_printf(v->out, "%s(0x%" PRIx64, t->kind == CT_K_MAP ? "map" : "chan", p);
-		if (m && got >= 8)
-			buf_printf(v->out, v->json ? ",\"len\":%" PRIu64 : " len=%" PRIu64, load_uint(m, 8));
-		if (t->kind == CT_K_CHAN && m && got >= CT_GO_CHAN_DATAQSIZ_OFF + 8)
-			buf_printf(v->out, v->json ? ",\"cap\":%" PRIu64 : " cap=%" PRIu64,
-				   load_uint(m + CT_GO_CHAN_DATAQSIZ_OFF, 8));
-		puts_(v, v->json ? "}" : ")");
-		break;
-	}
+	case CT_K_CHAN:
+		return decode_map_chan(v, t, b);
 	case CT_K_VOID:
-		puts_(v, v->json ? "null" : "void");
-		break;
-	default: {
+		return new_node(v, CT_V_VOID);
+	default:
 		/* Unknown or raw: the bytes as a hex word (none to show for an
 		 * undescribed type without a size) */
-		if (!t->size) {
-			emit_marker(v, "?");
-			break;
-		}
-		uint32_t n = t->size <= 8 ? t->size : 8;
-		if (v->json)
-			buf_printf(v->out, "\"0x%" PRIx64 "\"", load_uint(b, n));
-		else
-			buf_printf(v->out, "0x%" PRIx64, load_uint(b, n));
+		if (!t->size)
+			return marker(v, "?");
+		return word_node(v, CT_V_ADDR, load_uint(b, t->size <= 8 ? t->size : 8));
 	}
-	}
+}
+
+/* Value of type ID in B (AVAIL: which of its bytes were captured), DEPTH
+ * levels below the argument. */
+static uint32_t decode_value(struct ct_values *v, uint32_t id, const uint8_t *b, const uint8_t *avail,
+			     uint32_t depth)
+{
+	const struct ct_type *t = type_of(v, id);
+	if (depth > 6)
+		return marker(v, "...");
+	uint32_t n;
+	if (t->size && t->kind != CT_K_STRUCT && t->kind != CT_K_ARRAY && t->kind != CT_K_SEQ &&
+	    t->kind != CT_K_VARIANT && !all_avail(avail, 0, t->size < 16 ? t->size : 16))
+		n = marker(v, t->kind == CT_K_FLOAT || t->kind == CT_K_COMPLEX ? "unavailable: float register"
+									       : "unavailable");
+	else
+		n = decode_kind(v, t, b, avail, depth);
+	node(v, n)->flags |= CT_VF_CHECKED;
+	return n;
 }
 
 /* Assembles value I's bytes from its pieces; AVAIL marks bytes we have. */
@@ -911,97 +763,534 @@ static bool in_x87(const struct ct_val_desc *d)
 	return false;
 }
 
-static void one_value(struct ct_values *v, const struct ct_val_desc *d)
+/* The tree of value D (v->nodes from 0): its root. */
+static uint32_t decode_one(struct ct_values *v, const struct ct_val_desc *d)
 {
-	uint8_t *b = v->b, *avail = v->avail;
-	v->value_start = v->out->n;
-	v->over = false;
-	if (!(d->flags & CT_VAL_RAW) && type_of(v, d->type)->size > MAX_VALUE) {
-		emit_marker(v, BEYOND_LIMITS);
-		return;
-	}
-	if (in_x87(d)) {
-		emit_marker(v, "unavailable: x87 register");
-		return;
-	}
-	if (v->missing && reads_payload(d) && !(d->flags & CT_VAL_INCOMPLETE)) {
-		emit_marker(v, "unavailable: not captured"); /* this hit copied nothing */
-		return;
-	}
+	v->nnodes = 0;
+	if (!(d->flags & CT_VAL_RAW) && type_of(v, d->type)->size > MAX_VALUE)
+		return marker(v, BEYOND_LIMITS);
+	if (in_x87(d))
+		return marker(v, "unavailable: x87 register");
+	if (v->missing && reads_payload(d) && !(d->flags & CT_VAL_INCOMPLETE))
+		return marker(v, "unavailable: not captured"); /* this hit copied nothing */
 	if (d->flags & (CT_VAL_NOLOC | CT_VAL_INCOMPLETE)) {
 		/* A float piece is XREG: it has pieces but BPF read none. */
-		if (d->npieces && !(d->flags & CT_VAL_INCOMPLETE)) {
-			assemble(v, d, b, avail);
-			emit_value(v, d->type, b, avail, 0);
-		} else {
-			emit_marker(v, why_missing(d));
+		if (!d->npieces || (d->flags & CT_VAL_INCOMPLETE))
+			return marker(v, why_missing(d));
+		assemble(v, d, v->b, v->avail);
+		return decode_value(v, d->type, v->b, v->avail, 0);
+	}
+	assemble(v, d, v->b, v->avail);
+	if (d->flags & CT_VAL_RAW)
+		return word_node(v, CT_V_WORD, load_uint(v->b, 8));
+	return decode_value(v, d->type, v->b, v->avail, 0);
+}
+
+const struct ct_vnode *ct_values_decode(struct ct_values *v, size_t i)
+{
+	uint32_t root = decode_one(v, &v->f->vals[i]);
+	return &v->nodes[root];
+}
+
+const struct ct_vnode *ct_vnode_first(const struct ct_values *v, const struct ct_vnode *n)
+{
+	return n->first == CT_VNONE ? NULL : &v->nodes[n->first];
+}
+
+const struct ct_vnode *ct_vnode_next(const struct ct_values *v, const struct ct_vnode *n)
+{
+	return n->next == CT_VNONE ? NULL : &v->nodes[n->next];
+}
+
+/* ---- emitting: the tree as text or JSON ---- */
+
+static inline void puts_(struct emitter *e, const char *s)
+{
+	buf_cstr(e->out, s);
+}
+
+static const struct ct_vnode *kid(const struct emitter *e, uint32_t id)
+{
+	return id == CT_VNONE ? NULL : &e->v->nodes[id];
+}
+
+/* Before a value of its own: whether the output limit leaves it out (then
+ * "..." stands for it and the rest). */
+static bool left_out(struct emitter *e, const struct ct_vnode *n)
+{
+	if (n->flags & CT_VF_LIMIT) {
+		e->over = e->truncated = true;
+		return true;
+	}
+	if (!(n->flags & CT_VF_CHECKED))
+		return false;
+	if (e->over)
+		return true;
+	if (e->out->n - e->value_start > MAX_VALUE_TEXT) {
+		e->over = e->truncated = true;
+		return true;
+	}
+	return false;
+}
+
+void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
+{
+	buf_put(b, "\"", 1);
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		unsigned c = *p;
+		/* Keep well-formed UTF-8 sequences as they are. */
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		bool ok = len > 1 && p + len <= end;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (ok) { /* RFC 3629: no overlongs, surrogates or code points past U+10FFFF */
+			uint32_t cp = c & (0x7f >> len);
+			for (size_t k = 1; k < len; k++)
+				cp = cp << 6 | (p[k] & 0x3f);
+			static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+			ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
 		}
+		if (ok) {
+			buf_put(b, p, len);
+			p += len;
+			continue;
+		}
+		char esc[8];
+		switch (c) {
+		case '"':
+			buf_put(b, "\\\"", 2);
+			break;
+		case '\\':
+			buf_put(b, "\\\\", 2);
+			break;
+		case '\n':
+			buf_put(b, "\\n", 2);
+			break;
+		case '\t':
+			buf_put(b, "\\t", 2);
+			break;
+		case '\r':
+			buf_put(b, "\\r", 2);
+			break;
+		default:
+			if (c < 0x20 || c >= 0x7f) {
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				buf_put(b, esc, 6);
+			} else {
+				buf_put(b, p, 1);
+			}
+		}
+		p++;
+	}
+	buf_put(b, "\"", 1);
+}
+
+/* Rust's i128/u128, C's __int128: all 39 digits. */
+static void put_int128(struct ct_buf *out, unsigned __int128 x, bool is_signed)
+{
+	bool neg = is_signed && (x >> 127);
+	if (neg)
+		x = -x;
+	char d[48];
+	size_t n = sizeof(d);
+	do {
+		d[--n] = (char)('0' + (int)(x % 10));
+		x /= 10;
+	} while (x);
+	if (neg)
+		d[--n] = '-';
+	buf_put(out, d + n, sizeof(d) - n);
+}
+
+/* Booleans and integers: written alike in text and JSON. */
+static void put_scalar(struct ct_buf *out, const struct ct_vnode *n)
+{
+	if (n->kind == CT_V_BOOL)
+		buf_cstr(out, n->u ? "true" : "false");
+	else if (n->kind == CT_V_INT)
+		buf_sdec(out, n->i);
+	else if (n->kind == CT_V_UINT)
+		buf_dec(out, n->u);
+	else
+		put_int128(out, n->w, n->flags & CT_VF_SIGNED);
+}
+
+/* What both formats print the same way, given their marker MARK: a value
+ * left out, a marker, booleans and integers.  False: the format's own. */
+static bool emit_alike(struct emitter *e, const struct ct_vnode *n, void (*mark)(struct emitter *, const char *))
+{
+	if (left_out(e, n)) {
+		mark(e, "...");
+		return true;
+	}
+	switch ((enum ct_vkind)n->kind) {
+	case CT_V_MARKER:
+		mark(e, n->s);
+		return true;
+	case CT_V_BOOL:
+	case CT_V_INT:
+	case CT_V_UINT:
+	case CT_V_INT128:
+		put_scalar(e->out, n);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const char *nonfinite(long double d)
+{
+	return isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf";
+}
+
+/* Go-syntax quoted string. */
+static void text_string(struct ct_buf *out, const uint8_t *s, size_t n)
+{
+	buf_cstr(out, "\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = s[i];
+		if (c == '"' || c == '\\')
+			buf_printf(out, "\\%c", c);
+		else if (c == '\n')
+			buf_cstr(out, "\\n");
+		else if (c == '\t')
+			buf_cstr(out, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(out, "\\x%02x", c);
+		else
+			buf_put(out, &s[i], 1);
+	}
+	buf_cstr(out, "\"");
+}
+
+static void text_char(struct ct_buf *out, uint64_t cp)
+{
+	buf_cstr(out, "'");
+	if (cp == '\'' || cp == '\\')
+		buf_cstr(out, "\\");
+	if (cp < 0x20 || cp == 0x7f)
+		buf_printf(out, "\\x%02x", (unsigned)cp);
+	else
+		buf_utf8(out, (uint32_t)cp);
+	buf_cstr(out, "'");
+}
+
+static void text_marker(struct emitter *e, const char *why)
+{
+	e->marker = why;
+	buf_printf(e->out, "<%s>", why);
+}
+
+static void text_value(struct emitter *e, const struct ct_vnode *n);
+
+/* A list's items, separated by SEP: every kid while the output limit
+ * allows (text arrays: 16 at most). */
+static void text_items(struct emitter *e, const struct ct_vnode *n, const char *sep, bool at_most_16)
+{
+	uint32_t i = 0;
+	for (const struct ct_vnode *k = kid(e, n->first); k && !e->over; k = kid(e, k->next), i++) {
+		if (i)
+			puts_(e, sep);
+		if (at_most_16 && i >= 16) {
+			puts_(e, "...");
+			break;
+		}
+		if (n->kind == CT_V_STRUCT) {
+			buf_cstr(e->out, k->field);
+			buf_put(e->out, ":", 1);
+		}
+		text_value(e, k);
+	}
+}
+
+/* Text as replay's tree shows it, Go-like: {x:1 y:2}, [1 2](len=2 cap=2),
+ * "s"..., Some(5), <unavailable: why>. */
+static void text_value(struct emitter *e, const struct ct_vnode *n)
+{
+	if (emit_alike(e, n, text_marker))
+		return;
+	struct ct_buf *out = e->out;
+	switch ((enum ct_vkind)n->kind) {
+	default: /* emit_alike's */
+		break;
+	case CT_V_FLOAT:
+		if (isnan(n->f[0]) || isinf(n->f[0]))
+			puts_(e, nonfinite(n->f[0]));
+		else
+			buf_printf(out, "%.*Lg", n->digits[0], n->f[0]);
+		break;
+	case CT_V_COMPLEX:
+		if (n->flags & CT_VF_X87)
+			buf_printf(out, "(%.*Lg%+.*Lgi)", n->digits[0], n->f[0], n->digits[1], n->f[1]);
+		else /* all digits, as a double alone */
+			buf_printf(out, "(%.17g%+.17gi)", (double)n->f[0], (double)n->f[1]);
+		break;
+	case CT_V_STRING:
+		e->truncated |= (n->flags & CT_VF_CUT) != 0;
+		text_string(out, (const uint8_t *)n->s, n->n);
+		if (n->flags & CT_VF_CUT)
+			puts_(e, "...");
+		break;
+	case CT_V_CHAR:
+		text_char(out, n->u);
+		break;
+	case CT_V_NAME:
+		buf_cstr(out, n->s);
+		break;
+	case CT_V_NIL:
+		puts_(e, n->flags & CT_VF_GO ? "nil" : "NULL");
+		break;
+	case CT_V_ADDR:
+	case CT_V_WORD:
+		buf_printf(out, "0x%" PRIx64, n->u);
+		break;
+	case CT_V_UNIT:
+		puts_(e, "()");
+		break;
+	case CT_V_VOID:
+		puts_(e, "void");
+		break;
+	case CT_V_STRUCT:
+		puts_(e, "{");
+		text_items(e, n, " ", false);
+		puts_(e, "}");
+		break;
+	case CT_V_TUPLE:
+		puts_(e, "(");
+		text_items(e, n, ", ", false);
+		puts_(e, ")");
+		break;
+	case CT_V_ARRAY:
+		puts_(e, "[");
+		text_items(e, n, " ", true);
+		puts_(e, "]");
+		break;
+	case CT_V_LIST:
+		puts_(e, "[");
+		text_items(e, n, " ", false);
+		if (n->n < n->len)
+			puts_(e, n->n ? " ..." : "...");
+		buf_printf(out, "](len=%" PRIu64, n->len);
+		if (n->flags & CT_VF_CAP)
+			buf_printf(out, " cap=%" PRIu64, n->cap);
+		puts_(e, ")");
+		break;
+	case CT_V_MAP:
+	case CT_V_CHAN:
+		buf_printf(out, "%s(0x%" PRIx64, n->kind == CT_V_MAP ? "map" : "chan", n->u);
+		if (n->flags & CT_VF_LEN)
+			buf_printf(out, " len=%" PRIu64, n->len);
+		if (n->flags & CT_VF_CAP)
+			buf_printf(out, " cap=%" PRIu64, n->cap);
+		puts_(e, ")");
+		break;
+	case CT_V_DYNAMIC:
+		if (n->s)
+			buf_printf(out, "%s(", n->s);
+		else
+			buf_printf(out, "type@0x%" PRIx64 "(", n->u);
+		text_value(e, kid(e, n->first));
+		puts_(e, ")");
+		break;
+	case CT_V_VARIANT:
+		buf_cstr(out, n->s);
+		if (n->flags & CT_VF_NEWTYPE)
+			puts_(e, "(");
+		text_value(e, kid(e, n->first));
+		if (n->flags & CT_VF_NEWTYPE)
+			puts_(e, ")");
+		break;
+	}
+}
+
+static void json_marker(struct emitter *e, const char *why)
+{
+	e->marker = why;
+	puts_(e, "null");
+}
+
+/* JSON readers hold numbers as doubles: NaN and infinities are strings, and
+ * so is an x87 value out of their range (1e+4000 would read as Infinity,
+ * 1e-4000 as 0). */
+static void json_float(struct emitter *e, long double d, int digits)
+{
+	if (isnan(d) || isinf(d)) {
+		buf_printf(e->out, "\"%s\"", nonfinite(d));
 		return;
 	}
-	assemble(v, d, b, avail);
-	if (d->flags & CT_VAL_RAW) {
-		uint64_t w = load_uint(b, 8);
-		buf_printf(v->out, v->json ? "%" PRIu64 : "0x%" PRIx64, w);
-		return;
+	bool quote = d != 0 && (isinf((double)d) || (double)d == 0);
+	buf_printf(e->out, quote ? "\"%.*Lg\"" : "%.*Lg", digits, d);
+}
+
+static void json_value(struct emitter *e, const struct ct_vnode *n);
+
+static void json_items(struct emitter *e, const struct ct_vnode *n)
+{
+	uint32_t i = 0;
+	for (const struct ct_vnode *k = kid(e, n->first); k && !e->over; k = kid(e, k->next), i++) {
+		if (i)
+			puts_(e, ",");
+		if (n->kind == CT_V_STRUCT) {
+			ct_buf_json_string(e->out, k->field, strlen(k->field));
+			puts_(e, ":");
+		}
+		json_value(e, k);
 	}
-	emit_value(v, d->type, b, avail, 0);
+}
+
+/* JSON: objects for structs, arrays for tuples and arrays, {"len","cap",
+ * "items"} for lists, Rust enums as serde writes them ("None", {"Some":5}),
+ * null for what is missing. */
+static void json_value(struct emitter *e, const struct ct_vnode *n)
+{
+	if (emit_alike(e, n, json_marker))
+		return;
+	struct ct_buf *out = e->out;
+	switch ((enum ct_vkind)n->kind) {
+	default: /* emit_alike's */
+		break;
+	case CT_V_WORD:
+		buf_dec(out, n->u);
+		break;
+	case CT_V_FLOAT:
+		json_float(e, n->f[0], n->digits[0]);
+		break;
+	case CT_V_COMPLEX:
+		puts_(e, "[");
+		json_float(e, n->f[0], n->digits[0]);
+		puts_(e, ",");
+		json_float(e, n->f[1], n->digits[1]);
+		puts_(e, "]");
+		break;
+	case CT_V_STRING:
+		e->truncated |= (n->flags & CT_VF_CUT) != 0;
+		ct_buf_json_string(out, n->s, n->n);
+		break;
+	case CT_V_CHAR: {
+		struct ct_buf u = {0};
+		buf_utf8(&u, (uint32_t)n->u);
+		ct_buf_json_string(out, (const char *)u.p, u.n);
+		buf_free(&u);
+		break;
+	}
+	case CT_V_NAME:
+		ct_buf_json_string(out, n->s, strlen(n->s));
+		break;
+	case CT_V_NIL:
+	case CT_V_UNIT: /* Ok(()) is {"Ok":null}, as serde has it */
+	case CT_V_VOID:
+		puts_(e, "null");
+		break;
+	case CT_V_ADDR:
+		buf_printf(out, "\"0x%" PRIx64 "\"", n->u);
+		break;
+	case CT_V_STRUCT:
+		puts_(e, "{");
+		json_items(e, n);
+		puts_(e, "}");
+		break;
+	case CT_V_TUPLE:
+	case CT_V_ARRAY:
+		puts_(e, "[");
+		json_items(e, n);
+		puts_(e, "]");
+		break;
+	case CT_V_LIST:
+		buf_printf(out, "{\"len\":%" PRIu64, n->len);
+		if (n->flags & CT_VF_CAP)
+			buf_printf(out, ",\"cap\":%" PRIu64, n->cap);
+		puts_(e, ",\"items\":[");
+		json_items(e, n);
+		puts_(e, "]}");
+		break;
+	case CT_V_MAP:
+	case CT_V_CHAN:
+		buf_printf(out, "{\"ptr\":\"0x%" PRIx64 "\"", n->u);
+		if (n->flags & CT_VF_LEN)
+			buf_printf(out, ",\"len\":%" PRIu64, n->len);
+		if (n->flags & CT_VF_CAP)
+			buf_printf(out, ",\"cap\":%" PRIu64, n->cap);
+		puts_(e, "}");
+		break;
+	case CT_V_DYNAMIC: {
+		char unknown[40];
+		snprintf(unknown, sizeof(unknown), "type@0x%" PRIx64, n->u);
+		const char *tname = n->s ? n->s : unknown;
+		puts_(e, "{\"type\":");
+		ct_buf_json_string(out, tname, strlen(tname));
+		puts_(e, ",\"value\":");
+		json_value(e, kid(e, n->first));
+		puts_(e, "}");
+		break;
+	}
+	case CT_V_VARIANT:
+		puts_(e, "{");
+		ct_buf_json_string(out, n->s, strlen(n->s));
+		puts_(e, ":");
+		json_value(e, kid(e, n->first));
+		puts_(e, "}");
+		break;
+	}
+}
+
+static void text_one(struct ct_values *v, const struct ct_val_desc *d, struct ct_buf *out)
+{
+	struct emitter e = {.v = v, .out = out, .value_start = out->n};
+	uint32_t root = decode_one(v, d); /* before reading v->nodes, which it may move */
+	text_value(&e, &v->nodes[root]);
 }
 
 void ct_values_text(struct ct_values *v, struct ct_buf *out)
 {
 	if (!v->f)
 		return;
-	v->json = false;
-	v->out = out;
 	bool results = v->f->nvals && (v->f->vals[0].flags & CT_VAL_RESULT);
 	bool paren = results && v->f->nvals > 1;
 	if (paren)
-		puts_(v, "(");
+		buf_cstr(out, "(");
 	for (uint32_t i = 0; i < v->f->nvals; i++) {
 		const struct ct_val_desc *d = &v->f->vals[i];
 		if (i)
-			puts_(v, ", ");
+			buf_cstr(out, ", ");
 		/* results: names only for a list of named ones, "(sum=8, ok=true)" */
 		if (!results || (paren && d->name[0] && d->name[0] != '~')) {
-			buf_cstr(v->out, d->name[0] ? d->name : "?");
-			buf_put(v->out, "=", 1);
+			buf_cstr(out, d->name[0] ? d->name : "?");
+			buf_put(out, "=", 1);
 		}
-		one_value(v, d);
+		text_one(v, d, out);
 	}
 	if (paren)
-		puts_(v, ")");
+		buf_cstr(out, ")");
 }
 
 void ct_values_json(struct ct_values *v, struct ct_buf *out)
 {
-	v->json = true;
-	v->out = out;
-	puts_(v, "[");
+	buf_cstr(out, "[");
 	for (uint32_t i = 0; v->f && i < v->f->nvals; i++) {
 		const struct ct_val_desc *d = &v->f->vals[i];
 		const char *tname = d->flags & CT_VAL_RAW ? "word" : type_of(v, d->type)->name;
 		if (i)
-			puts_(v, ",");
-		puts_(v, "{\"name\":");
+			buf_cstr(out, ",");
+		buf_cstr(out, "{\"name\":");
 		ct_buf_json_string(out, d->name, strlen(d->name));
-		puts_(v, ",\"type\":");
+		buf_cstr(out, ",\"type\":");
 		ct_buf_json_string(out, tname, strlen(tname));
-		puts_(v, ",\"value\":");
-		size_t before = out->n;
-		v->marker = NULL;
-		v->truncated = false;
-		one_value(v, d);
+		buf_cstr(out, ",\"value\":");
+		struct emitter e = {.v = v, .out = out, .value_start = out->n};
+		uint32_t root = decode_one(v, d);
+		json_value(&e, &v->nodes[root]);
 		/* Say why a value is null when the whole value is a marker. */
-		if (v->marker && out->n - before == 4 && !memcmp(out->p + before, "null", 4)) {
-			puts_(v, ",\"unavailable\":");
-			const char *why = strncmp(v->marker, "unavailable: ", 13) ? v->marker : v->marker + 13;
+		if (e.marker && out->n - e.value_start == 4 && !memcmp(out->p + e.value_start, "null", 4)) {
+			buf_cstr(out, ",\"unavailable\":");
+			const char *why = strncmp(e.marker, "unavailable: ", 13) ? e.marker : e.marker + 13;
 			ct_buf_json_string(out, why, strlen(why));
 		}
-		if (v->truncated)
-			puts_(v, ",\"truncated\":true");
-		puts_(v, "}");
+		if (e.truncated)
+			buf_cstr(out, ",\"truncated\":true");
+		buf_cstr(out, "}");
 	}
-	puts_(v, "]");
+	buf_cstr(out, "]");
 }
 
 /* One value at a time (OTLP attributes: one per argument and result). */
@@ -1014,7 +1303,5 @@ const char *ct_values_name(const struct ct_values *v, size_t i, bool *result)
 
 void ct_values_text_one(struct ct_values *v, size_t i, struct ct_buf *out)
 {
-	v->json = false;
-	v->out = out;
-	one_value(v, &v->f->vals[i]);
+	text_one(v, &v->f->vals[i], out);
 }

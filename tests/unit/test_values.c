@@ -12,6 +12,7 @@
 #include "plan/fetch.h"
 #include "format/tracefile.h"
 #include "render/values.h"
+#include "target/target.h" /* CT_FN_GO */
 
 /* ---- a process to capture from ---- */
 
@@ -113,35 +114,65 @@ static void run_fetch(const struct proc *pr, const struct ct_fetch *f, uint8_t *
 	}
 }
 
+/* A site's capture planned, run and loaded: what replay holds for one hit. */
+struct loaded {
+	struct ct_site_fetch f;
+	struct ct_site_fetch *sites[1];
+	struct ct_file_func func; /* the site's function: Go code under Go's conventions */
+	struct ct_file_site site;
+	struct ct_trace t;
+	struct ct_values *v;
+};
+
+/* Plans SIG's capture (arguments, or RESULTS) by convention CC, runs it
+ * over PR (NULL: the hit copied nothing) and loads it into L->v. */
+static bool load(struct loaded *l, struct ct_typetab *tt, struct sigb *b, enum ct_callconv cc, bool results,
+		 const struct proc *pr)
+{
+	struct ct_abi_layout lay;
+	memset(l, 0, sizeof(*l));
+	b->sig.rust_abi = cc == CT_CC_RUST;
+	if (ct_abi_assign(tt, &b->sig, cc, &lay) != 0)
+		return false;
+	struct ct_fetch_opts o = {.max_string = 64, .max_items = 8, .max_depth = 3};
+	ct_fetch_build(tt, &b->sig, lay.locs, results, &o, &l->f);
+	ct_abi_layout_free(&lay);
+	static uint8_t raw[CT_MAX_PAYLOAD], compact[CT_MAX_PAYLOAD];
+	memset(raw, 0xa5, sizeof(raw)); /* what no op wrote is not read */
+	size_t len = 0;
+	if (pr) {
+		run_fetch(pr, &l->f.prog, raw);
+		len = ct_fetch_compact(&l->f.prog, raw, l->f.prog.size, compact, sizeof(compact));
+	}
+	l->sites[0] = &l->f;
+	l->func.flags = cc == CT_CC_GO_REG || cc == CT_CC_GO_STACK ? CT_FN_GO : 0;
+	l->t = (struct ct_trace){.types = *tt, .fetch = l->sites, .nsites = 1, .sites = &l->site,
+				 .funcs = &l->func, .nfuncs = 1};
+	l->v = ct_values_new(&l->t);
+	return ct_values_load(l->v, 0, compact, (uint32_t)len);
+}
+
+static void loaded_free(struct loaded *l)
+{
+	ct_values_free(l->v);
+	map_free(&l->t.rtypes);
+	ct_site_fetch_free(&l->f);
+}
+
 /* Plans SIG's capture (arguments, or RESULTS) by convention CC, runs it
  * over PR and decodes it: TEXT and JSON as replay shows them. */
 static bool decode(struct ct_typetab *tt, struct sigb *b, enum ct_callconv cc, bool results,
 		   const struct proc *pr, struct ct_buf *text, struct ct_buf *json)
 {
-	struct ct_abi_layout lay;
-	b->sig.rust_abi = cc == CT_CC_RUST;
-	if (ct_abi_assign(tt, &b->sig, cc, &lay) != 0)
-		return false;
-	struct ct_fetch_opts o = {.max_string = 64, .max_items = 8, .max_depth = 3};
-	struct ct_site_fetch f;
-	ct_fetch_build(tt, &b->sig, lay.locs, results, &o, &f);
-	ct_abi_layout_free(&lay);
-	static uint8_t raw[CT_MAX_PAYLOAD], compact[CT_MAX_PAYLOAD];
-	memset(raw, 0xa5, sizeof(raw)); /* what no op wrote is not read */
-	run_fetch(pr, &f.prog, raw);
-	size_t len = ct_fetch_compact(&f.prog, raw, f.prog.size, compact, sizeof(compact));
-	struct ct_site_fetch *sites[1] = {&f};
-	struct ct_trace t = {.types = *tt, .fetch = sites, .nsites = 1};
-	struct ct_values *v = ct_values_new(&t);
-	bool ok = ct_values_load(v, 0, compact, (uint32_t)len);
+	struct loaded l;
+	bool ok = load(&l, tt, b, cc, results, pr);
 	if (ok) {
-		ct_values_text(v, text);
-		ct_values_json(v, json);
+		ct_values_text(l.v, text);
+		ct_values_json(l.v, json);
 		buf_put(text, "", 1);
 		buf_put(json, "", 1);
 	}
-	ct_values_free(v);
-	ct_site_fetch_free(&f);
+	loaded_free(&l);
 	return ok;
 }
 
@@ -457,5 +488,206 @@ TEST(values_cxx_strings_vectors_references)
 	pr.regs[CT_RAX] = 0x90100;
 	CHECK_VALUES(&tt, &b, CT_CC_SYSV, true, &pr, "\"by value\"",
 		     "[{\"name\":\"\",\"type\":\"std::__cxx11::basic_string<char>\",\"value\":\"by value\"}]");
+	free_types(&tt);
+}
+
+/* ---- the value tree (Go, register ABI) ---- */
+
+static const struct ct_vnode *kid_at(const struct ct_values *v, const struct ct_vnode *n, int i)
+{
+	const struct ct_vnode *k = ct_vnode_first(v, n);
+	while (k && i-- > 0)
+		k = ct_vnode_next(v, k);
+	return k;
+}
+
+struct gotypes {
+	struct ct_typetab tt;
+	uint32_t int_, string, slice, point, map, eface, pint;
+};
+
+static void go_types(struct gotypes *g)
+{
+	memset(g, 0, sizeof(*g));
+	struct ct_typetab *tt = &g->tt;
+	g->int_ = add_type(tt, CT_K_INT, "int", 8);
+	g->string = add_type(tt, CT_K_STRING, "string", 16);
+	g->slice = add_elem(tt, CT_K_SLICE, "[]int", 24, g->int_);
+	g->point = add_struct(tt, CT_K_STRUCT, "main.Point", 16, 2, g->int_, 0, g->int_, 8);
+	name_fields(tt, g->point, "X", "Y");
+	g->map = add_type(tt, CT_K_MAP, "map[string]int", 8);
+	g->eface = add_type(tt, CT_K_EFACE, "interface {}", 16);
+	g->pint = add_elem(tt, CT_K_PTR, "*int", 8, g->int_);
+}
+
+/* func f(s string, xs []int, p Point): strings, lists and structs decode to
+ * their nodes, every item a value of its own. */
+TEST(values_tree_go_strings_lists_structs)
+{
+	struct gotypes g;
+	go_types(&g);
+	struct sigb b;
+	sig_init(&b);
+	arg_named(&b, "s", g.string), arg_named(&b, "xs", g.slice), arg_named(&b, "p", g.point);
+	static const int64_t items[] = {1, -2, 3};
+	struct proc pr = {0};
+	map_mem(&pr, 0x10000, "gopher", 6);
+	map_mem(&pr, 0x20000, items, sizeof(items));
+	pr.regs[CT_RAX] = 0x10000, pr.regs[CT_RBX] = 6;
+	pr.regs[CT_RCX] = 0x20000, pr.regs[CT_RDI] = 3, pr.regs[CT_RSI] = 4;
+	pr.regs[CT_R8] = 10, pr.regs[CT_R9] = (uint64_t)-20;
+	struct loaded l;
+	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
+	CHECK_EQ_U(ct_values_count(l.v), 3);
+	const struct ct_vnode *n = ct_values_decode(l.v, 0);
+	CHECK_EQ_I(n->kind, CT_V_STRING);
+	CHECK(n->n == 6 && !memcmp(n->s, "gopher", 6) && !(n->flags & CT_VF_CUT));
+	n = ct_values_decode(l.v, 1);
+	CHECK_EQ_I(n->kind, CT_V_LIST);
+	CHECK(n->len == 3 && n->cap == 4 && (n->flags & CT_VF_CAP) && n->n == 3);
+	for (int i = 0; i < 3; i++) {
+		const struct ct_vnode *k = kid_at(l.v, n, i);
+		CHECK(k && k->kind == CT_V_INT && k->i == items[i] && (k->flags & CT_VF_CHECKED));
+	}
+	CHECK(kid_at(l.v, n, 3) == NULL);
+	n = ct_values_decode(l.v, 2);
+	CHECK_EQ_I(n->kind, CT_V_STRUCT);
+	CHECK(!strcmp(kid_at(l.v, n, 0)->field, "X") && kid_at(l.v, n, 0)->i == 10);
+	CHECK(!strcmp(kid_at(l.v, n, 1)->field, "Y") && kid_at(l.v, n, 1)->i == -20);
+	loaded_free(&l);
+	free_types(&g.tt);
+}
+
+/* func g(m map[string]int, e any, q *int): a map's count from its header,
+ * an interface's dynamic type and value, nil. */
+TEST(values_tree_go_maps_interfaces_nil)
+{
+	struct gotypes g;
+	go_types(&g);
+	struct sigb b;
+	sig_init(&b);
+	arg_named(&b, "m", g.map), arg_named(&b, "e", g.eface), arg_named(&b, "q", g.pint);
+	uint64_t hmap[2] = {7, 0};
+	int64_t boxed[2] = {42, 0}; /* 16 bytes behind the data word are captured */
+	struct proc pr = {0};
+	map_mem(&pr, 0x30000, hmap, sizeof(hmap));
+	map_mem(&pr, 0x50000, boxed, sizeof(boxed));
+	pr.regs[CT_RAX] = 0x30000, pr.regs[CT_RBX] = 0x40000, pr.regs[CT_RCX] = 0x50000, pr.regs[CT_RDI] = 0;
+	struct loaded l;
+	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
+	/* the runtime type at 0x40000 is int (the session names it) */
+	map_put(&l.t.rtypes, 0x40000, (void *)(uintptr_t)(g.int_ + 1));
+	const struct ct_vnode *n = ct_values_decode(l.v, 0);
+	CHECK_EQ_I(n->kind, CT_V_MAP);
+	CHECK(n->u == 0x30000 && (n->flags & CT_VF_LEN) && n->len == 7);
+	n = ct_values_decode(l.v, 1);
+	CHECK_EQ_I(n->kind, CT_V_DYNAMIC);
+	CHECK(n->s && !strcmp(n->s, "int"));
+	CHECK(ct_vnode_first(l.v, n) && ct_vnode_first(l.v, n)->kind == CT_V_INT && ct_vnode_first(l.v, n)->i == 42);
+	n = ct_values_decode(l.v, 2);
+	CHECK(n->kind == CT_V_NIL && (n->flags & CT_VF_GO));
+	struct ct_buf text = {0}, json = {0};
+	ct_values_text(l.v, &text);
+	ct_values_json(l.v, &json);
+	buf_put(&text, "", 1), buf_put(&json, "", 1);
+	CHECK_STR((char *)text.p, "m=map(0x30000 len=7), e=int(42), q=nil");
+	CHECK_STR((char *)json.p, "[{\"name\":\"m\",\"type\":\"map[string]int\",\"value\":{\"ptr\":\"0x30000\",\"len\":7}},"
+				  "{\"name\":\"e\",\"type\":\"interface {}\",\"value\":{\"type\":\"int\",\"value\":42}},"
+				  "{\"name\":\"q\",\"type\":\"*int\",\"value\":null}]");
+	buf_free(&text), buf_free(&json);
+	loaded_free(&l);
+	free_types(&g.tt);
+}
+
+/* What could not be read is a marker with its reason, in the tree, the text
+ * and the JSON: a hit that copied nothing, memory not captured, a cut
+ * string. */
+TEST(values_tree_unreadable_keeps_its_reason)
+{
+	struct gotypes g;
+	go_types(&g);
+	struct sigb b;
+	sig_init(&b);
+	arg_named(&b, "s", g.string), arg_named(&b, "n", g.int_);
+	struct loaded l;
+	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, NULL)); /* no payload */
+	const struct ct_vnode *n = ct_values_decode(l.v, 0);
+	CHECK(n->kind == CT_V_MARKER && !strcmp(n->s, "unavailable: not captured"));
+	struct ct_buf text = {0}, json = {0};
+	ct_values_text(l.v, &text);
+	ct_values_json(l.v, &json);
+	buf_put(&text, "", 1), buf_put(&json, "", 1);
+	CHECK_STR((char *)text.p, "s=<unavailable: not captured>, n=<unavailable: not captured>");
+	CHECK_STR((char *)json.p,
+		  "[{\"name\":\"s\",\"type\":\"string\",\"value\":null,\"unavailable\":\"not captured\"},"
+		  "{\"name\":\"n\",\"type\":\"int\",\"value\":null,\"unavailable\":\"not captured\"}]");
+	buf_free(&text), buf_free(&json);
+	loaded_free(&l);
+
+	/* 100 bytes of which 64 were captured (--max-string), and a string
+	 * whose bytes are not there */
+	static char big[100];
+	memset(big, 'a', sizeof(big));
+	struct proc pr = {0};
+	map_mem(&pr, 0x10000, big, sizeof(big));
+	pr.regs[CT_RAX] = 0x10000, pr.regs[CT_RBX] = 100, pr.regs[CT_RCX] = 5;
+	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
+	n = ct_values_decode(l.v, 0);
+	CHECK(n->kind == CT_V_STRING && n->n == 64 && (n->flags & CT_VF_CUT));
+	json.n = 0;
+	ct_values_json(l.v, &json);
+	buf_put(&json, "", 1);
+	CHECK(strstr((char *)json.p, "\"truncated\":true") != NULL);
+	loaded_free(&l);
+	pr.regs[CT_RAX] = 0x90000;
+	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
+	n = ct_values_decode(l.v, 0);
+	CHECK(n->kind == CT_V_MARKER && !strcmp(n->s, "string not captured"));
+	loaded_free(&l);
+	buf_free(&json);
+	free_types(&g.tt);
+}
+
+/* A type table may describe more than any output shows (a struct of 100000
+ * fields): the tree stops at its node limit with a marker, and the output
+ * says the value was cut.  (Fields that are no value of their own, like
+ * these undescribed bit-fields, were all printed before the tree: past the
+ * 64 KiB a value's text may take.) */
+TEST(values_tree_is_bounded)
+{
+	struct ct_typetab tt = {0};
+	uint32_t int_ = add_type(&tt, CT_K_INT, "int", 8);
+	uint32_t blob = add_type(&tt, CT_K_STRUCT, "blob", 32); /* no bits of it can be one */
+	uint32_t wide = add_type(&tt, CT_K_STRUCT, "wide", 8);
+	enum { NF = 100000 };
+	tt.v[wide].fields = xcalloc(NF, sizeof(struct ct_field));
+	tt.v[wide].nfields = NF;
+	for (uint32_t i = 1; i < NF; i++) /* bit-fields no value can be read from */
+		tt.v[wide].fields[i] = (struct ct_field){.name = (char *)"f", .type = blob, .flags = CT_FIELD_BITS, .bit_size = 1};
+	tt.v[wide].fields[0] = (struct ct_field){.name = (char *)"f", .type = int_};
+	struct sigb b;
+	sig_init(&b);
+	arg_named(&b, "w", wide);
+	struct proc pr = {0};
+	pr.regs[CT_RDI] = 3;
+	struct loaded l;
+	CHECK(load(&l, &tt, &b, CT_CC_SYSV, false, &pr));
+	const struct ct_vnode *n = ct_values_decode(l.v, 0), *last = NULL;
+	CHECK_EQ_I(n->kind, CT_V_STRUCT);
+	size_t kids = 0;
+	for (const struct ct_vnode *k = ct_vnode_first(l.v, n); k; k = ct_vnode_next(l.v, k))
+		kids++, last = k;
+	CHECK(kids < NF && kids > 1000);
+	CHECK(last && last->kind == CT_V_MARKER && (last->flags & CT_VF_LIMIT));
+	struct ct_buf json = {0};
+	ct_values_json(l.v, &json);
+	buf_put(&json, "", 1);
+	CHECK(json.n < 1000000);
+	CHECK(strstr((char *)json.p, "\"...\":null}") != NULL); /* the limit marker, last */
+	static const char head[] = "[{\"name\":\"w\",\"type\":\"wide\",\"value\":{\"f\":3,\"f\":null,";
+	CHECK(!strncmp((char *)json.p, head, sizeof(head) - 1));
+	CHECK(strstr((char *)json.p, "\"truncated\":true") != NULL);
+	buf_free(&json);
+	loaded_free(&l);
 	free_types(&tt);
 }
