@@ -4,6 +4,8 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +89,32 @@ static void parse_producer(const char *prod, struct ct_dwarf_go *out)
 		out->regabi = true;
 }
 
+/* DWARF kept apart from the binary, where Debian's debug packages (-dbg,
+ * -dbgsym) put it: /usr/lib/debug/.build-id/XX/REST.debug, by the GNU
+ * build id of the ELF open at FD.  NULL if there is none. */
+static Dwarf *separate_dwarf(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id;
+	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+	char path[128 + 64];
+	int at = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/");
+	for (ssize_t i = 0; i < n && i < 64; i++)
+		at += snprintf(path + at, sizeof(path) - (size_t)at, i == 1 ? "/%02x" : "%02x", ((const uint8_t *)id)[i]);
+	if (e)
+		elf_end(e);
+	if (n < 2)
+		return NULL;
+	snprintf(path + at, sizeof(path) - (size_t)at, ".debug");
+	int dfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	Dwarf *dw = dwarf_begin(dfd, DWARF_C_READ); /* keeps dfd open until dwarf_end: never */
+	if (!dw)
+		close(dfd);
+	return dw;
+}
+
 struct shared_dw {
 	char *path;
 	dev_t dev;
@@ -119,8 +147,10 @@ Dwarf *ct_dwarf_shared(const char *path)
 	s->ino = st.st_ino;
 	s->mtime = st.st_mtim;
 	s->dw = dwarf_begin(fd, DWARF_C_READ); /* keeps fd open until dwarf_end: never */
-	if (!s->dw)
+	if (!s->dw) {
+		s->dw = separate_dwarf(fd);
 		close(fd);
+	}
 	s->next = all;
 	all = s;
 	return s->dw;

@@ -156,3 +156,17 @@ def test_library_opened_with_dlopen_named_by_its_path():
         calls = check_values(v, p, out)
         assert calls["la_int"]["func"] == lib + ":la_int", calls
         assert [a["value"] for a in calls["la_int"]["args"]] == [12, 30], calls
+
+
+def test_library_with_separate_debug_info():
+    # libc's DWARF is not in libc.so.6 but in libc6-dbg's file named by its
+    # build id (/usr/lib/debug/.build-id/)
+    for v in ("gcc-O0", "clang-O2"):
+        out = tmp(f"libargs-libc-{v}.data")
+        p, _ = record([prog(v, "la_main"), "libc"], "-F", "libc.so.6:malloc", "-F", "libc.so.6:free", out=out)
+        s = said(p.stdout)
+        calls = [c for c in replay_json(out) if "func" in c]
+        big = [c for c in calls if c["func"] == "libc.so.6:malloc" and c["args"][0]["value"] == 12345]
+        assert len(big) == 1 and int(big[0]["ret"][0]["value"], 16) == int(s[("ret", "malloc", "")], 16), (v, calls)
+        freed = [c for c in calls if c["func"] == "libc.so.6:free"]
+        assert [int(c["args"][0]["value"], 16) for c in freed] == [int(s[("arg", "free", "mem")], 16)], (v, calls)
