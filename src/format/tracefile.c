@@ -1000,6 +1000,7 @@ void ct_iter_init(struct ct_event_iter *it, struct ct_trace *t)
 	memset(it, 0, sizeof(*it));
 	it->t = t;
 	it->pos = t->data_start;
+	t->event_passes++;
 }
 
 static bool next_chunk(struct ct_event_iter *it)

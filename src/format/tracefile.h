@@ -167,6 +167,7 @@ struct ct_trace {
 	long data_start;  /* file offset of the first chunk after the tables */
 	uint32_t version; /* of the file format */
 	bool truncated;   /* the last chunk was incomplete or damaged */
+	uint32_t event_passes; /* how often the events were read (ct_iter_init) */
 	uint64_t first_ts;/* from meta "clock.start_ns" */
 	struct ct_typetab types;           /* argument types */
 	struct ct_site_fetch **fetch;      /* per site id, NULL without capture */

@@ -242,10 +242,16 @@ static void f_lost(void *ctx, uint64_t ts, uint64_t n)
 struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
 				    const struct ct_recon_ops *down, void *ctx)
 {
+	return ct_filter_run_indexed(t, o, NULL, down, ctx);
+}
+
+struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
+					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx)
+{
 	if (!o || !ct_filter_active(o))
 		return ct_recon_run(t, down, ctx);
-	struct filt F = {t, o, down, ctx, NULL, {0}, 0, false, {0}};
-	if (o->min_dur)
+	struct filt F = {t, o, down, ctx, x, {0}, 0, false, {0}};
+	if (o->min_dur && !x)
 		F.x = ct_exitindex_build(t);
 	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn};
 	struct ct_recon_stats st = ct_recon_run(t, &ops, &F);
@@ -257,6 +263,7 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 	}
 	map_free(&F.stacks);
 	map_free(&F.family);
-	ct_exitindex_free(F.x);
+	if (F.x != x)
+		ct_exitindex_free(F.x);
 	return st;
 }

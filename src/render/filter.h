@@ -7,6 +7,8 @@
 
 #include "reconstruct/reconstruct.h"
 
+struct ct_exitindex;
+
 struct ct_filter_opts {
 	const char **only;  /* -F: subtrees rooted at matching functions */
 	size_t nonly;
@@ -32,6 +34,11 @@ bool ct_filter_active(const struct ct_filter_opts *o);
  * reconstruction stats. */
 struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
 				    const struct ct_recon_ops *down, void *ctx);
+/* The same for a renderer that built T's exit index X already (JSON, YAML):
+ * -t reads the calls' durations from it rather than building its own, which
+ * would read the trace once more.  X stays the caller's. */
+struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
+					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx);
 
 /* Parses one filter option of replay/report/dump, or --demangle (how
  * names are shown; -F/-N match every form), given the getopt value VAL for

@@ -56,6 +56,12 @@ static const struct ct_buf *quoted_name(struct ct_json_calls *jc, uint32_t func)
 	return b;
 }
 
+void ct_json_calls_run(struct ct_json_calls *jc, const struct ct_filter_opts *filter, const struct ct_recon_ops *ops,
+		       void *ctx)
+{
+	ct_filter_run_indexed(jc->t, filter, jc->x, ops, ctx);
+}
+
 void ct_json_calls_free(struct ct_json_calls *jc)
 {
 	if (!jc)
@@ -180,7 +186,7 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 	if (!j.calls)
 		return -1;
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
-	ct_filter_run(t, o->filter, &ops, &j);
+	ct_json_calls_run(j.calls, o->filter, &ops, &j);
 	ct_json_calls_free(j.calls);
 	buf_free(&j.line);
 	return 0;

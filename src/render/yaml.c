@@ -298,7 +298,7 @@ int ct_render_yaml(struct ct_trace *t, const struct ct_render_opts *o)
 		return -1;
 	fputs("%YAML 1.2\n---\n", y.out);
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
-	ct_filter_run(t, o->filter, &ops, &y);
+	ct_json_calls_run(y.calls, o->filter, &ops, &y);
 	if (!y.any)
 		fputs("[]\n", y.out); /* an empty list, not a null document */
 	ct_json_calls_free(y.calls);

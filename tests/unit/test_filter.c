@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include "render/filter.h"
+#include "render/render.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -127,6 +128,36 @@ TEST(filters_select_calls)
 	struct ct_filter_opts both = opt('F', "work");
 	CHECK_EQ_I(ct_filter_parse(&both, 'D', "1"), 0);
 	CHECK_SHOWN(path, both, "work@0 work@0");
+	unlink(path);
+	free(path);
+}
+
+/* replay --format=json|yaml -t: the exit index the JSON needs for
+ * durations and results serves the filter too; the events are read once
+ * for it and once for the output. */
+TEST(json_time_filter_reads_the_trace_twice)
+{
+	char *path = write_trace();
+	CHECK(path != NULL);
+	int (*render[])(struct ct_trace *, const struct ct_render_opts *) = {ct_render_json, ct_render_yaml};
+	for (size_t i = 0; i < 2; i++) {
+		struct ct_filter_opts o = opt('t', "100ns");
+		struct ct_trace t;
+		CHECK_EQ_I(ct_trace_open(&t, path), 0);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		struct ct_render_opts ro = {out, false, false, &o};
+		CHECK_EQ_I(render[i](&t, &ro), 0);
+		fclose(out);
+		CHECK_EQ_U(t.event_passes, 2);
+		/* the helper that took 50 ns is not shown; the one of 200 ns is */
+		CHECK(strstr(text, "\"dur\":200") || strstr(text, "dur: 200"));
+		CHECK(!strstr(text, "\"dur\":50,") && !strstr(text, "dur: 50\n"));
+		ct_trace_close(&t);
+		ct_filter_free(&o);
+		free(text);
+	}
 	unlink(path);
 	free(path);
 }
