@@ -55,7 +55,8 @@ struct ct_recon {
 	struct ct_map threads; /* C thread key -> struct thread_stacks * */
 	struct stack *last;   /* the stack of the previous event, and its key */
 	uint64_t last_key;
-	struct ct_map seen;   /* thread keys ever seen, for st.threads */
+	struct ct_map seen;   /* thread keys seen (value: pid + 1), for st.threads; an
+				 ended goroutine, thread or process is forgotten */
 	struct ct_recon_stats st;
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
@@ -485,7 +486,7 @@ static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint64_t thread, 
 	s->origin = map_get(&r->origins, k); /* NULL for thread keys */
 	map_put(&r->stacks, k, s);
 	if (!map_get(&r->seen, thread)) {
-		map_put(&r->seen, thread, (void *)1);
+		map_put(&r->seen, thread, (void *)((uintptr_t)pid + 1));
 		r->st.threads++;
 	}
 	return s;
@@ -822,6 +823,24 @@ static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint
 	}
 }
 
+/* The thread PID/TID (TID 0: every thread and goroutine of PID) ended: a
+ * thread seen again with its id (reused) is another one. */
+static void forget_ended(struct ct_recon *r, uint32_t pid, uint32_t tid)
+{
+	if (tid) {
+		map_del(&r->seen, make_thread_key(pid, tid, 0, false, 0));
+		map_del(&r->seen, make_thread_key(pid, tid, 1, true, 0));
+		return;
+	}
+	CT_VEC(uint64_t) gone = {0};
+	MAP_FOREACH(&r->seen, i)
+	if ((uintptr_t)r->seen.vals[i] == (uintptr_t)pid + 1)
+		CT_VEC_PUSH(gone, r->seen.keys[i]);
+	for (size_t i = 0; i < gone.n; i++)
+		map_del(&r->seen, gone.v[i]);
+	CT_VEC_FREE(gone);
+}
+
 /* Ends the stacks of a thread (TID) or of a whole process (TID 0): their
  * open frames are EXITED, outermost stacks in order of their first call. */
 static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t ts)
@@ -855,6 +874,7 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 		drop_stack(r, s->key, s);
 	}
 	CT_VEC_FREE(ends);
+	forget_ended(r, pid, tid);
 }
 
 /* After fork() the child is inside the calls its forking thread had open:
@@ -933,11 +953,13 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 		r->ops.spawn(r->ctx, o);
 }
 
-/* The goroutine ended: nothing will show its origin again. */
-static void forget_origin(struct ct_recon *r, uint64_t k)
+/* The goroutine ended: nothing will show its origin again, and its id is
+ * never reused (memory stays flat however many goroutines come and go). */
+static void forget_goroutine(struct ct_recon *r, uint64_t k)
 {
 	free(map_get(&r->origins, k));
 	map_del(&r->origins, k);
+	map_del(&r->seen, k);
 }
 
 void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
@@ -1001,7 +1023,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
 			r->st.unmatched_exits++;
 		if (ev->kind == CT_SITE_GOEXIT)
-			forget_origin(r, k);
+			forget_goroutine(r, k);
 		return;
 	}
 	uint64_t pre, cost = hit_cost(r, ev, &pre);
@@ -1021,7 +1043,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (!s->f.n && !s->recover_pending)
 		drop_stack(r, s->key, s);
 	if (ev->kind == CT_SITE_GOEXIT)
-		forget_origin(r, k);
+		forget_goroutine(r, k);
 }
 
 static int cmp_stack_first(const void *a, const void *b)
@@ -1106,6 +1128,11 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 	for (size_t i = r->nfuncs_seen; i < nfuncs; i++)
 		r->go |= ct_file_func_is_go(&funcs[i]);
 	r->nfuncs_seen = nfuncs;
+}
+
+size_t ct_recon_remembered(const struct ct_recon *r)
+{
+	return r->seen.n;
 }
 
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)

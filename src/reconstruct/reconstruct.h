@@ -148,6 +148,9 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 /* Closes every open frame as UNFINISHED at END_TS and reports them. */
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts);
 const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r);
+/* Goroutines and threads it remembers having seen (for st.threads): those
+ * that ended are forgotten. */
+size_t ct_recon_remembered(const struct ct_recon *r);
 void ct_recon_free(struct ct_recon *r);
 
 /* The goroutine/thread a call belongs to, as a map key (same identity the

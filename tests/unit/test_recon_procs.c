@@ -525,3 +525,48 @@ TEST(recon_context_numbers_stay_unique_past_their_range)
 	ct_recon_free(r);
 	CT_VEC_FREE(seen);
 }
+
+/* st.threads counts every goroutine and thread, but the reconstruction
+ * remembers only those that have not ended: a goroutine at its goexit1, a
+ * thread at its end, a process's all at the process's end.  Memory stays
+ * flat however many come and go. */
+TEST(recon_forgets_ended_goroutines_and_threads)
+{
+	enum { S_GOEXIT = NS };
+	static struct ct_file_site sites[NS + 1];
+	memcpy(sites, psites, sizeof(psites));
+	sites[S_GOEXIT] = (struct ct_file_site){S_GOEXIT, 0x9000, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC, 0,
+						UINT32_MAX, UINT32_MAX, 0};
+	static const struct ct_recon_ops none = {0};
+	struct ct_recon *r = ct_recon_new(sites, NS + 1, true, &none, NULL);
+	uint64_t ts = 1000;
+	for (uint64_t g = 1; g <= 10000; g++) {
+		struct ct_rec_event e = {.pid = 7, .tid = 7, .goid = g, .key = 100};
+		uint32_t steps[] = {S_W_ENT, S_W_RET, S_W_ENT, S_W_RET, S_GOEXIT}; /* its stack empties, then goes on */
+		for (size_t i = 0; i < 5; i++) {
+			e.ts = ts++, e.site = steps[i], e.kind = sites[steps[i]].kind;
+			ct_recon_event(r, &e);
+		}
+		if (g % 1000 == 0)
+			CHECK_EQ_U(ct_recon_remembered(r), 0);
+	}
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 10000);
+	for (uint32_t t = 1; t <= 1000; t++) {
+		call(r, 8, 100 + t, 0, ts++, 200, S_W_ENT, 0);
+		call(r, 8, 100 + t, 0, ts++, 200, S_W_RET, 0);
+		proc(r, CT_PROC_THREAD_EXIT, 8, 100 + t, 0, ts++);
+	}
+	CHECK_EQ_U(ct_recon_remembered(r), 0);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 11000);
+	/* a thread id seen again after its thread ended is another thread */
+	call(r, 8, 101, 0, ts++, 200, S_W_ENT, 0);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 11001);
+	/* a process's end: its threads and goroutines, open or not */
+	call(r, 9, 9, 0, ts++, 300, S_M_ENT, 0);
+	call(r, 9, 9, 5, ts++, 300, S_M_ENT, 0);
+	CHECK_EQ_U(ct_recon_remembered(r), 3);
+	proc(r, CT_PROC_EXIT, 9, 9, 0, ts++);
+	CHECK_EQ_U(ct_recon_remembered(r), 1);
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 11003);
+	ct_recon_free(r);
+}
