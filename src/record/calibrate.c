@@ -6,7 +6,8 @@
  * process, the way a traced function does (one entry role, one exit role),
  * at instructions the kernel emulates (nop) or single-steps (mov); each is
  * called CALLS times and the events' timestamps give, for an empty call,
- * the time from its entry probe's clock read to its exit probe's:
+ * the time from its entry probe's clock read to its exit probe's (the
+ * mean: see mean_cost):
  *   nop;nop  emulated entry, emulated exit: one whole emulated hit
  *   mov;mov  the same for single-stepped instructions
  *   nop;ret  emulated entry, single-stepped exit (a cheap Go entry + RET):
@@ -14,7 +15,7 @@
  *   nop;nop  with a fetch program on both: a hit with argument capture
  * The probes carry the GOCREATE kind, which record-time limits never cut
  * (and never count), and site ids past the plan's; the events never reach
- * the file.  About 10 ms (closing the links would double it: they go with
+ * the file.  About 30 ms (closing the links would double it: they go with
  * the session's). */
 #include "record/calibrate.h"
 #include "util/util.h"
@@ -43,7 +44,7 @@ void ct_calib_ss(void);
 void ct_calib_es(void);
 void ct_calib_aa(void);
 
-#define CALLS 100
+#define CALLS 300
 #define NFN 4
 
 static const struct {
@@ -110,6 +111,25 @@ static uint64_t median(uint64_t *v, size_t n)
 	return v[n / 2];
 }
 
+/* What a hit costs on average: a probe hit now and then takes several
+ * times its usual time (an interrupt, the hypervisor: a few percent of
+ * hits, tens of microseconds each here), and the traced program's hits
+ * pay that as often, so the mean, not the median, is what a thousand of
+ * them cost.  A sample beyond ten times the median is the scheduler
+ * running someone else (milliseconds on a loaded machine): not a probe's
+ * cost, left out. */
+static uint64_t mean_cost(uint64_t *v, size_t n)
+{
+	uint64_t med = median(v, n), sum = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= 10 * med) {
+			sum += v[i];
+			k++;
+		}
+	return k ? sum / k : med;
+}
+
 int ct_calibrate(struct ct_probes *p, uint32_t first_site, struct ct_costs *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -163,11 +183,12 @@ int ct_calibrate(struct ct_probes *p, uint32_t first_site, struct ct_costs *out)
 		if (c.n[k] < CALLS / 2)
 			rc = ct_fail("calibration: %zu of %d calls seen", c.n[k], CALLS);
 	if (rc == 0) {
-		uint64_t ee = median(c.durs[0], c.n[0]), ss = median(c.durs[1], c.n[1]);
-		uint64_t es = median(c.durs[2], c.n[2]), aa = median(c.durs[3], c.n[3]);
-		out->hit_ns[0] = ee;
-		out->hit_ns[1] = ss;
-		out->mixed_ns = es;
+		/* whole hits by their mean; the extra of argument capture by
+		 * medians (the rare slow hit would swamp a difference of means) */
+		out->hit_ns[0] = mean_cost(c.durs[0], c.n[0]);
+		out->hit_ns[1] = mean_cost(c.durs[1], c.n[1]);
+		out->mixed_ns = mean_cost(c.durs[2], c.n[2]);
+		uint64_t ee = median(c.durs[0], c.n[0]), aa = median(c.durs[3], c.n[3]);
 		out->args_ns = aa > ee ? aa - ee : 0;
 		out->calls = CALLS;
 		out->ms = (now_mono_ns() - t0) / 1e6;

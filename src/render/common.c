@@ -64,6 +64,8 @@ void ct_costs_note(FILE *out, struct ct_trace *t)
 	struct ct_costs c;
 	if (!ct_trace_costs(t, &c))
 		return;
-	fprintf(out, "# durations without calltrace's own time: -%.1f us per probe hit (%.1f us single-stepped, +%.1f us with arguments); --raw: as measured\n",
+	fprintf(out,
+		"# durations corrected: calltrace's own time taken out (estimated %.1f us per probe hit, "
+		"%.1f us per single-stepped one, +%.1f us capturing values); --raw: as measured\n",
 		c.hit_ns[0] / 1e3, c.hit_ns[1] / 1e3, c.args_ns / 1e3);
 }

@@ -10,7 +10,7 @@ import re
 
 from lib import ct, fixture, record, replay_json, tmp
 
-CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=100 ms=[\d.]+$",
+CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=300 ms=[\d.]+$",
                    re.M)
 
 _rec = {}
@@ -58,7 +58,9 @@ def test_text_note_and_report():
     out, _ = overhead_record()
     p = ct("replay", out)
     lines = p.stdout.splitlines()
-    assert lines[1].startswith("# durations without calltrace's own time: -"), lines[:2]
+    assert re.match(r"# durations corrected: calltrace's own time taken out \(estimated [\d.]+ us per probe hit, "
+                    r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values\); --raw: as measured$",
+                    lines[1]), lines[:2]
     p = ct("replay", "--raw", out)
     assert not any(l.startswith("# durations") for l in p.stdout.splitlines())
     rep = json.loads(ct("report", "--format=json", out).stdout)
