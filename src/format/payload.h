@@ -49,6 +49,9 @@ struct ct_site_fetch {
 	struct ct_val_desc *vals;
 	uint32_t nvals;
 	bool truncated; /* the op or payload budget ran out: some memory not captured */
+	/* Planning only (not in the file): bit i set if op i copies bytes that
+	 * never change while the value lives (a Go string's). */
+	uint64_t immutable_ops;
 };
 
 

@@ -670,6 +670,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0] && pf->results && sel->args)
 			res = ct_plan_results_fetch(p, sel->args, pf->fn);
 		size_t stepped = 0;
+		char lost[112] = ""; /* why the first results could not be read at an emulated exit */
 		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
 			if (map_get(&a.twice_callers, cs->caller->entry))
@@ -681,9 +682,11 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			else if (!choose_exit(&a, cs, res != NULL))
 				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at);
-			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs))
+			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs)) {
 				stepped++; /* the results would be read at the return address */
-			else
+				if (!lost[0])
+					snprintf(lost, sizeof(lost), ": %s", ct_error());
+			} else
 				stepped += cs->how == CT_EXIT_STEPPED;
 		}
 		if (res) {
@@ -698,8 +701,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * single-stepped (and its own entry is not), nothing is gained:
 		 * its RETs, which see every call whoever makes it. */
 		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated)
-			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s: its RETs cost no more",
-				 c->calls.n, res ? " (to read its results)" : "");
+			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
+				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);
 			continue;

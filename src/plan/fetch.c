@@ -164,9 +164,10 @@ static void capture(struct builder *b, const struct region *r, uint32_t off, uin
 		return;
 	int p = -1, q = -1;
 	switch (t->kind) {
-	case CT_K_STRING:
-		if ((p = word_slot(r, off)) >= 0 && (q = word_slot(r, off + 8)) >= 0)
-			deref_len(b, p, q, 1, b->o->max_string);
+	case CT_K_STRING: /* Go's strings are immutable: a later store cannot change these bytes */
+		if ((p = word_slot(r, off)) >= 0 && (q = word_slot(r, off + 8)) >= 0 &&
+		    deref_len(b, p, q, 1, b->o->max_string) >= 0)
+			b->out->immutable_ops |= 1ull << (b->out->prog.nops - 1);
 		break;
 	case CT_K_CSTRING: {
 		if ((p = word_slot(r, off)) < 0)
@@ -377,6 +378,28 @@ static void copy_vals(struct ct_site_fetch *out, const struct ct_site_fetch *in,
 	}
 }
 
+/* How many low bytes of the register word at payload offset SLOT the values
+ * use: the pieces placed there, all 8 if an op reads it as a pointer or a
+ * length. */
+static uint32_t word_bytes_used(const struct ct_site_fetch *f, uint16_t slot)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->prog.nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &f->prog.ops[i];
+		bool two = op->code == CT_OP_DEREF_LEN || op->code == CT_OP_DEREF_SPAN;
+		if ((two || op->code == CT_OP_DEREF || op->code == CT_OP_DEREF_STR) &&
+		    (op->src == slot || (two && op->src2 == slot)))
+			return 8;
+	}
+	for (uint32_t i = 0; i < f->nvals; i++)
+		for (uint32_t k = 0; k < f->vals[i].npieces; k++) {
+			const struct ct_val_piece *p = &f->vals[i].pieces[k];
+			if (p->kind == CT_PIECE_REG && p->slot == slot)
+				n = p->size > n ? p->size : n;
+		}
+	return n ? n : 8; /* no piece: a raw word */
+}
+
 int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const struct ct_exit_walk *walk,
 		      struct ct_site_fetch *out)
 {
@@ -390,6 +413,11 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 			if (!walk || op->reg >= 15)
 				break;
 			const __typeof__(walk->loc[0]) *l = &walk->loc[op->reg];
+			uint32_t need = word_bytes_used(in, op->dst);
+			if (l->reg != CT_LOC_LOST && l->width < need)
+				return ct_fail("only the low %u byte%s of %s %s kept, %u needed", l->width,
+					       l->width == 1 ? "" : "s", ct_reg_name(op->reg), l->width == 1 ? "is" : "are",
+					       need);
 			if (l->reg == CT_LOC_STACK) {
 				op->code = CT_OP_STACKWORD;
 				op->off = l->stack_off;
@@ -415,7 +443,7 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 			break;
 		case CT_OP_REGMEM:
 			if (any_write || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0 ||
-						   walk->loc[op->reg].less_word)))
+						   walk->loc[op->reg].less_word || walk->loc[op->reg].width < 8)))
 				return ct_fail("memory the results point to may be written on the way");
 			if (walk) {
 				op->off += walk->loc[op->reg].addend;
@@ -423,12 +451,13 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 			}
 			break;
 		default: /* what results point to */
-			if (any_write)
+			if (any_write && !(in->immutable_ops >> i & 1))
 				return ct_fail("memory the results point to may be written on the way");
 			break;
 		}
 	}
 	out->prog = prog;
+	out->immutable_ops = in->immutable_ops;
 	copy_vals(out, in, 0);
 	return 0;
 }

@@ -441,13 +441,15 @@ static bool is_rsp(ZydisRegister r)
 
 /* What a register holds, as far as the walk can tell: the return-time value
  * of register `orig`, plus the word at `woff` in the stack (from SP right
- * after the return, as it is while nothing writes it), plus `c`.  Exact
- * 64-bit arithmetic: only 64-bit copies, loads, add/sub/inc/dec and lea are
- * followed; anything else makes the register unknown. */
+ * after the return, as it is while nothing writes it), plus `c` -- exact in
+ * its low `width` bytes (a 32-bit copy keeps 4; sums modulo 2^(8*width) stay
+ * exact).  Copies, loads, spills, add/sub/inc/dec and lea are followed;
+ * anything else makes the register unknown. */
 struct expr {
 	bool known;
 	int8_t orig; /* -1: none */
 	bool word;
+	uint8_t width;
 	int32_t woff;
 	int32_t c;
 };
@@ -459,14 +461,15 @@ struct walk_state {
 	struct expr val[15]; /* per register (enum ct_reg) */
 	struct {
 		int32_t off;     /* from SP right after the return */
-		int8_t orig;     /* whose return-time value */
+		int8_t orig;     /* whose return-time value (its low `width` bytes) */
+		uint8_t width;
 	} slots[MAX_SLOTS];
 	int nslots;
 	uint32_t written;
 	bool stack_written, mem_written;
 };
 
-static const struct expr unknown_expr = {false, -1, false, 0, 0};
+static const struct expr unknown_expr = {false, -1, false, 0, 0, 0};
 
 static bool expr_plain(const struct expr *e)
 {
@@ -481,7 +484,8 @@ static struct expr expr_sum(struct expr a, struct expr b)
 	int64_t c = (int64_t)a.c + b.c;
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
-	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.word ? a.woff : b.woff, (int32_t)c};
+	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.width < b.width ? a.width : b.width,
+			 a.word ? a.woff : b.woff, (int32_t)c};
 	return s;
 }
 
@@ -489,7 +493,7 @@ static struct expr expr_const(int64_t c)
 {
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
-	struct expr e = {true, -1, false, 0, (int32_t)c};
+	struct expr e = {true, -1, false, 8, 0, (int32_t)c};
 	return e;
 }
 
@@ -499,7 +503,7 @@ static struct expr expr_const(int64_t c)
 static void kill_stack(struct walk_state *w, int32_t lo, int32_t hi)
 {
 	for (int i = 0; i < w->nslots;)
-		if (w->slots[i].off < hi && w->slots[i].off + 8 > lo)
+		if (w->slots[i].off < hi && w->slots[i].off + w->slots[i].width > lo)
 			w->slots[i] = w->slots[--w->nslots];
 		else
 			i++;
@@ -517,20 +521,41 @@ static void kill_all_stack(struct walk_state *w)
 			w->val[r] = unknown_expr;
 }
 
-/* [SP + disp], 8 bytes, no index, no segment override: its offset from SP
- * right after the return. */
-static bool sp_word(const struct walk_state *w, const ZydisDecodedOperand *o, int32_t *at)
+/* [SP + disp] of 1, 2, 4 or 8 bytes, no index, no segment override: its
+ * offset from SP right after the return. */
+static bool sp_mem(const struct walk_state *w, const ZydisDecodedOperand *o, int32_t *at)
 {
-	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->size != 64 || o->mem.base != ZYDIS_REGISTER_RSP ||
-	    o->mem.index != ZYDIS_REGISTER_NONE || o->mem.segment != ZYDIS_REGISTER_SS)
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.base != ZYDIS_REGISTER_RSP ||
+	    o->mem.index != ZYDIS_REGISTER_NONE || o->mem.segment != ZYDIS_REGISTER_SS ||
+	    (o->size != 8 && o->size != 16 && o->size != 32 && o->size != 64))
 		return false;
 	*at = w->d + (int32_t)o->mem.disp.value;
 	return true;
 }
 
+/* A general register of SIZE bits holding its register's low bits (not
+ * AH/BH/CH/DH): its enum ct_reg, or -1. */
+static int reg_low(const ZydisDecodedOperand *o, unsigned size)
+{
+	if (o->type != ZYDIS_OPERAND_TYPE_REGISTER || o->size != size)
+		return -1;
+	ZydisRegister r = o->reg.value;
+	if (r == ZYDIS_REGISTER_AH || r == ZYDIS_REGISTER_BH || r == ZYDIS_REGISTER_CH || r == ZYDIS_REGISTER_DH)
+		return -1;
+	return gpr_index(r);
+}
+
 static int reg64(const ZydisDecodedOperand *o)
 {
-	return o->type == ZYDIS_OPERAND_TYPE_REGISTER && o->size == 64 ? gpr_index(o->reg.value) : -1;
+	return reg_low(o, 64);
+}
+
+/* The value of a register operand of any width, exact in its low bytes. */
+static struct expr narrowed(struct expr e, unsigned bits)
+{
+	if (e.known && e.width > bits / 8)
+		e.width = (uint8_t)(bits / 8);
+	return e;
 }
 
 /* The value of a plain 64-bit register/immediate/stack-word source operand. */
@@ -542,14 +567,14 @@ static struct expr operand_value(const struct walk_state *w, const ZydisDecodedO
 		return w->val[r];
 	if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
 		return expr_const(o->imm.value.s);
-	if (sp_word(w, o, &at) && at >= w->d) {
+	if ((o->size == 32 || o->size == 64) && sp_mem(w, o, &at) && at >= w->d) {
 		for (int i = 0; i < w->nslots; i++)
 			if (w->slots[i].off == at) {
-				struct expr e = {true, w->slots[i].orig, false, 0, 0};
-				return e;
+				struct expr e = {true, w->slots[i].orig, false, w->slots[i].width, 0, 0};
+				return narrowed(e, o->size);
 			}
-		struct expr e = {true, -1, true, at, 0};
-		return e;
+		struct expr e = {true, -1, true, 8, at, 0};
+		return o->size == 64 ? e : unknown_expr;
 	}
 	return unknown_expr;
 }
@@ -565,15 +590,26 @@ static bool follow_value(struct walk_state *w, const struct insn *x)
 	int dst = reg64(&o[0]);
 	switch (m) {
 	case ZYDIS_MNEMONIC_MOV:
-		if (sp_word(w, &o[0], &at) && reg64(&o[1]) >= 0) { /* a spill */
-			struct expr v = w->val[reg64(&o[1])];
-			kill_stack(w, at, at + 8);
+		if (sp_mem(w, &o[0], &at) && reg_low(&o[1], o[0].size) >= 0) { /* a spill, maybe of the low bytes */
+			struct expr v = narrowed(w->val[reg_low(&o[1], o[0].size)], o[0].size);
+			kill_stack(w, at, at + o[0].size / 8);
 			w->stack_written = true;
 			if (expr_plain(&v) && at >= w->d && w->nslots < MAX_SLOTS) {
 				w->slots[w->nslots].off = at;
+				w->slots[w->nslots].width = v.width;
 				w->slots[w->nslots++].orig = v.orig;
 			}
 			return true;
+		}
+		if (reg_low(&o[0], 32) >= 0 && reg_low(&o[1], 32) >= 0) { /* zero-extends: the low 4 bytes */
+			dst = reg_low(&o[0], 32);
+			w->val[dst] = narrowed(w->val[reg_low(&o[1], 32)], 32);
+			break;
+		}
+		if (reg_low(&o[0], 32) >= 0 && o[1].size == 32 && o[1].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			dst = reg_low(&o[0], 32); /* a 32-bit load from a saved slot */
+			w->val[dst] = operand_value(w, &o[1]);
+			break;
 		}
 		if (dst < 0 || o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
 			return false;
@@ -713,37 +749,28 @@ static bool still_held(const struct walk_state *w, int r)
 
 /* Where register R's return-time value is at the site: the register itself,
  * a copy, a saved slot, a register holding it plus a constant, or one
- * holding it plus a word of the stack that is still there. */
+ * holding it plus a word of the stack that is still there -- the one that
+ * keeps most of its bytes, the simplest of those. */
 static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 {
-	__typeof__(out->loc[0]) *l = &out->loc[r];
-	memset(l, 0, sizeof(*l));
-	l->reg = CT_LOC_LOST;
-	if (expr_plain(&w->val[r]) && w->val[r].orig == r) {
-		l->reg = (int8_t)r;
-		return;
+	__typeof__(out->loc[0]) *l = &out->loc[r], best = {CT_LOC_LOST, false, 0, 0, 0};
+	for (int i = -1; i < 15; i++) { /* itself first, then the other registers */
+		int q = i < 0 ? r : i;
+		const struct expr *e = &w->val[q];
+		if (expr_plain(e) && e->orig == r && e->width > best.width)
+			best = (__typeof__(best)){(int8_t)q, false, 0, 0, e->width};
 	}
-	for (int q = 0; q < 15; q++)
-		if (expr_plain(&w->val[q]) && w->val[q].orig == r) {
-			l->reg = (int8_t)q;
-			return;
-		}
 	for (int k = 0; k < w->nslots; k++)
-		if (w->slots[k].orig == r && w->slots[k].off >= w->d) {
-			l->reg = CT_LOC_STACK;
-			l->stack_off = w->slots[k].off - w->d;
-			return;
-		}
+		if (w->slots[k].orig == r && w->slots[k].off >= w->d && w->slots[k].width > best.width)
+			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width};
 	for (int q = 0; q < 15; q++) {
 		const struct expr *e = &w->val[q];
-		if (!e->known || e->orig != r || (e->word && (e->c || e->woff < w->d)))
+		if (!e->known || e->orig != r || expr_plain(e) || (e->word && (e->c || e->woff < w->d)) ||
+		    e->width <= best.width)
 			continue;
-		l->reg = (int8_t)q;
-		l->addend = -e->c;
-		l->less_word = e->word;
-		l->stack_off = e->word ? e->woff - w->d : 0;
-		return;
+		best = (__typeof__(best)){(int8_t)q, e->word, e->word ? e->woff - w->d : 0, -e->c, e->width};
 	}
+	*l = best;
 }
 
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
@@ -752,7 +779,7 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 	struct walk_state w = {0};
 	w.sp_known = true;
 	for (int r = 0; r < 15; r++) {
-		struct expr e = {true, (int8_t)r, false, 0, 0};
+		struct expr e = {true, (int8_t)r, false, 8, 0, 0};
 		w.val[r] = e;
 	}
 	out->how = CT_EXIT_NONE;
@@ -801,8 +828,10 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 	if (out->first_site) {
 		out->how = CT_EXIT_STEPPED;
 		out->site = out->first_site;
-		for (int r = 0; r < 15; r++)
+		for (int r = 0; r < 15; r++) {
 			out->loc[r].reg = (int8_t)r;
+			out->loc[r].width = 8;
+		}
 	}
 }
 

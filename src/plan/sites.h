@@ -95,6 +95,7 @@ struct ct_exit_walk {
 		bool less_word;
 		int32_t stack_off; /* CT_LOC_STACK, less_word: from SP at the site */
 		int32_t addend;
+		uint8_t width;     /* only its low `width` bytes are the value's (a 32-bit copy: 4) */
 	} loc[15];
 	/* CT_LOC_LOST: the instruction that overwrote its last copy (0: none). */
 	uint64_t lost_at[15];

@@ -1,7 +1,7 @@
 """Calls observed from the caller (--exit=auto, the default) against calls
 observed at the callee's entry and RETs (--exit=ret): every fixture gives
 the same calls -- function, goroutine/thread, depth, status, parent, order,
-integer, bool and string argument and result values -- and in auto mode every returned call
+integer, bool, string and []int argument and result values -- and in auto mode every returned call
 lies inside its returned parent.  Plus the fixtures built to fool auto mode:
 a function called directly and through a function value, a panic recovered
 deep down where the recovering frame resumes at a return site, a loop and
@@ -46,11 +46,12 @@ CASES = [
 
 
 def int_values(vals):
-    """The values that do not differ between runs: integers, bools, strings."""
+    """The values that do not differ between runs: integers, bools, strings,
+    slices of ints."""
     out = []
     for v in vals or []:
         t = v.get("type", "")
-        if t.startswith(("int", "uint", "bool", "_Bool", "long", "unsigned", "C.int")) or t == "string":
+        if t.startswith(("int", "uint", "bool", "_Bool", "long", "unsigned", "C.int")) or t in ("string", "[]int"):
             out.append((v.get("name"), v.get("value")))
     return tuple(out)
 
@@ -202,13 +203,13 @@ def test_list_shows_exit_modes():
 
 
 def test_results_read_at_emulated_exits():
-    """Results the caller saves to its stack (two of divmod's), or changes
-    by a constant or adds to a value it keeps there, are read at the
-    emulated exit; where a value is gone, list -v says where, and the exit
-    is single-stepped at the return address.  Values equal what the program
-    prints."""
+    """Results the caller saves to its stack (two of divmod's, a string and
+    a bool by a byte store), or changes by a constant or adds to a value it
+    keeps there, are read at the emulated exit; where a value is gone, list
+    -v says where, and the exit is single-stepped at the return address.
+    Values equal what the program prints."""
     binary = fixture("go_core")
-    lst = ct("list", "-v", binary, "main.divmod", "main.square", "main.word").stdout
+    lst = ct("list", "-v", binary, "main.divmod", "main.square", "main.word", "main.parts", "main.evens").stdout
     div = lst.split("main.divmod\n", 1)[1].split("\n  0x", 1)[0]
     assert "(1 exits emulated, 0 single-stepped" in div and "emulated, results read there" in div, div
     sq = lst.split("main.square\n", 1)[1].split("\n  0x", 1)[0]
@@ -216,8 +217,13 @@ def test_results_read_at_emulated_exits():
     # loop's jg, so the result is gone; square(n) + 5 keeps it
     assert "single-stepped to read the results: at 0x" in sq and "the value of RAX is gone at 0x" in sq, sq
     assert "emulated, results read there" in sq, sq
-    # a string's bytes may be written by any store on the way
-    assert "memory the results point to may be written" in lst.split("main.word\n", 1)[1], lst
+    # a Go string's bytes never change; a slice's items might (a store on
+    # the way): evens keeps its RETs, saying why
+    for f in ("main.word", "main.parts"):
+        part = lst.split(f + "\n", 1)[1].split("\n  0x", 1)[0]
+        assert "single-stepped, 0 in tail" in part and "emulated, results read there" in part, part
+    ev = lst.split("main.evens\n", 1)[1]
+    assert "(to read its results: memory the results point to may be written on the way)" in ev, ev
     p, out = record([binary, "results", "6"], env=GO1)
     printed = p.stdout.split()
     assert printed[0] == "results", p.stdout
@@ -230,10 +236,11 @@ def test_results_read_at_emulated_exits():
     assert by["main.divmod"] == [[int(printed[2]), int(printed[3])]], (by["main.divmod"], printed)
     assert by["main.word"] == [[printed[4]], [printed[5]]], (by["main.word"], printed)
     assert by["main.parts"] == [[printed[6], int(printed[7]), printed[8] == "true"]], by["main.parts"]
+    assert [[v["items"] for v in r] for r in by["main.evens"]] == [[[0, 2, 4]]], by["main.evens"]
     c = calls_info(out)
-    # 11 calls with results and main.results (none) after the call: divmod,
-    # the last square and main.results at emulated exits
-    assert c["after"] == 12 and c["stepped"] == 9, c
+    # 11 calls after the call, and main.results (no results): the loop's 6
+    # squares single-stepped; evens at its RET
+    assert c["after"] == 12 and c["stepped"] == 6 and c["ret"] == 2, c
 
 
 def test_limits_keep_ret_probes():

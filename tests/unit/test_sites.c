@@ -718,25 +718,40 @@ TEST(exit_walk_sp_and_registers)
 
 /* ---- results read at the exit site (ct_exit_walk + ct_fetch_relocate) ---- */
 
-/* The machine at the exit site: registers (enum ct_reg) and the stack words
+/* The machine at the exit site: registers (enum ct_reg) and the stack bytes
  * from SP up. */
 struct at_site {
 	uint64_t regs[15];
-	uint64_t stack[8]; /* stack[i]: the word at SP + 8*i */
+	uint8_t stack[0x200];
 };
+
+static void put_word(struct at_site *m, uint32_t off, uint64_t v)
+{
+	memcpy(m->stack + off, &v, 8);
+}
+
+static uint64_t stack_word(const struct at_site *m, int32_t off)
+{
+	uint64_t v;
+	memcpy(&v, m->stack + off, 8);
+	return v;
+}
 
 /* Reads the first N Go result registers (RAX, RBX, RCX, ...) where the walk
  * over CODE says they are at its exit site, as calltrace.bpf.c's run_fetch
- * would from M: OUT[i].  -1 if the relocation fails (ct_error says why), -2
+ * would from M: OUT[i] (of which a value of SIZES[i] bytes uses the low ones;
+ * SIZES NULL: all 8).  -1 if the relocation fails (ct_error says why), -2
  * if the walk finds no emulated site or the fetch has an unexpected op. */
-static int results_at(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, uint64_t *out,
-		      struct ct_exit_walk *w)
+static int results_sized(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, const uint16_t *sizes,
+			 uint64_t *out, struct ct_exit_walk *w)
 {
 	ct_exit_walk(code, len, BASE, w);
 	if (w->how != CT_EXIT_EMULATED)
 		return -2;
 	struct ct_site_fetch raw, f;
 	ct_fetch_build_raw(CT_CC_GO_REG, n, &raw);
+	for (uint32_t i = 0; sizes && i < n; i++)
+		raw.vals[i].pieces[0].size = sizes[i];
 	int rc = ct_fetch_relocate(&raw, -8 - w->sp_delta, w, &f);
 	ct_site_fetch_free(&raw);
 	if (rc)
@@ -744,19 +759,27 @@ static int results_at(const uint8_t *code, size_t len, const struct at_site *m, 
 	for (uint32_t i = 0; i < f.prog.nops; i++) {
 		const struct ct_fetch_op *op = &f.prog.ops[i];
 		uint64_t v = 0;
-		bool word_ok = op->off >= 0 && op->off % 8 == 0 && op->off < 64;
+		bool word_ok = op->off >= 0 && op->off + 8 <= (int32_t)sizeof(m->stack);
 		if (op->code == CT_OP_REG && op->reg < 15)
 			v = m->regs[op->reg] + (uint64_t)(int64_t)op->off;
 		else if (op->code == CT_OP_STACKWORD && word_ok)
-			v = m->stack[op->off / 8];
+			v = stack_word(m, op->off);
 		else if (op->code == CT_OP_REGDIFF && word_ok && op->reg < 15)
-			v = m->regs[op->reg] - m->stack[op->off / 8];
+			v = m->regs[op->reg] - stack_word(m, op->off);
 		else
 			rc = -2;
+		if (sizes && sizes[op->dst / 8] < 8)
+			v &= (1ull << (8 * sizes[op->dst / 8])) - 1;
 		out[op->dst / 8] = v;
 	}
 	ct_site_fetch_free(&f);
 	return rc;
+}
+
+static int results_at(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, uint64_t *out,
+		      struct ct_exit_walk *w)
+{
+	return results_sized(code, len, m, n, NULL, out, w);
 }
 
 /* bench/fib's loop `s += leaf(i)` (go1.19): the result is added to the sum
@@ -806,7 +829,7 @@ TEST(exit_walk_result_added_to_a_stack_word)
 	uint64_t got[4] = {0};
 	struct at_site m = {0};
 	/* returned 7 with the sum 100 at 0x8(SP), i=3 at 0x10(SP) */
-	m.stack[1] = 100, m.stack[2] = 3, m.stack[3] = 0xc000010000;
+	put_word(&m, 8, 100), put_word(&m, 16, 3), put_word(&m, 24, 0xc000010000);
 	m.regs[CT_RAX] = 4, m.regs[CT_RCX] = 0xc000010000, m.regs[CT_RDX] = 107;
 	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), 0);
 	CHECK_EQ_U(w.site, BASE + 0x1b);
@@ -820,7 +843,7 @@ TEST(exit_walk_result_added_to_a_stack_word)
 	CHECK_EQ_U(got[0], (uint64_t)-5);
 
 	memset(&m, 0, sizeof(m));
-	m.stack[1] = 40, m.stack[2] = 22, m.regs[CT_RBX] = 40 + 17711, m.regs[CT_RDX] = 22;
+	put_word(&m, 8, 40), put_word(&m, 16, 22), m.regs[CT_RBX] = 40 + 17711, m.regs[CT_RDX] = 22;
 	CHECK_EQ_I(results_at(lea_sum, sizeof(lea_sum), &m, 1, got, &w), 0);
 	CHECK_EQ_U(w.site, BASE + 0x10);
 	CHECK_EQ_U(got[0], 17711);
@@ -830,7 +853,7 @@ TEST(exit_walk_result_added_to_a_stack_word)
 	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
 
 	memset(&m, 0, sizeof(m));
-	m.stack[1] = 1000, m.regs[CT_RAX] = 1000 + 42; /* the word at 0x20 is at 0x8 at the site */
+	put_word(&m, 8, 1000), m.regs[CT_RAX] = 1000 + 42; /* the word at 0x20 is at 0x8 at the site */
 	CHECK_EQ_I(results_at(add_mem, sizeof(add_mem), &m, 1, got, &w), 0);
 	CHECK_EQ_I(w.sp_delta, 0x18);
 	CHECK_EQ_I(w.loc[CT_RAX].stack_off, 8);
@@ -839,8 +862,8 @@ TEST(exit_walk_result_added_to_a_stack_word)
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 5);
 }
 
-/* Constants added to a result: read back exactly; what is not exact 64-bit
- * arithmetic (a 32-bit copy, mul) loses it. */
+/* Constants added to a result: read back exactly; a 32-bit copy keeps only
+ * 4 bytes of it; mul writes RAX (and RDX) without a word in its operands. */
 TEST(exit_walk_result_plus_constants)
 {
 	static const uint8_t consts[] = {
@@ -852,7 +875,7 @@ TEST(exit_walk_result_plus_constants)
 		0xeb, 0xfe,             /* +11 jmp (itself) */
 	};
 	static const uint8_t narrow[] = {
-		0x89, 0xc1, /* +0 mov %eax,%ecx (zero-extends: not the 64-bit value) */
+		0x89, 0xc1, /* +0 mov %eax,%ecx (zero-extends: 4 bytes of the value) */
 		0x31, 0xc0, /* +2 xor %eax,%eax */
 		0x90,       /* +4 nop */
 	};
@@ -871,7 +894,9 @@ TEST(exit_walk_result_plus_constants)
 	CHECK(!w.loc[CT_RAX].less_word);
 	CHECK_EQ_U(got[0], 10);
 	CHECK_EQ_I(results_at(narrow, sizeof(narrow), &m, 1, got, &w), -1);
-	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 2);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RCX);
+	CHECK_EQ_U(w.loc[CT_RAX].width, 4);
+	CHECK(strstr(ct_error(), "only the low 4 bytes of RAX are kept, 8 needed"));
 	m.regs[CT_RCX] = 6;
 	CHECK_EQ_I(results_at(mul, sizeof(mul), &m, 1, got, &w), 0);
 	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RCX);
@@ -917,7 +942,7 @@ TEST(exit_walk_multi_register_results)
 	struct ct_exit_walk w;
 	uint64_t got[4] = {0};
 	struct at_site m = {0};
-	m.stack[2] = 0xc000012345, m.stack[3] = 5, m.regs[CT_RBX] = 77, m.regs[CT_RCX] = 77;
+	put_word(&m, 16, 0xc000012345), put_word(&m, 24, 5), m.regs[CT_RBX] = 77, m.regs[CT_RCX] = 77;
 	CHECK_EQ_I(results_at(spilled, sizeof(spilled), &m, 3, got, &w), 0);
 	CHECK_EQ_U(got[0], 0xc000012345);
 	CHECK_EQ_U(got[1], 5);
@@ -932,6 +957,71 @@ TEST(exit_walk_multi_register_results)
 	CHECK_EQ_U(got[0], 99);
 	CHECK_EQ_I(results_at(aliased, sizeof(aliased), &m, 1, got, &w), -1);
 	CHECK(w.mem_written);
+}
+
+/* Narrow values: a bool result saved by a byte store (Go's `mov %dil`), a C
+ * int result copied by a 32-bit move.  Enough where the value is that
+ * narrow, not where all 8 bytes are needed; a store of AH is not a low byte. */
+TEST(exit_walk_narrow_results)
+{
+	static const uint8_t go_parts[] = {
+		0x48, 0x89, 0x44, 0x24, 0x78,             /* +00 mov %rax,0x78(%rsp) */
+		0x48, 0x89, 0x5c, 0x24, 0x38,             /* +05 mov %rbx,0x38(%rsp) */
+		0x48, 0x89, 0x4c, 0x24, 0x50,             /* +0a mov %rcx,0x50(%rsp) */
+		0x40, 0x88, 0x7c, 0x24, 0x2f,             /* +0f mov %dil,0x2f(%rsp) */
+		0x48, 0x8b, 0x84, 0x24, 0x40, 0x01, 0x00, /* +14 mov 0x140(%rsp),%rax */
+		0x00,
+		0x31, 0xff,                   /* +1c xor %edi,%edi */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +1e call */
+	};
+	static const uint8_t c_int[] = {
+		0x89, 0xc3,                   /* +0 mov %eax,%ebx */
+		0x31, 0xc0,                   /* +2 xor %eax,%eax */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +4 call */
+	};
+	static const uint8_t high_byte[] = {
+		0x88, 0x64, 0x24, 0x08, /* +0 mov %ah,0x8(%rsp) */
+		0x31, 0xc0,             /* +4 xor %eax,%eax */
+		0x90,                   /* +6 nop */
+	};
+	static const uint8_t reload32[] = {
+		0x89, 0x44, 0x24, 0x0c, /* +0 mov %eax,0xc(%rsp) */
+		0x8b, 0x54, 0x24, 0x0c, /* +4 mov 0xc(%rsp),%edx */
+		0x31, 0xc0,             /* +8 xor %eax,%eax */
+		0x90,                   /* +a nop */
+	};
+	static const uint16_t string_int_bool[] = {8, 8, 8, 1}, int32[] = {4};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	struct at_site m = {0};
+	put_word(&m, 0x78, 0x4c0123), put_word(&m, 0x38, 3), put_word(&m, 0x50, 18);
+	m.regs[CT_RBX] = 3, m.regs[CT_RCX] = 18; /* still there too: read from the registers */
+	m.stack[0x2f] = 1, m.stack[0x30] = 0xee; /* the bool, then other bytes */
+	CHECK_EQ_I(results_sized(go_parts, sizeof(go_parts), &m, 4, string_int_bool, got, &w), 0);
+	CHECK_EQ_U(got[0], 0x4c0123);
+	CHECK_EQ_U(got[1], 3);
+	CHECK_EQ_U(got[2], 18);
+	CHECK_EQ_U(got[3], 1);
+	CHECK_EQ_I(w.loc[CT_RDI].reg, CT_LOC_STACK);
+	CHECK_EQ_I(w.loc[CT_RDI].stack_off, 0x2f);
+	CHECK_EQ_U(w.loc[CT_RDI].width, 1);
+	CHECK_EQ_I(results_at(go_parts, sizeof(go_parts), &m, 4, got, &w), -1); /* 8 bytes of RDI */
+	CHECK(strstr(ct_error(), "only the low 1 byte of RDI is kept, 8 needed"));
+
+	m.regs[CT_RBX] = 0xfffffff6; /* -10, zero-extended by the copy */
+	CHECK_EQ_I(results_sized(c_int, sizeof(c_int), &m, 1, int32, got, &w), 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RBX);
+	CHECK_EQ_U(got[0], 0xfffffff6);
+	CHECK_EQ_I(results_at(c_int, sizeof(c_int), &m, 1, got, &w), -1);
+
+	CHECK_EQ_I(results_sized(high_byte, sizeof(high_byte), &m, 1, int32, got, &w), -1);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
+
+	m.regs[CT_RDX] = 0x7fffffff;
+	CHECK_EQ_I(results_sized(reload32, sizeof(reload32), &m, 1, int32, got, &w), 0);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RDX);
+	CHECK_EQ_U(w.loc[CT_RAX].width, 4);
+	CHECK_EQ_U(got[0], 0x7fffffff);
 }
 
 struct refs_seen {
