@@ -114,9 +114,20 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                 cands = [s for s in by_key.get(k, []) if s["spanId"] not in ids and
                          s.get("parentSpanId") == (parent["spanId"] if parent else None)]
                 if len(cands) > 1 and with_values and c.get("args"):
-                    cands = [s for s in cands if all(s["attrs"].get("calltrace.arg." + v["name"]) == str(v["value"])
-                                                     for v in c["args"] if isinstance(v["value"], int) and
-                                                     not isinstance(v["value"], bool) and v["name"] not in ("", "_"))]
+                    # the spans whose values agree best (overloads share a
+                    # name: app::down(int n), app::down(double n))
+                    def agree(s):
+                        n = 0
+                        for v in c["args"]:
+                            a = s["attrs"].get("calltrace.arg." + v["name"])
+                            if isinstance(v["value"], int) and not isinstance(v["value"], bool):
+                                n += a == str(v["value"])
+                            elif v["value"] is None:  # unavailable: never a number
+                                n += a is None or not a.lstrip("-").isdigit()
+                        names = {"calltrace.arg." + v["name"] for v in c["args"]}
+                        return n - sum(1 for k in s["attrs"] if k.startswith("calltrace.arg.") and k not in names)
+                    best = max(map(agree, cands))
+                    cands = [s for s in cands if agree(s) == best]
                 if len(cands) > 1 and c["status"] == "returned":
                     # or their durations (the same function, no values told apart)
                     cands = [s for s in cands if int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"]) == c["dur"]] \

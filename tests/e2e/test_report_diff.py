@@ -112,7 +112,7 @@ def test_diff_text_table_matches_json():
     assert len(body) == len(rows), body
     for line, r in zip(body, rows):
         m = re.match(r"^ *(?P<b>-|" + DUR + r") +(?P<n>-|" + DUR + r") +(?P<chg>[-+ ]" + DUR + r") +"
-                     r"(?P<pct>new|gone|[-+][0-9]+\.[0-9]%) .* (?P<cb>-|\d+) +(?P<cn>-|\d+)  (?P<func>\S+)"
+                     r"(?P<pct>new|gone|-|[-+][0-9]+\.[0-9]%) .* (?P<cb>-|\d+) +(?P<cn>-|\d+)  (?P<func>\S+)"
                      r"(?P<mark>  \(only in (?:base|new)\))?$", line)
         assert m, f"unparsable diff line: {line!r}"
         assert m["func"] == r["func"], (line, r["func"])
@@ -121,7 +121,9 @@ def test_diff_text_table_matches_json():
         assert m["cn"] == (str(r["new"]["calls"]) if r["new"] else "-"), line
         sign = "+" if r["diff"]["total_ns"] > 0 else "-" if r["diff"]["total_ns"] < 0 else " "
         assert m["chg"].startswith(sign), line
-        if r["base"] and r["new"]:
+        if m["pct"] == "-":  # a base total of 0 (corrected: the tracer's time only)
+            assert r["base"]["total_ns"] == 0 and r["diff"]["pct"]["total_ns"] is None, (line, r)
+        elif r["base"] and r["new"]:
             # JSON carries 2 decimals, the table 1: compare the numbers, not
             # the strings (rounding twice can move the last digit)
             assert abs(float(m["pct"][:-1]) - r["diff"]["pct"]["total_ns"]) <= 0.051, line
