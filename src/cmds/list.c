@@ -26,7 +26,9 @@ static void usage(FILE *f)
 		   "\nUnder each function: its arguments -> results as record would capture them,\n"
 		   "with types and where each lives (registers, CFA+N = stack above the return\n"
 		   "address, X0(unreadable) = an SSE register BPF cannot read, st(0)(unreadable) =\n"
-		   "the x87 register of a long double result).\n");
+		   "the x87 register of a long double result).  With -v, `spill` is where the\n"
+		   "SSE arguments are read instead: the straight line from the entry has stored\n"
+		   "them to the stack there.\n");
 }
 
 static int32_t op_offset(const struct ct_site_fetch *f, uint16_t slot)
@@ -339,6 +341,19 @@ int cmd_list(int argc, char **argv)
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));
 			printf("      %-7s +%-5llu %s\n", kind_name(s->kind), (unsigned long long)(s->addr - f->fn->entry),
 			       text);
+		}
+		if (f->spill_site != CT_NOSITE && p.fetch && p.fetch[f->spill_site]) {
+			/* arguments passed in SSE registers, read where the prologue stored them */
+			const struct ct_plan_site *s = &p.sites.v[f->spill_site];
+			const struct ct_site_fetch *sf = p.fetch[f->spill_site];
+			char text[128];
+			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));
+			printf("      %-7s +%-5llu %s (%s; reads ", "spill", (unsigned long long)(s->addr - f->fn->entry), text,
+			       s->flags & CT_SITEF_STEPPED ? "single-stepped" : "emulated");
+			for (uint32_t v = 0, n = 0; v < sf->nvals; v++)
+				if (sf->vals[v].npieces)
+					printf("%s%s", n++ ? ", " : "", sf->vals[v].name[0] ? sf->vals[v].name : "_");
+			printf(" from the stack)\n");
 		}
 	}
 	if (p.skipped.n)

@@ -15,10 +15,10 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 6 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 7 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
-			    6: bit-fields */
+			    6: bit-fields; 7: SPILL sites */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */

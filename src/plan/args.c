@@ -372,6 +372,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	}
 	if (moved)
 		ct_plan_link_roles(p);
+	ct_plan_spills(p);
 	share_probe_fetches(p);
 	ct_plan_goroutine_fetch(p);
 }

@@ -306,6 +306,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	memset(p, 0, sizeof(*p));
 	p->t = t;
 	p->exits = sel->exits;
+	p->no_spills = sel->limits;
 	/* Exact names (no wildcard) the user asked for must exist. */
 	for (size_t i = 0; !sel->lenient && i < sel->ntrace; i++) {
 		const char *g = sel->trace[i];
@@ -361,6 +362,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		pf.entry_emulated = fs.entry_emulated;
 		pf.nexits = (uint32_t)fs.nexits;
 		pf.check_site = CT_NOSITE;
+		pf.spill_site = CT_NOSITE;
 		pf.results = sel->args && ct_plan_wants_results(p, sel->args, f);
 		CT_VEC_PUSH(p->funcs, pf);
 		CT_VEC_PUSH(found, fs);

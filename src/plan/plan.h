@@ -42,6 +42,9 @@ struct ct_plan_func {
 	 * at the return address (plan/callers.c). */
 	bool return_sites;
 	bool results;             /* results are captured (exits must keep them) */
+	/* Its SPILL site (plan/spill.c: arguments passed in SSE registers, read
+	 * where its prologue stored them), CT_NOSITE if none. */
+	uint32_t spill_site;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
 };
@@ -86,6 +89,9 @@ struct ct_selection {
 	/* The captures that will be planned (ct_plan_args), NULL for none:
 	 * a call whose results are captured needs an exit probe that sees them. */
 	const struct ct_args_opts *args;
+	/* Record-time limits are in force: the kernel's shadow stack follows
+	 * calls only, so no SPILL sites (plan/spill.c). */
+	bool limits;
 };
 
 /* What to capture besides the calls themselves. */
@@ -116,6 +122,7 @@ struct ct_plan {
 	struct ct_site_fetch **fetch;
 	struct ct_types *types;
 	const char *args_note; /* why arguments are not captured, if so */
+	bool no_spills;        /* no SPILL sites (record-time limits) */
 	size_t args_funcs, args_incomplete;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
 	/* Goroutine lineage (plan/goroutines.c): the creation probe's site
@@ -134,6 +141,10 @@ void ct_plan_free(struct ct_plan *p);
 /* Plans argument/result capture for every planned function (needs DWARF;
  * without it, raw words).  Never fails: what cannot be captured is marked. */
 void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o);
+
+/* Arguments passed in SSE registers (plan/spill.c): a SPILL site for each
+ * function whose prologue stores them, with its capture (ct_plan_args). */
+void ct_plan_spills(struct ct_plan *p);
 
 /* Goroutine lineage (plan/goroutines.c).  ct_plan_build adds the creation
  * probe of a Go target; ct_plan_args gives it its fetch program (argument

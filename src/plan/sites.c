@@ -840,3 +840,264 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 	struct insn x;
 	return decode(code, len, addr, &x) && kernel_emulates(&x);
 }
+
+/* ---- arguments passed in SSE registers: where they are stored ---- */
+
+#define SPILL_LOOKAHEAD 64  /* straight-line instructions walked from the entry */
+#define SPILL_EMULATED_NEAR 6 /* how far past the first point an emulated site may be */
+#define SPILL_SLOTS 16
+
+/* What the straight line from the entry has done so far.  Registers are
+ * numbered 0..15 (general, Zydis ids: rax rcx rdx rbx rsp rbp rsi rdi
+ * r8..r15) and 16..31 (xmm0..15); each holds the low `n` bytes of entry
+ * register xmm`k`, or nothing known (k < 0).  Frame addresses are bytes
+ * from SP at the entry (E). */
+struct spill_state {
+	struct {
+		int8_t k;
+		uint8_t n;
+	} r[32];
+	int32_t d;          /* SP = E - d */
+	bool rbp_known;
+	int32_t rbp;        /* RBP = E + rbp (after `mov %rsp,%rbp`) */
+	struct {
+		int32_t off;    /* from E */
+		uint8_t n, k;   /* the low n bytes of entry xmm k */
+	} slots[SPILL_SLOTS];
+	int nslots;
+};
+
+static int spill_reg(ZydisRegister r, unsigned *bytes)
+{
+	switch (ZydisRegisterGetClass(r)) {
+	case ZYDIS_REGCLASS_GPR64:
+	case ZYDIS_REGCLASS_GPR32:
+		*bytes = ZydisRegisterGetClass(r) == ZYDIS_REGCLASS_GPR64 ? 8 : 4;
+		return ZydisRegisterGetId(r);
+	case ZYDIS_REGCLASS_GPR16:
+	case ZYDIS_REGCLASS_GPR8:
+		*bytes = 0; /* a partial write: what it holds is not tracked */
+		r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+		return r == ZYDIS_REGISTER_NONE ? -1 : ZydisRegisterGetId(r);
+	case ZYDIS_REGCLASS_XMM:
+	case ZYDIS_REGCLASS_YMM:
+	case ZYDIS_REGCLASS_ZMM:
+		*bytes = 16;
+		return ZydisRegisterGetId(r) < 16 ? 16 + ZydisRegisterGetId(r) : -1;
+	default:
+		return -1;
+	}
+}
+
+/* The frame address (from E) an operand names, if its base is SP or a
+ * known RBP and it has no index. */
+static bool spill_frame_addr(const struct spill_state *w, const ZydisDecodedOperand *o, int32_t *at)
+{
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.index != ZYDIS_REGISTER_NONE)
+		return false;
+	if (o->mem.base == ZYDIS_REGISTER_RSP)
+		*at = -w->d + (int32_t)o->mem.disp.value;
+	else if (o->mem.base == ZYDIS_REGISTER_RBP && w->rbp_known)
+		*at = w->rbp + (int32_t)o->mem.disp.value;
+	else
+		return false;
+	return true;
+}
+
+static void spill_kill(struct spill_state *w, int32_t lo, int32_t hi)
+{
+	for (int i = 0; i < w->nslots;)
+		if (w->slots[i].off < hi && w->slots[i].off + w->slots[i].n > lo)
+			w->slots[i] = w->slots[--w->nslots];
+		else
+			i++;
+}
+
+/* Bytes a plain move copies (the low ones of its source), 0 if X is not one. */
+static unsigned spill_move_bytes(const struct insn *x)
+{
+	if (x->in.operand_count_visible != 2 || x->in.meta.category == ZYDIS_CATEGORY_STRINGOP ||
+	    x->in.encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY)
+		return 0;
+	switch (x->in.mnemonic) {
+	case ZYDIS_MNEMONIC_MOV:
+		return x->ops[0].size / 8;
+	case ZYDIS_MNEMONIC_MOVQ:
+	case ZYDIS_MNEMONIC_MOVSD:
+	case ZYDIS_MNEMONIC_MOVLPD:
+	case ZYDIS_MNEMONIC_MOVLPS:
+		return 8;
+	case ZYDIS_MNEMONIC_MOVD:
+	case ZYDIS_MNEMONIC_MOVSS:
+		return 4;
+	case ZYDIS_MNEMONIC_MOVAPS:
+	case ZYDIS_MNEMONIC_MOVAPD:
+	case ZYDIS_MNEMONIC_MOVUPS:
+	case ZYDIS_MNEMONIC_MOVUPD:
+	case ZYDIS_MNEMONIC_MOVDQA:
+	case ZYDIS_MNEMONIC_MOVDQU:
+		return 16;
+	default:
+		return 0;
+	}
+}
+
+/* Applies X to W; false when the walk cannot follow it (SP or the frame
+ * pointer change in a way it does not know, or the address of the frame
+ * goes into a register, through which the slots could be written). */
+static bool spill_step(struct spill_state *w, const struct insn *x)
+{
+	const ZydisDecodedOperand *o = x->ops;
+	ZydisMnemonic m = x->in.mnemonic;
+	unsigned bytes;
+	/* The frame's address must not escape into another register. */
+	if (m == ZYDIS_MNEMONIC_LEA && (o[1].mem.base == ZYDIS_REGISTER_RSP || o[1].mem.base == ZYDIS_REGISTER_RBP) &&
+	    !is_rsp(o[0].reg.value))
+		return false;
+	for (int i = 0; i < x->in.operand_count_visible; i++)
+		if (o[i].type == ZYDIS_OPERAND_TYPE_REGISTER && (o[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
+		    (is_rsp(o[i].reg.value) || (w->rbp_known && ZydisRegisterGetLargestEnclosing(
+					ZYDIS_MACHINE_MODE_LONG_64, o[i].reg.value) == ZYDIS_REGISTER_RBP))) {
+			bool frame_setup = m == ZYDIS_MNEMONIC_MOV && i == 1 && o[0].reg.value == ZYDIS_REGISTER_RBP &&
+					   o[1].reg.value == ZYDIS_REGISTER_RSP;
+			bool sp_arith = (m == ZYDIS_MNEMONIC_ADD || m == ZYDIS_MNEMONIC_SUB) && i == 0 && is_rsp(o[0].reg.value);
+			bool pushed = m == ZYDIS_MNEMONIC_PUSH; /* its value goes below SP, not into a register */
+			if (!frame_setup && !sp_arith && !pushed)
+				return false;
+		}
+	if (m == ZYDIS_MNEMONIC_MOV && o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && o[0].reg.value == ZYDIS_REGISTER_RBP &&
+	    o[1].type == ZYDIS_OPERAND_TYPE_REGISTER && o[1].reg.value == ZYDIS_REGISTER_RSP) {
+		w->rbp_known = true; /* the frame pointer: RBP = SP */
+		w->rbp = -w->d;
+		w->r[5].k = -1;
+		return true;
+	}
+	unsigned mv = spill_move_bytes(x);
+	if (mv) {
+		int src = o[1].type == ZYDIS_OPERAND_TYPE_REGISTER ? spill_reg(o[1].reg.value, &bytes) : -1;
+		int8_t k = src >= 0 ? w->r[src].k : -1;
+		uint8_t n = src >= 0 && w->r[src].n < mv ? w->r[src].n : (uint8_t)mv;
+		int32_t at;
+		if (o[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			if (spill_frame_addr(w, &o[0], &at)) {
+				spill_kill(w, at, at + (int32_t)mv);
+				if (k >= 0 && n == mv && w->nslots < SPILL_SLOTS) {
+					w->slots[w->nslots].off = at;
+					w->slots[w->nslots].n = n;
+					w->slots[w->nslots++].k = (uint8_t)k;
+				}
+			} else if (is_rsp(o[0].mem.base) || o[0].mem.base == ZYDIS_REGISTER_RBP) {
+				w->nslots = 0; /* somewhere in the frame */
+			}
+			return true;
+		}
+		if (o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && !is_rsp(o[0].reg.value)) {
+			int dst = spill_reg(o[0].reg.value, &bytes);
+			if (dst == 5 /* rbp */)
+				w->rbp_known = false;
+			if (dst >= 0) {
+				w->r[dst].k = bytes >= n ? k : -1;
+				w->r[dst].n = n;
+			}
+			return true;
+		}
+	}
+	/* Anything else: what it writes is unknown from now on. */
+	int32_t dd = 0;
+	for (int i = 0; i < x->in.operand_count; i++) {
+		if (!(o[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (o[i].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			int32_t at;
+			if (m == ZYDIS_MNEMONIC_PUSH)
+				spill_kill(w, -w->d - 8, -w->d);
+			else if (spill_frame_addr(w, &o[i], &at))
+				spill_kill(w, at, at + (int32_t)(o[i].size ? o[i].size / 8 : 64));
+			else if (is_rsp(o[i].mem.base) || o[i].mem.base == ZYDIS_REGISTER_RBP)
+				w->nslots = 0;
+			continue;
+		}
+		if (o[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
+			continue;
+		if (is_rsp(o[i].reg.value)) {
+			if (m == ZYDIS_MNEMONIC_PUSH)
+				dd = 8;
+			else if (m == ZYDIS_MNEMONIC_POP)
+				dd = -8;
+			else if ((m == ZYDIS_MNEMONIC_ADD || m == ZYDIS_MNEMONIC_SUB) && o[0].reg.value == ZYDIS_REGISTER_RSP &&
+				 o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+				dd = (int32_t)(m == ZYDIS_MNEMONIC_SUB ? o[1].imm.value.s : -o[1].imm.value.s);
+			else
+				return false;
+			continue;
+		}
+		int r = spill_reg(o[i].reg.value, &bytes);
+		if (r == 5)
+			w->rbp_known = false;
+		if (r >= 0)
+			w->r[r].k = -1;
+	}
+	w->d += dd;
+	return true;
+}
+
+/* Are all NEEDS in slots now?  Fills their SP offsets. */
+static bool spill_met(const struct spill_state *w, struct ct_spill_need *needs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int s = 0;
+		while (s < w->nslots && !(w->slots[s].k == needs[i].xmm && w->slots[s].n >= needs[i].size))
+			s++;
+		if (s == w->nslots)
+			return false;
+		needs[i].sp_off = w->slots[s].off + w->d;
+	}
+	return true;
+}
+
+bool ct_spill_walk(const uint8_t *code, size_t len, uint64_t entry, uint64_t limit, struct ct_spill_need *needs,
+		   size_t nneeds, ct_addr_ok_fn ok, void *ctx, struct ct_spill_site *out)
+{
+	struct spill_state w;
+	memset(&w, 0, sizeof(w));
+	for (int r = 0; r < 32; r++) {
+		w.r[r].k = r >= 16 && r < 24 ? (int8_t)(r - 16) : -1; /* xmm0-7 carry arguments */
+		w.r[r].n = 16;
+	}
+	struct ct_spill_need first_needs[16];
+	bool have_first = false;
+	int first_at = -1;
+	size_t off = 0;
+	struct insn x;
+	if (!nneeds || nneeds > 16)
+		return false;
+	for (int n = 0; n < SPILL_LOOKAHEAD && off < len; n++) {
+		if (!decode(code + off, len - off, entry + off, &x) || x.addr >= limit)
+			break;
+		if (first_at >= 0 && n - first_at > SPILL_EMULATED_NEAR && have_first)
+			break;
+		if (spill_met(&w, needs, nneeds)) {
+			if (first_at < 0)
+				first_at = n;
+			bool can = !probe_refusal(&x) && (!ok || ok(ctx, x.addr));
+			if (can && (kernel_emulates(&x) || !have_first)) {
+				out->addr = x.addr;
+				out->emulated = kernel_emulates(&x);
+				out->sp_drop = w.d;
+				out->ninsns = (uint32_t)n;
+				memcpy(first_needs, needs, nneeds * sizeof(*needs));
+				have_first = true;
+				if (out->emulated)
+					return true;
+			}
+		} else if (first_at >= 0) {
+			break; /* a slot was overwritten: later points lose it */
+		}
+		if (leaves_line(&x) || !spill_step(&w, &x))
+			break;
+		off += x.in.length;
+	}
+	if (have_first)
+		memcpy(needs, first_needs, nneeds * sizeof(*needs));
+	return have_first;
+}

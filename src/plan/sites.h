@@ -121,4 +121,39 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 
+
+/* ---- arguments passed in SSE registers (issue 17) ---- */
+
+/* BPF cannot read XMM registers, but many functions store their SSE
+ * arguments to the stack before anything else happens (every -O0 prologue;
+ * -O2 code keeping one across a call).  ct_spill_walk follows the straight
+ * line from a function's first instruction, tracking which registers still
+ * hold (copies of) the SSE argument registers as they were at the entry and
+ * which stack slots they were stored to; the first point where every needed
+ * register has been stored, and is still there, is where a second probe can
+ * read the arguments from memory.  Pure logic on bytes. */
+struct ct_spill_need {
+	uint8_t xmm;       /* in: the register (0..15) as it was at the entry */
+	uint8_t size;      /* in: its low SIZE bytes are needed */
+	int32_t sp_off;    /* out: they are at SP + sp_off at the chosen site */
+};
+
+struct ct_spill_site {
+	uint64_t addr;     /* the instruction to probe (before it runs) */
+	bool emulated;     /* the kernel emulates it (else single-stepped) */
+	int32_t sp_drop;   /* SP at the entry minus SP there (bytes pushed) */
+	uint32_t ninsns;   /* instructions walked from the entry to it */
+};
+
+/* May the probe go at ADDR (not taken by another site)? */
+typedef bool (*ct_addr_ok_fn)(void *ctx, uint64_t addr);
+
+/* CODE: the function's LEN bytes from its entry ENTRY.  Sites at or after
+ * LIMIT are not chosen (a branch target: code there may run more than once
+ * per call).  Among the points where all NEEDS are met, the first the kernel
+ * emulates within a few instructions of the first, else the first; false if
+ * there is none. */
+bool ct_spill_walk(const uint8_t *code, size_t len, uint64_t entry, uint64_t limit, struct ct_spill_need *needs,
+		   size_t nneeds, ct_addr_ok_fn ok, void *ctx, struct ct_spill_site *out);
+
 #endif

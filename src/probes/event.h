@@ -59,7 +59,12 @@ enum ct_reg {
  *             in the frame that deferred the recovering function
  *   DEFERRET  runtime.deferreturn's entry: where that frame resumes
  *   GOCREATE  the runtime queues a goroutine it just made (plan/goroutines.c):
- *             not a call, so record-time limits never cut it */
+ *             not a call, so record-time limits never cut it
+ * Inside a function:
+ *   SPILL     where the straight line from its entry has stored its
+ *             arguments passed in SSE registers (which BPF cannot read) to
+ *             the stack (plan/spill.c): their values, for the call open at
+ *             the frame key (reconstruct.c merges them into its arguments) */
 enum ct_site_kind {
 	CT_SITE_ENTRY = 0,
 	CT_SITE_RET = 1,
@@ -72,7 +77,8 @@ enum ct_site_kind {
 	CT_SITE_RECOVER = 8,
 	CT_SITE_DEFERRET = 9,
 	CT_SITE_GOCREATE = 10,
-	CT_SITE_NKINDS = 11,
+	CT_SITE_SPILL = 11,
+	CT_SITE_NKINDS = 12,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs

@@ -9,6 +9,8 @@
 struct frame {
 	struct ct_call c;
 	uint8_t *args;          /* owned copy of the entry payload */
+	uint8_t *spill;         /* owned copy of its SPILL hit's payload */
+	bool waiting;           /* not reported yet: its SPILL hit may follow */
 	bool restart_pending;   /* a morestack CALL was seen in this frame */
 	bool tail_pending;      /* left by a JMP to a traced function */
 	bool tailpos;           /* its call is in tail position: it ends with its parent */
@@ -63,6 +65,8 @@ struct ct_recon {
 	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
 	struct ct_costs costs;
 	uint64_t pre_ns[2]; /* of a hit, the part before its clock read (ct_recon_set_costs) */
+	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
+	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 };
 
 const char *ct_status_name(enum ct_call_status s)
@@ -92,6 +96,7 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 	r->go = go;
 	r->ops = *ops;
 	r->ctx = ctx;
+	ct_recon_set_sites(r, sites, nsites);
 	return r;
 }
 
@@ -197,6 +202,8 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		r->ops.exit(r->ctx, &f->c);
 	free(f->args);
 	f->args = NULL;
+	free(f->spill);
+	f->spill = NULL;
 }
 
 /* Does frame I end when its parent does (its call was in tail position, or
@@ -317,6 +324,9 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.unplanned = ev->kind == CT_SITE_CHECK;
 	f.tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
 	f.losses = r->losses;
+	void *spill = map_get(&r->spill_of, (uint64_t)func + 1);
+	f.c.spill_site = spill ? (uint32_t)((uintptr_t)spill - 1) : UINT32_MAX;
+	f.waiting = spill != NULL;
 	if (ev->payload_len) {
 		f.args = xmalloc(ev->payload_len);
 		memcpy(f.args, ev->payload, ev->payload_len);
@@ -336,8 +346,44 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	r->st.unplanned += f.c.unplanned;
 	if (f.c.depth + 1 > r->st.max_depth)
 		r->st.max_depth = f.c.depth + 1;
-	if (r->ops.enter)
+	if (f.waiting)
+		CT_VEC_PUSH(r->waiting, s); /* reported with its SPILL hit (settle_waiting) */
+	else if (r->ops.enter)
 		r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
+}
+
+/* Calls waiting for their SPILL hit (arguments passed in SSE registers, read
+ * where the prologue stored them), at an event of EV's thread (NULL: every
+ * thread): EV is the hit of the one it completes (same function, same frame
+ * key: it is merged into it); any other event of the thread means
+ * the call went on without getting there (a signal, a longjmp, a lost
+ * event): it is reported without them.  A waiting call is its stack's top
+ * frame, as every event of its thread settles it first. */
+static void settle_waiting(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	bool used = false;
+	for (size_t i = 0; i < r->waiting.n;) {
+		struct stack *s = r->waiting.v[i];
+		struct frame *f = &s->f.v[s->f.n - 1];
+		if (ev && (f->c.pid != ev->pid || f->c.tid != ev->tid)) {
+			i++;
+			continue;
+		}
+		if (ev && !used && ev->kind == CT_SITE_SPILL && ev->site == f->c.spill_site &&
+		    ev->key + (uint64_t)(int64_t)r->sites[ev->site].key_adj == f->c.key) {
+			used = true;
+			if (ev->payload_len) {
+				f->spill = xmalloc(ev->payload_len);
+				memcpy(f->spill, ev->payload, ev->payload_len);
+				f->c.spill = f->spill;
+				f->c.spill_len = ev->payload_len;
+			}
+		}
+		f->waiting = false;
+		r->waiting.v[i] = r->waiting.v[--r->waiting.n];
+		if (r->ops.enter)
+			r->ops.enter(r->ctx, &f->c);
+	}
 }
 
 /* Callee side: the function's own entry (ENTRY), or a call from a site
@@ -901,6 +947,11 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 			memcpy(f.args, from->f.v[i].args, f.c.args_len);
 			f.c.args = f.args;
 		}
+		if (f.spill) {
+			f.spill = xmalloc(f.c.spill_len);
+			memcpy(f.spill, from->f.v[i].spill, f.c.spill_len);
+			f.c.spill = f.spill;
+		}
 		CT_VEC_PUSH(s->f, f);
 		r->st.calls++;
 		if (r->ops.enter)
@@ -910,6 +961,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 {
+	settle_waiting(r, NULL); /* a fork copies, an exit ends what is reported */
 	switch (ev->proc) {
 	case CT_PROC_FORK:
 		fork_stack(r, ev);
@@ -979,6 +1031,19 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (ev->site >= r->nsites)
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
+	if (r->waiting.n)
+		settle_waiting(r, ev);
+	if (ev->kind == CT_SITE_SPILL) {
+		/* it completed the call entered just before, or no call waits
+		 * for it (not the innermost): either way its hit cost time */
+		struct stack *ss = stack_of(r, thread_key(ev), ev, false);
+		if (ss) {
+			uint64_t pre, cost = hit_cost(r, ev, &pre);
+			corrected_time(ss, ev->ts, pre);
+			ss->cost += cost;
+		}
+		return;
+	}
 	if (ev->kind == CT_SITE_GOCREATE) {
 		on_created(r, ev);
 		return;
@@ -1064,6 +1129,7 @@ static void free_threads(struct ct_recon *r)
 
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 {
+	settle_waiting(r, NULL);
 	/* Report in a stable order: by when each stack's outermost frame began. */
 	CT_VEC(struct stack *) all = {0};
 	MAP_FOREACH(&r->stacks, i) CT_VEC_PUSH(all, (struct stack *)r->stacks.vals[i]);
@@ -1117,6 +1183,11 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 {
 	r->sites = sites;
 	r->nsites = nsites;
+	map_free(&r->spill_of);
+	memset(&r->spill_of, 0, sizeof(r->spill_of));
+	for (size_t i = 0; i < nsites; i++)
+		if (sites[i].kind == CT_SITE_SPILL && sites[i].func != CT_NOFUNC)
+			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
 }
 
 void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, size_t nfuncs)
@@ -1147,8 +1218,10 @@ void ct_recon_free(struct ct_recon *r)
 	MAP_FOREACH(&r->stacks, i)
 	{
 		struct stack *s = r->stacks.vals[i];
-		for (size_t j = 0; j < s->f.n; j++)
+		for (size_t j = 0; j < s->f.n; j++) {
 			free(s->f.v[j].args);
+			free(s->f.v[j].spill);
+		}
 		CT_VEC_FREE(s->f);
 		free(s);
 	}
@@ -1157,6 +1230,8 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->seen);
 	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
 	map_free(&r->origins);
+	map_free(&r->spill_of);
+	CT_VEC_FREE(r->waiting);
 	free(r);
 }
 

@@ -26,6 +26,11 @@
  *                (a key far from the current stack's frames) are a context
  *                of their own, and the stack it left resumes later
  *                (reconstruct.c, thread_stack).
+ *  spill(f, K): f's arguments passed in SSE registers, read where its
+ *                prologue stored them: they complete the call entered just
+ *                before (its thread's next event, at K, of f); the call is
+ *                reported (enter) only then, or at any other event of its
+ *                thread without them.
  *  end of trace: open frames are UNFINISHED.
  *  After a loss record (ring buffer full), a frame entered before it that
  *  would be popped as UNWOUND is LOST instead (its return may be among the
@@ -94,6 +99,14 @@ struct ct_call {
 	uint32_t args_len;
 	const uint8_t *ret;
 	uint32_t ret_len;
+	/* Arguments passed in SSE registers (unreadable at the entry), read
+	 * where the function stored them (its SPILL site, UINT32_MAX if it has
+	 * none): that hit's payload, NULL when the call had not got there by
+	 * its thread's next event (then they stay unavailable).  Decode the
+	 * arguments with ct_values_load_args (render/values.h). */
+	uint32_t spill_site;
+	const uint8_t *spill;
+	uint32_t spill_len;
 	/* Its goroutine's creation, if seen (NULL for threads and system
 	 * stacks); renderers show it with the goroutine's outermost calls. */
 	const struct ct_goroutine_origin *origin;

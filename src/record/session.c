@@ -196,7 +196,7 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 		if (!s->libs[k].trace.n)
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
 	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1],
-				     .exits = in->exits, .go_markers = in->go_markers};
+				     .exits = in->exits, .go_markers = in->go_markers, .limits = in->limits};
 	return 0;
 }
 
@@ -274,7 +274,8 @@ static int prepare_libraries(struct ct_session *s)
 			return -1;
 		object_args(s, lb);
 		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
-					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits, .args = &lb->args};
+					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits, .args = &lb->args,
+					   .limits = s->main_sel.limits};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
 		plan_object_args(s, lb);
@@ -354,6 +355,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		s->exits_note = "record-time limits (their kernel-side stacks follow RET probes)";
 	}
 	sel.go_markers = !shadow;
+	sel.limits = shadow;
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
 	main_sel.args = &s->o.args;

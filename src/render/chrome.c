@@ -232,7 +232,7 @@ static void on_enter(void *ctx, const struct ct_call *c)
 	if (ch->with_values) {
 		size_t start = ch->ev.n;
 		const char *sep = ",\"args\":{";
-		if (ct_values_load(ch->vals, c->entry_site, c->args, c->args_len)) {
+		if (ct_values_load_args(ch->vals, c)) {
 			put(ch, "%s\"arguments\":", sep);
 			ct_values_json(ch->vals, &ch->ev);
 			sep = ",";

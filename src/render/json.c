@@ -137,7 +137,7 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 		buf_cstr(out, ",\"context\":");
 		buf_dec(out, c->context);
 	}
-	if (ct_values_load(jc->vals, c->entry_site, c->args, c->args_len)) {
+	if (ct_values_load_args(jc->vals, c)) {
 		buf_cstr(out, ",\"args\":");
 		ct_values_json(jc->vals, out);
 	}

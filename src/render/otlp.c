@@ -288,9 +288,9 @@ static void add_bool(struct ct_otlp *x, const char *key, bool v)
 }
 
 /* calltrace.arg.NAME / calltrace.result[.NAME]: each captured value. */
-static void add_values(struct ct_otlp *x, uint32_t site, const uint8_t *payload, uint32_t len, bool results)
+static void add_values(struct ct_otlp *x, const struct ct_call *c, bool results)
 {
-	if (!x->vals || !ct_values_load(x->vals, site, payload, len))
+	if (!x->vals || !(results ? ct_values_load(x->vals, c->exit_site, c->ret, c->ret_len) : ct_values_load_args(x->vals, c)))
 		return;
 	size_t n = ct_values_count(x->vals);
 	for (size_t i = 0; i < n; i++) {
@@ -519,9 +519,9 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		add_int(x, "calltrace.context", c->context);
 	if (c->status != CT_CALL_RETURNED)
 		add_str(x, "calltrace.status", ct_status_name(c->status));
-	add_values(x, c->entry_site, c->args, c->args_len, false);
+	add_values(x, c, false);
 	if (c->status == CT_CALL_RETURNED)
-		add_values(x, c->exit_site, c->ret, c->ret_len, true);
+		add_values(x, c, true);
 	uint64_t sid = span_id(x, c->seq), tid_hi = fmix64(x->run ^ fmix64(~root)), tid_lo = span_id(x, root);
 	uint64_t start = unix_ns(x, c->ts_entry), end = unix_ns(x, c->ts_exit > c->ts_entry ? c->ts_exit : c->ts_entry);
 	static const char unwound_msg[] = "unwound: the call never returned (panic, runtime.Goexit or longjmp)";

@@ -163,7 +163,7 @@ static void call_text(struct tree *tr, const struct ct_call *c)
 {
 	buf_cstr(&tr->line, ct_func_name(tr->t, c->func));
 	buf_put(&tr->line, "(", 1);
-	if (ct_values_load(tr->vals, c->entry_site, c->args, c->args_len))
+	if (ct_values_load_args(tr->vals, c))
 		ct_values_text(tr->vals, &tr->line);
 	buf_put(&tr->line, ")", 1);
 }

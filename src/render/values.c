@@ -34,6 +34,11 @@ struct ct_values {
 	/* the decoded value: nodes[0..nnodes) */
 	struct ct_vnode *nodes;
 	uint32_t nnodes, cap_nodes;
+	/* ct_values_load_args: the SPILL hit's values, used for the values
+	 * it reads (by position), or NULL; spill_missing: the call had not
+	 * got there. */
+	struct ct_values *spill;
+	bool use_spill, spill_missing;
 };
 
 /* One value being printed. */
@@ -56,14 +61,17 @@ struct ct_values *ct_values_new(const struct ct_trace *t)
 
 void ct_values_free(struct ct_values *v)
 {
-	if (v)
+	if (v) {
 		free(v->nodes);
+		ct_values_free(v->spill);
+	}
 	free(v);
 }
 
 bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len)
 {
 	v->f = NULL;
+	v->use_spill = false;
 	if (!v->t->fetch || site >= v->t->nsites || !v->t->fetch[site])
 		return false;
 	const struct ct_site_fetch *f = v->t->fetch[site];
@@ -79,6 +87,20 @@ bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, 
 	v->nsnaps = v->missing ? 0 : ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
 	v->f = f;
 	v->go = v->t->sites && ct_trace_func_is_go(v->t, v->t->sites[site].func);
+	return true;
+}
+
+bool ct_values_load_args(struct ct_values *v, const struct ct_call *c)
+{
+	if (!ct_values_load(v, c->entry_site, c->args, c->args_len))
+		return false;
+	if (c->spill_site == UINT32_MAX)
+		return true;
+	if (!v->spill)
+		v->spill = ct_values_new(v->t);
+	v->use_spill = ct_values_load(v->spill, c->spill_site, c->spill, c->spill_len) &&
+		       v->spill->f->nvals == v->f->nvals;
+	v->spill_missing = !c->spill;
 	return true;
 }
 
@@ -1234,11 +1256,35 @@ static void json_value(struct emitter *e, const struct ct_vnode *n)
 	}
 }
 
-static void text_one(struct ct_values *v, const struct ct_val_desc *d, struct ct_buf *out)
+/* Value I of the loaded site decoded, or of the SPILL hit where it reads
+ * it (an argument passed in an SSE register, of the same type): the values
+ * whose nodes hold it, and its root in *ROOT. */
+static struct ct_values *decode_at(struct ct_values *v, uint32_t i, uint32_t *root)
 {
-	struct emitter e = {.v = v, .out = out, .value_start = out->n};
-	uint32_t root = decode_one(v, d); /* before reading v->nodes, which it may move */
-	text_value(&e, &v->nodes[root]);
+	const struct ct_val_desc *d = &v->f->vals[i];
+	if (v->use_spill) {
+		struct ct_values *s = v->spill;
+		const struct ct_val_desc *sd = &s->f->vals[i];
+		if (sd->npieces && !(sd->flags & CT_VAL_NOLOC) && sd->type == d->type) {
+			if (v->spill_missing) {
+				v->nnodes = 0;
+				*root = marker(v, "unavailable: float register, not stored yet");
+				return v;
+			}
+			*root = decode_one(s, sd);
+			return s;
+		}
+	}
+	*root = decode_one(v, d);
+	return v;
+}
+
+static void text_one(struct ct_values *v, uint32_t i, struct ct_buf *out)
+{
+	uint32_t root;
+	struct ct_values *from = decode_at(v, i, &root); /* before reading nodes, which it may move */
+	struct emitter e = {.v = from, .out = out, .value_start = out->n};
+	text_value(&e, &from->nodes[root]);
 }
 
 void ct_values_text(struct ct_values *v, struct ct_buf *out)
@@ -1258,7 +1304,7 @@ void ct_values_text(struct ct_values *v, struct ct_buf *out)
 			buf_cstr(out, d->name[0] ? d->name : "?");
 			buf_put(out, "=", 1);
 		}
-		text_one(v, d, out);
+		text_one(v, i, out);
 	}
 	if (paren)
 		buf_cstr(out, ")");
@@ -1277,9 +1323,10 @@ void ct_values_json(struct ct_values *v, struct ct_buf *out)
 		buf_cstr(out, ",\"type\":");
 		ct_buf_json_string(out, tname, strlen(tname));
 		buf_cstr(out, ",\"value\":");
-		struct emitter e = {.v = v, .out = out, .value_start = out->n};
-		uint32_t root = decode_one(v, d);
-		json_value(&e, &v->nodes[root]);
+		uint32_t root;
+		struct ct_values *from = decode_at(v, i, &root);
+		struct emitter e = {.v = from, .out = out, .value_start = out->n};
+		json_value(&e, &from->nodes[root]);
 		/* Say why a value is null when the whole value is a marker. */
 		if (e.marker && out->n - e.value_start == 4 && !memcmp(out->p + e.value_start, "null", 4)) {
 			buf_cstr(out, ",\"unavailable\":");
@@ -1303,5 +1350,5 @@ const char *ct_values_name(const struct ct_values *v, size_t i, bool *result)
 
 void ct_values_text_one(struct ct_values *v, size_t i, struct ct_buf *out)
 {
-	text_one(v, &v->f->vals[i], out);
+	text_one(v, (uint32_t)i, out);
 }

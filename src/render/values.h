@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "format/tracefile.h"
+#include "reconstruct/reconstruct.h"
 #include "util/util.h"
 
 struct ct_values;
@@ -23,6 +24,10 @@ void ct_values_free(struct ct_values *v);
  * with no payload (the hit could not copy, or it is of another call),
  * shows its values as unavailable: not captured. */
 bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len);
+/* Call C's arguments: its entry site's, completed by its SPILL hit (the
+ * arguments passed in SSE registers, read where its prologue stored them;
+ * without that hit they show as not stored yet). */
+bool ct_values_load_args(struct ct_values *v, const struct ct_call *c);
 
 /* Text: arguments as "a=1, s=\"x\""; results as "1" or "(1, \"x\")". */
 void ct_values_text(struct ct_values *v, struct ct_buf *out);

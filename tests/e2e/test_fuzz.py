@@ -14,6 +14,7 @@ def make_seeds():
     os.makedirs(SEEDS, exist_ok=True)
     for name, argv in [("go_args", [fixture("go_args")]), ("c_args", [fixture("c_args")]),
                        ("c_values", [fixture("c_values_O2")]),  # bit-fields, long doubles
+                       ("c_floats", [fixture("cgraph/gcc-O0/cg_floats")]),  # SPILL sites
                        ("go_core", [fixture("go_core"), "goroutines", "4"]),
                        ("go_panic", [fixture("go_core"), "panic", "3"]),
                        ("go_lineage", [fixture("go_lineage"), "tree"]),

@@ -102,7 +102,10 @@ def test_values_match_what_the_program_printed():
 
         c = got["mix"]
         assert same_x87(val(c["args"], "a")["value"], want["mix"]["a"]), (build, c)
-        unavailable(val(c["args"], "b"), "float register")
+        if build.endswith("O0"):  # stored by the prologue, read there (test_floats.py)
+            assert val(c["args"], "b")["value"] == "1.5", (build, c)
+        else:
+            unavailable(val(c["args"], "b"), "float register")
         # 1e+4000 is beyond a double: JSON gives it as a string, never as Infinity
         cv = val(c["args"], "c")["value"]
         assert isinstance(cv, str) and same_x87(cv, want["mix"]["c"]), (build, c)
@@ -154,7 +157,8 @@ def test_unavailable_the_same_in_every_format():
         assert args == f"x={val(got['scale']['args'], 'x')['value']}, n=3", args
         assert marker_ok(ret, "x87 register"), ret
         args, ret = lines["mix"]
-        assert "b=<unavailable: float register>" in args and f"c={val(got['mix']['args'], 'c')['value']}" in args
+        b = "1.5" if build.endswith("O0") else "<unavailable: float register>"
+        assert f"b={b}" in args and f"c={val(got['mix']['args'], 'c')['value']}" in args
         assert marker_ok(ret, "float register")
         assert marker_ok(lines["label"][0][2:], "unreadable"), lines["label"]
         assert marker_ok(lines["make_big"][1], "beyond the capture limits"), lines["make_big"]
@@ -189,7 +193,8 @@ def test_unavailable_the_same_in_every_format():
                  for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
         assert marker_ok(spans["scale"]["calltrace.result"], "x87 register"), spans["scale"]
         assert spans["scale"]["calltrace.arg.x"] == val(got["scale"]["args"], "x")["value"]
-        assert marker_ok(spans["mix"]["calltrace.arg.b"], "float register")
+        assert spans["mix"]["calltrace.arg.b"] == "1.5" if build.endswith("O0") else \
+            marker_ok(spans["mix"]["calltrace.arg.b"], "float register")
         assert marker_ok(spans["mix"]["calltrace.result"], "float register")
         assert marker_ok(spans["label"]["calltrace.arg.s"], "unreadable")
         assert marker_ok(spans["make_big"]["calltrace.result"], "beyond the capture limits")

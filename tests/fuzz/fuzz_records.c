@@ -636,10 +636,23 @@ static void mutate_events(struct model *m)
 	struct chunk *c = pick_chunk(m, CT_CHUNK_EVENTS);
 	if (!c || !c->count)
 		return;
-	size_t from, to;
-	if (!event_span(c, below(c->count), &from, &to))
+	size_t from, to, idx = below(c->count);
+	if (!event_span(c, idx, &from, &to))
 		return;
-	switch (below(8)) {
+	switch (below(9)) {
+	case 8: { /* it swaps places with the next event (a SPILL hit after another event of its
+		     thread, or before the entry it completes) */
+		size_t nfrom, nto;
+		if (!event_span(c, idx + 1, &nfrom, &nto) || nfrom != to)
+			break;
+		size_t a = to - from, b = nto - to;
+		struct tok *tmp = xmalloc((a + b) * sizeof(*tmp));
+		memcpy(tmp, &c->t.v[to], b * sizeof(*tmp));
+		memcpy(tmp + b, &c->t.v[from], a * sizeof(*tmp));
+		memcpy(&c->t.v[from], tmp, (a + b) * sizeof(*tmp));
+		free(tmp);
+		break;
+	}
 	case 6: /* on the alternate signal stack (a handler): it and the next few */
 		for (size_t k = 1 + below(4); k > 0 && from < c->t.n; k--) {
 			if (c->t.v[from].v & 0x14)
@@ -795,6 +808,12 @@ static void mutate(struct model *m, const struct model *donor)
 		case 10: case 11: case 12: mutate_payload(m); break;
 		case 13: case 14: case 15: mutate_events(m); break;
 		case 16: mutate_chunks(m, donor); break;
+		case 17: { /* a site of another kind (a SPILL site where an entry was, ...) */
+			struct tok *t = pick_tok(pick_chunk(m, CT_CHUNK_SITES), R_KIND, true);
+			if (t)
+				set_num(t, chance(50) ? CT_SITE_SPILL : below(CT_SITE_NKINDS + 1));
+			break;
+		}
 		default: { /* a number anywhere, tables and events alike */
 			struct chunk *c = pick_chunk(m, -1);
 			struct tok *t = pick_tok(c, -1, true);
