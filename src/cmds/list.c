@@ -335,8 +335,8 @@ int cmd_list(int argc, char **argv)
 			;
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
-			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE)
-				continue; /* shown with the call sites above */
+			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL)
+				continue; /* shown with the call sites above, or below */
 			char text[128];
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));
 			printf("      %-7s +%-5llu %s\n", kind_name(s->kind), (unsigned long long)(s->addr - f->fn->entry),

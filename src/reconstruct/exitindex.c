@@ -112,6 +112,12 @@ struct ct_exitindex *ct_exitindex_build(struct ct_trace *t)
 
 const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret)
 {
+	if (seq + 1 < x->next) {
+		/* an earlier call, reported after later ones of other threads
+		 * (reconstruct.c waits for a call's SPILL hit): read it where it is */
+		if (fseeko(x->f, (off_t)(seq * sizeof(x->cur)), SEEK_SET) == 0)
+			x->next = seq;
+	}
 	while (x->next <= seq) {
 		if (fread(&x->cur, sizeof(x->cur), 1, x->f) != 1)
 			memset(&x->cur, 0, sizeof(x->cur));

@@ -120,6 +120,8 @@ def test_list_says_where_and_how():
         text = ct("list", "-v", prog(v), func).stdout
         spill = [l for l in text.splitlines() if l.strip().startswith("spill")]
         assert len(spill) == 1 and f"({how}; reads x" in spill[0], (v, text)
+        at = spill[0].split()[1]  # "+14": no other role is listed there
+        assert [l for l in text.splitlines() if l.split()[1:2] == [at]] == spill, (v, text)
     # an -O2 leaf keeps its floats in registers: no second probe
     assert "spill" not in ct("list", "-v", prog("gcc-O2"), "scale").stdout
 
