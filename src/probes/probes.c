@@ -310,10 +310,14 @@ int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ct
 			return ct_fail("cannot open the ring buffer: %s", strerror(errno));
 	}
 	int n = ring_buffer__poll(p->rb, timeout_ms);
+	if (n == CT_EVENT_PAUSE)
+		return 1;
 	if (n < 0 && n != -EINTR)
 		return ct_fail("reading the ring buffer failed: %s", strerror(-n));
 	/* Without a wakeup, poll() only times out: consume what is there. */
 	int m = ring_buffer__consume(p->rb);
+	if (m == CT_EVENT_PAUSE)
+		return (n > 0 ? n : 0) + 1;
 	if (m < 0 && m != -EINTR)
 		return ct_fail("reading the ring buffer failed: %s", strerror(-m));
 	return (n > 0 ? n : 0) + (m > 0 ? m : 0);

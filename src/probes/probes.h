@@ -6,6 +6,7 @@
 #ifndef CT_PROBES_H
 #define CT_PROBES_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,8 +57,12 @@ int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetc
 void ct_probes_detach(struct ct_probes *p);
 
 typedef int (*ct_event_cb)(void *ctx, const struct ct_event *e, const void *payload);
+/* What CB returns to stop the drain after this event (it queued work that
+ * must be done before the events behind it are read); the poll returns. */
+#define CT_EVENT_PAUSE (-EAGAIN)
 /* Drains the ring buffer, calling CB per event; waits at most TIMEOUT_MS for
- * data (the BPF side wakes us only when the buffer fills up). */
+ * data (the BPF side wakes us only when the buffer fills up).  Returns the
+ * events read (> 0 also when CB paused it), or -1. */
 int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx);
 uint64_t ct_probes_lost(struct ct_probes *p);
 /* A kernel-side counter (enum ct_counter). */

@@ -888,10 +888,11 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		if (!after_end && !cut)
 			ct_writer_proc(s->w, e->ts, e->site, e->pid, e->tid, e->site == CT_PROC_FORK ? (uint32_t)e->goid : 0);
 		if (e->site == CT_PROC_EXEC) {
-			if (!s->end_ts)
-				follow_exec(s, e->pid);
-			if (e->goid) /* the kernel held it for us: let it run */
-				kill((pid_t)e->pid, SIGCONT);
+			/* planning and attaching happen in the loop, before the
+			 * events behind this one are read */
+			struct ct_deferred d = {CT_DEFER_EXEC, e->goid != 0, e->pid};
+			CT_VEC_PUSH(s->deferred, d);
+			return CT_EVENT_PAUSE;
 		} else if (e->site == CT_PROC_FORK) {
 			ct_debug("--follow: process %u forked %llu", e->pid, (unsigned long long)e->goid);
 		}
@@ -940,6 +941,33 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return 0;
 }
 
+/* What on_event queued, in order.  A process the kernel held for us is let
+ * go even when nothing is done for it any more (the trace has ended). */
+static void run_deferred(struct ct_session *s)
+{
+	for (size_t i = 0; i < s->deferred.n; i++) {
+		const struct ct_deferred *d = &s->deferred.v[i];
+		switch (d->kind) {
+		case CT_DEFER_EXEC:
+			if (!s->end_ts)
+				follow_exec(s, d->pid);
+			break;
+		}
+		if (d->held)
+			kill((pid_t)d->pid, SIGCONT);
+	}
+	s->deferred.n = 0;
+}
+
+/* One drain of the event source, then what its events queued. */
+static int poll_events(struct ct_session *s, int timeout_ms)
+{
+	int n = s->wasm ? ct_wasm_run_poll(s->wasm, timeout_ms, on_event, s)
+			: ct_probes_poll(s->probes, timeout_ms, on_event, s);
+	run_deferred(s);
+	return n;
+}
+
 static uint64_t counter(const struct ct_session *s, enum ct_counter which)
 {
 	return s->wasm ? ct_wasm_run_counter(s->wasm, which) : ct_probes_counter(s->probes, which);
@@ -970,8 +998,7 @@ static void note_losses(struct ct_session *s, bool at_end)
 int ct_session_pump(struct ct_session *s, int timeout_ms)
 {
 	static uint64_t last_flush;
-	if (s->wasm ? ct_wasm_run_poll(s->wasm, timeout_ms, on_event, s) < 0
-		    : ct_probes_poll(s->probes, timeout_ms, on_event, s) < 0)
+	if (poll_events(s, timeout_ms) < 0)
 		return -1;
 	note_losses(s, false);
 	uint64_t now = now_mono_ns();
@@ -1036,7 +1063,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	s->detach_ns = now_mono_ns() - t0;
 	ct_debug("detached in %.1f ms", s->detach_ns / 1e6);
 	/* Events already in the ring buffer still count. */
-	while (s->probes && ct_probes_poll(s->probes, 0, on_event, s) > 0)
+	while (s->probes && poll_events(s, 0) > 0)
 		;
 	note_losses(s, true);
 	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
@@ -1093,6 +1120,10 @@ void ct_session_free(struct ct_session *s)
 		ct_type_ids_free(&lb->type_ids);
 	}
 	ct_type_ids_free(&s->type_ids);
+	for (size_t i = 0; i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
+		if (s->deferred.v[i].held)
+			kill((pid_t)s->deferred.v[i].pid, SIGCONT);
+	CT_VEC_FREE(s->deferred);
 	free(s->libs);
 	free((void *)s->main_sel.trace);
 	free((void *)s->main_sel.exclude);

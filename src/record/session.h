@@ -32,6 +32,19 @@ struct ct_session_opts {
 	char *cmdline;               /* for the file's metadata */
 };
 
+/* Work an event asks for that must not run inside the ring buffer's
+ * callback (planning, attaching, writing tables): the callback queues it
+ * and pauses the drain, the session loop does it before reading on. */
+enum ct_deferred_kind {
+	CT_DEFER_EXEC = 1, /* --follow: PID exec'd a binary (HELD: the kernel stopped it) */
+};
+
+struct ct_deferred {
+	uint8_t kind;
+	bool held;
+	uint32_t pid;
+};
+
 /* A shared library traced next to the program (-F 'LIB:GLOB'). */
 struct ct_libbin {
 	char *name;  /* as the user wrote it, e.g. "libc.so.6"; prefixes its functions */
@@ -80,6 +93,7 @@ struct ct_session {
 	const char *stop_reason;
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
+	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;
