@@ -1,9 +1,10 @@
 /* The payload codec (format/payload.c): a capture built for a signature
  * (plan/fetch.c), run over registers and memory of this process the way the
- * BPF program runs it (probes/calltrace.bpf.c run_fetch), compacted for the
+ * BPF program runs it (fetchsim.h), compacted for the
  * file, expanded back and read as snapshots — the bytes must survive the
  * round trip exactly. */
 #include "unit.h"
+#include "fetchsim.h"
 
 #include "plan/fetch.h"
 #include "util/util.h"
@@ -28,49 +29,6 @@ static struct ct_loc in_regs(int n, const uint8_t *regs)
 	for (int i = 0; i < n; i++)
 		l.pieces[i] = (struct ct_piece){.kind = CT_PIECE_REG, .reg = regs[i], .size = 8, .value_off = 8u * i};
 	return l;
-}
-
-/* What the BPF program writes for one memory op: the bytes copied and their
- * count in the header (the source is this process's memory). */
-static void copy_mem(uint8_t *payload, const struct ct_fetch_op *op, uint64_t addr, uint64_t n)
-{
-	uint16_t hdr;
-	if (!addr) {
-		hdr = CT_FETCH_FAILED;
-	} else {
-		memcpy(payload + op->dst + CT_MEM_HDR, (const void *)(uintptr_t)addr, n);
-		hdr = (uint16_t)n;
-	}
-	memcpy(payload + op->dst, &hdr, 2);
-}
-
-/* run_fetch of calltrace.bpf.c for the ops a Go signature uses; any other
- * op fails the test (so a change of the capture is seen here). */
-static int run_here(const struct ct_fetch *f, const uint64_t *regs, uint8_t *payload)
-{
-	for (uint32_t i = 0; i < f->nops; i++) {
-		const struct ct_fetch_op *op = &f->ops[i];
-		uint64_t ptr, n;
-		switch (op->code) {
-		case CT_OP_REG:
-			n = regs[op->reg] + (uint64_t)(int64_t)op->off;
-			memcpy(payload + op->dst, &n, 8);
-			break;
-		case CT_OP_DEREF:
-			memcpy(&ptr, payload + op->src, 8);
-			copy_mem(payload, op, ptr ? ptr + op->off : 0, op->size);
-			break;
-		case CT_OP_DEREF_LEN:
-			memcpy(&ptr, payload + op->src, 8);
-			memcpy(&n, payload + op->src2, 8);
-			n *= op->scale;
-			copy_mem(payload, op, ptr ? ptr + op->off : 0, n < op->size ? n : op->size);
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
 }
 
 struct capture {
@@ -100,12 +58,12 @@ static void build(struct capture *c)
 	ct_fetch_build(&typetab, &c->sig, c->locs, false, &o, &c->f);
 }
 
-/* The capture built and run over REGS: RAW is the payload BPF would send. */
-static int build_and_run(struct capture *c, const uint64_t *regs, uint8_t *raw)
+/* The capture built and run over PR: RAW is the payload BPF would send. */
+static void build_and_run(struct capture *c, const struct sim_proc *pr, uint8_t *raw)
 {
 	build(c);
 	memset(raw, 0, CT_MAX_PAYLOAD);
-	return run_here(&c->f.prog, regs, raw);
+	sim_run_fetch(pr, &c->f.prog, raw);
 }
 
 static void capture_free(struct capture *c)
@@ -120,18 +78,21 @@ TEST(fetch_codec_round_trip)
 	static const char text[] = "hello, payload";
 	static int64_t items[3] = {7, -8, 9};
 	static int64_t target = 42;
-	uint64_t regs[16] = {0};
-	regs[CT_RAX] = (uintptr_t)text;
-	regs[CT_RBX] = sizeof(text) - 1;
-	regs[CT_RCX] = (uintptr_t)items;
-	regs[CT_RDI] = 3;
-	regs[CT_RSI] = 5;
-	regs[CT_R8] = (uintptr_t)&target;
-	regs[CT_R9] = 12345;
+	struct sim_proc pr = {0};
+	sim_map(&pr, (uintptr_t)text, text, sizeof(text));
+	sim_map(&pr, (uintptr_t)items, items, sizeof(items));
+	sim_map(&pr, (uintptr_t)&target, &target, sizeof(target));
+	pr.regs[CT_RAX] = (uintptr_t)text;
+	pr.regs[CT_RBX] = sizeof(text) - 1;
+	pr.regs[CT_RCX] = (uintptr_t)items;
+	pr.regs[CT_RDI] = 3;
+	pr.regs[CT_RSI] = 5;
+	pr.regs[CT_R8] = (uintptr_t)&target;
+	pr.regs[CT_R9] = 12345;
 
 	struct capture c;
 	uint8_t raw[CT_MAX_PAYLOAD];
-	CHECK_EQ_I(build_and_run(&c, regs, raw), 0);
+	build_and_run(&c, &pr, raw);
 	CHECK_EQ_U(c.f.nvals, 4);
 	/* 7 words, the string's bytes, the slice's items (a pointer is shown
 	 * as an address, not followed) */
@@ -171,12 +132,12 @@ TEST(fetch_codec_round_trip)
  * bytes, and reads back as a snapshot without bytes. */
 TEST(fetch_codec_failed_read)
 {
-	uint64_t regs[16] = {0};
-	regs[CT_RBX] = 3; /* a string of 3 bytes at address 0 */
-	regs[CT_RDI] = 2; /* a slice of 2 items at address 0 */
+	struct sim_proc pr = {0};
+	pr.regs[CT_RBX] = 3; /* a string of 3 bytes at address 0 */
+	pr.regs[CT_RDI] = 2; /* a slice of 2 items at address 0 */
 	struct capture c;
 	uint8_t raw[CT_MAX_PAYLOAD], compact[CT_MAX_PAYLOAD], back[CT_MAX_PAYLOAD];
-	CHECK_EQ_I(build_and_run(&c, regs, raw), 0);
+	build_and_run(&c, &pr, raw);
 	size_t clen = ct_fetch_compact(&c.f.prog, raw, c.f.prog.size, compact, sizeof(compact));
 	CHECK_EQ_U(clen, 7 * 8 + 2 * 2);
 	CHECK_EQ_U(ct_fetch_expand(&c.f.prog, compact, clen, back, sizeof(back)), c.f.prog.size);
@@ -194,12 +155,13 @@ TEST(fetch_codec_failed_read)
 TEST(fetch_codec_refuses_damaged_payloads)
 {
 	static const char text[] = "abc";
-	uint64_t regs[16] = {0};
-	regs[CT_RAX] = (uintptr_t)text;
-	regs[CT_RBX] = 3;
+	struct sim_proc pr = {0};
+	sim_map(&pr, (uintptr_t)text, text, sizeof(text));
+	pr.regs[CT_RAX] = (uintptr_t)text;
+	pr.regs[CT_RBX] = 3;
 	struct capture c;
 	uint8_t raw[CT_MAX_PAYLOAD], compact[CT_MAX_PAYLOAD], back[CT_MAX_PAYLOAD];
-	CHECK_EQ_I(build_and_run(&c, regs, raw), 0);
+	build_and_run(&c, &pr, raw);
 	size_t clen = ct_fetch_compact(&c.f.prog, raw, c.f.prog.size, compact, sizeof(compact));
 	CHECK(clen > 8);
 	for (size_t cut = 0; cut < clen; cut++)

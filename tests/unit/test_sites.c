@@ -2,6 +2,7 @@
  * array carries its disassembly (verified with objdump -D -b binary
  * -mi386:x86-64 --adjust-vma=0x401000). */
 #include "unit.h"
+#include "fetchsim.h"
 
 #include "plan/fetch.h"
 #include "plan/sites.h"
@@ -730,18 +731,12 @@ static void put_word(struct at_site *m, uint32_t off, uint64_t v)
 	memcpy(m->stack + off, &v, 8);
 }
 
-static uint64_t stack_word(const struct at_site *m, int32_t off)
-{
-	uint64_t v;
-	memcpy(&v, m->stack + off, 8);
-	return v;
-}
-
 /* Reads the first N Go result registers (RAX, RBX, RCX, ...) where the walk
  * over CODE says they are at its exit site, as calltrace.bpf.c's run_fetch
- * would from M: OUT[i] (of which a value of SIZES[i] bytes uses the low ones;
- * SIZES NULL: all 8).  -1 if the relocation fails (ct_error says why), -2
- * if the walk finds no emulated site or the fetch has an unexpected op. */
+ * would from M (fetchsim.h): OUT[i] (of which a value of SIZES[i] bytes uses
+ * the low ones; SIZES NULL: all 8).  -1 if the relocation fails (ct_error
+ * says why), -2 if the walk finds no emulated site or the fetch has an op
+ * other than a word's. */
 static int results_sized(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, const uint16_t *sizes,
 			 uint64_t *out, struct ct_exit_walk *w)
 {
@@ -756,17 +751,17 @@ static int results_sized(const uint8_t *code, size_t len, const struct at_site *
 	ct_site_fetch_free(&raw);
 	if (rc)
 		return -1;
+	struct sim_proc pr = {0};
+	memcpy(pr.regs, m->regs, sizeof(m->regs));
+	pr.regs[CT_REG_SP] = 0x7ffd0000;
+	sim_map(&pr, pr.regs[CT_REG_SP], m->stack, sizeof(m->stack));
+	uint8_t payload[CT_MAX_PAYLOAD] = {0};
+	sim_run_fetch(&pr, &f.prog, payload);
 	for (uint32_t i = 0; i < f.prog.nops; i++) {
 		const struct ct_fetch_op *op = &f.prog.ops[i];
-		uint64_t v = 0;
-		bool word_ok = op->off >= 0 && op->off + 8 <= (int32_t)sizeof(m->stack);
-		if (op->code == CT_OP_REG && op->reg < 15)
-			v = m->regs[op->reg] + (uint64_t)(int64_t)op->off;
-		else if (op->code == CT_OP_STACKWORD && word_ok)
-			v = stack_word(m, op->off);
-		else if (op->code == CT_OP_REGDIFF && word_ok && op->reg < 15)
-			v = m->regs[op->reg] - stack_word(m, op->off);
-		else
+		uint64_t v;
+		memcpy(&v, payload + op->dst, 8);
+		if (op->code != CT_OP_REG && op->code != CT_OP_STACKWORD && op->code != CT_OP_REGDIFF)
 			rc = -2;
 		if (sizes && sizes[op->dst / 8] < 8)
 			v &= (1ull << (8 * sizes[op->dst / 8])) - 1;

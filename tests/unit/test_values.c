@@ -1,11 +1,12 @@
 /* Value decoding for Rust and C++ (render/values.c) on synthetic inputs:
  * a hand-built type table and signature, the locations of plan/abi.c, the
  * capture program of plan/fetch.c run here over made-up registers and
- * memory as the BPF side runs it (calltrace.bpf.c run_fetch), the payload
+ * memory as the BPF side runs it (fetchsim.h), the payload
  * compacted as the file keeps it, then decoded as text and JSON.  The
  * layouts are those of the fixtures (tests/fixtures/{rust,cpp}/app: rustc
  * 1.63, g++ 12) that test_types_rustcpp.c reads from DWARF. */
 #include "unit.h"
+#include "fetchsim.h"
 #include "typetab.h"
 
 #include "plan/abi.h"
@@ -13,106 +14,6 @@
 #include "format/tracefile.h"
 #include "render/values.h"
 #include "target/target.h" /* CT_FN_GO */
-
-/* ---- a process to capture from ---- */
-
-struct region {
-	uint64_t addr;
-	const void *bytes;
-	uint32_t len;
-};
-
-struct proc {
-	uint64_t regs[21]; /* pt_regs slots; SP is slot 19 */
-	struct region mem[16];
-	size_t nmem;
-};
-
-static void map_mem(struct proc *pr, uint64_t addr, const void *bytes, uint32_t len)
-{
-	pr->mem[pr->nmem++] = (struct region){addr, bytes, len};
-}
-
-static bool read_mem(const struct proc *pr, uint64_t addr, void *out, uint64_t size)
-{
-	for (size_t i = 0; i < pr->nmem; i++)
-		if (addr >= pr->mem[i].addr && addr - pr->mem[i].addr + size <= pr->mem[i].len) {
-			memcpy(out, (const uint8_t *)pr->mem[i].bytes + (addr - pr->mem[i].addr), size);
-			return true;
-		}
-	return false;
-}
-
-static uint64_t word_at(const uint8_t *payload, uint32_t off)
-{
-	uint64_t w;
-	memcpy(&w, payload + (off & ~7u), 8);
-	return w;
-}
-
-/* Memory op: header (bytes copied, or CT_FETCH_FAILED) at dst, bytes after. */
-static void mem_op(const struct proc *pr, uint8_t *payload, uint32_t dst, uint64_t size, uint64_t addr, bool str)
-{
-	uint8_t *data = payload + dst + CT_MEM_HDR;
-	uint16_t hdr = CT_FETCH_FAILED;
-	if (!size) {
-		hdr = 0;
-	} else if (str) {
-		for (uint64_t n = 0; n < size && read_mem(pr, addr + n, data + n, 1); n++)
-			if (!data[n] || n + 1 == size) {
-				data[n] = 0;
-				hdr = (uint16_t)n;
-				break;
-			}
-	} else if (read_mem(pr, addr, data, size)) {
-		hdr = (uint16_t)size;
-	}
-	memcpy(payload + dst, &hdr, 2);
-}
-
-/* What calltrace.bpf.c's run_fetch does, over PR. */
-static void run_fetch(const struct proc *pr, const struct ct_fetch *f, uint8_t *payload)
-{
-	uint64_t sp = pr->regs[19];
-	for (uint32_t i = 0; i < f->nops; i++) {
-		const struct ct_fetch_op *op = &f->ops[i];
-		uint64_t n;
-		switch (op->code) {
-		case CT_OP_REG:
-			n = pr->regs[op->reg & 15] + (uint64_t)(int64_t)op->off;
-			memcpy(payload + (op->dst & ~7u), &n, 8);
-			break;
-		case CT_OP_REGDIFF:
-			if (!read_mem(pr, sp + (uint64_t)(int64_t)op->off, &n, 8))
-				n = pr->regs[op->reg & 15]; /* unreadable: 0, as calltrace.bpf.c */
-			n = pr->regs[op->reg & 15] - n;
-			memcpy(payload + (op->dst & ~7u), &n, 8);
-			break;
-		case CT_OP_STACK:
-			mem_op(pr, payload, op->dst, op->size, sp + (uint64_t)(int64_t)op->off, false);
-			break;
-		case CT_OP_REGMEM:
-			mem_op(pr, payload, op->dst, op->size, pr->regs[op->reg & 15] + (uint64_t)(int64_t)op->off, false);
-			break;
-		case CT_OP_DEREF:
-		case CT_OP_DEREF_STR:
-			mem_op(pr, payload, op->dst, op->size, word_at(payload, op->src) + (uint64_t)(int64_t)op->off,
-			       op->code == CT_OP_DEREF_STR);
-			break;
-		case CT_OP_DEREF_LEN:
-		case CT_OP_DEREF_SPAN:
-			n = op->code == CT_OP_DEREF_LEN ? word_at(payload, op->src2) * op->scale
-							: word_at(payload, op->src2) - word_at(payload, op->src);
-			mem_op(pr, payload, op->dst, n > op->size ? op->size : n,
-			       word_at(payload, op->src) + (uint64_t)(int64_t)op->off, false);
-			break;
-		case CT_OP_STACKWORD:
-			if (!read_mem(pr, sp + (uint64_t)(int64_t)op->off, payload + (op->dst & ~7u), 8))
-				memset(payload + (op->dst & ~7u), 0, 8);
-			break;
-		}
-	}
-}
 
 /* A site's capture planned, run and loaded: what replay holds for one hit. */
 struct loaded {
@@ -127,7 +28,7 @@ struct loaded {
 /* Plans SIG's capture (arguments, or RESULTS) by convention CC, runs it
  * over PR (NULL: the hit copied nothing) and loads it into L->v. */
 static bool load(struct loaded *l, struct ct_typetab *tt, struct sigb *b, enum ct_callconv cc, bool results,
-		 const struct proc *pr)
+		 const struct sim_proc *pr)
 {
 	struct ct_abi_layout lay;
 	memset(l, 0, sizeof(*l));
@@ -141,7 +42,7 @@ static bool load(struct loaded *l, struct ct_typetab *tt, struct sigb *b, enum c
 	memset(raw, 0xa5, sizeof(raw)); /* what no op wrote is not read */
 	size_t len = 0;
 	if (pr) {
-		run_fetch(pr, &l->f.prog, raw);
+		sim_run_fetch(pr, &l->f.prog, raw);
 		len = ct_fetch_compact(&l->f.prog, raw, l->f.prog.size, compact, sizeof(compact));
 	}
 	l->sites[0] = &l->f;
@@ -162,7 +63,7 @@ static void loaded_free(struct loaded *l)
 /* Plans SIG's capture (arguments, or RESULTS) by convention CC, runs it
  * over PR and decodes it: TEXT and JSON as replay shows them. */
 static bool decode(struct ct_typetab *tt, struct sigb *b, enum ct_callconv cc, bool results,
-		   const struct proc *pr, struct ct_buf *text, struct ct_buf *json)
+		   const struct sim_proc *pr, struct ct_buf *text, struct ct_buf *json)
 {
 	struct loaded l;
 	bool ok = load(&l, tt, b, cc, results, pr);
@@ -297,8 +198,8 @@ TEST(values_rust_scalars_strings_tuples)
 	struct rtypes r;
 	rust_types(&r);
 	struct sigb b;
-	struct proc pr = {0};
-	map_mem(&pr, 0x10000, "abcdef", 6);
+	struct sim_proc pr = {0};
+	sim_map(&pr, 0x10000, "abcdef", 6);
 	sig_init(&b);
 	arg_named(&b, "s", r.str), arg_named(&b, "n", r.u32);
 	pr.regs[CT_RDI] = 0x10000, pr.regs[CT_RSI] = 3, pr.regs[CT_RDX] = 0xffffffff00000002ull;
@@ -327,11 +228,11 @@ TEST(values_rust_sequences)
 	struct rtypes r;
 	rust_types(&r);
 	struct sigb b;
-	struct proc pr = {0};
+	struct sim_proc pr = {0};
 	static const int32_t items[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 	uint64_t vec[3] = {0x30000, 10, 10}; /* ptr, cap, len */
-	map_mem(&pr, 0x30000, items, sizeof(items));
-	map_mem(&pr, 0x40000, vec, sizeof(vec));
+	sim_map(&pr, 0x30000, items, sizeof(items));
+	sim_map(&pr, 0x40000, vec, sizeof(vec));
 	sig_init(&b);
 	arg_named(&b, "v", r.rvec), arg_named(&b, "w", r.slice);
 	pr.regs[CT_RDI] = 0x40000, pr.regs[CT_RSI] = 0x30000 + 12, pr.regs[CT_RDX] = 3;
@@ -347,8 +248,8 @@ TEST(values_rust_sequences)
 		     "{\"name\":\"w\",\"type\":\"&[i32]\",\"value\":{\"len\":0,\"items\":[]}}]");
 	/* a String result: RAX holds the address of the caller's String */
 	uint64_t str[3] = {0x10000, 8, 6};
-	map_mem(&pr, 0x50000, str, sizeof(str));
-	map_mem(&pr, 0x10000, "ababab", 6);
+	sim_map(&pr, 0x50000, str, sizeof(str));
+	sim_map(&pr, 0x10000, "ababab", 6);
 	sig_init(&b);
 	arg_named(&b, "n", r.u64), res_named(&b, "", r.string);
 	pr.regs[CT_RAX] = 0x50000;
@@ -363,9 +264,9 @@ TEST(values_rust_enums)
 	struct rtypes r;
 	rust_types(&r);
 	struct sigb b;
-	struct proc pr = {0};
+	struct sim_proc pr = {0};
 	uint32_t eleven = 11;
-	map_mem(&pr, 0x60000, &eleven, 4);
+	sim_map(&pr, 0x60000, &eleven, 4);
 	sig_init(&b);
 	arg_named(&b, "o", r.optu32), arg_named(&b, "q", r.optu32), arg_named(&b, "m", r.optref);
 	pr.regs[CT_RDI] = 1, pr.regs[CT_RSI] = 5, pr.regs[CT_RDX] = 0, pr.regs[CT_RCX] = 77, pr.regs[CT_R8] = 0x60000;
@@ -382,10 +283,10 @@ TEST(values_rust_enums)
 	/* by hidden reference (over 16 bytes, or not two scalars) */
 	uint32_t rect[3] = {1, 2, 3}, circle[3] = {0, 2, 0};
 	uint64_t res_err[3] = {1, 0x10000, 3};
-	map_mem(&pr, 0x70000, rect, sizeof(rect));
-	map_mem(&pr, 0x70100, circle, sizeof(circle));
-	map_mem(&pr, 0x70200, res_err, sizeof(res_err));
-	map_mem(&pr, 0x10000, "bad", 3);
+	sim_map(&pr, 0x70000, rect, sizeof(rect));
+	sim_map(&pr, 0x70100, circle, sizeof(circle));
+	sim_map(&pr, 0x70200, res_err, sizeof(res_err));
+	sim_map(&pr, 0x10000, "bad", 3);
 	sig_init(&b);
 	arg_named(&b, "s", r.shape), arg_named(&b, "c", r.shape), arg_named(&b, "r", r.result);
 	pr.regs[CT_RDI] = 0x70000, pr.regs[CT_RSI] = 0x70100, pr.regs[CT_RDX] = 0x70200;
@@ -413,7 +314,7 @@ TEST(values_rust_wide)
 	struct rtypes r;
 	rust_types(&r);
 	struct sigb b;
-	struct proc pr = {0};
+	struct sim_proc pr = {0};
 	sig_init(&b);
 	arg_named(&b, "x", r.u128), arg_named(&b, "y", r.u32), res_named(&b, "", r.u128);
 	pr.regs[CT_RAX] = 0xffffffffffffffffull, pr.regs[CT_RDX] = 0xffffffffffffffffull;
@@ -449,7 +350,7 @@ TEST(values_cxx_strings_vectors_references)
 	name_fields(&tt, color, "Red", "Green");
 	tt.v[color].fields[1].value = 2;
 
-	struct proc pr = {0};
+	struct sim_proc pr = {0};
 	/* a short string lives in the object itself (SSO) */
 	uint64_t sso[4] = {0x80010, 2, 0, 0};
 	memcpy(&sso[2], "hi", 3);
@@ -457,12 +358,12 @@ TEST(values_cxx_strings_vectors_references)
 	static const int32_t items[] = {10, 20, 30, 40};
 	uint64_t v[3] = {0x91000, 0x91000 + 16, 0x91000 + 16};
 	int32_t twentyone = 21;
-	map_mem(&pr, 0x80000, sso, sizeof(sso));
-	map_mem(&pr, 0x90000, "by value", 8);
-	map_mem(&pr, 0x90100, heap, sizeof(heap));
-	map_mem(&pr, 0x91000, items, sizeof(items));
-	map_mem(&pr, 0x92000, v, sizeof(v));
-	map_mem(&pr, 0x93000, &twentyone, 4);
+	sim_map(&pr, 0x80000, sso, sizeof(sso));
+	sim_map(&pr, 0x90000, "by value", 8);
+	sim_map(&pr, 0x90100, heap, sizeof(heap));
+	sim_map(&pr, 0x91000, items, sizeof(items));
+	sim_map(&pr, 0x92000, v, sizeof(v));
+	sim_map(&pr, 0x93000, &twentyone, 4);
 	struct sigb b;
 	sig_init(&b);
 	arg_named(&b, "s", rstr), arg_named(&b, "t", str), arg_named(&b, "v", rvec), arg_named(&b, "r", rint);
@@ -530,9 +431,9 @@ TEST(values_tree_go_strings_lists_structs)
 	sig_init(&b);
 	arg_named(&b, "s", g.string), arg_named(&b, "xs", g.slice), arg_named(&b, "p", g.point);
 	static const int64_t items[] = {1, -2, 3};
-	struct proc pr = {0};
-	map_mem(&pr, 0x10000, "gopher", 6);
-	map_mem(&pr, 0x20000, items, sizeof(items));
+	struct sim_proc pr = {0};
+	sim_map(&pr, 0x10000, "gopher", 6);
+	sim_map(&pr, 0x20000, items, sizeof(items));
 	pr.regs[CT_RAX] = 0x10000, pr.regs[CT_RBX] = 6;
 	pr.regs[CT_RCX] = 0x20000, pr.regs[CT_RDI] = 3, pr.regs[CT_RSI] = 4;
 	pr.regs[CT_R8] = 10, pr.regs[CT_R9] = (uint64_t)-20;
@@ -569,9 +470,9 @@ TEST(values_tree_go_maps_interfaces_nil)
 	arg_named(&b, "m", g.map), arg_named(&b, "e", g.eface), arg_named(&b, "q", g.pint);
 	uint64_t hmap[2] = {7, 0};
 	int64_t boxed[2] = {42, 0}; /* 16 bytes behind the data word are captured */
-	struct proc pr = {0};
-	map_mem(&pr, 0x30000, hmap, sizeof(hmap));
-	map_mem(&pr, 0x50000, boxed, sizeof(boxed));
+	struct sim_proc pr = {0};
+	sim_map(&pr, 0x30000, hmap, sizeof(hmap));
+	sim_map(&pr, 0x50000, boxed, sizeof(boxed));
 	pr.regs[CT_RAX] = 0x30000, pr.regs[CT_RBX] = 0x40000, pr.regs[CT_RCX] = 0x50000, pr.regs[CT_RDI] = 0;
 	struct loaded l;
 	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
@@ -628,8 +529,8 @@ TEST(values_tree_unreadable_keeps_its_reason)
 	 * whose bytes are not there */
 	static char big[100];
 	memset(big, 'a', sizeof(big));
-	struct proc pr = {0};
-	map_mem(&pr, 0x10000, big, sizeof(big));
+	struct sim_proc pr = {0};
+	sim_map(&pr, 0x10000, big, sizeof(big));
 	pr.regs[CT_RAX] = 0x10000, pr.regs[CT_RBX] = 100, pr.regs[CT_RCX] = 5;
 	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
 	n = ct_values_decode(l.v, 0);
@@ -668,7 +569,7 @@ TEST(values_tree_is_bounded)
 	struct sigb b;
 	sig_init(&b);
 	arg_named(&b, "w", wide);
-	struct proc pr = {0};
+	struct sim_proc pr = {0};
 	pr.regs[CT_RDI] = 3;
 	struct loaded l;
 	CHECK(load(&l, &tt, &b, CT_CC_SYSV, false, &pr));
