@@ -28,7 +28,8 @@ static void usage(FILE *f)
 		   "address, X0(unreadable) = an SSE register BPF cannot read, st(0)(unreadable) =\n"
 		   "the x87 register of a long double result).  With -v, `spill` is where the\n"
 		   "SSE arguments are read instead: the straight line from the entry has stored\n"
-		   "them to the stack there.\n");
+		   "them to the stack there; for results in SSE registers, each call's exit says\n"
+		   "where the caller stored or copied them (read there) or why they stay unread.\n");
 }
 
 static int32_t op_offset(const struct ct_site_fetch *f, uint16_t slot)
@@ -148,6 +149,47 @@ static void results_stepped_why(const struct ct_plan_func *f, const struct ct_ca
 	}
 }
 
+/* Results in SSE registers (BPF cannot read them) at one call's exit: where
+ * the exit probe reads each (the caller stored or copied it there), or why
+ * it stays unavailable.  Appended to OUT ("" if there are none). */
+static void float_results_note(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+{
+	const struct ct_site_fetch *r = f->results_view;
+	uint32_t seen = 0;
+	size_t len = strlen(out);
+	for (uint32_t i = 0; r && i < r->nvals; i++)
+		for (uint32_t k = 0; k < r->vals[i].npieces; k++) {
+			const struct ct_val_piece *pc = &r->vals[i].pieces[k];
+			unsigned x = pc->reg - CT_XMM0;
+			if (pc->kind != CT_PIECE_XREG || x >= 16 || (seen >> x & 1) || len + 1 >= n)
+				continue;
+			seen |= 1u << x;
+			const __typeof__(cs->walk.xloc[0]) *l = &cs->walk.xloc[x];
+			char *o = out + len;
+			size_t left = n - len;
+			if (cs->how != CT_EXIT_EMULATED)
+				snprintf(o, left, "; X%u unreadable there (not stored yet)", x);
+			else if (l->base == CT_XLOC_REG && l->width >= pc->size)
+				snprintf(o, left, "; X%u read from %s, where the caller copied it", x,
+					 ct_reg_name((unsigned)l->off));
+			else if (l->base != CT_XLOC_NONE && l->width >= pc->size)
+				snprintf(o, left, "; X%u read from *(%s%+d), where the caller stored it", x,
+					 l->base == CT_XLOC_SP ? "SP" : "RBP", l->off);
+			else if (l->base != CT_XLOC_NONE)
+				snprintf(o, left, "; X%u unavailable: only its low %u bytes are kept, %u needed", x, l->width,
+					 pc->size);
+			else if (l->out)
+				snprintf(o, left, "; X%u unavailable: stored at 0x%llx where the walk does not read (a global, or through a pointer)",
+					 x, (unsigned long long)(cs->ret + l->out - 1));
+			else if (l->lost)
+				snprintf(o, left, "; X%u unavailable: gone at 0x%llx before it was stored", x,
+					 (unsigned long long)(cs->ret + l->lost - 1));
+			else
+				snprintf(o, left, "; X%u unavailable: still in an SSE register there", x);
+			len += strlen(o);
+		}
+}
+
 /* --exit=auto: how the function's calls are observed, and why. */
 static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
 {
@@ -189,11 +231,12 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char sp[32] = "";
 		if (cs->sp_delta)
 			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
-		char why[192] = "emulated";
+		char why[512] = "emulated";
 		if (cs->how == CT_EXIT_EMULATED && f->results_view && f->results_view->nvals)
 			snprintf(why, sizeof(why), "emulated, results read there");
 		else if (cs->how != CT_EXIT_EMULATED)
 			results_stepped_why(f, cs, why, sizeof(why));
+		float_results_note(f, cs, why, sizeof(why));
 		printf("      %-7s %-40s -> %s %s (%s%s)\n", role, at, ex, text, why, sp);
 	}
 }

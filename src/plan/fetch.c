@@ -400,6 +400,36 @@ static uint32_t word_bytes_used(const struct ct_site_fetch *f, uint16_t slot)
 	return n ? n : 8; /* no piece: a raw word */
 }
 
+/* Values in SSE registers (float results), which BPF cannot read, that the
+ * caller stored before the exit site: read from that memory instead (one
+ * more op each, as long as the program has room; else they stay unread). */
+static void read_stored_floats(struct ct_site_fetch *f, const struct ct_exit_walk *walk)
+{
+	for (uint32_t i = 0; i < f->nvals; i++)
+		for (uint32_t k = 0; k < f->vals[i].npieces; k++) {
+			struct ct_val_piece *p = &f->vals[i].pieces[k];
+			if (p->kind != CT_PIECE_XREG || p->reg < CT_XMM0 || p->reg >= CT_XMM0 + 16)
+				continue;
+			const __typeof__(walk->xloc[0]) *l = &walk->xloc[p->reg - CT_XMM0];
+			bool in_reg = l->base == CT_XLOC_REG;
+			uint32_t slot = (f->prog.size + 7u) & ~7u, bytes = in_reg ? 8 : CT_MEM_HDR + p->size;
+			if (l->base == CT_XLOC_NONE || l->width < p->size || f->prog.nops >= CT_MAX_OPS ||
+			    slot + bytes > CT_MAX_PAYLOAD - 8)
+				continue;
+			struct ct_fetch_op *op = &f->prog.ops[f->prog.nops++];
+			memset(op, 0, sizeof(*op));
+			op->code = in_reg ? CT_OP_REG : l->base == CT_XLOC_SP ? CT_OP_STACK : CT_OP_REGMEM;
+			op->reg = (uint8_t)(in_reg ? l->off : l->base == CT_XLOC_RBP ? CT_RBP : 0);
+			op->dst = (uint16_t)slot;
+			op->size = in_reg ? 0 : p->size;
+			op->off = in_reg ? 0 : l->off;
+			f->prog.size = (uint16_t)((slot + bytes + 7u) & ~7u);
+			p->kind = in_reg ? CT_PIECE_REG : l->base == CT_XLOC_SP ? CT_PIECE_STACK : CT_PIECE_REGMEM;
+			p->reg = op->reg;
+			p->slot = op->dst;
+		}
+}
+
 int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const struct ct_exit_walk *walk,
 		      struct ct_site_fetch *out)
 {
@@ -459,6 +489,8 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 	out->prog = prog;
 	out->immutable_ops = in->immutable_ops;
 	copy_vals(out, in, 0);
+	if (walk)
+		read_stored_floats(out, walk);
 	return 0;
 }
 

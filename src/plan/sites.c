@@ -773,68 +773,6 @@ static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 	*l = best;
 }
 
-void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
-{
-	memset(out, 0, sizeof(*out));
-	struct walk_state w = {0};
-	w.sp_known = true;
-	for (int r = 0; r < 15; r++) {
-		struct expr e = {true, (int8_t)r, false, 8, 0, 0};
-		w.val[r] = e;
-	}
-	out->how = CT_EXIT_NONE;
-	size_t off = 0;
-	struct insn x;
-	for (int n = 0; n < EXIT_LOOKAHEAD && off < len; n++) {
-		if (!decode(code + off, len - off, ret_addr + off, &x))
-			break;
-		out->ninsns++;
-		bool ok = probe_refusal(&x) == NULL;
-		if (n == 0 && ok) {
-			out->first_site = x.addr;
-			out->first_emulated = kernel_emulates(&x);
-		}
-		if (x.in.meta.category == ZYDIS_CATEGORY_RET) {
-			out->how = CT_EXIT_TAILPOS;
-			return;
-		}
-		if (w.sp_known && ok && kernel_emulates(&x)) {
-			out->how = CT_EXIT_EMULATED;
-			out->site = x.addr;
-			out->sp_delta = w.d;
-			out->written = w.written;
-			out->stack_written = w.stack_written;
-			out->mem_written = w.mem_written;
-			for (int r = 0; r < 15; r++)
-				locate(&w, r, out);
-			return;
-		}
-		if (leaves_line(&x))
-			break;
-		if (w.sp_known) {
-			bool held[15];
-			for (int r = 0; r < 15; r++)
-				held[r] = still_held(&w, r);
-			if (!walk_step(&w, &x))
-				w.sp_known = false; /* only a ret ahead can still say something */
-			for (int r = 0; r < 15; r++)
-				if (held[r] && (!w.sp_known || !still_held(&w, r)) && !out->lost_at[r])
-					out->lost_at[r] = x.addr;
-		}
-		off += x.in.length;
-	}
-	/* No emulated instruction on the straight line: the return address
-	 * itself, single-stepped (or emulated: then the loop took it). */
-	if (out->first_site) {
-		out->how = CT_EXIT_STEPPED;
-		out->site = out->first_site;
-		for (int r = 0; r < 15; r++) {
-			out->loc[r].reg = (int8_t)r;
-			out->loc[r].width = 8;
-		}
-	}
-}
-
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 {
 	struct insn x;
@@ -847,11 +785,21 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 #define SPILL_EMULATED_NEAR 6 /* how far past the first point an emulated site may be */
 #define SPILL_SLOTS 16
 
-/* What the straight line from the entry has done so far.  Registers are
- * numbered 0..15 (general, Zydis ids: rax rcx rdx rbx rsp rbp rsi rdi
- * r8..r15) and 16..31 (xmm0..15); each holds the low `n` bytes of entry
- * register xmm`k`, or nothing known (k < 0).  Frame addresses are bytes
- * from SP at the entry (E). */
+/* What the straight line from its start has done so far: the entry (where
+ * the SSE registers hold the arguments) or, in the other direction, a call's
+ * return address (where they hold the results).  Registers are numbered
+ * 0..15 (general, Zydis ids: rax rcx rdx rbx rsp rbp rsi rdi r8..r15) and
+ * 16..31 (xmm0..15); each holds the low `n` bytes of start register xmm`k`,
+ * or nothing known (k < 0).  Frame addresses are bytes from SP at the start
+ * (E).
+ *
+ * From a return address (`from_ret`) the caller's frame is an old one, whose
+ * address other registers may hold: a store through any other base may
+ * write a slot (at the entry, nothing can point into the frame being made,
+ * as long as its address does not escape).  And RBP, the caller's frame
+ * pointer or any register it keeps, is not known relative to SP: its slots
+ * are a second space, at `RBP + off` while RBP is not written, which any
+ * store through SP may alias, and the reverse. */
 struct spill_state {
 	struct {
 		int8_t k;
@@ -860,12 +808,28 @@ struct spill_state {
 	int32_t d;          /* SP = E - d */
 	bool rbp_known;
 	int32_t rbp;        /* RBP = E + rbp (after `mov %rsp,%rbp`) */
+	bool from_ret;
+	bool rbp_kept;      /* from_ret: RBP not written since the start */
 	struct {
-		int32_t off;    /* from E */
-		uint8_t n, k;   /* the low n bytes of entry xmm k */
+		int32_t off;    /* from E, or from RBP (in_rbp) */
+		uint8_t n, k;   /* the low n bytes of start xmm k */
+		bool in_rbp;
 	} slots[SPILL_SLOTS];
 	int nslots;
+	uint64_t out_at[16]; /* from_ret: where xmm k was stored somewhere not followed */
 };
+
+/* W at the start of a walk: from the entry, xmm0-7 carry the arguments;
+ * from a return address (FROM_RET), xmm0-15 may carry results. */
+static void xmm_walk_start(struct spill_state *w, bool from_ret)
+{
+	memset(w, 0, sizeof(*w));
+	for (int r = 0; r < 32; r++) {
+		w->r[r].k = r >= 16 && r < (from_ret ? 32 : 24) ? (int8_t)(r - 16) : -1;
+		w->r[r].n = 16;
+	}
+	w->from_ret = w->rbp_kept = from_ret;
+}
 
 static int spill_reg(ZydisRegister r, unsigned *bytes)
 {
@@ -889,28 +853,44 @@ static int spill_reg(ZydisRegister r, unsigned *bytes)
 	}
 }
 
-/* The frame address (from E) an operand names, if its base is SP or a
- * known RBP and it has no index. */
-static bool spill_frame_addr(const struct spill_state *w, const ZydisDecodedOperand *o, int32_t *at)
+/* The frame address an operand names, if its base is SP or a known RBP (from
+ * E) or, from a return address, the start's RBP (*IN_RBP: from RBP), and it
+ * has no index. */
+static bool spill_frame_addr(const struct spill_state *w, const ZydisDecodedOperand *o, int32_t *at, bool *in_rbp)
 {
+	*in_rbp = false;
 	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.index != ZYDIS_REGISTER_NONE)
 		return false;
 	if (o->mem.base == ZYDIS_REGISTER_RSP)
 		*at = -w->d + (int32_t)o->mem.disp.value;
 	else if (o->mem.base == ZYDIS_REGISTER_RBP && w->rbp_known)
 		*at = w->rbp + (int32_t)o->mem.disp.value;
+	else if (o->mem.base == ZYDIS_REGISTER_RBP && w->from_ret && w->rbp_kept)
+		*at = (int32_t)o->mem.disp.value, *in_rbp = true;
 	else
 		return false;
 	return true;
 }
 
-static void spill_kill(struct spill_state *w, int32_t lo, int32_t hi)
+/* Bytes [LO, HI) of one space are written: its slots there are gone, and
+ * from a return address every slot of the other space (it may alias). */
+static void spill_kill(struct spill_state *w, bool in_rbp, int32_t lo, int32_t hi)
 {
 	for (int i = 0; i < w->nslots;)
-		if (w->slots[i].off < hi && w->slots[i].off + w->slots[i].n > lo)
+		if (w->slots[i].in_rbp == in_rbp ? w->slots[i].off < hi && w->slots[i].off + w->slots[i].n > lo
+						 : w->from_ret)
 			w->slots[i] = w->slots[--w->nslots];
 		else
 			i++;
+}
+
+/* Memory written through another base: at the entry it cannot be the new
+ * frame (its address has not escaped); from a return address it may be any
+ * slot. */
+static void spill_kill_elsewhere(struct spill_state *w)
+{
+	if (w->from_ret)
+		w->nslots = 0;
 }
 
 /* Bytes a plain move copies (the low ones of its source), 0 if X is not one. */
@@ -942,19 +922,37 @@ static unsigned spill_move_bytes(const struct insn *x)
 	}
 }
 
+/* RBP is written: its known value, and from a return address the slots at
+ * the start's RBP (no register names them any more), are gone. */
+static void spill_rbp_written(struct spill_state *w)
+{
+	w->rbp_known = false;
+	if (!w->from_ret || !w->rbp_kept)
+		return;
+	w->rbp_kept = false;
+	for (int i = 0; i < w->nslots;)
+		if (w->slots[i].in_rbp)
+			w->slots[i] = w->slots[--w->nslots];
+		else
+			i++;
+}
+
 /* Applies X to W; false when the walk cannot follow it (SP or the frame
- * pointer change in a way it does not know, or the address of the frame
- * goes into a register, through which the slots could be written). */
+ * pointer change in a way it does not know, or, at the entry, the address
+ * of the frame goes into a register, through which the slots could be
+ * written). */
 static bool spill_step(struct spill_state *w, const struct insn *x)
 {
 	const ZydisDecodedOperand *o = x->ops;
 	ZydisMnemonic m = x->in.mnemonic;
 	unsigned bytes;
-	/* The frame's address must not escape into another register. */
-	if (m == ZYDIS_MNEMONIC_LEA && (o[1].mem.base == ZYDIS_REGISTER_RSP || o[1].mem.base == ZYDIS_REGISTER_RBP) &&
-	    !is_rsp(o[0].reg.value))
+	/* At the entry, the frame's address must not escape into another
+	 * register (from a return address, a store through one kills every
+	 * slot instead). */
+	if (!w->from_ret && m == ZYDIS_MNEMONIC_LEA &&
+	    (o[1].mem.base == ZYDIS_REGISTER_RSP || o[1].mem.base == ZYDIS_REGISTER_RBP) && !is_rsp(o[0].reg.value))
 		return false;
-	for (int i = 0; i < x->in.operand_count_visible; i++)
+	for (int i = 0; i < x->in.operand_count_visible && !w->from_ret; i++)
 		if (o[i].type == ZYDIS_OPERAND_TYPE_REGISTER && (o[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
 		    (is_rsp(o[i].reg.value) || (w->rbp_known && ZydisRegisterGetLargestEnclosing(
 					ZYDIS_MACHINE_MODE_LONG_64, o[i].reg.value) == ZYDIS_REGISTER_RBP))) {
@@ -967,6 +965,7 @@ static bool spill_step(struct spill_state *w, const struct insn *x)
 		}
 	if (m == ZYDIS_MNEMONIC_MOV && o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && o[0].reg.value == ZYDIS_REGISTER_RBP &&
 	    o[1].type == ZYDIS_OPERAND_TYPE_REGISTER && o[1].reg.value == ZYDIS_REGISTER_RSP) {
+		spill_rbp_written(w);
 		w->rbp_known = true; /* the frame pointer: RBP = SP */
 		w->rbp = -w->d;
 		w->r[5].k = -1;
@@ -978,23 +977,30 @@ static bool spill_step(struct spill_state *w, const struct insn *x)
 		int8_t k = src >= 0 ? w->r[src].k : -1;
 		uint8_t n = src >= 0 && w->r[src].n < mv ? w->r[src].n : (uint8_t)mv;
 		int32_t at;
+		bool in_rbp, kept = false;
 		if (o[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {
-			if (spill_frame_addr(w, &o[0], &at)) {
-				spill_kill(w, at, at + (int32_t)mv);
+			if (spill_frame_addr(w, &o[0], &at, &in_rbp)) {
+				spill_kill(w, in_rbp, at, at + (int32_t)mv);
 				if (k >= 0 && n == mv && w->nslots < SPILL_SLOTS) {
 					w->slots[w->nslots].off = at;
 					w->slots[w->nslots].n = n;
+					w->slots[w->nslots].in_rbp = in_rbp;
 					w->slots[w->nslots++].k = (uint8_t)k;
+					kept = true;
 				}
 			} else if (is_rsp(o[0].mem.base) || o[0].mem.base == ZYDIS_REGISTER_RBP) {
 				w->nslots = 0; /* somewhere in the frame */
+			} else {
+				spill_kill_elsewhere(w);
 			}
+			if (w->from_ret && k >= 0 && k < 16 && !kept && !w->out_at[k])
+				w->out_at[k] = x->addr;
 			return true;
 		}
 		if (o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && !is_rsp(o[0].reg.value)) {
 			int dst = spill_reg(o[0].reg.value, &bytes);
 			if (dst == 5 /* rbp */)
-				w->rbp_known = false;
+				spill_rbp_written(w);
 			if (dst >= 0) {
 				w->r[dst].k = bytes >= n ? k : -1;
 				w->r[dst].n = n;
@@ -1009,12 +1015,15 @@ static bool spill_step(struct spill_state *w, const struct insn *x)
 			continue;
 		if (o[i].type == ZYDIS_OPERAND_TYPE_MEMORY) {
 			int32_t at;
+			bool in_rbp;
 			if (m == ZYDIS_MNEMONIC_PUSH)
-				spill_kill(w, -w->d - 8, -w->d);
-			else if (spill_frame_addr(w, &o[i], &at))
-				spill_kill(w, at, at + (int32_t)(o[i].size ? o[i].size / 8 : 64));
+				spill_kill(w, false, -w->d - 8, -w->d);
+			else if (spill_frame_addr(w, &o[i], &at, &in_rbp))
+				spill_kill(w, in_rbp, at, at + (int32_t)(o[i].size ? o[i].size / 8 : 64));
 			else if (is_rsp(o[i].mem.base) || o[i].mem.base == ZYDIS_REGISTER_RBP)
 				w->nslots = 0;
+			else
+				spill_kill_elsewhere(w);
 			continue;
 		}
 		if (o[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
@@ -1027,17 +1036,29 @@ static bool spill_step(struct spill_state *w, const struct insn *x)
 			else if ((m == ZYDIS_MNEMONIC_ADD || m == ZYDIS_MNEMONIC_SUB) && o[0].reg.value == ZYDIS_REGISTER_RSP &&
 				 o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
 				dd = (int32_t)(m == ZYDIS_MNEMONIC_SUB ? o[1].imm.value.s : -o[1].imm.value.s);
+			else if (m == ZYDIS_MNEMONIC_LEA && i == 0 && o[1].mem.base == ZYDIS_REGISTER_RSP &&
+				 o[1].mem.index == ZYDIS_REGISTER_NONE)
+				dd = (int32_t)-o[1].mem.disp.value;
 			else
 				return false;
 			continue;
 		}
 		int r = spill_reg(o[i].reg.value, &bytes);
 		if (r == 5)
-			w->rbp_known = false;
+			spill_rbp_written(w);
 		if (r >= 0)
 			w->r[r].k = -1;
 	}
 	w->d += dd;
+	/* From a return address: what SP leaves behind may be overwritten at
+	 * any time (a signal handler, Go's asynchronous preemption). */
+	if (w->from_ret && dd < 0) {
+		for (int i = 0; i < w->nslots;)
+			if (!w->slots[i].in_rbp && w->slots[i].off < -w->d)
+				w->slots[i] = w->slots[--w->nslots];
+			else
+				i++;
+	}
 	return true;
 }
 
@@ -1059,11 +1080,7 @@ bool ct_spill_walk(const uint8_t *code, size_t len, uint64_t entry, uint64_t lim
 		   size_t nneeds, ct_addr_ok_fn ok, void *ctx, struct ct_spill_site *out)
 {
 	struct spill_state w;
-	memset(&w, 0, sizeof(w));
-	for (int r = 0; r < 32; r++) {
-		w.r[r].k = r >= 16 && r < 24 ? (int8_t)(r - 16) : -1; /* xmm0-7 carry arguments */
-		w.r[r].n = 16;
-	}
+	xmm_walk_start(&w, false);
 	struct ct_spill_need first_needs[16];
 	bool have_first = false;
 	int first_at = -1;
@@ -1100,4 +1117,121 @@ bool ct_spill_walk(const uint8_t *code, size_t len, uint64_t entry, uint64_t lim
 	if (have_first)
 		memcpy(needs, first_needs, nneeds * sizeof(*needs));
 	return have_first;
+}
+
+/* ---- float results: where the caller stores them (the same walk) ---- */
+
+/* Is xmm K's start value still in a register or a slot? */
+static bool xmm_held(const struct spill_state *w, int k)
+{
+	for (int r = 0; r < 32; r++)
+		if (w->r[r].k == k && w->r[r].n)
+			return true;
+	for (int i = 0; i < w->nslots; i++)
+		if (w->slots[i].k == k)
+			return true;
+	return false;
+}
+
+/* OUT->xloc at the site W has reached: the slot keeping most of each
+ * register's bytes, else a general register holding them (`movq %xmm0,%rbx`
+ * keeps a double in a callee-saved register across a call). */
+static void xmm_locate(const struct spill_state *w, struct ct_exit_walk *out)
+{
+	for (int r = 0; r < 16; r++) {
+		int q = gpr_index(ZydisRegisterEncode(ZYDIS_REGCLASS_GPR64, (ZyanU8)r));
+		if (q < 0 || w->r[r].k < 0 || w->r[r].k >= 16 || w->r[r].n > 8 || w->r[r].n <= out->xloc[w->r[r].k].width)
+			continue;
+		__typeof__(out->xloc[0]) *l = &out->xloc[w->r[r].k];
+		l->width = w->r[r].n;
+		l->base = CT_XLOC_REG;
+		l->off = q;
+	}
+	for (int i = 0; i < w->nslots; i++) {
+		__typeof__(out->xloc[0]) *l = &out->xloc[w->slots[i].k];
+		if (w->slots[i].n < l->width || (w->slots[i].n == l->width && l->base != CT_XLOC_REG))
+			continue;
+		l->width = w->slots[i].n;
+		l->base = w->slots[i].in_rbp ? CT_XLOC_RBP : CT_XLOC_SP;
+		l->off = w->slots[i].in_rbp ? w->slots[i].off : w->slots[i].off + w->d; /* from SP there: E - d */
+	}
+}
+
+void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct walk_state w = {0};
+	w.sp_known = true;
+	for (int r = 0; r < 15; r++) {
+		struct expr e = {true, (int8_t)r, false, 8, 0, 0};
+		w.val[r] = e;
+	}
+	struct spill_state xs; /* where the SSE registers' values go */
+	bool xs_ok = true;
+	xmm_walk_start(&xs, true);
+	out->how = CT_EXIT_NONE;
+	size_t off = 0;
+	struct insn x;
+	for (int n = 0; n < EXIT_LOOKAHEAD && off < len; n++) {
+		if (!decode(code + off, len - off, ret_addr + off, &x))
+			break;
+		out->ninsns++;
+		bool ok = probe_refusal(&x) == NULL;
+		if (n == 0 && ok) {
+			out->first_site = x.addr;
+			out->first_emulated = kernel_emulates(&x);
+		}
+		if (x.in.meta.category == ZYDIS_CATEGORY_RET) {
+			out->how = CT_EXIT_TAILPOS;
+			return;
+		}
+		if (w.sp_known && ok && kernel_emulates(&x)) {
+			out->how = CT_EXIT_EMULATED;
+			out->site = x.addr;
+			out->sp_delta = w.d;
+			out->written = w.written;
+			out->stack_written = w.stack_written;
+			out->mem_written = w.mem_written;
+			for (int r = 0; r < 15; r++)
+				locate(&w, r, out);
+			if (xs_ok)
+				xmm_locate(&xs, out);
+			return;
+		}
+		if (leaves_line(&x))
+			break;
+		if (w.sp_known) {
+			bool held[15];
+			for (int r = 0; r < 15; r++)
+				held[r] = still_held(&w, r);
+			if (!walk_step(&w, &x))
+				w.sp_known = false; /* only a ret ahead can still say something */
+			for (int r = 0; r < 15; r++)
+				if (held[r] && (!w.sp_known || !still_held(&w, r)) && !out->lost_at[r])
+					out->lost_at[r] = x.addr;
+		}
+		if (xs_ok) {
+			bool held[16];
+			for (int k = 0; k < 16; k++)
+				held[k] = xmm_held(&xs, k);
+			xs_ok = spill_step(&xs, &x);
+			for (int k = 0; k < 16; k++) {
+				if (held[k] && (!xs_ok || !xmm_held(&xs, k)) && !out->xloc[k].lost)
+					out->xloc[k].lost = (uint16_t)(x.addr - ret_addr + 1);
+				if (xs.out_at[k] && !out->xloc[k].out)
+					out->xloc[k].out = (uint16_t)(xs.out_at[k] - ret_addr + 1);
+			}
+		}
+		off += x.in.length;
+	}
+	/* No emulated instruction on the straight line: the return address
+	 * itself, single-stepped (or emulated: then the loop took it). */
+	if (out->first_site) {
+		out->how = CT_EXIT_STEPPED;
+		out->site = out->first_site;
+		for (int r = 0; r < 15; r++) {
+			out->loc[r].reg = (int8_t)r;
+			out->loc[r].width = 8;
+		}
+	}
 }

@@ -75,6 +75,8 @@ enum ct_exit_how {
 };
 
 #define CT_LOC_LOST (-2)  /* struct ct_exit_walk.loc: the value is gone */
+/* struct ct_exit_walk.xloc: at SP + off, at RBP + off, in general register off */
+enum { CT_XLOC_NONE = 0, CT_XLOC_SP = 1, CT_XLOC_RBP = 2, CT_XLOC_REG = 3 };
 #define CT_LOC_STACK (-1) /* ... it is in the 8 bytes at SP + stack_off */
 
 struct ct_exit_walk {
@@ -99,6 +101,21 @@ struct ct_exit_walk {
 	} loc[15];
 	/* CT_LOC_LOST: the instruction that overwrote its last copy (0: none). */
 	uint64_t lost_at[15];
+	/* Where each SSE register's value at the return (float results: BPF
+	 * cannot read XMM registers) is at the site: in memory the caller
+	 * stored it to, at SP + off or at RBP + off (RBP as at the return), or
+	 * a general register it was copied to (enum ct_reg `off`), its low
+	 * `width` bytes (the same spill_state walk as ct_spill_walk's, from the
+	 * return address); else base CT_XLOC_NONE.  `lost` and `out`
+	 * (bytes from the return address + 1, 0: none): where its last copy was
+	 * overwritten, where it was stored somewhere the walk does not read
+	 * (a global, through a pointer). */
+	struct {
+		int8_t base;
+		uint8_t width;
+		uint16_t lost, out;
+		int32_t off;
+	} xloc[16];
 	/* The alternative when results need the registers as they were, or
 	 * the caller's return is not observed: the return address itself, if
 	 * it can take a probe (0 if not). */

@@ -95,6 +95,23 @@ def test_go_maps_chans_funcs_floats():
     assert types(by["main.Temp"][0], "args") == ["main.Celsius"]
 
 
+def test_go_float_results_read_where_the_caller_keeps_them():
+    # Float results come back in X0 (unreadable), but main copies each to a
+    # general register to box it for fmt.Println (MOVQ X0, AX), or stores it
+    # to its stack: the exit probe reads it there.  Values as the program
+    # printed them.
+    by, _ = go_calls()
+    printed = {w[0]: w[-1] for w in (l.split() for l in run([fixture("go_args")]).stdout.splitlines()) if w}
+    for func, word in (("main.Floats", "Floats"), ("main.Temp", "Temp"), ("main.Blank", "Blank")):
+        (c,) = by[func]
+        assert vals(c, "ret") == [("~r0", float(printed[word]))], (func, c, printed[word])
+    (c,) = [c for f, cs in by.items() if f.startswith("main.Max[go.shape.float64") for c in cs]
+    assert vals(c, "ret") == [("~r0", float(printed["Max"]))], (c, printed["Max"])
+    text = ct("list", "-v", fixture("go_args"), "main.Floats", "main.Max*").stdout
+    assert "X0 read from RAX, where the caller copied it" in text, text
+    assert re.search(r"X0 read from \*\(SP\+\d+\), where the caller stored it", text), text
+
+
 def test_go_stack_spill_generic_method_blank():
     by, _ = go_calls()
     (c,) = by["main.Many"]

@@ -7,6 +7,7 @@ call).  On tests/fixtures/c/cgraph/floats.c built by gcc and clang at -O0 and
 in every output, or unavailable with the reason: never another number."""
 import json
 import os
+import re
 
 import yaml
 
@@ -36,10 +37,13 @@ def part(value, path):
 
 
 def shown_args(calls):
-    """{(func, "v.x"): value or ("unavailable", why)} of each call's arguments
-    (JSON objects as JSON, YAML and Chrome give them)."""
+    """{(func, "v.x"): value or ("unavailable", why)} of each function's first
+    call's arguments (JSON objects as JSON, YAML and Chrome give them); the
+    calls from results() come after main's own."""
     out = {}
     for func, args in calls:
+        if any(f == func for f, _ in out):
+            continue
         for a in args:
             for (f, name) in WANT:
                 top, *rest = name.split(".")
@@ -112,6 +116,9 @@ def test_callee_side_exits_too():
         said, out = run_variant(v, "--exit=ret")
         calls = [c for c in replay_json(out) if "func" in c]
         check_values(v, said, shown_args((c["func"], c.get("args", [])) for c in calls), "json --exit=ret")
+        # results are read at the RETs then, where they are in XMM0 only
+        rets = [shown_ret(c) for c in calls if c["func"] in ("scale", "halve", "pairup")]
+        assert len(rets) == 4 and all(r == ("unavailable", "float register") for r in rets), (v, rets)
 
 
 def test_list_says_where_and_how():
@@ -126,10 +133,77 @@ def test_list_says_where_and_how():
     assert "spill" not in ct("list", "-v", prog("gcc-O2"), "scale").stdout
 
 
+def returned(stdout):
+    """{func: text} of the program's "ret FUNC VALUE" lines (a field: func.F)."""
+    return {w[1] + (w[2] if w[2].startswith(".") else ""): w[-1]
+            for w in (l.split() for l in stdout.splitlines()) if w and w[0] == "ret"}
+
+
+def shown_ret(call):
+    """A call's float result as shown: a number, {field: number}, or
+    ("unavailable", why)."""
+    (r,) = call["ret"]
+    if r["value"] is None:
+        return ("unavailable", r.get("unavailable"))
+    if isinstance(r["value"], dict) and all(v is None for v in r["value"].values()):
+        return ("unavailable", "float register")  # a struct's null fields: its text says why
+    return r["value"]
+
+
+def test_float_results_read_where_the_caller_stores_them():
+    """results() keeps each result in a local: the exit probe after its call
+    reads it where the caller stored it (or copied it to a general register);
+    main() stores them to a global, which is not read: unavailable, never
+    another number."""
+    for v in VARIANTS:
+        p, _ = record([prog(v)], out=tmp(f"floats-ret-{v}.data"))
+        want = returned(p.stdout)
+        calls = [c for c in replay_json(tmp(f"floats-ret-{v}.data")) if "func" in c]
+        depth = {c["func"]: c["depth"] for c in calls}["results"]
+        for c in calls:
+            if c["func"] not in ("scale", "halve", "pairup", "mix", "norm", "fpair", "keep", "cmag"):
+                continue
+            got = shown_ret(c)
+            if c["depth"] != depth + 1:  # called from main
+                assert got == ("unavailable", "float register"), (v, c)  # stored to a global
+                continue
+            f = c["func"]
+            if f == "pairup" and not isinstance(got, tuple):
+                got = {"x": got["x"], "y": got["y"]}
+                assert got == {"x": float(want["pairup.x"]), "y": float(want["pairup.y"])}, (v, c)
+            elif isinstance(got, tuple):
+                assert got == ("unavailable", "float register"), (v, c)
+                # -O0 stores every one; -O2 the one kept across a call to libc
+                assert v.endswith("O2") and f != "scale", (v, c)
+            else:
+                assert got == float(want[f]), (v, c, want)
+        # the text says the same
+        text = ct("replay", tmp(f"floats-ret-{v}.data")).stdout
+        assert re.search(r"scale\(x=[^)]*\) = " + re.escape(want["scale"]) + ";", text), (v, text)
+
+
+def test_list_says_where_results_are_read():
+    lines = {v: [l for l in ct("list", "-v", prog(v), "scale", "halve", "pairup").stdout.splitlines()
+                 if l.strip().startswith(("call ", "from "))] for v in VARIANTS}
+    def line(v, caller, n=0):
+        return [l for l in lines[v] if f" {caller}+" in l][n]
+    assert "X0 read from *(RBP-8), where the caller stored it" in line("gcc-O0", "results"), lines["gcc-O0"]
+    assert "X0 read from R14, where the caller copied it" in line("gcc-O2", "results"), lines["gcc-O2"]
+    assert "X0 read from *(SP+24), where the caller stored it" in line("clang-O2", "results"), lines["clang-O2"]
+    # gcc -O2 knows halve leaves X3 alone: the result stays there
+    assert "X0 unavailable: still in an SSE register there" in line("gcc-O2", "results", 1), lines["gcc-O2"]
+    # a struct of two doubles: both halves
+    assert "X0 read from *(RBP-32)" in line("gcc-O0", "results", 2), lines["gcc-O0"]
+    assert "X1 read from *(RBP-24)" in line("gcc-O0", "results", 2), lines["gcc-O0"]
+    for v in VARIANTS:
+        assert "X0 unavailable: stored at 0x" in line(v, "main"), (v, lines[v])
+
+
 def test_record_time_limits_leave_them_unavailable():
     # the kernel's shadow stack follows calls only: no SPILL probes then
     said, out = run_variant("gcc-O0", "--max-depth", "5")
     calls = {c["func"]: c for c in replay_json(out) if "func" in c}
     x = calls["scale"]["args"][0]
     assert x["value"] is None and x["unavailable"] == "float register", x
+    assert shown_ret(calls["scale"]) == ("unavailable", "float register"), calls["scale"]  # read at RET
     assert calls["scale"]["args"][2]["value"] == 1

@@ -1103,3 +1103,209 @@ TEST(sites_jump_through_got_is_tail)
 	CHECK_EQ_U(s.exits[0].target, 0);
 	ct_fn_sites_free(&s);
 }
+
+/* ---- float results: where the caller stores XMM0/XMM1 (issue 17) ---- */
+
+/* The double the relocated capture F reads for its first value, run as the
+ * BPF side would over a process where 1.375 is in R14, at SP + 0x18 and at
+ * RBP - 8 (and nothing else is). */
+static double float_read(const struct ct_site_fetch *f)
+{
+	static const uint64_t sp = 0x7ffd0000, rbp = 0x7ffd0100;
+	double v = 1.375, got = 0;
+	struct sim_proc pr = {0};
+	pr.regs[CT_REG_SP] = sp;
+	pr.regs[CT_RBP] = rbp;
+	memcpy(&pr.regs[CT_R14], &v, 8);
+	sim_map(&pr, sp + 0x18, &v, 8);
+	sim_map(&pr, rbp - 8, &v, 8);
+	uint8_t payload[CT_MAX_PAYLOAD] = {0};
+	sim_run_fetch(&pr, &f->prog, payload);
+	const struct ct_val_piece *p = &f->vals[0].pieces[0];
+	uint16_t hdr = 8;
+	uint32_t at = p->slot;
+	if (p->kind != CT_PIECE_REG) {
+		memcpy(&hdr, payload + at, 2);
+		at += CT_MEM_HDR;
+	}
+	if (hdr == 8)
+		memcpy(&got, payload + at, 8);
+	return got;
+}
+
+/* Walks CODE from its start (a return address at BASE) to the exit site at
+ * BASE + SITE: X0 and X1's places there. */
+static void float_walk(const uint8_t *code, size_t len, uint64_t site, struct ct_exit_walk *w)
+{
+	ct_exit_walk(code, len, BASE, w);
+	CHECK_EQ_U(w->how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w->site, BASE + site);
+}
+
+TEST(exit_walk_float_results_stored)
+{
+	/* gcc -O0 `double r = scale(...)`: through RAX into RBP's frame */
+	static const uint8_t o0[] = {
+		0x66, 0x48, 0x0f, 0x7e, 0xc0, /* +00 movq %xmm0,%rax */
+		0x48, 0x89, 0x45, 0xf8,       /* +05 mov %rax,-0x8(%rbp) */
+		0x66, 0x0f, 0xef, 0xc9,       /* +09 pxor %xmm1,%xmm1 */
+		0xf3, 0x0f, 0x2a, 0x4d, 0xdc, /* +0d cvtsi2ssl -0x24(%rbp),%xmm1 */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +12 call */
+	};
+	/* clang -O2: straight to the stack, then the next call's setup */
+	static const uint8_t o2_stack[] = {
+		0xf2, 0x0f, 0x11, 0x44, 0x24, 0x18,       /* +00 movsd %xmm0,0x18(%rsp) */
+		0x48, 0x8b, 0x05, 0x72, 0x2d, 0x00, 0x00, /* +06 mov 0x2d72(%rip),%rax */
+		0x48, 0x8b, 0x38,                         /* +0d mov (%rax),%rdi */
+		0xe8, 0xfb, 0xff, 0xff, 0xff,             /* +10 call */
+	};
+	/* gcc -O2: kept in a callee-saved general register across the call */
+	static const uint8_t o2_reg[] = {
+		0x48, 0x8b, 0x3d, 0x47, 0x2b, 0x00, 0x00, /* +00 mov 0x2b47(%rip),%rdi */
+		0x66, 0x49, 0x0f, 0x7e, 0xc6,             /* +07 movq %xmm0,%r14 */
+		0xe8, 0xfb, 0xff, 0xff, 0xff,             /* +0c call */
+	};
+	/* a struct of two doubles (X0:X1), X1 through X0 */
+	static const uint8_t pair[] = {
+		0x66, 0x48, 0x0f, 0x7e, 0xc0, /* +00 movq %xmm0,%rax */
+		0x66, 0x0f, 0x28, 0xc1,       /* +05 movapd %xmm1,%xmm0 */
+		0x48, 0x89, 0x45, 0xe0,       /* +09 mov %rax,-0x20(%rbp) */
+		0xf2, 0x0f, 0x11, 0x45, 0xe8, /* +0d movsd %xmm0,-0x18(%rbp) */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +12 call */
+	};
+	/* a float through EAX: its 4 bytes */
+	static const uint8_t narrow[] = {
+		0x66, 0x0f, 0x7e, 0xc0, /* +00 movd %xmm0,%eax */
+		0x89, 0x45, 0xf4,       /* +04 mov %eax,-0xc(%rbp) */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +07 call */
+	};
+	struct ct_exit_walk w;
+	float_walk(o0, sizeof(o0), 0x12, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_RBP);
+	CHECK_EQ_I(w.xloc[0].off, -8);
+	CHECK_EQ_U(w.xloc[0].width, 8);
+	CHECK_EQ_I(w.xloc[1].base, CT_XLOC_NONE); /* overwritten by pxor */
+	CHECK_EQ_U(w.xloc[1].lost, 0x09 + 1);
+	float_walk(o2_stack, sizeof(o2_stack), 0x10, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_SP);
+	CHECK_EQ_I(w.xloc[0].off, 0x18);
+	float_walk(o2_reg, sizeof(o2_reg), 0x0c, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_REG);
+	CHECK_EQ_I(w.xloc[0].off, CT_R14);
+	CHECK_EQ_U(w.xloc[0].width, 8);
+	float_walk(pair, sizeof(pair), 0x12, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_RBP);
+	CHECK_EQ_I(w.xloc[0].off, -0x20);
+	CHECK_EQ_I(w.xloc[1].base, CT_XLOC_RBP);
+	CHECK_EQ_I(w.xloc[1].off, -0x18);
+	float_walk(narrow, sizeof(narrow), 0x07, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_RBP);
+	CHECK_EQ_I(w.xloc[0].off, -0xc);
+	CHECK_EQ_U(w.xloc[0].width, 4);
+
+	/* the capture reads them there: a memory op (or the register) in place
+	 * of the SSE piece BPF cannot read */
+	struct ct_val_piece pc = {CT_PIECE_XREG, CT_XMM0, 8, 0, 0, 0};
+	struct ct_val_desc d = {0};
+	d.name = (char *)"r";
+	d.flags = CT_VAL_RESULT;
+	d.pieces = &pc;
+	d.npieces = 1;
+	struct ct_site_fetch res = {0}, f;
+	res.vals = &d;
+	res.nvals = 1;
+	float_walk(o2_stack, sizeof(o2_stack), 0x10, &w);
+	CHECK_EQ_I(ct_fetch_relocate(&res, -8 - w.sp_delta, &w, &f), 0);
+	CHECK_EQ_U(f.prog.nops, 1);
+	CHECK_EQ_U(f.prog.ops[0].code, CT_OP_STACK);
+	CHECK_EQ_I(f.prog.ops[0].off, 0x18);
+	CHECK_EQ_U(f.prog.ops[0].size, 8);
+	CHECK_EQ_U(f.vals[0].pieces[0].kind, CT_PIECE_STACK);
+	CHECK_EQ_U(f.vals[0].pieces[0].slot, f.prog.ops[0].dst);
+	CHECK(f.prog.size >= f.prog.ops[0].dst + CT_MEM_HDR + 8);
+	CHECK(float_read(&f) == 1.375);
+	ct_site_fetch_free(&f);
+	float_walk(o0, sizeof(o0), 0x12, &w);
+	CHECK_EQ_I(ct_fetch_relocate(&res, -8 - w.sp_delta, &w, &f), 0);
+	CHECK_EQ_U(f.prog.ops[0].code, CT_OP_REGMEM);
+	CHECK_EQ_U(f.prog.ops[0].reg, CT_RBP);
+	CHECK_EQ_I(f.prog.ops[0].off, -8);
+	CHECK_EQ_U(f.vals[0].pieces[0].kind, CT_PIECE_REGMEM);
+	CHECK(float_read(&f) == 1.375);
+	ct_site_fetch_free(&f);
+	float_walk(o2_reg, sizeof(o2_reg), 0x0c, &w);
+	CHECK_EQ_I(ct_fetch_relocate(&res, -8 - w.sp_delta, &w, &f), 0);
+	CHECK_EQ_U(f.prog.ops[0].code, CT_OP_REG);
+	CHECK_EQ_U(f.prog.ops[0].reg, CT_R14);
+	CHECK_EQ_U(f.vals[0].pieces[0].kind, CT_PIECE_REG);
+	CHECK(float_read(&f) == 1.375);
+	ct_site_fetch_free(&f);
+	/* only 4 bytes kept: a double stays unread */
+	float_walk(narrow, sizeof(narrow), 0x07, &w);
+	CHECK_EQ_I(ct_fetch_relocate(&res, -8 - w.sp_delta, &w, &f), 0);
+	CHECK_EQ_U(f.prog.nops, 0);
+	CHECK_EQ_U(f.vals[0].pieces[0].kind, CT_PIECE_XREG);
+	ct_site_fetch_free(&f);
+	/* the call site's capture (no walk) leaves it alone */
+	CHECK_EQ_I(ct_fetch_relocate(&res, -8, NULL, &f), 0);
+	CHECK_EQ_U(f.prog.nops, 0);
+	CHECK_EQ_U(f.vals[0].pieces[0].kind, CT_PIECE_XREG);
+	ct_site_fetch_free(&f);
+}
+
+TEST(exit_walk_float_results_not_proven)
+{
+	/* to a global (not read), then X0 overwritten */
+	static const uint8_t global[] = {
+		0xf2, 0x0f, 0x11, 0x05, 0xba, 0x2d, 0x00, 0x00, /* +00 movsd %xmm0,0x2dba(%rip) */
+		0xf2, 0x0f, 0x10, 0x44, 0x24, 0x18,             /* +08 movsd 0x18(%rsp),%xmm0 */
+		0xe8, 0xfb, 0xff, 0xff, 0xff,                   /* +0e call */
+	};
+	/* a store through another register may hit the slot */
+	static const uint8_t through_ptr[] = {
+		0xf2, 0x0f, 0x11, 0x44, 0x24, 0x08, /* +00 movsd %xmm0,0x8(%rsp) */
+		0x48, 0x89, 0x03,                   /* +06 mov %rax,(%rbx) */
+		0xe8, 0xfb, 0xff, 0xff, 0xff,       /* +09 call */
+	};
+	/* SP moves past the slot: below SP it may change any time */
+	static const uint8_t popped[] = {
+		0xf2, 0x0f, 0x11, 0x44, 0x24, 0x08, /* +00 movsd %xmm0,0x8(%rsp) */
+		0x48, 0x83, 0xc4, 0x10,             /* +06 add $0x10,%rsp */
+		0x90,                               /* +0a nop */
+	};
+	/* ... but a slot above it stays, at its new offset */
+	static const uint8_t above[] = {
+		0xf2, 0x0f, 0x11, 0x44, 0x24, 0x18, /* +00 movsd %xmm0,0x18(%rsp) */
+		0x48, 0x83, 0xc4, 0x10,             /* +06 add $0x10,%rsp */
+		0x90,                               /* +0a nop */
+	};
+	/* RBP's frame and SP's may overlap: a store through SP kills RBP slots */
+	static const uint8_t alias[] = {
+		0xf3, 0x0f, 0x11, 0x45, 0xec, /* +00 movss %xmm0,-0x14(%rbp) */
+		0x89, 0x04, 0x24,             /* +05 mov %eax,(%rsp) */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +08 call */
+	};
+	/* RBP written: its slots have no name any more */
+	static const uint8_t rbp_moved[] = {
+		0xf2, 0x0f, 0x11, 0x45, 0xe8, /* +00 movsd %xmm0,-0x18(%rbp) */
+		0x48, 0x89, 0xdd,             /* +05 mov %rbx,%rbp */
+		0xe8, 0xfb, 0xff, 0xff, 0xff, /* +08 call */
+	};
+	struct ct_exit_walk w;
+	float_walk(global, sizeof(global), 0x0e, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
+	CHECK_EQ_U(w.xloc[0].out, 0x00 + 1);
+	CHECK_EQ_U(w.xloc[0].lost, 0x08 + 1);
+	float_walk(through_ptr, sizeof(through_ptr), 0x09, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
+	CHECK_EQ_U(w.xloc[0].lost, 0); /* still in X0 */
+	float_walk(popped, sizeof(popped), 0x0a, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
+	float_walk(above, sizeof(above), 0x0a, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_SP);
+	CHECK_EQ_I(w.xloc[0].off, 0x08);
+	float_walk(alias, sizeof(alias), 0x08, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
+	float_walk(rbp_moved, sizeof(rbp_moved), 0x08, &w);
+	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
+}
