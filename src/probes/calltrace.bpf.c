@@ -153,6 +153,7 @@ struct hit {
 	__u64 goid;
 	__u64 key;
 	__u64 now;
+	__u32 loss_gen; /* read before anything is reserved */
 	__u32 site; /* the event's site: the cookie's, or the CALL a CHECK reports */
 	__u16 flags;
 };
@@ -171,8 +172,9 @@ static __always_inline void count(__u32 which, __u64 n)
 		__sync_fetch_and_add(c, n);
 }
 
-/* Dropped events not yet marked in the stream. */
-__u64 loss_pending = 0;
+/* Events dropped so far, all CPUs: each event carries the count as its hit
+ * began (ct_event.loss_gen). */
+__u64 loss_gen = 0;
 
 static __always_inline void count_lost(void)
 {
@@ -180,29 +182,12 @@ static __always_inline void count_lost(void)
 	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
 	if (n)
 		*n += 1;
-	__sync_fetch_and_add(&loss_pending, 1);
+	__sync_fetch_and_add(&loss_gen, 1);
 }
 
-/* Before the next event after a drop: a mark saying how many were dropped,
- * so the loss record lands where the drop happened in the stream, not
- * where user space noticed it (a whole buffer of older events later). */
-static __always_inline void send_loss_mark(void)
+static __always_inline __u32 read_loss_gen(void)
 {
-	if (!loss_pending)
-		return;
-	__u64 n = __sync_lock_test_and_set(&loss_pending, 0);
-	if (!n)
-		return;
-	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&loss_pending, n); /* still unmarked */
-		return;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->ts = bpf_ktime_get_ns();
-	e->goid = n;
-	e->flags = CT_EV_LOSS_MARK;
-	bpf_ringbuf_submit(e, 0);
+	return (__u32)*(volatile __u64 *)&loss_gen;
 }
 
 static __always_inline __u64 wake_flags(void)
@@ -367,7 +352,8 @@ __noinline int send_fetch(const struct hit *h)
 	s->e.site = h->site;
 	s->e.len = len;
 	s->e.flags = h->flags | (ok ? 0 : CT_EV_ARGS_DROPPED);
-	send_loss_mark();
+	s->e.loss_gen = h->loss_gen;
+	s->e.reserved = 0;
 	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
 		count_lost();
 	__sync_lock_test_and_set(&s->busy, 0);
@@ -376,12 +362,13 @@ __noinline int send_fetch(const struct hit *h)
 
 static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts, __u64 key, __u16 flags)
 {
-	send_loss_mark();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
 		return;
 	}
+	e->loss_gen = h->loss_gen;
+	e->reserved = 0;
 	e->ts = ts;
 	e->goid = h->goid;
 	e->key = key;
@@ -665,6 +652,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	h.cookie = bpf_get_attach_cookie(ctx);
 	h.pid_tgid = bpf_get_current_pid_tgid();
 	h.flags = 0;
+	h.loss_gen = read_loss_gen();
 	h.site = CT_COOKIE_SITE(h.cookie);
 	__u32 tgid = h.pid_tgid >> 32;
 	__u32 gsrc = CT_COOKIE_GSRC(h.cookie);
@@ -753,12 +741,14 @@ int ct_exit(struct pt_regs *ctx)
  * user space acts on them, so it is woken. */
 static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid)
 {
-	send_loss_mark();
+	__u32 gen = read_loss_gen();
 	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
 		return NULL;
 	}
+	e->loss_gen = gen;
+	e->reserved = 0;
 	e->ts = bpf_ktime_get_ns();
 	e->goid = 0;
 	e->key = 0;

@@ -158,6 +158,15 @@ struct ct_event {
 	__u32 site; /* site id from the cookie */
 	__u16 len;  /* payload bytes that follow (arguments), 0 without */
 	__u16 flags;
+	/* Ring buffer only: how many events had been dropped (all CPUs) when
+	 * this hit began, read before it reserved its slot.  A thread's or
+	 * goroutine's hits are sequential, so a later hit of the one that
+	 * lost an event always carries a larger count, whatever other CPUs
+	 * do; user space writes a loss record before the first event in the
+	 * stream whose count is new (a mark event sent after the drop could
+	 * itself be dropped, or land after another CPU's next event). */
+	__u32 loss_gen;
+	__u32 reserved;
 };
 
 /* Argument capture: a tiny program per site, run by the BPF side to copy
@@ -222,9 +231,6 @@ struct ct_fetch {
 				  (--follow) or a thread of it ended; site =
 				  CT_PROC_*, tid = the thread, goid = the child
 				  for a fork */
-#define CT_EV_LOSS_MARK 0x20   /* ring buffer only, not a call: goid events were
-				  dropped just before this point (user space
-				  writes a loss record here) */
 #define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
 				  (sigaltstack): a signal handler's frames */
 #define CT_PROC_FORK 1

@@ -875,13 +875,17 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	struct ct_session *s = ctx;
 	bool cut = s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size;
 	bool after_end = s->end_ts && e->ts > s->end_ts; /* the trace ends when detaching starts (see finish) */
-	if (e->flags & CT_EV_LOSS_MARK) {
-		/* where the drop happened; what is not written here goes at the end */
+	if (!s->wasm && (int32_t)(e->loss_gen - s->loss_gen) > 0) {
+		/* Events were dropped since the last event that said so: the
+		 * loss record goes here, before the first event that began
+		 * after the drop (see ct_event.loss_gen); what is not written
+		 * here goes at the end. */
+		uint32_t n = e->loss_gen - s->loss_gen;
+		s->loss_gen = e->loss_gen;
 		if (!cut && !after_end) {
-			ct_writer_lost(s->w, e->ts, e->goid);
-			s->lost_marked += e->goid;
+			ct_writer_lost(s->w, e->ts, n);
+			s->lost_marked += n;
 		}
-		return 0;
 	}
 	if (e->flags & CT_EV_PROC) {
 		/* replay ends the calls of a process that ends or execs */
@@ -982,8 +986,8 @@ static void detach(struct ct_session *s)
 		ct_probes_detach(s->probes);
 }
 
-/* Losses go into the stream where the BPF side marked them; AT_END, the
- * drops no later event marked.  (A wasm runner's blocking pipe loses nothing.) */
+/* Losses go into the stream before the first event that began after them
+ * (on_event); AT_END, the drops no later event followed.  (A wasm runner's blocking pipe loses nothing.) */
 static void note_losses(struct ct_session *s, bool at_end)
 {
 	if (s->wasm)

@@ -78,6 +78,7 @@ struct ct_session {
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
 	uint64_t lost_marked; /* of those, written as loss records in the stream */
+	uint32_t loss_gen;    /* the drop count the last loss record brought us to */
 	bool target_open, plan_built;
 	/* argument capture */
 	uint8_t *compact;          /* scratch for payload compaction */
