@@ -183,15 +183,20 @@ def test_attach_to_running_goroutines():
     try:
         workers = [int(prog.stdout.readline().split()[1]) for _ in range(2)]
         out = tmp("lineage-attach.data")
-        rec = subprocess.Popen([os.path.join(ROOT, "build", "calltrace"), "record", "-o", out, "-p",
+        rec = subprocess.Popen([os.path.join(ROOT, "build", "calltrace"), "record", "-v", "-o", out, "-p",
                                 str(prog.pid), "--duration", "3s"], stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)  # attached (a few ms; the machine may be busy)
+        # go on once attached (-v says so): a fixed sleep raced start-up on a loaded machine
+        head = ""
+        while "attached " not in head:
+            line = rec.stderr.readline()
+            assert line, head
+            head += line
         prog.stdin.write("go\n")
         prog.stdin.flush()
         rest, _ = prog.communicate(timeout=60)
         assert prog.returncode == 0 and rest.splitlines()[-1] == "served", rest
         _, err = rec.communicate(timeout=60)
-        assert rec.returncode == 0, err
+        assert rec.returncode == 0, head + err
     finally:
         if prog.poll() is None:
             prog.kill()
