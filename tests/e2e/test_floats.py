@@ -16,7 +16,7 @@ from otlp import attrs, spans_of
 
 VARIANTS = [f"{cc}-O{o}" for cc in ("gcc", "clang") for o in (0, 2)]
 FLOATS = {("scale", "x"), ("scale", "y"), ("mix", "b"), ("mix", "d"), ("norm", "v.x"), ("norm", "v.y"),
-          ("fpair", "p.a"), ("fpair", "p.b"), ("keep", "x"), ("cmag", "z.0"), ("cmag", "z.1")}
+          ("fpair", "p.a"), ("fpair", "p.b"), ("keep", "x"), ("cmag", "z.0"), ("cmag", "z.1"), ("dl", "v.d")}
 
 
 def prog(variant):
@@ -66,7 +66,10 @@ def check_values(variant, said, got, where):
         if key not in FLOATS:
             assert v == int(text), (variant, where, key, v, text)
             continue
-        if isinstance(v, tuple):
+        if key == ("dl", "v.d"):
+            # a struct mixing a double and an integer: not read at any level
+            assert v == ("unavailable", "float register"), (variant, where, key, v)
+        elif isinstance(v, tuple):
             assert v[1] == "float register", (variant, where, key, v)
             # -O0 stores every argument; -O2 only what lives across a call
             assert variant.endswith("O2") and key != ("keep", "x"), (variant, where, key, v)
@@ -177,6 +180,11 @@ def test_float_results_read_where_the_caller_stores_them():
                 assert v.endswith("O2") and f != "scale", (v, c)
             else:
                 assert got == float(want[f]), (v, c, want)
+        # dl's struct mixes a double (XMM0) and a long (RAX): the long is read;
+        # the double not (-O0: its RAX half is saved where the exit walk does
+        # not follow it, so dl keeps RET probes; -O2: passed on in XMM0)
+        (c,) = [c for c in calls if c["func"] == "dl"]
+        assert c["ret"][0]["value"] == {"d": None, "n": int(want["dl.n"])}, (v, c)
         # the text says the same
         text = ct("replay", tmp(f"floats-ret-{v}.data")).stdout
         assert re.search(r"scale\(x=[^)]*\) = " + re.escape(want["scale"]) + ";", text), (v, text)
@@ -189,7 +197,8 @@ def test_list_says_where_results_are_read():
         return [l for l in lines[v] if f" {caller}+" in l][n]
     assert "X0 read from *(RBP-8), where the caller stored it" in line("gcc-O0", "results"), lines["gcc-O0"]
     assert "X0 read from R14, where the caller copied it" in line("gcc-O2", "results"), lines["gcc-O2"]
-    assert "X0 read from *(SP+24), where the caller stored it" in line("clang-O2", "results"), lines["clang-O2"]
+    assert re.search(r"X0 read from \*\(SP\+\d+\), where the caller stored it", line("clang-O2", "results")), \
+        lines["clang-O2"]
     # gcc -O2 knows halve leaves X3 alone: the result stays there
     assert "X0 unavailable: still in an SSE register there" in line("gcc-O2", "results", 1), lines["gcc-O2"]
     # a struct of two doubles: both halves
