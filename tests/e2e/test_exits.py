@@ -248,3 +248,39 @@ def test_limits_keep_ret_probes():
     st = info_stats(out)
     assert st["plan.exits"].startswith("ret (record-time limits"), st["plan.exits"]
     assert max(c["depth"] for c in replay_json(out)) == 2
+
+
+def list_exits(binary, func):
+    """FUNC's exits as `calltrace list -v` states them: (emulated,
+    single-stepped) counts from its 'exits:' line, and per call site the
+    exit's address and how it is read."""
+    text = ct("list", "-v", binary, func).stdout
+    part = text.split("  %s\n" % func, 1)[1].split("\n  0x", 1)[0]
+    m = re.search(r"exits: at its \d+ call sites? \((\d+) exits emulated, (\d+) single-stepped", part)
+    assert m, text
+    sites = re.findall(r"^\s+call\s+\S+ 0x[0-9a-f]+\s+-> \S+ (0x[0-9a-f]+) .*\(([^()]*)\)$", part, re.M)
+    return (int(m.group(1)), int(m.group(2))), sites
+
+
+def test_bench_leaf_result_read_at_emulated_exit():
+    """make bench's frameless Go leaf, called as 'sum += leaf(i)': at the
+    loop's exit probe the result is the running sum's register minus the old
+    sum the caller saved on its stack (fetch op REGDIFF), so the exit stays
+    emulated with the result read there -- single-stepping it doubles the
+    bench's per-call cost with arguments.  The recorded results are the
+    program's: each 2i+1, adding up to the sum it prints."""
+    binary = fixture("go_benchfib")
+    counts, sites = list_exits(binary, "main.leaf")
+    assert counts == (1, 0) and len(sites) == 1, (counts, sites)
+    assert sites[0][1] == "emulated, results read there", sites
+    n = 200
+    p, out = record([binary, "leaf", str(n)], "-F", "main.leaf", env=GO1)
+    printed = dict(kv.split("=") for kv in p.stdout.split())
+    assert int(printed["calls"]) == n, p.stdout
+    calls = [c for c in replay_json(out) if c.get("func") == "main.leaf"]
+    assert [c["args"][0]["value"] for c in calls] == list(range(n)), calls[:3]
+    got = [[r["value"] for r in c.get("ret") or []] for c in calls]
+    assert got == [[2 * i + 1] for i in range(n)], got[:5]
+    assert sum(g[0] for g in got) == int(printed["sum"]), printed
+    c = calls_info(out)
+    assert c["after"] == n and c["stepped"] == 0 and c["ret"] == 0, c
