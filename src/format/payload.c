@@ -1,4 +1,5 @@
 #include "format/payload.h"
+#include "target/types.h" /* enum ct_piece_kind */
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,43 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 	}
 	free(f->vals);
 	memset(f, 0, sizeof(*f));
+}
+
+const struct ct_val_piece *ct_val_piece_of(const struct ct_val_desc *d, uint32_t off, uint32_t size)
+{
+	for (uint32_t i = 0; i < d->npieces; i++) {
+		const struct ct_val_piece *p = &d->pieces[i];
+		if (off >= p->value_off && (uint64_t)off + size <= (uint64_t)p->value_off + p->size)
+			return p;
+	}
+	return NULL;
+}
+
+int ct_val_piece_slot(const struct ct_val_piece *p, uint32_t off)
+{
+	if (p->kind == CT_PIECE_REG)
+		return off == p->value_off ? p->slot : -1;
+	if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM)
+		return (int)(p->slot + CT_MEM_HDR + (off - p->value_off));
+	return -1;
+}
+
+const uint8_t *ct_val_piece_bytes(const struct ct_val_piece *p, const uint8_t *payload, size_t len, uint32_t off,
+				  uint32_t size)
+{
+	int at = ct_val_piece_slot(p, off);
+	if (at < 0 || (uint64_t)at + size > len)
+		return NULL;
+	if (p->kind == CT_PIECE_REG) {
+		if (size > 8)
+			return NULL;
+	} else {
+		uint16_t got;
+		memcpy(&got, payload + p->slot, 2);
+		if (got != p->size)
+			return NULL;
+	}
+	return payload + at;
 }
 
 bool ct_fetch_op_is_mem(uint8_t code)

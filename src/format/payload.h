@@ -54,8 +54,25 @@ struct ct_site_fetch {
 	uint64_t immutable_ops;
 };
 
-
 void ct_site_fetch_free(struct ct_site_fetch *f);
+
+/* Where a value's bytes are in the payload, for the planner (which lays
+ * out what a captured word points to) and every reader alike.  A register
+ * piece is one 8-byte word at `slot`, readable only from the value byte it
+ * starts; a memory piece (STACK, REGMEM) a copy at `slot` + CT_MEM_HDR, the
+ * header telling how many bytes the read got; nothing else is in the
+ * payload (a constant, a register BPF cannot read). */
+
+/* The piece of D that holds bytes [OFF, OFF+SIZE) of its value whole, or
+ * NULL. */
+const struct ct_val_piece *ct_val_piece_of(const struct ct_val_desc *d, uint32_t off, uint32_t size);
+/* The payload offset of byte OFF of the value (inside P), or -1. */
+int ct_val_piece_slot(const struct ct_val_piece *p, uint32_t off);
+/* Bytes [OFF, OFF+SIZE) of the value (inside P) in a PAYLOAD of LEN bytes
+ * (raw or expanded: the fixed layout), or NULL when not there or when P's
+ * memory read failed. */
+const uint8_t *ct_val_piece_bytes(const struct ct_val_piece *p, const uint8_t *payload, size_t len, uint32_t off,
+				  uint32_t size);
 
 /* A memory op (an 8-byte header, then the bytes copied), or a word (8
  * bytes, like a register)? */

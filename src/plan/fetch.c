@@ -65,17 +65,8 @@ static int word_slot(const struct region *r, uint32_t off)
 {
 	if (!r->val)
 		return off + 8 <= r->blob_size ? (int)(r->blob_slot + CT_MEM_HDR + off) : -1;
-	for (uint32_t i = 0; i < r->val->npieces; i++) {
-		const struct ct_val_piece *p = &r->val->pieces[i];
-		if (off < p->value_off || off + 8 > p->value_off + p->size)
-			continue;
-		if (p->kind == CT_PIECE_REG)
-			return p->value_off == off ? p->slot : -1;
-		if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM)
-			return (int)(p->slot + CT_MEM_HDR + (off - p->value_off));
-		return -1;
-	}
-	return -1;
+	const struct ct_val_piece *p = ct_val_piece_of(r->val, off, 8);
+	return p ? ct_val_piece_slot(p, off) : -1;
 }
 
 static bool needs_memory(const struct ct_typetab *tt, uint32_t id, uint32_t depth)

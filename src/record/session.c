@@ -769,22 +769,11 @@ static int64_t maps_bias(uint32_t pid, const char *binary, const struct ct_elf *
 
 static bool value_word(const struct ct_val_desc *d, const uint8_t *raw, uint32_t len, uint32_t off, uint64_t *w)
 {
-	for (uint32_t i = 0; i < d->npieces; i++) {
-		const struct ct_val_piece *p = &d->pieces[i];
-		uint32_t at;
-		if (p->kind == CT_PIECE_REG && p->value_off == off)
-			at = p->slot;
-		else if ((p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM) && off >= p->value_off &&
-			 off + 8 <= p->value_off + p->size)
-			at = p->slot + CT_MEM_HDR + (off - p->value_off);
-		else
-			continue;
-		if (at + 8 > len)
-			return false;
-		memcpy(w, raw + at, 8);
-		return true;
-	}
-	return false;
+	const struct ct_val_piece *p = ct_val_piece_of(d, off, 8);
+	const uint8_t *b = p ? ct_val_piece_bytes(p, raw, len, off, 8) : NULL;
+	if (b)
+		memcpy(w, b, 8);
+	return b != NULL;
 }
 
 /* Interface values name their dynamic type by a runtime pointer: the first

@@ -728,26 +728,14 @@ static uint32_t assemble(struct ct_values *v, const struct ct_val_desc *d, uint8
 		const struct ct_val_piece *p = &d->pieces[i];
 		if ((uint64_t)p->value_off + p->size > size)
 			continue;
-		if (p->kind == CT_PIECE_REG) {
-			if (p->slot + 8u <= sizeof(v->payload) && p->size <= 8) {
-				memcpy(b + p->value_off, v->payload + p->slot, p->size);
-				memset(avail + p->value_off, 1, p->size);
-			}
-		} else if (p->kind == CT_PIECE_CONST) {
-			if (p->size <= 8) {
-				for (uint32_t k = 0; k < p->size; k++)
-					b[p->value_off + k] = (uint8_t)(p->literal >> (8 * k));
-				memset(avail + p->value_off, 1, p->size);
-			}
-		} else if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM) {
-			uint16_t hdr;
-			if (p->slot + CT_MEM_HDR + (uint32_t)p->size > sizeof(v->payload))
-				continue;
-			memcpy(&hdr, v->payload + p->slot, 2);
-			if (hdr == p->size) {
-				memcpy(b + p->value_off, v->payload + p->slot + CT_MEM_HDR, p->size);
-				memset(avail + p->value_off, 1, p->size);
-			}
+		const uint8_t *src = ct_val_piece_bytes(p, v->payload, sizeof(v->payload), p->value_off, p->size);
+		if (src) {
+			memcpy(b + p->value_off, src, p->size);
+			memset(avail + p->value_off, 1, p->size);
+		} else if (p->kind == CT_PIECE_CONST && p->size <= 8) {
+			for (uint32_t k = 0; k < p->size; k++)
+				b[p->value_off + k] = (uint8_t)(p->literal >> (8 * k));
+			memset(avail + p->value_off, 1, p->size);
 		}
 	}
 	return size;
