@@ -3,8 +3,9 @@ no header cycle, and no folder includes a later stage's header.
 
 Stages, earliest first; a folder may include its own headers, the shared
 bases and any earlier stage.  `format/` (the record file and the payload
-codec) comes right after `target/`, whose type table and names it stores, so
-every writer and reader may use it; `wasm/` is a second event source next to
+codec) comes right after `target/`, so every writer and reader may use it; of
+`target/` it uses what FORMAT_USES_TARGET lists (the type table and value
+pieces it stores, the CT_FN_* flags, the demangler); `wasm/` is a second event source next to
 `probes/`; `export/`, `cmds/` and `main.c` come after everything they use.
 """
 import glob
@@ -31,6 +32,15 @@ PLANNER = {"plan", "probes"}
 # issue 12 emptied both.)
 ALLOWED_BACKWARD = set()
 ALLOWED_READER_PLAN = set()
+
+# What format/ takes from target/, as docs/ARCHITECTURE.md says: the record
+# file stores the type table, the value pieces' kinds and the functions'
+# flags, and names functions through the demangler.
+FORMAT_USES_TARGET = {
+    "target/types.h": "the type table and enum ct_piece_kind",
+    "target/target.h": "the CT_FN_* flags",
+    "target/demangle.h": "the demangler",
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -153,3 +163,15 @@ def test_the_check_sees_a_backward_edge():
     assert stage_of("probes/event.h") is None and stage_of("probes/probes.h") == "probes"
     assert "reconstruct/reconstruct.h" in includes("render/render.h")
     assert RANK["plan"] < RANK["record"] < RANK["render"]
+
+
+def test_format_uses_of_target_as_documented():
+    used = {inc for rel, incs in graph().items() if stage_of(rel) == "format"
+            for inc in incs if stage_of(inc) == "target"}
+    assert used == set(FORMAT_USES_TARGET), \
+        f"format/ includes {sorted(used)} of target/; FORMAT_USES_TARGET (and docs/ARCHITECTURE.md) say " \
+        f"{sorted(FORMAT_USES_TARGET)}"
+    with open(os.path.join(ROOT, "docs", "ARCHITECTURE.md")) as f:
+        doc = " ".join(f.read().split())
+    for h in FORMAT_USES_TARGET:
+        assert "`%s`" % h in doc, f"docs/ARCHITECTURE.md does not say format/ uses {h}"
