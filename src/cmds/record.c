@@ -283,7 +283,25 @@ static void child_exec(int gofd, int errfd, char **argv, const char *path)
 	_exit(127);
 }
 
-static int run_launch(struct ct_session *s, char **argv, const char *path)
+/* A limit of the session's own ended the recording (--duration, or one
+ * the session enforces: --max-events, --max-size). */
+static bool session_done(const struct ct_session *s)
+{
+	return (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop;
+}
+
+/* Closes the file with its exit line, and the live view with it. */
+static int session_end(struct ct_session *s, const char *exit_desc)
+{
+	int rc = ct_session_finish(s, exit_desc);
+	live_step(s);
+	live_end();
+	return rc;
+}
+
+/* Forks the program, attaches the probes for its pid, then lets it exec,
+ * so that they are in place before its first instruction.  *CHILD: its pid. */
+static int start_program(struct ct_session *s, char **argv, const char *path, pid_t *child)
 {
 	int go[2], err[2];
 	const char *exec_path = path; /* a wasm module runs in node */
@@ -292,19 +310,19 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 		return -1;
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		return ct_fail("pipe: %s", strerror(errno));
-	pid_t child = fork();
-	if (child < 0)
+	*child = fork();
+	if (*child < 0)
 		return ct_fail("fork: %s", strerror(errno));
-	if (child == 0) {
+	if (*child == 0) {
 		close(go[1]);
 		close(err[0]);
 		child_exec(go[0], err[1], exec_argv, exec_path);
 	}
 	close(go[0]);
 	close(err[1]);
-	if (ct_session_attach(s, path, child)) {
+	if (ct_session_attach(s, path, *child)) {
 		close(go[1]); /* child reads EOF and exits without running */
-		waitpid(child, NULL, 0);
+		waitpid(*child, NULL, 0);
 		return -1;
 	}
 	if (write(go[1], "g", 1) != 1) {
@@ -312,69 +330,103 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 	close(go[1]);
 	int e = 0;
 	if (read(err[0], &e, sizeof(e)) == sizeof(e)) {
-		waitpid(child, NULL, 0);
+		waitpid(*child, NULL, 0);
 		close(err[0]);
 		return ct_fail("cannot execute %s: %s", exec_path, strerror(e));
 	}
 	close(err[0]);
+	return 0;
+}
 
-	int status = 0, rc = 0;
-	bool exited = false; /* the program itself */
+/* Records while the program runs: until it has exited (--follow: and every
+ * traced process with it), a limit ends the session, or stop signals do.
+ * *STATUS is its wait status once *EXITED.  -1 on a session error. */
+static int trace_program(struct ct_session *s, pid_t child, int *status, bool *exited)
+{
+	int rc = 0;
 	uint64_t stopping_ns = 0;
 	for (;;) {
 		if (ct_session_pump(s, 50) < 0) {
 			rc = -1;
-			if (!exited)
+			if (!*exited)
 				kill(child, SIGTERM);
 		}
 		live_step(s);
 		if (forward_sig) {
-			if (!exited)
+			if (!*exited)
 				kill(child, forward_sig);
 			forward_sig = 0;
 		}
-		if (!exited && waitpid(child, &status, WNOHANG) == child)
-			exited = true;
+		if (!*exited && waitpid(child, status, WNOHANG) == child)
+			*exited = true;
 		/* --follow: until every traced descendant is gone too (a daemon
 		 * forks and exits at once) */
-		if (exited && (rc || !s->o.follow || !ct_session_traced(s)))
+		if (*exited && (rc || !s->o.follow || !ct_session_traced(s)))
 			break;
-		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
+		if (session_done(s))
 			break; /* stop tracing; the program keeps running */
 		/* A second Ctrl-C while the program ignores it, or one while only
 		 * its descendants run: stop tracing, let them run on untraced --
 		 * unless they are only slow to die of the signal. */
-		if (exited ? stop_count > 0 : (stop_count >= 2 && !forward_sig)) {
+		if (*exited ? stop_count > 0 : (stop_count >= 2 && !forward_sig)) {
 			if (!stopping_ns)
 				stopping_ns = now_mono_ns();
 			else if (now_mono_ns() - stopping_ns >= STOP_GRACE_NS) {
-				s->stop_reason = exited ? "interrupted" : "interrupted twice";
+				s->stop_reason = *exited ? "interrupted" : "interrupted twice";
 				break;
 			}
 		}
 		ct_session_progress(s, false);
 	}
+	return rc;
+}
+
+/* The file's exit line; on stderr, what keeps running untraced. */
+static char *describe_end(struct ct_session *s, const char *path, bool exited, int status, int rc)
+{
 	size_t others = exited && s->o.follow && !rc ? ct_session_traced(s) : 0;
-	char *desc;
 	if (!exited) {
-		desc = xstrdup("still running (tracing stopped)");
 		if (s->stop_reason)
 			fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
-	} else if (others) {
-		char *st = describe_status(status);
-		desc = xasprintf("%s; %zu traced process%s still running (tracing stopped)", st, others,
-				 others > 1 ? "es" : "");
-		free(st);
-		fprintf(stderr, "calltrace: %s%srecording stopped, %zu traced process%s keep%s running\n",
-			s->stop_reason ? s->stop_reason : "", s->stop_reason ? ": " : "", others, others > 1 ? "es" : "",
-			others > 1 ? "" : "s");
-	} else {
-		desc = describe_status(status);
+		return xstrdup("still running (tracing stopped)");
 	}
-	if (ct_session_finish(s, desc))
+	if (!others)
+		return describe_status(status);
+	char *st = describe_status(status);
+	char *desc = xasprintf("%s; %zu traced process%s still running (tracing stopped)", st, others,
+			       others > 1 ? "es" : "");
+	free(st);
+	fprintf(stderr, "calltrace: %s%srecording stopped, %zu traced process%s keep%s running\n",
+		s->stop_reason ? s->stop_reason : "", s->stop_reason ? ": " : "", others, others > 1 ? "es" : "",
+		others > 1 ? "" : "s");
+	return desc;
+}
+
+/* calltrace's exit status: the program's, as a shell reports it (a program
+ * killed by a signal: calltrace dies by it too, in record_main). */
+static int program_exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		program_term_sig = WTERMSIG(status);
+		return 128 + WTERMSIG(status);
+	}
+	return 1;
+}
+
+/* Runs the program PATH (ARGV) under the probes; its exit status, or -1. */
+static int run_launch(struct ct_session *s, char **argv, const char *path)
+{
+	pid_t child = 0;
+	if (start_program(s, argv, path, &child))
+		return -1;
+	int status = 0;
+	bool exited = false; /* the program itself */
+	int rc = trace_program(s, child, &status, &exited);
+	char *desc = describe_end(s, path, exited, status, rc);
+	if (session_end(s, desc))
 		rc = -1;
-	live_step(s);
-	live_end();
 	free(desc);
 	if (rc)
 		return -1;
@@ -387,13 +439,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 			}
 		}
 	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status)) {
-		program_term_sig = WTERMSIG(status);
-		return 128 + WTERMSIG(status);
-	}
-	return 1;
+	return program_exit_status(status);
 }
 
 /* Dies by SIG as the program did.  calltrace's own core is of no use to
@@ -433,15 +479,12 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		live_step(s);
 		if (!ct_session_traced(s)) /* with --follow: their descendants too */
 			break;
-		if ((s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop)
+		if (session_done(s))
 			break;
 		ct_session_progress(s, false);
 	}
 	bool gone = !ct_session_traced(s);
-	int rc = ct_session_finish(s, gone ? "process exited" : "detached (process left running)");
-	live_step(s);
-	live_end();
-	return rc ? -1 : 0;
+	return session_end(s, gone ? "process exited" : "detached (process left running)") ? -1 : 0;
 }
 
 /* The process (thread group) PID belongs to: a thread id names its process. */
@@ -478,285 +521,401 @@ static void unique_processes(int *pids, size_t *n)
 	*n = out;
 }
 
-static int record_main(int argc, char **argv, bool is_live)
+/* The command line, parsed: the session's options and the lists of GLOBs
+ * and pids they point into. */
+struct record_cmd {
+	struct ct_session_opts o;
+	CT_VEC(const char *) trace, exclude, args, rets, roots;
+	CT_VEC(int) pids; /* -p, one per process once parsed */
+	char **prog;      /* PROGRAM [ARGS...]; none with -p */
+	int nprog;
+	bool live;        /* `calltrace live` */
+	bool output_given;
+};
+
+/* Options with no letter of their own. */
+enum {
+	OPT_NO_ARGS = 0x2000,
+	OPT_MAX_STRING,
+	OPT_MAX_ITEMS,
+	OPT_EXIT,
+	OPT_MAX_DEPTH,
+	OPT_MIN_DURATION,
+	OPT_ROOT,
+	OPT_SAMPLE,
+	OPT_SAMPLE_GOROUTINES,
+	OPT_MAX_EVENTS,
+	OPT_MAX_SIZE,
+	OPT_DURATION,
+	OPT_BUFFER_SIZE,
+	OPT_FOLLOW,
+	OPT_DEMANGLE,
+	OPT_RAW,
+	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_PROTOCOL,
+	OPT_SERVICE,
+};
+
+static const struct option record_options[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"trace", required_argument, NULL, 'F'},
+	{"exclude", required_argument, NULL, 'N'},
+	{"pid", required_argument, NULL, 'p'},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"args", required_argument, NULL, 'A'},
+	{"retval", required_argument, NULL, 'R'},
+	{"no-args", no_argument, NULL, OPT_NO_ARGS},
+	{"max-string", required_argument, NULL, OPT_MAX_STRING},
+	{"max-items", required_argument, NULL, OPT_MAX_ITEMS},
+	{"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+	{"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+	{"root", required_argument, NULL, OPT_ROOT},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"sample-goroutines", required_argument, NULL, OPT_SAMPLE_GOROUTINES},
+	{"max-events", required_argument, NULL, OPT_MAX_EVENTS},
+	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	{"follow", no_argument, NULL, OPT_FOLLOW},
+	{"demangle", required_argument, NULL, OPT_DEMANGLE},
+	{"raw", no_argument, NULL, OPT_RAW},
+	{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+	{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
+	{"service", required_argument, NULL, OPT_SERVICE},
+	{"exit", required_argument, NULL, OPT_EXIT},
+	{NULL, 0, NULL, 0},
+};
+
+/* An option parser's answer for another group's option. */
+#define NOT_MINE (-1)
+
+/* A bad option value: one line saying what the option needs; exit status 2. */
+static int bad_value(const char *needs, const char *arg)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"trace", required_argument, NULL, 'F'},
-		{"exclude", required_argument, NULL, 'N'},
-		{"pid", required_argument, NULL, 'p'},
-		{"duration", required_argument, NULL, 'D'},
-		{"buffer-size", required_argument, NULL, 'B'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"args", required_argument, NULL, 'A'},
-		{"retval", required_argument, NULL, 'R'},
-		{"no-args", no_argument, NULL, 'n'},
-		{"max-string", required_argument, NULL, 'S'},
-		{"max-items", required_argument, NULL, 'I'},
-		{"max-depth", required_argument, NULL, 0x2001},
-		{"min-duration", required_argument, NULL, 0x2002},
-		{"root", required_argument, NULL, 0x2003},
-		{"sample", required_argument, NULL, 0x2004},
-		{"sample-goroutines", required_argument, NULL, 0x2005},
-		{"max-events", required_argument, NULL, 0x2006},
-		{"max-size", required_argument, NULL, 0x2007},
-		{"follow", no_argument, NULL, 0x2008},
-		{"demangle", required_argument, NULL, 0x2009},
-		{"raw", no_argument, NULL, 0x2011},
-		{"otlp-endpoint", required_argument, NULL, 0x2301},
-		{"otlp-protocol", required_argument, NULL, 0x2302},
-		{"service", required_argument, NULL, 0x2303},
-		{"exit", required_argument, NULL, 0x2010},
-		{NULL, 0, NULL, 0},
-	};
-	struct ct_session_opts o = {0};
-	CT_VEC(const char *) trace = {0}, exclude = {0}, args = {0}, rets = {0}, roots = {0};
-	bool output_given = false;
-	o.args.enabled = true;
-	o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
-	CT_VEC(int) pids = {0};
-	int pid = 0, c;
-	o.output = "calltrace.data";
-	o.ringbuf_bytes = 16 << 20;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:N:p:A:R:vh", opts, NULL)) != -1) {
-		uint64_t v;
-		switch (c) {
-		case 'A':
-			CT_VEC_PUSH(args, optarg);
-			break;
-		case 0x2001:
-			if (parse_u64(optarg, &v) || !v || v > 1000) {
-				ct_print_errorf("--max-depth needs a depth from 1 to 1000, not '%s'", optarg);
-				return 2;
-			}
-			o.max_depth = (uint32_t)v;
-			break;
-		case 0x2002:
-			if (parse_duration(optarg, &o.min_dur_ns) || !o.min_dur_ns) {
-				ct_print_errorf("--min-duration needs a time like 10us, not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case 0x2003:
-			CT_VEC_PUSH(roots, optarg);
-			break;
-		case 0x2004:
-		case 0x2005:
-			if (parse_u64(optarg, &v) || !v || v > 1000000000) {
-				ct_print_errorf("--%s needs a number N (keep 1 in N), not '%s'",
-					c == 0x2004 ? "sample" : "sample-goroutines", optarg);
-				return 2;
-			}
-			if (c == 0x2004)
-				o.sample_n = (uint32_t)v;
-			else
-				o.sample_g_n = (uint32_t)v;
-			break;
-		case 0x2006:
-			if (parse_u64(optarg, &o.max_events) || !o.max_events) {
-				ct_print_errorf("--max-events needs a number of events, not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case 0x2301:
-			if (!ct_otlp_http_url_ok(optarg)) {
-				ct_print_error();
-				return 2;
-			}
-			otlp_opts.url = optarg;
-			otlp_opts.with_values = true;
-			break;
-		case 0x2302:
-			if (ct_otlp_protocol_parse(optarg, &otlp_opts.json)) {
-				ct_print_error();
-				return 2;
-			}
-			break;
-		case 0x2303:
-			otlp_opts.service = optarg;
-			break;
-		case 0x2008:
-			o.follow = true;
-			break;
-		case 0x2011:
-			ct_raw_durations = true;
-			break;
-		case 0x2009:
-			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
-				ct_print_errorf("--demangle takes simple, full or no, not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case 0x2010:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
-				ct_print_errorf("--exit is auto (default) or ret, not '%s'", optarg);
-				return 2;
-			}
-			o.sel.exits = strcmp(optarg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
-			break;
-		case 0x2007:
-			if (parse_size(optarg, &o.max_size) || o.max_size < 4096) {
-				ct_print_errorf("--max-size needs a size of 4K or more (e.g. 256M), not '%s'",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'R':
-			CT_VEC_PUSH(rets, optarg);
-			break;
-		case 'n':
-			o.args.enabled = false;
-			break;
-		case 'S':
-			if (parse_u64(optarg, &v) || !v || v > 1024) {
-				ct_print_errorf("--max-string needs a number of bytes from 1 to 1024, not '%s'",
-					optarg);
-				return 2;
-			}
-			o.args.fetch.max_string = (uint32_t)v;
-			break;
-		case 'I':
-			if (parse_u64(optarg, &v) || !v || v > 64) {
-				ct_print_errorf("--max-items needs a number from 1 to 64, not '%s'", optarg);
-				return 2;
-			}
-			o.args.fetch.max_items = (uint32_t)v;
-			break;
-		case 'o':
-			o.output = optarg;
-			output_given = true;
-			break;
-		case 'F':
-			CT_VEC_PUSH(trace, optarg);
-			break;
-		case 'N':
-			CT_VEC_PUSH(exclude, optarg);
-			break;
-		case 'p':
-			if (parse_u64(optarg, &v) || !v || v > INT_MAX) {
-				ct_print_errorf("-p needs a process id, not '%s'", optarg);
-				return 2;
-			}
-			CT_VEC_PUSH(pids, (int)v);
-			pid = pids.v[0];
-			break;
-		case 'D':
-			if (parse_duration(optarg, &o.duration_ns) || !o.duration_ns) {
-				ct_print_errorf("--duration needs a time like 10s or 500ms, not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case 'B':
-			if (parse_size(optarg, &v) || v < 4096 || v > (1ULL << 31)) {
-				ct_print_errorf("--buffer-size needs a size between 4K and 2G, not '%s'",
-					optarg);
-				return 2;
-			}
-			/* The kernel wants a power of two. */
-			o.ringbuf_bytes = 4096;
-			while (o.ringbuf_bytes < v)
-				o.ringbuf_bytes <<= 1;
-			break;
-		case 'v':
-			ct_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
+	ct_print_errorf("%s, not '%s'", needs, arg);
+	return 2;
+}
+
+/* What to trace and what to capture.  0, or 2 for a bad value. */
+static int selection_option(struct record_cmd *cmd, int c, char *arg)
+{
+	uint64_t v;
+	switch (c) {
+	case 'F':
+		CT_VEC_PUSH(cmd->trace, arg);
+		return 0;
+	case 'N':
+		CT_VEC_PUSH(cmd->exclude, arg);
+		return 0;
+	case 'A':
+		CT_VEC_PUSH(cmd->args, arg);
+		return 0;
+	case 'R':
+		CT_VEC_PUSH(cmd->rets, arg);
+		return 0;
+	case OPT_NO_ARGS:
+		cmd->o.args.enabled = false;
+		return 0;
+	case OPT_MAX_STRING:
+		if (parse_u64(arg, &v) || !v || v > 1024)
+			return bad_value("--max-string needs a number of bytes from 1 to 1024", arg);
+		cmd->o.args.fetch.max_string = (uint32_t)v;
+		return 0;
+	case OPT_MAX_ITEMS:
+		if (parse_u64(arg, &v) || !v || v > 64)
+			return bad_value("--max-items needs a number from 1 to 64", arg);
+		cmd->o.args.fetch.max_items = (uint32_t)v;
+		return 0;
+	case OPT_EXIT:
+		if (strcmp(arg, "auto") && strcmp(arg, "ret"))
+			return bad_value("--exit is auto (default) or ret", arg);
+		cmd->o.sel.exits = strcmp(arg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* Limits and sampling, and --duration.  0, or 2 for a bad value. */
+static int limit_option(struct record_cmd *cmd, int c, char *arg)
+{
+	struct ct_session_opts *o = &cmd->o;
+	uint64_t v;
+	switch (c) {
+	case OPT_MAX_DEPTH:
+		if (parse_u64(arg, &v) || !v || v > 1000)
+			return bad_value("--max-depth needs a depth from 1 to 1000", arg);
+		o->max_depth = (uint32_t)v;
+		return 0;
+	case OPT_MIN_DURATION:
+		if (parse_duration(arg, &o->min_dur_ns) || !o->min_dur_ns)
+			return bad_value("--min-duration needs a time like 10us", arg);
+		return 0;
+	case OPT_ROOT:
+		CT_VEC_PUSH(cmd->roots, arg);
+		return 0;
+	case OPT_SAMPLE:
+	case OPT_SAMPLE_GOROUTINES:
+		if (parse_u64(arg, &v) || !v || v > 1000000000)
+			return bad_value(c == OPT_SAMPLE ? "--sample needs a number N (keep 1 in N)"
+							 : "--sample-goroutines needs a number N (keep 1 in N)",
+					 arg);
+		*(c == OPT_SAMPLE ? &o->sample_n : &o->sample_g_n) = (uint32_t)v;
+		return 0;
+	case OPT_MAX_EVENTS:
+		if (parse_u64(arg, &o->max_events) || !o->max_events)
+			return bad_value("--max-events needs a number of events", arg);
+		return 0;
+	case OPT_MAX_SIZE:
+		if (parse_size(arg, &o->max_size) || o->max_size < 4096)
+			return bad_value("--max-size needs a size of 4K or more (e.g. 256M)", arg);
+		return 0;
+	case OPT_DURATION:
+		if (parse_duration(arg, &o->duration_ns) || !o->duration_ns)
+			return bad_value("--duration needs a time like 10s or 500ms", arg);
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* Which processes, where the file goes, how it is shown (live).  0, or 2
+ * for a bad value. */
+static int run_option(struct record_cmd *cmd, int c, char *arg)
+{
+	uint64_t v;
+	switch (c) {
+	case 'o':
+		cmd->o.output = arg;
+		cmd->output_given = true;
+		return 0;
+	case 'p':
+		if (parse_u64(arg, &v) || !v || v > INT_MAX)
+			return bad_value("-p needs a process id", arg);
+		CT_VEC_PUSH(cmd->pids, (int)v);
+		return 0;
+	case OPT_FOLLOW:
+		cmd->o.follow = true;
+		return 0;
+	case OPT_BUFFER_SIZE:
+		if (parse_size(arg, &v) || v < 4096 || v > (1ULL << 31))
+			return bad_value("--buffer-size needs a size between 4K and 2G", arg);
+		/* The kernel wants a power of two. */
+		cmd->o.ringbuf_bytes = 4096;
+		while (cmd->o.ringbuf_bytes < v)
+			cmd->o.ringbuf_bytes <<= 1;
+		return 0;
+	case 'v':
+		ct_verbose++;
+		return 0;
+	case OPT_DEMANGLE:
+		if (ct_demangle_parse(arg, &ct_demangle_mode))
+			return bad_value("--demangle takes simple, full or no", arg);
+		return 0;
+	case OPT_RAW:
+		ct_raw_durations = true;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* --otlp-*: spans sent while recording.  0, or 2 for a bad value. */
+static int otlp_option(int c, char *arg)
+{
+	switch (c) {
+	case OPT_OTLP_ENDPOINT:
+		if (!ct_otlp_http_url_ok(arg)) {
+			ct_print_error();
 			return 2;
 		}
+		otlp_opts.url = arg;
+		otlp_opts.with_values = true;
+		return 0;
+	case OPT_OTLP_PROTOCOL:
+		if (ct_otlp_protocol_parse(arg, &otlp_opts.json)) {
+			ct_print_error();
+			return 2;
+		}
+		return 0;
+	case OPT_SERVICE:
+		otlp_opts.service = arg;
+		return 0;
 	}
+	return NOT_MINE;
+}
+
+static int record_option(struct record_cmd *cmd, int c, char *arg)
+{
+	int rc = selection_option(cmd, c, arg);
+	if (rc == NOT_MINE)
+		rc = limit_option(cmd, c, arg);
+	if (rc == NOT_MINE)
+		rc = run_option(cmd, c, arg);
+	if (rc == NOT_MINE)
+		rc = otlp_option(c, arg);
+	return rc;
+}
+
+/* What the options say together; the session's options from the lists. */
+static int check_record_cmd(struct record_cmd *cmd)
+{
+	struct ct_session_opts *o = &cmd->o;
 	if (!otlp_opts.url && (otlp_opts.service || otlp_opts.json)) {
 		ct_print_errorf("--service and --otlp-protocol go with --otlp-endpoint");
 		return 2;
 	}
-	char **prog = argv + optind;
-	int nprog = argc - optind;
-	if (pids.n) {
-		unique_processes(pids.v, &pids.n);
-		pid = pids.v[0];
-	}
-	if ((pid && nprog) || (!pid && !nprog)) {
+	if (cmd->pids.n)
+		unique_processes(cmd->pids.v, &cmd->pids.n);
+	if ((cmd->pids.n > 0) == (cmd->nprog > 0)) {
 		ct_print_errorf("give either a program to run or -p PID");
 		usage(stderr);
 		return 2;
 	}
-	if (is_live && !output_given)
-		o.output = NULL; /* live keeps no file unless asked to (-o): an unnamed one */
-	live.on = is_live;
-	o.flush_ns = is_live ? 50000000ULL : 0;
-	o.sel.trace = trace.v;
-	o.sel.ntrace = trace.n;
-	o.sel.exclude = exclude.v;
-	o.sel.nexclude = exclude.n;
-	o.args.args = args.v;
-	o.args.nargs = args.n;
-	o.args.rets = rets.v;
-	o.args.nrets = rets.n;
-	o.roots = roots.v;
-	o.nroots = roots.n;
+	if (cmd->live && !cmd->output_given)
+		o->output = NULL; /* live keeps no file unless asked to (-o): an unnamed one */
+	o->flush_ns = cmd->live ? 50000000ULL : 0;
+	o->sel.trace = cmd->trace.v;
+	o->sel.ntrace = cmd->trace.n;
+	o->sel.exclude = cmd->exclude.v;
+	o->sel.nexclude = cmd->exclude.n;
+	o->args.args = cmd->args.v;
+	o->args.nargs = cmd->args.n;
+	o->args.rets = cmd->rets.v;
+	o->args.nrets = cmd->rets.n;
+	o->roots = cmd->roots.v;
+	o->nroots = cmd->roots.n;
+	o->lib_pid = cmd->pids.n ? cmd->pids.v[0] : 0;
+	return 0;
+}
 
-	char *path = NULL, *probe_path = NULL;
-	if (pid) {
-		probe_path = xasprintf("/proc/%d/exe", pid);
-		char buf[PATH_MAX];
-		ssize_t n = readlink(probe_path, buf, sizeof(buf) - 1);
-		if (n < 0) {
-			ct_print_errorf("cannot read %s: %s (is process %d running, and are you root?)",
-				probe_path, strerror(errno), pid);
-			return 1;
+/* Parses the command line into CMD.  False when the command ends here,
+ * with *STATUS its exit status (--help, a bad option). */
+static bool parse_record_cmd(int argc, char **argv, bool is_live, struct record_cmd *cmd, int *status)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->live = is_live;
+	cmd->o.output = "calltrace.data";
+	cmd->o.ringbuf_bytes = 16 << 20;
+	cmd->o.args.enabled = true;
+	cmd->o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+o:F:N:p:A:R:vh", record_options, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			*status = 0;
+			return false;
 		}
-		buf[n] = 0;
-		path = xstrdup(buf);
-		/* several -p: one binary (one plan); each process gets its links */
-		struct stat st0, sti;
-		for (size_t i = 1; i < pids.n; i++) {
-			char *pp = xasprintf("/proc/%d/exe", pids.v[i]);
-			int bad = stat(probe_path, &st0) || stat(pp, &sti) || st0.st_dev != sti.st_dev ||
-				  st0.st_ino != sti.st_ino;
-			free(pp);
-			if (bad) {
-				ct_print_errorf("processes %d and %d do not run the same binary (or one is gone); record them separately",
-					pids.v[0], pids.v[i]);
-				return 1;
-			}
+		int rc = record_option(cmd, c, optarg);
+		if (rc == NOT_MINE)
+			usage(stderr);
+		if (rc) {
+			*status = 2;
+			return false;
 		}
-	} else {
-		path = resolve_program(prog[0]);
-		if (!path) {
-			ct_print_errorf("cannot find program '%s'%s", prog[0],
-				strchr(prog[0], '/') ? "" : " in PATH");
-			return 1;
-		}
-		probe_path = xstrdup(path);
 	}
-	if (geteuid() != 0 && !ct_wasm_is_module(probe_path)) { /* wasm needs no BPF */
+	cmd->prog = argv + optind;
+	cmd->nprog = argc - optind;
+	*status = check_record_cmd(cmd);
+	return *status == 0;
+}
+
+static void record_cmd_free(struct record_cmd *cmd)
+{
+	free(cmd->o.cmdline);
+	CT_VEC_FREE(cmd->trace);
+	CT_VEC_FREE(cmd->exclude);
+	CT_VEC_FREE(cmd->args);
+	CT_VEC_FREE(cmd->rets);
+	CT_VEC_FREE(cmd->roots);
+	CT_VEC_FREE(cmd->pids);
+}
+
+/* What is traced: the binary to plan for and the file the probes go on
+ * (the program itself, or /proc/PID/exe: the running image, even if the
+ * file on disk has since been replaced). */
+struct record_target {
+	char *path;
+	char *probe_path;
+};
+
+/* The -p processes' binary (one: one plan; each process gets its links). */
+static bool resolve_processes(const struct record_cmd *cmd, struct record_target *t)
+{
+	int pid = cmd->pids.v[0];
+	t->probe_path = xasprintf("/proc/%d/exe", pid);
+	char buf[PATH_MAX];
+	ssize_t n = readlink(t->probe_path, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		ct_print_errorf("cannot read %s: %s (is process %d running, and are you root?)", t->probe_path,
+				strerror(errno), pid);
+		return false;
+	}
+	buf[n] = 0;
+	t->path = xstrdup(buf);
+	struct stat st0, sti;
+	for (size_t i = 1; i < cmd->pids.n; i++) {
+		char *pp = xasprintf("/proc/%d/exe", cmd->pids.v[i]);
+		int bad = stat(t->probe_path, &st0) || stat(pp, &sti) || st0.st_dev != sti.st_dev ||
+			  st0.st_ino != sti.st_ino;
+		free(pp);
+		if (bad) {
+			ct_print_errorf("processes %d and %d do not run the same binary (or one is gone); record them separately",
+					pid, cmd->pids.v[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The file's record.cmdline: the program's, or the -p list and binary. */
+static char *record_cmdline(const struct record_cmd *cmd, const char *path)
+{
+	if (!cmd->pids.n)
+		return join_cmdline(cmd->nprog, cmd->prog);
+	struct ct_buf b = {0};
+	for (size_t i = 0; i < cmd->pids.n; i++) {
+		char t[32];
+		buf_put(&b, t, snprintf(t, sizeof(t), "-p %d ", cmd->pids.v[i]));
+	}
+	char *ps = xasprintf("%.*s(%s)", (int)b.n, (char *)b.p, path);
+	buf_free(&b);
+	return ps;
+}
+
+/* Finds what CMD traces and checks that it can be recorded; false after
+ * printing why not. */
+static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
+{
+	if (cmd->pids.n) {
+		if (!resolve_processes(cmd, t))
+			return false;
+	} else {
+		t->path = resolve_program(cmd->prog[0]);
+		if (!t->path) {
+			ct_print_errorf("cannot find program '%s'%s", cmd->prog[0],
+					strchr(cmd->prog[0], '/') ? "" : " in PATH");
+			return false;
+		}
+		t->probe_path = xstrdup(t->path);
+	}
+	if (geteuid() != 0 && !ct_wasm_is_module(t->probe_path)) { /* wasm needs no BPF */
 		ct_print_errorf("recording needs root (BPF and uprobes): run it with sudo");
-		return 1;
+		return false;
 	}
-	o.lib_pid = pid;
-	if (pid) {
-		struct ct_buf b = {0};
-		for (size_t i = 0; i < pids.n; i++) {
-			char t[32];
-			buf_put(&b, t, snprintf(t, sizeof(t), "-p %d ", pids.v[i]));
-		}
-		char *ps = xasprintf("%.*s(%s)", (int)b.n, (char *)b.p, path);
-		buf_free(&b);
-		o.cmdline = ps;
-	} else {
-		o.cmdline = join_cmdline(nprog, prog);
-	}
+	cmd->o.cmdline = record_cmdline(cmd, t->path);
+	return true;
+}
 
+/* Plans, attaches and records; the exit status (the program's when it ran). */
+static int run_session(struct record_cmd *cmd, const struct record_target *t)
+{
+	live.on = cmd->live;
 	install_signals();
 	struct ct_session s;
-	int rc = ct_session_prepare(&s, path, probe_path, &o);
+	int rc = ct_session_prepare(&s, t->path, t->probe_path, &cmd->o);
 	if (rc == 0)
-		rc = pid ? run_attach(&s, pids.v, pids.n, probe_path) : run_launch(&s, prog, probe_path);
+		rc = cmd->pids.n ? run_attach(&s, cmd->pids.v, cmd->pids.n, t->probe_path)
+				 : run_launch(&s, cmd->prog, t->probe_path);
 	if (rc < 0) {
 		ct_print_error();
 		if (s.w) {
@@ -767,18 +926,25 @@ static int record_main(int argc, char **argv, bool is_live)
 		rc = 1;
 	}
 	ct_session_free(&s);
-	free(path);
-	free(probe_path);
-	free(o.cmdline);
-	CT_VEC_FREE(trace);
-	CT_VEC_FREE(exclude);
-	CT_VEC_FREE(args);
-	CT_VEC_FREE(rets);
-	CT_VEC_FREE(roots);
-	CT_VEC_FREE(pids);
+	return rc;
+}
+
+/* record and live, step by step: the command line into a struct
+ * (parse_record_cmd), what it names (resolve_target), the recording
+ * (run_session: run_launch or run_attach), and an end as the program's. */
+static int record_main(int argc, char **argv, bool is_live)
+{
+	struct record_cmd cmd;
+	struct record_target t = {NULL, NULL};
+	int status;
+	if (parse_record_cmd(argc, argv, is_live, &cmd, &status))
+		status = resolve_target(&cmd, &t) ? run_session(&cmd, &t) : 1;
+	record_cmd_free(&cmd);
+	free(t.path);
+	free(t.probe_path);
 	if (program_term_sig)
 		die_by_signal(program_term_sig);
-	return rc;
+	return status;
 }
 
 int cmd_record(int argc, char **argv)
