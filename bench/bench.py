@@ -678,10 +678,12 @@ def calls_line(datafile):
     """How the recorded calls ended (calltrace info --calls)."""
     out = sh(CALLTRACE, "info", "--calls", datafile)
     m = re.search(r"^calls: +(\d+): returned (\d+) \(at a RET (\d+), after the call (\d+) \((\d+) "
-                  r"single-stepped\), with their caller (\d+)\)", out, re.M)
+                  r"single-stepped, (\d+) at exit probes added while recording\), with their caller (\d+)\)"
+                  r".*unobserved (\d+)", out, re.M)
     if not m:
         raise RuntimeError("unexpected calltrace info --calls output")
-    return {k: int(v) for k, v in zip(("calls", "returned", "ret", "retsite", "stepped", "caller"), m.groups())}
+    return {k: int(v) for k, v in zip(("calls", "returned", "ret", "retsite", "stepped", "dynamic", "caller",
+                                       "unobserved"), m.groups())}
 
 
 def exit_share(c):
@@ -692,8 +694,10 @@ def exit_share(c):
 def share_text(c):
     """exit_share's line: how the returned calls' ends were seen."""
     return "%.1f%% (of %d returned calls: %d after the call, %d of them at a single-stepped return site, " \
-           "%d with their caller, %d at a single-stepped RET)" % (
-               exit_share(c), c["returned"], c["retsite"], c["stepped"], c["caller"], c["ret"])
+           "%d at one added while recording; %d with their caller, %d at a single-stepped RET; " \
+           "%d calls unobserved)" % (
+               exit_share(c), c["returned"], c["retsite"], c["stepped"], c["dynamic"], c["caller"], c["ret"],
+               c["unobserved"])
 
 
 def exits_section(tracefs, rounds, tmp):

@@ -87,11 +87,13 @@ int cmd_info(int argc, char **argv)
 	if (calls) {
 		struct ct_recon_ops none = {0};
 		struct ct_recon_stats st = ct_recon_run(&t, &none, NULL);
-		printf("%-12s %llu: returned %llu (at a RET %llu, after the call %llu (%llu single-stepped), with their caller %llu), unwound %llu, unfinished %llu; %llu from unplanned call sites\n",
+		printf("%-12s %llu: returned %llu (at a RET %llu, after the call %llu (%llu single-stepped, %llu at exit probes added while recording), with their caller %llu), unwound %llu, unfinished %llu, unobserved %llu; %llu from unplanned call sites, %llu indirect from call sites found while recording\n",
 		       "calls:", (unsigned long long)st.calls, (unsigned long long)st.returned,
 		       (unsigned long long)st.returned_at_ret, (unsigned long long)st.returned_at_retsite,
-		       (unsigned long long)st.returned_at_stepped, (unsigned long long)st.returned_with_caller, (unsigned long long)st.unwound,
-		       (unsigned long long)st.unfinished, (unsigned long long)st.unplanned);
+		       (unsigned long long)st.returned_at_stepped, (unsigned long long)st.returned_at_dynamic,
+		       (unsigned long long)st.returned_with_caller, (unsigned long long)st.unwound,
+		       (unsigned long long)st.unfinished, (unsigned long long)st.unobserved, (unsigned long long)st.unplanned,
+		       (unsigned long long)st.indirect);
 	}
 	printf("\n# metadata\n");
 	for (size_t i = 0; i < t.meta.n; i++)

@@ -212,6 +212,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
 	       f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
 					  : "; entries at its own entry, which looks up the caller (from: not probed)");
+	if (f->indirect)
+		printf("      and calls through its address (%s): each call site found while recording, its exit probe added then\n",
+		       f->why);
 	if (!verbose)
 		return;
 	/* "call": the call instruction is probed (the entry); "from": the

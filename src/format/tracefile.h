@@ -50,6 +50,13 @@ struct ct_file_func {
 				  does not emulate it): a dearer hit */
 #define CT_SITEF_ATCHECK 0x8   /* CALL: not probed itself; its calls are sent
 				  by the callee's CHECK probe (same instant) */
+#define CT_SITEF_DYNAMIC 0x10  /* CALL/RETSITE: a call site found while recording
+				  (a CHECK saw its return address), its exit
+				  probe added then */
+#define CT_SITEF_INDIRECT 0x20 /* CHECK, and its DYNAMIC CALLs: the function's
+				  address is taken (called through interfaces,
+				  function values): calls from sites not known
+				  in advance are expected */
 
 struct ct_file_site {
 	uint32_t id;

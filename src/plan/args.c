@@ -203,7 +203,7 @@ struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_a
 	return ret;
 }
 
-static struct ct_site_fetch *clone_fetch(const struct ct_site_fetch *f)
+struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f)
 {
 	struct ct_site_fetch *c = xmalloc(sizeof(*c));
 	*c = *f;
@@ -317,6 +317,13 @@ static void share_probe_fetches(struct ct_plan *p)
 	}
 }
 
+struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site)
+{
+	const struct ct_site_fetch *ret = p->funcs.v[site->func].results_view;
+	bool moved = false;
+	return ret ? results_at_exit(p, site, ret, &moved) : NULL;
+}
+
 void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 {
 	if (!o->enabled) {
@@ -349,11 +356,11 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 			case CT_SITE_ENTRY:
 			case CT_SITE_CHECK: /* sends only for an unplanned call */
 				if (entry)
-					p->fetch[s] = clone_fetch(entry);
+					p->fetch[s] = ct_site_fetch_clone(entry);
 				break;
 			case CT_SITE_RET:
 				if (ret)
-					p->fetch[s] = clone_fetch(ret);
+					p->fetch[s] = ct_site_fetch_clone(ret);
 				break;
 			case CT_SITE_CALL: /* SP is 8 higher: the return address is not pushed yet */
 				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0)

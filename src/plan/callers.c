@@ -21,6 +21,7 @@
  * RET probes, and so does every function of a binary built by gccgo (split
  * stacks).  See docs/ARCHITECTURE.md for the reconstruction rules. */
 #include "plan/plan.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 
 #include <stdarg.h>
@@ -43,6 +44,9 @@ static bool is_returns_twice(const char *name)
 
 struct callee {
 	char why[192]; /* non-empty: keeps RET probes, and why */
+	char taken[192]; /* non-empty: its address is taken (where): Go functions
+			    with a cheap entry are observed from their callers
+			    anyway, other callers found while recording */
 	CT_VEC(struct ct_callsite) calls;
 };
 
@@ -67,6 +71,18 @@ static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(a->c[j].why, sizeof(a->c[j].why), fmt, ap);
+	va_end(ap);
+}
+
+/* Its address is taken: called through it from sites no scan finds. */
+static void note_taken(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note_taken(struct analysis *a, size_t j, const char *fmt, ...)
+{
+	if (a->c[j].taken[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->c[j].taken, sizeof(a->c[j].taken), fmt, ap);
 	va_end(ap);
 }
 
@@ -112,8 +128,8 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 				 ct_names_show(&g->dm, g->name), (unsigned long long)r->at);
 		break;
 	case CT_REF_ADDR:
-		keep_ret(a, j, "its address is taken in %s (at 0x%llx)", ct_names_show(&g->dm, g->name),
-			 (unsigned long long)r->at);
+		note_taken(a, j, "its address is taken in %s (at 0x%llx)", ct_names_show(&g->dm, g->name),
+			   (unsigned long long)r->at);
 		break;
 	}
 }
@@ -238,8 +254,8 @@ static void scan_data(struct analysis *a)
 			if (!j1 && go)
 				j1 = (size_t)(uintptr_t)map_get(&a->by_textoff, w32);
 			if (j1)
-				keep_ret(a, j1 - 1, "its address is stored in %s (at 0x%llx)", name,
-					 (unsigned long long)(sh.sh_addr + off));
+				note_taken(a, j1 - 1, "its address is stored in %s (at 0x%llx)", name,
+					   (unsigned long long)(sh.sh_addr + off));
 		}
 	}
 }
@@ -300,8 +316,8 @@ static void scan_dynamic(struct analysis *a)
 			}
 			size_t j1 = traced(a, val);
 			if (j1 && val)
-				keep_ret(a, j1 - 1, "its address is in a dynamic relocation (at 0x%llx)",
-					 (unsigned long long)rel.r_offset);
+				note_taken(a, j1 - 1, "its address is in a dynamic relocation (at 0x%llx)",
+					   (unsigned long long)rel.r_offset);
 		}
 	}
 }
@@ -664,7 +680,22 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct callee *c = &a.c[j];
-		if (!c->why[0] && !c->calls.n)
+		/* Address-taken Go code with a cheap entry: its CHECK reports
+		 * the calls from sites not planned here, and their exits are
+		 * added while recording (ct_plan_found_caller).  Not C: its
+		 * callers may be in other modules (qsort, pthread_create). */
+		if (c->taken[0] && !c->why[0] &&
+		    (sel->fixed_sites || !pf->entry_emulated || !(pf->fn->flags & CT_FN_GO)))
+			keep_ret(&a, j, "%s", c->taken);
+		/* A call site found while recording observes the calls after
+		 * the first from there: few of those that the runtime makes one
+		 * a program, goroutine or defer, from a site of its own for
+		 * every such function (the first goroutines of each would end
+		 * 'unobserved'). */
+		if (c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO) && ct_go_called_by_runtime(pf->fn->name))
+			keep_ret(&a, j, "%s; the runtime calls it (main.main, an initializer or a closure)", c->taken);
+		pf->indirect = c->taken[0] && !c->why[0];
+		if (!c->why[0] && !c->calls.n && !pf->indirect)
 			keep_ret(&a, j, "no direct call of it was found");
 		struct ct_site_fetch *res = NULL;
 		if (!c->why[0] && pf->results && sel->args)
@@ -699,15 +730,19 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * the call: the same when that exit is single-stepped, ~20x
 		 * less when emulated.  When every call site's exit would be
 		 * single-stepped (and its own entry is not), nothing is gained:
-		 * its RETs, which see every call whoever makes it. */
-		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated)
+		 * its RETs, which see every call whoever makes it.  (Unless its
+		 * address is taken: the calls through it may end cheaply.) */
+		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && !pf->indirect)
 			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);
+			pf->indirect = false;
 			continue;
 		}
 		pf->in_caller = true;
+		if (pf->indirect)
+			pf->why = xstrdup(c->taken);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
 		memset(&c->calls, 0, sizeof(c->calls));
@@ -728,4 +763,126 @@ out:
 	map_free(&a.twice_callers);
 	map_free(&a.plt_names);
 	map_free(&a.plt_stubs);
+}
+
+/* A goroutine's function returns to runtime.goexit: newproc makes its
+ * return address goexit + 1, past a NOP, at goexit's CALL goexit1.  Never
+ * probed itself, but that call is where the function's call ends. */
+static bool is_goexit(const struct ct_func *g)
+{
+	return ct_go_is_goexit(g->name);
+}
+
+/* Go before 1.17 runs a deferred function by jmpdefer, which makes its
+ * return address the caller's CALL runtime.deferreturn (run again for the
+ * next one): is CODE (LEN bytes at AT) that call? */
+static bool deferreturn_at(const struct ct_target *t, const uint8_t *code, size_t len, uint64_t at)
+{
+	if (len < 5 || code[0] != 0xe8)
+		return false;
+	int32_t rel;
+	memcpy(&rel, code + 1, 4);
+	const struct ct_func *f = ct_target_func_at(t, at + 5 + (uint64_t)(int64_t)rel);
+	return f && f->entry == at + 5 + (uint64_t)(int64_t)rel && !strcmp(f->name, CT_GO_DEFERRETURN);
+}
+
+/* Where a call from RET, found while recording, ends (the walk choose_exit
+ * makes for planned calls); false with *WHY if nowhere we can probe. */
+static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, const char **why)
+{
+	const struct ct_target *t = p->t;
+	const struct ct_func *g = cs->caller;
+	const uint8_t *code = ct_elf_bytes_at(&t->elf, g->entry, g->end - g->entry);
+	if (!code) {
+		*why = "the caller's code is not in the file";
+		return false;
+	}
+	cs->at = ct_call_before(code, g->end - g->entry, g->entry, cs->ret);
+	if (!cs->at && is_goexit(g) && cs->ret == g->entry + 1 && code[0] == 0x90)
+		cs->at = g->entry; /* newproc's return address: past goexit's NOP */
+	if (!cs->at && deferreturn_at(p->t, code + (cs->ret - g->entry), g->end - cs->ret, cs->ret))
+		cs->at = cs->ret; /* jmpdefer's: the deferred call returns to CALL deferreturn */
+	if (!cs->at) {
+		*why = "no call instruction returns there";
+		return false;
+	}
+	ct_exit_walk(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, &cs->walk);
+	const struct ct_exit_walk *w = &cs->walk;
+	if (w->how == CT_EXIT_EMULATED || w->how == CT_EXIT_STEPPED) {
+		cs->how = (uint8_t)w->how;
+		cs->exit = w->site;
+		cs->sp_delta = w->sp_delta;
+		return true;
+	}
+	if (w->how == CT_EXIT_TAILPOS && w->first_site) {
+		/* the caller's end may not be observed: the return address */
+		cs->how = CT_EXIT_STEPPED;
+		cs->exit = w->first_site;
+		cs->sp_delta = 0;
+		return true;
+	}
+	*why = "no instruction after the call can take a probe";
+	return false;
+}
+
+static bool caller_probeable(const struct ct_func *g)
+{
+	return !(g->flags & CT_FN_NOPROBE) || is_goexit(g);
+}
+
+uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
+			      const char **why)
+{
+	uint64_t check_addr = p->sites.v[check_site].addr; /* the table may move */
+	uint32_t func = p->sites.v[check_site].func;
+	uint8_t indirect = p->sites.v[check_site].flags & CT_SITEF_INDIRECT;
+	const struct ct_func *g = ct_target_func_at(p->t, ret);
+	if (!g || g->end <= ret || g->entry >= ret) {
+		*why = "the return address is in no known function";
+		return CT_NOSITE;
+	}
+	if (!caller_probeable(g)) {
+		*why = "the caller is never probed";
+		return CT_NOSITE;
+	}
+	struct ct_callsite *cs = xcalloc(1, sizeof(*cs));
+	cs->ret = ret;
+	cs->caller = g;
+	cs->call_site = cs->exit_site = CT_NOSITE;
+	if (!found_exit(p, cs, why)) {
+		free(cs);
+		return CT_NOSITE;
+	}
+	CT_VEC_PUSH(p->found_calls, cs);
+	struct ct_plan_site *s = ct_plan_add_site(p, cs->at, func, CT_SITE_CALL, g);
+	if (!s) {
+		*why = "the call is not in the file's loadable segments";
+		return CT_NOSITE;
+	}
+	/* like a planned call's CALL site seen at the CHECK (plan.c) */
+	s->key_adj = 8;
+	s->cs = cs;
+	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | indirect;
+	cs->call_site = (uint32_t)(p->sites.n - 1);
+	s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
+	if (!s) {
+		p->sites.n--; /* the CALL site: no half-planned call */
+		*why = "its exit is not in the file's loadable segments";
+		return CT_NOSITE;
+	}
+	s->key_adj = 8 + cs->sp_delta;
+	s->call_site = cs->call_site;
+	s->cs = cs;
+	s->flags |= CT_SITEF_DYNAMIC | (cs->how == CT_EXIT_STEPPED ? CT_SITEF_STEPPED : 0);
+	cs->exit_site = (uint32_t)(p->sites.n - 1);
+	if (p->fetch) {
+		/* the CHECK's capture is sent as the CALL site's (same layout) */
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		const struct ct_site_fetch *cf = p->fetch[check_site];
+		p->fetch[cs->call_site] = cf ? ct_site_fetch_clone(cf) : NULL;
+		p->fetch[cs->exit_site] = ct_plan_results_at_exit(p, &p->sites.v[cs->exit_site]);
+	}
+	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
+					    {cs->call_site, -8}};
+	return cs->call_site;
 }

@@ -105,6 +105,12 @@ static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t 
 	return &p->sites.v[p->sites.n - 1];
 }
 
+struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
+				      const struct ct_func *code)
+{
+	return add_site(p, addr, func, kind, 0, gsrc_of(p->t, code));
+}
+
 /* Decodes F's own sites (entry, exits). */
 static int find_sites(const struct ct_target *t, const struct ct_func *f, struct ct_fn_sites *fs)
 {
@@ -173,8 +179,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * kernel emulates it: a single-step there would cost what was saved). */
 	if (fs->entry_emulated) {
 		pf->check_site = (uint32_t)p->sites.n;
-		if (!add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc))
+		struct ct_plan_site *cs = add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc);
+		if (!cs)
 			return -1;
+		if (pf->indirect)
+			cs->flags |= CT_SITEF_INDIRECT;
 	}
 	/* A tail jump hands the call over to its target: a traced one enters
 	 * at the same key (a tail call); untraced code returns to the return
@@ -419,8 +428,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		 * may be a return site: the markers say so (not under record-time
 		 * limits, whose kernel-side stacks do not follow them). */
 		if (sel->go_markers) {
-			add_marker(p, "runtime.recovery", CT_SITE_RECOVER);
-			add_marker(p, "runtime.deferreturn", CT_SITE_DEFERRET);
+			add_marker(p, CT_GO_RECOVERY, CT_SITE_RECOVER);
+			add_marker(p, CT_GO_DEFERRETURN, CT_SITE_DEFERRET);
 		}
 	}
 	ct_plan_link_roles(p);
@@ -458,6 +467,9 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
 	CT_VEC_FREE(p->planned);
+	for (size_t i = 0; i < p->found_calls.n; i++)
+		free(p->found_calls.v[i]);
+	CT_VEC_FREE(p->found_calls);
 	map_free(&p->plt_traced);
 }
 

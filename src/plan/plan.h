@@ -33,7 +33,7 @@ struct ct_plan_func {
 	/* --exit=auto: entries at its call sites and exits at their return
 	 * sites (in_caller), or why not (RET probes kept). */
 	bool in_caller;
-	char *why;
+	char *why;                /* (indirect: where its address is taken) */
 	struct ct_callsite *calls;
 	size_t ncalls;
 	uint32_t check_site;      /* CHECK probe at its own cheap entry, CT_NOSITE if none */
@@ -45,6 +45,10 @@ struct ct_plan_func {
 	/* Its SPILL site (plan/spill.c: arguments passed in SSE registers, read
 	 * where its prologue stored them), CT_NOSITE if none. */
 	uint32_t spill_site;
+	/* in_caller, but its address is taken (a Go interface method, a
+	 * function value): its CHECK reports calls from other sites, whose
+	 * exits are added while recording (ct_plan_found_caller) */
+	bool indirect;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
 };
@@ -86,6 +90,9 @@ struct ct_selection {
 	bool lenient;         /* exact names may be missing (--follow: other binaries) */
 	enum ct_exit_mode exits;
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
+	/* No call site can be added while recording (other binaries take the
+	 * site ids after the program's): address-taken functions keep RETs. */
+	bool fixed_sites;
 	/* The captures that will be planned (ct_plan_args), NULL for none:
 	 * a call whose results are captured needs an exit probe that sees them. */
 	const struct ct_args_opts *args;
@@ -115,6 +122,8 @@ struct ct_plan {
 	/* CHECK sites' planned callers: CT_PLANNED_KEY(site, delta) and the
 	 * CALL site (plan index) each stands for */
 	CT_VEC(struct ct_plan_planned) planned;
+	/* call sites found while recording (ct_plan_found_caller), each once */
+	CT_VEC(struct ct_callsite *) found_calls;
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;
@@ -165,6 +174,23 @@ bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f
  * fills their call sites (plan/callers.c).  FOUND[j]: p->funcs.v[j]'s own
  * sites. */
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel);
+/* A CHECK site saw a call from return address RET (link-time) that it has
+ * no planned call site for: plans that call site (a CALL site flagged
+ * CT_SITEF_DYNAMIC) and its exit (a RETSITE, the same walk as for planned
+ * ones; none for a call in tail position), appended to the site table (and
+ * p->fetch), and the "planned_calls" entry that makes the CHECK send its
+ * calls as that CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
+uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
+			      const char **why);
+/* A site added after planning (ct_plan_found_caller): its own probe. */
+struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
+				      const struct ct_func *code);
+/* A deep copy (its program, its values). */
+struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
+/* The results of a call at its RETSITE, as ct_plan_args plans them (it
+ * may move the site to the return address), or NULL. */
+struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site);
+
 /* The traced function (plan index + 1) whose code starts at ADDR, or that a
  * PLT stub at ADDR jumps to; 0 if none.  BY_ENTRY: entry -> index + 1. */
 size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry, uint64_t addr);

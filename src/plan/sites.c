@@ -1235,3 +1235,16 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 		}
 	}
 }
+
+uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret)
+{
+	ZydisDecodedInstruction in;
+	for (size_t off = 0; off < len && addr + off < ret;) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code + off, len - off, &in)))
+			return 0; /* not code we can follow: no guess */
+		if (addr + off + in.length == ret)
+			return in.meta.category == ZYDIS_CATEGORY_CALL ? addr + off : 0;
+		off += in.length;
+	}
+	return 0;
+}

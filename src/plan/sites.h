@@ -135,6 +135,11 @@ const char *ct_reg_name(unsigned r);
  * than single-step it? */
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
 
+/* The call instruction that returns to RET, decoding CODE (LEN bytes at
+ * ADDR, a whole function) from its start: its address, 0 if no
+ * instruction ends at RET or the one that does is not a call. */
+uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

@@ -61,6 +61,16 @@ struct {
 	__type(value, struct ct_planned_call);
 } planned_calls SEC(".maps");
 
+/* The return addresses CHECKs reported to user space (CT_PROC_CALLER), as
+ * CT_PLANNED_KEY (the value is unused): each once, at most CT_MAX_CALLERS. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CT_MAX_CALLERS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u8);
+} callers_seen SEC(".maps");
+
 /* Per-site argument fetch programs, indexed by site id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -645,6 +655,22 @@ static __always_inline void limits_hit(const struct hit *h)
 		bpf_map_delete_elem(&gstates, &k);
 }
 
+static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid);
+
+/* A CHECK's first call from return address KEY: tell user space (before
+ * the call's own event), which adds an exit probe there for the calls
+ * after it.  The program is not held meanwhile: a stop would be seen by
+ * its parent or tracer, and a SIGCONT by its own handlers (README). */
+static __always_inline void report_caller(const struct hit *h, __u64 key)
+{
+	struct ct_event *e = reserve_proc(CT_PROC_CALLER, h->pid_tgid >> 32, (__u32)h->pid_tgid);
+	if (!e)
+		return;
+	e->goid = key;
+	e->key = h->key;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
 	struct hit h;
@@ -663,10 +689,12 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	__s64 key_delta = 0;
+	__u64 new_caller = 0;
 	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {
 		/* A function observed from its callers: a call from a planned
 		 * call site is that site's CALL event; from anywhere else, an
-		 * unplanned call. */
+		 * unplanned call, whose return address user space learns once
+		 * (it adds the exit probe there and plans the call site). */
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), ret - PT_REGS_IP(ctx));
 		const struct ct_planned_call *pc = bpf_map_lookup_elem(&planned_calls, &k);
@@ -674,7 +702,12 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			h.site = pc->site;
 			key_delta = pc->key_delta;
 		} else {
-			count(CT_CNT_UNPLANNED, 1);
+			count(CT_COOKIE_INDIRECT(h.cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
+			/* the first hit from there is reported, once */
+			__u8 seen = 1;
+			if (cfg.report_callers &&
+			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0)
+				new_caller = k;
 		}
 	}
 
@@ -711,6 +744,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	}
 	h.key += key_delta;
 	h.now = bpf_ktime_get_ns();
+	if (new_caller)
+		report_caller(&h, new_caller);
 	/* a goroutine's creation is no call: limits do not apply to it */
 	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h.cookie) != CT_SITE_GOCREATE)
 		limits_hit(&h);

@@ -90,7 +90,9 @@ enum ct_site_kind {
  *   bit  30      the site fetches arguments/results (fetch map, by site id)
  *   bit  31      the site's function matches --root
  *   bits 32..35  site kind (enum ct_site_kind)
- *   bit  36      TAIL site whose jump target is a traced function
+ *   bit  36      TAIL site whose jump target is a traced function; CHECK
+ *                site of a function whose address is taken (called
+ *                through interfaces, function values: CT_CNT_INDIRECT)
  *   bits 37..63  function id (for restart detection under limits)
  */
 #define CT_MAX_SITES (1u << 24)
@@ -101,6 +103,7 @@ enum ct_site_kind {
 #define CT_COOKIE_ROOT(c) ((__u32)((c) >> 31) & 1)
 #define CT_COOKIE_KIND(c) ((__u32)((c) >> 32) & 15)
 #define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 36) & 1)
+#define CT_COOKIE_INDIRECT(c) ((__u32)((c) >> 36) & 1) /* CHECK sites */
 #define CT_COOKIE_FUNC(c) ((__u32)((c) >> 37))
 struct ct_cookie_parts {
 	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, func;
@@ -237,6 +240,17 @@ struct ct_fetch {
 #define CT_PROC_EXEC 2
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */
 #define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
+#define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
+				 call site for, the first time (--exit=auto):
+				 goid = CT_PLANNED_KEY(CHECK site, return address
+				 - CHECK), key = the callee's frame key; sent just
+				 before that call's CHECK event.  User space adds
+				 the call site's exit probe for the calls after it
+				 (that call itself ends unobserved).  Not written to
+				 the file. */
+/* How many return addresses the CHECKs report (CT_PROC_CALLER) at most:
+ * each costs user space a plan and a probe link. */
+#define CT_MAX_CALLERS 1024
 
 /* Record-time limits and sampling, decided in the kernel so that what is
  * cut never crosses the ring buffer.  They need a shadow stack per
@@ -262,6 +276,9 @@ struct ct_config {
 	__u32 sample_g_n;
 	__u64 follow_ino; /* --follow: the program's binary; an exec of any other
 			     stops the process until user space has probed it */
+	__u32 report_callers; /* CT_PROC_CALLER: user space adds exit probes
+				 of call sites found while recording */
+	__u32 pad;
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:
  * binaries exec'd under --follow are added after the programs are loaded. */
@@ -273,7 +290,9 @@ enum ct_counter {
 	CT_CNT_SAMPLE = 2,   /* root calls seen (for --sample) */
 	CT_CNT_OVERFLOW = 3, /* calls deeper than CT_LIM_FRAMES while limits were on */
 	CT_CNT_UNPLANNED = 4,/* calls of caller-observed functions from unplanned call sites */
-	CT_CNT_MAX = 5,
+	CT_CNT_INDIRECT = 5, /* calls of address-taken functions from call sites not
+				known yet (their exits are added as they are found) */
+	CT_CNT_MAX = 6,
 };
 
 #endif

@@ -33,7 +33,7 @@ struct uprobe_multi_attr {
 	uint8_t pad[128 - 60];
 };
 
-#define MAX_LINKS (2 * CT_MAX_BINS * 4)
+#define MAX_LINKS (2 * CT_MAX_BINS * 4 + 64) /* + the exits of callers found while recording */
 
 struct ct_probes {
 	struct calltrace_bpf *skel;
@@ -130,6 +130,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->filter_pids = o->filter_pids;
 	cfg->limits = o->limits;
 	cfg->follow_ino = o->follow_ino;
+	cfg->report_callers = o->report_callers;
 	cfg->max_depth = o->max_depth;
 	cfg->min_dur_ns = o->min_dur_ns;
 	cfg->max_events = o->max_events;

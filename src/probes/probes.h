@@ -24,6 +24,9 @@ struct ct_probes_opts {
 	uint32_t limits, max_depth, sample_n, sample_g_n;
 	uint64_t min_dur_ns, max_events;
 	uint64_t follow_ino;
+	/* --exit=auto: CHECKs report return addresses the plan did not know
+	 * (CT_PROC_CALLER), user space adds their exits */
+	bool report_callers;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */

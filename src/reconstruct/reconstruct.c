@@ -14,6 +14,7 @@ struct frame {
 	bool restart_pending;   /* a morestack CALL was seen in this frame */
 	bool tail_pending;      /* left by a JMP to a traced function */
 	bool tailpos;           /* its call is in tail position: it ends with its parent */
+	bool no_exit;           /* entered at a CHECK from a call site without an exit probe */
 	uint32_t tail_target;
 	uint64_t tail_ts;
 	bool has_children;
@@ -82,6 +83,8 @@ const char *ct_status_name(enum ct_call_status s)
 		return "lost";
 	case CT_CALL_EXITED:
 		return "exited";
+	case CT_CALL_UNOBSERVED:
+		return "unobserved";
 	default:
 		return "open";
 	}
@@ -195,6 +198,9 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	case CT_CALL_EXITED:
 		r->st.exited++;
 		break;
+	case CT_CALL_UNOBSERVED:
+		r->st.unobserved++;
+		break;
 	default:
 		r->st.unfinished++;
 	}
@@ -229,6 +235,7 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	else if (ev && ev->kind == CT_SITE_RETSITE) {
 		r->st.returned_at_retsite++;
 		r->st.returned_at_stepped += (r->sites[ev->site].flags & CT_SITEF_STEPPED) != 0;
+		r->st.returned_at_dynamic += (r->sites[ev->site].flags & CT_SITEF_DYNAMIC) != 0;
 	}
 	while (s->f.n > idx)
 		pop(r, s, CT_CALL_RETURNED, ts, tid, ev);
@@ -288,18 +295,30 @@ static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_r
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 }
 
-/* A call entered from a call site nobody planned (CHECK) has no exit probe:
- * it ends at the first event of its goroutine/thread that is not deeper. */
+/* A call entered from a call site without an exit probe (CHECK: nobody
+ * planned it, or its probe was not in yet) ends at the first event of its
+ * goroutine/thread that is not deeper: when exactly is not known, so it is
+ * UNOBSERVED, never RETURNED; and so are the calls in tail position in it
+ * (they end with it), which may be open above it then. */
 static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	while (s->f.n) {
-		struct frame *top = &s->f.v[s->f.n - 1];
-		if (!top->c.unplanned || top->c.key < ev->key)
+		size_t i = s->f.n - 1;
+		while (i > 0 && !s->f.v[i].no_exit && s->f.v[i].tailpos)
+			i--;
+		struct frame *nf = &s->f.v[i];
+		if (!nf->no_exit || nf->c.key < ev->key)
 			return;
-		if (top->c.key == ev->key && r->sites[ev->site].func == top->c.func &&
-		    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_RESTART))
-			return; /* its own tail jump, or morestack re-running its entry */
-		return_frame(r, s, s->f.n - 1, ev->ts, ev->tid, NULL);
+		if (i == s->f.n - 1) {
+			if (nf->c.key == ev->key && r->sites[ev->site].func == nf->c.func &&
+			    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_RESTART))
+				return; /* its own tail jump, or morestack re-running its entry */
+			if (nf->c.key == ev->key && nf->tail_pending && ev->kind == CT_SITE_ENTRY &&
+			    r->sites[ev->site].func == nf->tail_target)
+				return; /* the tail call it jumped to */
+		}
+		while (s->f.n > i)
+			pop(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, NULL);
 	}
 }
 
@@ -321,7 +340,13 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.origin = s->origin;
 	f.c.entry_site = ev->site;
 	f.c.exit_site = UINT32_MAX;
-	f.c.unplanned = ev->kind == CT_SITE_CHECK;
+	/* from a call site not known in advance: at a CHECK (no exit probe), or
+	 * at one found while recording (its exit probe added then) */
+	uint8_t sf = r->sites[ev->site].flags;
+	bool fresh = ev->kind == CT_SITE_CHECK || (ev->kind == CT_SITE_CALL && (sf & CT_SITEF_DYNAMIC));
+	f.c.unplanned = fresh && !(sf & CT_SITEF_INDIRECT);
+	f.c.indirect = fresh && (sf & CT_SITEF_INDIRECT);
+	f.no_exit = ev->kind == CT_SITE_CHECK;
 	f.tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
 	f.losses = r->losses;
 	void *spill = map_get(&r->spill_of, (uint64_t)func + 1);
@@ -344,6 +369,7 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	s->f.v[s->f.n++] = f;
 	r->st.calls++;
 	r->st.unplanned += f.c.unplanned;
+	r->st.indirect += f.c.indirect;
 	if (f.c.depth + 1 > r->st.max_depth)
 		r->st.max_depth = f.c.depth + 1;
 	if (f.waiting)
@@ -396,7 +422,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 		struct frame *top = &s->f.v[s->f.n - 1];
 		if (top->c.key == ev->key) {
 			if (top->c.func == func && !top->tail_pending &&
-			    (top->restart_pending || (ev->kind == CT_SITE_CHECK && top->c.unplanned))) {
+			    (top->restart_pending || (ev->kind == CT_SITE_CHECK && top->no_exit))) {
 				/* morestack re-ran the entry: same call. */
 				top->restart_pending = false;
 				r->st.restarts++;

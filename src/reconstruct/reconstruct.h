@@ -31,6 +31,9 @@
  *                before (its thread's next event, at K, of f); the call is
  *                reported (enter) only then, or at any other event of its
  *                thread without them.
+ *  unplanned(f,K): a call from a call site with no exit probe (CHECK) ends
+ *                at the next event of its goroutine/thread that is not
+ *                deeper: UNOBSERVED (never RETURNED).
  *  end of trace: open frames are UNFINISHED.
  *  After a loss record (ring buffer full), a frame entered before it that
  *  would be popped as UNWOUND is LOST instead (its return may be among the
@@ -54,6 +57,10 @@ enum ct_call_status {
 	CT_CALL_UNFINISHED = 3,
 	CT_CALL_LOST = 4, /* it ended unseen: its return was among lost events */
 	CT_CALL_EXITED = 5, /* its thread or process ended (exit, signal, exec) */
+	CT_CALL_UNOBSERVED = 6, /* entered from a call site that had no exit probe
+				   (yet): closed by the next event of its
+				   goroutine/thread that is not deeper, its end
+				   not observed */
 };
 
 const char *ct_status_name(enum ct_call_status s);
@@ -89,9 +96,11 @@ struct ct_call {
 	uint32_t context;  /* thread only: 0 its own stack, n the n-th other stack it
 			      switched to (a coroutine); depth counts on that stack */
 	bool leaf;         /* (exit only) no traced call ran inside it */
-	bool unplanned;    /* entered from a call site the plan did not know: its
-			      end is the next event of its goroutine/thread
-			      that is not deeper (no exit probe) */
+	bool unplanned;    /* entered from a call site the plan did not know,
+			      of a function it took for only called directly */
+	bool indirect;     /* entered from a call site of an address-taken
+			      function found while recording (its exit probe
+			      added then; the first calls may be UNOBSERVED) */
 	/* Captured arguments / results: compacted payloads of the entry and
 	 * exit site (decode with render/values.h), NULL when absent. */
 	uint32_t entry_site, exit_site; /* exit_site: RET/TAIL site, or UINT32_MAX */
@@ -125,6 +134,10 @@ struct ct_recon_stats {
 	uint64_t cut_by_loss; /* calls ended by CT_CALL_LOST */
 	uint64_t unmatched_exits; /* exits without an entry (attached mid-call, lost) */
 	uint64_t unplanned;       /* calls entered from an unplanned call site */
+	uint64_t indirect;        /* ... of address-taken functions (c.indirect) */
+	uint64_t unobserved;      /* calls closed as CT_CALL_UNOBSERVED */
+	uint64_t returned_at_dynamic; /* of returned_at_retsite: at an exit probe
+					 added while recording */
 	/* How returned calls were seen to end: at a RET, at their exit probe
 	 * after the call (--exit=auto), or with the call they are in tail
 	 * position in (or replaced by a tail call); the rest at tail jumps. */

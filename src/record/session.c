@@ -275,7 +275,8 @@ static int prepare_libraries(struct ct_session *s)
 		object_args(s, lb);
 		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
 					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits, .args = &lb->args,
-					   .limits = s->main_sel.limits};
+					   .limits = s->main_sel.limits,
+					   .fixed_sites = true};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
 		plan_object_args(s, lb);
@@ -359,6 +360,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
 	main_sel.args = &s->o.args;
+	/* call sites found while recording take site ids after the program's:
+	 * not when other binaries' come there (libraries, exec'd binaries) */
+	main_sel.fixed_sites = o->follow || s->nlibs;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
@@ -397,7 +401,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	struct ct_probes_opts po = {0};
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
-	po.nsites = s->total_sites + CT_CALIB_SITES;
+	/* Calls from call sites not planned (a CHECK's): their sites are
+	 * planned and probed while recording, in the program's site ids
+	 * (libraries' ids come after them: not with libraries). */
+	po.report_callers = s->plan.in_caller && !main_sel.fixed_sites;
+	/* ids for those sites, then the calibration's */
+	po.nsites = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0) + CT_CALIB_SITES;
 	po.filter_pids = o->follow;
 	struct stat bst;
 	if (o->follow && stat(probe_path ? probe_path : binary, &bst) == 0)
@@ -436,7 +445,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	/* What a hit costs here, for replay's overhead correction (not under
 	 * --follow, whose probes see listed processes only, nor --max-events,
 	 * whose budget the calibration's events would take). */
-	if (!o->follow && !o->max_events && ct_calibrate(s->probes, s->total_sites, &s->costs))
+	if (!o->follow && !o->max_events && ct_calibrate(s->probes, po.nsites - CT_CALIB_SITES, &s->costs))
 		ct_debug("no overhead correction: %s", ct_error());
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
@@ -446,6 +455,26 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (!s->w)
 		return -1;
 	return 0;
+}
+
+/* The attach cookie of site I of PLAN (event.h). */
+static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, size_t i, uint32_t site_base,
+			    uint32_t func_base, uint32_t bin)
+{
+	const struct ct_plan_site *site = &plan->sites.v[i];
+	struct ct_cookie_parts cp = {0};
+	cp.site = site_base + (uint32_t)i;
+	cp.gsrc = site->gsrc;
+	cp.bin = bin;
+	cp.fetch = plan->fetch && plan->fetch[i];
+	cp.kind = site->kind;
+	/* the same bit: a TAIL's target is traced; a CHECK's function is
+	 * called indirectly (which counter its unplanned calls go to) */
+	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
+						     : site->target_func != CT_NOFUNC;
+	cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
+	cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn, bin ? s->libs[bin - 1].name : NULL);
+	return CT_COOKIE(cp);
 }
 
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
@@ -473,16 +502,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		const struct ct_plan_site *site = &plan->sites.v[i];
 		if (!ct_site_is_probe(site))
 			continue; /* applied with the probe whose `next` names it */
-		struct ct_cookie_parts cp = {0};
-		cp.site = site_base + (uint32_t)i;
-		cp.gsrc = site->gsrc;
-		cp.bin = bin;
-		cp.fetch = plan->fetch && plan->fetch[i];
-		cp.kind = site->kind;
-		cp.tail_traced = site->target_func != CT_NOFUNC;
-		cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
-		cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn, bin ? s->libs[bin - 1].name : NULL);
-		uint64_t cookie = CT_COOKIE(cp);
+		uint64_t cookie = site_cookie(s, plan, i, site_base, func_base, bin);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
 		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {
 			eo[ne] = site->offset;
@@ -596,6 +616,8 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 {
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
+	s->attach_path = xstrdup(probe_path ? probe_path : s->binary);
+	CT_VEC_PUSH(s->attach_pids, s->o.follow ? 0 : pid);
 	write_meta(s);
 	if (s->wasm) {
 		const struct ct_wasm_plan *p = ct_wasm_run_plan(s->wasm);
@@ -705,8 +727,10 @@ int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid
 {
 	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
 		return -1;
-	if (!s->o.follow)
+	if (!s->o.follow) {
+		CT_VEC_PUSH(s->attach_pids, pid);
 		return attach_all(s, probe_path, pid);
+	}
 	/* the program's links cover every traced process already */
 	for (size_t k = 0; k < s->nlibs; k++) {
 		struct ct_libbin *lb = &s->libs[k];
@@ -876,6 +900,13 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 			s->lost_marked += n;
 		}
 	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_CALLER) {
+		/* a new call site: planned and probed before the events behind
+		 * this one are read (its own call, next, ends unobserved) */
+		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid};
+		CT_VEC_PUSH(s->deferred, d);
+		return CT_EVENT_PAUSE;
+	}
 	if (e->flags & CT_EV_PROC) {
 		/* replay ends the calls of a process that ends or execs */
 		if (!after_end && !cut)
@@ -883,7 +914,7 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		if (e->site == CT_PROC_EXEC) {
 			/* planning and attaching happen in the loop, before the
 			 * events behind this one are read */
-			struct ct_deferred d = {CT_DEFER_EXEC, e->goid != 0, e->pid};
+			struct ct_deferred d = {.kind = CT_DEFER_EXEC, .held = e->goid != 0, .pid = e->pid};
 			CT_VEC_PUSH(s->deferred, d);
 			return CT_EVENT_PAUSE;
 		} else if (e->site == CT_PROC_FORK) {
@@ -934,10 +965,117 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return 0;
 }
 
+#define CALLER_REFUSED UINT32_MAX
+#define MAX_CALLER_LINKS 48 /* probes.c keeps room for 64 */
+
+/* The call site a CHECK reported (D), planned once: its CALL site (or
+ * CALLER_REFUSED, saying why once), and for a new one its exit probe's
+ * offset and cookie added to XO/XC. */
+typedef CT_VEC(uint64_t) u64_vec;
+typedef CT_VEC(struct ct_plan_planned) planned_vec;
+
+static uint32_t plan_caller(struct ct_session *s, const struct ct_deferred *d, u64_vec *xo, u64_vec *xc,
+			    planned_vec *planned)
+{
+	uintptr_t known = (uintptr_t)map_get(&s->callers_done, d->caller);
+	if (known)
+		return known == CALLER_REFUSED ? CALLER_REFUSED : (uint32_t)(known - 1);
+	struct ct_plan *p = &s->plan;
+	uint32_t check = (uint32_t)(d->caller >> 32), call = CALLER_REFUSED;
+	const char *why = "the trace has ended";
+	if (s->nlibs || s->main_sel.fixed_sites)
+		why = "other binaries are traced (their site ids follow the program's)";
+	else if (s->caller_links >= MAX_CALLER_LINKS)
+		why = "too many probe links added while recording";
+	else if (check >= p->sites.n || p->sites.v[check].kind != CT_SITE_CHECK)
+		why = "not a CHECK site";
+	else if (!s->end_ts) {
+		uint64_t ret = p->sites.v[check].addr + (uint64_t)(int64_t)(int32_t)(uint32_t)d->caller;
+		struct ct_plan_planned pl;
+		call = ct_plan_found_caller(p, check, ret, &pl, &why);
+		if (call != CT_NOSITE) {
+			CT_VEC_PUSH(*planned, pl);
+			uint32_t exit = p->sites.v[call].cs->exit_site;
+			if (exit != CT_NOSITE) {
+				CT_VEC_PUSH(*xo, p->sites.v[exit].offset);
+				CT_VEC_PUSH(*xc, site_cookie(s, p, exit, 0, 0, 0));
+			}
+			ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (site %u, key_adj %d)",
+				 ct_names_show(&p->funcs.v[p->sites.v[check].func].fn->dm,
+					       p->funcs.v[p->sites.v[check].func].fn->name),
+				 (unsigned long long)ret,
+				 exit != CT_NOSITE ? (unsigned long long)p->sites.v[exit].addr : 0ULL, exit,
+				 exit != CT_NOSITE ? (int)p->sites.v[exit].key_adj : 0);
+		} else {
+			call = CALLER_REFUSED;
+			ct_debug("calls of %s from 0x%llx keep no exit: %s",
+				 ct_names_show(&p->funcs.v[p->sites.v[check].func].fn->dm,
+					       p->funcs.v[p->sites.v[check].func].fn->name),
+				 (unsigned long long)ret, why);
+		}
+	}
+	if (call == CALLER_REFUSED)
+		s->callers_refused++;
+	map_put(&s->callers_done, d->caller, (void *)(uintptr_t)(call == CALLER_REFUSED ? CALLER_REFUSED : call + 1));
+	return call;
+}
+
+/* The call sites CHECKs reported since the last drain, as one batch: new
+ * sites into the file, their exit probes in one link (per traced process),
+ * then the CHECKs told to send their calls as those CALL sites'.  The
+ * program ran on meanwhile: the calls from there before the probe was in
+ * are CHECK events, unobserved. */
+static void add_callers(struct ct_session *s)
+{
+	struct ct_plan *p = &s->plan;
+	size_t first = p->sites.n;
+	u64_vec xo = {0}, xc = {0};
+	planned_vec planned = {0};
+	for (size_t i = 0; i < s->deferred.n; i++)
+		if (s->deferred.v[i].kind == CT_DEFER_CALLER)
+			plan_caller(s, &s->deferred.v[i], &xo, &xc, &planned);
+	bool ok = true;
+	if (p->sites.n > first) {
+		struct ct_file_func *ff;
+		struct ct_file_site *fs;
+		ct_plan_file_tables(p, &ff, &fs);
+		ct_writer_tables(s->w, NULL, 0, fs + first, p->sites.n - first);
+		free(ff);
+		free(fs);
+		s->total_sites = (uint32_t)p->sites.n;
+		if (p->fetch) {
+			for (size_t i = first; i < p->sites.n; i++)
+				if (p->fetch[i] && ct_site_is_probe(&p->sites.v[i]) &&
+				    ct_probes_set_fetch(s->probes, (uint32_t)i, &p->fetch[i]->prog))
+					ok = false;
+			if (p->types)
+				ct_writer_types(s->w, ct_types_table(p->types), &s->type_ids);
+			ct_writer_fetch(s->w, p->fetch + first, p->sites.n - first, (uint32_t)first, &s->type_ids);
+		}
+		for (size_t k = 0; ok && xo.n && k < s->attach_pids.n; k++) {
+			struct ct_attach a = {s->attach_path, s->attach_pids.v[k], NULL, NULL, 0, xo.v, xc.v, xo.n};
+			if (ct_probes_attach(s->probes, &a)) {
+				ct_debug("exits of call sites found while recording: %s", ct_error());
+				ok = false;
+			}
+		}
+		s->caller_links++;
+		/* only once their exits are in: a CALL event means an exit
+		 * probe will see that call end */
+		for (size_t k = 0; ok && k < planned.n; k++)
+			ok = ct_probes_add_planned(s->probes, planned.v[k].key, &planned.v[k].val) == 0;
+		s->callers_found += planned.n;
+	}
+	CT_VEC_FREE(xo);
+	CT_VEC_FREE(xc);
+	CT_VEC_FREE(planned);
+}
+
 /* What on_event queued, in order.  A process the kernel held for us is let
  * go even when nothing is done for it any more (the trace has ended). */
 static void run_deferred(struct ct_session *s)
 {
+	bool callers = false;
 	for (size_t i = 0; i < s->deferred.n; i++) {
 		const struct ct_deferred *d = &s->deferred.v[i];
 		switch (d->kind) {
@@ -945,10 +1083,16 @@ static void run_deferred(struct ct_session *s)
 			if (!s->end_ts)
 				follow_exec(s, d->pid);
 			break;
+		case CT_DEFER_CALLER:
+			callers = true;
+			break;
 		}
-		if (d->held)
-			kill((pid_t)d->pid, SIGCONT);
 	}
+	if (callers)
+		add_callers(s);
+	for (size_t i = 0; i < s->deferred.n; i++)
+		if (s->deferred.v[i].held)
+			kill((pid_t)s->deferred.v[i].pid, SIGCONT);
 	s->deferred.n = 0;
 }
 
@@ -1070,8 +1214,12 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		s->stop_reason = "--max-size reached";
 	ct_writer_stat(s->w, "cut", "%llu",
 		       (unsigned long long)(counter(s, CT_CNT_CUT) + s->cut_size));
-	if (s->plan.in_caller)
+	if (s->plan.in_caller) {
 		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
+		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));
+		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
+			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
+	}
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)
@@ -1117,6 +1265,9 @@ void ct_session_free(struct ct_session *s)
 		if (s->deferred.v[i].held)
 			kill((pid_t)s->deferred.v[i].pid, SIGCONT);
 	CT_VEC_FREE(s->deferred);
+	CT_VEC_FREE(s->attach_pids);
+	free(s->attach_path);
+	map_free(&s->callers_done);
 	free(s->libs);
 	free((void *)s->main_sel.trace);
 	free((void *)s->main_sel.exclude);

@@ -36,13 +36,17 @@ struct ct_session_opts {
  * callback (planning, attaching, writing tables): the callback queues it
  * and pauses the drain, the session loop does it before reading on. */
 enum ct_deferred_kind {
-	CT_DEFER_EXEC = 1, /* --follow: PID exec'd a binary (HELD: the kernel stopped it) */
+	CT_DEFER_EXEC = 1,   /* --follow: PID exec'd a binary (HELD: the kernel stopped it) */
+	CT_DEFER_CALLER = 2, /* a CHECK's call from a return address it has no
+				planned site for (CT_PROC_CALLER): plan it, add
+				its exit probe (the program runs on meanwhile) */
 };
 
 struct ct_deferred {
 	uint8_t kind;
 	bool held;
 	uint32_t pid;
+	uint64_t caller; /* CALLER: CT_PLANNED_KEY(CHECK site, return address - CHECK) */
 };
 
 /* A shared library traced next to the program (-F 'LIB:GLOB'). */
@@ -95,6 +99,12 @@ struct ct_session {
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */
+	/* Call sites found while recording (--exit=auto, ct_plan_found_caller) */
+	struct ct_map callers_done;  /* CT_PLANNED_KEY -> CALL site + 1, or UINT32_MAX: refused */
+	CT_VEC(int) attach_pids;     /* where the program's probes went (0: every process, --follow) */
+	char *attach_path;
+	size_t caller_links;         /* probe links added for them */
+	uint64_t callers_found, callers_refused;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

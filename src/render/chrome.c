@@ -40,7 +40,8 @@
  * its stack at that ts), so the arrow starts at the moment of creation.
  *
  * Calls that did not return are closed where the reconstruction ended them,
- * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"} or {"status":"lost"}.  Losses are global
+ * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"}, {"status":"lost"} or
+ * {"status":"unobserved"}.  Losses are global
  * instant events "LOST N events".
  *
  * Perfetto quirks honoured: no array-valued key at the top level of an event
@@ -74,7 +75,7 @@ struct chrome {
 	struct ct_map contexts; /* thread key of a coroutine's calls -> tid */
 	uint32_t ncontexts;
 	uint64_t nevents;
-	uint64_t calls, unwound, unfinished, exited, cut_by_loss; /* shown */
+	uint64_t calls, unwound, unfinished, exited, cut_by_loss, unobserved; /* shown */
 	char *process_name;
 	struct ct_map flows;  /* (pid, goid) of a goroutine made -> its flow id */
 	uint64_t nflows;
@@ -289,6 +290,8 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 			ch->cut_by_loss++;
 		else if (c->status == CT_CALL_EXITED)
 			ch->exited++;
+		else if (c->status == CT_CALL_UNOBSERVED)
+			ch->unobserved++;
 		else
 			ch->unfinished++;
 	} else if (ch->with_values && ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
@@ -354,8 +357,8 @@ static void write_metadata(struct chrome *ch, const struct ct_recon_stats *st)
 		    ch->go ? "pid = process id; tid = goroutine id (thread_name \"goroutine N\"); calls on no goroutine: tid = 2^30 + thread id"
 			   : "pid = process id; tid = thread id");
 	put(ch, ",\"calls\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64 ",\"exited\":%" PRIu64
-		",\"lost\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"truncated\":%s}}\n",
-	    ch->calls, ch->unwound, ch->unfinished, ch->exited, ch->cut_by_loss, st->lost,
+		",\"lost\":%" PRIu64 ",\"unobserved\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"truncated\":%s}}\n",
+	    ch->calls, ch->unwound, ch->unfinished, ch->exited, ch->cut_by_loss, ch->unobserved, st->lost,
 	    t->truncated ? "true" : "false");
 	fwrite(ch->ev.p, 1, ch->ev.n, ch->out);
 }

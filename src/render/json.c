@@ -110,10 +110,14 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_put(out, "\"", 1);
 	if (c->tail)
 		buf_cstr(out, ",\"tail\":true");
-	/* entered from a call site the plan did not know (--exit=auto): its
-	 * end is the next event of its goroutine/thread that is not deeper */
+	/* entered from a call site the plan did not know (--exit=auto), of a
+	 * function taken for only called directly (unplanned) or of one whose
+	 * address is taken (indirect); without an exit probe there yet, its
+	 * status is "unobserved" */
 	if (c->unplanned)
 		buf_cstr(out, ",\"unplanned\":true");
+	if (c->indirect)
+		buf_cstr(out, ",\"indirect\":true");
 	/* C called through cgo runs on the thread's system stack for goroutine
 	 * goid: its depth counts on that stack, apart from the goroutine's */
 	if (c->sysstack)

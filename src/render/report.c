@@ -173,6 +173,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			f->lost++;
 		else if (c->status == CT_CALL_EXITED)
 			f->exited++;
+		else if (c->status == CT_CALL_UNOBSERVED)
+			f->unobserved++;
 		else
 			f->unfinished++;
 		return;
@@ -390,8 +392,9 @@ static void write_histogram(FILE *out, const struct report *R, const struct ct_f
 static void write_text(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	FILE *out = o->out;
-	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0;
+	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0, unobserved = 0;
 	for (size_t i = 0; i < n; i++) {
+		unobserved += fs[i]->unobserved;
 		unwound += fs[i]->unwound;
 		unfinished += fs[i]->unfinished;
 		exited += fs[i]->exited;
@@ -399,9 +402,10 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	}
 	bool status_cols = unwound || unfinished || exited || lost;
 	static const char rule[] = "  ==========";
-	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s%s  Function\n",
-		status_cols ? "     Unwound  Unfinished" : "", exited ? "      Exited" : "", lost ? "        Lost" : "");
-	for (int i = 0; i < (status_cols ? 10 : 8) + (exited != 0) + (lost != 0); i++)
+	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s%s%s  Function\n",
+		status_cols ? "     Unwound  Unfinished" : "", exited ? "      Exited" : "", lost ? "        Lost" : "",
+		unobserved ? "  Unobserved" : "");
+	for (int i = 0; i < (status_cols ? 10 : 8) + (exited != 0) + (lost != 0) + (unobserved != 0); i++)
 		fputs(rule, out);
 	fputs("  ====================\n", out);
 	for (size_t i = 0; i < n; i++) {
@@ -421,6 +425,8 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 			fprintf(out, "  %10" PRIu64, f->exited);
 		if (lost)
 			fprintf(out, "  %10" PRIu64, f->lost);
+		if (unobserved)
+			fprintf(out, "  %10" PRIu64, f->unobserved);
 		fprintf(out, "  %s\n", ct_func_name(R->t, f->func));
 	}
 	if (status_cols)
@@ -433,6 +439,9 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	if (lost)
 		fprintf(out, "# %" PRIu64 " lost calls (their end was among the lost events) have no duration either\n",
 			lost);
+	if (unobserved)
+		fprintf(out, "# %" PRIu64 " unobserved calls (from a call site without an exit probe yet) have no duration either\n",
+			unobserved);
 	if (R->lost)
 		fprintf(out, "%s# LOST %" PRIu64 " events while recording: counts may be incomplete\n",
 			status_cols ? "" : "\n", R->lost);

@@ -15,6 +15,7 @@
 struct ct_func_stats {
 	uint32_t func;     /* function id (the first one of its name with by_name) */
 	uint64_t returned, unwound, unfinished, exited, lost; /* lost: ended among lost events */
+	uint64_t unobserved; /* called from a site without an exit probe: end not observed */
 	uint64_t total, self, min, max; /* of the returned calls; min 0 without any */
 	uint64_t p50, p99;
 	uint64_t *chunk[CT_HIST_CHUNKS]; /* log-linear duration histogram */
@@ -36,7 +37,7 @@ void ct_func_table_free(struct ct_func_table *ft);
 
 static inline uint64_t ct_func_calls(const struct ct_func_stats *f)
 {
-	return f->returned + f->unwound + f->unfinished + f->exited + f->lost;
+	return f->returned + f->unwound + f->unfinished + f->exited + f->lost + f->unobserved;
 }
 
 static inline uint64_t ct_func_avg(const struct ct_func_stats *f)

@@ -153,6 +153,8 @@ static const char *status_note(const struct ct_call *c)
 		return "end lost: events were lost";
 	case CT_CALL_EXITED:
 		return "exited";
+	case CT_CALL_UNOBSERVED:
+		return "end not observed: called from a site without an exit probe";
 	default:
 		return NULL;
 	}

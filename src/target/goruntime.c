@@ -33,6 +33,40 @@ bool ct_go_is_morestack(const char *name)
 	return !strncmp(name, "runtime.morestack", 17);
 }
 
+/* Does S contain WORD followed by a digit? */
+static bool has_numbered(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = strstr(s, word); p; p = strstr(p + 1, word))
+		if (p[n] >= '0' && p[n] <= '9')
+			return true;
+	return false;
+}
+
+bool ct_go_called_by_runtime(const char *name)
+{
+	if (!strcmp(name, "main.main"))
+		return true;
+	/* the last path element: "P.init", "P.init.N" (not a method "T.init") */
+	const char *slash = strrchr(name, '/');
+	const char *last = slash ? slash : name;
+	if (has_numbered(last, ".func") || has_numbered(last, ".gowrap") || has_numbered(last, ".deferwrap"))
+		return true;
+	const char *dot = strchr(last, '.');
+	if (!dot || strncmp(dot, ".init", 5))
+		return false;
+	const char *p = dot + 5;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	return !*p && p[-1] != '.';
+}
+
+bool ct_go_is_goexit(const char *name)
+{
+	return !strcmp(name, "runtime.goexit") || !strcmp(name, "runtime.goexit.abi0");
+}
+
 bool ct_go_must_not_probe(const char *name)
 {
 	char base[256];

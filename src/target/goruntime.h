@@ -22,6 +22,24 @@ bool ct_go_must_not_probe(const char *name);
  * a prologue's call of one means its entry is about to run again. */
 bool ct_go_is_morestack(const char *name);
 
+/* Functions the runtime calls through their address, once a program,
+ * goroutine or defer: main.main (runtime.main: fn := main_main; fn()),
+ * package initializers P.init, P.init.N (doInit, from the inittask
+ * tables), and closures P.F.funcN, P.F.gowrapN, P.F.deferwrapN (what `go`
+ * and `defer` start since Go 1.17; also callbacks). */
+bool ct_go_called_by_runtime(const char *name);
+
+/* runtime.goexit (NAME may end in ".abi0"): the return address newproc
+ * gives every goroutine's function is past its first instruction, a NOP. */
+bool ct_go_is_goexit(const char *name);
+
+/* Runs the deferred calls of its caller (before Go 1.17 by jmpdefer, which
+ * makes a deferred call return to the caller's CALL of it). */
+#define CT_GO_DEFERRETURN "runtime.deferreturn"
+
+/* Marks a recovered panic (on the system stack). */
+#define CT_GO_RECOVERY "runtime.recovery"
+
 /* The end of every goroutine (goexit0's caller on the goroutine's stack). */
 #define CT_GO_GOEXIT1 "runtime.goexit1"
 

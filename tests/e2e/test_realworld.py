@@ -202,7 +202,9 @@ def test_real_binaries():
             mains = [r for roots in forest.values() for r in roots if r.func == "main.main"]
             assert len(mains) == 1, (ident, [r.func for roots in forest.values() for r in roots])
             # os.Exit ends the process inside main.main: exited, not unfinished
-            assert all(c["status"] in ("returned", "exited") for c in calls), ident
+            # (unobserved: the first calls from a call site of an interface
+            # method or function value, found while recording; never unwound)
+            assert all(c["status"] in ("returned", "exited", "unobserved") for c in calls), ident
             if flags:
                 assert {c["func"] for c in calls} <= set(header(path, "main.*")[1]), ident
 
@@ -237,7 +239,8 @@ def test_real_binaries_goroutines():
             # a goroutine's first traced call is what `go` started: a
             # closure or a function of esbuild, never main.main
             assert roots[0].func != "main.main" and "esbuild" in roots[0].func, (ident, k, roots[0].func)
-        assert all(c["status"] in ("returned", "exited") for c in calls), ident
+        # (unobserved: as in test_real_binaries)
+        assert all(c["status"] in ("returned", "exited", "unobserved") for c in calls), ident
 
 
 # ---------------------------------------------------------------------------

@@ -23,3 +23,31 @@ TEST(goruntime_morestack_family)
 	CHECK(!ct_go_is_morestack("runtime.newstack"));
 	CHECK(!ct_go_is_morestack("main.morestack"));
 }
+
+TEST(goruntime_called_by_runtime_main_initializers_closures)
+{
+	CHECK(ct_go_called_by_runtime("main.main"));
+	CHECK(ct_go_called_by_runtime("main.init"));
+	CHECK(ct_go_called_by_runtime("main.init.0"));
+	CHECK(ct_go_called_by_runtime("github.com/evanw/esbuild/internal/compat.init"));
+	CHECK(ct_go_called_by_runtime("net/http.init.12"));
+	CHECK(ct_go_called_by_runtime("main.init.func1"));
+	CHECK(ct_go_called_by_runtime("main.goroutines.func1"));
+	CHECK(ct_go_called_by_runtime("main.(*T).run.func2.1"));
+	CHECK(ct_go_called_by_runtime("net/http.(*Server).Serve.gowrap3"));
+	CHECK(ct_go_called_by_runtime("main.f.deferwrap1"));
+	CHECK(!ct_go_called_by_runtime("main.(*byK).init"));
+	CHECK(!ct_go_called_by_runtime("main.(*byK).scale"));
+	CHECK(!ct_go_called_by_runtime("main.initialize"));
+	CHECK(!ct_go_called_by_runtime("main.init."));
+	CHECK(!ct_go_called_by_runtime("main.funcs"));
+	CHECK(!ct_go_called_by_runtime("example.com/x.init/y.f"));
+	CHECK(!ct_go_called_by_runtime("main.mainly"));
+}
+
+TEST(goruntime_goexit_with_and_without_abi0)
+{
+	CHECK(ct_go_is_goexit("runtime.goexit"));
+	CHECK(ct_go_is_goexit("runtime.goexit.abi0"));
+	CHECK(!ct_go_is_goexit("runtime.goexit1"));
+}

@@ -1046,6 +1046,9 @@ enum {
 	C_RECOVER,   /* runtime.recovery */
 	C_DEFERRET,  /* runtime.deferreturn's entry */
 	C_B_RESTART, /* B's CALL runtime.morestack */
+	C_D_ICHECK,  /* D's own entry, D's address taken: calls from sites found while recording */
+	C_D_DCALL,   /* such a site, planned while recording (seen at the CHECK) */
+	C_D_DEXIT,   /* ... and its exit */
 	NCSITES
 };
 
@@ -1064,6 +1067,10 @@ static const struct ct_file_site csites[NCSITES] = {
 	CS(C_RECOVER, 0x9100, CT_NOFUNC, CT_SITE_RECOVER, 0, UINT32_MAX, UINT32_MAX, 0),
 	CS(C_DEFERRET, 0x9200, CT_NOFUNC, CT_SITE_DEFERRET, 0, UINT32_MAX, UINT32_MAX, 0),
 	CS(C_B_RESTART, 0x4060, FB, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_D_ICHECK, 0x5004, FD, CT_SITE_CHECK, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_INDIRECT),
+	CS(C_D_DCALL, 0x1300, FD, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX,
+	   CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT),
+	CS(C_D_DEXIT, 0x1302, FD, CT_SITE_RETSITE, 8, C_D_DCALL, UINT32_MAX, CT_SITEF_DYNAMIC),
 };
 
 static struct ct_recon *new_crecon(bool go)
@@ -1254,7 +1261,8 @@ TEST(recon_call_sent_again_after_a_restart)
 }
 
 /* A call from a call site nobody planned: its own entry says so (CHECK);
- * it ends at the first event of its thread that is not deeper. */
+ * it ends at the first event of its thread that is not deeper, which is
+ * not when it returned: unobserved. */
 TEST(recon_unplanned_call)
 {
 	struct ct_recon *r = new_crecon(true);
@@ -1272,12 +1280,65 @@ TEST(recon_unplanned_call)
 	EXP_ENTER(2, FB, 2, 2, 115, false);
 	CHECK(!col.v[2].c.unplanned);
 	EXP_EXIT(3, FB, 2, RET, 2, 115, 118, false, true);
-	EXP_EXIT(4, FC, 1, RET, 1, 110, 130, false, false);
+	EXP_EXIT(4, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 130, false, false);
 	CHECK(col.v[4].c.unplanned);
+	CHECK(!col.v[4].c.indirect);
 	EXP_ENTER(5, FB, 1, 3, 130, false);
 	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
 	CHECK_EQ_U(ct_recon_stats(r)->unplanned, 1);
+	CHECK_EQ_U(ct_recon_stats(r)->unobserved, 1);
 	CHECK_EQ_U(ct_recon_stats(r)->restarts, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* A call without an exit probe made a call in tail position (which ends
+ * with it): an event back at its caller's level ends both, unobserved;
+ * neither was unwound. */
+TEST(recon_unplanned_call_with_a_tail_position_call_open)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 115, 5, 7, 132, C_C_CALL_TP, 0); /* C calls C in tail position */
+	cevf(r, 130, 5, 7, 112, C_B_CALL1, 0);   /* back at A's level */
+	cevf(r, 140, 5, 7, 112, C_B_EXIT1, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_EXIT(3, FC, 2, CT_CALL_UNOBSERVED, 2, 115, 130, false, true);
+	EXP_EXIT(4, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 130, false, false);
+	EXP_EXIT(6, FB, 1, RET, 3, 130, 140, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unobserved, 2);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* An address-taken function called from a site found while recording:
+ * the first call, before that site's exit probe was in, ends unobserved
+ * (at its exit probe, which is not its call's: the next event not deeper);
+ * the calls after it are that site's and return there. */
+TEST(recon_indirect_call_site_found_while_recording)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_D_ICHECK, 0);
+	cevf(r, 120, 5, 7, 112, C_D_DEXIT, 0); /* the caller's SP: key_adj 8 */
+	cevf(r, 130, 5, 7, 112, C_D_DCALL, 0);
+	cevf(r, 140, 5, 7, 112, C_D_DEXIT, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(6);
+	EXP_EXIT(2, FD, 1, CT_CALL_UNOBSERVED, 1, 110, 120, false, true);
+	CHECK(col.v[2].c.indirect && !col.v[2].c.unplanned);
+	EXP_EXIT(4, FD, 1, RET, 2, 130, 140, false, true);
+	CHECK(col.v[4].c.indirect && !col.v[4].c.unplanned);
+	EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->indirect, 2);
+	CHECK_EQ_U(st->unplanned, 0);
+	CHECK_EQ_U(st->unobserved, 1);
+	CHECK_EQ_U(st->returned_at_dynamic, 1);
 	ct_recon_free(r);
 	col_reset();
 }
