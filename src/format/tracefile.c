@@ -296,12 +296,14 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 	buf_free(&b);
 }
 
-void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n,
-		      const struct ct_type_ids *map)
+void ct_writer_rtypes(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const uint64_t *addrs,
+		      const uint32_t *ids, size_t n, const struct ct_type_ids *map)
 {
 	if (!n)
 		return;
 	struct ct_buf b = {0};
+	buf_uvar(&b, first_site);
+	buf_uvar(&b, nsites);
 	buf_uvar(&b, n);
 	for (size_t i = 0; i < n; i++) {
 		buf_uvar(&b, addrs[i]);
@@ -312,9 +314,11 @@ void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t
 	buf_free(&b);
 }
 
-void ct_writer_pcpos(struct ct_writer *w, const struct ct_pcpos *pos)
+void ct_writer_pcpos(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const struct ct_pcpos *pos)
 {
 	struct ct_buf b = {0};
+	buf_uvar(&b, first_site);
+	buf_uvar(&b, nsites);
 	buf_uvar(&b, 1);
 	buf_uvar(&b, pos->pid);
 	buf_uvar(&b, pos->pc);
@@ -766,15 +770,74 @@ static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
 	return !r.bad;
 }
 
+/* The Go runtime entries of the object an RTYPES or PCPOS chunk names
+ * (version 8: its site range; before: one for all).  An object is known by
+ * its first site; its range grows with the call sites found while
+ * recording (they continue the program's when it is the only object).
+ * Ranges of different objects never overlap: a file saying otherwise is
+ * damaged. */
+#define MAX_GO_OBJECTS 256 /* of one file: CT_MAX_BINS in practice */
+
+static struct ct_go_object *go_object(struct ct_trace *t, struct ct_rd *r)
+{
+	uint64_t first = 0, n = UINT32_MAX;
+	if (t->version >= 8) {
+		first = rd_uvar(r);
+		n = rd_uvar(r);
+		if (r->bad || !n || first + n > t->nsites || first + n < first)
+			return NULL;
+	}
+	struct ct_go_object *same = NULL;
+	for (size_t i = 0; i < t->go_objects.n; i++) {
+		struct ct_go_object *o = &t->go_objects.v[i];
+		if (o->first_site == first)
+			same = o;
+		else if (first < (uint64_t)o->first_site + o->nsites && o->first_site < first + n)
+			return NULL;
+	}
+	if (same) {
+		if (n > same->nsites)
+			same->nsites = (uint32_t)n;
+		return same;
+	}
+	if (t->go_objects.n >= MAX_GO_OBJECTS)
+		return NULL;
+	struct ct_go_object o = {.first_site = (uint32_t)first, .nsites = (uint32_t)n};
+	CT_VEC_PUSH(t->go_objects, o);
+	return &t->go_objects.v[t->go_objects.n - 1];
+}
+
+/* The entries for the events of SITE, or NULL. */
+static const struct ct_go_object *go_object_of(const struct ct_trace *t, uint32_t site)
+{
+	for (size_t i = 0; i < t->go_objects.n; i++) {
+		const struct ct_go_object *o = &t->go_objects.v[i];
+		if (site >= o->first_site && site - o->first_site < o->nsites)
+			return o;
+	}
+	return NULL;
+}
+
 static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_go_object *o = go_object(t, &r);
+	if (!o)
+		return false;
 	uint64_t n = rd_uvar(&r);
 	for (uint64_t i = 0; i < n && !r.bad; i++) {
 		uint64_t addr = rd_uvar(&r), id = rd_uvar(&r);
-		map_put(&t->rtypes, addr, (void *)(uintptr_t)(id + 1));
+		if (!r.bad && id < UINT32_MAX)
+			map_put(&o->rtypes, addr, (void *)(uintptr_t)(id + 1));
 	}
 	return !r.bad;
+}
+
+uint32_t ct_trace_rtype(const struct ct_trace *t, uint32_t site, uint64_t rtype)
+{
+	const struct ct_go_object *o = go_object_of(t, site);
+	uintptr_t id = o ? (uintptr_t)map_get((struct ct_map *)&o->rtypes, rtype) : 0;
+	return id ? (uint32_t)(id - 1) : CT_TYPE_NONE;
 }
 
 static uint64_t pcpos_key(uint32_t pid, uint64_t pc)
@@ -782,9 +845,19 @@ static uint64_t pcpos_key(uint32_t pid, uint64_t pc)
 	return (uint64_t)pid << 47 ^ pc;
 }
 
+static void pcpos_free(struct ct_pcpos *pos)
+{
+	free(pos->func);
+	free(pos->file);
+	free(pos);
+}
+
 static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
 {
 	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_go_object *o = go_object(t, &r);
+	if (!o)
+		return false;
 	uint64_t n = rd_uvar(&r);
 	if (!count_ok(&r, n, 5))
 		return false;
@@ -796,27 +869,23 @@ static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
 		pos->file = rd_str(&r);
 		pos->line = (uint32_t)rd_uvar(&r);
 		if (r.bad || !pos->func || !pos->file) {
-			free(pos->func);
-			free(pos->file);
-			free(pos);
+			pcpos_free(pos);
 			break;
 		}
-		void **slot = map_slot(&t->pcpos, pcpos_key(pos->pid, pos->pc), true);
-		if (*slot) { /* the same address twice: keep the first */
-			free(pos->func);
-			free(pos->file);
-			free(pos);
-		} else {
+		void **slot = map_slot(&o->pcpos, pcpos_key(pos->pid, pos->pc), true);
+		if (*slot) /* the same address twice: keep the first */
+			pcpos_free(pos);
+		else
 			*slot = pos;
-		}
 	}
 	return !r.bad;
 }
 
-const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc)
+const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t site, uint32_t pid, uint64_t pc)
 {
+	const struct ct_go_object *o = go_object_of(t, site);
 	/* keys of different addresses may collide: the entry must be this one */
-	const struct ct_pcpos *pos = map_get((struct ct_map *)&t->pcpos, pcpos_key(pid, pc));
+	const struct ct_pcpos *pos = o ? map_get((struct ct_map *)&o->pcpos, pcpos_key(pid, pc)) : NULL;
 	return pos && pos->pid == pid && pos->pc == pc ? pos : NULL;
 }
 
@@ -982,15 +1051,13 @@ void ct_trace_close(struct ct_trace *t)
 			}
 	free(t->fetch);
 	ct_typetab_free(&t->types);
-	map_free(&t->rtypes);
-	MAP_FOREACH(&t->pcpos, i)
-	{
-		struct ct_pcpos *pos = t->pcpos.vals[i];
-		free(pos->func);
-		free(pos->file);
-		free(pos);
+	for (size_t i = 0; i < t->go_objects.n; i++) {
+		struct ct_go_object *o = &t->go_objects.v[i];
+		map_free(&o->rtypes);
+		MAP_FOREACH(&o->pcpos, k) pcpos_free(o->pcpos.vals[k]);
+		map_free(&o->pcpos);
 	}
-	map_free(&t->pcpos);
+	CT_VEC_FREE(t->go_objects);
 	free(t->sites);
 	free(t->path);
 	memset(t, 0, sizeof(*t));

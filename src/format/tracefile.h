@@ -15,10 +15,11 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 7 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 8 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
-			    6: bit-fields; 7: SPILL sites */
+			    6: bit-fields; 7: SPILL sites;
+			    8: RTYPES and PCPOS name the object (its sites) they hold for */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -28,8 +29,8 @@ enum ct_chunk_type {
 	CT_CHUNK_STATS = 5,  /* key/value strings written at the end */
 	CT_CHUNK_TYPES = 6,  /* type table entries (may come in several chunks) */
 	CT_CHUNK_FETCH = 7,  /* argument capture plans, per site */
-	CT_CHUNK_RTYPES = 8, /* Go runtime type addresses seen -> type ids */
-	CT_CHUNK_PCPOS = 9,  /* source positions of code addresses (go statements) */
+	CT_CHUNK_RTYPES = 8, /* Go runtime type addresses seen -> type ids, per object */
+	CT_CHUNK_PCPOS = 9,  /* source positions of code addresses (go statements), per object */
 };
 
 #define CT_NOFUNC UINT32_MAX
@@ -138,11 +139,15 @@ void ct_writer_types(struct ct_writer *w, const struct ct_typetab *tt, struct ct
 void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, size_t nsites, uint32_t first_site,
 		     const struct ct_type_ids *ids);
 /* Runtime type addresses (as seen in the process) and their type ids (an
- * object's, numbered in the file by MAP). */
-void ct_writer_rtypes(struct ct_writer *w, const uint64_t *addrs, const uint32_t *ids, size_t n,
-		      const struct ct_type_ids *map);
-/* The source position of code address PC of process PID (PCPOS chunk). */
-void ct_writer_pcpos(struct ct_writer *w, const struct ct_pcpos *pos);
+ * object's, numbered in the file by MAP), for the values of the object whose
+ * sites are FIRST_SITE.. FIRST_SITE+NSITES-1: each Go binary (the program,
+ * one it exec'd) has its own runtime types, possibly at the same addresses. */
+void ct_writer_rtypes(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const uint64_t *addrs,
+		      const uint32_t *ids, size_t n, const struct ct_type_ids *map);
+/* The source position of code address PC of process PID (PCPOS chunk), in
+ * the object whose sites are FIRST_SITE.. FIRST_SITE+NSITES-1 (a process
+ * that exec'd another Go program has the same pid, other code). */
+void ct_writer_pcpos(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const struct ct_pcpos *pos);
 /* PAYLOAD/e->len: already compacted (ct_fetch_compact). */
 void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *payload);
 void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
@@ -160,6 +165,15 @@ int ct_writer_close(struct ct_writer *w);
 void ct_writer_discard(struct ct_writer *w);
 
 /* ---- reading ---- */
+/* What the Go runtime of one traced object (the program, a binary it
+ * exec'd) names by address: the entries for the events of sites first_site..
+ * first_site+nsites-1 (files before version 8: one for every site). */
+struct ct_go_object {
+	uint32_t first_site, nsites;
+	struct ct_map rtypes; /* runtime type address -> type id + 1 */
+	struct ct_map pcpos;  /* pid << 47 ^ pc -> struct ct_pcpos * */
+};
+
 struct ct_trace {
 	char *path;
 	FILE *f;
@@ -178,8 +192,7 @@ struct ct_trace {
 	uint64_t first_ts;/* from meta "clock.start_ns" */
 	struct ct_typetab types;           /* argument types */
 	struct ct_site_fetch **fetch;      /* per site id, NULL without capture */
-	struct ct_map rtypes;              /* runtime type address -> type id + 1 */
-	struct ct_map pcpos;               /* pid << 47 | pc -> struct ct_pcpos * */
+	CT_VEC(struct ct_go_object) go_objects; /* RTYPES and PCPOS, per object */
 };
 
 /* Opens and reads header and tables; fails with one clear line when PATH is
@@ -191,8 +204,12 @@ int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path);
 void ct_trace_close(struct ct_trace *t);
 const char *ct_trace_meta(const struct ct_trace *t, const char *key);
 const char *ct_trace_stat(const struct ct_trace *t, const char *key);
-/* Where code address PC of process PID is in the source, or NULL. */
-const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t pid, uint64_t pc);
+/* The type of the Go runtime type at address RTYPE (as the process saw it)
+ * in a value of SITE, or CT_TYPE_NONE when the file does not name it. */
+uint32_t ct_trace_rtype(const struct ct_trace *t, uint32_t site, uint64_t rtype);
+/* Where code address PC of process PID, named by an event of SITE, is in
+ * the source, or NULL. */
+const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t site, uint32_t pid, uint64_t pc);
 /* Language is a property of each function, not of the trace: a --follow
  * trace of a C launcher that execs a Go program holds both.  "target.lang"
  * names the launched program's, for display only. */

@@ -908,8 +908,15 @@ static void forget_ended(struct ct_recon *r, uint32_t pid, uint32_t tid)
 	MAP_FOREACH(&r->seen, i)
 	if ((uintptr_t)r->seen.vals[i] == (uintptr_t)pid + 1)
 		CT_VEC_PUSH(gone, r->seen.keys[i]);
-	for (size_t i = 0; i < gone.n; i++)
+	/* a process that exec'd another Go program numbers its goroutines anew */
+	MAP_FOREACH(&r->origins, i)
+	if (((struct ct_goroutine_origin *)r->origins.vals[i])->pid == pid)
+		CT_VEC_PUSH(gone, r->origins.keys[i]);
+	for (size_t i = 0; i < gone.n; i++) {
 		map_del(&r->seen, gone.v[i]);
+		free(map_get(&r->origins, gone.v[i]));
+		map_del(&r->origins, gone.v[i]);
+	}
 	CT_VEC_FREE(gone);
 }
 
@@ -1024,6 +1031,7 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 	o->pid = ev->pid;
 	o->tid = ev->tid;
+	o->site = ev->site;
 	if (ev->payload_len >= 8)
 		memcpy(&o->pc, ev->payload, 8);
 	*slot = o;

@@ -75,6 +75,7 @@ struct ct_goroutine_origin {
 	uint64_t ts;     /* when */
 	uint32_t pid, tid; /* where the parent ran */
 	uint64_t pc;     /* its `go` statement (g.gopc, a return address); 0 unknown */
+	uint32_t site;   /* the event's: ct_trace_pcpos finds PC's position by it */
 };
 
 /* One call, as reconstructed.  Passed to the callbacks by pointer; valid

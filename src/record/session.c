@@ -241,15 +241,10 @@ static void object_args(struct ct_session *s, struct ct_libbin *lb)
 		lb->args.enabled = false;
 }
 
-/* The captures of LB's functions, planned as the program's are.  An exec'd
- * Go program's are not: the file names interface values' dynamic types by
- * address, one table for all processes, so they could be named wrongly. */
+/* The captures of LB's functions, planned as the program's are (a Go
+ * binary's interface values name their dynamic types in its own RTYPES). */
 static void plan_object_args(struct ct_session *s, struct ct_libbin *lb)
 {
-	if (lb->target.lang == CT_LANG_GO) {
-		lb->plan.args_note = "not captured in an exec'd Go program";
-		return;
-	}
 	if (s->o.args.enabled && !lb->args.enabled) {
 		lb->plan.args_note = "none chosen (-A/-R)";
 		return;
@@ -692,7 +687,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	object_args(s, lb);
 	int rc = ct_target_open(&lb->target, exe);
 	if (rc == 0) {
-		sel.args = lb->target.lang == CT_LANG_GO ? NULL : &lb->args; /* see plan_object_args */
+		sel.args = &lb->args;
 		rc = ct_plan_build(&lb->plan, &lb->target, &sel);
 	}
 	if (rc) {
@@ -747,12 +742,44 @@ size_t ct_session_traced(struct ct_session *s)
 
 static int64_t maps_bias(uint32_t pid, const char *binary, const struct ct_elf *e);
 
-/* Where PID mapped the traced binary (PIE), to turn the runtime type
- * pointers found in interface values into link-time addresses. */
-static void find_bias(struct ct_session *s, uint32_t pid)
+/* One traced object as the event loop sees it: the program or one of
+ * s->libs (a library, a binary exec'd under --follow), and its sites' place
+ * in the file's table. */
+struct object {
+	const char *path;
+	struct ct_target *target;
+	struct ct_plan *plan;
+	struct ct_type_ids *type_ids;
+	struct ct_go_names *go;
+	uint32_t site_base;
+};
+
+/* The object whose sites include the file's site SITE; false: none. */
+static bool object_of_site(struct ct_session *s, uint32_t site, struct object *o)
 {
-	s->bias_known = true;
-	s->load_bias = maps_bias(pid, s->binary, &s->target.elf);
+	if (site < s->plan.sites.n) {
+		*o = (struct object){s->binary, &s->target, &s->plan, &s->type_ids, &s->go, 0};
+		return true;
+	}
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		if (site >= lb->site_base && site - lb->site_base < lb->plan.sites.n) {
+			*o = (struct object){lb->path, &lb->target, &lb->plan, &lb->type_ids, &lb->go, lb->site_base};
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where PID mapped O (PIE), to turn the runtime type pointers found in
+ * interface values into link-time addresses. */
+static int64_t object_bias(const struct object *o, uint32_t pid)
+{
+	if (!o->go->bias_known) {
+		o->go->bias_known = true;
+		o->go->load_bias = maps_bias(pid, o->path, &o->target->elf);
+	}
+	return o->go->load_bias;
 }
 
 /* Where PID mapped the ELF file E at PATH: runtime minus link-time address. */
@@ -802,10 +829,10 @@ static bool value_word(const struct ct_val_desc *d, const uint8_t *raw, uint32_t
 
 /* Interface values name their dynamic type by a runtime pointer: the first
  * time one is seen, look the type up in DWARF and add it to the file. */
-static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch *f, const uint8_t *raw,
-			       uint32_t len, uint32_t pid)
+static void note_dynamic_types(struct ct_session *s, const struct object *o, const struct ct_site_fetch *f,
+			       const uint8_t *raw, uint32_t len, uint32_t pid)
 {
-	const struct ct_typetab *tt = ct_types_table(s->plan.types);
+	const struct ct_typetab *tt = ct_types_table(o->plan->types);
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	size_t nsnaps = 0;
 	bool snapped = false;
@@ -828,21 +855,19 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
 				if (snaps[k].addr == w0 + CT_GO_ITAB_TYPE_OFF && snaps[k].bytes && snaps[k].len >= 8)
 					memcpy(&rtype, snaps[k].bytes, 8);
 		}
-		if (!rtype || map_get(&s->rtypes_seen, rtype))
+		if (!rtype || map_get(&o->go->rtypes_seen, rtype))
 			continue;
-		if (!s->bias_known)
-			find_bias(s, pid);
-		uint32_t id = ct_types_by_rtype(s->plan.types, rtype - (uint64_t)s->load_bias);
-		map_put(&s->rtypes_seen, rtype, (void *)(uintptr_t)(id + 1));
+		uint32_t id = ct_types_by_rtype(o->plan->types, rtype - (uint64_t)object_bias(o, pid));
+		map_put(&o->go->rtypes_seen, rtype, (void *)(uintptr_t)(id + 1));
 		if (id != CT_TYPE_NONE) {
 			CT_VEC_PUSH(addrs, rtype);
 			CT_VEC_PUSH(ids, id);
 		}
 	}
 	if (addrs.n) {
-		tt = ct_types_table(s->plan.types); /* may have grown */
-		ct_writer_types(s->w, tt, &s->type_ids);
-		ct_writer_rtypes(s->w, addrs.v, ids.v, addrs.n, &s->type_ids);
+		tt = ct_types_table(o->plan->types); /* may have grown */
+		ct_writer_types(s->w, tt, o->type_ids);
+		ct_writer_rtypes(s->w, o->site_base, (uint32_t)o->plan->sites.n, addrs.v, ids.v, addrs.n, o->type_ids);
 	}
 	CT_VEC_FREE(addrs);
 	CT_VEC_FREE(ids);
@@ -852,25 +877,26 @@ static void note_dynamic_types(struct ct_session *s, const struct ct_site_fetch 
  * goroutine that ran the `go` statement (0: none, the runtime's start), key
  * = the new goroutine, payload = the statement's address (8 bytes), whose
  * source position goes into a PCPOS chunk the first time it is seen. */
-static void goroutine_created(struct ct_session *s, const struct ct_event *e, const void *payload)
+static void goroutine_created(struct ct_session *s, const struct object *o, const struct ct_event *e,
+			      const void *payload)
 {
 	uint64_t goid, gopc;
-	if (!ct_plan_goroutine_created(&s->plan, payload, e->len, &goid, &gopc))
+	if (!ct_plan_goroutine_created(o->plan, payload, e->len, &goid, &gopc))
 		return;
 	uint64_t seen = (uint64_t)e->pid << 47 ^ gopc;
-	if (gopc && !map_get(&s->gopcs_seen, seen)) {
-		map_put(&s->gopcs_seen, seen, (void *)1);
+	if (gopc && !map_get(&o->go->gopcs_seen, seen)) {
+		map_put(&o->go->gopcs_seen, seen, (void *)1);
 		struct ct_pcpos pos = {e->pid, gopc, NULL, NULL, 0};
 		const struct ct_go_func *fn;
 		const char *file;
 		int32_t line;
 		/* gopc is a return address: its call is the byte before */
-		uint64_t link = gopc - (uint64_t)maps_bias(e->pid, s->binary, &s->target.elf) - 1;
-		if (ct_pclntab_pos(&s->target.pcln, link, &fn, &file, &line)) {
+		uint64_t link = gopc - (uint64_t)maps_bias(e->pid, o->path, &o->target->elf) - 1;
+		if (ct_pclntab_pos(&o->target->pcln, link, &fn, &file, &line)) {
 			pos.func = fn->name;
 			pos.file = (char *)file;
 			pos.line = (uint32_t)line;
-			ct_writer_pcpos(s->w, &pos);
+			ct_writer_pcpos(s->w, o->site_base, (uint32_t)o->plan->sites.n, &pos);
 		}
 	}
 	struct ct_event c = *e;
@@ -935,21 +961,17 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 			s->sink(s->sink_ctx, e, payload);
 		return 0;
 	}
-	if (e->site < s->plan.sites.n && s->plan.sites.v[e->site].kind == CT_SITE_GOCREATE) {
-		goroutine_created(s, e, payload);
+	struct object o;
+	bool known = object_of_site(s, e->site, &o);
+	uint32_t site = known ? e->site - o.site_base : 0;
+	if (known && o.plan->sites.v[site].kind == CT_SITE_GOCREATE) {
+		goroutine_created(s, &o, e, payload);
 		return 0;
 	}
-	const struct ct_plan *plan = &s->plan;
-	uint32_t site = e->site;
-	for (size_t k = 0; site >= plan->sites.n && k < s->nlibs; k++)
-		if (e->site >= s->libs[k].site_base && e->site - s->libs[k].site_base < s->libs[k].plan.sites.n) {
-			plan = &s->libs[k].plan;
-			site = e->site - s->libs[k].site_base;
-		}
-	const struct ct_site_fetch *f = plan->fetch && site < plan->sites.n ? plan->fetch[site] : NULL;
+	const struct ct_site_fetch *f = known && o.plan->fetch ? o.plan->fetch[site] : NULL;
 	if (e->len && f) {
-		if (plan == &s->plan && s->plan.types)
-			note_dynamic_types(s, f, payload, e->len, e->pid);
+		if (o.plan->types)
+			note_dynamic_types(s, &o, f, payload, e->len, e->pid);
 		/* The ring carries the fixed layout; the file keeps what was copied. */
 		struct ct_event c = *e;
 		size_t n = ct_fetch_compact(&f->prog, payload, e->len, s->compact, CT_MAX_PAYLOAD * 2);
@@ -1235,6 +1257,12 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	return 0;
 }
 
+static void go_names_free(struct ct_go_names *g)
+{
+	map_free(&g->rtypes_seen);
+	map_free(&g->gopcs_seen);
+}
+
 void ct_session_free(struct ct_session *s)
 {
 	if (s->probes)
@@ -1259,6 +1287,7 @@ void ct_session_free(struct ct_session *s)
 		CT_VEC_FREE(lb->arg_globs);
 		CT_VEC_FREE(lb->ret_globs);
 		ct_type_ids_free(&lb->type_ids);
+		go_names_free(&lb->go);
 	}
 	ct_type_ids_free(&s->type_ids);
 	for (size_t i = 0; i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
@@ -1273,7 +1302,6 @@ void ct_session_free(struct ct_session *s)
 	free((void *)s->main_sel.exclude);
 	free(s->binary);
 	free(s->compact);
-	map_free(&s->rtypes_seen);
-	map_free(&s->gopcs_seen);
+	go_names_free(&s->go);
 	memset(s, 0, sizeof(*s));
 }

@@ -49,7 +49,18 @@ struct ct_deferred {
 	uint64_t caller; /* CALLER: CT_PLANNED_KEY(CHECK site, return address - CHECK) */
 };
 
-/* A shared library traced next to the program (-F 'LIB:GLOB'). */
+/* The Go runtime's names of one traced object (the program, a Go binary it
+ * exec'd) written so far: they are the object's, not the file's (two Go
+ * binaries have their runtime types, and code, at the same addresses). */
+struct ct_go_names {
+	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
+	struct ct_map gopcs_seen;  /* pid << 47 ^ go statement address: position written */
+	int64_t load_bias;         /* of the object in the first process that showed a type */
+	bool bias_known;
+};
+
+/* A shared library traced next to the program (-F 'LIB:GLOB'), or a binary
+ * exec'd under --follow. */
 struct ct_libbin {
 	char *name;  /* as the user wrote it, e.g. "libc.so.6"; prefixes its functions */
 	char *path;  /* the file the probes go on */
@@ -64,6 +75,7 @@ struct ct_libbin {
 	struct ct_args_opts args;
 	CT_VEC(const char *) arg_globs, ret_globs;
 	struct ct_type_ids type_ids;
+	struct ct_go_names go;
 };
 
 struct ct_session {
@@ -86,12 +98,9 @@ struct ct_session {
 	bool target_open, plan_built;
 	/* argument capture */
 	uint8_t *compact;          /* scratch for payload compaction */
-	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
-	struct ct_map gopcs_seen;  /* pid << 47 | go statement address: position written */
+	struct ct_go_names go;       /* the program's */
 	struct ct_type_ids type_ids; /* the program's type ids in the file */
 	struct ct_costs costs;     /* what a probe hit costs here (calibrate.c) */
-	int64_t load_bias;         /* of the traced binary in its process */
-	bool bias_known;
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
 	uint64_t end_ts;           /* detaching started: later events are dropped */

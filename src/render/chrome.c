@@ -207,7 +207,7 @@ static void put_creation(struct chrome *ch, const struct ct_goroutine_origin *o,
 	put(ch, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"goroutine\",\"name\":\"go\",\"ts\":");
 	put_ts(ch, rel);
 	put(ch, ",\"pid\":%u,\"tid\":%u,\"args\":{\"goroutine\":%" PRIu64, o->pid, tid, o->goid);
-	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(ch->t, o->pid, o->pc) : NULL;
+	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(ch->t, o->site, o->pid, o->pc) : NULL;
 	if (pos) {
 		put(ch, ",\"func\":");
 		put_string(ch, pos->func);

@@ -49,7 +49,7 @@ bool ct_origin_shown(const struct ct_goroutine_origin *o)
 
 void ct_buf_origin(struct ct_buf *b, const struct ct_trace *t, const struct ct_goroutine_origin *o)
 {
-	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(t, o->pid, o->pc) : NULL;
+	const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(t, o->site, o->pid, o->pc) : NULL;
 	if (pos) {
 		const char *slash = strrchr(pos->file, '/');
 		buf_printf(b, "created by %s at %s:%u in goroutine %" PRIu64, pos->func, slash ? slash + 1 : pos->file,

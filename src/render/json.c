@@ -125,7 +125,7 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	/* the goroutine's outermost calls say who made it, and where */
 	if (c->depth == 0 && ct_origin_shown(c->origin)) {
 		const struct ct_goroutine_origin *o = c->origin;
-		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(jc->t, o->pid, o->pc) : NULL;
+		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(jc->t, o->site, o->pid, o->pc) : NULL;
 		buf_printf(out, ",\"created_by\":{\"goid\":%" PRIu64, o->parent);
 		if (pos) {
 			buf_cstr(out, ",\"func\":");

@@ -503,7 +503,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		add_int(x, "calltrace.goroutine.id", (int64_t)c->goid);
 	if (!c->depth && ct_origin_shown(c->origin)) {
 		const struct ct_goroutine_origin *o = c->origin;
-		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(x->t, o->pid, o->pc) : NULL;
+		const struct ct_pcpos *pos = o->pc ? ct_trace_pcpos(x->t, o->site, o->pid, o->pc) : NULL;
 		add_int(x, "calltrace.goroutine.parent_id", (int64_t)o->parent);
 		if (pos) {
 			char *at = xasprintf("%s at %s:%u", pos->func, pos->file, pos->line);

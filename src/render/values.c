@@ -24,6 +24,7 @@
 struct ct_values {
 	const struct ct_trace *t;
 	const struct ct_site_fetch *f;
+	uint32_t site;       /* whose values: its object names runtime types */
 	bool go;             /* the site's function is Go code */
 	uint8_t payload[CT_MAX_PAYLOAD];
 	struct ct_snapshot snaps[CT_MAX_OPS];
@@ -86,6 +87,7 @@ bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, 
 		     (!payload || !len || !ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)));
 	v->nsnaps = v->missing ? 0 : ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
 	v->f = f;
+	v->site = site;
 	v->go = v->t->sites && ct_trace_func_is_go(v->t, v->t->sites[site].func);
 	return true;
 }
@@ -295,8 +297,8 @@ static uint32_t decode_string_at(struct ct_values *v, uint64_t p, uint64_t n)
 /* An interface's dynamic value, given its runtime type and data word. */
 static uint32_t decode_dynamic(struct ct_values *v, uint64_t rtype, uint64_t data, uint32_t depth)
 {
-	uintptr_t tid = (uintptr_t)map_get((struct ct_map *)&v->t->rtypes, rtype);
-	const struct ct_type *dt = tid ? type_of(v, (uint32_t)(tid - 1)) : NULL;
+	uint32_t tid = ct_trace_rtype(v->t, v->site, rtype);
+	const struct ct_type *dt = tid != CT_TYPE_NONE ? type_of(v, tid) : NULL;
 	uint32_t dyn = new_node(v, CT_V_DYNAMIC), val;
 	node(v, dyn)->s = dt ? dt->name : NULL;
 	node(v, dyn)->u = rtype;
@@ -322,7 +324,7 @@ static uint32_t decode_dynamic(struct ct_values *v, uint64_t rtype, uint64_t dat
 		}
 	} else if (box && dt->size <= got && (dt->kind == CT_K_STRING || dt->kind == CT_K_INT || dt->kind == CT_K_UINT ||
 					       dt->kind == CT_K_BOOL || dt->kind == CT_K_FLOAT || dt->kind == CT_K_COMPLEX)) {
-		val = decode_value(v, (uint32_t)(tid - 1), box, v->ones, depth + 1);
+		val = decode_value(v, tid, box, v->ones, depth + 1);
 	} else {
 		val = marker(v, "not captured");
 	}

@@ -25,6 +25,8 @@ def make_seeds():
                        # a library's types after the program's; an exec'd binary's tables after events
                        ("c_libargs", ["-F", "libla.so:*", "--", fixture("libargs/gcc-O2/la_main")]),
                        ("c_exec_args", ["--follow", "--", fixture("libargs/clang-O0/la_launch")]),
+                       # two Go programs' RTYPES and PCPOS, one address in both
+                       ("go_exec_go", ["--follow", "--", fixture("go_exec_a"), "exec", fixture("go_exec_b")]),
                        ("rust_app", ["-F", "rsapp::app::*", "--", fixture("rust_app")]),
                        ("cpp_app", ["-F", "app::*", "--", fixture("cpp_app")])]:
         out = os.path.join(SEEDS, name + ".data")

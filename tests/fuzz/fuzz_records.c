@@ -299,12 +299,20 @@ static void decode_payload(struct chunk *c, const uint8_t *p, size_t n, uint32_t
 		}
 		break;
 	case CT_CHUNK_RTYPES:
+		if (d.version >= 8) { /* the object: its site range */
+			d_uvar(&d, R_SITEREF);
+			d_uvar(&d, R_SIZE);
+		}
 		for (uint64_t i = 0, k = d_uvar(&d, R_COUNT); i < k && !d.r.bad; i++) {
 			d_uvar(&d, R_OTHER);
 			d_uvar(&d, R_TYPEREF);
 		}
 		break;
 	case CT_CHUNK_PCPOS:
+		if (d.version >= 8) {
+			d_uvar(&d, R_SITEREF);
+			d_uvar(&d, R_SIZE);
+		}
 		for (uint64_t i = 0, k = d_uvar(&d, R_COUNT); i < k && !d.r.bad; i++) {
 			d_uvar(&d, R_OTHER); /* pid */
 			d_uvar(&d, R_OTHER); /* pc */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- temp dir ---- */
 static char tmpdir[256];
@@ -824,4 +825,153 @@ TEST(tracefile_bytes_per_event)
 	ct_trace_close(&t);
 	free(path);
 	xs_free();
+}
+
+/* ---- per-object Go runtime entries (RTYPES, PCPOS: version 8) ---- */
+
+/* Two Go binaries in one file (a program and one it exec'd in the same
+ * process): sites 0..4 are the first's, 5..9 the second's; both have a
+ * runtime type at 0x48ce00 and a `go` statement at 0x401234 of pid 7, not
+ * the same.  RANGE_B: the second's range as written (to make lies). */
+static int write_two_objects(const char *path, uint32_t first_b, uint32_t n_b)
+{
+	struct ct_writer *w = ct_writer_create(path);
+	if (!w)
+		return -1;
+	ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
+	if (ct_writer_begin(w, funcs, NF, sites, NS))
+		return -1;
+	struct ct_typetab ta = {0}, tb = {0};
+	struct ct_type va[2] = {{.kind = CT_K_UNKNOWN, .name = (char *)"?"},
+				{.kind = CT_K_INT, .name = (char *)"main.Level", .size = 8, .is_signed = true}};
+	struct ct_type vb[3] = {{.kind = CT_K_UNKNOWN, .name = (char *)"?"},
+				{.kind = CT_K_INT, .name = (char *)"int", .size = 8},
+				{.kind = CT_K_STRING, .name = (char *)"main.Level", .size = 16}};
+	ta.v = va, ta.n = 2;
+	tb.v = vb, tb.n = 3;
+	struct ct_type_ids ia = {0}, ib = {0};
+	ct_writer_types(w, &ta, &ia); /* file ids 0, 1 */
+	ct_writer_types(w, &tb, &ib); /* 0 (the same unknown), 2, 3 */
+	uint64_t addr = 0x48ce00;
+	uint32_t level = 1;
+	ct_writer_rtypes(w, 0, 5, &addr, &level, 1, &ia);
+	level = 2;
+	ct_writer_rtypes(w, first_b, n_b, &addr, &level, 1, &ib);
+	struct ct_pcpos pa = {7, 0x401234, (char *)"main.main", (char *)"a.go", 10};
+	struct ct_pcpos pb = {7, 0x401234, (char *)"main.main", (char *)"b.go", 20};
+	ct_writer_pcpos(w, 0, 5, &pa);
+	ct_writer_pcpos(w, first_b, n_b, &pb);
+	struct ct_event e = {.ts = 2000, .pid = 7, .tid = 7, .goid = 1, .key = 64, .site = 0};
+	ct_writer_event(w, &e, NULL);
+	ct_type_ids_free(&ia);
+	ct_type_ids_free(&ib);
+	return ct_writer_close(w);
+}
+
+/* The payload of the K-th chunk of TYPE in RAW (N bytes), or NULL. */
+static const uint8_t *nth_chunk(const uint8_t *raw, size_t n, uint32_t type, int k, size_t *len)
+{
+	struct chunk ch[64];
+	size_t nch = parse_chunks(raw, n, ch, 64);
+	for (size_t i = 0; i < nch; i++)
+		if (ch[i].type == type && k-- == 0) {
+			*len = ch[i].end - ch[i].off - 16;
+			return raw + ch[i].off + 16;
+		}
+	return NULL;
+}
+
+TEST(tracefile_go_entries_per_object)
+{
+	init_tables();
+	char *path = tpath("objects.data");
+	CHECK_EQ_I(write_two_objects(path, 5, 5), 0);
+	struct ct_trace t;
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	CHECK_EQ_U(t.version, 8);
+	CHECK_EQ_U(t.types.n, 4);
+	/* one address, each object's own type */
+	for (uint32_t site = 0; site < 5; site++)
+		CHECK_EQ_U(ct_trace_rtype(&t, site, 0x48ce00), 1);
+	for (uint32_t site = 5; site < NS; site++)
+		CHECK_EQ_U(ct_trace_rtype(&t, site, 0x48ce00), 3);
+	CHECK_STR(t.types.v[1].name, "main.Level");
+	CHECK_EQ_I(t.types.v[1].kind, CT_K_INT);
+	CHECK_STR(t.types.v[3].name, "main.Level");
+	CHECK_EQ_I(t.types.v[3].kind, CT_K_STRING);
+	CHECK_EQ_U(ct_trace_rtype(&t, 0, 0x48ce08), CT_TYPE_NONE); /* not named */
+	CHECK_EQ_U(ct_trace_rtype(&t, NS, 0x48ce00), CT_TYPE_NONE); /* no such site */
+	const struct ct_pcpos *pos = ct_trace_pcpos(&t, 3, 7, 0x401234);
+	CHECK(pos && !strcmp(pos->file, "a.go") && pos->line == 10);
+	pos = ct_trace_pcpos(&t, 9, 7, 0x401234);
+	CHECK(pos && !strcmp(pos->file, "b.go") && pos->line == 20);
+	CHECK(ct_trace_pcpos(&t, 9, 8, 0x401234) == NULL); /* another process */
+	ct_trace_close(&t);
+
+	/* The bytes FORMAT.md gives: first_site, nsites, n, (addr, type)... */
+	size_t n, len;
+	uint8_t *raw = slurp(path, &n);
+	CHECK(raw != NULL);
+	const uint8_t *p = nth_chunk(raw, n, CT_CHUNK_RTYPES, 0, &len);
+	static const uint8_t rt_a[] = {0, 5, 1, 0x80, 0x9c, 0xa3, 0x02, 1};
+	CHECK(p && len == sizeof(rt_a) && !memcmp(p, rt_a, len));
+	p = nth_chunk(raw, n, CT_CHUNK_RTYPES, 1, &len);
+	static const uint8_t rt_b[] = {5, 5, 1, 0x80, 0x9c, 0xa3, 0x02, 3};
+	CHECK(p && len == sizeof(rt_b) && !memcmp(p, rt_b, len));
+	p = nth_chunk(raw, n, CT_CHUNK_PCPOS, 1, &len);
+	static const uint8_t pc_b[] = {5, 5, 1, 7, 0xb4, 0xa4, 0x80, 0x02, 9, 'm', 'a', 'i', 'n', '.', 'm', 'a', 'i', 'n',
+				       4, 'b', '.', 'g', 'o', 20};
+	CHECK(p && len == sizeof(pc_b) && !memcmp(p, pc_b, len));
+
+	/* A version 7 file has no ranges: one table for every site.  (The
+	 * same file rewritten so: the entries written last win.) */
+	uint8_t *old = xmalloc(n);
+	size_t m = 32;
+	memcpy(old, raw, 32);
+	uint32_t v7 = 7;
+	memcpy(old + 8, &v7, 4);
+	struct chunk ch[64];
+	size_t nch = parse_chunks(raw, n, ch, 64);
+	for (size_t i = 0; i < nch; i++) {
+		uint32_t h[4];
+		memcpy(h, raw + ch[i].off, 16);
+		const uint8_t *body = raw + ch[i].off + 16;
+		if (h[0] == CT_CHUNK_RTYPES || h[0] == CT_CHUNK_PCPOS)
+			body += 2, h[1] -= 2; /* the two one-byte range fields */
+		uint32_t hc[3] = {h[0], h[1], h[3]};
+		uLong crc = crc32(0, (const Bytef *)hc, sizeof(hc));
+		h[2] = (uint32_t)crc32(crc, body, h[1]);
+		memcpy(old + m, h, 16);
+		memcpy(old + m + 16, body, h[1]);
+		m += 16 + h[1];
+	}
+	char *opath = tpath("objects-v7.data");
+	CHECK_EQ_I(spit(opath, old, m), 0);
+	CHECK_EQ_I(ct_trace_open(&t, opath), 0);
+	CHECK_EQ_U(ct_trace_rtype(&t, 0, 0x48ce00), 3);
+	CHECK_EQ_U(ct_trace_rtype(&t, 9, 0x48ce00), 3);
+	pos = ct_trace_pcpos(&t, 9, 7, 0x401234);
+	CHECK(pos && !strcmp(pos->file, "a.go")); /* the first kept */
+	ct_trace_close(&t);
+	free(old);
+	free(opath);
+	free(raw);
+
+	/* The program's range grows (call sites found while recording take
+	 * the ids after its own when it is the only object). */
+	CHECK_EQ_I(write_two_objects(path, 0, 7), 0);
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	CHECK_EQ_U(ct_trace_rtype(&t, 6, 0x48ce00), 3); /* the later entry for the address */
+	CHECK_EQ_U(ct_trace_rtype(&t, 7, 0x48ce00), CT_TYPE_NONE);
+	ct_trace_close(&t);
+
+	/* Ranges that lie: past the sites, overlapping another object's, or
+	 * empty.  The file is damaged, said in one line. */
+	uint32_t lies[][2] = {{5, 6}, {3, 5}, {5, 0}, {UINT32_MAX, 2}};
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		CHECK_EQ_I(write_two_objects(path, lies[i][0], lies[i][1]), 0);
+		CHECK_EQ_I(ct_trace_open(&t, path), -1);
+		CHECK(strstr(ct_error(), "damaged") && !strchr(ct_error(), '\n'));
+	}
+	free(path);
 }

@@ -56,7 +56,9 @@ static bool load(struct loaded *l, struct ct_typetab *tt, struct sigb *b, enum c
 static void loaded_free(struct loaded *l)
 {
 	ct_values_free(l->v);
-	map_free(&l->t.rtypes);
+	for (size_t i = 0; i < l->t.go_objects.n; i++)
+		map_free(&l->t.go_objects.v[i].rtypes);
+	CT_VEC_FREE(l->t.go_objects);
 	ct_site_fetch_free(&l->f);
 }
 
@@ -477,7 +479,9 @@ TEST(values_tree_go_maps_interfaces_nil)
 	struct loaded l;
 	CHECK(load(&l, &g.tt, &b, CT_CC_GO_REG, false, &pr));
 	/* the runtime type at 0x40000 is int (the session names it) */
-	map_put(&l.t.rtypes, 0x40000, (void *)(uintptr_t)(g.int_ + 1));
+	struct ct_go_object obj = {.first_site = 0, .nsites = 1};
+	map_put(&obj.rtypes, 0x40000, (void *)(uintptr_t)(g.int_ + 1));
+	CT_VEC_PUSH(l.t.go_objects, obj);
 	const struct ct_vnode *n = ct_values_decode(l.v, 0);
 	CHECK_EQ_I(n->kind, CT_V_MAP);
 	CHECK(n->u == 0x30000 && (n->flags & CT_VF_LEN) && n->len == 7);
