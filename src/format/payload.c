@@ -14,6 +14,11 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 	memset(f, 0, sizeof(*f));
 }
 
+bool ct_piece_in_payload(int kind)
+{
+	return kind == CT_PIECE_REG || kind == CT_PIECE_STACK || kind == CT_PIECE_REGMEM;
+}
+
 const struct ct_val_piece *ct_val_piece_of(const struct ct_val_desc *d, uint32_t off, uint32_t size)
 {
 	for (uint32_t i = 0; i < d->npieces; i++) {
@@ -28,7 +33,7 @@ int ct_val_piece_slot(const struct ct_val_piece *p, uint32_t off)
 {
 	if (p->kind == CT_PIECE_REG)
 		return off == p->value_off ? p->slot : -1;
-	if (p->kind == CT_PIECE_STACK || p->kind == CT_PIECE_REGMEM)
+	if (ct_piece_in_payload(p->kind)) /* memory: after its header */
 		return (int)(p->slot + CT_MEM_HDR + (off - p->value_off));
 	return -1;
 }

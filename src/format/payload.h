@@ -63,6 +63,10 @@ void ct_site_fetch_free(struct ct_site_fetch *f);
  * header telling how many bytes the read got; nothing else is in the
  * payload (a constant, a register BPF cannot read). */
 
+/* Whether a piece of this kind (enum ct_piece_kind) is copied into the
+ * payload: a general register (REG) or memory (STACK, REGMEM); the others
+ * (a constant, SSE or x87 registers) never are. */
+bool ct_piece_in_payload(int kind);
 /* The piece of D that holds bytes [OFF, OFF+SIZE) of its value whole, or
  * NULL. */
 const struct ct_val_piece *ct_val_piece_of(const struct ct_val_desc *d, uint32_t off, uint32_t size);

@@ -289,7 +289,7 @@ static void place_value(struct builder *b, const struct ct_loc *loc, struct ct_v
 		}
 		if (op)
 			v->npieces++;
-		else if (pc->kind == CT_PIECE_REG || pc->kind == CT_PIECE_STACK || pc->kind == CT_PIECE_REGMEM)
+		else if (ct_piece_in_payload(pc->kind))
 			v->flags |= CT_VAL_NOLOC | CT_VAL_CUT; /* too big, or the op/payload budget ran out */
 		else
 			v->flags |= CT_VAL_NOLOC;

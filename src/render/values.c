@@ -761,8 +761,7 @@ static const char *why_missing(const struct ct_val_desc *d)
 static bool reads_payload(const struct ct_val_desc *d)
 {
 	for (uint32_t i = 0; i < d->npieces; i++)
-		if (d->pieces[i].kind == CT_PIECE_REG || d->pieces[i].kind == CT_PIECE_STACK ||
-		    d->pieces[i].kind == CT_PIECE_REGMEM)
+		if (ct_piece_in_payload(d->pieces[i].kind))
 			return true;
 	return false;
 }
