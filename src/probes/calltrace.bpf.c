@@ -664,8 +664,12 @@ static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u3
 static __always_inline void report_caller(const struct hit *h, __u64 key)
 {
 	struct ct_event *e = reserve_proc(CT_PROC_CALLER, h->pid_tgid >> 32, (__u32)h->pid_tgid);
-	if (!e)
+	if (!e) {
+		/* dropped (the ring buffer is full): report it again next time,
+		 * or that site would stay without its exit probe for good */
+		bpf_map_delete_elem(&callers_seen, &key);
 		return;
+	}
 	e->goid = key;
 	e->key = h->key;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
