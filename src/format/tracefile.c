@@ -475,7 +475,7 @@ static int read_chunk(FILE *f, uint32_t *type, uint32_t *count, struct ct_buf *o
 static void read_kvs(const struct ct_buf *b, void *vecp)
 {
 	CT_VEC(struct ct_kv) *vec = vecp;
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	while (r.p < r.end && !r.bad) {
 		struct ct_kv kv;
 		kv.key = rd_str(&r);
@@ -532,7 +532,7 @@ static bool count_ok(const struct ct_rd *r, uint64_t n, size_t min_bytes)
 
 static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	uint64_t n = rd_uvar(&r);
 	if (!count_ok(&r, n, 5))
 		return false;
@@ -558,7 +558,7 @@ static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 
 static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	uint64_t n = rd_uvar(&r);
 	if (!count_ok(&r, n, 5))
 		return false;
@@ -633,7 +633,7 @@ static bool kind_fits_size(const struct ct_type *t)
 
 static bool read_types(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	uint64_t first = rd_uvar(&r), n = rd_uvar(&r);
 	if (r.bad || first != t->types.n || !count_ok(&r, n, 9))
 		return false;
@@ -713,7 +713,7 @@ static bool fetch_layout_ok(const struct ct_fetch *f)
 
 static bool read_fetch(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	uint64_t count = rd_uvar(&r);
 	if (!t->fetch)
 		t->fetch = xcalloc(t->nsites ? t->nsites : 1, sizeof(*t->fetch));
@@ -820,7 +820,7 @@ static const struct ct_go_object *go_object_of(const struct ct_trace *t, uint32_
 
 static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	struct ct_go_object *o = go_object(t, &r);
 	if (!o)
 		return false;
@@ -854,7 +854,7 @@ static void pcpos_free(struct ct_pcpos *pos)
 
 static bool read_pcpos(struct ct_trace *t, const struct ct_buf *b)
 {
-	struct ct_rd r = {b->p, b->p + b->n, false};
+	struct ct_rd r = ct_rd_of(b->p, b->n);
 	struct ct_go_object *o = go_object(t, &r);
 	if (!o)
 		return false;
@@ -970,17 +970,17 @@ int ct_trace_open_fd(struct ct_trace *t, int fd, const char *path)
 			buf_free(&b);
 			return bad_file(t, "it ends before the function and site tables");
 		}
-		struct ct_rd r = {b.p, b.p + b.n, false};
+		bool bad = false;
 		if (type == CT_CHUNK_META) {
 			read_kvs(&b, &t->meta);
 		} else if (type == CT_CHUNK_FUNCS) {
-			r.bad = !read_funcs(t, &b);
+			bad = !read_funcs(t, &b);
 			have_funcs = true;
 		} else if (type == CT_CHUNK_SITES) {
-			r.bad = !read_sites(t, &b);
+			bad = !read_sites(t, &b);
 			have_sites = true;
 		}
-		if (r.bad) {
+		if (bad) {
 			buf_free(&b);
 			return bad_file(t, "table contents");
 		}
@@ -1090,7 +1090,7 @@ static bool next_chunk(struct ct_event_iter *it)
 			read_side_chunk(it->t, type, &it->chunk); /* tables that grew while recording */
 		if (type != CT_CHUNK_EVENTS || !count)
 			continue;
-		it->rd = (struct ct_rd){it->chunk.p, it->chunk.p + it->chunk.n, false};
+		it->rd = ct_rd_of(it->chunk.p, it->chunk.n);
 		it->left = count;
 		memset(&it->prev, 0, sizeof(it->prev));
 		it->prev.ts = rd_u64(&it->rd);

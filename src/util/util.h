@@ -91,6 +91,11 @@ struct ct_rd {
 	const uint8_t *p, *end;
 	bool bad;
 };
+/* A reader of the N bytes at P (P may be NULL when N is 0: an empty chunk). */
+static inline struct ct_rd ct_rd_of(const uint8_t *p, size_t n)
+{
+	return (struct ct_rd){p, p ? p + n : p, false};
+}
 uint8_t rd_u8(struct ct_rd *r);
 uint32_t rd_u32(struct ct_rd *r);
 uint64_t rd_u64(struct ct_rd *r);
