@@ -680,12 +680,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct callee *c = &a.c[j];
-		/* Address-taken Go code with a cheap entry: its CHECK reports
-		 * the calls from sites not planned here, and their exits are
-		 * added while recording (ct_plan_found_caller).  Not C: its
-		 * callers may be in other modules (qsort, pthread_create). */
-		if (c->taken[0] && !c->why[0] &&
-		    (sel->fixed_sites || !pf->entry_emulated || !(pf->fn->flags & CT_FN_GO)))
+		/* Address-taken Go code: the CHECK at its entry (single-stepped
+		 * where the entry is: then it saves the RETs' single-steps)
+		 * reports the calls from sites not planned here, and their
+		 * exits are added while recording (ct_plan_found_caller).  Not
+		 * C: its callers may be in other modules (qsort,
+		 * pthread_create). */
+		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || !(pf->fn->flags & CT_FN_GO)))
 			keep_ret(&a, j, "%s", c->taken);
 		/* A call site found while recording observes the calls after
 		 * the first from there: few of those that the runtime makes one
@@ -835,7 +836,8 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 {
 	uint64_t check_addr = p->sites.v[check_site].addr; /* the table may move */
 	uint32_t func = p->sites.v[check_site].func;
-	uint8_t indirect = p->sites.v[check_site].flags & CT_SITEF_INDIRECT;
+	/* the CHECK's: whether calls through its address, and its hit's cost */
+	uint8_t check_flags = p->sites.v[check_site].flags & (CT_SITEF_INDIRECT | CT_SITEF_STEPPED);
 	const struct ct_func *g = ct_target_func_at(p->t, ret);
 	if (!g || g->end <= ret || g->entry >= ret) {
 		*why = "the return address is in no known function";
@@ -862,7 +864,7 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	/* like a planned call's CALL site seen at the CHECK (plan.c) */
 	s->key_adj = 8;
 	s->cs = cs;
-	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | indirect;
+	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | check_flags;
 	cs->call_site = (uint32_t)(p->sites.n - 1);
 	s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
 	if (!s) {

@@ -176,12 +176,17 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		return 0;
 	}
 	/* Its own cheap entry catches calls from anywhere else (only where the
-	 * kernel emulates it: a single-step there would cost what was saved). */
-	if (fs->entry_emulated) {
+	 * kernel emulates it: a single-step there would cost what was saved),
+	 * or its single-stepped one when its address is taken: there is no
+	 * other place to see those calls, and that entry hit then sends every
+	 * call, in place of the emulated CALL sites (its RETs are saved). */
+	uint8_t check_stepped = fs->entry_emulated ? 0 : CT_SITEF_STEPPED;
+	if (fs->entry_emulated || pf->indirect) {
 		pf->check_site = (uint32_t)p->sites.n;
 		struct ct_plan_site *cs = add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc);
 		if (!cs)
 			return -1;
+		cs->flags |= check_stepped;
 		if (pf->indirect)
 			cs->flags |= CT_SITEF_INDIRECT;
 	}
@@ -212,7 +217,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			/* The CHECK (emulated, SP 8 lower: the callee's key
 			 * already) sends this call as the CALL site's event:
 			 * one hit a call instead of two. */
-			s->flags |= CT_SITEF_ATCHECK;
+			s->flags |= CT_SITEF_ATCHECK | check_stepped; /* its hit's cost */
 			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - fs->entry_site)),
 						     {cs->call_site, -s->key_adj}};
 			CT_VEC_PUSH(p->planned, pl);

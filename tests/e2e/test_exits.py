@@ -33,6 +33,7 @@ CASES = [
     ("go realworld", ["realworld"], [], GO1),
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
+    ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
@@ -232,6 +233,30 @@ def test_calls_through_an_interface_get_their_exits_while_recording():
     assert m and int(m.group(1)) >= 29 and f"unobserved {unobserved}" in line, line
     lst = ct("list", "-v", fixture("go_core"), "main.(*byK).scale").stdout
     assert "calls through its address (its address is stored in" in lst, lst
+
+
+def test_interface_leaf_drops_its_ret_probes():
+    """(*byK).step is a leaf (no stack check): nothing at its entry is
+    emulated.  Its address is in an itab, so its calls come from sites no
+    scan finds: its single-stepped entry looks the caller up (a CHECK)
+    and it has no RET probes; sumSteps's call site gets its exit probe
+    while recording, and every later call ends there with its result
+    (one single-step a call instead of two)."""
+    lst = ct("list", "-v", fixture("go_core"), "main.(*byK).step").stdout
+    assert "+0   step" in lst and "check   +0" in lst and "ret     +" not in lst, lst
+    argv = [fixture("go_core"), "ifaceleaf", "30"]
+    p, out = record(argv, "-F", "main.(*byK).step", "-F", "main.sumSteps", env=GO1)
+    assert p.stdout == "ifaceleaf 2205\n", p.stdout
+    st = info_stats(out)
+    assert st.get("unplanned") == "0" and int(st["callers_found"].split()[0]) >= 1, st
+    steps = [c for c in replay_json(out) if c["func"] == "main.(*byK).step"]
+    assert [c["args"][1]["value"] for c in steps] == list(range(30)), steps[:3]
+    assert all(c.get("indirect") for c in steps), steps[:3]
+    assert steps[0]["status"] == "unobserved" and "ret" not in steps[0], steps[0]
+    assert all(c["status"] == "returned" for c in steps[1:]), [c["status"] for c in steps]
+    assert [c["ret"][0]["value"] for c in steps[1:]] == [5 * n + 1 for n in range(1, 30)], steps[:3]
+    ci = calls_info(out)
+    assert ci["ret"] == 0 and ci["after"] >= 29, ci
 
 
 def test_attached_program_is_never_stopped():
