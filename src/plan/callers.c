@@ -61,6 +61,7 @@ struct analysis {
 	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
 	struct ct_map plt_names;     /* GOT slot -> dynsym index + 1 (PLT stubs) */
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
+	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
 };
 
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -640,6 +641,44 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 	map_free(&busy);
 }
 
+/* The runtime's own call sites of closures: a goroutine's function returns
+ * to goexit + 1 (newproc makes that its return address: goexit's CALL
+ * goexit1, past a NOP), a deferred one is called through its funcval by
+ * deferreturn (or while panicking by gopanic, deferCallSave).  Planned like
+ * direct calls for every closure the runtime may call itself, a func()
+ * (register ABI: pclntab args 0; `go`/`defer` of one with arguments or
+ * results calls it from a wrapper closure instead), so that the runtime's
+ * calls of it end at an exit probe from the first one on: it needs no RET
+ * probes.  Other callers of it are found while recording. */
+static void find_runtime_calls(struct analysis *a)
+{
+	const struct ct_target *t = a->t;
+	for (size_t i = 0; i < t->nfuncs; i++) {
+		const struct ct_func *g = &t->funcs[i];
+		bool goexit = ct_go_is_goexit(g->name);
+		if (!goexit && !ct_go_runs_closures(g->name))
+			continue;
+		const uint8_t *code = g->end > g->entry ? ct_elf_bytes_at(&t->elf, g->entry, g->end - g->entry) : NULL;
+		if (!code)
+			continue;
+		uint64_t at[8];
+		uint8_t lens[8];
+		size_t n = 0;
+		if (goexit && code[0] == 0x90 && g->end > g->entry + 1) {
+			at[n] = g->entry;
+			lens[n++] = 1;
+		} else if (!goexit) {
+			n = ct_indirect_calls(code, g->end - g->entry, g->entry, at, lens, 8);
+			if (n > 8)
+				continue; /* not the code this was written for */
+		}
+		for (size_t k = 0; k < n; k++) {
+			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true};
+			CT_VEC_PUSH(a->runtime_calls, cs);
+		}
+	}
+}
+
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel)
 {
 	const struct ct_target *t = p->t;
@@ -674,6 +713,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	if (!from_callers)
 		goto returns;
 	scan_data(&a);
+	if (t->lang == CT_LANG_GO)
+		find_runtime_calls(&a);
 	struct ct_map with_lsda = {0};
 	scan_landing_pads(&a, &with_lsda);
 
@@ -693,7 +734,11 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * a program, goroutine or defer, from a site of its own for
 		 * every such function (the first goroutines of each would end
 		 * 'unobserved'). */
-		if (c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO) && ct_go_called_by_runtime(pf->fn->name))
+		bool go_taken = c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO);
+		if (go_taken && a.runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
+			for (size_t k = 0; k < a.runtime_calls.n; k++)
+				CT_VEC_PUSH(c->calls, a.runtime_calls.v[k]);
+		else if (go_taken && ct_go_called_by_runtime(pf->fn->name))
 			keep_ret(&a, j, "%s; the runtime calls it (main.main, an initializer or a closure)", c->taken);
 		pf->indirect = c->taken[0] && !c->why[0];
 		if (!c->why[0] && !c->calls.n && !pf->indirect)
@@ -764,6 +809,7 @@ out:
 	map_free(&a.twice_callers);
 	map_free(&a.plt_names);
 	map_free(&a.plt_stubs);
+	CT_VEC_FREE(a.runtime_calls);
 }
 
 /* A goroutine's function returns to runtime.goexit: newproc makes its

@@ -226,6 +226,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			s->flags |= CT_SITEF_TAILPOS;
 			continue;
 		}
+		size_t shared = cs->shared ? (size_t)(uintptr_t)map_get(&p->shared_exits, cs->exit) : 0;
+		if (shared) { /* closes any call made by that call instruction */
+			cs->exit_site = (uint32_t)(shared - 1);
+			continue;
+		}
 		s = add_site(p, cs->exit, j, CT_SITE_RETSITE, 0, cg);
 		if (!s)
 			return -1;
@@ -235,6 +240,8 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (cs->how == CT_EXIT_STEPPED)
 			s->flags |= CT_SITEF_STEPPED;
 		cs->exit_site = (uint32_t)(p->sites.n - 1);
+		if (cs->shared)
+			map_put(&p->shared_exits, cs->exit, (void *)(uintptr_t)p->sites.n);
 	}
 	return 0;
 }
@@ -476,6 +483,7 @@ void ct_plan_free(struct ct_plan *p)
 		free(p->found_calls.v[i]);
 	CT_VEC_FREE(p->found_calls);
 	map_free(&p->plt_traced);
+	map_free(&p->shared_exits);
 }
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)

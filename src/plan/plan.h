@@ -23,6 +23,9 @@ struct ct_callsite {
 	uint64_t exit;                  /* the exit probe (0: tail position) */
 	int32_t sp_delta;               /* SP at the exit probe minus SP at the return */
 	uint32_t call_site, exit_site;  /* plan site indices (exit: CT_NOSITE if none) */
+	/* the runtime's call site of every closure (goexit, deferreturn): one
+	 * exit probe there closes the calls of all of them */
+	bool shared;
 };
 
 struct ct_plan_func {
@@ -134,6 +137,7 @@ struct ct_plan {
 	bool no_spills;        /* no SPILL sites (record-time limits) */
 	size_t args_funcs, args_incomplete;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
+	struct ct_map shared_exits; /* exit of a shared call site -> its RETSITE (index + 1) */
 	/* Goroutine lineage (plan/goroutines.c): the creation probe's site
 	 * (CT_NOFUNC: none) and where its payload holds the new goroutine's
 	 * goid and gopc (0: not captured). */

@@ -1248,3 +1248,18 @@ uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t
 	}
 	return 0;
 }
+
+size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max)
+{
+	size_t n = 0;
+	struct insn x;
+	for (size_t off = 0; off < len && decode(code + off, len - off, addr + off, &x); off += x.in.length)
+		if (x.in.meta.category == ZYDIS_CATEGORY_CALL && !branch_target(&x)) {
+			if (n < max) {
+				at[n] = x.addr;
+				lens[n] = x.in.length;
+			}
+			n++;
+		}
+	return n;
+}

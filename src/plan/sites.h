@@ -140,6 +140,11 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
  * instruction ends at RET or the one that does is not a call. */
 uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret);
 
+/* The indirect calls (through a register or memory) in CODE (LEN bytes at
+ * ADDR, a whole function, decoded from its start): up to MAX of their
+ * addresses in AT and lengths in LENS; how many there are. */
+size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

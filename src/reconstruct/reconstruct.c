@@ -475,13 +475,21 @@ static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_even
 	return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 }
 
+/* Was a call entered at SITE made by the call instruction of CALL_SITE (one
+ * CALL site per callee: the runtime's shared ones have one exit probe)? */
+static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_site)
+{
+	return site == call_site || (site < r->nsites && call_site < r->nsites && r->sites[site].kind == CT_SITE_CALL &&
+				     r->sites[call_site].kind == CT_SITE_CALL && r->sites[site].addr == r->sites[call_site].addr);
+}
+
 /* Caller side: the first probe after a call's return address.  It closes
  * that call if the call is open at the key; otherwise the caller got here
  * another way (a loop, a jump table): whatever is deeper has ended. */
 static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t call_site)
 {
 	long i = frame_at(s, ev->key);
-	if (i >= 0 && s->f.v[i].c.entry_site == call_site) {
+	if (i >= 0 && same_call(r, s->f.v[i].c.entry_site, call_site)) {
 		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 		return;
 	}

@@ -43,15 +43,29 @@ static bool has_numbered(const char *s, const char *word)
 	return false;
 }
 
+bool ct_go_is_closure(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	const char *last = slash ? slash : name;
+	return has_numbered(last, ".func") || has_numbered(last, ".gowrap") || has_numbered(last, ".deferwrap");
+}
+
+bool ct_go_runs_closures(const char *name)
+{
+	char base[256];
+	base_name(name, base, sizeof(base));
+	/* runtime/panic.go: deferreturn's, gopanic's and deferCallSave's fn() */
+	return !strcmp(base, CT_GO_DEFERRETURN) || !strcmp(base, "runtime.gopanic") ||
+	       !strcmp(base, "runtime.deferCallSave");
+}
+
 bool ct_go_called_by_runtime(const char *name)
 {
-	if (!strcmp(name, "main.main"))
+	if (!strcmp(name, "main.main") || ct_go_is_closure(name))
 		return true;
 	/* the last path element: "P.init", "P.init.N" (not a method "T.init") */
 	const char *slash = strrchr(name, '/');
 	const char *last = slash ? slash : name;
-	if (has_numbered(last, ".func") || has_numbered(last, ".gowrap") || has_numbered(last, ".deferwrap"))
-		return true;
 	const char *dot = strchr(last, '.');
 	if (!dot || strncmp(dot, ".init", 5))
 		return false;

@@ -29,6 +29,17 @@ bool ct_go_is_morestack(const char *name);
  * and `defer` start since Go 1.17; also callbacks). */
 bool ct_go_called_by_runtime(const char *name);
 
+/* Of those, the closures (P.F.funcN, P.F.gowrapN, P.F.deferwrapN): what
+ * `go` and `defer` start, which the runtime calls from a few call sites of
+ * its own (ct_go_runs_closures and goexit), besides their other callers. */
+bool ct_go_is_closure(const char *name);
+
+/* Runtime functions that call a deferred function through its funcval
+ * (Go 1.17 on: deferreturn; while panicking gopanic, and deferCallSave for
+ * open-coded defers; NAME may end in ".abi0"): each indirect call in them
+ * is a call site of every deferred closure. */
+bool ct_go_runs_closures(const char *name);
+
 /* runtime.goexit (NAME may end in ".abi0"): the return address newproc
  * gives every goroutine's function is past its first instruction, a NOP. */
 bool ct_go_is_goexit(const char *name);

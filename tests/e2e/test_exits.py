@@ -34,6 +34,7 @@ CASES = [
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
     ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
+    ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
@@ -257,6 +258,33 @@ def test_interface_leaf_drops_its_ret_probes():
     assert [c["ret"][0]["value"] for c in steps[1:]] == [5 * n + 1 for n in range(1, 30)], steps[:3]
     ci = calls_info(out)
     assert ci["ret"] == 0 and ci["after"] >= 29, ci
+
+
+def test_closures_the_runtime_calls_end_at_its_call_sites():
+    """A closure `go` or `defer` starts without arguments is called by the
+    runtime from a few call sites of its own: a goroutine's function
+    returns to goexit, a deferred one is called by deferreturn (a defer in
+    a loop), while panicking by deferCallSave (an open-coded defer).  Those
+    sites' exit probes are planned for every such closure (one probe each,
+    shared): no RET probes, and every call returns there, the first ones
+    too (none 'unobserved', none from a call site found while recording).
+    A closure with parameters is started through a wrapper closure: it
+    keeps its RETs."""
+    lst = ct("list", "-v", fixture("go_core"), "main.deferLoop.func1", "main.goroutines.func1").stdout
+    mine = lst[lst.index("main.deferLoop.func1"):]
+    assert "from    runtime.deferreturn+" in mine and "from    runtime.goexit+" in mine, lst
+    assert "ret     +" not in mine, lst
+    assert "exits: RET probes" in lst[lst.index("main.goroutines.func1"):], lst
+    funcs = {"main.deferLoop.func1": 9, "main.panicked.func1": 1, "main.deferloop.func1": 1}
+    p, out = record([fixture("go_core"), "deferloop", "9"], "-F", "main.deferLoop*", "-F", "main.panicked*",
+                    "-F", "main.deferloop*", env=GO1)
+    assert p.stdout == "deferloop 204 90 294\n", p.stdout
+    calls = replay_json(out)
+    for func, n in funcs.items():
+        cl = [c for c in calls if c["func"] == func]
+        assert len(cl) == n and all(c["status"] == "returned" and not c.get("indirect") for c in cl), cl
+    ci = calls_info(out)
+    assert ci["ret"] == 0 and ci["returned"] == 14, ci
 
 
 def test_attached_program_is_never_stopped():
