@@ -64,6 +64,7 @@ struct ct_recon {
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
 	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
+	struct ct_map images;  /* pid -> how many times it exec'd (ct_call.image) */
 	struct ct_costs costs;
 	uint64_t pre_ns[2]; /* of a hit, the part before its clock read (ct_recon_set_costs) */
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
@@ -133,7 +134,14 @@ static uint64_t thread_key(const struct ct_rec_event *ev)
 
 uint64_t ct_call_thread_key(const struct ct_call *c)
 {
-	return make_thread_key(c->pid, c->tid, c->goid, c->sysstack, c->context);
+	uint64_t k = make_thread_key(c->pid, c->tid, c->goid, c->sysstack, c->context);
+	/* the program a process exec'd has goroutine 1 and thread PID again */
+	return c->image ? k ^ hash64(c->image) : k;
+}
+
+static uint32_t image_of(const struct ct_recon *r, uint32_t pid)
+{
+	return (uint32_t)(uintptr_t)map_get((struct ct_map *)&r->images, pid);
 }
 
 /* Measured time TS on S's corrected clock: minus the cost of the hits
@@ -332,6 +340,7 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.pid = ev->pid;
 	f.c.tid = ev->tid;
 	f.c.goid = ev->goid;
+	f.c.image = image_of(r, ev->pid);
 	f.c.key = ev->key;
 	f.c.depth = s->depth_base + (uint32_t)s->f.n;
 	f.c.context = s->context;
@@ -982,6 +991,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 		struct frame f = from->f.v[i];
 		f.c.seq = r->seq++;
 		f.c.pid = f.c.tid = ev->child;
+		f.c.image = image_of(r, ev->child);
 		f.c.context = 0; /* the child's own stack */
 		if (f.args) {
 			f.args = xmalloc(f.c.args_len);
@@ -1008,8 +1018,12 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 		fork_stack(r, ev);
 		break;
 	case CT_PROC_EXEC:
+		end_stacks(r, ev->pid, 0, ev->ts);
+		map_put(&r->images, ev->pid, (void *)(uintptr_t)(image_of(r, ev->pid) + 1));
+		break;
 	case CT_PROC_EXIT:
 		end_stacks(r, ev->pid, 0, ev->ts);
+		map_del(&r->images, ev->pid); /* a pid used again is another process */
 		break;
 	case CT_PROC_THREAD_EXIT:
 		end_stacks(r, ev->pid, ev->tid, ev->ts);
@@ -1272,6 +1286,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->seen);
 	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
 	map_free(&r->origins);
+	map_free(&r->images);
 	map_free(&r->spill_of);
 	CT_VEC_FREE(r->waiting);
 	free(r);

@@ -89,6 +89,8 @@ struct ct_call {
 	uint32_t pid, tid; /* tid at entry */
 	uint32_t exit_tid; /* tid at exit (goroutines migrate) */
 	uint64_t goid;     /* 0 for threads */
+	uint32_t image;    /* how many times its process had exec'd before the call:
+			      the program it exec'd numbers goroutines and threads anew */
 	uint64_t key;
 	uint32_t depth;    /* 0 = outermost traced frame of its goroutine/thread */
 	uint8_t status;    /* enum ct_call_status */

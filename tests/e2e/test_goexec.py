@@ -143,3 +143,24 @@ def test_newer_format_refused_in_one_line():
         lines = p.stderr.strip().splitlines()
         assert p.returncode != 0 and len(lines) == 1, (cmd, p.returncode, p.stderr)
         assert "format version 9, newer than this calltrace (8): upgrade calltrace" in lines[0], lines
+
+
+def test_exec_d_program_goroutines_are_blocks_of_their_own():
+    """The program a process exec'd numbers its goroutines anew: its
+    goroutine 1 (and 18) are other goroutines than the launcher's of the
+    same ids, each under a heading of its own with its own creator."""
+    _, out = record([fixture("go_exec_a"), "exec", fixture("go_exec_b")], "--follow",
+                    out=tmp("goexec-blocks.data"))
+    blocks, cur = [], None
+    for line in ct("replay", out).stdout.splitlines():
+        if line.startswith("# goroutine"):
+            cur = (line, [])
+            blocks.append(cur)
+        elif cur and "|" in line:
+            func = line.split("|", 1)[1].strip().lstrip("}").strip()
+            if func and not func.startswith("/*"):
+                cur[1].append(func)
+    programs = [{f.startswith("go_exec_b:") for f in funcs} for _, funcs in blocks]
+    assert all(len(p) == 1 for p in programs), blocks
+    headings = [(h.split(",")[0], p.pop()) for (h, _), p in zip(blocks, programs)]
+    assert headings.count(("# goroutine 1", False)) == 1 and headings.count(("# goroutine 1", True)) == 1, headings
