@@ -29,6 +29,7 @@ struct stack {
 	uint64_t goid;
 	uint64_t key; /* its thread key */
 	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
+	bool ran;               /* image_ran was told of its process */
 	const struct ct_goroutine_origin *origin;
 	/* C threads that switch stacks (thread_stack): which of its thread's
 	 * stacks this is, as shown (a signal handler's is the context it
@@ -64,7 +65,8 @@ struct ct_recon {
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
 	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
-	struct ct_map images;  /* pid -> how many times it exec'd (ct_call.image) */
+	struct ct_map images;  /* pid -> its exec count (ct_call.image) * 2, + 1 if a
+				  call of its current program was seen */
 	struct ct_costs costs;
 	uint64_t pre_ns[2]; /* of a hit, the part before its clock read (ct_recon_set_costs) */
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
@@ -141,7 +143,23 @@ uint64_t ct_call_thread_key(const struct ct_call *c)
 
 static uint32_t image_of(const struct ct_recon *r, uint32_t pid)
 {
-	return (uint32_t)(uintptr_t)map_get((struct ct_map *)&r->images, pid);
+	return (uint32_t)((uintptr_t)map_get((struct ct_map *)&r->images, pid) >> 1);
+}
+
+/* A call of PID's current program was seen: its next exec starts another
+ * image.  (The exec of the command record launched, or of a child that
+ * forked only to exec, is no new image: nothing ran before it.) */
+static void image_ran(struct ct_recon *r, uint32_t pid)
+{
+	void **slot = map_slot(&r->images, pid, true);
+	*slot = (void *)((uintptr_t)*slot | 1);
+}
+
+static void image_exec(struct ct_recon *r, uint32_t pid)
+{
+	uintptr_t v = (uintptr_t)map_get(&r->images, pid);
+	if (v & 1)
+		map_put(&r->images, pid, (void *)(((v >> 1) + 1) << 1));
 }
 
 /* Measured time TS on S's corrected clock: minus the cost of the hits
@@ -341,6 +359,10 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f.c.tid = ev->tid;
 	f.c.goid = ev->goid;
 	f.c.image = image_of(r, ev->pid);
+	if (!s->ran) { /* once per stack: stacks end at an exec */
+		image_ran(r, ev->pid);
+		s->ran = true;
+	}
 	f.c.key = ev->key;
 	f.c.depth = s->depth_base + (uint32_t)s->f.n;
 	f.c.context = s->context;
@@ -992,6 +1014,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 		f.c.seq = r->seq++;
 		f.c.pid = f.c.tid = ev->child;
 		f.c.image = image_of(r, ev->child);
+		image_ran(r, ev->child);
 		f.c.context = 0; /* the child's own stack */
 		if (f.args) {
 			f.args = xmalloc(f.c.args_len);
@@ -1019,7 +1042,7 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 		break;
 	case CT_PROC_EXEC:
 		end_stacks(r, ev->pid, 0, ev->ts);
-		map_put(&r->images, ev->pid, (void *)(uintptr_t)(image_of(r, ev->pid) + 1));
+		image_exec(r, ev->pid);
 		break;
 	case CT_PROC_EXIT:
 		end_stacks(r, ev->pid, 0, ev->ts);
@@ -1052,6 +1075,7 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 		cs->cost += cost;
 	}
 	o->pid = ev->pid;
+	o->image = image_of(r, ev->pid);
 	o->tid = ev->tid;
 	o->site = ev->site;
 	if (ev->payload_len >= 8)

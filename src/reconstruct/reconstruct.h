@@ -74,6 +74,7 @@ struct ct_goroutine_origin {
 	uint64_t parent; /* the goroutine that made it */
 	uint64_t ts;     /* when */
 	uint32_t pid, tid; /* where the parent ran */
+	uint32_t image;    /* of the process, as ct_call.image */
 	uint64_t pc;     /* its `go` statement (g.gopc, a return address); 0 unknown */
 	uint32_t site;   /* the event's: ct_trace_pcpos finds PC's position by it */
 };

@@ -77,13 +77,13 @@ struct chrome {
 	uint64_t nevents;
 	uint64_t calls, unwound, unfinished, exited, cut_by_loss, unobserved; /* shown */
 	char *process_name;
-	struct ct_map flows;  /* (pid, goid) of a goroutine made -> its flow id */
+	struct ct_map flows;  /* goroutine_key of a goroutine made -> its origin */
 	uint64_t nflows;
 };
 
-static uint64_t goroutine_key(uint32_t pid, uint64_t goid)
+static uint64_t goroutine_key(uint32_t pid, uint32_t image, uint64_t goid)
 {
-	return (uint64_t)pid << 42 ^ goid;
+	return ((uint64_t)pid << 42 ^ goid) ^ (image ? hash64(~(uint64_t)image) : 0);
 }
 
 #define put(ch, ...) buf_printf(&(ch)->ev, __VA_ARGS__)
@@ -122,9 +122,11 @@ static uint32_t track_tid(struct chrome *ch, const struct ct_call *c)
 	}
 	if (!c->goid)
 		return ch->go ? NO_GOROUTINE_TID | c->tid : c->tid;
-	if (c->goid < NO_GOROUTINE_TID)
+	if (c->goid < NO_GOROUTINE_TID && !c->image)
 		return (uint32_t)c->goid;
-	void **slot = map_slot(&ch->big_goids, hash64(c->goid) ^ c->pid, true);
+	/* a huge id, or a goroutine of a program its process exec'd (which
+	 * numbers its goroutines anew): a track of its own */
+	void **slot = map_slot(&ch->big_goids, goroutine_key(c->pid, c->image, c->goid), true);
 	if (!*slot)
 		*slot = (void *)(uintptr_t)(BIG_GOID_TID + ch->nbig_goids++);
 	return (uint32_t)(uintptr_t)*slot;
@@ -200,6 +202,7 @@ static void put_creation(struct chrome *ch, const struct ct_goroutine_origin *o,
 	creator.pid = o->pid;
 	creator.tid = o->tid;
 	creator.goid = o->parent;
+	creator.image = o->image;
 	track_of(ch, &creator);
 	uint32_t tid = track_tid(ch, &creator);
 	uint64_t rel = ct_rel_ts(ch->t, o->ts);
@@ -249,8 +252,8 @@ static void on_enter(void *ctx, const struct ct_call *c)
 	}
 	end_event(ch);
 	struct ct_goroutine_origin *o;
-	if (ch->flows.n && c->goid && !c->sysstack && (o = map_get(&ch->flows, goroutine_key(c->pid, c->goid)))) {
-		map_del(&ch->flows, goroutine_key(c->pid, c->goid));
+	if (ch->flows.n && c->goid && !c->sysstack && (o = map_get(&ch->flows, goroutine_key(c->pid, c->image, c->goid)))) {
+		map_del(&ch->flows, goroutine_key(c->pid, c->image, c->goid));
 		put_creation(ch, o, ++ch->nflows);
 		/* the goroutine's first slice: where the arrow ends */
 		begin_event(ch);
@@ -272,7 +275,7 @@ static void on_spawn(void *ctx, const struct ct_goroutine_origin *o)
 		return;
 	struct ct_goroutine_origin *copy = xmalloc(sizeof(*copy));
 	*copy = *o;
-	void **slot = map_slot(&ch->flows, goroutine_key(o->pid, o->goid), true);
+	void **slot = map_slot(&ch->flows, goroutine_key(o->pid, o->image, o->goid), true);
 	free(*slot);
 	*slot = copy;
 }

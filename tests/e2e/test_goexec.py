@@ -5,6 +5,7 @@ twice: go_exec_a and go_exec_b have their runtime types at the same
 addresses, yet main.Payload has its fields the other way round and
 main.Level is an int64 in one, a string in the other; each binary's entries
 (RTYPES, PCPOS) must be its own.  go_exec_launch is a C parent of go_exec_b."""
+import json
 import os
 import struct
 
@@ -164,3 +165,18 @@ def test_exec_d_program_goroutines_are_blocks_of_their_own():
     assert all(len(p) == 1 for p in programs), blocks
     headings = [(h.split(",")[0], p.pop()) for (h, _), p in zip(blocks, programs)]
     assert headings.count(("# goroutine 1", False)) == 1 and headings.count(("# goroutine 1", True)) == 1, headings
+    # Perfetto: a track each, and each program's arrow from its own main
+    # goroutine to the goroutine it made (its id varies from run to run)
+    trace = json.loads(ct("dump", "--chrome", out).stdout)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    tracks = {}
+    for e in events:
+        if e.get("name") == "thread_name":
+            tracks.setdefault(e["args"]["name"], set()).add(e["tid"])
+    assert len(tracks["goroutine 1"]) == 2, tracks
+    starts = {e["id"]: e["tid"] for e in events if e.get("ph") == "s"}
+    ends = {e["id"]: e["tid"] for e in events if e.get("ph") == "f"}
+    arrows = sorted((starts[i], ends[i]) for i in ends)
+    assert len(arrows) == 2 and {a for a, _ in arrows} == tracks["goroutine 1"], (arrows, tracks)
+    made = {b for _, b in arrows}
+    assert len(made) == 2 and not made & tracks["goroutine 1"], (arrows, tracks)
