@@ -5,6 +5,7 @@
 #include "wasm/wasm.h"
 #include "util/util.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -661,17 +662,29 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	char exe[64], target[PATH_MAX];
 	struct stat st;
 	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
-	ssize_t n = readlink(exe, target, sizeof(target) - 1);
-	if (n <= 0 || stat(exe, &st))
+	/* Opened once, and everything taken from that one file: an exec into
+	 * the recorded program is not held, so the process may have exec'd
+	 * again by now (la_launch execs la_main at once); /proc/PID/exe read
+	 * twice named one binary and planned the other. */
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	target[n] = 0;
-	if (st.st_dev == s->main_dev && st.st_ino == s->main_ino)
-		return; /* the same binary: its probes cover every process */
-	for (size_t k = 0; k < s->nlibs; k++)
-		if (s->libs[k].dev == st.st_dev && s->libs[k].ino == st.st_ino)
-			return;
-	if (s->nlibs + 1 >= CT_MAX_BINS) {
+	snprintf(exe, sizeof(exe), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(exe, target, sizeof(target) - 1);
+	bool skip = n <= 0 || fstat(fd, &st);
+	if (!skip) {
+		target[n] = 0;
+		/* the same binary: its probes cover every process */
+		skip = st.st_dev == s->main_dev && st.st_ino == s->main_ino;
+		for (size_t k = 0; k < s->nlibs && !skip; k++)
+			skip = s->libs[k].dev == st.st_dev && s->libs[k].ino == st.st_ino;
+	}
+	if (!skip && s->nlibs + 1 >= CT_MAX_BINS) {
 		ct_debug("--follow: not tracing %s (too many binaries)", target);
+		skip = true;
+	}
+	if (skip) {
+		close(fd);
 		return;
 	}
 	s->libs = xrealloc(s->libs, (s->nlibs + 1) * sizeof(*s->libs));
@@ -682,6 +695,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	lb->path = xstrdup(target);
 	lb->dev = st.st_dev;
 	lb->ino = st.st_ino;
+	lb->exe_fd = fd;
 	struct ct_selection sel = s->main_sel;
 	sel.lenient = true;
 	object_args(s, lb);
@@ -698,6 +712,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 		free(lb->path);
 		CT_VEC_FREE(lb->arg_globs);
 		CT_VEC_FREE(lb->ret_globs);
+		close(fd);
 		return;
 	}
 	s->nlibs++;
@@ -1288,6 +1303,8 @@ void ct_session_free(struct ct_session *s)
 		CT_VEC_FREE(lb->ret_globs);
 		ct_type_ids_free(&lb->type_ids);
 		go_names_free(&lb->go);
+		if (lb->exe_fd > 0)
+			close(lb->exe_fd);
 	}
 	ct_type_ids_free(&s->type_ids);
 	for (size_t i = 0; i < s->deferred.n; i++) /* never leave a process the kernel held stopped */

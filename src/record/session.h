@@ -70,6 +70,7 @@ struct ct_libbin {
 	uint32_t func_base, site_base;
 	dev_t dev;   /* --follow: a binary exec'd by a traced process */
 	ino_t ino;
+	int exe_fd;  /* --follow: that binary, open (path: /proc/self/fd/N); 0 none */
 	/* its captures: -A/-R globs that name it as 'LIB:GLOB' (stripped) or
 	 * name no library, and its type ids in the file */
 	struct ct_args_opts args;
