@@ -336,9 +336,13 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 		if (!nf->no_exit || nf->c.key < ev->key)
 			return;
 		if (i == s->f.n - 1) {
+			/* its own tail jump, or morestack re-running its entry
+			 * (after its RESTART: a CHECK without one is the next
+			 * call from that call site, back to back) */
 			if (nf->c.key == ev->key && r->sites[ev->site].func == nf->c.func &&
-			    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_RESTART))
-				return; /* its own tail jump, or morestack re-running its entry */
+			    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_RESTART ||
+			     (ev->kind == CT_SITE_CHECK && nf->restart_pending)))
+				return;
 			if (nf->c.key == ev->key && nf->tail_pending && ev->kind == CT_SITE_ENTRY &&
 			    r->sites[ev->site].func == nf->tail_target)
 				return; /* the tail call it jumped to */
@@ -452,8 +456,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	if (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		if (top->c.key == ev->key) {
-			if (top->c.func == func && !top->tail_pending &&
-			    (top->restart_pending || (ev->kind == CT_SITE_CHECK && top->no_exit))) {
+			if (top->c.func == func && !top->tail_pending && top->restart_pending) {
 				/* morestack re-ran the entry: same call. */
 				top->restart_pending = false;
 				r->st.restarts++;

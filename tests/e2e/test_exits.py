@@ -35,6 +35,8 @@ CASES = [
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
     ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
     ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
+    # from one call site back to back, before its exit probe is in: 5 calls
+    ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
@@ -285,6 +287,29 @@ def test_closures_the_runtime_calls_end_at_its_call_sites():
         assert len(cl) == n and all(c["status"] == "returned" and not c.get("indirect") for c in cl), cl
     ci = calls_info(out)
     assert ci["ret"] == 0 and ci["returned"] == 14, ci
+
+
+def test_calls_from_one_site_before_its_exit_probe_stay_apart():
+    """Calls from one call site without an exit probe yet (CHECK events at
+    one frame key) are one call each: only after its morestack RESTART is a
+    CHECK at the same key the same call running its entry again.  They were
+    merged into the first (strings.(*Builder).Write through fmt.Fprintf in
+    the strings package's tests).  Whether the real fixture's calls come
+    before the probe is in depends on the scheduler (the differential case
+    'back to back' catches it when they do); this record has them."""
+    import recfile as R
+    r = R.Record("go")
+    r.funcs(["main.(*byK).scale", "main.after"])
+    r.sites([(0, 7), (0, R.RESTART), (1, R.ENTRY), (1, R.RET)])  # 7: CHECK
+    ev = lambda site, ts, key: dict(site=site, ts=ts, tid=7, goid=1, key=key)
+    r.events([ev(0, 2000, 100), ev(0, 3000, 100),  # two calls
+              ev(1, 3100, 100), ev(0, 3200, 100),  # the second one's morestack
+              ev(0, 4000, 100),                    # a third call
+              ev(2, 5000, 50), ev(3, 6000, 50)])   # shallower: ends it
+    calls = replay_json(r.write(tmp("back_to_back.data")))
+    got = [(c["func"], c["depth"], c["status"], c["ts"]) for c in calls]
+    assert got == [("main.(*byK).scale", 0, "unobserved", 1000), ("main.(*byK).scale", 0, "unobserved", 2000),
+                   ("main.(*byK).scale", 0, "unobserved", 3000), ("main.after", 0, "returned", 4000)], got
 
 
 def test_attached_program_is_never_stopped():
