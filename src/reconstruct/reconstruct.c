@@ -338,10 +338,11 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 		if (i == s->f.n - 1) {
 			/* its own tail jump, or morestack re-running its entry
 			 * (after its RESTART: a CHECK without one is the next
-			 * call from that call site, back to back) */
+			 * call from that call site, back to back), which the
+			 * CHECK sends as a CALL once that site is planned */
 			if (nf->c.key == ev->key && r->sites[ev->site].func == nf->c.func &&
 			    (ev->kind == CT_SITE_TAIL || ev->kind == CT_SITE_RESTART ||
-			     (ev->kind == CT_SITE_CHECK && nf->restart_pending)))
+			     ((ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_CALL) && nf->restart_pending)))
 				return;
 			if (nf->c.key == ev->key && nf->tail_pending && ev->kind == CT_SITE_ENTRY &&
 			    r->sites[ev->site].func == nf->tail_target)
@@ -483,11 +484,18 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	if (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		if (top->restart_pending && top->c.key == ev->key && top->c.func == func &&
-		    top->c.entry_site == ev->site) {
+		    (top->c.entry_site == ev->site || top->no_exit)) {
 			/* morestack re-ran the callee's entry, whose CHECK
-			 * sends its calls (CT_SITEF_ATCHECK): same call. */
+			 * sends its calls (CT_SITEF_ATCHECK): same call.  One
+			 * entered at the CHECK (its call site without an exit
+			 * probe then) has it now: it returns there. */
 			top->restart_pending = false;
 			r->st.restarts++;
+			if (top->no_exit) {
+				top->no_exit = false;
+				top->c.entry_site = ev->site;
+				top->tailpos = (r->sites[ev->site].flags & CT_SITEF_TAILPOS) != 0;
+			}
 			return;
 		}
 	}

@@ -1049,6 +1049,8 @@ enum {
 	C_D_ICHECK,  /* D's own entry, D's address taken: calls from sites found while recording */
 	C_D_DCALL,   /* such a site, planned while recording (seen at the CHECK) */
 	C_D_DEXIT,   /* ... and its exit */
+	C_C_RESTART, /* C's CALL runtime.morestack */
+	C_D_RESTART, /* D's CALL runtime.morestack */
 	NCSITES
 };
 
@@ -1071,6 +1073,8 @@ static const struct ct_file_site csites[NCSITES] = {
 	CS(C_D_DCALL, 0x1300, FD, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX,
 	   CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT),
 	CS(C_D_DEXIT, 0x1302, FD, CT_SITE_RETSITE, 8, C_D_DCALL, UINT32_MAX, CT_SITEF_DYNAMIC),
+	CS(C_C_RESTART, 0x3060, FC, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_D_RESTART, 0x5060, FD, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
 };
 
 static struct ct_recon *new_crecon(bool go)
@@ -1268,7 +1272,8 @@ TEST(recon_unplanned_call)
 	struct ct_recon *r = new_crecon(true);
 	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
 	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
-	cevf(r, 111, 5, 7, 120, C_C_CHECK, 0); /* morestack re-ran its entry: the same call */
+	cevf(r, 111, 5, 7, 120, C_C_RESTART, 0);
+	cevf(r, 112, 5, 7, 120, C_C_CHECK, 0); /* morestack re-ran its entry: the same call */
 	cevf(r, 115, 5, 7, 132, C_B_CALL1, 0); /* a call inside it: deeper */
 	cevf(r, 118, 5, 7, 132, C_B_EXIT1, 0);
 	cevf(r, 130, 5, 7, 112, C_B_CALL1, 0); /* back at A's level: C has ended */
@@ -1288,6 +1293,30 @@ TEST(recon_unplanned_call)
 	CHECK_EQ_U(ct_recon_stats(r)->unplanned, 1);
 	CHECK_EQ_U(ct_recon_stats(r)->unobserved, 1);
 	CHECK_EQ_U(ct_recon_stats(r)->restarts, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* Calls from one call site without an exit probe, back to back (a loop
+ * whose call site's probe is not in yet): the same key, no RESTART between
+ * them: one call each, each ended by the next, unobserved. */
+TEST(recon_unplanned_calls_back_to_back)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 120, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 130, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_ENTER(1, FC, 1, 1, 110, false);
+	EXP_EXIT(2, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 120, false, true);
+	EXP_ENTER(3, FC, 1, 2, 120, false);
+	EXP_EXIT(4, FC, 1, CT_CALL_UNOBSERVED, 2, 120, 130, false, true);
+	EXP_ENTER(5, FC, 1, 3, 130, false);
+	EXP_EXIT(6, FC, 1, CT_CALL_UNOBSERVED, 3, 130, 200, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->unobserved, 3);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 0);
 	ct_recon_free(r);
 	col_reset();
 }
@@ -1338,6 +1367,31 @@ TEST(recon_indirect_call_site_found_while_recording)
 	CHECK_EQ_U(st->indirect, 2);
 	CHECK_EQ_U(st->unplanned, 0);
 	CHECK_EQ_U(st->unobserved, 1);
+	CHECK_EQ_U(st->returned_at_dynamic, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* D's first call from a site found while recording grew its stack: the
+ * entry ran again after the site's exit probe went in, so the CHECK sent it
+ * as that site's CALL.  One call (restarted), which returns at the new
+ * probe; it was shown as two, the first unobserved (runtime/debug's tests:
+ * a test function on a new goroutine's small stack). */
+TEST(recon_restart_after_the_call_site_got_its_exit)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_D_ICHECK, 0);
+	cevf(r, 111, 5, 7, 120, C_D_RESTART, 0);
+	cevf(r, 112, 5, 7, 112, C_D_DCALL, 0);
+	cevf(r, 140, 5, 7, 112, C_D_DEXIT, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(4);
+	EXP_EXIT(2, FD, 1, RET, 1, 110, 140, false, true);
+	CHECK(col.v[2].c.indirect && !col.v[2].c.unplanned);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->restarts, 1);
+	CHECK_EQ_U(st->unobserved, 0);
 	CHECK_EQ_U(st->returned_at_dynamic, 1);
 	ct_recon_free(r);
 	col_reset();
