@@ -90,6 +90,42 @@ def test_attach_and_detach_pid():
             prog.kill()
 
 
+def test_program_exiting_while_being_attached():
+    """The -p program exits while calltrace starts (stopped here after its
+    plan, before the probes go in): one line saying so, exit 1, no probe
+    left.  It said "attaching N probes to /proc/PID/exe failed: No such
+    file or directory"."""
+    for _ in range(3):
+        prog = subprocess.Popen([fixture("c_core"), "slow", "2000"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert prog.stdout.readline().startswith("tick 0")
+            tracer = subprocess.Popen([CT, "record", "-v", "-o", tmp("gone.data"), "-p", str(prog.pid),
+                                       "-F", "c_fib"], stderr=subprocess.PIPE, text=True)
+            early = []
+            for line in tracer.stderr:
+                early.append(line)
+                if "plan:" in line:
+                    os.kill(tracer.pid, signal.SIGSTOP)
+                    break
+            assert wait_for(lambda: open(f"/proc/{tracer.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T")
+            prog.kill()
+            prog.wait()
+            os.kill(tracer.pid, signal.SIGCONT)
+            rest = tracer.stderr.read()
+            assert tracer.wait(timeout=60) == 1, "".join(early) + rest
+        finally:
+            if prog.poll() is None:
+                prog.kill()
+                prog.wait()
+        assert our_links() == []
+        lines = rest.strip().splitlines()
+        if any("attached" in x for x in lines[:-1]):
+            continue  # it was attached before the stop: try again
+        assert lines[-1] == f"calltrace: process {prog.pid} exited before it could be traced", rest
+        return
+    raise AssertionError("calltrace was attached every time before it could be stopped")
+
+
 def test_shared_library_functions():
     from lib import record
     p, out = record([fixture("c_core"), "fib", "3"], "-F", "libc.so.6:malloc", "-F", "main", "-F", "c_fib")
