@@ -531,7 +531,15 @@ static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_sit
 static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t call_site)
 {
 	long i = frame_at(s, ev->key);
-	if (i >= 0 && same_call(r, s->f.v[i].c.entry_site, call_site)) {
+	uint32_t entry = i >= 0 ? s->f.v[i].c.entry_site : UINT32_MAX;
+	/* Each function found called from one call instruction while
+	 * recording has its own exit probe after it; they fire one after the
+	 * other, and the call's own closes it, with its results: another's is
+	 * no sign of an unwinding (encoding/json's s.step(s, c)). */
+	if (i >= 0 && entry != call_site && same_call(r, entry, call_site) &&
+	    (r->sites[entry].flags & r->sites[call_site].flags & CT_SITEF_DYNAMIC))
+		return;
+	if (i >= 0 && same_call(r, entry, call_site)) {
 		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 		return;
 	}

@@ -35,8 +35,10 @@ CASES = [
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
     ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
     ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
-    # from one call site back to back, before its exit probe is in: 5 calls
+    # from one call site back to back, before its exit probe is in: one call each
     ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
+    # one call site, two functions through values: two exit probes there
+    ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),

@@ -1051,6 +1051,8 @@ enum {
 	C_D_DEXIT,   /* ... and its exit */
 	C_C_RESTART, /* C's CALL runtime.morestack */
 	C_D_RESTART, /* D's CALL runtime.morestack */
+	C_C_DCALL,   /* C_D_DCALL's call instruction calling C, found while recording */
+	C_C_DEXIT,   /* ... its exit probe, at C_D_DEXIT's address */
 	NCSITES
 };
 
@@ -1075,6 +1077,9 @@ static const struct ct_file_site csites[NCSITES] = {
 	CS(C_D_DEXIT, 0x1302, FD, CT_SITE_RETSITE, 8, C_D_DCALL, UINT32_MAX, CT_SITEF_DYNAMIC),
 	CS(C_C_RESTART, 0x3060, FC, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
 	CS(C_D_RESTART, 0x5060, FD, CT_SITE_RESTART, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(C_C_DCALL, 0x1300, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX,
+	   CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT),
+	CS(C_C_DEXIT, 0x1302, FC, CT_SITE_RETSITE, 8, C_C_DCALL, UINT32_MAX, CT_SITEF_DYNAMIC),
 };
 
 static struct ct_recon *new_crecon(bool go)
@@ -1393,6 +1398,29 @@ TEST(recon_restart_after_the_call_site_got_its_exit)
 	CHECK_EQ_U(st->restarts, 1);
 	CHECK_EQ_U(st->unobserved, 0);
 	CHECK_EQ_U(st->returned_at_dynamic, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* One call instruction found calling D and C while recording: each has its
+ * exit probe at the return address, and both fire when D returns, C's
+ * first.  C's is not D's end and no sign of an unwinding: D returns at its
+ * own, with its results, and the call in tail position in D with it (it
+ * was unwound: encoding/json's scanner steps, called through s.step). */
+TEST(recon_two_exit_probes_at_one_return_address)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_D_DCALL, 0);
+	cevf(r, 120, 5, 7, 132, C_C_CALL_TP, 0); /* D calls C in tail position */
+	cevf(r, 130, 5, 7, 112, C_C_DEXIT, 0);
+	cevf(r, 130, 5, 7, 112, C_D_DEXIT, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(6);
+	EXP_EXIT(3, FC, 2, RET, 2, 120, 130, false, true);
+	EXP_EXIT(4, FD, 1, RET, 1, 110, 130, false, false);
+	CHECK_EQ_U(col.v[4].c.exit_site, C_D_DEXIT); /* its results, not C's */
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
 	ct_recon_free(r);
 	col_reset();
 }
