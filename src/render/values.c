@@ -851,18 +851,9 @@ void ct_buf_json_string(struct ct_buf *b, const char *s, size_t n)
 	while (p < end) {
 		unsigned c = *p;
 		/* Keep well-formed UTF-8 sequences as they are. */
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		bool ok = len > 1 && p + len <= end;
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (p[k] & 0xc0) == 0x80;
-		if (ok) { /* RFC 3629: no overlongs, surrogates or code points past U+10FFFF */
-			uint32_t cp = c & (0x7f >> len);
-			for (size_t k = 1; k < len; k++)
-				cp = cp << 6 | (p[k] & 0x3f);
-			static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-			ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (ok) {
+		uint32_t cp;
+		size_t len = utf8_decode(p, end, &cp);
+		if (len > 1) {
 			buf_put(b, p, len);
 			p += len;
 			continue;
@@ -955,13 +946,22 @@ static const char *nonfinite(long double d)
 	return isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf";
 }
 
-/* Go-syntax quoted string. */
+/* Go-syntax quoted string, as strconv.Quote but for printable runes: a
+ * byte that is not part of well-formed UTF-8 is \xNN, so the output stays
+ * UTF-8 (Go strings hold any bytes; a cut one ends mid-character). */
 static void text_string(struct ct_buf *out, const uint8_t *s, size_t n)
 {
 	buf_cstr(out, "\"");
 	for (size_t i = 0; i < n; i++) {
 		unsigned c = s[i];
-		if (c == '"' || c == '\\')
+		uint32_t cp;
+		size_t len = c < 0x80 ? 1 : utf8_decode(&s[i], s + n, &cp);
+		if (len > 1) {
+			buf_put(out, &s[i], len);
+			i += len - 1;
+		} else if (!len)
+			buf_printf(out, "\\x%02x", c);
+		else if (c == '"' || c == '\\')
 			buf_printf(out, "\\%c", c);
 		else if (c == '\n')
 			buf_cstr(out, "\\n");

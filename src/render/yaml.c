@@ -87,39 +87,6 @@ static bool yaml_raw_ok(uint32_t cp)
 	return cp <= 0xfffd || (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
-/* Length of the well-formed UTF-8 sequence at P (RFC 3629: no overlongs,
- * surrogates or code points past U+10FFFF), 0 if ill-formed; *CP gets its
- * code point. */
-static size_t utf8_decode(const unsigned char *p, const unsigned char *end, uint32_t *cp)
-{
-	unsigned c = p[0];
-	size_t len;
-	uint32_t v, min;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if ((c & 0xe0) == 0xc0) {
-		len = 2, v = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3, v = c & 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		len = 4, v = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < len)
-		return 0;
-	for (size_t k = 1; k < len; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		v = v << 6 | (p[k] & 0x3f);
-	}
-	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return len;
-}
-
 static void put_u_escape(struct ct_buf *out, uint32_t cp)
 {
 	char esc[8];

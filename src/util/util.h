@@ -73,6 +73,8 @@ void buf_uvar(struct ct_buf *b, uint64_t v);
 void buf_svar(struct ct_buf *b, int64_t v);
 void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
 void buf_utf8(struct ct_buf *b, uint32_t c);   /* code point C (<= 0x10ffff) as UTF-8 */
+/* Length of the well-formed UTF-8 sequence at P (RFC 3629), 0 if ill-formed; *CP its code point. */
+size_t utf8_decode(const unsigned char *p, const unsigned char *end, uint32_t *cp);
 void buf_free(struct ct_buf *b);
 /* Fast appends for renderers' hot paths (printf dominates otherwise). */
 static inline void buf_cstr(struct ct_buf *b, const char *s)

@@ -161,6 +161,19 @@ def test_json_lines_are_valid_utf8():
                                  "> U+10FFFF sequences through raw") from None
 
 
+def test_text_tree_is_valid_utf8():
+    """The text tree quotes strings as Go does: a byte that is not part of
+    well-formed UTF-8 is \\xNN, so the tree is UTF-8 whatever the program's
+    strings hold (the strings package's tests pass "\\x80"; it was written
+    raw, and a string cut at --max-string mid-character too)."""
+    raw = subprocess.run([CT, "replay", strings_trace()], capture_output=True, timeout=60).stdout
+    text = raw.decode("utf-8")
+    echo = [line.partition("| ")[2].strip() for line in text.split("\n") if "main.Echo(" in line]
+    want = {r'main.Echo(s="\xff\xfe") = "\xff\xfe";', r'main.Echo(s="\xc3") = "\xc3";',
+            r'main.Echo(s="\xc0\x80") = "\xc0\x80";', 'main.Echo(s="日本語") = "日本語";'}
+    assert want <= set(echo), sorted(set(echo) - want)[:12]
+
+
 # ---------------------------------------------------------------- report
 
 def report_json(path, *flags):
