@@ -15,7 +15,11 @@ main.leaf` then shows outer's duration as measured (dur_raw) and corrected
                         the scheduler runs others during the longer traced
                         call, which no per-hit cost can account for
   leaf_corrected_avg_ns the leaf's average corrected duration
-  calib                 what record's start-up calibration measured
+  hit_ns                what a probe hit cost the program in that run
+                        ((measured outer - untraced) / hits in it) next to
+                        what the correction took out per hit
+  calib                 what record's calibration measured: at the end, on
+                        the CPUs the program ran on (used), and at start-up
 
 Goals: |correction_error_pct| <= 10 (on an idle machine; on a loaded one
 the on-CPU error), leaf_corrected_avg_ns < 100.  Each
@@ -64,10 +68,15 @@ def one_round(calltrace, prog, tmp, exit_mode):
     i = min(range(len(outers)), key=lambda i: outers[i]["dur_raw"])
     k = min(range(len(outers)), key=lambda k: outers[k]["dur_raw"] - traced[k][1])
     info = subprocess.run([calltrace, "info", data], capture_output=True, text=True).stdout
-    calib = next((l.split(None, 1)[1] for l in info.splitlines() if l.startswith("calib ")), "none")
-    return dict(untraced=min(w for w, _ in untraced), raw=outers[i]["dur_raw"], corr=outers[i]["dur"],
+    calibs = [l.split(None, 1)[1] for l in info.splitlines() if l.startswith("calib ")]
+    calib = "end %s; start-up %s" % (calibs[-1], calibs[0]) if len(calibs) > 1 else (calibs or ["none"])[0]
+    # two hits a leaf call inside outer (its entry's and exit's)
+    hits = 2.0 * len(leaves) / len(outers)
+    u = min(w for w, _ in untraced)
+    return dict(untraced=u, raw=outers[i]["dur_raw"], corr=outers[i]["dur"],
                 untraced_cpu=min(w - d for w, d in untraced), corr_cpu=outers[k]["dur"] - traced[k][1],
-                waited=traced[i][1], leaf=sum(leaves) / len(leaves), calib=calib)
+                waited=traced[i][1], leaf=sum(leaves) / len(leaves), calib=calib,
+                hit_target=(outers[i]["dur_raw"] - u) / hits, hit_taken=(outers[i]["dur_raw"] - outers[i]["dur"]) / hits)
 
 
 def main(calltrace, rounds=3):
@@ -93,6 +102,8 @@ def main(calltrace, rounds=3):
             print("raw_error_pct=%.1f correction_error_pct=%.1f correction_error_on_cpu_pct=%.1f "
                   "leaf_corrected_avg_ns=%.0f (--exit=%s)" % (
                       100.0 * (m["raw"] - m["untraced"]) / m["untraced"], err, err_cpu, m["leaf"], mode))
+            print("hit_ns (--exit=%s) per round: in the program %s, taken out %s" % (
+                mode, " ".join("%.0f" % r["hit_target"] for r in res), " ".join("%.0f" % r["hit_taken"] for r in res)))
             met = min(abs(err), abs(err_cpu)) <= 10 and m["leaf"] < 100
             print("goal_correction_%s=%s" % (mode, "met" if met else "not_met"))
 

@@ -913,6 +913,7 @@ static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
 static int run_session(struct record_cmd *cmd, const struct record_target *t)
 {
 	live.on = cmd->live;
+	cmd->o.shown_while_recording = cmd->live || otlp_opts.url;
 	install_signals();
 	struct ct_session s;
 	int rc = ct_session_prepare(&s, t->path, t->probe_path, &cmd->o);

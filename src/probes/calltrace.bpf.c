@@ -33,6 +33,16 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Probe hits per CPU: on which CPUs the overhead correction must know what
+ * a hit costs (record/calibrate.c; the same trap costs a quarter more on
+ * one vCPU than on the other at times). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
 /* enum ct_counter */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -692,6 +702,10 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	__u32 zero = 0;
+	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
+	if (nhits)
+		(*nhits)++;
 	__s64 key_delta = 0;
 	__u64 new_caller = 0;
 	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {

@@ -367,6 +367,17 @@ uint64_t ct_probes_lost(struct ct_probes *p)
 	return sum;
 }
 
+size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
+{
+	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1];
+	uint32_t zero = 0;
+	if (p->ncpus <= 0 || bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.hits), &zero, vals))
+		return 0;
+	size_t k = (size_t)p->ncpus < n ? (size_t)p->ncpus : n;
+	memcpy(per_cpu, vals, k * sizeof(*vals));
+	return k;
+}
+
 uint64_t ct_probes_counter(struct ct_probes *p, enum ct_counter which)
 {
 	uint32_t k = which;

@@ -1251,7 +1251,9 @@ bool ct_raw_durations;
 
 bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out)
 {
-	return !ct_raw_durations && ct_costs_parse(ct_trace_meta(t, "calib"), out);
+	/* measured at the end where the program ran (STATS), else at start-up */
+	return !ct_raw_durations &&
+	       (ct_costs_parse(ct_trace_stat(t, "calib"), out) || ct_costs_parse(ct_trace_meta(t, "calib"), out));
 }
 
 void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)

@@ -1,61 +1,74 @@
-/* What a probe hit costs on this machine, measured at the start of each
- * recording with the same BPF programs, so replay can take the tracer's own
- * time out of every duration (reconstruct.c, struct ct_costs).
+/* What a probe hit costs on this machine, measured with the same BPF
+ * programs, so replay can take the tracer's own time out of every duration
+ * (reconstruct.c, struct ct_costs).
  *
- * Four tiny functions of calltrace itself get probes in calltrace's own
+ * Tiny functions of calltrace itself get probes in calltrace's own
  * process, the way a traced function does (one entry role, one exit role),
- * at instructions the kernel emulates (nop) or single-steps (mov); each is
- * called CALLS times and the events' timestamps give, for an empty call,
- * the time from its entry probe's clock read to its exit probe's (the
- * mean: see mean_cost):
+ * at instructions the kernel emulates (nop) or single-steps (mov); they are
+ * called in turns, CALLS times each, and the events' timestamps give, for
+ * an empty call, the time from its entry probe's clock read to its exit
+ * probe's (the mean: see mean_cost):
  *   nop;nop  emulated entry, emulated exit: one whole emulated hit
  *   mov;mov  the same for single-stepped instructions
- *   nop;ret  emulated entry, single-stepped exit (a cheap Go entry + RET):
+ *   nop;mov  emulated entry, single-stepped exit (a cheap Go entry + RET):
  *            the end of one plus the start of the other
  *   nop;nop  with a fetch program on both: a hit with argument capture
- * The probes carry the GOCREATE kind, which record-time limits never cut
- * (and never count), and site ids past the plan's; the events never reach
- * the file.  About 30 ms (closing the links would double it: they go with
- * the session's). */
+ * The hits read a g as a Go program's do (a fake one in R14).  The probes
+ * carry the GOCREATE kind, which record-time limits never cut (and never
+ * count), and site ids past the plan's; the events never reach the file.
+ *
+ * What a hit costs depends on the CPU, and on a VM it changes with time: on
+ * the 2-vCPU VM calltrace is developed on, one vCPU takes ~6.4 us per
+ * emulated hit while the other takes ~5.0, and which one is the slow one
+ * changes every few tens of seconds.  So the start-up measurement (~30 ms,
+ * on whichever CPU calltrace runs) is only the fallback; at the end of the
+ * recording, before the probes go, it is measured again on each CPU that
+ * ran the program's hits (a per-CPU count in the BPF program), and their
+ * costs are averaged by those hits. */
 #include "record/calibrate.h"
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-__asm__(".text\n"
-	".p2align 4\n"
-	".globl ct_calib_ee\n.type ct_calib_ee,@function\n"
-	"ct_calib_ee:\n\tnop\n\tnop\n\tret\n.size ct_calib_ee, .-ct_calib_ee\n"
-	".p2align 4\n"
-	".globl ct_calib_ss\n.type ct_calib_ss,@function\n"
-	"ct_calib_ss:\n\tmovq %rdi, %rax\n\tmovq %rdi, %rax\n\tret\n.size ct_calib_ss, .-ct_calib_ss\n"
-	".p2align 4\n"
-	".globl ct_calib_es\n.type ct_calib_es,@function\n"
-	"ct_calib_es:\n\tnop\n\tret\n.size ct_calib_es, .-ct_calib_es\n"
-	".p2align 4\n"
-	".globl ct_calib_aa\n.type ct_calib_aa,@function\n"
-	"ct_calib_aa:\n\tnop\n\tnop\n\tret\n.size ct_calib_aa, .-ct_calib_aa\n");
-void ct_calib_ee(void);
-void ct_calib_ss(void);
-void ct_calib_es(void);
-void ct_calib_aa(void);
+/* Each: rdi is the g its probes see in R14 (a Go target's), kept for the
+ * caller (R14 is callee-saved); _in and _out are the probed instructions. */
+#define CALIB_FN(name, in, out)                                                        \
+	".p2align 4\n.globl " #name "\n.type " #name ",@function\n" #name ":\n"        \
+	"\tpushq %r14\n\tmovq %rdi, %r14\n"                                               \
+	".globl " #name "_in\n" #name "_in:\n\t" in "\n"                                \
+	".globl " #name "_out\n" #name "_out:\n\t" out "\n"                             \
+	"\tpopq %r14\n\tret\n.size " #name ", .-" #name "\n"
+__asm__(".text\n" CALIB_FN(ct_calib_ee, "nop", "nop") CALIB_FN(ct_calib_ss, "movq %rdi, %rax", "movq %rdi, %rax")
+	CALIB_FN(ct_calib_es, "nop", "movq %rdi, %rax") CALIB_FN(ct_calib_aa, "nop", "nop"));
+#define CALIB_DECL(name) void name(void *g); extern const char name##_in[], name##_out[];
+CALIB_DECL(ct_calib_ee)
+CALIB_DECL(ct_calib_ss)
+CALIB_DECL(ct_calib_es)
+CALIB_DECL(ct_calib_aa)
 
 #define CALLS 300
 #define NFN 4
+/* CPUs measured again at the end: the one with most of the program's hits
+ * and the others with at least 1/MIN_SHARE of them, at most MAX_CPUS */
+#define MIN_SHARE 8
+#define MAX_CPUS 4
+#define NCPU_MAX 1024
 
 static const struct {
-	void (*fn)(void);
-	uint32_t entry_off, exit_off; /* from the function's start */
+	void (*fn)(void *);
+	const char *in, *out;
 	bool fetch;
 } fns[NFN] = {
-	{ct_calib_ee, 0, 1, false},
-	{ct_calib_ss, 0, 3, false},
-	{ct_calib_es, 0, 1, false},
-	{ct_calib_aa, 0, 1, true},
+	{ct_calib_ee, ct_calib_ee_in, ct_calib_ee_out, false},
+	{ct_calib_ss, ct_calib_ss_in, ct_calib_ss_out, false},
+	{ct_calib_es, ct_calib_es_in, ct_calib_es_out, false},
+	{ct_calib_aa, ct_calib_aa_in, ct_calib_aa_out, true},
 };
 
 /* The file offset of code at ADDR in this process (from its mappings:
@@ -79,6 +92,8 @@ static int64_t self_offset(uintptr_t addr)
 
 struct collect {
 	uint32_t first_site;
+	ct_event_cb cb; /* other sites' events */
+	void *ctx;
 	uint64_t last_entry[NFN];
 	uint64_t *durs[NFN];
 	size_t n[NFN];
@@ -88,7 +103,7 @@ static int on_calib_event(void *ctx, const struct ct_event *e, const void *paylo
 {
 	struct collect *c = ctx;
 	if (e->site < c->first_site || e->site >= c->first_site + 2 * NFN)
-		return 0;
+		return c->cb ? c->cb(c->ctx, e, payload) : 0;
 	uint32_t k = (e->site - c->first_site) / 2;
 	if ((e->site - c->first_site) % 2 == 0) {
 		c->last_entry[k] = e->ts;
@@ -130,10 +145,102 @@ static uint64_t mean_cost(uint64_t *v, size_t n)
 	return k ? sum / k : med;
 }
 
-int ct_calibrate(struct ct_probes *p, uint32_t first_site, struct ct_costs *out)
+struct ct_calib {
+	struct ct_probes *p;
+	uint32_t first_site;
+	uint64_t *g; /* the fake g the hits read, or NULL */
+	uint64_t hits0[NCPU_MAX]; /* hits per CPU when the program's began */
+	size_t ncpus;
+};
+
+/* Context switches of this thread so far (-1: unknown). */
+static long switches(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw + ru.ru_nvcsw;
+}
+
+/* CALLS calls of each function, in turns (whatever the machine does
+ * meanwhile falls on every kind alike), where this thread runs. */
+static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_costs *out)
+{
+	uint64_t t0 = now_mono_ns();
+	struct collect c = {.first_site = cal->first_site, .cb = cb, .ctx = ctx};
+	for (uint32_t k = 0; k < NFN; k++)
+		c.durs[k] = xcalloc(CALLS, sizeof(uint64_t));
+	/* A round in which the scheduler ran someone else on this CPU (a
+	 * context switch) measured the wait, no probe's cost: left out. */
+	bool switched[CALLS];
+	long sw = switches();
+	for (int i = 0; i < CALLS; i++) {
+		for (uint32_t k = 0; k < NFN; k++) {
+			void (*volatile fn)(void *) = fns[k].fn;
+			fn(cal->g);
+		}
+		long was = sw;
+		sw = switches();
+		switched[i] = sw >= 0 && was != sw;
+		if (i % 25 == 24) { /* never let the ring buffer fill */
+			ct_probes_poll(cal->p, 0, on_calib_event, &c);
+			sw = switches();
+		}
+	}
+	/* every hit's event is in the ring buffer already (a drain the
+	 * forwarded callback paused is taken up again) */
+	for (int i = 0; i < 64 && ct_probes_poll(cal->p, 0, on_calib_event, &c) > 0; i++)
+		;
+	int rc = 0;
+	for (uint32_t k = 0; k < NFN; k++) {
+		/* each round gave one sample of each (none lost: the buffer was
+		 * drained in time) */
+		if (c.n[k] == CALLS) {
+			size_t m = 0;
+			for (size_t i = 0; i < CALLS; i++)
+				if (!switched[i])
+					c.durs[k][m++] = c.durs[k][i];
+			c.n[k] = m;
+		}
+		if (c.n[k] < CALLS / 2)
+			rc = ct_fail("calibration: %zu of %d calls measured", c.n[k], CALLS);
+	}
+	if (rc == 0) {
+		memset(out, 0, sizeof(*out));
+		/* whole hits by their mean; the extra of argument capture by
+		 * medians (the rare slow hit would swamp a difference of means;
+		 * taken in turns, both kinds see as many) */
+		out->hit_ns[0] = mean_cost(c.durs[0], c.n[0]);
+		out->hit_ns[1] = mean_cost(c.durs[1], c.n[1]);
+		out->mixed_ns = mean_cost(c.durs[2], c.n[2]);
+		uint64_t ee = median(c.durs[0], c.n[0]), aa = median(c.durs[3], c.n[3]);
+		out->args_ns = aa > ee ? aa - ee : 0;
+		ct_debug("calibration: medians %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ns, %zu of %d rounds kept", ee,
+			 median(c.durs[1], c.n[1]), median(c.durs[2], c.n[2]), aa, c.n[0], CALLS);
+		out->calls = CALLS;
+		out->ms = (now_mono_ns() - t0) / 1e6;
+		out->ok = true;
+	}
+	for (uint32_t k = 0; k < NFN; k++)
+		free(c.durs[k]);
+	return rc;
+}
+
+struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
+				uint8_t gsrc, struct ct_costs *out)
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t t0 = now_mono_ns();
+	struct ct_calib *cal = xcalloc(1, sizeof(*cal));
+	cal->p = p;
+	cal->first_site = first_site;
+	if (gsrc == CT_G_R14) {
+		/* its goroutine id and stack top where the program's are */
+		uint32_t top = gcfg->goid_off > gcfg->stack_hi_off ? gcfg->goid_off : gcfg->stack_hi_off;
+		cal->g = xcalloc(top / 8 + 1, 8);
+		cal->g[gcfg->goid_off / 8] = 1;
+		cal->g[gcfg->stack_hi_off / 8] = (uintptr_t)&top + 65536;
+	} else {
+		gsrc = CT_G_NONE;
+	}
 	uint64_t eo[NFN], ec[NFN], xo[NFN], xc[NFN];
 	struct ct_fetch fetch = {0};
 	/* like a function of two register arguments and a 16-byte struct */
@@ -143,58 +250,101 @@ int ct_calibrate(struct ct_probes *p, uint32_t first_site, struct ct_costs *out)
 	fetch.nops = 3;
 	fetch.size = 16 + CT_MEM_HDR + 16;
 	for (uint32_t k = 0; k < NFN; k++) {
-		int64_t at = self_offset((uintptr_t)fns[k].fn);
-		if (at < 0)
-			return ct_fail("calibration: cannot find calltrace's own code in /proc/self/maps");
+		int64_t in = self_offset((uintptr_t)fns[k].in), at_out = self_offset((uintptr_t)fns[k].out);
+		if (in < 0 || at_out < 0) {
+			ct_fail("calibration: cannot find calltrace's own code in /proc/self/maps");
+			ct_calib_free(cal);
+			return NULL;
+		}
 		struct ct_cookie_parts cp = {0};
 		cp.kind = CT_SITE_GOCREATE; /* limits never cut it */
 		cp.fetch = fns[k].fetch;
+		cp.gsrc = gsrc;
 		cp.site = first_site + 2 * k;
-		eo[k] = (uint64_t)at + fns[k].entry_off;
+		eo[k] = (uint64_t)in;
 		ec[k] = CT_COOKIE(cp);
 		cp.site++;
-		xo[k] = (uint64_t)at + fns[k].exit_off;
+		xo[k] = (uint64_t)at_out;
 		xc[k] = CT_COOKIE(cp);
-		if (fns[k].fetch && (ct_probes_set_fetch(p, cp.site - 1, &fetch) || ct_probes_set_fetch(p, cp.site, &fetch)))
-			return -1;
-	}
-	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
-	if (ct_probes_attach(p, &a))
-		return -1;
-	struct collect c = {.first_site = first_site};
-	for (uint32_t k = 0; k < NFN; k++)
-		c.durs[k] = xcalloc(CALLS, sizeof(uint64_t));
-	for (uint32_t k = 0; k < NFN; k++) {
-		void (*volatile fn)(void) = fns[k].fn;
-		for (int i = 0; i < CALLS; i++) {
-			fn();
-			if (i % 25 == 24) /* never let the ring buffer fill */
-				ct_probes_poll(p, 0, on_calib_event, &c);
+		if (fns[k].fetch && (ct_probes_set_fetch(p, cp.site - 1, &fetch) || ct_probes_set_fetch(p, cp.site, &fetch))) {
+			ct_calib_free(cal);
+			return NULL;
 		}
-		ct_probes_poll(p, 0, on_calib_event, &c);
 	}
 	/* The links stay until the session detaches its own: closing a
 	 * sleepable program's link waits for an RCU grace period (~25 ms
-	 * each), which start-up need not pay, and nothing calls these
-	 * functions again.  Every hit's event is in the ring buffer already. */
-	ct_probes_poll(p, 0, on_calib_event, &c);
-	int rc = 0;
-	for (uint32_t k = 0; k < NFN; k++)
-		if (c.n[k] < CALLS / 2)
-			rc = ct_fail("calibration: %zu of %d calls seen", c.n[k], CALLS);
-	if (rc == 0) {
-		/* whole hits by their mean; the extra of argument capture by
-		 * medians (the rare slow hit would swamp a difference of means) */
-		out->hit_ns[0] = mean_cost(c.durs[0], c.n[0]);
-		out->hit_ns[1] = mean_cost(c.durs[1], c.n[1]);
-		out->mixed_ns = mean_cost(c.durs[2], c.n[2]);
-		uint64_t ee = median(c.durs[0], c.n[0]), aa = median(c.durs[3], c.n[3]);
-		out->args_ns = aa > ee ? aa - ee : 0;
-		out->calls = CALLS;
-		out->ms = (now_mono_ns() - t0) / 1e6;
-		out->ok = true;
+	 * each), which start-up need not pay, and ct_calib_again uses them. */
+	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
+	if (ct_probes_attach(p, &a) || measure(cal, NULL, NULL, out)) {
+		ct_calib_free(cal);
+		return NULL;
 	}
-	for (uint32_t k = 0; k < NFN; k++)
-		free(c.durs[k]);
-	return rc;
+	out->ms = (now_mono_ns() - t0) / 1e6;
+	cal->ncpus = ct_probes_hits(p, cal->hits0, NCPU_MAX);
+	return cal;
+}
+
+int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_costs *out)
+{
+	uint64_t t0 = now_mono_ns(), hits[NCPU_MAX], total = 0;
+	size_t n = ct_probes_hits(cal->p, hits, NCPU_MAX);
+	if (!n || n != cal->ncpus)
+		return ct_fail("calibration: no per-CPU hit counts");
+	for (size_t i = 0; i < n; i++) {
+		hits[i] -= cal->hits0[i];
+		total += hits[i];
+	}
+	if (!total)
+		return ct_fail("calibration: no probe hits to measure for");
+	cpu_set_t was;
+	bool pinned = sched_getaffinity(0, sizeof(was), &was) == 0;
+	double sum[4] = {0}, weight = 0;
+	int rc = 0;
+	for (int m = 0; m < MAX_CPUS && rc == 0; m++) {
+		size_t best = n;
+		for (size_t i = 0; i < n; i++)
+			if (hits[i] && (m == 0 || hits[i] * MIN_SHARE >= total) && (best == n || hits[i] > hits[best]))
+				best = i;
+		if (best == n)
+			break;
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(best, &one);
+		if (pinned && sched_setaffinity(0, sizeof(one), &one))
+			ct_debug("calibration: cannot run on CPU %zu: %s", best, strerror(errno));
+		struct ct_costs c;
+		rc = measure(cal, cb, ctx, &c);
+		if (rc == 0) {
+			ct_debug("calibration on CPU %zu (%" PRIu64 " of %" PRIu64 " hits): emulated %" PRIu64
+				 " ns, stepped %" PRIu64 " ns", best, hits[best], total, c.hit_ns[0], c.hit_ns[1]);
+			double w = (double)hits[best];
+			sum[0] += w * c.hit_ns[0];
+			sum[1] += w * c.hit_ns[1];
+			sum[2] += w * c.mixed_ns;
+			sum[3] += w * c.args_ns;
+			weight += w;
+		}
+		hits[best] = 0;
+	}
+	if (pinned)
+		sched_setaffinity(0, sizeof(was), &was);
+	if (rc || weight == 0)
+		return rc ? rc : ct_fail("calibration: nothing measured");
+	memset(out, 0, sizeof(*out));
+	out->hit_ns[0] = sum[0] / weight + 0.5;
+	out->hit_ns[1] = sum[1] / weight + 0.5;
+	out->mixed_ns = sum[2] / weight + 0.5;
+	out->args_ns = sum[3] / weight + 0.5;
+	out->calls = CALLS;
+	out->ms = (now_mono_ns() - t0) / 1e6;
+	out->ok = true;
+	return 0;
+}
+
+void ct_calib_free(struct ct_calib *cal)
+{
+	if (!cal)
+		return;
+	free(cal->g);
+	free(cal);
 }

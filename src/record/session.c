@@ -441,7 +441,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	/* What a hit costs here, for replay's overhead correction (not under
 	 * --follow, whose probes see listed processes only, nor --max-events,
 	 * whose budget the calibration's events would take). */
-	if (!o->follow && !o->max_events && ct_calibrate(s->probes, po.nsites - CT_CALIB_SITES, &s->costs))
+	size_t r14 = 0; /* the g the hits read: as most of the program's */
+	for (size_t i = 0; i < s->plan.sites.n; i++)
+		r14 += s->plan.sites.v[i].gsrc == CT_G_R14;
+	if (!o->follow && !o->max_events &&
+	    !(s->calib = ct_calib_start(s->probes, po.nsites - CT_CALIB_SITES, &po.bins[0],
+					2 * r14 > s->plan.sites.n ? CT_G_R14 : CT_G_NONE, &s->costs)))
 		ct_debug("no overhead correction: %s", ct_error());
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
@@ -1213,6 +1218,25 @@ void ct_session_progress(struct ct_session *s, bool final)
 		ct_writer_bytes(s->w) / 1048576.0, final ? "\n" : "");
 }
 
+/* What a hit cost where the program's hits ran (calibrate.c), before the
+ * probes go (not when a limit took them already); what the program sent
+ * before the end is read first. */
+static void calibrate_at_end(struct ct_session *s)
+{
+	if (!s->calib || s->o.shown_while_recording || s->stop)
+		return;
+	for (int i = 0; i < 64 && poll_events(s, 0) > 0; i++)
+		;
+	struct ct_costs c;
+	if (ct_calib_again(s->calib, on_event, s, &c)) {
+		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
+		return;
+	}
+	char calib[160];
+	ct_costs_format(&c, calib, sizeof(calib));
+	ct_writer_stat(s->w, "calib", "%s", calib);
+}
+
 int ct_session_finish(struct ct_session *s, const char *exit_desc)
 {
 	if (!s->w)
@@ -1233,6 +1257,8 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	}
 	if (!s->end_ts)
 		s->end_ts = t0;
+	calibrate_at_end(s);
+	t0 = now_mono_ns();
 	detach(s);
 	s->detach_ns = now_mono_ns() - t0;
 	ct_debug("detached in %.1f ms", s->detach_ns / 1e6);
@@ -1282,6 +1308,7 @@ void ct_session_free(struct ct_session *s)
 {
 	if (s->probes)
 		ct_probes_free(s->probes);
+	ct_calib_free(s->calib);
 	ct_wasm_run_free(s->wasm);
 	if (s->w)
 		ct_writer_close(s->w);

@@ -29,6 +29,8 @@ struct ct_session_opts {
 	uint64_t flush_ns;           /* write events out at least this often (0: 200 ms) */
 	int lib_pid;                 /* -p: find libraries in this process's mappings */
 	bool follow;                 /* --follow: trace forked and exec'd children */
+	bool shown_while_recording;  /* live, --otlp-endpoint: corrected with the start-up
+					calibration, so no second one at the end */
 	char *cmdline;               /* for the file's metadata */
 };
 
@@ -102,6 +104,7 @@ struct ct_session {
 	struct ct_go_names go;       /* the program's */
 	struct ct_type_ids type_ids; /* the program's type ids in the file */
 	struct ct_costs costs;     /* what a probe hit costs here (calibrate.c) */
+	struct ct_calib *calib;    /* its probes, to measure again at the end */
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
 	uint64_t end_ts;           /* detaching started: later events are dropped */

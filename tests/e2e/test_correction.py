@@ -5,6 +5,7 @@ tree (with a header note), report, Chrome -- unless --raw.  Timing is never
 asserted tightly (make bench prints the numbers): only what follows from
 the arithmetic, and that correcting brings a traced workload nearer to its
 own untraced time than the raw measurement is."""
+import collections
 import json
 import re
 
@@ -33,6 +34,23 @@ def test_calibration_in_info():
     emulated, stepped = int(m[1]), int(m[2])
     # a hit costs something, and single-stepping costs more than emulating
     assert 0 < emulated < stepped, m.group(0)
+
+
+def test_measured_again_where_the_program_ran():
+    """The end of recording measures again on the CPUs the program's hits
+    ran on (STATS calib); that is what replay takes out per hit."""
+    out, _ = overhead_record()
+    meta, stats = ct("info", out).stdout.split("# stats")
+    assert CALIB.search(meta), meta
+    m = CALIB.search(stats)
+    assert m, stats
+    emulated, stepped, _, args = map(int, m.groups())
+    assert 0 < emulated < stepped, m.group(0)
+    # a leaf call whose corrected clock did not stop at its caller's
+    # (most do not): measured minus one whole hit, with its capture
+    taken = collections.Counter(c["dur_raw"] - c["dur"] for c in replay_json(out)
+                                if c["func"] == "main.leaf" and c["dur"] > 0)
+    assert taken and taken.most_common(1)[0][0] in (emulated + args, stepped + args), (taken.most_common(3), m.group(0))
 
 
 def test_json_dur_corrected_dur_raw_measured():
