@@ -427,6 +427,16 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 	memset(out, 0, sizeof(*out));
 	struct ct_fetch prog = in->prog;
 	bool any_write = walk && (walk->stack_written || walk->mem_written);
+	/* Only the caller's own stack slots written on the way: what results
+	 * point to is still theirs unless it lies there, which the BPF side
+	 * checks at each hit (struct ct_fetch's guard). */
+	bool guarded = any_write && !walk->mem_written && walk->stack_lo >= INT16_MIN && walk->stack_hi <= INT16_MAX;
+	if (guarded) {
+		prog.guard_lo = (int16_t)walk->stack_lo;
+		prog.guard_hi = (int16_t)walk->stack_hi;
+		prog.guard_from = 0;
+		prog.guard_to = CT_MAX_OPS;
+	}
 	for (uint32_t i = 0; i < prog.nops && i < CT_MAX_OPS; i++) {
 		struct ct_fetch_op *op = &prog.ops[i];
 		switch (op->code) {
@@ -463,7 +473,7 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 			op->off += stack_shift;
 			break;
 		case CT_OP_REGMEM:
-			if (any_write || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0 ||
+			if ((any_write && !guarded) || (walk && (op->reg >= 15 || walk->loc[op->reg].reg < 0 ||
 						   walk->loc[op->reg].less_word || walk->loc[op->reg].width < 8)))
 				return ct_fail("memory the results point to may be written on the way");
 			if (walk) {
@@ -472,7 +482,7 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 			}
 			break;
 		default: /* what results point to */
-			if (any_write && !(in->immutable_ops >> i & 1))
+			if (any_write && !guarded && !(in->immutable_ops >> i & 1))
 				return ct_fail("memory the results point to may be written on the way");
 			break;
 		}
@@ -492,6 +502,16 @@ int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b,
 	if (a->prog.nops + b->prog.nops > CT_MAX_OPS || shift + b->prog.size > CT_MAX_PAYLOAD)
 		return ct_fail("two captures at one probe do not fit one fetch program");
 	struct ct_fetch prog = a->prog;
+	if (a->prog.guard_from < a->prog.guard_to) /* its ops only, not b's (another call's entry) */
+		prog.guard_to = (uint8_t)(a->prog.guard_to < a->prog.nops ? a->prog.guard_to : a->prog.nops);
+	if (b->prog.guard_from < b->prog.guard_to) { /* two guards: one covering both */
+		bool a_has = a->prog.guard_from < a->prog.guard_to;
+		uint32_t from = a->prog.nops + b->prog.guard_from, to = a->prog.nops + b->prog.guard_to;
+		prog.guard_from = (uint8_t)(a_has ? prog.guard_from : from);
+		prog.guard_to = (uint8_t)(to < CT_MAX_OPS ? to : CT_MAX_OPS);
+		prog.guard_lo = a_has && a->prog.guard_lo < b->prog.guard_lo ? a->prog.guard_lo : b->prog.guard_lo;
+		prog.guard_hi = a_has && a->prog.guard_hi > b->prog.guard_hi ? a->prog.guard_hi : b->prog.guard_hi;
+	}
 	for (uint32_t i = 0; i < b->prog.nops; i++) {
 		struct ct_fetch_op op = b->prog.ops[i];
 		op.dst = (uint16_t)(op.dst + shift);

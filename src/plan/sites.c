@@ -467,6 +467,7 @@ struct walk_state {
 	int nslots;
 	uint32_t written;
 	bool stack_written, mem_written;
+	int32_t stack_lo, stack_hi; /* stack_written: the bytes, from SP right after the return */
 };
 
 static const struct expr unknown_expr = {false, -1, false, 0, 0, 0};
@@ -510,6 +511,18 @@ static void kill_stack(struct walk_state *w, int32_t lo, int32_t hi)
 	for (int r = 0; r < 15; r++)
 		if (w->val[r].word && w->val[r].woff < hi && w->val[r].woff + 8 > lo)
 			w->val[r] = unknown_expr;
+}
+
+/* The walk writes the stack bytes [LO, HI): remembered for the exit site's
+ * fetch program, which must not trust what results point to there. */
+static void stack_write(struct walk_state *w, int32_t lo, int32_t hi)
+{
+	kill_stack(w, lo, hi);
+	if (!w->stack_written || lo < w->stack_lo)
+		w->stack_lo = lo;
+	if (!w->stack_written || hi > w->stack_hi)
+		w->stack_hi = hi;
+	w->stack_written = true;
 }
 
 /* Memory that may alias the stack changes. */
@@ -592,8 +605,7 @@ static bool follow_value(struct walk_state *w, const struct insn *x)
 	case ZYDIS_MNEMONIC_MOV:
 		if (sp_mem(w, &o[0], &at) && reg_low(&o[1], o[0].size) >= 0) { /* a spill, maybe of the low bytes */
 			struct expr v = narrowed(w->val[reg_low(&o[1], o[0].size)], o[0].size);
-			kill_stack(w, at, at + o[0].size / 8);
-			w->stack_written = true;
+			stack_write(w, at, at + o[0].size / 8);
 			if (expr_plain(&v) && at >= w->d && w->nslots < MAX_SLOTS) {
 				w->slots[w->nslots].off = at;
 				w->slots[w->nslots].width = v.width;
@@ -685,8 +697,7 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 		return true;
 	}
 	if (m == ZYDIS_MNEMONIC_PUSH) {
-		kill_stack(w, w->d - 8, w->d);
-		w->stack_written = true;
+		stack_write(w, w->d - 8, w->d);
 	}
 	for (int i = 0; i < x->in.operand_count; i++) {
 		if (!(o[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
@@ -700,8 +711,7 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 		} else if (o[i].type == ZYDIS_OPERAND_TYPE_MEMORY && m != ZYDIS_MNEMONIC_PUSH) {
 			if (is_rsp(o[i].mem.base) && o[i].mem.index == ZYDIS_REGISTER_NONE) {
 				int32_t at = w->d + (int32_t)o[i].mem.disp.value;
-				kill_stack(w, at, at + (int32_t)(o[i].size / 8 ? o[i].size / 8 : 64));
-				w->stack_written = true;
+				stack_write(w, at, at + (int32_t)(o[i].size / 8 ? o[i].size / 8 : 64));
 			} else {
 				kill_all_stack(w); /* it may alias the stack */
 				w->mem_written = true;
@@ -1191,6 +1201,8 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			out->sp_delta = w.d;
 			out->written = w.written;
 			out->stack_written = w.stack_written;
+			out->stack_lo = w.stack_lo - w.d;
+			out->stack_hi = w.stack_hi - w.d;
 			out->mem_written = w.mem_written;
 			for (int r = 0; r < 15; r++)
 				locate(&w, r, out);

@@ -85,6 +85,7 @@ struct ct_exit_walk {
 	int32_t sp_delta;      /* SP at the site minus SP right after the return */
 	uint32_t written;      /* enum ct_reg bits: registers written before the site */
 	bool stack_written;    /* memory at SP-relative addresses written before it */
+	int32_t stack_lo, stack_hi; /* stack_written: those bytes lie in [SP + lo, SP + hi) at the site */
 	bool mem_written;      /* other memory written before it */
 	/* Where the value each register (enum ct_reg) held at the return is at
 	 * the site: loc[r].reg is a register, CT_LOC_STACK or CT_LOC_LOST.  A

@@ -256,11 +256,17 @@ __noinline int fault_in(__u64 addr, __u32 size)
 }
 
 /* Copies memory for one fetch op: header at dst, bytes at dst + 8.  What
- * the fast read could not get is faulted in and read again. */
-static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str)
+ * the fast read could not get is faulted in and read again.  Bytes that
+ * overlap [glo, ghi) (struct ct_fetch's guard) read as failed: a string
+ * whose bytes do, and others from address 0 (zeroed, so no later op
+ * follows a pointer in them). */
+static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str, __u64 glo,
+				      __u64 ghi)
 {
 	dst &= PMASK & ~7U;
 	size &= PMASK;
+	if (!str && addr < ghi && addr + size > glo)
+		addr = 0;
 	__u16 *hdr = (__u16 *)&s->payload[dst];
 	void *data = &s->payload[dst + CT_MEM_HDR];
 	long n;
@@ -272,7 +278,7 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 		n = bpf_probe_read_user_str(data, size, (void *)addr);
 		if (n <= 0 && fault_in(addr, size))
 			n = bpf_probe_read_user_str(data, size, (void *)addr);
-		*hdr = n > 0 ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
+		*hdr = n > 0 && !(addr < ghi && addr + n > glo) ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
 		return;
 	}
 	n = bpf_probe_read_user(data, size, (void *)addr);
@@ -298,34 +304,36 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 			break;
 		const struct ct_fetch_op *op = &f->ops[i];
 		__u32 dst = op->dst & PMASK;
+		int guard = i >= f->guard_from && i < f->guard_to;
+		__u64 glo = sp + f->guard_lo, ghi = guard ? sp + f->guard_hi : 0;
 		switch (op->code) {
 		case CT_OP_REG:
 			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
 			break;
 		case CT_OP_STACK:
-			fetch_mem(s, dst, op->size, sp + op->off, 0);
+			fetch_mem(s, dst, op->size, sp + op->off, 0, 0, 0);
 			break;
 		case CT_OP_REGMEM:
-			fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0);
+			fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0, glo, ghi);
 			break;
 		case CT_OP_DEREF:
-			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0);
+			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0, glo, ghi);
 			break;
 		case CT_OP_DEREF_LEN: {
 			__u64 n = payload_u64(s, op->src2) * op->scale;
 			if (n > op->size)
 				n = op->size;
-			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0);
+			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi);
 			break;
 		}
 		case CT_OP_DEREF_STR:
-			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1);
+			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1, glo, ghi);
 			break;
 		case CT_OP_DEREF_SPAN: {
 			__u64 n = payload_u64(s, op->src2) - payload_u64(s, op->src);
 			if (n > op->size)
 				n = op->size; /* also an end before the begin */
-			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0);
+			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi);
 			break;
 		}
 		case CT_OP_STACKWORD:

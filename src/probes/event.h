@@ -13,6 +13,7 @@ typedef long long __s64;
 typedef unsigned int __u32;
 typedef int __s32;
 typedef unsigned short __u16;
+typedef short __s16;
 typedef unsigned char __u8;
 #else
 #include <linux/types.h>
@@ -218,7 +219,13 @@ struct ct_fetch_op {
 struct ct_fetch {
 	__u16 nops;
 	__u16 size; /* payload bytes (the layout's end) */
-	__u32 pad;
+	/* At an exit site the caller reached after writing its own stack:
+	 * memory ops (REGMEM, DEREF*) among ops [guard_from, guard_to) whose
+	 * bytes overlap [SP + guard_lo, SP + guard_hi) read as failed, as what
+	 * the results pointed to may have been overwritten there. */
+	__s16 guard_lo, guard_hi;
+	__u8 guard_from, guard_to;
+	__u16 pad;
 	struct ct_fetch_op ops[CT_MAX_OPS];
 };
 

@@ -387,8 +387,10 @@ def test_results_read_at_emulated_exits():
     for f in ("main.word", "main.parts"):
         part = lst.split(f + "\n", 1)[1].split("\n  0x", 1)[0]
         assert "single-stepped, 0 in tail" in part and "emulated, results read there" in part, part
+    # evens' caller spills the slice to its own stack slots before the exit
+    # site: the items are read there unless they lie in those slots
     ev = lst.split("main.evens\n", 1)[1]
-    assert "(to read its results: memory the results point to may be written on the way)" in ev, ev
+    assert "emulated, results read there" in ev, ev
     p, out = record([binary, "results", "6"], env=GO1)
     printed = p.stdout.split()
     assert printed[0] == "results", p.stdout
@@ -403,9 +405,31 @@ def test_results_read_at_emulated_exits():
     assert by["main.parts"] == [[printed[6], int(printed[7]), printed[8] == "true"]], by["main.parts"]
     assert [[v["items"] for v in r] for r in by["main.evens"]] == [[[0, 2, 4]]], by["main.evens"]
     c = calls_info(out)
-    # 11 calls after the call, and main.results (no results): the loop's 6
-    # squares single-stepped; evens at its RET
-    assert c["after"] == 12 and c["stepped"] == 6 and c["ret"] == 2, c
+    # 12 calls after the call, and main.results (no results): the loop's 6
+    # squares single-stepped
+    assert c["after"] == 13 and c["stepped"] == 6 and c["ret"] == 1, c
+
+
+def test_results_pointing_into_stack_written_on_the_way():
+    """name_of returns a pointer into its caller's stack buffer ("abc").
+    trick_spill saves the pointer to another stack slot before the exit site:
+    the string is read there, as at the RET.  trick_stale writes 'X' into the
+    buffer itself first: the string the call returned is gone at the exit
+    site, so it shows unreadable -- never "Xbc".  Both exits are emulated."""
+    binary = fixture("c_core")
+    counts, sites = list_exits(binary, "name_of")
+    assert counts == (2, 0) and [s[1] for s in sites] == ["emulated, results read there"] * 2, (counts, sites)
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "stale"], "--exit=" + mode, "-F", "name_of", out=tmp("stale-%s.data" % mode))
+        assert p.stdout == "stale X a\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func") == "name_of"]
+        assert [c["status"] for c in calls] == ["returned"] * 2, calls
+        got[mode] = dict(zip(("trick_stale", "trick_spill"), (c["ret"][0] for c in calls)))
+    assert got["ret"]["trick_spill"]["value"] == "abc" and got["ret"]["trick_stale"]["value"] == "abc", got
+    assert got["auto"]["trick_spill"]["value"] == "abc", got
+    stale = got["auto"]["trick_stale"]
+    assert stale["value"] is None and stale.get("unavailable") == "unreadable", stale
 
 
 def test_limits_keep_ret_probes():
