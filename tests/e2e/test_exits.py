@@ -432,6 +432,29 @@ def test_results_pointing_into_stack_written_on_the_way():
     assert stale["value"] is None and stale.get("unavailable") == "unreadable", stale
 
 
+def test_spilled_error_and_string_results_read_at_emulated_exits():
+    """main.Fail's error and main.Multi's string and error: their callers
+    spill them to their own stack slots before the exit site, so what they
+    point to (the error's message, the string's bytes) is read there, at an
+    emulated exit, and equals what --exit=ret reads at the RETs."""
+    binary = fixture("go_args")
+    lst = ct("list", "-v", binary, "main.Fail", "main.Multi").stdout
+    for func in ("main.Fail", "main.Multi"):
+        part = lst.split("  %s\n" % func, 1)[1].split("\n  0x", 1)[0]
+        assert re.search(r"exits: at its \d+ call sites? \(\d+ exits emulated, 0 single-stepped", part), part
+        assert "emulated, results read there" in part and "to read the results" not in part, part
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary], "--exit=" + mode, "-F", "main.Fail", "-F", "main.Multi",
+                        out=tmp("spilled-%s.data" % mode))
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert [c["status"] for c in calls] == ["returned"] * 4, calls
+        got[mode] = [(c["func"], c["ret"]) for c in calls]
+    assert got["auto"] == got["ret"], got
+    msgs = [r.get("value") for _, rets in got["auto"] for r in rets]
+    assert {"type": "*errors.errorString", "value": "fail 2"} in msgs and "go!" in msgs, msgs
+
+
 def test_limits_keep_ret_probes():
     p, out = record([fixture("go_core"), "fib", "6"], "--max-depth", "3", env=GO1)
     st = info_stats(out)
