@@ -392,6 +392,9 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	if (!p->funcs.n) {
 		CT_VEC_FREE(found);
 		ct_plan_free(p);
+		if (!t->nfuncs) /* its libraries' may be chosen (LIB:GLOB): not here */
+			return ct_fail("%s has no function symbols (stripped C binary without .symtab/.dynsym functions); rebuild it without -s, or trace its libraries' functions (-F 'LIB:GLOB')",
+				       t->elf.path);
 		if (sel->ntrace) {
 			char pats[512] = "";
 			for (size_t i = 0; i < sel->ntrace; i++)

@@ -326,9 +326,6 @@ int ct_target_open(struct ct_target *t, const char *path)
 		t->lang = CT_LANG_C;
 		rc = load_c(t);
 	}
-	if (rc == 0 && !t->nfuncs)
-		rc = ct_fail("%s has no function symbols (stripped C binary without .symtab/.dynsym functions); rebuild without -s",
-			     path);
 	if (rc) {
 		ct_target_close(t);
 		return -1;

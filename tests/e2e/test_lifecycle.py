@@ -139,6 +139,27 @@ def test_shared_library_functions():
     assert {c["pid"] for c in calls} == {calls[0]["pid"]}
 
 
+def test_library_functions_of_a_stripped_program():
+    """A program without function symbols (Debian's programs are stripped:
+    jq, sqlite3) can still have its libraries' functions traced; its own
+    default selection says it is stripped.  Both were refused with "has no
+    function symbols"."""
+    import shutil
+    prog = tmp("c_core_stripped")
+    shutil.copy(fixture("c_core"), prog)
+    subprocess.run(["strip", "-s", prog], check=True)
+    p = ct("record", "-o", tmp("stripped.data"), "-F", "libc.so.6:malloc", "--", prog, "fib", "3")
+    assert p.returncode == 0 and p.stdout == "fib 2\n", p.stderr
+    calls = replay_json(tmp("stripped.data"))
+    assert calls and {c["func"] for c in calls} == {"libc.so.6:malloc"}, calls[:3]
+    assert all(c["status"] == "returned" and c["depth"] == 0 for c in calls), calls[:3]
+    p = ct("record", "-o", tmp("stripped2.data"), "--", prog, "fib", "3")
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and len(lines) == 1, p.stderr
+    assert "has no function symbols" in lines[0] and "-F 'LIB:GLOB'" in lines[0], lines
+    assert our_links() == []
+
+
 def test_attach_two_processes_of_one_binary():
     # 2000 ticks (20 s): still running however long start-up takes under load
     progs = [subprocess.Popen([fixture("c_core"), "slow", "2000"], stdout=subprocess.PIPE, text=True)
