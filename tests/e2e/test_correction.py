@@ -46,11 +46,19 @@ def test_measured_again_where_the_program_ran():
     assert m, stats
     emulated, stepped, _, args = map(int, m.groups())
     assert 0 < emulated < stepped, m.group(0)
-    # a leaf call whose corrected clock did not stop at its caller's
-    # (most do not): measured minus one whole hit, with its capture
-    taken = collections.Counter(c["dur_raw"] - c["dur"] for c in replay_json(out)
-                                if c["func"] == "main.leaf" and c["dur"] > 0)
-    assert taken and taken.most_common(1)[0][0] in (emulated + args, stepped + args), (taken.most_common(3), m.group(0))
+    # A leaf call whose corrected clock did not stop at its caller's (most
+    # do not): measured minus one whole hit with its capture, or 0 when the
+    # hit was estimated dearer than the leaf measured (the machine's per-hit
+    # cost varies: on a busy one most leaves can correct to 0).
+    costs = (emulated + args, stepped + args)
+    leaves = [c for c in replay_json(out) if c["func"] == "main.leaf"]
+    fit = [c for c in leaves if any(c["dur"] == max(0, c["dur_raw"] - k) for k in costs)]
+    assert len(fit) * 2 > len(leaves), (len(fit), len(leaves), m.group(0))
+    # and where enough leaves kept a duration, the amount taken out is the
+    # end-of-recording measurement's, not the start-up one's
+    taken = collections.Counter(c["dur_raw"] - c["dur"] for c in leaves if c["dur"] > 0)
+    if sum(taken.values()) >= 100:
+        assert taken.most_common(1)[0][0] in costs, (taken.most_common(3), m.group(0), CALIB.search(meta).group(0))
 
 
 def test_json_dur_corrected_dur_raw_measured():
