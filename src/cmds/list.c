@@ -149,6 +149,23 @@ static void results_stepped_why(const struct ct_plan_func *f, const struct ct_ca
 	}
 }
 
+/* Results the caller stored through a register before the exit site (a
+ * struct field), read there from memory: where.  Appended to OUT. */
+static void stored_results_note(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+{
+	const struct ct_fetch *prog = &f->results_view->prog;
+	for (uint32_t i = 0; i < prog->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &prog->ops[i];
+		size_t len = strlen(out);
+		if (op->code != CT_OP_REG || op->reg >= 15 || cs->walk.loc[op->reg].reg != CT_LOC_MEM || len + 1 >= n)
+			continue;
+		int32_t off = cs->walk.loc[op->reg].addend;
+		snprintf(out + len, n - len, "; %s from memory at %s%s0x%x, where the caller stored it",
+			 ct_reg_name(op->reg), ct_reg_name((unsigned)cs->walk.loc[op->reg].base), off < 0 ? "-" : "+",
+			 off < 0 ? -(unsigned)off : (unsigned)off);
+	}
+}
+
 /* Results in SSE registers (BPF cannot read them) at one call's exit: where
  * the exit probe reads each (the caller stored or copied it there), or why
  * it stays unavailable.  Appended to OUT ("" if there are none). */
@@ -235,8 +252,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		if (cs->sp_delta)
 			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
 		char why[512] = "emulated";
-		if (cs->how == CT_EXIT_EMULATED && f->results_view && f->results_view->nvals)
+		if (cs->how == CT_EXIT_EMULATED && f->results_view && f->results_view->nvals) {
 			snprintf(why, sizeof(why), "emulated, results read there");
+			stored_results_note(f, cs, why, sizeof(why));
+		}
 		else if (cs->how != CT_EXIT_EMULATED)
 			results_stepped_why(f, cs, why, sizeof(why));
 		float_results_note(f, cs, why, sizeof(why));

@@ -58,7 +58,7 @@ const uint8_t *ct_val_piece_bytes(const struct ct_val_piece *p, const uint8_t *p
 
 bool ct_fetch_op_is_mem(uint8_t code)
 {
-	return code != CT_OP_REG && code != CT_OP_STACKWORD && code != CT_OP_REGDIFF;
+	return code != CT_OP_REG && code != CT_OP_STACKWORD && code != CT_OP_REGDIFF && code != CT_OP_MEMWORD;
 }
 
 size_t ct_fetch_compact(const struct ct_fetch *f, const uint8_t *raw, size_t rawlen, uint8_t *out,

@@ -449,9 +449,22 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 				return ct_fail("only the low %u byte%s of %s %s kept, %u needed", l->width,
 					       l->width == 1 ? "" : "s", ct_reg_name(op->reg), l->width == 1 ? "is" : "are",
 					       need);
+			if (l->reg == CT_LOC_MEM && walk->stack_written &&
+			    (walk->stack_lo < INT16_MIN || walk->stack_hi > INT16_MAX))
+				return ct_fail("the stack may be written where %s was stored", ct_reg_name(op->reg));
 			if (l->reg == CT_LOC_STACK) {
 				op->code = CT_OP_STACKWORD;
 				op->off = l->stack_off;
+			} else if (l->reg == CT_LOC_MEM) {
+				op->code = CT_OP_MEMWORD; /* where the caller stored it */
+				op->reg = (uint8_t)l->base;
+				op->off = l->addend;
+				op->size = l->width;
+				if (walk->stack_written) { /* the struct may lie in stack the walk saw written */
+					op->src = (uint16_t)(int16_t)walk->stack_lo;
+					op->src2 = (uint16_t)(int16_t)walk->stack_hi;
+					op->scale = 1;
+				}
 			} else if (l->reg >= 0 && l->less_word) {
 				op->code = CT_OP_REGDIFF; /* the register less the word added to it */
 				op->reg = (uint8_t)l->reg;

@@ -437,6 +437,7 @@ static bool is_rsp(ZydisRegister r)
 
 #define EXIT_LOOKAHEAD 48 /* straight-line instructions walked from a return address */
 #define MAX_SLOTS 8
+#define MAX_MEM_SLOTS 4
 #define MAX_ADDEND (1 << 20) /* constants followed: what a result plus a small offset needs */
 
 /* What a register holds, as far as the walk can tell: the return-time value
@@ -465,6 +466,21 @@ struct walk_state {
 		uint8_t width;
 	} slots[MAX_SLOTS];
 	int nslots;
+	/* Results stored through another register (`mov %al,0x78(%rdx)`: a
+	 * field of a struct): the `width` bytes at base + disp hold the low
+	 * bytes of register `orig`'s return-time value, as long as no store
+	 * through another register may have written them (one clears these; a
+	 * store to the stack may write them too, if the struct is there: the
+	 * exit site's read checks that, as for what results point to).  `holders`:
+	 * the registers (enum ct_reg bits) that held the base at the store and
+	 * have not been written since. */
+	struct {
+		uint32_t holders;
+		int32_t disp;
+		int8_t orig;
+		uint8_t width;
+	} mem[MAX_MEM_SLOTS];
+	int nmem;
 	uint32_t written;
 	bool stack_written, mem_written;
 	int32_t stack_lo, stack_hi; /* stack_written: the bytes, from SP right after the return */
@@ -488,6 +504,13 @@ static struct expr expr_sum(struct expr a, struct expr b)
 	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.width < b.width ? a.width : b.width,
 			 a.word ? a.woff : b.woff, (int32_t)c};
 	return s;
+}
+
+/* Do A and B say a register holds the same known value? */
+static bool expr_same(const struct expr *a, const struct expr *b)
+{
+	return a->known && b->known && a->orig == b->orig && a->word == b->word && a->width == b->width &&
+	       a->c == b->c && (!a->word || a->woff == b->woff);
 }
 
 static struct expr expr_const(int64_t c)
@@ -529,6 +552,7 @@ static void stack_write(struct walk_state *w, int32_t lo, int32_t hi)
 static void kill_all_stack(struct walk_state *w)
 {
 	w->nslots = 0;
+	w->nmem = 0;
 	for (int r = 0; r < 15; r++)
 		if (w->val[r].word)
 			w->val[r] = unknown_expr;
@@ -592,6 +616,42 @@ static struct expr operand_value(const struct walk_state *w, const ZydisDecodedO
 	return unknown_expr;
 }
 
+/* `mov %reg,disp(%base)` with a base other than SP (a store into a struct
+ * the caller points to): true if X is one, applied to W.  It may write any
+ * memory, the stack too, so every slot known so far is gone; if the value
+ * stored is a return-time register's and the base's value is known, the
+ * bytes stored are a new slot. */
+static bool store_through_reg(struct walk_state *w, const struct insn *x)
+{
+	const ZydisDecodedOperand *o = x->ops;
+	int base = o[0].type == ZYDIS_OPERAND_TYPE_MEMORY ? gpr_index(o[0].mem.base) : -1;
+	int src = reg_low(&o[1], o[0].size);
+	if (base < 0 || src < 0 || o[0].mem.index != ZYDIS_REGISTER_NONE || x->in.address_width != 64 ||
+	    (o[0].mem.segment != ZYDIS_REGISTER_DS && o[0].mem.segment != ZYDIS_REGISTER_SS))
+		return false;
+	struct expr v = narrowed(w->val[src], o[0].size), b = w->val[base];
+	uint32_t holders = 1u << base;
+	for (int q = 0; q < 15; q++)
+		if (b.width == 8 && expr_same(&w->val[q], &b))
+			holders |= 1u << q;
+	kill_all_stack(w);
+	w->mem_written = true;
+	if (expr_plain(&v)) {
+		w->mem[0].holders = holders;
+		w->mem[0].disp = (int32_t)o[0].mem.disp.value;
+		w->mem[0].orig = v.orig;
+		w->mem[0].width = v.width;
+		w->nmem = 1;
+	}
+	return true;
+}
+
+/* A register still holding MEM's base: its enum ct_reg, -1 if none. */
+static int mem_base_reg(const __typeof__(((struct walk_state *)0)->mem[0]) *m)
+{
+	return m->holders ? __builtin_ctz(m->holders) : -1;
+}
+
 /* The instructions whose result the walk follows (copies, spills, loads,
  * add/sub/inc/dec, lea): true if X was one, applied to W.  Each writes only
  * its destination (and flags, which do not matter here). */
@@ -613,6 +673,8 @@ static bool follow_value(struct walk_state *w, const struct insn *x)
 			}
 			return true;
 		}
+		if (store_through_reg(w, x))
+			return true;
 		if (reg_low(&o[0], 32) >= 0 && reg_low(&o[1], 32) >= 0) { /* zero-extends: the low 4 bytes */
 			dst = reg_low(&o[0], 32);
 			w->val[dst] = narrowed(w->val[reg_low(&o[1], 32)], 32);
@@ -721,8 +783,10 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 	w->d += dd;
 	/* What SP leaves behind may be overwritten at any time (a signal
 	 * handler, Go's asynchronous preemption): not a place to read from. */
-	if (dd > 0)
+	if (dd > 0) {
 		kill_stack(w, INT32_MIN / 2, w->d);
+		w->nmem = 0; /* a struct stored into may lie there */
+	}
 	return true;
 }
 
@@ -754,6 +818,9 @@ static bool still_held(const struct walk_state *w, int r)
 	for (int k = 0; k < w->nslots; k++)
 		if (w->slots[k].orig == r)
 			return true;
+	for (int k = 0; k < w->nmem; k++)
+		if (w->mem[k].orig == r && mem_base_reg(&w->mem[k]) >= 0)
+			return true;
 	return false;
 }
 
@@ -763,22 +830,27 @@ static bool still_held(const struct walk_state *w, int r)
  * keeps most of its bytes, the simplest of those. */
 static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 {
-	__typeof__(out->loc[0]) *l = &out->loc[r], best = {CT_LOC_LOST, false, 0, 0, 0};
+	__typeof__(out->loc[0]) *l = &out->loc[r], best = {CT_LOC_LOST, false, 0, 0, 0, 0};
 	for (int i = -1; i < 15; i++) { /* itself first, then the other registers */
 		int q = i < 0 ? r : i;
 		const struct expr *e = &w->val[q];
 		if (expr_plain(e) && e->orig == r && e->width > best.width)
-			best = (__typeof__(best)){(int8_t)q, false, 0, 0, e->width};
+			best = (__typeof__(best)){(int8_t)q, false, 0, 0, e->width, 0};
 	}
 	for (int k = 0; k < w->nslots; k++)
 		if (w->slots[k].orig == r && w->slots[k].off >= w->d && w->slots[k].width > best.width)
-			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width};
+			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width, 0};
 	for (int q = 0; q < 15; q++) {
 		const struct expr *e = &w->val[q];
 		if (!e->known || e->orig != r || expr_plain(e) || (e->word && (e->c || e->woff < w->d)) ||
 		    e->width <= best.width)
 			continue;
-		best = (__typeof__(best)){(int8_t)q, e->word, e->word ? e->woff - w->d : 0, -e->c, e->width};
+		best = (__typeof__(best)){(int8_t)q, e->word, e->word ? e->woff - w->d : 0, -e->c, e->width, 0};
+	}
+	for (int k = 0; k < w->nmem; k++) { /* stored through a register that still holds the address */
+		int base = mem_base_reg(&w->mem[k]);
+		if (w->mem[k].orig == r && base >= 0 && w->mem[k].width > best.width)
+			best = (__typeof__(best)){CT_LOC_MEM, false, 0, w->mem[k].disp, w->mem[k].width, (int8_t)base};
 	}
 	*l = best;
 }
@@ -1216,8 +1288,13 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			bool held[15];
 			for (int r = 0; r < 15; r++)
 				held[r] = still_held(&w, r);
+			uint32_t before = w.written;
+			w.written = 0; /* this instruction's writes, which end what stores' bases held */
 			if (!walk_step(&w, &x))
 				w.sp_known = false; /* only a ret ahead can still say something */
+			for (int k = 0; k < w.nmem; k++)
+				w.mem[k].holders &= ~w.written;
+			w.written |= before;
 			for (int r = 0; r < 15; r++)
 				if (held[r] && (!w.sp_known || !still_held(&w, r)) && !out->lost_at[r])
 					out->lost_at[r] = x.addr;

@@ -78,6 +78,7 @@ enum ct_exit_how {
 /* struct ct_exit_walk.xloc: at SP + off, at RBP + off, in general register off */
 enum { CT_XLOC_NONE = 0, CT_XLOC_SP = 1, CT_XLOC_RBP = 2, CT_XLOC_REG = 3 };
 #define CT_LOC_STACK (-1) /* ... it is in the 8 bytes at SP + stack_off */
+#define CT_LOC_MEM (-3)   /* ... its low `width` bytes are at register `base` + addend */
 
 struct ct_exit_walk {
 	enum ct_exit_how how;
@@ -92,13 +93,17 @@ struct ct_exit_walk {
 	 * register may hold it changed by an exact 64-bit sum the caller made
 	 * (`lea 1(%rax),%rcx`; `add %rax,%rdx` with RDX loaded from a stack
 	 * word still in place): the value is then that register plus `addend`,
-	 * minus the word at SP + stack_off if `less_word`. */
+	 * minus the word at SP + stack_off if `less_word`.  Or (CT_LOC_MEM)
+	 * the caller stored it through a register (`mov %al,0x78(%rdx)`, a
+	 * struct field) that still holds the address, and nothing was stored
+	 * since: it is in memory at register `base` + `addend`. */
 	struct {
 		int8_t reg;
 		bool less_word;
 		int32_t stack_off; /* CT_LOC_STACK, less_word: from SP at the site */
 		int32_t addend;
 		uint8_t width;     /* only its low `width` bytes are the value's (a 32-bit copy: 4) */
+		int8_t base;       /* CT_LOC_MEM */
 	} loc[15];
 	/* CT_LOC_LOST: the instruction that overwrote its last copy (0: none). */
 	uint64_t lost_at[15];

@@ -347,6 +347,18 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] - word;
 			break;
 		}
+		case CT_OP_MEMWORD: {
+			__u64 word = 0, at = s->regs[op->reg & CT_REG_MASK] + op->off;
+			__u32 n = ((op->size - 1) & 7) + 1;
+			/* no value rather than a wrong one: unreadable, or in stack
+			 * written on the way (the struct lies there) */
+			if (op->scale && at < sp + (__s16)op->src2 && at + n > sp + (__s16)op->src)
+				return -1;
+			if (bpf_probe_read_user(&word, n, (void *)at))
+				return -1;
+			*(__u64 *)&s->payload[dst & ~7U] = word;
+			break;
+		}
 		}
 	}
 	return 0;

@@ -202,6 +202,12 @@ enum ct_fetch_code {
 	CT_OP_REGDIFF = 9,   /* 8 bytes, like a register: register `reg` minus the
 				word at SP + off (a result the caller added to a
 				value it still keeps on its stack) */
+	CT_OP_MEMWORD = 10,  /* 8 bytes, like a register: the `size` (1-8) bytes
+				at regs[reg] + off, zero-extended (a result the
+				caller stored into a struct it points to); the
+				hit's values are dropped if they cannot be read,
+				or (scale 1) if they overlap [SP + (s16)src,
+				SP + (s16)src2), stack written on the way */
 };
 #define CT_MEM_HDR 8
 

@@ -30,6 +30,7 @@ CASES = [
     ("go mixed", ["go_core", "mixed"], [], GO1),
     ("go deeprecover", ["go_core", "deeprecover"], [], GO1),
     ("go results", ["go_core", "results", "6"], [], GO1),
+    ("go results stored, moved", ["go_core", "stored", "5"], [], GO1),
     ("go realworld", ["realworld"], [], GO1),
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
@@ -453,6 +454,55 @@ def test_spilled_error_and_string_results_read_at_emulated_exits():
     assert got["auto"] == got["ret"], got
     msgs = [r.get("value") for _, rets in got["auto"] for r in rets]
     assert {"type": "*errors.errorString", "value": "fail 2"} in msgs and "go!" in msgs, msgs
+
+
+def test_results_stored_through_a_register_read_at_emulated_exits():
+    """A result the caller stores into a struct through a pointer register
+    and then reuses the register for the next call's argument (net/http's
+    req.Close = shouldClose(...)) is read at the emulated exit from the
+    struct, where list -v says; one copied to another register that the
+    next call takes is read from that register.  Go: every value equals
+    --exit=ret's.  C (tricks.S): where the caller writes the struct through
+    SP before the exit site (it lies in its frame), the value is not read
+    there (never the -1 written over it); beside it, it is."""
+    binary = fixture("go_core")
+    funcs = ["main.isOdd", "main.triple", "main.consume", "main.pair"]
+    lst = ct("list", "-v", binary, *funcs).stdout
+    odd = lst.split("main.isOdd\n", 1)[1].split("\n  0x", 1)[0]
+    assert re.search(r"results read there; RAX from memory at R[A-Z0-9]+\+0x8, where the caller stored it", odd), odd
+    tri = lst.split("main.triple\n", 1)[1].split("\n  0x", 1)[0]
+    assert "(2 exits emulated, 0 single-stepped" in tri and "RAX from memory at R" in tri, tri
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "stored", "5"], "--exit=" + mode, *sum((["-F", f] for f in funcs), []),
+                        out=tmp("stored-%s.data" % mode), env=GO1)
+        assert p.stdout.startswith("stored "), p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert [c["status"] for c in calls] == ["returned"] * 30, calls
+        got[mode] = [(c["func"], [a["value"] for a in c["args"] if a["type"] == "int"],
+                      [r["value"] for r in c["ret"]]) for c in calls]
+        c = calls_info(out)
+        # only pair's result is gone by its exit site (added to three stack words)
+        assert c["stepped"] == (5 if mode == "auto" else 0), (mode, c)
+    assert got["auto"] == got["ret"], got
+    assert [r for f, a, r in got["auto"] if f == "main.isOdd"] == [[i % 2 == 1] for i in range(5)], got
+    assert [r for f, a, r in got["auto"] if f == "main.triple"][:2] == [[0], [6]], got
+
+    binary = fixture("c_core")
+    counts, sites = list_exits(binary, "field_of")
+    assert counts == (2, 0), (counts, sites)
+    assert all(s[1].startswith("emulated, results read there; RAX from memory at RDX+0x0") for s in sites), sites
+    rets = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "fields", "3"], "--exit=" + mode, "-F", "field_of", out=tmp("fields-%s.data" % mode))
+        assert p.stdout == "fields -1 21\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func") == "field_of"]
+        assert [c["status"] for c in calls] == ["returned"] * 2, calls
+        rets[mode] = [c["ret"][0] for c in calls]
+    assert [r["value"] for r in rets["ret"]] == [16, 21], rets
+    stale, kept = rets["auto"]
+    assert stale["value"] is None and stale.get("unavailable"), stale
+    assert kept["value"] == 21, kept
 
 
 def test_limits_keep_ret_probes():

@@ -52,7 +52,7 @@ static void mem_op(const struct sim_proc *pr, uint8_t *payload, uint32_t dst, ui
 	memcpy(payload + dst, &hdr, 2);
 }
 
-void sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *payload)
+int sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *payload)
 {
 	uint64_t sp = pr->regs[CT_REG_SP];
 	for (uint32_t i = 0; i < f->nops; i++) {
@@ -90,6 +90,19 @@ void sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t 
 				n = reg; /* unreadable: 0, as STACKWORD */
 			put_word(payload, op->dst, reg - n);
 			break;
+		case CT_OP_MEMWORD: {
+			uint32_t size = ((op->size - 1u) & 7u) + 1u;
+			uint64_t at = reg + off;
+			n = 0;
+			if (op->scale && at < sp + (uint64_t)(int64_t)(int16_t)op->src2 &&
+			    at + size > sp + (uint64_t)(int64_t)(int16_t)op->src)
+				return -1;
+			if (!read_mem(pr, at, &n, size))
+				return -1;
+			put_word(payload, op->dst, n);
+			break;
+		}
 		}
 	}
+	return 0;
 }

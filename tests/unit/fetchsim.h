@@ -27,7 +27,8 @@ struct sim_proc {
 
 /* LEN bytes at BYTES readable at ADDR of PR. */
 void sim_map(struct sim_proc *pr, uint64_t addr, const void *bytes, uint32_t len);
-/* Runs F over PR into PAYLOAD (at least F->size bytes), as calltrace.bpf.c. */
-void sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *payload);
+/* Runs F over PR into PAYLOAD (at least F->size bytes), as calltrace.bpf.c:
+ * -1 where it drops the hit's values (a MEMWORD it cannot read). */
+int sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *payload);
 
 #endif

@@ -736,7 +736,7 @@ static void put_word(struct at_site *m, uint32_t off, uint64_t v)
  * would from M (fetchsim.h): OUT[i] (of which a value of SIZES[i] bytes uses
  * the low ones; SIZES NULL: all 8).  -1 if the relocation fails (ct_error
  * says why), -2 if the walk finds no emulated site or the fetch has an op
- * other than a word's. */
+ * other than a word's, -3 if the fetch drops the hit's values. */
 static int results_sized(const uint8_t *code, size_t len, const struct at_site *m, uint32_t n, const uint16_t *sizes,
 			 uint64_t *out, struct ct_exit_walk *w)
 {
@@ -756,12 +756,16 @@ static int results_sized(const uint8_t *code, size_t len, const struct at_site *
 	pr.regs[CT_REG_SP] = 0x7ffd0000;
 	sim_map(&pr, pr.regs[CT_REG_SP], m->stack, sizeof(m->stack));
 	uint8_t payload[CT_MAX_PAYLOAD] = {0};
-	sim_run_fetch(&pr, &f.prog, payload);
+	if (sim_run_fetch(&pr, &f.prog, payload)) {
+		ct_site_fetch_free(&f);
+		return -3; /* the hit's values dropped */
+	}
 	for (uint32_t i = 0; i < f.prog.nops; i++) {
 		const struct ct_fetch_op *op = &f.prog.ops[i];
 		uint64_t v;
 		memcpy(&v, payload + op->dst, 8);
-		if (op->code != CT_OP_REG && op->code != CT_OP_STACKWORD && op->code != CT_OP_REGDIFF)
+		if (op->code != CT_OP_REG && op->code != CT_OP_STACKWORD && op->code != CT_OP_REGDIFF &&
+		    op->code != CT_OP_MEMWORD)
 			rc = -2;
 		if (sizes && sizes[op->dst / 8] < 8)
 			v &= (1ull << (8 * sizes[op->dst / 8])) - 1;
@@ -855,6 +859,66 @@ TEST(exit_walk_result_added_to_a_stack_word)
 	CHECK_EQ_U(got[0], 42);
 	CHECK_EQ_I(results_at(add_mem_popped, sizeof(add_mem_popped), &m, 1, got, &w), -1);
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 5);
+}
+
+/* net/http's req.Close = shouldClose(...) (go1.19): the bool result is
+ * stored into the request through RDX, then RAX is reused for the next
+ * call's argument; at that call the value is read from the struct.  A store
+ * through SP after it may write the struct (if it lies in the frame): read
+ * unless the bytes overlap; another store through a register, or the base
+ * register written, and the value is gone. */
+TEST(exit_walk_result_stored_through_a_register)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x78,             /* +00 mov 0x78(%rsp),%rdx */
+		0x88, 0x42, 0x78,                         /* +05 mov %al,0x78(%rdx) */
+		0x48, 0x8b, 0x5c, 0x24, 0x78,             /* +08 mov 0x78(%rsp),%rbx */
+		0x48, 0x8d, 0x05, 0x00, 0x00, 0x00, 0x00, /* +0d lea 0x0(%rip),%rax */
+		0x48, 0x8b, 0x4c, 0x24, 0x20,             /* +14 mov 0x20(%rsp),%rcx */
+		0x48, 0x89, 0x4c, 0x24, 0x10,             /* +19 mov %rcx,0x10(%rsp) */
+		0x90,                                     /* +1e nop */
+	};
+	static const uint8_t other_store[] = {
+		0x48, 0x89, 0x42, 0x10, /* +00 mov %rax,0x10(%rdx) */
+		0x31, 0xc0,             /* +04 xor %eax,%eax */
+		0x48, 0x89, 0x0e,       /* +06 mov %rcx,(%rsi) (may be the same bytes) */
+		0x90,                   /* +09 nop */
+	};
+	static const uint8_t base_written[] = {
+		0x48, 0x89, 0x42, 0x10, /* +00 mov %rax,0x10(%rdx) */
+		0x48, 0x89, 0xca,       /* +04 mov %rcx,%rdx */
+		0x31, 0xc0,             /* +07 xor %eax,%eax */
+		0x90,                   /* +09 nop */
+	};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	uint16_t one[1] = {1};
+	struct at_site m = {0};
+	/* the struct at 0x7ffd0000 + 0x100 (in the stack region), beside 0x10(SP) */
+	uint64_t req = 0x7ffd0000 + 0x100;
+	m.stack[0x100 + 0x78] = 1;
+	m.regs[CT_RDX] = req, m.regs[CT_RBX] = req, m.regs[CT_RAX] = 0x4a0000;
+	CHECK_EQ_I(results_sized(code, sizeof(code), &m, 1, one, got, &w), 0);
+	CHECK_EQ_U(w.site, BASE + 0x1e);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_MEM);
+	CHECK_EQ_I(w.loc[CT_RAX].base, CT_RDX);
+	CHECK_EQ_I(w.loc[CT_RAX].addend, 0x78);
+	CHECK_EQ_U(w.loc[CT_RAX].width, 1);
+	CHECK(w.mem_written);
+	CHECK_EQ_U(got[0], 1);
+	/* the struct is where the store through SP went: no value */
+	m.regs[CT_RDX] = 0x7ffd0000 + 0x10 - 0x78;
+	CHECK_EQ_I(results_sized(code, sizeof(code), &m, 1, one, got, &w), -3);
+	/* a whole word needs 8 bytes stored */
+	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), -1);
+	CHECK(strstr(ct_error(), "only the low 1 byte of RAX is kept, 8 needed"));
+
+	CHECK_EQ_I(results_at(other_store, sizeof(other_store), &m, 1, got, &w), -1);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 6);
+	CHECK_EQ_I(results_at(base_written, sizeof(base_written), &m, 1, got, &w), -1);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 7);
 }
 
 /* Constants added to a result: read back exactly; a 32-bit copy keeps only
