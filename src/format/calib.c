@@ -1,4 +1,5 @@
 #include "format/calib.h"
+#include "format/tracefile.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -6,26 +7,61 @@
 
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
 {
-	snprintf(buf, n, "emulated=%" PRIu64 " stepped=%" PRIu64 " emulated+stepped=%" PRIu64 " args=%" PRIu64
-		 " calls=%u ms=%.1f",
-		 c->hit_ns[0], c->hit_ns[1], c->mixed_ns, c->args_ns, c->calls, c->ms);
+	int k = snprintf(buf, n, "emulated=%" PRIu64 " stepped=%" PRIu64 " emulated+stepped=%" PRIu64 " args=%" PRIu64
+			 " calls=%u ms=%.1f",
+			 c->hit_ns[CT_HIT_EMULATED], c->hit_ns[CT_HIT_STEPPED], c->mixed_ns, c->args_ns, c->calls, c->ms);
+	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_CALL])
+		k += snprintf(buf + k, n - (size_t)k, " call=%" PRIu64, c->hit_ns[CT_HIT_CALL]);
+	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_RET])
+		snprintf(buf + k, n - (size_t)k, " ret=%" PRIu64, c->hit_ns[CT_HIT_RET]);
 }
+
+/* microseconds are what a hit costs: more than a millisecond is no
+ * measurement of ours (a damaged file), and would wrap the clocks */
+#define MAX_HIT_NS 1000000
 
 bool ct_costs_parse(const char *s, struct ct_costs *out)
 {
 	memset(out, 0, sizeof(*out));
 	unsigned long long e, st, m, a;
-	if (!s || sscanf(s, "emulated=%llu stepped=%llu emulated+stepped=%llu args=%llu calls=%u ms=%lf", &e, &st, &m,
-			 &a, &out->calls, &out->ms) != 6)
+	int end = 0;
+	if (!s || sscanf(s, "emulated=%llu stepped=%llu emulated+stepped=%llu args=%llu calls=%u ms=%lf%n", &e, &st, &m,
+			 &a, &out->calls, &out->ms, &end) != 6 ||
+	    !end)
 		return false;
-	/* microseconds are what a hit costs: more than a millisecond is no
-	 * measurement of ours (a damaged file), and would wrap the clocks */
-	if (e > 1000000 || st > 1000000 || m > 1000000 || a > 1000000)
+	if (e > MAX_HIT_NS || st > MAX_HIT_NS || m > MAX_HIT_NS || a > MAX_HIT_NS)
 		return false;
-	out->hit_ns[0] = e;
-	out->hit_ns[1] = st;
+	out->hit_ns[CT_HIT_EMULATED] = e;
+	out->hit_ns[CT_HIT_STEPPED] = st;
 	out->mixed_ns = m;
 	out->args_ns = a;
+	/* the classes measured when the recording had their sites */
+	for (const char *p = s + end;;) {
+		char name[24];
+		unsigned long long v;
+		int used = 0;
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (sscanf(p, "%23[a-z+.]=%llu%n", name, &v, &used) != 2 || !used || v > MAX_HIT_NS)
+			return false;
+		if (!strcmp(name, "call"))
+			out->hit_ns[CT_HIT_CALL] = v;
+		else if (!strcmp(name, "ret"))
+			out->hit_ns[CT_HIT_RET] = v;
+		/* a field of a later calltrace: not ours to price */
+		p += used;
+	}
 	out->ok = true;
 	return true;
+}
+
+enum ct_hit_class ct_hit_class_of(uint8_t flags)
+{
+	if (flags & CT_SITEF_RETINSN)
+		return CT_HIT_RET;
+	if (flags & CT_SITEF_STEPPED)
+		return CT_HIT_STEPPED;
+	return flags & CT_SITEF_CALLINSN ? CT_HIT_CALL : CT_HIT_EMULATED;
 }

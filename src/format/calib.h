@@ -6,19 +6,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a hit costs depends on the probed instruction (the site's flags,
+ * CT_SITEF_STEPPED/CALLINSN/RETINSN): one the kernel emulates, one it
+ * single-steps, an emulated `call` (it also writes the return address), a
+ * single-stepped `ret`. */
+enum ct_hit_class { CT_HIT_EMULATED, CT_HIT_STEPPED, CT_HIT_CALL, CT_HIT_RET, CT_HIT_CLASSES };
+
 /* What probe hits cost here: measured by record at start-up
  * (record/calibrate.c), kept in META "calib", taken out of every duration
  * by the reconstruction (reconstruct.c, the corrected clock per stack). */
 struct ct_costs {
 	bool ok;
-	uint64_t hit_ns[2]; /* one whole hit: [0] emulated instruction, [1] single-stepped */
+	/* one whole hit of each class; 0: not measured (the recording had no
+	 * such sites, or an older calltrace): priced as EMULATED (CALL) or
+	 * STEPPED (RET) */
+	uint64_t hit_ns[CT_HIT_CLASSES];
 	uint64_t mixed_ns;  /* an emulated entry's end + a single-stepped exit's start */
 	uint64_t args_ns;   /* more for a hit that captures arguments (after its clock read) */
 	unsigned calls;     /* calibration: calls per measurement, and its time */
 	double ms;
 };
-/* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100 ms=9.5" */
+/* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100
+ * ms=9.5", then " call=NS" and " ret=NS" when measured (after the fields an
+ * older calltrace reads). */
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
+/* The class of a hit at a site with FLAGS (CT_SITEF_*). */
+enum ct_hit_class ct_hit_class_of(uint8_t flags);
 
 #endif

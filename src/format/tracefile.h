@@ -58,6 +58,10 @@ struct ct_file_func {
 				  address is taken (called through interfaces,
 				  function values): calls from sites not known
 				  in advance are expected */
+#define CT_SITEF_CALLINSN 0x40 /* probed at a `call` the kernel emulates (it also
+				  writes the return address): overhead correction
+				  prices its hits so (format/calib.h) */
+#define CT_SITEF_RETINSN 0x80  /* probed at a `ret` (single-stepped): the same */
 
 struct ct_file_site {
 	uint32_t id;

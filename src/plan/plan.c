@@ -505,6 +505,18 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
 	return (char *)b.p;
 }
 
+uint8_t ct_plan_hit_flags(const struct ct_plan *p)
+{
+	uint8_t flags = 0;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *s = &p->sites.v[i];
+		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
+		if (code && ct_site_is_probe(s))
+			flags |= ct_hit_flags_at(code, 15, s->addr);
+	}
+	return flags & (CT_SITEF_CALLINSN | CT_SITEF_RETINSN);
+}
+
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)
 {
 	*funcs = xcalloc(p->funcs.n, sizeof(**funcs));
@@ -518,9 +530,10 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 		const struct ct_plan_site *s = &p->sites.v[i];
 		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
 						    s->key_adj,  s->call_site, s->next, s->flags};
-		/* what its hits cost depends on it (overhead correction) */
+		/* what its hits cost depends on it (overhead correction); a
+		 * CALL its callee's CHECK sends is priced as the CHECK's hit */
 		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
-		if (code && !ct_kernel_emulates_at(code, 15, s->addr))
-			(*sites)[i].flags |= CT_SITEF_STEPPED;
+		if (code && !(s->flags & CT_SITEF_ATCHECK))
+			(*sites)[i].flags |= ct_hit_flags_at(code, 15, s->addr);
 	}
 }

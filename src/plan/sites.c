@@ -861,6 +861,16 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 	return decode(code, len, addr, &x) && kernel_emulates(&x);
 }
 
+uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr)
+{
+	struct insn x;
+	if (!decode(code, len, addr, &x))
+		return 0;
+	if (kernel_emulates(&x))
+		return x.in.meta.category == ZYDIS_CATEGORY_CALL ? CT_SITEF_CALLINSN : 0;
+	return CT_SITEF_STEPPED | (x.in.meta.category == ZYDIS_CATEGORY_RET ? CT_SITEF_RETINSN : 0);
+}
+
 /* ---- arguments passed in SSE registers: where they are stored ---- */
 
 #define SPILL_LOOKAHEAD 64  /* straight-line instructions walked from the entry */

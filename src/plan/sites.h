@@ -10,6 +10,7 @@
 
 #include "plan/abi.h"      /* enum ct_callconv */
 #include "probes/event.h" /* enum ct_site_kind */
+#include "format/tracefile.h" /* CT_SITEF_* */
 
 struct ct_exit_site {
 	uint64_t addr;
@@ -140,6 +141,11 @@ const char *ct_reg_name(unsigned r);
 /* Does the kernel emulate the instruction at CODE (a cheap probe) rather
  * than single-step it? */
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
+/* What a hit at the instruction at CODE costs, as the site flags the
+ * overhead correction prices (format/calib.h): CT_SITEF_STEPPED (not
+ * emulated), CT_SITEF_CALLINSN (an emulated `call`), CT_SITEF_RETINSN (a
+ * `ret`, stepped too); 0 for another emulated one or undecodable bytes. */
+uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr);
 
 /* The call instruction that returns to RET, decoding CODE (LEN bytes at
  * ADDR, a whole function) from its start: its address, 0 if no

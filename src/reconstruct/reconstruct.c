@@ -68,7 +68,9 @@ struct ct_recon {
 	struct ct_map images;  /* pid -> its exec count (ct_call.image) * 2, + 1 if a
 				  call of its current program was seen */
 	struct ct_costs costs;
-	uint64_t pre_ns[2]; /* of a hit, the part before its clock read (ct_recon_set_costs) */
+	/* a whole hit of each class, and its part before the clock read
+	 * (ct_recon_set_costs) */
+	uint64_t hit_ns[CT_HIT_CLASSES], pre_ns[CT_HIT_CLASSES];
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 };
@@ -181,9 +183,9 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 	*pre = 0;
 	if (!r->costs.ok || ev->site >= r->nsites)
 		return 0;
-	int stepped = (r->sites[ev->site].flags & CT_SITEF_STEPPED) != 0;
-	*pre = r->pre_ns[stepped];
-	return r->costs.hit_ns[stepped] + (ev->payload_len ? r->costs.args_ns : 0);
+	enum ct_hit_class k = ct_hit_class_of(r->sites[ev->site].flags);
+	*pre = r->pre_ns[k];
+	return r->hit_ns[k] + (ev->payload_len ? r->costs.args_ns : 0);
 }
 
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
@@ -1259,15 +1261,30 @@ bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out)
 void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 {
 	r->costs = *c;
+	uint64_t *hit = r->hit_ns, *pre = r->pre_ns;
+	memcpy(hit, c->hit_ns, sizeof(r->hit_ns));
+	/* classes the recording did not measure: as the kind of instruction
+	 * they are (an older file's, or one without such sites) */
+	if (!hit[CT_HIT_CALL])
+		hit[CT_HIT_CALL] = hit[CT_HIT_EMULATED];
+	if (!hit[CT_HIT_RET])
+		hit[CT_HIT_RET] = hit[CT_HIT_STEPPED];
 	/* The split of a hit around its clock read: an emulated entry's end
 	 * plus a single-stepped exit's start was measured (mixed); the split
 	 * of the emulated hit itself is free (it only moves the corrected
-	 * clock, no duration), so half. */
-	r->pre_ns[0] = c->hit_ns[0] / 2;
-	uint64_t post0 = c->hit_ns[0] - r->pre_ns[0];
-	r->pre_ns[1] = c->mixed_ns > post0 ? c->mixed_ns - post0 : 0;
-	if (r->pre_ns[1] > c->hit_ns[1])
-		r->pre_ns[1] = c->hit_ns[1];
+	 * clock, no duration), so half.  What an emulated `call` or a
+	 * stepped `ret` costs more is its instruction's handling, after the
+	 * program's clock read (measured: a `call` entry's end plus an
+	 * emulated exit's start is dearer by what a whole `call` hit is),
+	 * so their start is that of their kind. */
+	pre[CT_HIT_EMULATED] = hit[CT_HIT_EMULATED] / 2;
+	uint64_t post0 = hit[CT_HIT_EMULATED] - pre[CT_HIT_EMULATED];
+	pre[CT_HIT_STEPPED] = c->mixed_ns > post0 ? c->mixed_ns - post0 : 0;
+	pre[CT_HIT_CALL] = pre[CT_HIT_EMULATED];
+	pre[CT_HIT_RET] = pre[CT_HIT_STEPPED];
+	for (int k = 0; k < CT_HIT_CLASSES; k++)
+		if (pre[k] > hit[k])
+			pre[k] = hit[k];
 }
 
 struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)

@@ -4,15 +4,20 @@
  *
  * Tiny functions of calltrace itself get probes in calltrace's own
  * process, the way a traced function does (one entry role, one exit role),
- * at instructions the kernel emulates (nop) or single-steps (mov); they are
- * called in turns, CALLS times each, and the events' timestamps give, for
- * an empty call, the time from its entry probe's clock read to its exit
- * probe's (the mean: see mean_cost):
- *   nop;nop  emulated entry, emulated exit: one whole emulated hit
- *   mov;mov  the same for single-stepped instructions
- *   nop;mov  emulated entry, single-stepped exit (a cheap Go entry + RET):
- *            the end of one plus the start of the other
- *   nop;nop  with a fetch program on both: a hit with argument capture
+ * at instructions of each class the program's probes have
+ * (format/calib.h); they are called in turns, CALLS times each, and the
+ * events' timestamps give, for an empty call, the time from its entry
+ * probe's clock read to its exit probe's (the mean: see mean_cost):
+ *   nop;nop    emulated entry, emulated exit: one whole emulated hit
+ *   mov;mov    the same for single-stepped instructions
+ *   nop;mov    emulated entry, single-stepped exit (a cheap Go entry + RET):
+ *              the end of one plus the start of the other
+ *   nop;nop    with a fetch program on both: a hit with argument capture
+ *   call;call  an emulated `call` (a caller-side entry, --exit=auto), which
+ *              also writes the return address: measured ~90 ns dearer than
+ *              a nop here, when the plan has such probes
+ *   ret;ret    a single-stepped `ret` (RET exits): ~130 ns dearer than a
+ *              stepped mov, when the plan has such probes
  * The hits read a g as a Go program's do (a fake one in R14).  The probes
  * carry the GOCREATE kind, which record-time limits never cut (and never
  * count), and site ids past the plan's; the events never reach the file.
@@ -26,6 +31,7 @@
  * ran the program's hits (a per-CPU count in the BPF program), and their
  * costs are averaged by those hits. */
 #include "record/calibrate.h"
+#include "format/tracefile.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -44,16 +50,26 @@
 	".globl " #name "_in\n" #name "_in:\n\t" in "\n"                                \
 	".globl " #name "_out\n" #name "_out:\n\t" out "\n"                             \
 	"\tpopq %r14\n\tret\n.size " #name ", .-" #name "\n"
+/* A function that returns at once, at instruction NAME (probed). */
+#define CALIB_RET(name) ".p2align 4\n.globl " #name "\n" #name ":\n\tret\n"
 __asm__(".text\n" CALIB_FN(ct_calib_ee, "nop", "nop") CALIB_FN(ct_calib_ss, "movq %rdi, %rax", "movq %rdi, %rax")
-	CALIB_FN(ct_calib_es, "nop", "movq %rdi, %rax") CALIB_FN(ct_calib_aa, "nop", "nop"));
+	CALIB_FN(ct_calib_es, "nop", "movq %rdi, %rax") CALIB_FN(ct_calib_aa, "nop", "nop")
+	CALIB_FN(ct_calib_cc, "call ct_calib_back", "call ct_calib_back") CALIB_RET(ct_calib_back)
+	/* its probes are at the `ret`s of the two functions it calls */
+	".p2align 4\n.globl ct_calib_rr\n.type ct_calib_rr,@function\nct_calib_rr:\n\tpushq %r14\n\tmovq %rdi, %r14\n"
+	"\tcall ct_calib_rr_in\n\tcall ct_calib_rr_out\n\tpopq %r14\n\tret\n.size ct_calib_rr, .-ct_calib_rr\n"
+	CALIB_RET(ct_calib_rr_in) CALIB_RET(ct_calib_rr_out));
 #define CALIB_DECL(name) void name(void *g); extern const char name##_in[], name##_out[];
 CALIB_DECL(ct_calib_ee)
 CALIB_DECL(ct_calib_ss)
 CALIB_DECL(ct_calib_es)
 CALIB_DECL(ct_calib_aa)
+CALIB_DECL(ct_calib_cc)
+CALIB_DECL(ct_calib_rr)
 
 #define CALLS 300
-#define NFN 4
+#define NFN 6
+enum { FN_EE, FN_SS, FN_ES, FN_AA, FN_CC, FN_RR };
 /* CPUs measured again at the end: the one with most of the program's hits
  * and the others with at least 1/MIN_SHARE of them, at most MAX_CPUS */
 #define MIN_SHARE 8
@@ -64,11 +80,15 @@ static const struct {
 	void (*fn)(void *);
 	const char *in, *out;
 	bool fetch;
+	uint8_t only_for; /* measured only when the program's probes have
+			     this class (CT_SITEF_*), 0: always */
 } fns[NFN] = {
-	{ct_calib_ee, ct_calib_ee_in, ct_calib_ee_out, false},
-	{ct_calib_ss, ct_calib_ss_in, ct_calib_ss_out, false},
-	{ct_calib_es, ct_calib_es_in, ct_calib_es_out, false},
-	{ct_calib_aa, ct_calib_aa_in, ct_calib_aa_out, true},
+	[FN_EE] = {ct_calib_ee, ct_calib_ee_in, ct_calib_ee_out, false, 0},
+	[FN_SS] = {ct_calib_ss, ct_calib_ss_in, ct_calib_ss_out, false, 0},
+	[FN_ES] = {ct_calib_es, ct_calib_es_in, ct_calib_es_out, false, 0},
+	[FN_AA] = {ct_calib_aa, ct_calib_aa_in, ct_calib_aa_out, true, 0},
+	[FN_CC] = {ct_calib_cc, ct_calib_cc_in, ct_calib_cc_out, false, CT_SITEF_CALLINSN},
+	[FN_RR] = {ct_calib_rr, ct_calib_rr_in, ct_calib_rr_out, false, CT_SITEF_RETINSN},
 };
 
 /* The file offset of code at ADDR in this process (from its mappings:
@@ -149,6 +169,7 @@ struct ct_calib {
 	struct ct_probes *p;
 	uint32_t first_site;
 	uint64_t *g; /* the fake g the hits read, or NULL */
+	bool use[NFN]; /* the functions measured: the program's classes */
 	uint64_t hits0[NCPU_MAX]; /* hits per CPU when the program's began */
 	size_t ncpus;
 };
@@ -174,6 +195,8 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 	long sw = switches();
 	for (int i = 0; i < CALLS; i++) {
 		for (uint32_t k = 0; k < NFN; k++) {
+			if (!cal->use[k])
+				continue;
 			void (*volatile fn)(void *) = fns[k].fn;
 			fn(cal->g);
 		}
@@ -200,7 +223,7 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 					c.durs[k][m++] = c.durs[k][i];
 			c.n[k] = m;
 		}
-		if (c.n[k] < CALLS / 2)
+		if (cal->use[k] && c.n[k] < CALLS / 2)
 			rc = ct_fail("calibration: %zu of %d calls measured", c.n[k], CALLS);
 	}
 	if (rc == 0) {
@@ -208,13 +231,18 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 		/* whole hits by their mean; the extra of argument capture by
 		 * medians (the rare slow hit would swamp a difference of means;
 		 * taken in turns, both kinds see as many) */
-		out->hit_ns[0] = mean_cost(c.durs[0], c.n[0]);
-		out->hit_ns[1] = mean_cost(c.durs[1], c.n[1]);
-		out->mixed_ns = mean_cost(c.durs[2], c.n[2]);
-		uint64_t ee = median(c.durs[0], c.n[0]), aa = median(c.durs[3], c.n[3]);
+		out->hit_ns[CT_HIT_EMULATED] = mean_cost(c.durs[FN_EE], c.n[FN_EE]);
+		out->hit_ns[CT_HIT_STEPPED] = mean_cost(c.durs[FN_SS], c.n[FN_SS]);
+		out->mixed_ns = mean_cost(c.durs[FN_ES], c.n[FN_ES]);
+		if (cal->use[FN_CC])
+			out->hit_ns[CT_HIT_CALL] = mean_cost(c.durs[FN_CC], c.n[FN_CC]);
+		if (cal->use[FN_RR])
+			out->hit_ns[CT_HIT_RET] = mean_cost(c.durs[FN_RR], c.n[FN_RR]);
+		uint64_t ee = median(c.durs[FN_EE], c.n[FN_EE]), aa = median(c.durs[FN_AA], c.n[FN_AA]);
 		out->args_ns = aa > ee ? aa - ee : 0;
-		ct_debug("calibration: medians %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ns, %zu of %d rounds kept", ee,
-			 median(c.durs[1], c.n[1]), median(c.durs[2], c.n[2]), aa, c.n[0], CALLS);
+		ct_debug("calibration: medians %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ns (nop, mov, nop;mov, "
+			 "args), %zu of %d rounds kept", ee, median(c.durs[FN_SS], c.n[FN_SS]),
+			 median(c.durs[FN_ES], c.n[FN_ES]), aa, c.n[FN_EE], CALLS);
 		out->calls = CALLS;
 		out->ms = (now_mono_ns() - t0) / 1e6;
 		out->ok = true;
@@ -225,13 +253,15 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 }
 
 struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
-				uint8_t gsrc, struct ct_costs *out)
+				uint8_t gsrc, uint8_t classes, struct ct_costs *out)
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t t0 = now_mono_ns();
 	struct ct_calib *cal = xcalloc(1, sizeof(*cal));
 	cal->p = p;
 	cal->first_site = first_site;
+	for (uint32_t k = 0; k < NFN; k++)
+		cal->use[k] = !fns[k].only_for || (classes & fns[k].only_for);
 	if (gsrc == CT_G_R14) {
 		/* its goroutine id and stack top where the program's are */
 		uint32_t top = gcfg->goid_off > gcfg->stack_hi_off ? gcfg->goid_off : gcfg->stack_hi_off;
@@ -298,7 +328,7 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 		return ct_fail("calibration: no probe hits to measure for");
 	cpu_set_t was;
 	bool pinned = sched_getaffinity(0, sizeof(was), &was) == 0;
-	double sum[4] = {0}, weight = 0;
+	double hit[CT_HIT_CLASSES] = {0}, mixed = 0, args = 0, weight = 0;
 	int rc = 0;
 	for (int m = 0; m < MAX_CPUS && rc == 0; m++) {
 		size_t best = n;
@@ -316,12 +346,14 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 		rc = measure(cal, cb, ctx, &c);
 		if (rc == 0) {
 			ct_debug("calibration on CPU %zu (%" PRIu64 " of %" PRIu64 " hits): emulated %" PRIu64
-				 " ns, stepped %" PRIu64 " ns", best, hits[best], total, c.hit_ns[0], c.hit_ns[1]);
+				 " ns, stepped %" PRIu64 " ns, call %" PRIu64 " ns, ret %" PRIu64 " ns", best, hits[best],
+				 total, c.hit_ns[CT_HIT_EMULATED], c.hit_ns[CT_HIT_STEPPED], c.hit_ns[CT_HIT_CALL],
+				 c.hit_ns[CT_HIT_RET]);
 			double w = (double)hits[best];
-			sum[0] += w * c.hit_ns[0];
-			sum[1] += w * c.hit_ns[1];
-			sum[2] += w * c.mixed_ns;
-			sum[3] += w * c.args_ns;
+			for (int k = 0; k < CT_HIT_CLASSES; k++)
+				hit[k] += w * c.hit_ns[k];
+			mixed += w * c.mixed_ns;
+			args += w * c.args_ns;
 			weight += w;
 		}
 		hits[best] = 0;
@@ -331,10 +363,10 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 	if (rc || weight == 0)
 		return rc ? rc : ct_fail("calibration: nothing measured");
 	memset(out, 0, sizeof(*out));
-	out->hit_ns[0] = sum[0] / weight + 0.5;
-	out->hit_ns[1] = sum[1] / weight + 0.5;
-	out->mixed_ns = sum[2] / weight + 0.5;
-	out->args_ns = sum[3] / weight + 0.5;
+	for (int k = 0; k < CT_HIT_CLASSES; k++)
+		out->hit_ns[k] = hit[k] / weight + 0.5;
+	out->mixed_ns = mixed / weight + 0.5;
+	out->args_ns = args / weight + 0.5;
 	out->calls = CALLS;
 	out->ms = (now_mono_ns() - t0) / 1e6;
 	out->ok = true;

@@ -11,8 +11,13 @@ import re
 
 from lib import ct, fixture, record, replay_json, tmp
 
-CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=300 ms=[\d.]+$",
-                   re.M)
+CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=300 ms=[\d.]+"
+                   r"((?: (?:call|ret)=\d+)*)$", re.M)
+
+
+def classes(m):
+    """The whole hit of each instruction class a calib line measured."""
+    return {k: int(v) for k, v in (f.split("=") for f in m[5].split())}
 
 _rec = {}
 
@@ -44,13 +49,17 @@ def test_measured_again_where_the_program_ran():
     assert CALIB.search(meta), meta
     m = CALIB.search(stats)
     assert m, stats
-    emulated, stepped, _, args = map(int, m.groups())
+    emulated, stepped, _, args = map(int, m.groups()[:4])
     assert 0 < emulated < stepped, m.group(0)
+    # the leaf is entered at its callers' `call` (--exit=auto): that class
+    # was measured too
+    assert "call" in classes(m), m.group(0)
     # A leaf call whose corrected clock did not stop at its caller's (most
-    # do not): measured minus one whole hit with its capture, or 0 when the
-    # hit was estimated dearer than the leaf measured (the machine's per-hit
-    # cost varies: on a busy one most leaves can correct to 0).
-    costs = (emulated + args, stepped + args)
+    # do not): measured minus one whole hit (of its entry's class) with its
+    # capture, or 0 when the hit was estimated dearer than the leaf measured
+    # (the machine's per-hit cost varies: on a busy one most leaves can
+    # correct to 0).
+    costs = tuple(k + args for k in [emulated, stepped] + list(classes(m).values()))
     leaves = [c for c in replay_json(out) if c["func"] == "main.leaf"]
     fit = [c for c in leaves if any(c["dur"] == max(0, c["dur_raw"] - k) for k in costs)]
     assert len(fit) * 2 > len(leaves), (len(fit), len(leaves), m.group(0))

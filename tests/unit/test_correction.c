@@ -1,7 +1,7 @@
 /* Overhead correction in the reconstruction (struct ct_costs): exact
  * arithmetic on a synthetic stream -- what a call's corrected duration is,
- * that nesting survives, that --raw leaves the measured times, and the
- * calib META round trip. */
+ * that nesting survives, that --raw leaves the measured times, each hit
+ * priced by its instruction's class, and the calib META round trip. */
 #include "unit.h"
 
 #include "reconstruct/reconstruct.h"
@@ -9,13 +9,23 @@
 
 enum { S_P_ENT, S_P_RET, S_C_ENT, S_C_RET, NSITES };
 
-/* entries at emulated instructions, exits at single-stepped RETs */
+/* entries at emulated instructions, exits at single-stepped RETs (as an
+ * older calltrace wrote them: no RETINSN flag) */
 static const struct ct_file_site csites[NSITES] = {
 	{S_P_ENT, 0x1000, 0, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_P_RET, 0x1010, 0, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED},
 	{S_C_ENT, 0x2000, 1, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_C_RET, 0x2010, 1, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED},
 };
+/* the same calls, the child's entry at its caller's `call`, its exits at
+ * `ret`s */
+static const struct ct_file_site ksites[NSITES] = {
+	{S_P_ENT, 0x1000, 0, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	{S_P_RET, 0x1010, 0, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED | CT_SITEF_RETINSN},
+	{S_C_ENT, 0x2000, 1, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_CALLINSN},
+	{S_C_RET, 0x2010, 1, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_STEPPED | CT_SITEF_RETINSN},
+};
+static const struct ct_file_site *use_sites = csites;
 
 static struct ct_call got[8];
 static size_t ngot;
@@ -34,7 +44,7 @@ static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 	ev.key = key;
 	ev.pid = ev.tid = 7;
 	ev.site = site;
-	ev.kind = csites[site].kind;
+	ev.kind = use_sites[site].kind;
 	ct_recon_event(r, &ev);
 }
 
@@ -42,7 +52,7 @@ static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 static void run(const struct ct_costs *c)
 {
 	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
-	struct ct_recon *r = ct_recon_new(csites, NSITES, true, &ops, NULL);
+	struct ct_recon *r = ct_recon_new(use_sites, NSITES, true, &ops, NULL);
 	if (c)
 		ct_recon_set_costs(r, c);
 	ngot = 0;
@@ -89,6 +99,36 @@ TEST(correction_never_below_zero_and_raw)
 	CHECK_EQ_U(got[2].ts_entry, got[2].raw_entry);
 }
 
+TEST(correction_per_class)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5 call=1200 ret=5600",
+			     &c));
+	CHECK_EQ_U(c.hit_ns[CT_HIT_CALL], 1200);
+	CHECK_EQ_U(c.hit_ns[CT_HIT_RET], 5600);
+	use_sites = ksites;
+	run(&c);
+	/* the child: a `call` entry's end (its whole hit less an emulated
+	 * hit's start, 500) and a `ret` exit's start (a stepped one's: 1500
+	 * - 500) */
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - (1200 - 500) - 1000);
+	/* the parent: its own entry's end and exit's start, and the child's
+	 * two whole hits of each class */
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 500 - 1000 - 2 * (1200 + 5600));
+	/* a file without the classes' costs (older, or no such sites): priced
+	 * as emulated and single-stepped hits */
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5", &c));
+	CHECK_EQ_U(c.hit_ns[CT_HIT_CALL], 0);
+	run(&c);
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500);
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000));
+	use_sites = csites;
+	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_STEPPED | CT_SITEF_RETINSN), CT_HIT_RET);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_CALLINSN | CT_SITEF_TAILPOS), CT_HIT_CALL);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_STEPPED), CT_HIT_STEPPED);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_COMPANION), CT_HIT_EMULATED);
+}
+
 TEST(correction_calib_round_trip)
 {
 	struct ct_costs c = {true, {4939, 18365}, 4879, 302, 100, 12.5}, back;
@@ -99,6 +139,20 @@ TEST(correction_calib_round_trip)
 	CHECK_EQ_U(back.hit_ns[1], 18365);
 	CHECK_EQ_U(back.mixed_ns, 4879);
 	CHECK_EQ_U(back.args_ns, 302);
+	CHECK_EQ_U(back.hit_ns[CT_HIT_CALL], 0);
+	CHECK(!strstr(buf, "call=") && !strstr(buf, "ret="));
+	c.hit_ns[CT_HIT_CALL] = 5012;
+	c.hit_ns[CT_HIT_RET] = 18500;
+	ct_costs_format(&c, buf, sizeof(buf));
+	CHECK(ct_costs_parse(buf, &back));
+	CHECK_EQ_U(back.hit_ns[CT_HIT_CALL], 5012);
+	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 18500);
+	CHECK_EQ_U(back.mixed_ns, 4879);
+	/* a later calltrace's fields are passed over; damaged ones refused */
+	CHECK(ct_costs_parse("emulated=1 stepped=2 emulated+stepped=1 args=0 calls=1 ms=1 ret=3 later+thing=9 ", &back));
+	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 3);
+	CHECK(!ct_costs_parse("emulated=1 stepped=2 emulated+stepped=1 args=0 calls=1 ms=1 ret=", &back));
+	CHECK(!ct_costs_parse("emulated=1 stepped=2 emulated+stepped=1 args=0 calls=1 ms=1 call=99999999999", &back));
 	CHECK(!ct_costs_parse("emulated=1", &back) && !ct_costs_parse(NULL, &back));
 	/* a damaged file's hit of 2^64-1 ns would wrap every clock: no correction */
 	CHECK(!ct_costs_parse("emulated=18446744073709551615 stepped=1 emulated+stepped=1 args=0 calls=1 ms=1", &back));

@@ -1373,3 +1373,20 @@ TEST(exit_walk_float_results_not_proven)
 	float_walk(rbp_moved, sizeof(rbp_moved), 0x08, &w);
 	CHECK_EQ_I(w.xloc[0].base, CT_XLOC_NONE);
 }
+
+TEST(sites_hit_flags)
+{
+	/* what the overhead correction prices a hit at each instruction as */
+	static const uint8_t call[] = {0xe8, 0x10, 0x00, 0x00, 0x00}; /* call rel32 */
+	static const uint8_t callind[] = {0xff, 0xd0};               /* call *%rax */
+	static const uint8_t ret[] = {0xc3};
+	static const uint8_t nop[] = {0x90};
+	static const uint8_t jne[] = {0x75, 0x02};
+	static const uint8_t mov[] = {0x48, 0x89, 0xf8}; /* mov %rdi,%rax */
+	CHECK_EQ_U(ct_hit_flags_at(call, sizeof(call), BASE), CT_SITEF_CALLINSN);
+	CHECK_EQ_U(ct_hit_flags_at(callind, sizeof(callind), BASE), CT_SITEF_STEPPED);
+	CHECK_EQ_U(ct_hit_flags_at(ret, sizeof(ret), BASE), CT_SITEF_STEPPED | CT_SITEF_RETINSN);
+	CHECK_EQ_U(ct_hit_flags_at(nop, sizeof(nop), BASE), 0);
+	CHECK_EQ_U(ct_hit_flags_at(jne, sizeof(jne), BASE), 0);
+	CHECK_EQ_U(ct_hit_flags_at(mov, sizeof(mov), BASE), CT_SITEF_STEPPED);
+}
