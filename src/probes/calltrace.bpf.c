@@ -43,6 +43,24 @@ struct {
 	__type(value, __u64);
 } hits SEC(".maps");
 
+/* Program runs begun per CPU.  The kernel (6.14+) keeps the BPF stack frames
+ * of a tracing program that are 64 bytes or more on a per-CPU private stack,
+ * also for sleepable uprobe programs: while a run sleeps in fault_in (a page
+ * fault), the next run on that CPU, another thread's hit, overwrites its
+ * frames, and the sleeper woke with the other hit's site, key, goroutine and
+ * time in its `struct hit`: one call sent twice and the sleeper's own event
+ * never (esbuild's parser, under load: a call shown unwound).  A run that
+ * wakes to find another run begun on its CPU stops fetching and sends its
+ * event, saved in the scratch before the fetch, without values (fault_in,
+ * send_fetch); and counts one more run itself, so that any run still asleep
+ * there, whose frames its way out may write, does the same. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} run_gen SEC(".maps");
+
 /* enum ct_counter */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -176,6 +194,7 @@ struct hit {
 	__u32 loss_gen; /* read before anything is reserved */
 	__u32 site; /* the event's site: the cookie's, or the CALL a CHECK reports */
 	__u16 flags;
+	__u64 gen; /* run_gen as this run began (on its CPU) */
 };
 
 static __always_inline __u64 read_u64(__u64 addr)
@@ -237,12 +256,16 @@ static __always_inline int budget_ok(void)
 
 #define PMASK (CT_MAX_PAYLOAD - 1)
 
+#define FAULT_CLOBBERED (-1) /* fault_in: this run's stack frames are another's now (run_gen) */
+
 /* A page the program has not touched yet (a string literal in .rodata on
  * its first use) is not mapped, and the fast read cannot fault it in: the
  * programs are sleepable so that they can.  Touch the pages of [addr, addr +
- * size) as the program itself is about to; 0 if none could be.  A global
- * function: the verifier checks it once, not at every fetch op. */
-__noinline int fault_in(__u64 addr, __u32 size)
+ * size) as the program itself is about to; 0 if none could be, or
+ * FAULT_CLOBBERED.  A global function: the verifier checks it once, not at
+ * every fetch op.  Its frame stays under 64 bytes, so on the task's own
+ * stack: GEN, which it compares after the sleep, cannot be overwritten. */
+__noinline int fault_in(__u64 addr, __u32 size, __u64 gen)
 {
 	char c;
 	int ok = 0;
@@ -252,6 +275,15 @@ __noinline int fault_in(__u64 addr, __u32 size)
 			break;
 		ok |= bpf_copy_from_user(&c, 1, (void *)at) == 0;
 	}
+	/* the fault may have slept: did another run begin on this CPU? */
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&run_gen, &zero);
+	if (!g || *g != gen) {
+		if (g)
+			__sync_fetch_and_add(g, 1);
+		count(CT_CNT_STACK_REUSED, 1);
+		return FAULT_CLOBBERED;
+	}
 	return ok;
 }
 
@@ -260,8 +292,8 @@ __noinline int fault_in(__u64 addr, __u32 size)
  * overlap [glo, ghi) (struct ct_fetch's guard) read as failed: a string
  * whose bytes do, and others from address 0 (zeroed, so no later op
  * follows a pointer in them). */
-static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str, __u64 glo,
-				      __u64 ghi)
+static __always_inline int fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str, __u64 glo,
+				     __u64 ghi, __u64 gen)
 {
 	dst &= PMASK & ~7U;
 	size &= PMASK;
@@ -272,19 +304,27 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 	long n;
 	if (!size) {
 		*hdr = 0;
-		return;
+		return 0;
 	}
+	int f;
 	if (str) {
 		n = bpf_probe_read_user_str(data, size, (void *)addr);
-		if (n <= 0 && fault_in(addr, size))
+		if (n <= 0 && (f = fault_in(addr, size, gen)) != 0) {
+			if (f == FAULT_CLOBBERED)
+				return f;
 			n = bpf_probe_read_user_str(data, size, (void *)addr);
+		}
 		*hdr = n > 0 && !(addr < ghi && addr + n > glo) ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
-		return;
+		return 0;
 	}
 	n = bpf_probe_read_user(data, size, (void *)addr);
-	if (n && fault_in(addr, size))
+	if (n && (f = fault_in(addr, size, gen)) != 0) {
+		if (f == FAULT_CLOBBERED)
+			return f;
 		n = bpf_probe_read_user(data, size, (void *)addr);
+	}
 	*hdr = n == 0 ? (__u16)size : CT_FETCH_FAILED;
+	return 0;
 }
 
 static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
@@ -292,7 +332,8 @@ static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
 	return *(__u64 *)&s->payload[off & PMASK & ~7U];
 }
 
-static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f)
+/* 0, or -1 (the registers could not be read), or FAULT_CLOBBERED. */
+static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f, __u64 gen)
 {
 	/* A copy of the registers, indexed by pt_regs slot (enum ct_reg);
 	 * ctx may arrive here as a plain address, so it is only copied from. */
@@ -306,34 +347,35 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 		__u32 dst = op->dst & PMASK;
 		int guard = i >= f->guard_from && i < f->guard_to;
 		__u64 glo = sp + f->guard_lo, ghi = guard ? sp + f->guard_hi : 0;
+		int r = 0;
 		switch (op->code) {
 		case CT_OP_REG:
 			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
 			break;
 		case CT_OP_STACK:
-			fetch_mem(s, dst, op->size, sp + op->off, 0, 0, 0);
+			r = fetch_mem(s, dst, op->size, sp + op->off, 0, 0, 0, gen);
 			break;
 		case CT_OP_REGMEM:
-			fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0, glo, ghi);
+			r = fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0, glo, ghi, gen);
 			break;
 		case CT_OP_DEREF:
-			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0, glo, ghi);
+			r = fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
 			break;
 		case CT_OP_DEREF_LEN: {
 			__u64 n = payload_u64(s, op->src2) * op->scale;
 			if (n > op->size)
 				n = op->size;
-			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi);
+			r = fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
 			break;
 		}
 		case CT_OP_DEREF_STR:
-			fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1, glo, ghi);
+			r = fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1, glo, ghi, gen);
 			break;
 		case CT_OP_DEREF_SPAN: {
 			__u64 n = payload_u64(s, op->src2) - payload_u64(s, op->src);
 			if (n > op->size)
 				n = op->size; /* also an end before the begin */
-			fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi);
+			r = fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
 			break;
 		}
 		case CT_OP_STACKWORD:
@@ -360,6 +402,8 @@ static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fet
 			break;
 		}
 		}
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -382,18 +426,23 @@ __noinline int send_fetch(const struct hit *h)
 		return 1;
 	if (__sync_lock_test_and_set(&s->busy, 1))
 		return 1;
-	int ok = run_fetch(h->ctx, s, f) == 0;
-	__u32 len = ok ? (f->size & PMASK) : 0;
+	/* The hit goes into the scratch (this run's while busy) before the
+	 * fetch, which may sleep and wake with *h another hit's (run_gen):
+	 * then it goes out as it was, without its values. */
 	s->e.ts = h->now;
 	s->e.goid = h->goid;
 	s->e.key = h->key;
 	s->e.pid = h->pid_tgid >> 32;
 	s->e.tid = (__u32)h->pid_tgid;
 	s->e.site = h->site;
-	s->e.len = len;
-	s->e.flags = h->flags | (ok ? 0 : CT_EV_ARGS_DROPPED);
+	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
 	s->e.reserved = 0;
+	int ok = run_fetch(h->ctx, s, f, h->gen) == 0;
+	__u32 len = ok ? (f->size & PMASK) : 0;
+	s->e.len = len;
+	if (!ok)
+		s->e.flags |= CT_EV_ARGS_DROPPED;
 	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
 		count_lost();
 	__sync_lock_test_and_set(&s->busy, 0);
@@ -432,6 +481,15 @@ static __always_inline void send_this(const struct hit *h)
 		flags |= CT_EV_ARGS_DROPPED;
 	}
 	send_plain(h, h->site, h->now, h->key, flags);
+}
+
+/* False once this run's frames may be another's (run_gen): it writes no
+ * map entry it names through them. */
+static __always_inline int frames_own(const struct hit *h)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&run_gen, &zero);
+	return g && *g == h->gen;
 }
 
 /* ---- limits: the shadow stack, same rules as reconstruct.c ---- */
@@ -677,11 +735,12 @@ static __always_inline void limits_hit(const struct hit *h)
 		}
 		if (sent)
 			send_this(h);
-		bpf_map_delete_elem(&gstates, &k);
+		if (frames_own(h))
+			bpf_map_delete_elem(&gstates, &k);
 		return;
 	}
 	}
-	if (st->depth == 0)
+	if (st->depth == 0 && frames_own(h))
 		bpf_map_delete_elem(&gstates, &k);
 }
 
@@ -708,6 +767,11 @@ static __always_inline void report_caller(const struct hit *h, __u64 key)
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
 	struct hit h;
+	__u32 zero = 0;
+	__u64 *gen = bpf_map_lookup_elem(&run_gen, &zero);
+	if (!gen)
+		return 0;
+	h.gen = __sync_add_and_fetch(gen, 1);
 	h.ctx = ctx;
 	h.cookie = bpf_get_attach_cookie(ctx);
 	h.pid_tgid = bpf_get_current_pid_tgid();
@@ -722,7 +786,6 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
-	__u32 zero = 0;
 	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
 	if (nhits)
 		(*nhits)++;

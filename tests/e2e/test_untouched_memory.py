@@ -1,7 +1,9 @@
 """Arguments behind pointers to memory the program has not touched yet: a
 string literal on a page that is not mapped until the traced call reads it
 must still be shown (the probe faults it in, as the call is about to)."""
-from lib import fixture, record, replay_json
+import re
+
+from lib import ct, fixture, record, replay_json
 
 TEXT = "a literal on a page nobody has touched"
 
@@ -23,3 +25,36 @@ def test_string_literal_on_an_untouched_page():
 def test_string_literal_on_an_untouched_page_perf_events():
     # kernels without uprobe_multi: the sleepable programs on perf-event uprobes
     check({"CALLTRACE_PERF_EVENTS": "1"})
+
+
+ASLEEP_TEXT = "filled in by the fault handler"
+
+
+def check_asleep(env=None):
+    """The probe of slow() sleeps in the page fault of its argument (a
+    userfaultfd page the fixture fills only after its other thread has made
+    20 traced calls on the same CPU).  The kernel may put the BPF program's
+    stack on a per-CPU private stack that those calls' probes reuse: the
+    sleeper must still send its own call (without the values it could not
+    finish reading), never another thread's call a second time."""
+    p, out = record([fixture("c_asleep")], "-F", "slow", "-F", "tick", env=env)
+    assert p.stdout == "ticks 570\n30 30\n", p.stdout
+    calls = replay_json(out)
+    pid = calls[0]["pid"]
+    slow = [c for c in calls if c["func"] == "slow"]
+    ticks = [c for c in calls if c["func"] == "tick"]
+    assert [(c["tid"], c["status"]) for c in slow] == [(pid, "returned")] * 2, slow
+    assert len(ticks) == 20 and all(c["tid"] != pid and c["status"] == "returned" for c in ticks), ticks
+    assert slow[0]["args"][0]["value"] is None and slow[0]["args"][0].get("unavailable"), slow[0]
+    assert slow[1]["args"][0]["value"] == ASLEEP_TEXT, slow[1]
+    assert [c["ret"][0]["value"] for c in slow] == [30, 30], slow
+    info = ct("info", out).stdout
+    assert re.search(r"^args\.dropped_asleep +1$", info, re.M), info
+
+
+def test_argument_behind_a_page_fault_that_sleeps():
+    check_asleep()
+
+
+def test_argument_behind_a_page_fault_that_sleeps_perf_events():
+    check_asleep({"CALLTRACE_PERF_EVENTS": "1"})
