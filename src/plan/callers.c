@@ -100,6 +100,17 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	if (!j1) {
 		if (r->kind == CT_REF_CALL && g && map_get(&a->twice, r->target))
 			map_put(&a->twice_callers, g->entry, (void *)1);
+		/* a -fPIC library calls its own exported functions through
+		 * its PLT: a direct call all the same where the return sites
+		 * of a call that ends in untraced code are planned (the
+		 * function, exported, keeps its RET probes) */
+		j1 = r->kind == CT_REF_CALL && r->plain && g && !(g->flags & CT_FN_NOPROBE)
+			     ? (size_t)(uintptr_t)map_get(&a->p->plt_traced, r->target)
+			     : 0;
+		if (j1) {
+			struct ct_callsite cs = {r->at, r->at + r->len, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, false};
+			CT_VEC_PUSH(a->c[j1 - 1].calls, cs);
+		}
 		return;
 	}
 	size_t j = j1 - 1;
@@ -623,11 +634,16 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			struct ct_callsite *cs = &c->calls.v[k];
 			const struct ct_func *g = cs->caller;
 			const uint8_t *code = g->end > cs->ret ? ct_elf_bytes_at(&a->t->elf, cs->ret, g->end - cs->ret) : NULL;
-			if (!code || map_get(&busy, cs->ret))
+			if (!code)
 				continue;
+			if (map_get(&busy, cs->ret)) {
+				CT_VEC_PUSH(pf->watched, cs->ret); /* that probe sees it */
+				continue;
+			}
 			ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
 			if (cs->walk.first_site != cs->ret)
 				continue; /* the kernel takes no probe there */
+			CT_VEC_PUSH(pf->watched, cs->ret);
 			cs->how = CT_EXIT_STEPPED; /* at the return address: nothing moved yet */
 			cs->exit = cs->ret;
 			cs->sp_delta = 0;
@@ -791,6 +807,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			pf->why = xstrdup(c->taken);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
+		for (size_t k = 0; k < pf->ncalls; k++)
+			CT_VEC_PUSH(pf->watched, pf->calls[k].ret);
 		memset(&c->calls, 0, sizeof(c->calls));
 		p->in_caller++;
 	}

@@ -322,6 +322,99 @@ bool ct_site_is_probe(const struct ct_plan_site *s)
 	return !(s->flags & (CT_SITEF_COMPANION | CT_SITEF_ATCHECK));
 }
 
+/* At most this many return addresses are checked, over all tail jumps of a
+ * plan (a map entry each); a function past it keeps the jump pending. */
+#define TAIL_WATCH_MAX (1u << 18)
+
+struct tail_edge {
+	uint32_t to, from; /* FROM tail-jumps to traced TO */
+};
+
+static int cmp_tail_edge(const void *x, const void *y)
+{
+	const struct tail_edge *a = x, *b = y;
+	return a->to != b->to ? (a->to < b->to ? -1 : 1) : (a->from > b->from) - (a->from < b->from);
+}
+
+/* A C function's tail jump to untraced code hands the call over to code
+ * that returns to its caller: a probe sees the call end only at the return
+ * address of a planned call of it, or of a function that tail-jumped to it
+ * (the same call goes on).  Each such function's list of those addresses
+ * (pf->tail_watch), which its jump's probe checks the return address
+ * against (CT_COOKIE_RETCHECK): elsewhere (a call from another module, the
+ * loader's call of a constructor) the call's end will not be seen. */
+static void plan_tail_watch(struct ct_plan *p)
+{
+	size_t n = p->funcs.n, total = 0;
+	CT_VEC(struct tail_edge) edges = {0};
+	bool *out = xcalloc(n ? n : 1, sizeof(*out));
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *s = &p->sites.v[i];
+		if (s->kind != CT_SITE_TAIL || s->func == CT_NOFUNC)
+			continue;
+		if (s->target_func != CT_NOFUNC) {
+			struct tail_edge e = {s->target_func, s->func};
+			CT_VEC_PUSH(edges, e);
+		} else if (!(p->funcs.v[s->func].fn->flags & CT_FN_GO)) {
+			out[s->func] = true;
+		}
+	}
+	qsort(edges.v, edges.n, sizeof(*edges.v), cmp_tail_edge);
+	uint32_t *seen = xcalloc(n ? n : 1, sizeof(*seen)), *queue = xcalloc(n ? n : 1, sizeof(*queue));
+	for (size_t j = 0; j < n; j++) {
+		if (!out[j])
+			continue;
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		size_t head = 0, tail = 0;
+		queue[tail++] = (uint32_t)j;
+		seen[j] = (uint32_t)j + 1;
+		while (head < tail) {
+			uint32_t f = queue[head++];
+			for (size_t k = 0; k < p->funcs.v[f].watched.n; k++)
+				CT_VEC_PUSH(pf->tail_watch, p->funcs.v[f].watched.v[k]);
+			/* the functions that tail-jump to f */
+			size_t lo = 0, hi = edges.n;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (edges.v[mid].to < f)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < edges.n && edges.v[lo].to == f; lo++)
+				if (seen[edges.v[lo].from] != j + 1) {
+					seen[edges.v[lo].from] = (uint32_t)j + 1;
+					queue[tail++] = edges.v[lo].from;
+				}
+		}
+		pf->tail_checked = total + pf->tail_watch.n <= TAIL_WATCH_MAX;
+		if (pf->tail_checked)
+			total += pf->tail_watch.n;
+		else
+			CT_VEC_FREE(pf->tail_watch);
+	}
+	free(seen);
+	free(queue);
+	free(out);
+	CT_VEC_FREE(edges);
+}
+
+bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n)
+{
+	for (size_t k = i; k != CT_NOSITE && k < p->sites.n; k = p->sites.v[k].next) {
+		const struct ct_plan_site *s = &p->sites.v[k];
+		if (k == i && s->kind == CT_SITE_CHECK)
+			return false; /* it looks the caller up already: an unplanned call never returns */
+		if (s->kind != CT_SITE_TAIL || s->target_func != CT_NOFUNC || s->func == CT_NOFUNC ||
+		    !p->funcs.v[s->func].tail_checked)
+			continue;
+		*rets = p->funcs.v[s->func].tail_watch.v;
+		*n = p->funcs.v[s->func].tail_watch.n;
+		return true;
+	}
+	return false;
+}
+
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)
 {
 	memset(p, 0, sizeof(*p));
@@ -436,6 +529,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			s->target_func = (uint32_t)(j - 1);
 	}
 	map_free(&by_entry);
+	plan_tail_watch(p);
 	if (t->lang == CT_LANG_GO) {
 		/* Goroutine ends: lets reconstruction close frames left by Goexit. */
 		add_marker(p, CT_GO_GOEXIT1, CT_SITE_GOEXIT);
@@ -472,6 +566,8 @@ void ct_plan_free(struct ct_plan *p)
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		free(pf->why);
 		free(pf->calls);
+		CT_VEC_FREE(pf->watched);
+		CT_VEC_FREE(pf->tail_watch);
 		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};
 		for (int k = 0; k < 2; k++)
 			if (views[k]) {

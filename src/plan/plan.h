@@ -44,6 +44,15 @@ struct ct_plan_func {
 	 * tail-jumps to: `calls` are its direct calls, each with an exit probe
 	 * at the return address (plan/callers.c). */
 	bool return_sites;
+	/* The return addresses of its calls where a probe sees the call end
+	 * (its planned calls' and, for return_sites, the direct calls whose
+	 * return address some probe holds already); and, if it tail-jumps to
+	 * untraced code (C), those of every function whose call may go on in
+	 * that jump (itself, and those tail-jumping to it): where the BPF
+	 * side looks the return address up (CT_COOKIE_RETCHECK). */
+	CT_VEC(uint64_t) watched;
+	CT_VEC(uint64_t) tail_watch;
+	bool tail_checked;
 	bool results;             /* results are captured (exits must keep them) */
 	/* Its SPILL site (plan/spill.c: arguments passed in SSE registers, read
 	 * where its prologue stored them), CT_NOSITE if none. */
@@ -208,6 +217,10 @@ bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, cons
  * next call, ...): the first in order is probed, `next` chains the others,
  * flagged CT_SITEF_COMPANION.  Again after sites moved (ct_plan_args). */
 void ct_plan_link_roles(struct ct_plan *p);
+/* Is probe site I (with its companion roles) a tail jump to untraced code
+ * whose return address the BPF side checks (CT_COOKIE_RETCHECK)?  Then
+ * *RETS, *N: the return addresses where a probe sees the call end. */
+bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n);
 /* Does S get a probe of its own (not a companion role)? */
 bool ct_site_is_probe(const struct ct_plan_site *s);
 

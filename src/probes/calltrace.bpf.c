@@ -740,6 +740,17 @@ static __always_inline void limits_hit(const struct hit *h)
 		return;
 	}
 	}
+	/* The other roles of the probe: a function whose entry is its RET
+	 * (`f: ret`) has returned, and a call whose end no probe will see
+	 * (reconstruct.c on_tail) is over for this stack: what comes next is
+	 * not inside it.  The event went out if its frame was sent. */
+	if ((h->flags & CT_EV_UNWATCHED) || (kind == CT_SITE_ENTRY && CT_COOKIE_ENTRYRET(h->cookie)))
+		for (int i = 0; i < 8; i++) {
+			t = top(st);
+			if (!t || t->key != h->key)
+				break;
+			st->depth--;
+		}
 	if (st->depth == 0 && frames_own(h))
 		bpf_map_delete_elem(&gstates, &k);
 }
@@ -810,6 +821,12 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0)
 				new_caller = k;
 		}
+	} else if (CT_COOKIE_RETCHECK(h.cookie)) {
+		/* A tail jump to untraced code, which returns to the return
+		 * address at SP: is there a probe that sees the call end? */
+		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), read_u64(sp) - PT_REGS_IP(ctx));
+		if (!bpf_map_lookup_elem(&planned_calls, &k))
+			h.flags |= CT_EV_UNWATCHED;
 	}
 
 	if (gsrc == CT_G_R14) {

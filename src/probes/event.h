@@ -93,8 +93,13 @@ enum ct_site_kind {
  *   bits 32..35  site kind (enum ct_site_kind)
  *   bit  36      TAIL site whose jump target is a traced function; CHECK
  *                site of a function whose address is taken (called
- *                through interfaces, function values: CT_CNT_INDIRECT)
- *   bits 37..63  function id (for restart detection under limits)
+ *                through interfaces, function values: CT_CNT_INDIRECT);
+ *                ENTRY site that is its function's RET too (`f: ret`)
+ *   bit  37      the probe is a tail jump to untraced code (one of its
+ *                roles): look the return address (at SP) up among the
+ *                planned return sites ("planned_calls", keyed by this
+ *                probe's site); none there: CT_EV_UNWATCHED
+ *   bits 38..63  function id (for restart detection under limits)
  */
 #define CT_MAX_SITES (1u << 24)
 #define CT_COOKIE_SITE(c) ((__u32)(c) & (CT_MAX_SITES - 1))
@@ -105,18 +110,22 @@ enum ct_site_kind {
 #define CT_COOKIE_KIND(c) ((__u32)((c) >> 32) & 15)
 #define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 36) & 1)
 #define CT_COOKIE_INDIRECT(c) ((__u32)((c) >> 36) & 1) /* CHECK sites */
-#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 37))
+#define CT_COOKIE_ENTRYRET(c) ((__u32)((c) >> 36) & 1) /* ENTRY sites */
+#define CT_COOKIE_RETCHECK(c) ((__u32)((c) >> 37) & 1)
+#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38))
 struct ct_cookie_parts {
-	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, func;
+	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func;
 };
 #define CT_COOKIE(p)                                                                     \
 	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |            \
 	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |  \
-	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).func << 37))
+	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).retcheck << 37) | ((__u64)(p).func << 38))
 
 /* A CHECK site's planned callers (map "planned_calls"): the key is the site
  * id and the distance from the probe to the return address, which does not
- * depend on where the binary is loaded. */
+ * depend on where the binary is loaded.  A probe with CT_COOKIE_RETCHECK
+ * has the return addresses whose probes see the end of a call that jumped
+ * to untraced code there (the value is not used). */
 #define CT_PLANNED_KEY(site, delta) (((__u64)(site) << 32) | (__u32)(__s32)(delta))
 /* ... and the value: the CALL site the hit stands for, and what to add to
  * the CHECK's frame key so that the CALL site's key_adj gives it back. */
@@ -243,6 +252,9 @@ struct ct_fetch {
 				  goid is the goroutine it ran for (m.curg) */
 #define CT_EV_DELAYED 0x8      /* an entry sent at its return (--min-duration):
 				  ts is the entry time, arguments were not kept */
+#define CT_EV_UNWATCHED 0x20   /* a tail jump to untraced code (CT_COOKIE_RETCHECK)
+				  whose return address no probe watches: the
+				  call's end will not be observed */
 #define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd
 				  (--follow) or a thread of it ended; site =
 				  CT_PROC_*, tid = the thread, goid = the child

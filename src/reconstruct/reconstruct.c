@@ -565,6 +565,17 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 		r->st.unmatched_exits++;
 		return;
 	}
+	/* Untraced code returns to the caller: if no probe is there (the
+	 * kernel side found none at the return address, or the call came
+	 * from a site without an exit probe), its end will not be seen, and
+	 * the calls after it are not inside it: it is over now, unobserved. */
+	bool watched = target != CT_NOFUNC || !(ev->flags & CT_EV_UNWATCHED);
+	for (long k = i; watched && k < (long)s->f.n; k++)
+		watched = !s->f.v[k].no_exit || target != CT_NOFUNC;
+	if (!watched) {
+		pop_tail_chain(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, NULL);
+		return;
+	}
 	top->tail_pending = true;
 	top->tail_target = target;
 	top->tail_ts = ev->ts;

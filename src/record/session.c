@@ -476,6 +476,12 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	 * called indirectly (which counter its unplanned calls go to) */
 	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
 						     : site->target_func != CT_NOFUNC;
+	/* and an ENTRY's: its function's RET is the same instruction */
+	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next)
+		cp.tail_traced |= plan->sites.v[k].kind == CT_SITE_RET && plan->sites.v[k].func == site->func;
+	const uint64_t *rets;
+	size_t nrets;
+	cp.retcheck = ct_plan_tail_check(plan, i, &rets, &nrets);
 	cp.func = site->func == CT_NOFUNC ? 0 : func_base + site->func;
 	cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn, bin ? s->libs[bin - 1].name : NULL);
 	return CT_COOKIE(cp);
@@ -506,6 +512,23 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		const struct ct_plan_site *site = &plan->sites.v[i];
 		if (!ct_site_is_probe(site))
 			continue; /* applied with the probe whose `next` names it */
+		/* a tail jump to untraced code: where a probe sees its call end */
+		const uint64_t *rets;
+		size_t nrets = 0;
+		int rc = 0;
+		if (ct_plan_tail_check(plan, i, &rets, &nrets))
+			for (size_t k = 0; k < nrets && !rc; k++) {
+				struct ct_planned_call val = {site_base + (uint32_t)i, 0};
+				rc = ct_probes_add_planned(s->probes, CT_PLANNED_KEY(site_base + i, (int64_t)(rets[k] - site->addr)),
+							   &val);
+			}
+		if (rc) {
+			free(eo);
+			free(ec);
+			free(xo);
+			free(xc);
+			return -1;
+		}
 		uint64_t cookie = site_cookie(s, plan, i, site_base, func_base, bin);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
 		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {

@@ -15,7 +15,7 @@
 struct ct_func_stats {
 	uint32_t func;     /* function id (the first one of its name with by_name) */
 	uint64_t returned, unwound, unfinished, exited, lost; /* lost: ended among lost events */
-	uint64_t unobserved; /* called from a site without an exit probe: end not observed */
+	uint64_t unobserved; /* it returns where no probe is: end not observed */
 	uint64_t total, self, min, max; /* of the returned calls; min 0 without any */
 	uint64_t p50, p99;
 	uint64_t *chunk[CT_HIST_CHUNKS]; /* log-linear duration histogram */

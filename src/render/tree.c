@@ -154,7 +154,7 @@ static const char *status_note(const struct ct_call *c)
 	case CT_CALL_EXITED:
 		return "exited";
 	case CT_CALL_UNOBSERVED:
-		return "end not observed: called from a site without an exit probe";
+		return "end not observed: it returns where no probe is";
 	default:
 		return NULL;
 	}

@@ -144,6 +144,42 @@ def test_library_tail_call_through_its_plt():
             assert [c["func"] for c in replay_json(out, "-N", g)] == ["libcgtail.so:lib_foo"], g
 
 
+def test_tail_jump_out_of_the_library_never_a_wrong_parent():
+    # libcgout.so's out_free/out_sort end in `jmp free@plt`/`jmp qsort@plt`
+    # at -O2 (its constructor out_setup in `jmp free@plt` with gcc), called
+    # by the untraced program and by the library's own out_work.  From the
+    # program, nothing sees those calls end: they end unobserved at the jump
+    # and the calls after them (out_leaf, in a deeper frame of main's helper)
+    # and qsort's calls of out_cmp are not inside them; from out_work, the
+    # probe at each call's return address closes them, returned.
+    for v in VARIANTS:
+        lib = prog(v, "libcgout.so")
+        jumps = {f: jumps_to(lib, f, t) for f, t in (("out_setup", "free"), ("out_free", "free"),
+                                                     ("out_sort", "qsort"))}
+        def call(f):
+            return f"{f}:{'unobserved' if jumps[f] else 'returned'}"
+        cmps = "out_cmp:returned,out_cmp:returned,out_cmp:returned"
+        sort = [call("out_sort")] + cmps.split(",") if jumps["out_sort"] else [f"out_sort:returned({cmps})"]
+        want = [call("out_setup"), call("out_free"), "out_leaf:returned", *sort, "out_leaf:returned",
+                f"out_work:returned(out_leaf:returned,out_free:returned,out_leaf:returned,out_free:returned,"
+                f"out_sort:returned({cmps}))", "out_leaf:returned"]
+        assert any(jumps.values()) or v.endswith("O0"), (v, jumps)
+
+        def shape(n):
+            me = f"{bare(n.func)}:{n.call['status']}"
+            return me + ("(" + ",".join(shape(c) for c in n.children) + ")" if n.children else "")
+
+        for flags in ([], ["--exit=ret"], ["--max-depth", "1"]):
+            out = tmp(f"tailout-{v}.data")
+            p, _ = record([prog(v, "cg_tailout")], "-F", "libcgout.so:*", *flags, out=out)
+            assert p.stdout == "25 1\n", (v, flags, p.stdout)
+            forest = trees(replay_json(out))
+            assert len(forest) == 1, (v, flags, forest)
+            got = [shape(r) for r in next(iter(forest.values()))]
+            exp = want if flags[:1] != ["--max-depth"] else [w.split("(")[0] for w in want]
+            assert got == exp, (v, flags, got, exp)
+
+
 def test_longjmp_out_of_a_tail_chain_unwinds_it():
     # f1 -> jmp f2 -> jmp f3 -> longjmp back into chain(), which calls after()
     for v in VARIANTS:

@@ -308,3 +308,44 @@ def test_attach_other_mount_namespace():
     finally:
         if prog.poll() is None:
             prog.kill()
+
+
+def test_debian_jq_library_calls_that_leave_through_its_plt():
+    """Debian's jq (stripped) with -F 'libjq.so.1:*': jv_mem_free is `jmp
+    free@plt`, jv_free jumps to it, the constructor jv_mem_uninit_setup
+    ends in `jmp free@plt`.  Called from jq itself or the loader (no probe
+    at their return addresses) they end unobserved at the jump; before, they
+    stayed open and everything after nested under them, the constructor
+    holding the whole program, the depth running up to a false stack
+    switch.  --exit=auto and --exit=ret tell the same story; jq's output and
+    exit status are its own.  (jq is in the Makefile's DEPS_PKGS.)"""
+    if not shutil.which("jq"):
+        print("jq not installed: skipped")
+        return
+    data = tmp("jq-in.json")
+    with open(data, "w") as f:
+        f.write('{"a":[1,2,{"b":"x"},4]}\n')
+    plain = run(["jq", "-c", ".a[2].b", data])
+    seqs = {}
+    for mode in ("auto", "ret"):
+        out = tmp(f"jq-{mode}.data")
+        p, _ = record(["jq", "-c", ".a[2].b", data], "-F", "libjq.so.1:*", f"--exit={mode}", out=out)
+        assert (p.returncode, p.stdout) == (plain.returncode, plain.stdout) == (0, '"x"\n'), (mode, p)
+        calls = [c for c in replay_json(out) if "func" in c]
+        forest = trees(calls)
+        assert len(forest) == 1 and not any("context" in c for c in calls), mode
+        roots = next(iter(forest.values()))
+        setup = [r for r in roots if r.func == "libjq.so.1:jv_mem_uninit_setup"]
+        assert len(setup) == 1 and not setup[0].children and setup[0].call["status"] == "unobserved", mode
+        statuses = {c["status"] for c in calls}
+        assert statuses <= {"returned", "unobserved", "exited"}, (mode, statuses)
+        for r in roots:
+            for n in r.walk():
+                # its only instruction is the jump: nothing is inside it
+                assert n.func != "libjq.so.1:jv_mem_free" or not n.children, (mode, n.shape())
+        # called from inside the library, jv_mem_free returns at the probe
+        # on its call's return address
+        assert any(c["func"] == "libjq.so.1:jv_mem_free" and c["status"] == "returned" for c in calls), mode
+        assert max(c["depth"] for c in calls) < 20, mode
+        seqs[mode] = [(c["func"], c["depth"], c["status"]) for c in calls]
+    assert seqs["auto"] == seqs["ret"]

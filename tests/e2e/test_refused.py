@@ -49,4 +49,6 @@ def test_static_glibc_binary():
         ["plain", "vex_mix"] * 3 + ["measure"]
     # the string functions glibc picked at run time were traced under measure
     assert any(c.func.startswith("__strlen") for c in mains[0].walk()), mains[0].shape()
-    assert all(c["status"] in ("returned", "exited", "unwound") for c in calls)
+    # unobserved: a jump to untraced code (mempcpy into memmove's body) of a
+    # call through the IFUNC's PLT slot, where no probe sees it return
+    assert all(c["status"] in ("returned", "exited", "unwound", "unobserved") for c in calls)

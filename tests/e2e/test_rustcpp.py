@@ -273,7 +273,9 @@ def test_rust_optimized_values_are_right_or_unavailable():
     assert "(s &str [location unknown], n u32 [constant 0x2])" in listing, listing
     p, path = record([fixture("rust_app_s")], out=tmp("rs_s.data"))
     calls = replay_json(path)
-    assert {c["status"] for c in calls} == {"returned"}, [(c["func"], c["status"]) for c in calls]
+    # (but for the Debug impl's tail jump out of the program: test_rust_unit_and_trait_impls)
+    assert {c["status"] for c in calls if "Debug>::fmt" not in c["func"]} == {"returned"}, \
+        [(c["func"], c["status"]) for c in calls]
     got = [c for c in calls if c["func"].startswith("rsapp::app::") and c["depth"] == 1]
     said = [w for w in program_says(p.stdout) if w["f"] in {c["func"] for c in got}]  # some are inlined
     assert len(said) >= 10, said
@@ -293,13 +295,14 @@ def test_rust_optimized_values_are_right_or_unavailable():
 def test_rust_unit_and_trait_impls():
     """A trait impl of the program's type is the program's code; its
     fmt::Result shows Ok(()) (serde: {"Ok": null}); at opt-level s it ends
-    in a tail call through the GOT to Formatter::write_str, which ends it:
-    it returned, it was not unwound."""
+    in a tail call through the GOT to Formatter::write_str, which returns
+    to core::fmt's call through the vtable, where no probe is: its end is
+    not observed (never 'returned' by a guess, never unwound)."""
     for exe in ("rust_app", "rust_app_s"):
         p, path = record([fixture(exe)], out=tmp("rs_fmt.data"))
         fmt = [c for c in replay_json(path) if c["func"] == "<rsapp::app::Level as core::fmt::Debug>::fmt"]
         assert [c["args"][0]["value"] for c in fmt] == ["Low", "High"], (exe, fmt)
-        assert {c["status"] for c in fmt} == {"returned"}, (exe, fmt)
+        assert {c["status"] for c in fmt} == {"unobserved" if exe == "rust_app_s" else "returned"}, (exe, fmt)
         if exe == "rust_app":
             assert [c["ret"][0]["value"] for c in fmt] == [{"Ok": None}] * 2, fmt
             assert re.search(r"core::fmt::Debug>::fmt\(self=Low, f=\{.*\}\) = Ok\(\(\)\);", out("replay", path))

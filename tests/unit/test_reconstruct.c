@@ -411,6 +411,45 @@ TEST(recon_tail_event_to_untraced_target)
 	col_reset();
 }
 
+TEST(recon_unwatched_tail_ends_at_the_jump)
+{
+	/* A's and B's jumps to untraced code return where no probe is (the
+	 * kernel side found none at the return address): their ends are not
+	 * seen, and the calls after them are not inside them, deeper as they
+	 * may be (D's untraced helper calls C). */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	struct ct_rec_event e = {.ts = 105, .key = 10, .pid = PID, .tid = 1, .site = S_A_TAIL_OUT,
+				 .kind = CT_SITE_TAIL, .flags = CT_EV_UNWATCHED};
+	ct_recon_event(r, &e);
+	ev(r, 120, 0, 1, 40, S_C_ENT);
+	ev(r, 125, 0, 1, 40, S_C_RET);
+	/* a chain: A jumps to B, which jumps out */
+	ev(r, 130, 0, 1, 10, S_A_ENT);
+	ev(r, 131, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 132, 0, 1, 10, S_B_ENT);
+	e.ts = 133, e.site = S_B_TAIL_OUT;
+	ct_recon_event(r, &e);
+	ev(r, 140, 0, 1, 40, S_C_ENT);
+	ev(r, 145, 0, 1, 40, S_C_RET);
+	ev(r, 200, 0, 1, 5, S_D_RET);
+	NREC(12);
+	EXP_EXIT(2, FA, 1, CT_CALL_UNOBSERVED, 1, 100, 105, false, true);
+	EXP_ENTER(3, FC, 1, 2, 120, false);
+	EXP_EXIT(4, FC, 1, RET, 2, 120, 125, false, true);
+	EXP_ENTER(6, FB, 2, 4, 132, true);
+	EXP_EXIT(7, FB, 2, CT_CALL_UNOBSERVED, 4, 132, 133, true, true);
+	EXP_EXIT(8, FA, 1, CT_CALL_UNOBSERVED, 3, 130, 133, false, false);
+	EXP_ENTER(9, FC, 1, 5, 140, false);
+	EXP_EXIT(11, FD, 0, RET, 0, 90, 200, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->unobserved, 3);
+	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 TEST(recon_untraced_tail_ends_at_return_site)
 {
 	/* A jumps to untraced code (bar: jmp usleep@plt), which calls B back;
