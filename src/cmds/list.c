@@ -242,8 +242,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char at[160], ex[160], text[128];
 		where(p->t, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
-			printf("      %-7s %-40s -> ends with %s (tail position)\n", role, at,
-			       ct_names_show(&cs->caller->dm, cs->caller->name));
+			printf("      %-7s %-40s -> ends with %s (tail position%s)\n", role, at,
+			       ct_names_show(&cs->caller->dm, cs->caller->name),
+			       cs->tail_results ? ", which returns its results as they are: read at its exits" : "");
 			continue;
 		}
 		where(p->t, cs->exit, ex, sizeof(ex));
@@ -400,7 +401,8 @@ int cmd_list(int argc, char **argv)
 			;
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
-			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL)
+			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL ||
+			    s->kind == CT_SITE_TAILRES)
 				continue; /* shown with the call sites above, or below */
 			char text[128];
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));

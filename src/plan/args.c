@@ -271,50 +271,54 @@ static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_
 /* One probe runs one fetch program: the roles sharing a probe (the exit of a
  * call that is the next call) get one program with all their ops, each role
  * keeping its own values in it. */
+void ct_plan_share_fetch(struct ct_plan *p, size_t i)
+{
+	const struct ct_plan_site *s = &p->sites.v[i];
+	if (!ct_site_is_probe(s) || s->next == CT_NOSITE)
+		return;
+	uint32_t chain[8];
+	size_t n = 0, with = 0;
+	for (uint32_t k = (uint32_t)i; k != CT_NOSITE && n < 8; k = p->sites.v[k].next) {
+		chain[n++] = k;
+		with += p->fetch[k] != NULL;
+	}
+	if (!with)
+		return;
+	struct ct_site_fetch acc = {0}; /* the program so far (no values) */
+	for (size_t k = 0; k < n; k++) {
+		struct ct_site_fetch *f = p->fetch[chain[k]];
+		if (!f)
+			continue;
+		struct ct_site_fetch a, b;
+		if (ct_fetch_merge(&acc, f, &a, &b) == 0) {
+			acc.prog = a.prog;
+			ct_site_fetch_free(&a);
+		} else { /* does not fit: this role's values beyond the capture limits */
+			memset(&b, 0, sizeof(b));
+			b.vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*b.vals));
+			b.nvals = f->nvals;
+			for (uint32_t v = 0; v < f->nvals; v++) {
+				b.vals[v] = f->vals[v];
+				b.vals[v].name = xstrdup(f->vals[v].name);
+				b.vals[v].flags |= CT_VAL_NOLOC | CT_VAL_CUT;
+				b.vals[v].npieces = 0;
+				b.vals[v].pieces = xcalloc(1, sizeof(*b.vals[v].pieces));
+			}
+		}
+		ct_site_fetch_free(f);
+		*f = b;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!p->fetch[chain[k]])
+			p->fetch[chain[k]] = xcalloc(1, sizeof(struct ct_site_fetch));
+		p->fetch[chain[k]]->prog = acc.prog;
+	}
+}
+
 static void share_probe_fetches(struct ct_plan *p)
 {
-	for (size_t i = 0; i < p->sites.n; i++) {
-		const struct ct_plan_site *s = &p->sites.v[i];
-		if (!ct_site_is_probe(s) || s->next == CT_NOSITE)
-			continue;
-		uint32_t chain[8];
-		size_t n = 0, with = 0;
-		for (uint32_t k = (uint32_t)i; k != CT_NOSITE && n < 8; k = p->sites.v[k].next) {
-			chain[n++] = k;
-			with += p->fetch[k] != NULL;
-		}
-		if (!with)
-			continue;
-		struct ct_site_fetch acc = {0}; /* the program so far (no values) */
-		for (size_t k = 0; k < n; k++) {
-			struct ct_site_fetch *f = p->fetch[chain[k]];
-			if (!f)
-				continue;
-			struct ct_site_fetch a, b;
-			if (ct_fetch_merge(&acc, f, &a, &b) == 0) {
-				acc.prog = a.prog;
-				ct_site_fetch_free(&a);
-			} else { /* does not fit: this role's values beyond the capture limits */
-				memset(&b, 0, sizeof(b));
-				b.vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*b.vals));
-				b.nvals = f->nvals;
-				for (uint32_t v = 0; v < f->nvals; v++) {
-					b.vals[v] = f->vals[v];
-					b.vals[v].name = xstrdup(f->vals[v].name);
-					b.vals[v].flags |= CT_VAL_NOLOC | CT_VAL_CUT;
-					b.vals[v].npieces = 0;
-					b.vals[v].pieces = xcalloc(1, sizeof(*b.vals[v].pieces));
-				}
-			}
-			ct_site_fetch_free(f);
-			*f = b;
-		}
-		for (size_t k = 0; k < n; k++) {
-			if (!p->fetch[chain[k]])
-				p->fetch[chain[k]] = xcalloc(1, sizeof(struct ct_site_fetch));
-			p->fetch[chain[k]]->prog = acc.prog;
-		}
-	}
+	for (size_t i = 0; i < p->sites.n; i++)
+		ct_plan_share_fetch(p, i);
 }
 
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site)
@@ -367,6 +371,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 					p->fetch[s] = finish_copy(&f);
 				break;
 			case CT_SITE_RETSITE:
+			case CT_SITE_TAILRES: /* the results of a tail call, as its caller's call's exit reads them */
 				if (ret)
 					p->fetch[s] = results_at_exit(p, site, ret, &moved);
 				break;

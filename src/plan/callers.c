@@ -516,6 +516,83 @@ static bool results_survive(const struct ct_site_fetch *res, const struct ct_cal
 	return true;
 }
 
+/* Are RES (a function's results as at its RET) still in the same
+ * registers at its caller's ret, walk W from the return address (nothing
+ * written but registers, none of the results' changed), so that they can
+ * be read wherever the caller's own results can? */
+static bool results_pass_through(const struct ct_site_fetch *res, const struct ct_exit_walk *w)
+{
+	if (!w->at_ret || w->stack_written || w->mem_written)
+		return false;
+	for (uint32_t i = 0; i < res->nvals; i++)
+		for (uint32_t k = 0; k < res->vals[i].npieces; k++)
+			if (res->vals[i].pieces[k].kind == CT_PIECE_XREG)
+				return false; /* SSE registers: not followed through a ret */
+	for (uint32_t i = 0; i < res->prog.nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &res->prog.ops[i];
+		if (op->code == CT_OP_STACK)
+			return false; /* in the caller's frame, gone after its ret */
+		if (op->code != CT_OP_REG && op->code != CT_OP_REGMEM)
+			continue; /* what they point to: read where the caller's are */
+		const __typeof__(w->loc[0]) *l = op->reg < 15 ? &w->loc[op->reg] : NULL;
+		if (!l || l->reg != op->reg || l->less_word || l->addend || l->width < 8)
+			return false;
+	}
+	return true;
+}
+
+/* A call in tail position with results (single-stepped at its return
+ * address so far) whose caller returns them as they are (`return f(x)`)
+ * ends with its caller, its results read where the caller's end is
+ * observed: at the exit probe of each of the caller's own calls (the caller
+ * observed from its callers), each planned one reading them there (and the
+ * caller's own results, so that no exit moves later); those found while
+ * recording (an address-taken caller) read them where they can. */
+static void pass_tail_results(struct analysis *a, const struct ct_selection *sel)
+{
+	struct ct_plan *p = a->p;
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		struct ct_site_fetch *res = NULL;
+		for (size_t k = 0; pf->in_caller && pf->results && sel->args && k < pf->ncalls; k++) {
+			struct ct_callsite *cs = &pf->calls[k];
+			size_t jc = traced(a, cs->caller->entry);
+			const struct ct_plan_func *pc = jc ? &p->funcs.v[jc - 1] : NULL;
+			if (cs->how != CT_EXIT_STEPPED || cs->walk.how != CT_EXIT_TAILPOS || cs->shared || !pc ||
+			    !pc->in_caller || (!pc->ncalls && !pc->indirect))
+				continue;
+			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
+				break;
+			if (!results_pass_through(res, &cs->walk))
+				continue;
+			struct ct_site_fetch *cres = pc->results ? ct_plan_results_fetch(p, sel->args, pc->fn) : NULL;
+			bool ok = true;
+			for (size_t m = 0; m < pc->ncalls && ok; m++) {
+				const struct ct_callsite *cc = &pc->calls[m];
+				/* (not one in tail position itself: this pass may change it) */
+				ok = !cc->shared && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
+						     (cc->how == CT_EXIT_EMULATED && results_survive(res, cc) &&
+						      (!cres || results_survive(cres, cc))));
+			}
+			if (cres) {
+				ct_site_fetch_free(cres);
+				free(cres);
+			}
+			if (!ok)
+				continue;
+			cs->how = CT_EXIT_TAILPOS;
+			cs->exit = 0;
+			cs->sp_delta = 0;
+			cs->tail_results = true;
+			cs->tail_caller = (uint32_t)(jc - 1);
+		}
+		if (res) {
+			ct_site_fetch_free(res);
+			free(res);
+		}
+	}
+}
+
 /* Where the call's end is observed; false if nowhere. */
 static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
 {
@@ -689,7 +766,7 @@ static void find_runtime_calls(struct analysis *a)
 				continue; /* not the code this was written for */
 		}
 		for (size_t k = 0; k < n; k++) {
-			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true};
+			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0};
 			CT_VEC_PUSH(a->runtime_calls, cs);
 		}
 	}
@@ -813,6 +890,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		p->in_caller++;
 	}
 	map_free(&with_lsda);
+	pass_tail_results(&a, sel);
 returns:
 	if (await)
 		plan_return_sites(&a, found, await);
@@ -895,6 +973,42 @@ static bool caller_probeable(const struct ct_func *g)
 	return !(g->flags & CT_FN_NOPROBE) || is_goexit(g);
 }
 
+/* The exit probe of CS, a call of function FUNC found while recording: the
+ * results of the calls in tail position in FUNC that it returns as they
+ * are (pass_tail_results) are roles of that probe, as at the planned ones
+ * (plan.c), where they can be read there (else those calls show none). */
+static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_callsite *cs)
+{
+	uint32_t last = cs->exit_site;
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		const struct ct_plan_func *pf = &p->funcs.v[j];
+		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++) {
+			const struct ct_callsite *t = &pf->calls[k];
+			struct ct_site_fetch f;
+			const struct ct_site_fetch *res = pf->results_view;
+			if (!t->tail_results || t->tail_caller != func || !res ||
+			    ct_fetch_relocate(res, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
+					      cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f))
+				continue;
+			ct_site_fetch_free(&f);
+			struct ct_plan_site *r = ct_plan_add_site(p, cs->exit, (uint32_t)j, CT_SITE_TAILRES, cs->caller);
+			if (!r)
+				return;
+			r->key_adj = 8 + cs->sp_delta;
+			r->call_site = t->call_site;
+			r->cs = cs;
+			r->flags |= CT_SITEF_COMPANION | CT_SITEF_DYNAMIC;
+			uint32_t id = (uint32_t)(p->sites.n - 1);
+			p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+			p->fetch[id] = ct_plan_results_at_exit(p, r);
+			p->sites.v[last].next = id;
+			last = id;
+		}
+	}
+	if (last != cs->exit_site)
+		ct_plan_share_fetch(p, cs->exit_site);
+}
+
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why)
 {
@@ -947,6 +1061,7 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 		const struct ct_site_fetch *cf = p->fetch[check_site];
 		p->fetch[cs->call_site] = cf ? ct_site_fetch_clone(cf) : NULL;
 		p->fetch[cs->exit_site] = ct_plan_results_at_exit(p, &p->sites.v[cs->exit_site]);
+		add_tail_result_roles(p, func, cs);
 	}
 	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
 					    {cs->call_site, -8}};

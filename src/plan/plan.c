@@ -224,6 +224,18 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		}
 		if (cs->how == CT_EXIT_TAILPOS) {
 			s->flags |= CT_SITEF_TAILPOS;
+			/* its results: a role of each exit probe of its caller's calls */
+			const struct ct_plan_func *pc = cs->tail_results ? &p->funcs.v[cs->tail_caller] : NULL;
+			for (size_t m = 0; pc && m < pc->ncalls; m++) {
+				struct ct_callsite *cc = &pc->calls[m];
+				struct ct_plan_site *r = add_site(p, cc->exit, j, CT_SITE_TAILRES, 0, gsrc_of(t, cc->caller));
+				if (!r)
+					return -1;
+				r->key_adj = 8 + cc->sp_delta;
+				r->call_site = cs->call_site;
+				r->cs = cc; /* its results are read as the caller's are there */
+				r->flags |= cc->how == CT_EXIT_STEPPED ? CT_SITEF_STEPPED : 0;
+			}
 			continue;
 		}
 		size_t shared = cs->shared ? (size_t)(uintptr_t)map_get(&p->shared_exits, cs->exit) : 0;
@@ -255,22 +267,24 @@ static int role_rank(uint8_t kind)
 	switch (kind) {
 	case CT_SITE_RETSITE:
 		return 0;
-	case CT_SITE_ENTRY:
+	case CT_SITE_TAILRES: /* after the exit it rides on (never a probe itself) */
 		return 1;
-	case CT_SITE_CHECK:
+	case CT_SITE_ENTRY:
 		return 2;
-	case CT_SITE_RET:
+	case CT_SITE_CHECK:
 		return 3;
-	case CT_SITE_TAIL:
+	case CT_SITE_RET:
 		return 4;
-	case CT_SITE_RESTART:
+	case CT_SITE_TAIL:
 		return 5;
+	case CT_SITE_RESTART:
+		return 6;
 	case CT_SITE_GOEXIT:
 	case CT_SITE_RECOVER:
 	case CT_SITE_DEFERRET:
-		return 6;
-	default: /* CALL */
 		return 7;
+	default: /* CALL */
+		return 8;
 	}
 }
 

@@ -26,6 +26,11 @@ struct ct_callsite {
 	/* the runtime's call site of every closure (goexit, deferreturn): one
 	 * exit probe there closes the calls of all of them */
 	bool shared;
+	/* TAILPOS: the caller returns the results as they are, and they are
+	 * read at the exits of the caller's own calls (plan function
+	 * tail_caller), in a CT_SITE_TAILRES role of each */
+	bool tail_results;
+	uint32_t tail_caller;
 };
 
 struct ct_plan_func {
@@ -203,6 +208,9 @@ struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
 /* The results of a call at its RETSITE, as ct_plan_args plans them (it
  * may move the site to the return address), or NULL. */
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site);
+/* One fetch program for the roles of the probe at site I (its `next`
+ * chain), each role's values placed in it (their fetches, in P->fetch). */
+void ct_plan_share_fetch(struct ct_plan *p, size_t i);
 
 /* The traced function (plan index + 1) whose code starts at ADDR, or that a
  * PLT stub at ADDR jumps to; 0 if none.  BY_ENTRY: entry -> index + 1. */

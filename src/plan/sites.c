@@ -855,6 +855,20 @@ static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 	*l = best;
 }
 
+/* OUT's picture of where the walk W has reached (SP, what was written,
+ * where each register's value is). */
+static void walk_state_at(const struct walk_state *w, struct ct_exit_walk *out)
+{
+	out->sp_delta = w->d;
+	out->written = w->written;
+	out->stack_written = w->stack_written;
+	out->stack_lo = w->stack_lo - w->d;
+	out->stack_hi = w->stack_hi - w->d;
+	out->mem_written = w->mem_written;
+	for (int r = 0; r < 15; r++)
+		locate(w, r, out);
+}
+
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 {
 	struct insn x;
@@ -1275,19 +1289,16 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 		}
 		if (x.in.meta.category == ZYDIS_CATEGORY_RET) {
 			out->how = CT_EXIT_TAILPOS;
+			if (w.sp_known) {
+				out->at_ret = true;
+				walk_state_at(&w, out);
+			}
 			return;
 		}
 		if (w.sp_known && ok && kernel_emulates(&x)) {
 			out->how = CT_EXIT_EMULATED;
 			out->site = x.addr;
-			out->sp_delta = w.d;
-			out->written = w.written;
-			out->stack_written = w.stack_written;
-			out->stack_lo = w.stack_lo - w.d;
-			out->stack_hi = w.stack_hi - w.d;
-			out->mem_written = w.mem_written;
-			for (int r = 0; r < 15; r++)
-				locate(&w, r, out);
+			walk_state_at(&w, out);
 			if (xs_ok)
 				xmm_locate(&xs, out);
 			return;

@@ -128,6 +128,10 @@ struct ct_exit_walk {
 	 * it can take a probe (0 if not). */
 	uint64_t first_site;
 	bool first_emulated;
+	/* TAILPOS: sp_delta, written, the stack_/mem_written fields and loc[]
+	 * describe the caller's `ret` (its frame is gone then: only registers
+	 * hold values); false if the walk lost SP before it. */
+	bool at_ret;
 	uint32_t ninsns;       /* instructions walked */
 };
 

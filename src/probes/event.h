@@ -79,7 +79,11 @@ enum ct_site_kind {
 	CT_SITE_DEFERRET = 9,
 	CT_SITE_GOCREATE = 10,
 	CT_SITE_SPILL = 11,
-	CT_SITE_NKINDS = 12,
+	/* Never probed itself: a role of a RETSITE probe, the results of the
+	 * call in tail position at `call_site` (of `func`) in the function
+	 * whose call that probe closes, which returns them as they are. */
+	CT_SITE_TAILRES = 12,
+	CT_SITE_NKINDS = 13,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs

@@ -206,6 +206,15 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	bool own = status == CT_CALL_RETURNED && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) &&
 		   ev->site < r->nsites && r->sites[ev->site].func == f->c.func;
 	f->c.exit_site = own ? ev->site : UINT32_MAX;
+	/* A call in tail position whose caller returned its results as they
+	 * are: a role of the caller's exit probe describes them. */
+	if (!own && status == CT_CALL_RETURNED && ev && ev->kind == CT_SITE_RETSITE && f->tailpos)
+		for (uint32_t k = ev->site, n = 0; k < r->nsites && n < 8 && !own; k = r->sites[k].next, n++)
+			if (r->sites[k].kind == CT_SITE_TAILRES && r->sites[k].call_site == f->c.entry_site &&
+			    r->sites[k].func == f->c.func) {
+				own = true;
+				f->c.exit_site = k;
+			}
 	if (own && ev->payload_len) {
 		f->c.ret = ev->payload;
 		f->c.ret_len = ev->payload_len;
@@ -1213,7 +1222,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)(int64_t)rs->key_adj;
-		if (rs->kind != CT_SITE_RECOVER)
+		if (rs->kind != CT_SITE_RECOVER && rs->kind != CT_SITE_TAILRES) /* TAILRES: read at a pop */
 			apply_role(r, s, &rv);
 	}
 	/* Goroutines come and go by the million: forget empty stacks. */

@@ -652,12 +652,31 @@ TEST(exit_walk_tail_position)
 		0xc9, /* leave (SP from RBP: not followed) */
 		0xc3, /* ret */
 	};
+	/* `return f(x)`: the frame goes, the result stays in RAX */
+	static const uint8_t pass[] = {
+		0x48, 0x8b, 0x6c, 0x24, 0x20, /* +00 mov 0x20(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x28,       /* +05 add $0x28,%rsp */
+		0xc3,                         /* +09 ret */
+	};
 	struct ct_exit_walk w;
 	ct_exit_walk(code, sizeof(code), BASE, &w);
 	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
 	CHECK_EQ_U(w.first_site, BASE);
+	/* at the ret, the result is the sum less a word of the frame just
+	 * left (below SP: not a place to read from) */
+	CHECK(w.at_ret);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 0x0d);
+	ct_exit_walk(pass, sizeof(pass), BASE, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
+	CHECK(w.at_ret && !w.stack_written && !w.mem_written);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+	CHECK_EQ_I(w.loc[CT_RBX].reg, CT_RBX);
+	CHECK_EQ_I(w.loc[CT_RAX].addend, 0);
+	CHECK_EQ_I(w.loc[CT_RBP].reg, CT_LOC_LOST);
 	ct_exit_walk(leave_ret, sizeof(leave_ret), BASE, &w);
 	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
+	CHECK(!w.at_ret);
 }
 
 TEST(exit_walk_sp_and_registers)

@@ -888,7 +888,7 @@ TEST(tracefile_go_entries_per_object)
 	CHECK_EQ_I(write_two_objects(path, 5, 5), 0);
 	struct ct_trace t;
 	CHECK_EQ_I(ct_trace_open(&t, path), 0);
-	CHECK_EQ_U(t.version, 8);
+	CHECK_EQ_U(t.version, CT_FILE_VERSION);
 	CHECK_EQ_U(t.types.n, 4);
 	/* one address, each object's own type */
 	for (uint32_t site = 0; site < 5; site++)
