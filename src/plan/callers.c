@@ -108,7 +108,7 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 			     ? (size_t)(uintptr_t)map_get(&a->p->plt_traced, r->target)
 			     : 0;
 		if (j1) {
-			struct ct_callsite cs = {r->at, r->at + r->len, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, false};
+			struct ct_callsite cs = {r->at, r->at + r->len, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, false, false, 0};
 			CT_VEC_PUSH(a->c[j1 - 1].calls, cs);
 		}
 		return;
