@@ -13,7 +13,9 @@ void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_CALL])
 		k += snprintf(buf + k, n - (size_t)k, " call=%" PRIu64, c->hit_ns[CT_HIT_CALL]);
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_RET])
-		snprintf(buf + k, n - (size_t)k, " ret=%" PRIu64, c->hit_ns[CT_HIT_RET]);
+		k += snprintf(buf + k, n - (size_t)k, " ret=%" PRIu64, c->hit_ns[CT_HIT_RET]);
+	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_CHECK])
+		snprintf(buf + k, n - (size_t)k, " check=%" PRIu64, c->hit_ns[CT_HIT_CHECK]);
 }
 
 /* microseconds are what a hit costs: more than a millisecond is no
@@ -50,6 +52,8 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 			out->hit_ns[CT_HIT_CALL] = v;
 		else if (!strcmp(name, "ret"))
 			out->hit_ns[CT_HIT_RET] = v;
+		else if (!strcmp(name, "check"))
+			out->hit_ns[CT_HIT_CHECK] = v;
 		/* a field of a later calltrace: not ours to price */
 		p += used;
 	}
@@ -57,11 +61,14 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 	return true;
 }
 
-enum ct_hit_class ct_hit_class_of(uint8_t flags)
+enum ct_hit_class ct_hit_class_of(uint8_t kind, uint8_t flags)
 {
 	if (flags & CT_SITEF_RETINSN)
 		return CT_HIT_RET;
 	if (flags & CT_SITEF_STEPPED)
 		return CT_HIT_STEPPED;
+	/* a CALL a CHECK sent, or a CHECK's own (an unplanned call) */
+	if ((flags & CT_SITEF_ATCHECK) || kind == CT_SITE_CHECK)
+		return CT_HIT_CHECK;
 	return flags & CT_SITEF_CALLINSN ? CT_HIT_CALL : CT_HIT_EMULATED;
 }

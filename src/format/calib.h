@@ -9,8 +9,10 @@
 /* What a hit costs depends on the probed instruction (the site's flags,
  * CT_SITEF_STEPPED/CALLINSN/RETINSN): one the kernel emulates, one it
  * single-steps, an emulated `call` (it also writes the return address), a
- * single-stepped `ret`. */
-enum ct_hit_class { CT_HIT_EMULATED, CT_HIT_STEPPED, CT_HIT_CALL, CT_HIT_RET, CT_HIT_CLASSES };
+ * single-stepped `ret`; and on what the BPF program does: a CHECK's hit (a
+ * function observed from its callers, at its emulated entry) looks up which
+ * planned call site it came from. */
+enum ct_hit_class { CT_HIT_EMULATED, CT_HIT_STEPPED, CT_HIT_CALL, CT_HIT_RET, CT_HIT_CHECK, CT_HIT_CLASSES };
 
 /* What probe hits cost here: measured by record at start-up
  * (record/calibrate.c), kept in META "calib", taken out of every duration
@@ -18,8 +20,8 @@ enum ct_hit_class { CT_HIT_EMULATED, CT_HIT_STEPPED, CT_HIT_CALL, CT_HIT_RET, CT
 struct ct_costs {
 	bool ok;
 	/* one whole hit of each class; 0: not measured (the recording had no
-	 * such sites, or an older calltrace): priced as EMULATED (CALL) or
-	 * STEPPED (RET) */
+	 * such sites, or an older calltrace): priced as EMULATED (CALL, CHECK)
+	 * or STEPPED (RET) */
 	uint64_t hit_ns[CT_HIT_CLASSES];
 	uint64_t mixed_ns;  /* an emulated entry's end + a single-stepped exit's start */
 	uint64_t args_ns;   /* more for a hit that captures arguments (after its clock read) */
@@ -27,11 +29,12 @@ struct ct_costs {
 	double ms;
 };
 /* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100
- * ms=9.5", then " call=NS" and " ret=NS" when measured (after the fields an
- * older calltrace reads). */
+ * ms=9.5", then " call=NS", " ret=NS" and " check=NS" when measured (after
+ * the fields an older calltrace reads). */
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
-/* The class of a hit at a site with FLAGS (CT_SITEF_*). */
-enum ct_hit_class ct_hit_class_of(uint8_t flags);
+/* The class of a hit whose event names a site of KIND (enum
+ * ct_site_kind) with FLAGS (CT_SITEF_*). */
+enum ct_hit_class ct_hit_class_of(uint8_t kind, uint8_t flags);
 
 #endif

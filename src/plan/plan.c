@@ -621,10 +621,12 @@ uint8_t ct_plan_hit_flags(const struct ct_plan *p)
 	for (size_t i = 0; i < p->sites.n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
 		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
-		if (code && ct_site_is_probe(s))
-			flags |= ct_hit_flags_at(code, 15, s->addr);
+		if (!code || !ct_site_is_probe(s))
+			continue;
+		uint8_t f = ct_hit_flags_at(code, 15, s->addr);
+		flags |= f | (s->kind == CT_SITE_CHECK && !(f & CT_SITEF_STEPPED) ? CT_SITEF_ATCHECK : 0);
 	}
-	return flags & (CT_SITEF_CALLINSN | CT_SITEF_RETINSN);
+	return flags & (CT_SITEF_CALLINSN | CT_SITEF_RETINSN | CT_SITEF_ATCHECK);
 }
 
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)

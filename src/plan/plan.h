@@ -237,8 +237,9 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
 /* The tables as they go into the record file. */
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
-/* The hit classes its probes have (CT_SITEF_CALLINSN, CT_SITEF_RETINSN:
- * the ones record's calibration measures only when they occur). */
+/* The hit classes its probes have (CT_SITEF_CALLINSN, CT_SITEF_RETINSN,
+ * and CT_SITEF_ATCHECK for emulated CHECKs: the ones record's calibration
+ * measures only when they occur). */
 uint8_t ct_plan_hit_flags(const struct ct_plan *p);
 
 #endif

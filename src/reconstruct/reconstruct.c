@@ -183,7 +183,7 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 	*pre = 0;
 	if (!r->costs.ok || ev->site >= r->nsites)
 		return 0;
-	enum ct_hit_class k = ct_hit_class_of(r->sites[ev->site].flags);
+	enum ct_hit_class k = ct_hit_class_of(r->sites[ev->site].kind, r->sites[ev->site].flags);
 	*pre = r->pre_ns[k];
 	return r->hit_ns[k] + (ev->payload_len ? r->costs.args_ns : 0);
 }
@@ -1287,6 +1287,8 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 	 * they are (an older file's, or one without such sites) */
 	if (!hit[CT_HIT_CALL])
 		hit[CT_HIT_CALL] = hit[CT_HIT_EMULATED];
+	if (!hit[CT_HIT_CHECK])
+		hit[CT_HIT_CHECK] = hit[CT_HIT_EMULATED];
 	if (!hit[CT_HIT_RET])
 		hit[CT_HIT_RET] = hit[CT_HIT_STEPPED];
 	/* The split of a hit around its clock read: an emulated entry's end
@@ -1296,12 +1298,16 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 	 * stepped `ret` costs more is its instruction's handling, after the
 	 * program's clock read (measured: a `call` entry's end plus an
 	 * emulated exit's start is dearer by what a whole `call` hit is),
-	 * so their start is that of their kind. */
+	 * so their start is that of their kind.  A CHECK's extra, the
+	 * lookup of its call site, comes before the clock read. */
 	pre[CT_HIT_EMULATED] = hit[CT_HIT_EMULATED] / 2;
 	uint64_t post0 = hit[CT_HIT_EMULATED] - pre[CT_HIT_EMULATED];
 	pre[CT_HIT_STEPPED] = c->mixed_ns > post0 ? c->mixed_ns - post0 : 0;
 	pre[CT_HIT_CALL] = pre[CT_HIT_EMULATED];
 	pre[CT_HIT_RET] = pre[CT_HIT_STEPPED];
+	pre[CT_HIT_CHECK] = pre[CT_HIT_EMULATED] + (hit[CT_HIT_CHECK] > hit[CT_HIT_EMULATED]
+							    ? hit[CT_HIT_CHECK] - hit[CT_HIT_EMULATED]
+							    : 0);
 	for (int k = 0; k < CT_HIT_CLASSES; k++)
 		if (pre[k] > hit[k])
 			pre[k] = hit[k];

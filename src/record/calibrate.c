@@ -5,7 +5,8 @@
  * Tiny functions of calltrace itself get probes in calltrace's own
  * process, the way a traced function does (one entry role, one exit role),
  * at instructions of each class the program's probes have
- * (format/calib.h); they are called in turns, CALLS times each, and the
+ * (format/calib.h); they are called in turns, CALLS times each (fewer at
+ * start-up, a fallback, which must stay short), and the
  * events' timestamps give, for an empty call, the time from its entry
  * probe's clock read to its exit probe's (the mean: see mean_cost):
  *   nop;nop    emulated entry, emulated exit: one whole emulated hit
@@ -18,9 +19,14 @@
  *              a nop here, when the plan has such probes
  *   ret;ret    a single-stepped `ret` (RET exits): ~130 ns dearer than a
  *              stepped mov, when the plan has such probes
+ *   check;check  hits of the CHECK kind at two functions' emulated entries,
+ *              called from planned call sites (the BPF program looks the
+ *              call site up, before its clock read): ~50-180 ns dearer than
+ *              a nop, when the plan has CHECKs
  * The hits read a g as a Go program's do (a fake one in R14).  The probes
- * carry the GOCREATE kind, which record-time limits never cut (and never
- * count), and site ids past the plan's; the events never reach the file.
+ * carry the GOCREATE kind (the CHECKs excepted), which record-time limits
+ * never cut (and never count), and site ids past the plan's; the events
+ * never reach the file.
  *
  * What a hit costs depends on the CPU, and on a VM it changes with time: on
  * the 2-vCPU VM calltrace is developed on, one vCPU takes ~6.4 us per
@@ -58,7 +64,15 @@ __asm__(".text\n" CALIB_FN(ct_calib_ee, "nop", "nop") CALIB_FN(ct_calib_ss, "mov
 	/* its probes are at the `ret`s of the two functions it calls */
 	".p2align 4\n.globl ct_calib_rr\n.type ct_calib_rr,@function\nct_calib_rr:\n\tpushq %r14\n\tmovq %rdi, %r14\n"
 	"\tcall ct_calib_rr_in\n\tcall ct_calib_rr_out\n\tpopq %r14\n\tret\n.size ct_calib_rr, .-ct_calib_rr\n"
-	CALIB_RET(ct_calib_rr_in) CALIB_RET(ct_calib_rr_out));
+	CALIB_RET(ct_calib_rr_in) CALIB_RET(ct_calib_rr_out)
+	/* the probes are at the entries of the two functions it calls, from
+	 * call sites planned for them (returning to _back1 and _back2) */
+	".p2align 4\n.globl ct_calib_kk\n.type ct_calib_kk,@function\nct_calib_kk:\n\tpushq %r14\n\tmovq %rdi, %r14\n"
+	"\tcall ct_calib_kk_in\n.globl ct_calib_kk_back1\nct_calib_kk_back1:\n\tcall ct_calib_kk_out\n"
+	".globl ct_calib_kk_back2\nct_calib_kk_back2:\n\tpopq %r14\n\tret\n.size ct_calib_kk, .-ct_calib_kk\n"
+	".p2align 4\n.globl ct_calib_kk_in\nct_calib_kk_in:\n\tnop\n\tret\n"
+	".p2align 4\n.globl ct_calib_kk_out\nct_calib_kk_out:\n\tnop\n\tret\n");
+extern const char ct_calib_kk_back1[], ct_calib_kk_back2[];
 #define CALIB_DECL(name) void name(void *g); extern const char name##_in[], name##_out[];
 CALIB_DECL(ct_calib_ee)
 CALIB_DECL(ct_calib_ss)
@@ -66,10 +80,12 @@ CALIB_DECL(ct_calib_es)
 CALIB_DECL(ct_calib_aa)
 CALIB_DECL(ct_calib_cc)
 CALIB_DECL(ct_calib_rr)
+CALIB_DECL(ct_calib_kk)
 
 #define CALLS 300
-#define NFN 6
-enum { FN_EE, FN_SS, FN_ES, FN_AA, FN_CC, FN_RR };
+#define CALLS_START 200
+#define NFN 7
+enum { FN_EE, FN_SS, FN_ES, FN_AA, FN_CC, FN_RR, FN_KK };
 /* CPUs measured again at the end: the one with most of the program's hits
  * and the others with at least 1/MIN_SHARE of them, at most MAX_CPUS */
 #define MIN_SHARE 8
@@ -89,6 +105,7 @@ static const struct {
 	[FN_AA] = {ct_calib_aa, ct_calib_aa_in, ct_calib_aa_out, true, 0},
 	[FN_CC] = {ct_calib_cc, ct_calib_cc_in, ct_calib_cc_out, false, CT_SITEF_CALLINSN},
 	[FN_RR] = {ct_calib_rr, ct_calib_rr_in, ct_calib_rr_out, false, CT_SITEF_RETINSN},
+	[FN_KK] = {ct_calib_kk, ct_calib_kk_in, ct_calib_kk_out, false, CT_SITEF_ATCHECK},
 };
 
 /* The file offset of code at ADDR in this process (from its mappings:
@@ -112,6 +129,7 @@ static int64_t self_offset(uintptr_t addr)
 
 struct collect {
 	uint32_t first_site;
+	int calls;
 	ct_event_cb cb; /* other sites' events */
 	void *ctx;
 	uint64_t last_entry[NFN];
@@ -127,7 +145,7 @@ static int on_calib_event(void *ctx, const struct ct_event *e, const void *paylo
 	uint32_t k = (e->site - c->first_site) / 2;
 	if ((e->site - c->first_site) % 2 == 0) {
 		c->last_entry[k] = e->ts;
-	} else if (c->last_entry[k] && c->n[k] < CALLS) {
+	} else if (c->last_entry[k] && c->n[k] < (size_t)c->calls) {
 		c->durs[k][c->n[k]++] = e->ts - c->last_entry[k];
 		c->last_entry[k] = 0;
 	}
@@ -181,19 +199,20 @@ static long switches(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw + ru.ru_nvcsw;
 }
 
-/* CALLS calls of each function, in turns (whatever the machine does
- * meanwhile falls on every kind alike), where this thread runs. */
-static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_costs *out)
+/* CALLS calls (at most CALLS) of each function, in turns (whatever the
+ * machine does meanwhile falls on every kind alike), where this thread
+ * runs. */
+static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, struct ct_costs *out)
 {
 	uint64_t t0 = now_mono_ns();
-	struct collect c = {.first_site = cal->first_site, .cb = cb, .ctx = ctx};
+	struct collect c = {.first_site = cal->first_site, .calls = calls, .cb = cb, .ctx = ctx};
 	for (uint32_t k = 0; k < NFN; k++)
-		c.durs[k] = xcalloc(CALLS, sizeof(uint64_t));
+		c.durs[k] = xcalloc((size_t)calls, sizeof(uint64_t));
 	/* A round in which the scheduler ran someone else on this CPU (a
 	 * context switch) measured the wait, no probe's cost: left out. */
 	bool switched[CALLS];
 	long sw = switches();
-	for (int i = 0; i < CALLS; i++) {
+	for (int i = 0; i < calls; i++) {
 		for (uint32_t k = 0; k < NFN; k++) {
 			if (!cal->use[k])
 				continue;
@@ -216,15 +235,15 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 	for (uint32_t k = 0; k < NFN; k++) {
 		/* each round gave one sample of each (none lost: the buffer was
 		 * drained in time) */
-		if (c.n[k] == CALLS) {
+		if (c.n[k] == (size_t)calls) {
 			size_t m = 0;
-			for (size_t i = 0; i < CALLS; i++)
+			for (size_t i = 0; i < (size_t)calls; i++)
 				if (!switched[i])
 					c.durs[k][m++] = c.durs[k][i];
 			c.n[k] = m;
 		}
-		if (cal->use[k] && c.n[k] < CALLS / 2)
-			rc = ct_fail("calibration: %zu of %d calls measured", c.n[k], CALLS);
+		if (cal->use[k] && c.n[k] < (size_t)calls / 2)
+			rc = ct_fail("calibration: %zu of %d calls measured", c.n[k], calls);
 	}
 	if (rc == 0) {
 		memset(out, 0, sizeof(*out));
@@ -238,12 +257,14 @@ static int measure(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 			out->hit_ns[CT_HIT_CALL] = mean_cost(c.durs[FN_CC], c.n[FN_CC]);
 		if (cal->use[FN_RR])
 			out->hit_ns[CT_HIT_RET] = mean_cost(c.durs[FN_RR], c.n[FN_RR]);
+		if (cal->use[FN_KK])
+			out->hit_ns[CT_HIT_CHECK] = mean_cost(c.durs[FN_KK], c.n[FN_KK]);
 		uint64_t ee = median(c.durs[FN_EE], c.n[FN_EE]), aa = median(c.durs[FN_AA], c.n[FN_AA]);
 		out->args_ns = aa > ee ? aa - ee : 0;
 		ct_debug("calibration: medians %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ns (nop, mov, nop;mov, "
 			 "args), %zu of %d rounds kept", ee, median(c.durs[FN_SS], c.n[FN_SS]),
-			 median(c.durs[FN_ES], c.n[FN_ES]), aa, c.n[FN_EE], CALLS);
-		out->calls = CALLS;
+			 median(c.durs[FN_ES], c.n[FN_ES]), aa, c.n[FN_EE], calls);
+		out->calls = (unsigned)calls;
 		out->ms = (now_mono_ns() - t0) / 1e6;
 		out->ok = true;
 	}
@@ -287,7 +308,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 			return NULL;
 		}
 		struct ct_cookie_parts cp = {0};
-		cp.kind = CT_SITE_GOCREATE; /* limits never cut it */
+		cp.kind = k == FN_KK ? CT_SITE_CHECK : CT_SITE_GOCREATE; /* limits never cut GOCREATE */
 		cp.fetch = fns[k].fetch;
 		cp.gsrc = gsrc;
 		cp.site = first_site + 2 * k;
@@ -296,6 +317,17 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 		cp.site++;
 		xo[k] = (uint64_t)at_out;
 		xc[k] = CT_COOKIE(cp);
+		if (k == FN_KK) {
+			/* each CHECK's call site: its event is sent as the CHECK's own site */
+			struct ct_planned_call in_call = {cp.site - 1, 0}, out_call = {cp.site, 0};
+			int64_t in_ret = (int64_t)((uintptr_t)ct_calib_kk_back1 - (uintptr_t)ct_calib_kk_in),
+				out_ret = (int64_t)((uintptr_t)ct_calib_kk_back2 - (uintptr_t)ct_calib_kk_out);
+			if (ct_probes_add_planned(p, CT_PLANNED_KEY(cp.site - 1, in_ret), &in_call) ||
+			    ct_probes_add_planned(p, CT_PLANNED_KEY(cp.site, out_ret), &out_call)) {
+				ct_calib_free(cal);
+				return NULL;
+			}
+		}
 		if (fns[k].fetch && (ct_probes_set_fetch(p, cp.site - 1, &fetch) || ct_probes_set_fetch(p, cp.site, &fetch))) {
 			ct_calib_free(cal);
 			return NULL;
@@ -305,7 +337,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	 * sleepable program's link waits for an RCU grace period (~25 ms
 	 * each), which start-up need not pay, and ct_calib_again uses them. */
 	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
-	if (ct_probes_attach(p, &a) || measure(cal, NULL, NULL, out)) {
+	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, NULL, NULL, out)) {
 		ct_calib_free(cal);
 		return NULL;
 	}
@@ -343,7 +375,7 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 		if (pinned && sched_setaffinity(0, sizeof(one), &one))
 			ct_debug("calibration: cannot run on CPU %zu: %s", best, strerror(errno));
 		struct ct_costs c;
-		rc = measure(cal, cb, ctx, &c);
+		rc = measure(cal, CALLS, cb, ctx, &c);
 		if (rc == 0) {
 			ct_debug("calibration on CPU %zu (%" PRIu64 " of %" PRIu64 " hits): emulated %" PRIu64
 				 " ns, stepped %" PRIu64 " ns, call %" PRIu64 " ns, ret %" PRIu64 " ns", best, hits[best],

@@ -15,7 +15,7 @@ struct ct_calib;
  * that read a g as the program's do (GSRC CT_G_R14: a fake one laid out as
  * GCFG says), and measures once where this thread runs: emulated and
  * single-stepped hits, and the classes in CLASSES (CT_SITEF_CALLINSN,
- * CT_SITEF_RETINSN: those the program's probes have).  The probes stay
+ * CT_SITEF_RETINSN, CT_SITEF_ATCHECK: those the program's probes have).  The probes stay
  * until P detaches.  NULL with ct_fail(). */
 struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
 				uint8_t gsrc, uint8_t classes, struct ct_costs *out);
@@ -25,6 +25,6 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
  * ct_fail() (OUT unchanged). */
 int ct_calib_again(struct ct_calib *c, ct_event_cb cb, void *ctx, struct ct_costs *out);
 void ct_calib_free(struct ct_calib *c);
-#define CT_CALIB_SITES 12
+#define CT_CALIB_SITES 14
 
 #endif

@@ -11,8 +11,8 @@ import re
 
 from lib import ct, fixture, record, replay_json, tmp
 
-CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=300 ms=[\d.]+"
-                   r"((?: (?:call|ret)=\d+)*)$", re.M)
+CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=[23]00 "
+                   r"ms=[\d.]+((?: (?:call|ret|check)=\d+)*)$", re.M)
 
 
 def classes(m):

@@ -123,10 +123,50 @@ TEST(correction_per_class)
 	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500);
 	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000));
 	use_sites = csites;
-	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_STEPPED | CT_SITEF_RETINSN), CT_HIT_RET);
-	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_CALLINSN | CT_SITEF_TAILPOS), CT_HIT_CALL);
-	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_STEPPED), CT_HIT_STEPPED);
-	CHECK_EQ_U(ct_hit_class_of(CT_SITEF_COMPANION), CT_HIT_EMULATED);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_RET, CT_SITEF_STEPPED | CT_SITEF_RETINSN), CT_HIT_RET);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_CALL, CT_SITEF_CALLINSN | CT_SITEF_TAILPOS), CT_HIT_CALL);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_ENTRY, CT_SITEF_STEPPED), CT_HIT_STEPPED);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_ENTRY, CT_SITEF_COMPANION), CT_HIT_EMULATED);
+	/* a call its callee's CHECK sent, or a CHECK's own event (an
+	 * unplanned call): the CHECK's hit; a stepped CHECK's is a stepped one */
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_CALL, CT_SITEF_ATCHECK), CT_HIT_CHECK);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_CHECK, CT_SITEF_INDIRECT), CT_HIT_CHECK);
+	CHECK_EQ_U(ct_hit_class_of(CT_SITE_CALL, CT_SITEF_ATCHECK | CT_SITEF_STEPPED), CT_HIT_STEPPED);
+}
+
+/* a call observed at its callee's CHECK (the event names the CALL site), its
+ * exit at the return site */
+TEST(correction_check_class)
+{
+	static const struct ct_file_site k[] = {
+		{0, 0x1000, 0, CT_SITE_CALL, CT_NOFUNC, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_ATCHECK},
+		{1, 0x1005, 0, CT_SITE_RETSITE, CT_NOFUNC, 8, 0, UINT32_MAX, 0},
+	};
+	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5 check=1300", &c));
+	CHECK_EQ_U(c.hit_ns[CT_HIT_CHECK], 1300);
+	struct ct_recon *r = ct_recon_new(k, 2, true, &ops, NULL);
+	ct_recon_set_costs(r, &c);
+	ngot = 0;
+	for (int i = 0; i < 4; i++) {
+		struct ct_rec_event ev = {0};
+		ev.goid = 1;
+		ev.pid = ev.tid = 7;
+		ev.key = 92; /* the caller's SP 100, the callee's frame 8 lower */
+		ev.site = (uint32_t)(i % 2);
+		ev.kind = k[i % 2].kind;
+		ev.ts = 100000 + (uint64_t)i * 10000;
+		ct_recon_event(r, &ev);
+	}
+	ct_recon_finish(r, 200000);
+	ct_recon_free(r);
+	CHECK_EQ_U(ngot, 2);
+	/* the lookup comes before the CHECK's clock read: a call measures
+	 * the end of an emulated hit and the start of another (1000), not the
+	 * lookup too (its whole hit less an emulated one's start: 1300) */
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1000);
+	CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1000);
 }
 
 TEST(correction_calib_round_trip)
@@ -147,6 +187,7 @@ TEST(correction_calib_round_trip)
 	CHECK(ct_costs_parse(buf, &back));
 	CHECK_EQ_U(back.hit_ns[CT_HIT_CALL], 5012);
 	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 18500);
+	CHECK_EQ_U(back.hit_ns[CT_HIT_CHECK], 0);
 	CHECK_EQ_U(back.mixed_ns, 4879);
 	/* a later calltrace's fields are passed over; damaged ones refused */
 	CHECK(ct_costs_parse("emulated=1 stepped=2 emulated+stepped=1 args=0 calls=1 ms=1 ret=3 later+thing=9 ", &back));
