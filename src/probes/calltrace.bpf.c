@@ -168,6 +168,28 @@ struct gkey {
 	__u64 id; /* goid, or tid for threads */
 };
 
+/* The innermost call of each goroutine/thread entered from a call site
+ * without an exit probe (a CHECK's unplanned caller, or one not planned
+ * yet): the frame key of its return address slot and what the call put
+ * there.  No probe sees that call end; a later, deeper hit that finds
+ * something else in the slot (the caller's next call put its own return
+ * address there) knows it has ended (CT_EV_UNOBSERVED_DONE), where the
+ * frame key alone would take the hit for one inside it. */
+struct unobserved_call {
+	__u64 key;
+	__u64 ret;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct gkey);
+	__type(value, struct unobserved_call);
+} unobserved_calls SEC(".maps");
+
+/* Entries in unobserved_calls: hits look there only while there are some. */
+__u64 unobserved_open = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -775,6 +797,33 @@ static __always_inline void report_caller(const struct hit *h, __u64 key)
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* unobserved_calls: H (its key still the probe's own, SP + KEY = the
+ * stack's base) is deeper than the call watched in its goroutine/thread
+ * and finds its slot changed (that call has ended), or is not deeper (the
+ * frame key says so); RET: a call without an exit probe starts here. */
+static __always_inline void track_unobserved(struct hit *h, __u64 sp, __u64 ret)
+{
+	struct gkey k = {h->pid_tgid >> 32, ((h->flags & CT_EV_SYSSTACK) != 0) | ((h->flags & CT_EV_ALTSTACK) ? 2 : 0),
+			 h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid};
+	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, &k) : NULL;
+	if (w) {
+		int over = h->key <= w->key;
+		if (!over && read_u64(h->key + sp - w->key) != w->ret) {
+			h->flags |= CT_EV_UNOBSERVED_DONE;
+			over = 1;
+		}
+		if (over && !ret && bpf_map_delete_elem(&unobserved_calls, &k) == 0)
+			__sync_fetch_and_add(&unobserved_open, -1);
+	}
+	if (ret) {
+		struct unobserved_call n = {h->key, ret};
+		if (bpf_map_update_elem(&unobserved_calls, &k, &n, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&unobserved_open, 1);
+		else
+			bpf_map_update_elem(&unobserved_calls, &k, &n, BPF_EXIST);
+	}
+}
+
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
 	struct hit h;
@@ -801,7 +850,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	if (nhits)
 		(*nhits)++;
 	__s64 key_delta = 0;
-	__u64 new_caller = 0;
+	__u64 new_caller = 0, unobserved_ret = 0;
 	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {
 		/* A function observed from its callers: a call from a planned
 		 * call site is that site's CALL event; from anywhere else, an
@@ -814,6 +863,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			h.site = pc->site;
 			key_delta = pc->key_delta;
 		} else {
+			unobserved_ret = ret;
 			count(CT_COOKIE_INDIRECT(h.cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
 			/* the first hit from there is reported, once */
 			__u8 seen = 1;
@@ -860,6 +910,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
 			h.flags |= CT_EV_ALTSTACK;
 	}
+	if (unobserved_open || unobserved_ret)
+		track_unobserved(&h, sp, unobserved_ret);
 	h.key += key_delta;
 	h.now = bpf_ktime_get_ns();
 	if (new_caller)

@@ -263,6 +263,10 @@ struct ct_fetch {
 				  (--follow) or a thread of it ended; site =
 				  CT_PROC_*, tid = the thread, goid = the child
 				  for a fork */
+#define CT_EV_UNOBSERVED_DONE 0x80 /* the innermost call of its goroutine/thread
+				  entered from a call site without an exit probe
+				  (a CHECK's) has ended before this hit: the word
+				  at its return address slot changed */
 #define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
 				  (sigaltstack): a signal handler's frames */
 #define CT_PROC_FORK 1

@@ -364,6 +364,19 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 	}
 }
 
+/* The kernel side saw the return address slot of the innermost call
+ * without an exit probe hold something else (CT_EV_UNOBSERVED_DONE): that
+ * call has ended, however deeper this event is, and so has what was open
+ * inside it. */
+static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uint32_t tid)
+{
+	size_t i = s->f.n;
+	while (i > 0 && !s->f.v[i - 1].no_exit)
+		i--;
+	while (i > 0 && s->f.n >= i)
+		pop(r, s, CT_CALL_UNOBSERVED, ts, tid, NULL);
+}
+
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
 {
 	struct frame f = {0};
@@ -1215,6 +1228,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	uint64_t pre, cost = hit_cost(r, ev, &pre);
 	uint64_t at = corrected_time(s, ev->ts, pre);
 	s->cost += cost;
+	if (ev->flags & CT_EV_UNOBSERVED_DONE)
+		end_unobserved(r, s, at, ev->tid);
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
 		struct ct_rec_event rv = *ev;

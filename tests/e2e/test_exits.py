@@ -208,8 +208,13 @@ def test_unplanned_caller_counted_and_tree_right():
     assert up[0]["status"] == "unobserved" and up[0]["args"][0]["value"] == 2, up
     (main,) = [r for roots in trees(calls).values() for r in roots if r.func == "main.main"]
     un = next(n for n in main.walk() if n.func == "main.unplanned")
+    # sort.Sort's calls of byThree's methods come after that call ended,
+    # deeper than its frame was: the kernel side saw its return address
+    # slot overwritten (they nested under it before)
+    sort = ",".join(["main.(*byThree).Len"] + ["main.(*byThree).Less", "main.(*byThree).Swap"] * 2 +
+                    ["main.(*byThree).Less"])
     assert un.shape() == "main.unplanned(main.plannedTarget(main.plannedHelper),main.findFunc," \
-                         "main.plannedTarget(main.plannedHelper),main.plannedHelper)", un.shape()
+                         f"main.plannedTarget(main.plannedHelper),{sort},main.plannedHelper)", un.shape()
 
 
 def test_calls_through_an_interface_get_their_exits_while_recording():

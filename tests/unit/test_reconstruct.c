@@ -1341,6 +1341,29 @@ TEST(recon_unplanned_call)
 	col_reset();
 }
 
+/* An unplanned call has ended (the kernel side saw its return address
+ * slot overwritten, CT_EV_UNOBSERVED_DONE) before a deeper event (A's
+ * untraced helper called B): B is not inside it. */
+TEST(recon_unplanned_call_ended_before_a_deeper_one)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 115, 5, 7, 132, C_B_CALL1, 0); /* inside it: deeper, slot untouched */
+	cevf(r, 118, 5, 7, 132, C_B_EXIT1, 0);
+	cevf(r, 130, 5, 7, 152, C_B_CALL1, CT_EV_UNOBSERVED_DONE);
+	cevf(r, 140, 5, 7, 152, C_B_EXIT1, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_ENTER(2, FB, 2, 2, 115, false);
+	EXP_EXIT(4, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 130, false, false);
+	EXP_ENTER(5, FB, 1, 3, 130, false);
+	EXP_EXIT(6, FB, 1, RET, 3, 130, 140, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* Calls from one call site without an exit probe, back to back (a loop
  * whose call site's probe is not in yet): the same key, no RESTART between
  * them: one call each, each ended by the next, unobserved. */
