@@ -124,6 +124,42 @@ static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
 		snprintf(out, n, "0x%llx", (unsigned long long)addr);
 }
 
+/* A call in tail position with results, single-stepped: why its caller's
+ * end cannot stand for it (the caller does not return them as they are, or
+ * its own exits cannot read them).  Appended to OUT. */
+static void tail_results_why(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+{
+	const struct ct_exit_walk *w = &cs->walk;
+	size_t len = strlen(out);
+	char *o = out + len;
+	if (len + 1 >= n)
+		return;
+	if (!w->at_ret) {
+		snprintf(o, n - len, ", and the walk does not follow SP to the caller's ret");
+		return;
+	}
+	if (w->stack_written || w->mem_written) {
+		snprintf(o, n - len, ", and the caller stores to memory before its ret");
+		return;
+	}
+	const struct ct_fetch *prog = f->results_view ? &f->results_view->prog : NULL;
+	for (uint32_t i = 0; prog && i < prog->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *op = &prog->ops[i];
+		if ((op->code != CT_OP_REG && op->code != CT_OP_REGMEM) || op->reg >= 15)
+			continue;
+		const __typeof__(w->loc[0]) *l = &w->loc[op->reg];
+		if (l->reg == op->reg && !l->less_word && !l->addend && l->width >= 8)
+			continue;
+		if (w->lost_at[op->reg])
+			snprintf(o, n - len, ", and the value of %s is gone at 0x%llx, before the caller's ret",
+				 ct_reg_name(op->reg), (unsigned long long)w->lost_at[op->reg]);
+		else
+			snprintf(o, n - len, ", and the caller changes %s before its ret", ct_reg_name(op->reg));
+		return;
+	}
+	snprintf(o, n - len, ", and the caller's own exits cannot read them");
+}
+
 /* Why a call's exit is single-stepped (the return address, or an emulated
  * site's results could not be read there: which value is gone where). */
 static void results_stepped_why(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
@@ -141,8 +177,12 @@ static void results_stepped_why(const struct ct_plan_func *f, const struct ct_ca
 		}
 		return;
 	case CT_EXIT_TAILPOS:
-		snprintf(out, n, "%s", f->results ? "single-stepped: in tail position (the caller returns before any emulated instruction), but the results are captured"
-						   : "single-stepped: in tail position in a caller not traced");
+		if (!f->results) {
+			snprintf(out, n, "single-stepped: in tail position in a caller not traced");
+			return;
+		}
+		snprintf(out, n, "single-stepped: in tail position (the caller returns before any emulated instruction), but the results are captured");
+		tail_results_why(f, cs, out, n);
 		return;
 	default:
 		snprintf(out, n, "single-stepped: nothing the kernel emulates before the next branch");
