@@ -971,20 +971,28 @@ static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_re
 
 /* The open frames of S end (STATUS, at TS; a pending tail chain returns).  A
  * signal handler's frames nested in them end first: a thread's calls end
- * innermost first, as each renderer expects of one thread. */
+ * innermost first, as each renderer expects of one thread.  The innermost
+ * call from a site without an exit probe may have ended long before (its
+ * end is never seen): unobserved, not STATUS; one with a call open inside
+ * it was still running. */
 static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts)
 {
 	struct stack *alt = s->th ? s->th->alt : NULL;
 	if (alt && alt != s && alt->context == s->context)
 		end_frames(r, alt, status, ts);
 	uint64_t at = corrected_time(s, ts, 0);
+	bool live = false; /* a call that was surely running is inside */
 	while (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		uint32_t tid = top->c.tid;
 		if (top->tail_pending && status == CT_CALL_UNFINISHED)
 			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
-		else
+		else if (!live && top->no_exit)
+			pop(r, s, CT_CALL_UNOBSERVED, at, tid, NULL);
+		else {
 			pop(r, s, status, at, tid, NULL);
+			live = true;
+		}
 	}
 }
 

@@ -1364,6 +1364,38 @@ TEST(recon_unplanned_call_ended_before_a_deeper_one)
 	col_reset();
 }
 
+/* The process ends (or the trace does) with a call from a site without an
+ * exit probe innermost: it may have returned long before, unobserved, not
+ * exited; one with a call open inside it was running. */
+TEST(recon_unplanned_call_open_at_the_end_is_unobserved)
+{
+	for (int end = 0; end < 2; end++) {
+		struct ct_recon *r = new_crecon(true);
+		cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+		cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+		if (end) {
+			ct_recon_finish(r, 300);
+		} else {
+			struct ct_rec_event e = {.kind = CT_EV_PROC_REC, .proc = CT_PROC_EXIT, .pid = PID, .tid = 7, .ts = 300};
+			ct_recon_event(r, &e);
+		}
+		NREC(4);
+		EXP_EXIT(2, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 300, false, true);
+		EXP_EXIT(3, FA, 0, end ? UNF : CT_CALL_EXITED, 0, 100, 300, false, false);
+		ct_recon_free(r);
+	}
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 115, 5, 7, 132, C_B_CALL1, 0); /* open inside it at the end */
+	ct_recon_finish(r, 300);
+	NREC(6);
+	EXP_EXIT(3, FB, 2, UNF, 2, 115, 300, false, true);
+	EXP_EXIT(4, FC, 1, UNF, 1, 110, 300, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* Calls from one call site without an exit probe, back to back (a loop
  * whose call site's probe is not in yet): the same key, no RESTART between
  * them: one call each, each ended by the next, unobserved. */
