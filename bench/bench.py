@@ -367,7 +367,7 @@ def enable_bpf_stats():
 
 
 def calltrace_bpf_stats(n, datafile, extra=()):
-    """BPF ns per hit of ct_entry/ct_exit during one record run.  The
+    """BPF ns per hit of ct_hit (every probe's program) during one record run.  The
     programs live only as long as calltrace does, so their counters are
     sampled while it runs."""
     fd = enable_bpf_stats() if os.uname().machine == "x86_64" else None
@@ -381,7 +381,7 @@ def calltrace_bpf_stats(n, datafile, extra=()):
         while proc.poll() is None:
             # Per program, the sample with the most runs wins: at teardown
             # the programs are closed one by one and vanish from the list.
-            for name, v in bpf_prog_stats(proc.pid, ("ct_entry", "ct_exit")).items():
+            for name, v in bpf_prog_stats(proc.pid, ("ct_hit",)).items():
                 if v[0] >= last.get(name, (0, 0))[0]:
                     last[name] = v
             time.sleep(0.05)
@@ -593,11 +593,10 @@ def per_call_section(tracefs, rounds, n, breakdown, datafile):
             run, progs = st
             tag = "," + label if label else ""
             bpf_call = 0.0
-            for name in ("ct_entry", "ct_exit"):
-                if name in progs and progs[name][0]:
-                    cnt, t = progs[name]
-                    bpf_call += t / cnt  # one entry and one exit hit per call
-                    print("bpf_ns_per_hit[%s%s]=%.0f (run_cnt=%d)" % (name, tag, t / cnt, cnt))
+            if progs.get("ct_hit", (0, 0))[0]:
+                cnt, t = progs["ct_hit"]
+                bpf_call = 2 * t / cnt  # one entry and one exit hit per call
+                print("bpf_ns_per_hit[ct_hit%s]=%.0f (run_cnt=%d)" % (tag, t / cnt, cnt))
             if label:
                 continue
             print("calltrace_with_bpf_stats_cpu_ns_per_call=%.0f" % (

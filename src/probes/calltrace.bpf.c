@@ -99,10 +99,13 @@ struct {
 	__type(value, __u8);
 } callers_seen SEC(".maps");
 
-/* Per-site argument fetch programs, indexed by site id. */
+/* Per-site argument fetch programs, indexed by site id.  Mapped into user
+ * space, which writes them there: a system call each took ~10 us, thousands
+ * of them a good part of the start-up. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* resized by user space before load */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct ct_fetch);
 } fetch SEC(".maps");
@@ -926,15 +929,11 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 
 /* Sleepable (uprobe.s, with uprobe_multi since Linux 6.6): fetch_mem may
  * fault in a page the program has not touched yet.  Measured: no cost when
- * the fast read works. */
+ * the fast read works.  One program for every site (the cookie says what
+ * the site is): entry and exit sites are two links of it, and the verifier,
+ * most of the load time, runs once. */
 SEC("uprobe.s")
-int ct_entry(struct pt_regs *ctx)
-{
-	return on_hit(ctx);
-}
-
-SEC("uprobe.s")
-int ct_exit(struct pt_regs *ctx)
+int ct_hit(struct pt_regs *ctx)
 {
 	return on_hit(ctx);
 }

@@ -245,6 +245,7 @@ struct ct_fetch {
 	__s16 guard_lo, guard_hi;
 	__u8 guard_from, guard_to;
 	__u16 pad;
+	__u32 pad2; /* a multiple of 8 bytes: the fetch array's stride, written through mmap */
 	struct ct_fetch_op ops[CT_MAX_OPS];
 };
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,6 +40,8 @@ struct uprobe_multi_attr {
 struct ct_probes {
 	struct calltrace_bpf *skel;
 	uint32_t nsites;             /* in the fetch array; later ones: fetch_later */
+	struct ct_fetch *fetch;      /* the fetch array, mapped */
+	size_t fetch_bytes;
 	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
 	CT_VEC(struct bpf_link *) pe_links;
 	struct ring_buffer *rb;
@@ -142,8 +145,10 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
 	bpf_map__set_max_entries(p->skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
 	p->nsites = o->nsites;
-	/* allocated as entries come (binaries exec'd under --follow add theirs) */
-	bpf_map__set_max_entries(p->skel->maps.planned_calls, 1u << 20);
+	/* Entries are allocated as they come, but the buckets are not: 1 << 20
+	 * of them took ~100 ms to create (and to free) where a few thousand
+	 * entries was all a program needed. */
+	bpf_map__set_max_entries(p->skel->maps.planned_calls, o->max_planned ? o->max_planned : 1u << 20);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
@@ -152,8 +157,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	if (p->perf_events) {
 		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+ has them): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
 	} else {
-		bpf_program__set_expected_attach_type(p->skel->progs.ct_entry, CT_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(p->skel->progs.ct_exit, CT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(p->skel->progs.ct_hit, CT_BPF_TRACE_UPROBE_MULTI);
 	}
 	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
 	int err = calltrace_bpf__load(p->skel);
@@ -170,33 +174,47 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		return NULL;
 	}
 	p->ncpus = libbpf_num_possible_cpus();
+	/* an array's elements are value_size rounded up to 8 bytes apart */
+	_Static_assert(sizeof(struct ct_fetch) % 8 == 0, "struct ct_fetch is the fetch array's stride");
+	long page = sysconf(_SC_PAGESIZE);
+	p->fetch_bytes = ((size_t)bpf_map__max_entries(p->skel->maps.fetch) * sizeof(struct ct_fetch) + page - 1) &
+			 ~(size_t)(page - 1);
+	p->fetch = mmap(NULL, p->fetch_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(p->skel->maps.fetch), 0);
+	if (p->fetch == MAP_FAILED) {
+		ct_fail("cannot map the BPF argument plans: %s", strerror(errno));
+		p->fetch = NULL;
+		ct_probes_free(p);
+		return NULL;
+	}
 	return p;
 }
 
 
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 {
+	struct bpf_program *prog = p->skel->progs.ct_hit;
 	struct {
-		struct bpf_program *prog;
 		const uint64_t *off, *cookie;
 		size_t n;
 	} sets[2] = {
-		/* exits first, entries second: a call entered meanwhile is never
-		 * without its return; detach closes them in the same order */
-		{p->skel->progs.ct_exit, a->exit_offsets, a->exit_cookies, a->nexit},
-		{p->skel->progs.ct_entry, a->entry_offsets, a->entry_cookies, a->nentry},
+		/* exits first, entries second (two links of the one program): a
+		 * call entered meanwhile is never without its return; detach
+		 * closes them in the same order */
+		{a->exit_offsets, a->exit_cookies, a->nexit},
+		{a->entry_offsets, a->entry_cookies, a->nentry},
 	};
 	for (int i = 0; i < 2; i++) {
 		if (!sets[i].n)
 			continue;
 		if (p->perf_events) {
-			if (attach_perf_events(p, sets[i].prog, a->path, a->pid, sets[i].off, sets[i].cookie, sets[i].n))
+			if (attach_perf_events(p, prog, a->path, a->pid, sets[i].off, sets[i].cookie, sets[i].n))
 				return -1;
 			continue;
 		}
 		if (p->nlinks >= MAX_LINKS)
 			return ct_fail("too many probe links");
-		int fd = link_uprobe_multi(bpf_program__fd(sets[i].prog), a->path, a->pid, sets[i].off,
+		int fd = link_uprobe_multi(bpf_program__fd(prog), a->path, a->pid, sets[i].off,
 					   sets[i].cookie, sets[i].n);
 		if (fd < 0) {
 			int e = errno;
@@ -234,8 +252,11 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
 {
-	struct bpf_map *m = site < p->nsites ? p->skel->maps.fetch : p->skel->maps.fetch_later;
-	if (bpf_map_update_elem(bpf_map__fd(m), &site, f, BPF_ANY))
+	if (site < p->nsites) {
+		p->fetch[site] = *f; /* no site of it is attached yet */
+		return 0;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch_later), &site, f, BPF_ANY))
 		return ct_fail("cannot load the argument plan of site %u: %s", site, strerror(errno));
 	return 0;
 }
@@ -394,6 +415,8 @@ void ct_probes_free(struct ct_probes *p)
 	ct_probes_detach(p);
 	if (p->rb)
 		ring_buffer__free(p->rb);
+	if (p->fetch)
+		munmap(p->fetch, p->fetch_bytes);
 	calltrace_bpf__destroy(p->skel);
 	free(p);
 }

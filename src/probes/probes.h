@@ -27,6 +27,9 @@ struct ct_probes_opts {
 	/* --exit=auto: CHECKs report return addresses the plan did not know
 	 * (CT_PROC_CALLER), user space adds their exits */
 	bool report_callers;
+	/* the most planned call sites ever added (ct_probes_add_planned), 0:
+	 * not known in advance (binaries exec'd under --follow add theirs) */
+	uint32_t max_planned;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
