@@ -24,6 +24,7 @@
 #include "target/goruntime.h"
 #include "util/util.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,13 +43,40 @@ static bool is_returns_twice(const char *name)
 	return false;
 }
 
+/* A direct call the scan found, until its ct_callsite is needed (those
+ * are ~650 bytes; tens of thousands of calls were tens of MB to fault in). */
+struct call_ref {
+	uint64_t at, ret;
+	const struct ct_func *caller;
+};
+
 struct callee {
 	char why[192]; /* non-empty: keeps RET probes, and why */
 	char taken[192]; /* non-empty: its address is taken (where): Go functions
 			    with a cheap entry are observed from their callers
 			    anyway, other callers found while recording */
-	CT_VEC(struct ct_callsite) calls;
+	CT_VEC(struct call_ref) refs; /* the calls found, in order ... */
+	CT_VEC(struct ct_callsite) calls; /* ... as call sites (calls_of) */
 };
+
+/* C's calls as call sites, from the scan's refs (added to any it has). */
+static void calls_of(struct callee *c)
+{
+	if (!c->refs.n)
+		return;
+	size_t n0 = c->calls.n;
+	c->calls.v = xrealloc(c->calls.v, (n0 + c->refs.n) * sizeof(*c->calls.v));
+	memset(c->calls.v + n0, 0, c->refs.n * sizeof(*c->calls.v));
+	c->calls.n = c->calls.cap = n0 + c->refs.n;
+	for (size_t k = 0; k < c->refs.n; k++) {
+		struct ct_callsite *cs = &c->calls.v[n0 + k];
+		cs->at = c->refs.v[k].at;
+		cs->ret = c->refs.v[k].ret;
+		cs->caller = c->refs.v[k].caller;
+		cs->call_site = cs->exit_site = CT_NOSITE;
+	}
+	CT_VEC_FREE(c->refs);
+}
 
 struct analysis {
 	const struct ct_target *t;
@@ -107,10 +135,8 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 		j1 = r->kind == CT_REF_CALL && r->plain && g && !(g->flags & CT_FN_NOPROBE)
 			     ? (size_t)(uintptr_t)map_get(&a->p->plt_traced, r->target)
 			     : 0;
-		if (j1) {
-			struct ct_callsite cs = {r->at, r->at + r->len, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, false, false, 0};
-			CT_VEC_PUSH(a->c[j1 - 1].calls, cs);
-		}
+		if (j1)
+			CT_VEC_PUSH(a->c[j1 - 1].refs, ((struct call_ref){r->at, r->at + r->len, g}));
 		return;
 	}
 	size_t j = j1 - 1;
@@ -125,14 +151,8 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 				 ct_names_show(&g->dm, g->name), (unsigned long long)r->at);
 		else if (g->flags & CT_FN_NOPROBE)
 			keep_ret(a, j, "called from %s, which is never probed", ct_names_show(&g->dm, g->name));
-		else {
-			struct ct_callsite cs = {0};
-			cs.at = r->at;
-			cs.ret = r->at + r->len;
-			cs.caller = g;
-			cs.call_site = cs.exit_site = CT_NOSITE;
-			CT_VEC_PUSH(a->c[j].calls, cs);
-		}
+		else
+			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, g}));
 		break;
 	case CT_REF_JUMP:
 		if (r->target != g->entry) /* not its own restart jump */
@@ -146,21 +166,121 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	}
 }
 
-/* Every function's code, once per address (C aliases share one body). */
-static void scan_functions(struct analysis *a)
+/* The whole binary's code is scanned for references on a second thread
+ * (decoding it is most of the planning time), started before the selected
+ * functions' own sites and types are worked out (ct_code_scan_start).  It
+ * keeps the references on_ref may act on -- to a selected function, or a
+ * call that may reach a returns-twice one (a PLT stub is only known later)
+ * -- which ct_callers_plan hands to on_ref afterwards, in order. */
+struct found_ref {
+	struct ct_code_ref r;
+	const struct ct_func *in; /* the function it is in */
+};
+
+struct ct_code_scan {
+	const struct ct_target *t;
+	struct ct_map selected; /* entries of the functions that may be traced */
+	struct ct_map twice;    /* entries of returns-twice functions */
+	const struct ct_func **funcs; /* every function's code, once per address */
+	size_t n;
+	const struct ct_func *cur;
+	CT_VEC(struct found_ref) refs;
+	pthread_t thread;
+	bool running;
+};
+
+/* Every function with code, once per address (C aliases share one body). */
+static const struct ct_func **code_funcs(const struct ct_target *t, size_t *n)
 {
-	const struct ct_target *t = a->t;
+	const struct ct_func **v = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*v));
 	uint64_t last = UINT64_MAX;
+	*n = 0;
 	for (size_t i = 0; i < t->nfuncs; i++) {
 		const struct ct_func *f = &t->funcs[i];
 		if (f->entry == last || f->end <= f->entry)
 			continue;
 		last = f->entry;
-		const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, f->end - f->entry);
-		if (!code)
-			continue;
-		a->cur = f;
-		ct_scan_refs(code, f->end - f->entry, f->entry, on_ref, a);
+		if (ct_elf_bytes_at(&t->elf, f->entry, f->end - f->entry))
+			v[(*n)++] = f;
+	}
+	return v;
+}
+
+static void keep_ref(void *ctx, const struct ct_code_ref *r)
+{
+	struct ct_code_scan *cs = ctx;
+	bool keep = map_get(&cs->selected, r->target) != NULL;
+	if (!keep && r->kind == CT_REF_CALL) {
+		const struct ct_func *f = ct_target_func_at(cs->t, r->target);
+		keep = !f || f->entry != r->target || map_get(&cs->twice, r->target);
+	}
+	if (keep)
+		CT_VEC_PUSH(cs->refs, ((struct found_ref){*r, cs->cur}));
+}
+
+static void *code_scan_run(void *arg)
+{
+	struct ct_code_scan *cs = arg;
+	const struct ct_elf *e = &cs->t->elf;
+	for (size_t i = 0; i < cs->n; i++) {
+		cs->cur = cs->funcs[i];
+		ct_scan_refs(ct_elf_bytes_at(e, cs->cur->entry, cs->cur->end - cs->cur->entry),
+			     cs->cur->end - cs->cur->entry, cs->cur->entry, keep_ref, cs);
+	}
+	return NULL;
+}
+
+struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_t *entries, size_t n)
+{
+	struct ct_code_scan *cs = xcalloc(1, sizeof(*cs));
+	cs->t = t;
+	for (size_t i = 0; i < n; i++)
+		map_put(&cs->selected, entries[i], (void *)1);
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (is_returns_twice(t->funcs[i].name))
+			map_put(&cs->twice, t->funcs[i].entry, (void *)1);
+	cs->funcs = code_funcs(t, &cs->n);
+	cs->running = pthread_create(&cs->thread, NULL, code_scan_run, cs) == 0;
+	if (!cs->running) /* no thread: the scan happens here */
+		code_scan_run(cs);
+	return cs;
+}
+
+void ct_code_scan_free(struct ct_code_scan *cs)
+{
+	if (!cs)
+		return;
+	if (cs->running)
+		pthread_join(cs->thread, NULL);
+	map_free(&cs->selected);
+	map_free(&cs->twice);
+	free(cs->funcs);
+	CT_VEC_FREE(cs->refs);
+	free(cs);
+}
+
+/* The references in every function's code: what SCAN found, or scanned
+ * here. */
+static void scan_functions(struct analysis *a, struct ct_code_scan *scan)
+{
+	const struct ct_target *t = a->t;
+	if (scan) {
+		if (scan->running)
+			pthread_join(scan->thread, NULL);
+		scan->running = false;
+		for (size_t k = 0; k < scan->refs.n; k++) {
+			a->cur = scan->refs.v[k].in;
+			on_ref(a, &scan->refs.v[k].r);
+		}
+	} else {
+		size_t n;
+		const struct ct_func **funcs = code_funcs(t, &n);
+		for (size_t i = 0; i < n; i++) {
+			a->cur = funcs[i];
+			ct_scan_refs(ct_elf_bytes_at(&t->elf, a->cur->entry, a->cur->end - a->cur->entry),
+				     a->cur->end - a->cur->entry, a->cur->entry, on_ref, a);
+		}
+		free(funcs);
 	}
 	a->cur = NULL;
 }
@@ -706,6 +826,7 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 		struct callee *c = &a->c[j];
 		if (pf->in_caller || !await[j])
 			continue;
+		calls_of(c);
 		CT_VEC(struct ct_callsite) keep = {0};
 		for (size_t k = 0; k < c->calls.n; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
@@ -772,7 +893,8 @@ static void find_runtime_calls(struct analysis *a)
 	}
 }
 
-void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel)
+void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
+		     struct ct_code_scan *scan)
 {
 	const struct ct_target *t = p->t;
 	size_t n = p->funcs.n;
@@ -802,7 +924,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	bool *await = t->gccgo ? NULL : untraced_tails(&a, found);
 	if (!from_callers && !await)
 		goto out;
-	scan_functions(&a);
+	scan_functions(&a, scan);
 	if (!from_callers)
 		goto returns;
 	scan_data(&a);
@@ -827,6 +949,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * a program, goroutine or defer, from a site of its own for
 		 * every such function (the first goroutines of each would end
 		 * 'unobserved'). */
+		if (!c->why[0])
+			calls_of(c); /* the direct calls first */
 		bool go_taken = c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO);
 		if (go_taken && a.runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
 			for (size_t k = 0; k < a.runtime_calls.n; k++)
@@ -895,8 +1019,10 @@ returns:
 	if (await)
 		plan_return_sites(&a, found, await);
 out:
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) {
+		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);
+	}
 	free(await);
 	free(a.c);
 	map_free(&a.by_entry);

@@ -429,6 +429,15 @@ bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets
 	return false;
 }
 
+/* Whether SEL picks F (not yet known: whether it can be probed). */
+static bool selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
+{
+	if (f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER))
+		return false;
+	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace) : ct_plan_default_selected(t, f);
+	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude);
+}
+
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)
 {
 	memset(p, 0, sizeof(*p));
@@ -452,17 +461,22 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			return ct_fail("no function named %s in %s; see: calltrace list %s", g, t->elf.path,
 				       t->elf.path);
 	}
+	bool *picked = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*picked));
+	CT_VEC(uint64_t) entries = {0};
+	for (size_t j = 0; j < t->nfuncs; j++)
+		if ((picked[j] = selected(t, &t->funcs[j], sel)))
+			CT_VEC_PUSH(entries, t->funcs[j].entry);
+	/* Calls seen from the caller: the scan of the whole binary's code for
+	 * references to these starts now, on another thread. */
+	struct ct_code_scan *scan = NULL;
+	if (sel->exits != CT_EXITS_RET && !t->gccgo)
+		scan = ct_code_scan_start(t, entries.v, entries.n);
+	CT_VEC_FREE(entries);
 	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
 	CT_VEC(struct ct_fn_sites) found = {0};
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
-		if (f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER))
-			continue;
-		if (map_get(&planned, f->entry + 1))
-			continue;
-		bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace)
-					  : ct_plan_default_selected(t, f);
-		if (!sel_ok || matches_any(f, sel->exclude, sel->nexclude))
+		if (!picked[j] || map_get(&planned, f->entry + 1))
 			continue;
 		map_put(&planned, f->entry + 1, (void *)1);
 		struct ct_fn_sites fs;
@@ -471,6 +485,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			for (size_t i = 0; i < sel->ntrace; i++)
 				exact |= ct_names_equal(&f->dm, f->name, sel->trace[i]);
 			if (exact) {
+				ct_code_scan_free(scan);
+				free(picked);
 				map_free(&planned);
 				for (size_t k = 0; k < found.n; k++)
 					ct_fn_sites_free(&found.v[k]);
@@ -496,7 +512,9 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		CT_VEC_PUSH(found, fs);
 	}
 	map_free(&planned);
+	free(picked);
 	if (!p->funcs.n) {
+		ct_code_scan_free(scan);
 		CT_VEC_FREE(found);
 		ct_plan_free(p);
 		if (!t->nfuncs) /* its libraries' may be chosen (LIB:GLOB): not here */
@@ -515,7 +533,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			       t->lang == CT_LANG_GO || t->gccgo ? " (nothing in package main or the main module)" : "",
 			       t->elf.path);
 	}
-	ct_callers_plan(p, found.v, sel);
+	ct_callers_plan(p, found.v, sel, scan);
+	ct_code_scan_free(scan);
 	struct ct_map by_entry = {0};
 	for (size_t j = 0; j < p->funcs.n; j++)
 		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));

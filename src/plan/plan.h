@@ -188,10 +188,18 @@ enum ct_callconv ct_callconv_of(const struct ct_func *f);
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
 
+/* The whole binary's code scanned for references to the functions at
+ * ENTRIES (those that may be planned), on another thread while the plan is
+ * worked out (plan/callers.c). */
+struct ct_code_scan;
+struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_t *entries, size_t n);
+void ct_code_scan_free(struct ct_code_scan *scan);
 /* --exit=auto: decides which functions are observed from their callers and
  * fills their call sites (plan/callers.c).  FOUND[j]: p->funcs.v[j]'s own
- * sites. */
-void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel);
+ * sites; SCAN: what ct_code_scan_start found (NULL: the code is scanned
+ * here). */
+void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
+		     struct ct_code_scan *scan);
 /* A CHECK site saw a call from return address RET (link-time) that it has
  * no planned call site for: plans that call site (a CALL site flagged
  * CT_SITEF_DYNAMIC) and its exit (a RETSITE, the same walk as for planned

@@ -2,6 +2,7 @@
 #include "util/util.h"
 
 #include <Zydis/Zydis.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,15 +16,30 @@ struct insn {
 	const uint8_t *bytes;
 };
 
+/* The decoders: full, and minimal -- lengths, raw fields (immediates,
+ * displacement, ModRM) and the category only, for the scan of a whole
+ * binary's code (a quarter faster).  Set up once, read by any thread
+ * (callers.c scans on two). */
+static ZydisDecoder full_dec, minimal_dec;
+static pthread_once_t decoders_once = PTHREAD_ONCE_INIT;
+
+static void init_decoders(void)
+{
+	ZydisDecoderInit(&full_dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderInit(&minimal_dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderEnableMode(&minimal_dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
+}
+
 static ZydisDecoder *decoder(void)
 {
-	static ZydisDecoder d;
-	static bool init;
-	if (!init) {
-		ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		init = true;
-	}
-	return &d;
+	pthread_once(&decoders_once, init_decoders);
+	return &full_dec;
+}
+
+static ZydisDecoder *minimal_decoder(void)
+{
+	pthread_once(&decoders_once, init_decoders);
+	return &minimal_dec;
 }
 
 static bool decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *out)
@@ -31,6 +47,21 @@ static bool decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *out)
 	out->addr = addr;
 	out->bytes = p;
 	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), p, n, &out->in, out->ops));
+}
+
+/* decode() in two steps, for a walk over every instruction of a function
+ * that looks at the operands of few of them (half the decoding time). */
+static bool decode_insn(const uint8_t *p, size_t n, uint64_t addr, struct insn *out, ZydisDecoderContext *ctx)
+{
+	out->addr = addr;
+	out->bytes = p;
+	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), ctx, p, n, &out->in));
+}
+
+static bool decode_operands(struct insn *x, const ZydisDecoderContext *ctx)
+{
+	memset(x->ops, 0, sizeof(x->ops));
+	return ZYAN_SUCCESS(ZydisDecoderDecodeOperands(decoder(), ctx, &x->in, x->ops, x->in.operand_count));
 }
 
 /* Direct (relative) branch target, or 0. */
@@ -242,7 +273,16 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	char why[256] = "";
 
 	while (off < len) {
-		if (!decode(code + off, len - off, addr + off, &x)) {
+		ZydisDecoderContext dctx;
+		bool ok = decode_insn(code + off, len - off, addr + off, &x, &dctx);
+		/* the operands: of the first instructions (what they write) and
+		 * of branches (where to) */
+		bool branch = ok && (x.in.meta.category == ZYDIS_CATEGORY_COND_BR ||
+				     x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+				     x.in.meta.category == ZYDIS_CATEGORY_CALL);
+		if (ok && (branch || (prefix_clean && npre < ENTRY_LOOKAHEAD)))
+			ok = decode_operands(&x, &dctx);
+		if (!ok) {
 			if (off && only_padding(code + off, len - off))
 				break;
 			CT_VEC_FREE(exits);
@@ -256,7 +296,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 			npre++;
 			prefix_clean = harmless_before_entry(&x, cc);
 		}
-		uint64_t t = branch_target(&x);
+		uint64_t t = branch ? branch_target(&x) : 0;
 		bool inside = t >= addr && t < addr + len;
 		switch (x.in.meta.category) {
 		case ZYDIS_CATEGORY_RET: {
@@ -369,7 +409,7 @@ size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn
 	size_t off = 0, bad = 0;
 	ZydisDecodedInstruction in;
 	while (off < len) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code + off, len - off, &in))) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(minimal_decoder(), NULL, code + off, len - off, &in))) {
 			off++;
 			bad++;
 			continue;
@@ -871,8 +911,12 @@ static void walk_state_at(const struct walk_state *w, struct ct_exit_walk *out)
 
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 {
+	/* without the operands, which it does not look at: asked of every
+	 * site of the plan (ct_plan_file_tables) */
 	struct insn x;
-	return decode(code, len, addr, &x) && kernel_emulates(&x);
+	x.addr = addr;
+	x.bytes = code;
+	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code, len, &x.in)) && kernel_emulates(&x);
 }
 
 uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr)
