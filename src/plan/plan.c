@@ -429,6 +429,18 @@ bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets
 	return false;
 }
 
+size_t ct_plan_tail_check_entries(const struct ct_plan *p)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const uint64_t *rets;
+		size_t n;
+		if (ct_site_is_probe(&p->sites.v[i]) && ct_plan_tail_check(p, i, &rets, &n))
+			total += n;
+	}
+	return total;
+}
+
 /* Whether SEL picks F (not yet known: whether it can be probed). */
 static bool selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
 {

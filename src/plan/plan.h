@@ -237,6 +237,8 @@ void ct_plan_link_roles(struct ct_plan *p);
  * whose return address the BPF side checks (CT_COOKIE_RETCHECK)?  Then
  * *RETS, *N: the return addresses where a probe sees the call end. */
 bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n);
+/* How many return addresses all of P's probes check (planned_calls entries). */
+size_t ct_plan_tail_check_entries(const struct ct_plan *p);
 /* Does S get a probe of its own (not a companion role)? */
 bool ct_site_is_probe(const struct ct_plan_site *s);
 
