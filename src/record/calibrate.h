@@ -26,5 +26,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 int ct_calib_again(struct ct_calib *c, ct_event_cb cb, void *ctx, struct ct_costs *out);
 void ct_calib_free(struct ct_calib *c);
 #define CT_CALIB_SITES 14
+/* ... and the planned_calls entries it adds (its CHECK's two call sites) */
+#define CT_CALIB_PLANNED 2
 
 #endif

@@ -405,11 +405,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	po.nsites = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0) + CT_CALIB_SITES;
 	po.filter_pids = o->follow;
 	/* the plans' call sites, the return sites their tail jumps to
-	 * untraced code check, and one for each caller a CHECK reports (it
-	 * reports each at most once); --follow's binaries add theirs later */
+	 * untraced code check, one for each caller a CHECK reports (it
+	 * reports each at most once), the calibration's; --follow's binaries
+	 * add theirs later */
 	if (!o->follow) {
 		po.max_planned = (uint32_t)(s->plan.planned.n + ct_plan_tail_check_entries(&s->plan)) +
-				 (po.report_callers ? CT_MAX_CALLERS : 0) + 1;
+				 (po.report_callers ? CT_MAX_CALLERS : 0) + CT_CALIB_PLANNED;
 		for (size_t k = 0; k < s->nlibs; k++)
 			po.max_planned += (uint32_t)(s->libs[k].plan.planned.n +
 						     ct_plan_tail_check_entries(&s->libs[k].plan));
