@@ -29,7 +29,10 @@ static void usage(FILE *f)
 		   "the x87 register of a long double result).  With -v, `spill` is where the\n"
 		   "SSE arguments are read instead: the straight line from the entry has stored\n"
 		   "them to the stack there; for results in SSE registers, each call's exit says\n"
-		   "where the caller stored or copied them (read there) or why they stay unread.\n");
+		   "where the caller stored or copied them (read there) or why they stay unread.\n"
+		   "An indirect jump (`jmp *%%rax`) is a `tail` site when it is a tail jump (SP back\n"
+		   "at its entry level), else a `jump` line says why not (a switch's jump table,\n"
+		   "or undecided).\n");
 }
 
 static int32_t op_offset(const struct ct_site_fetch *f, uint16_t slot)
@@ -111,6 +114,21 @@ static void insn_text(const struct ct_target *t, uint64_t addr, uint64_t end, ch
 		ct_disasm_one(code, avail, addr, text, n);
 	else
 		snprintf(text, n, "?");
+}
+
+/* F's indirect jumps, classified as planning does (plan/sites.c): none in
+ * Go code, whose indirect jumps are never tail jumps. */
+static struct ct_ijump *indirect_jumps(const struct ct_target *t, const struct ct_plan_func *f, size_t *n)
+{
+	*n = 0;
+	size_t len = f->fn->end > f->fn->entry ? f->fn->end - f->fn->entry : 0;
+	const uint8_t *code = len && !(f->fn->flags & CT_FN_GO) ? ct_elf_bytes_at(&t->elf, f->fn->entry, len) : NULL;
+	size_t nj = code ? ct_indirect_jumps(code, len, f->fn->entry, NULL, 0) : 0;
+	if (!nj)
+		return NULL;
+	struct ct_ijump *j = xcalloc(nj, sizeof(*j));
+	*n = ct_indirect_jumps(code, len, f->fn->entry, j, nj);
+	return j;
 }
 
 /* "caller+48 0x482ed0" */
@@ -439,6 +457,8 @@ int cmd_list(int argc, char **argv)
 			continue;
 		for (; si < p.sites.n && (p.sites.v[si].func < i || p.sites.v[si].func == CT_NOFUNC); si++)
 			;
+		size_t nij = 0;
+		struct ct_ijump *ij = indirect_jumps(&t, f, &nij);
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
 			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL ||
@@ -446,9 +466,26 @@ int cmd_list(int argc, char **argv)
 				continue; /* shown with the call sites above, or below */
 			char text[128];
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));
-			printf("      %-7s +%-5llu %s\n", kind_name(s->kind), (unsigned long long)(s->addr - f->fn->entry),
+			printf("      %-7s +%-5llu %s", kind_name(s->kind), (unsigned long long)(s->addr - f->fn->entry),
 			       text);
+			for (size_t k = 0; s->kind == CT_SITE_TAIL && k < nij; k++)
+				if (ij[k].addr == s->addr)
+					printf(" (indirect: %s)", ij[k].why);
+			printf("\n");
 		}
+		/* the indirect jumps not taken for tail jumps, and why */
+		for (size_t k = 0; k < nij; k++) {
+			if (ij[k].kind == CT_IJUMP_TAIL || ij[k].kind == CT_IJUMP_GOT)
+				continue;
+			char text[128], sp[48] = "";
+			insn_text(&t, ij[k].addr, f->fn->end, text, sizeof(text));
+			if (ij[k].sp_known && ij[k].sp_below)
+				snprintf(sp, sizeof(sp), "SP %d below its entry level; ", ij[k].sp_below);
+			printf("      %-7s +%-5llu %s (%s: %s%s)\n", "jump", (unsigned long long)(ij[k].addr - f->fn->entry),
+			       text, ij[k].kind == CT_IJUMP_INSIDE ? "inside the function" : "undecided, not a tail jump",
+			       sp, ij[k].why);
+		}
+		free(ij);
 		if (f->spill_site != CT_NOSITE && p.fetch && p.fetch[f->spill_site]) {
 			/* arguments passed in SSE registers, read where the prologue stored them */
 			const struct ct_plan_site *s = &p.sites.v[f->spill_site];

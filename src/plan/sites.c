@@ -253,6 +253,391 @@ static bool only_padding(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* ---- indirect jumps: tail jump or jump table (ct_indirect_jumps) ---- */
+
+static ZydisRegister gpr64(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_NONE ? r : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+}
+
+/* What an instruction does to SP and RBP, as the SP walk follows them. */
+enum sp_op {
+	SP_KEEP = 0,
+	SP_ADD,      /* SP += imm (push, pop, add/sub $imm, lea imm(%rsp)) */
+	SP_FROM_RBP, /* SP = RBP + imm (mov %rbp,%rsp; lea imm(%rbp),%rsp; leave) */
+	SP_LOST,     /* anything else that writes SP (and $-16,%rsp) */
+};
+enum rbp_op { RBP_KEEP = 0, RBP_FROM_SP, RBP_LOST };
+
+#define IJ_BRANCH_TARGET 0x1 /* a direct branch of the function lands here */
+#define IJ_END 0x2           /* no fall-through: ret, jmp, ud2, hlt, int3 */
+#define IJ_CALL 0x4
+#define IJ_IJUMP 0x8         /* an indirect jmp */
+
+struct ij_insn {
+	uint64_t addr;
+	uint64_t target; /* a direct branch's target inside the function, else 0 */
+	int32_t sp_imm, rbp_imm;
+	uint8_t sp_op, rbp_op, flags;
+	/* the SP walk: SP and RBP as bytes from SP at the entry */
+	bool seen, sp_known, rbp_known;
+	int32_t sp, rbp;
+};
+
+static void ij_effect(const struct insn *x, struct ij_insn *o)
+{
+	const ZydisDecodedOperand *op = x->ops;
+	ZydisMnemonic m = x->in.mnemonic;
+	int width = x->in.operand_width / 8;
+	bool to_sp = x->in.operand_count_visible >= 1 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		     gpr64(op[0].reg.value) == ZYDIS_REGISTER_RSP;
+	bool to_bp = x->in.operand_count_visible >= 1 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		     gpr64(op[0].reg.value) == ZYDIS_REGISTER_RBP && op[0].size == 64;
+	switch (m) {
+	case ZYDIS_MNEMONIC_PUSH:
+	case ZYDIS_MNEMONIC_PUSHFQ:
+		o->sp_op = SP_ADD, o->sp_imm = -width;
+		return;
+	case ZYDIS_MNEMONIC_POP:
+	case ZYDIS_MNEMONIC_POPFQ:
+		o->sp_op = to_sp ? SP_LOST : SP_ADD, o->sp_imm = width;
+		if (m == ZYDIS_MNEMONIC_POP && gpr64(op[0].reg.value) == ZYDIS_REGISTER_RBP)
+			o->rbp_op = RBP_LOST;
+		return;
+	case ZYDIS_MNEMONIC_CALL: /* SP is back where it was when it returns */
+	case ZYDIS_MNEMONIC_RET:
+	case ZYDIS_MNEMONIC_JMP:
+		return;
+	case ZYDIS_MNEMONIC_LEAVE:
+		o->sp_op = SP_FROM_RBP, o->sp_imm = 8, o->rbp_op = RBP_LOST;
+		return;
+	case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_SUB:
+		if (to_sp && op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			int64_t v = op[1].imm.value.s;
+			o->sp_op = SP_ADD, o->sp_imm = (int32_t)(m == ZYDIS_MNEMONIC_ADD ? v : -v);
+			return;
+		}
+		break;
+	case ZYDIS_MNEMONIC_LEA:
+		if ((to_sp || to_bp) && op[1].mem.index == ZYDIS_REGISTER_NONE) {
+			ZydisRegister b = gpr64(op[1].mem.base);
+			int32_t d = (int32_t)op[1].mem.disp.value;
+			if (to_sp && b == ZYDIS_REGISTER_RSP)
+				o->sp_op = SP_ADD, o->sp_imm = d;
+			else if (to_sp && b == ZYDIS_REGISTER_RBP)
+				o->sp_op = SP_FROM_RBP, o->sp_imm = d;
+			else if (to_bp && b == ZYDIS_REGISTER_RSP)
+				o->rbp_op = RBP_FROM_SP, o->rbp_imm = d;
+			else
+				break;
+			return;
+		}
+		break;
+	case ZYDIS_MNEMONIC_MOV:
+		if ((to_sp || to_bp) && op[1].type == ZYDIS_OPERAND_TYPE_REGISTER && op[1].size == 64) {
+			ZydisRegister s = gpr64(op[1].reg.value);
+			if (to_sp && s == ZYDIS_REGISTER_RBP) {
+				o->sp_op = SP_FROM_RBP;
+				return;
+			}
+			if (to_bp && s == ZYDIS_REGISTER_RSP) {
+				o->rbp_op = RBP_FROM_SP;
+				return;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	for (int i = 0; i < x->in.operand_count; i++) {
+		if (op[i].type != ZYDIS_OPERAND_TYPE_REGISTER || !(op[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		ZydisRegister r = gpr64(op[i].reg.value);
+		if (r == ZYDIS_REGISTER_RSP)
+			o->sp_op = SP_LOST;
+		else if (r == ZYDIS_REGISTER_RBP)
+			o->rbp_op = RBP_LOST;
+	}
+}
+
+static long ij_index(const struct ij_insn *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? (long)lo : -1;
+}
+
+/* Merges state (SP, RBP) into instruction I: a value seen two ways is not known. */
+static bool ij_join(struct ij_insn *d, bool spk, int32_t sp, bool bpk, int32_t bp)
+{
+	if (!d->seen) {
+		d->seen = true;
+		d->sp_known = spk, d->sp = sp, d->rbp_known = bpk, d->rbp = bp;
+		return true;
+	}
+	bool changed = false;
+	if (d->sp_known && (!spk || sp != d->sp))
+		d->sp_known = false, changed = true;
+	if (d->rbp_known && (!bpk || bp != d->rbp))
+		d->rbp_known = false, changed = true;
+	return changed;
+}
+
+/* How the register a `jmp *%reg` at V[I] goes to got its value, on the
+ * straight line before it: true for a tail jump (a pointer loaded from
+ * memory, returned by a call, or there before that line), false with *WHY
+ * for a target computed from a table (a frameless function's jump table)
+ * or made some other way. */
+static bool ij_pointer_target(const uint8_t *code, size_t len, uint64_t addr, const struct ij_insn *v, long i,
+			      ZydisRegister reg, const char **why)
+{
+	for (long k = i - 1; k >= 0 && !(v[k + 1].flags & IJ_BRANCH_TARGET) && !(v[k].flags & IJ_END); k--) {
+		struct insn x;
+		size_t off = v[k].addr - addr;
+		if (!decode(code + off, len - off, v[k].addr, &x))
+			break;
+		if (v[k].flags & IJ_CALL) {
+			if (reg == ZYDIS_REGISTER_RAX)
+				return true; /* a pointer the call returned */
+			continue;
+		}
+		bool writes = false;
+		for (int o = 0; o < x.in.operand_count && !writes; o++)
+			writes = x.ops[o].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+				 (x.ops[o].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) && gpr64(x.ops[o].reg.value) == reg;
+		if (!writes)
+			continue;
+		const ZydisDecodedOperand *src = &x.ops[1];
+		switch (x.in.mnemonic) {
+		case ZYDIS_MNEMONIC_MOV:
+			if (src->type == ZYDIS_OPERAND_TYPE_MEMORY)
+				return true; /* loaded: a function pointer */
+			if (src->type == ZYDIS_OPERAND_TYPE_REGISTER && src->size == 64) {
+				reg = gpr64(src->reg.value); /* a copy: where from */
+				continue;
+			}
+			*why = src->type == ZYDIS_OPERAND_TYPE_IMMEDIATE ? "its target is a constant"
+									 : "its target is computed some other way";
+			return false;
+		case ZYDIS_MNEMONIC_ADD:
+		case ZYDIS_MNEMONIC_SUB:
+		case ZYDIS_MNEMONIC_LEA:
+		case ZYDIS_MNEMONIC_MOVSXD:
+		case ZYDIS_MNEMONIC_MOVSX:
+			*why = "its target is computed (a table's offset added to its base): a frameless "
+			       "function's jump table";
+			return false;
+		default:
+			*why = "its target is computed some other way";
+			return false;
+		}
+	}
+	return true; /* there before the straight line to the jump: passed in */
+}
+
+static void ij_classify(const uint8_t *code, size_t len, uint64_t addr, const struct ij_insn *v, long i,
+			struct ct_ijump *o)
+{
+	struct insn x;
+	size_t off = v[i].addr - addr;
+	o->addr = v[i].addr;
+	o->sp_known = v[i].seen && v[i].sp_known;
+	o->sp_below = o->sp_known ? -v[i].sp : 0;
+	o->kind = CT_IJUMP_UNDECIDED;
+	if (!decode(code + off, len - off, v[i].addr, &x)) {
+		o->why = "it does not decode";
+		return;
+	}
+	const ZydisDecodedOperand *op = &x.ops[0];
+	if (got_jump(&x)) {
+		o->kind = CT_IJUMP_GOT;
+		o->why = "through a GOT slot: a call into another module";
+		return;
+	}
+	if (x.in.attributes & ZYDIS_ATTRIB_HAS_NOTRACK) {
+		o->kind = CT_IJUMP_INSIDE;
+		o->why = "notrack: a jump table's jump (CET)";
+		return;
+	}
+	if (probe_refusal(&x)) {
+		o->why = "the kernel refuses a probe on it";
+		return;
+	}
+	if (!v[i].seen) {
+		o->why = "not reached from the entry by direct branches (a case of a jump table?): SP there is unknown";
+		return;
+	}
+	if (!v[i].sp_known) {
+		o->why = "SP there is not known (changed in a way not followed, or different on two paths)";
+		return;
+	}
+	if (v[i].sp != 0) {
+		o->kind = CT_IJUMP_INSIDE;
+		o->why = "its frame is still allocated: a jump table's jump inside the function";
+		return;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		if (op->mem.index != ZYDIS_REGISTER_NONE && op->mem.base == ZYDIS_REGISTER_NONE) {
+			o->why = "SP is at its entry level, but through an absolute table (a frameless function's jump "
+				 "table, or an array of function pointers): cannot tell which";
+			return;
+		}
+		o->kind = CT_IJUMP_TAIL;
+		o->why = "SP is back at its entry level, the target a pointer in memory: a tail jump";
+		return;
+	}
+	ZydisRegister r = op->type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr64(op->reg.value) : ZYDIS_REGISTER_NONE;
+	if (r == ZYDIS_REGISTER_NONE || r == ZYDIS_REGISTER_RSP) {
+		o->why = "an operand not followed";
+		return;
+	}
+	const char *why = NULL;
+	if (ij_pointer_target(code, len, addr, v, i, r, &why)) {
+		o->kind = CT_IJUMP_TAIL;
+		o->why = "SP is back at its entry level, the target a pointer (loaded, returned or passed in): a tail "
+			 "jump";
+	} else {
+		o->kind = why && strstr(why, "jump table") ? CT_IJUMP_INSIDE : CT_IJUMP_UNDECIDED;
+		o->why = why;
+	}
+}
+
+size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct ct_ijump *out, size_t max)
+{
+	CT_VEC(struct ij_insn) v = {0};
+	struct insn x;
+	size_t njumps = 0;
+	for (size_t off = 0; off < len;) {
+		if (!decode(code + off, len - off, addr + off, &x)) {
+			if (off && only_padding(code + off, len - off))
+				break;
+			CT_VEC_FREE(v);
+			return 0; /* not code we can follow: no jump is a tail jump */
+		}
+		struct ij_insn o = {0};
+		o.addr = x.addr;
+		ZydisInstructionCategory cat = x.in.meta.category;
+		uint64_t t = cat == ZYDIS_CATEGORY_COND_BR || cat == ZYDIS_CATEGORY_UNCOND_BR ? branch_target(&x) : 0;
+		if (t >= addr && t < addr + len)
+			o.target = t;
+		if (cat == ZYDIS_CATEGORY_RET || cat == ZYDIS_CATEGORY_UNCOND_BR || x.in.mnemonic == ZYDIS_MNEMONIC_UD2 ||
+		    x.in.mnemonic == ZYDIS_MNEMONIC_HLT || x.in.mnemonic == ZYDIS_MNEMONIC_INT3)
+			o.flags |= IJ_END;
+		if (cat == ZYDIS_CATEGORY_CALL)
+			o.flags |= IJ_CALL;
+		if (cat == ZYDIS_CATEGORY_UNCOND_BR && !t) {
+			o.flags |= IJ_IJUMP;
+			njumps++;
+		}
+		ij_effect(&x, &o);
+		CT_VEC_PUSH(v, o);
+		off += x.in.length;
+	}
+	if (!njumps) {
+		CT_VEC_FREE(v);
+		return 0;
+	}
+	bool irregular = false; /* a branch into an instruction: nothing is decided */
+	for (size_t i = 0; i < v.n; i++) {
+		long j = v.v[i].target ? ij_index(v.v, v.n, v.v[i].target) : -1;
+		if (j >= 0)
+			v.v[j].flags |= IJ_BRANCH_TARGET;
+		else if (v.v[i].target)
+			irregular = true;
+	}
+	/* SP from the entry along the direct branches.  A call's fall-through
+	 * into a branch target is left to the branch: after a call that never
+	 * returns (abort) comes another block, whose SP may differ. */
+	CT_VEC(long) work = {0};
+	if (!irregular && v.n) {
+		ij_join(&v.v[0], true, 0, false, 0);
+		CT_VEC_PUSH(work, 0);
+	}
+	while (work.n) {
+		long i = work.v[--work.n];
+		struct ij_insn *c = &v.v[i];
+		bool spk = c->sp_known, bpk = c->rbp_known;
+		int32_t sp = c->sp, bp = c->rbp;
+		switch (c->sp_op) {
+		case SP_ADD:
+			sp += c->sp_imm;
+			break;
+		case SP_FROM_RBP:
+			spk = c->rbp_known, sp = c->rbp + c->sp_imm;
+			break;
+		case SP_LOST:
+			spk = false;
+			break;
+		}
+		if (c->rbp_op == RBP_FROM_SP)
+			bpk = c->sp_known, bp = c->sp + c->rbp_imm;
+		else if (c->rbp_op == RBP_LOST)
+			bpk = false;
+		if (c->target) {
+			long j = ij_index(v.v, v.n, c->target);
+			if (ij_join(&v.v[j], spk, sp, bpk, bp))
+				CT_VEC_PUSH(work, j);
+		}
+		if ((c->flags & IJ_END) || (size_t)i + 1 >= v.n ||
+		    ((c->flags & IJ_CALL) && (v.v[i + 1].flags & IJ_BRANCH_TARGET)))
+			continue;
+		if (ij_join(&v.v[i + 1], spk, sp, bpk, bp))
+			CT_VEC_PUSH(work, i + 1);
+	}
+	CT_VEC_FREE(work);
+	size_t n = 0;
+	for (size_t i = 0; i < v.n; i++) {
+		if (!(v.v[i].flags & IJ_IJUMP))
+			continue;
+		if (n < max) {
+			ij_classify(code, len, addr, v.v, (long)i, &out[n]);
+			if (irregular && out[n].kind != CT_IJUMP_GOT) {
+				out[n].kind = CT_IJUMP_UNDECIDED;
+				out[n].why = "a branch lands inside an instruction: the function's code is not followed";
+			}
+		}
+		n++;
+	}
+	CT_VEC_FREE(v);
+	return n;
+}
+
+/* The tail jumps among a function's indirect jumps (ct_indirect_jumps),
+ * added to its exits as TAIL sites whose target is not known.  Were any? */
+static bool add_pointer_tails(const uint8_t *code, size_t len, uint64_t addr, struct ct_exit_site **v, size_t *n,
+			      size_t *cap)
+{
+	size_t nj = ct_indirect_jumps(code, len, addr, NULL, 0), added = 0;
+	struct ct_ijump *j = xcalloc(nj ? nj : 1, sizeof(*j));
+	nj = ct_indirect_jumps(code, len, addr, j, nj);
+	struct {
+		struct ct_exit_site *v;
+		size_t n, cap;
+	} exits = {*v, *n, *cap};
+	for (size_t k = 0; k < nj; k++)
+		if (j[k].kind == CT_IJUMP_TAIL) {
+			struct ct_exit_site e = {j[k].addr, CT_SITE_TAIL, 0};
+			CT_VEC_PUSH(exits, e);
+			added++;
+		}
+	*v = exits.v, *n = exits.n, *cap = exits.cap;
+	free(j);
+	return added > 0;
+}
+
+static int cmp_exit_addr(const void *x, const void *y)
+{
+	const struct ct_exit_site *a = x, *b = y;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
 int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out)
 {
@@ -271,6 +656,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	size_t npre = 0;
 	bool prefix_clean = true; /* all instructions so far harmless */
 	char why[256] = "";
+	size_t ijumps = 0; /* indirect jumps not through a GOT slot */
 
 	while (off < len) {
 		ZydisDecoderContext dctx;
@@ -320,6 +706,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				CT_VEC_PUSH(exits, e);
 			} else if (t && inside) {
 				CT_VEC_PUSH(targets, t);
+			} else if (!t && !ct_callconv_is_go(cc) && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
+				ijumps++;
 			}
 			break;
 		case ZYDIS_CATEGORY_CALL:
@@ -346,6 +734,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		CT_VEC_FREE(targets);
 		return ct_fail("empty function body");
 	}
+	if (ijumps && add_pointer_tails(code, len, addr, &exits.v, &exits.n, &exits.cap))
+		qsort(exits.v, exits.n, sizeof(*exits.v), cmp_exit_addr);
 
 	/* The entry site must run exactly once per call: no branch may land
 	 * between the function start and it (a jump to the start itself is

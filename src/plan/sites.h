@@ -35,6 +35,37 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out);
 void ct_fn_sites_free(struct ct_fn_sites *s);
 
+/* An indirect jump (`jmp *%rax`, `jmp *0x80(%rax)`): a tail jump through a
+ * pointer (the call goes on in its target and returns to our caller), or a
+ * jump inside the function (a switch's jump table).  Told apart by where SP
+ * is at the jump, followed from the entry along the direct branches: a
+ * tail jump comes after the frame is torn down (SP back at its entry
+ * level), a jump table's jump runs with the frame still allocated.  A
+ * frameless function's jump table runs at the entry level too: there the
+ * way the target is made decides (an offset from a table added to its base:
+ * a jump table; a pointer loaded from memory, a struct field or a method
+ * table, or passed in: a tail jump).  Where it cannot be decided the jump
+ * is not taken for a tail jump (the function's call then stays open until
+ * something shallower happens, as before). */
+enum ct_ijump_kind {
+	CT_IJUMP_TAIL = 1,      /* a tail jump (a TAIL exit site, target unknown) */
+	CT_IJUMP_GOT = 2,       /* through a GOT slot (`jmp *f@GOTPCREL(%rip)`): a tail jump too */
+	CT_IJUMP_INSIDE = 3,    /* a jump inside the function */
+	CT_IJUMP_UNDECIDED = 4, /* cannot tell: not a tail jump */
+};
+
+struct ct_ijump {
+	uint64_t addr;
+	enum ct_ijump_kind kind;
+	bool sp_known;
+	int32_t sp_below; /* sp_known: bytes SP is below its entry level there */
+	const char *why;  /* what decided it (static text) */
+};
+
+/* The indirect jumps of CODE (LEN bytes at ADDR, a whole function decoded
+ * from its start), classified: up to MAX of them in OUT; how many there are. */
+size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct ct_ijump *out, size_t max);
+
 /* Why the kernel's x86 uprobe code would refuse a probe on the instruction at
  * CODE (arch/x86/kernel/uprobes.c: lock and segment prefixes, opcodes outside
  * its table -- VEX/EVEX ones by the byte after the prefix --, mov to %ss,

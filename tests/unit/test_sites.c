@@ -1176,14 +1176,102 @@ static const uint8_t got_tail[] = {
 	0xff, 0x24, 0xc5, 0x00, 0x20, 0x40, 0x00, /* +0e jmp *0x402000(,%rax,8) */
 };
 
-TEST(sites_jump_through_got_is_tail)
+/* CODE's only exit is a tail jump at +AT whose target is not known. */
+static void check_unknown_tail(const uint8_t *code, size_t len, uint64_t at)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(got_tail, sizeof(got_tail), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(code, len, BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
-	CHECK_EQ_U(s.exits[0].addr, BASE + 8);
+	CHECK_EQ_U(s.exits[0].addr, BASE + at);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
 	CHECK_EQ_U(s.exits[0].target, 0);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_jump_through_got_is_tail)
+{
+	check_unknown_tail(got_tail, sizeof(got_tail), 8);
+}
+
+/* Indirect jumps: a tail jump where SP is back at its entry level (the
+ * frame torn down), a jump table's jump where the frame is still there or
+ * the target is made from a table of offsets; undecided otherwise. */
+static const uint8_t ij_method[] = {
+	0x48, 0x8b, 0x07, /* +00 mov (%rdi),%rax */
+	0xff, 0x60, 0x08, /* +03 jmp *0x8(%rax): sqlite3_mutex_enter's kind */
+};
+static const uint8_t ij_framed_switch[] = {
+	0x53,             /* +00 push %rbx */
+	0x48, 0x63, 0xc7, /* +01 movslq %edi,%rax */
+	0xff, 0xe0,       /* +04 jmp *%rax: 8 below the entry level */
+	0x5b,             /* +06 pop %rbx (a case) */
+	0xc3,             /* +07 ret */
+};
+static const uint8_t ij_epilogue[] = {
+	0x53,                         /* +00 push %rbx */
+	0x48, 0x83, 0xec, 0x10,       /* +01 sub $0x10,%rsp */
+	0xe8, 0x00, 0x00, 0x00, 0x00, /* +05 call +0a: returns the pointer */
+	0x48, 0x83, 0xc4, 0x10,       /* +0a add $0x10,%rsp */
+	0x5b,                         /* +0e pop %rbx */
+	0xff, 0xe0,                   /* +0f jmp *%rax */
+};
+static const uint8_t ij_frameless_switch[] = {
+	0x48, 0x8d, 0x15, 0x00, 0x10, 0x00, 0x00, /* +00 lea 0x1000(%rip),%rdx */
+	0x48, 0x63, 0x04, 0xba,                   /* +07 movslq (%rdx,%rdi,4),%rax */
+	0x48, 0x01, 0xd0,                         /* +0b add %rdx,%rax */
+	0xff, 0xe0,                               /* +0e jmp *%rax */
+};
+static const uint8_t ij_absolute_table[] = {
+	0xff, 0x24, 0xfd, 0x00, 0x20, 0x40, 0x00, /* +00 jmp *0x402000(,%rdi,8) */
+};
+static const uint8_t ij_leave[] = {
+	0x55,                   /* +00 push %rbp */
+	0x48, 0x89, 0xe5,       /* +01 mov %rsp,%rbp */
+	0x48, 0x83, 0xe4, 0xf0, /* +04 and $-16,%rsp */
+	0x48, 0x83, 0xec, 0x20, /* +08 sub $0x20,%rsp */
+	0xc9,                   /* +0c leave */
+	0xff, 0x67, 0x10,       /* +0d jmp *0x10(%rdi) */
+};
+static const uint8_t ij_two_paths[] = {
+	0x85, 0xff, /* +00 test %edi,%edi */
+	0x74, 0x01, /* +02 je +05 */
+	0x53,       /* +04 push %rbx */
+	0xff, 0x27, /* +05 jmp *(%rdi): SP 0 or 8 below */
+};
+
+static enum ct_ijump_kind ijump_kind(const uint8_t *code, size_t len, uint64_t at)
+{
+	struct ct_ijump j[4];
+	size_t n = ct_indirect_jumps(code, len, BASE, j, 4);
+	for (size_t i = 0; i < n && i < 4; i++)
+		if (j[i].addr == BASE + at)
+			return j[i].kind;
+	return 0;
+}
+
+TEST(sites_indirect_jumps_tail_or_table)
+{
+	CHECK_EQ_I(ijump_kind(ij_method, sizeof(ij_method), 3), CT_IJUMP_TAIL);
+	CHECK_EQ_I(ijump_kind(ij_framed_switch, sizeof(ij_framed_switch), 4), CT_IJUMP_INSIDE);
+	CHECK_EQ_I(ijump_kind(ij_epilogue, sizeof(ij_epilogue), 0xf), CT_IJUMP_TAIL);
+	CHECK_EQ_I(ijump_kind(ij_frameless_switch, sizeof(ij_frameless_switch), 0xe), CT_IJUMP_INSIDE);
+	CHECK_EQ_I(ijump_kind(ij_absolute_table, sizeof(ij_absolute_table), 0), CT_IJUMP_UNDECIDED);
+	CHECK_EQ_I(ijump_kind(ij_leave, sizeof(ij_leave), 0xd), CT_IJUMP_TAIL);
+	CHECK_EQ_I(ijump_kind(ij_two_paths, sizeof(ij_two_paths), 5), CT_IJUMP_UNDECIDED);
+	CHECK_EQ_I(ijump_kind(got_tail, sizeof(got_tail), 8), CT_IJUMP_GOT);
+	struct ct_ijump j;
+	CHECK_EQ_U(ct_indirect_jumps(ij_framed_switch, sizeof(ij_framed_switch), BASE, &j, 1), 1);
+	CHECK(j.sp_known && j.sp_below == 8);
+	/* the tail jumps are exits (TAIL, target unknown); the others are not */
+	check_unknown_tail(ij_epilogue, sizeof(ij_epilogue), 0xf);
+	struct ct_fn_sites s;
+	CHECK_EQ_I(ct_find_sites(ij_framed_switch, sizeof(ij_framed_switch), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.nexits, 1);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+	/* Go's indirect jumps are never tail jumps */
+	CHECK_EQ_I(ct_find_sites(ij_method, sizeof(ij_method), BASE, CT_CC_GO_REG, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.nexits, 0);
 	ct_fn_sites_free(&s);
 }
 
