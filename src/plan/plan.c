@@ -673,10 +673,15 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 		const struct ct_plan_site *s = &p->sites.v[i];
 		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
 						    s->key_adj,  s->call_site, s->next, s->flags};
-		/* what its hits cost depends on it (overhead correction); a
-		 * CALL its callee's CHECK sends is priced as the CHECK's hit */
-		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
-		if (code && !(s->flags & CT_SITEF_ATCHECK))
-			(*sites)[i].flags |= ct_hit_flags_at(code, 15, s->addr);
+		(*sites)[i].flags = ct_plan_site_flags(p, i);
 	}
+}
+
+uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i)
+{
+	/* what its hits cost depends on it (overhead correction); a CALL
+	 * its callee's CHECK sends is priced as the CHECK's hit */
+	const struct ct_plan_site *s = &p->sites.v[i];
+	const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
+	return s->flags | (code && !(s->flags & CT_SITEF_ATCHECK) ? ct_hit_flags_at(code, 15, s->addr) : 0);
 }

@@ -247,6 +247,9 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
 /* The tables as they go into the record file. */
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
+/* Site I's flags as the file has them: with what its instruction says of
+ * its hits' cost (CT_SITEF_STEPPED, CALLINSN, RETINSN). */
+uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i);
 /* The hit classes its probes have (CT_SITEF_CALLINSN, CT_SITEF_RETINSN,
  * and CT_SITEF_ATCHECK for emulated CHECKs: the ones record's calibration
  * measures only when they occur). */

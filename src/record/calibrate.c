@@ -37,6 +37,7 @@
  * ran the program's hits (a per-CPU count in the BPF program), and their
  * costs are averaged by those hits. */
 #include "record/calibrate.h"
+#include "record/insitu.h"
 #include "format/tracefile.h"
 #include "util/util.h"
 
@@ -199,10 +200,16 @@ static long switches(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw + ru.ru_nvcsw;
 }
 
+/* The medians of what measure takes the mean of. */
+struct medians {
+	uint64_t hit[CT_HIT_CLASSES], mixed;
+};
+
 /* CALLS calls (at most CALLS) of each function, in turns (whatever the
  * machine does meanwhile falls on every kind alike), where this thread
  * runs. */
-static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, struct ct_costs *out)
+static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, struct ct_costs *out,
+		   struct medians *med)
 {
 	uint64_t t0 = now_mono_ns();
 	struct collect c = {.first_site = cal->first_site, .calls = calls, .cb = cb, .ctx = ctx};
@@ -250,15 +257,17 @@ static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, s
 		/* whole hits by their mean; the extra of argument capture by
 		 * medians (the rare slow hit would swamp a difference of means;
 		 * taken in turns, both kinds see as many) */
-		out->hit_ns[CT_HIT_EMULATED] = mean_cost(c.durs[FN_EE], c.n[FN_EE]);
-		out->hit_ns[CT_HIT_STEPPED] = mean_cost(c.durs[FN_SS], c.n[FN_SS]);
+		static const int class_of[NFN] = {[FN_EE] = CT_HIT_EMULATED, [FN_SS] = CT_HIT_STEPPED, [FN_ES] = -1,
+						  [FN_AA] = -1, [FN_CC] = CT_HIT_CALL, [FN_RR] = CT_HIT_RET,
+						  [FN_KK] = CT_HIT_CHECK};
+		memset(med, 0, sizeof(*med));
+		for (uint32_t k = 0; k < NFN; k++)
+			if (class_of[k] >= 0 && cal->use[k]) {
+				out->hit_ns[class_of[k]] = mean_cost(c.durs[k], c.n[k]);
+				med->hit[class_of[k]] = median(c.durs[k], c.n[k]);
+			}
 		out->mixed_ns = mean_cost(c.durs[FN_ES], c.n[FN_ES]);
-		if (cal->use[FN_CC])
-			out->hit_ns[CT_HIT_CALL] = mean_cost(c.durs[FN_CC], c.n[FN_CC]);
-		if (cal->use[FN_RR])
-			out->hit_ns[CT_HIT_RET] = mean_cost(c.durs[FN_RR], c.n[FN_RR]);
-		if (cal->use[FN_KK])
-			out->hit_ns[CT_HIT_CHECK] = mean_cost(c.durs[FN_KK], c.n[FN_KK]);
+		med->mixed = median(c.durs[FN_ES], c.n[FN_ES]);
 		uint64_t ee = median(c.durs[FN_EE], c.n[FN_EE]), aa = median(c.durs[FN_AA], c.n[FN_AA]);
 		out->args_ns = aa > ee ? aa - ee : 0;
 		ct_debug("calibration: medians %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " ns (nop, mov, nop;mov, "
@@ -337,7 +346,8 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	 * sleepable program's link waits for an RCU grace period (~25 ms
 	 * each), which start-up need not pay, and ct_calib_again uses them. */
 	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
-	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, NULL, NULL, out)) {
+	struct medians med;
+	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, NULL, NULL, out, &med)) {
 		ct_calib_free(cal);
 		return NULL;
 	}
@@ -346,7 +356,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	return cal;
 }
 
-int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_costs *out)
+int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_insitu *in, struct ct_costs *out)
 {
 	uint64_t t0 = now_mono_ns(), hits[NCPU_MAX], total = 0;
 	size_t n = ct_probes_hits(cal->p, hits, NCPU_MAX);
@@ -361,6 +371,7 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 	cpu_set_t was;
 	bool pinned = sched_getaffinity(0, sizeof(was), &was) == 0;
 	double hit[CT_HIT_CLASSES] = {0}, mixed = 0, args = 0, weight = 0;
+	double hit_med[CT_HIT_CLASSES] = {0}, mixed_med = 0;
 	int rc = 0;
 	for (int m = 0; m < MAX_CPUS && rc == 0; m++) {
 		size_t best = n;
@@ -375,16 +386,20 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 		if (pinned && sched_setaffinity(0, sizeof(one), &one))
 			ct_debug("calibration: cannot run on CPU %zu: %s", best, strerror(errno));
 		struct ct_costs c;
-		rc = measure(cal, CALLS, cb, ctx, &c);
+		struct medians med;
+		rc = measure(cal, CALLS, cb, ctx, &c, &med);
 		if (rc == 0) {
 			ct_debug("calibration on CPU %zu (%" PRIu64 " of %" PRIu64 " hits): emulated %" PRIu64
 				 " ns, stepped %" PRIu64 " ns, call %" PRIu64 " ns, ret %" PRIu64 " ns", best, hits[best],
 				 total, c.hit_ns[CT_HIT_EMULATED], c.hit_ns[CT_HIT_STEPPED], c.hit_ns[CT_HIT_CALL],
 				 c.hit_ns[CT_HIT_RET]);
 			double w = (double)hits[best];
-			for (int k = 0; k < CT_HIT_CLASSES; k++)
+			for (int k = 0; k < CT_HIT_CLASSES; k++) {
 				hit[k] += w * c.hit_ns[k];
+				hit_med[k] += w * med.hit[k];
+			}
 			mixed += w * c.mixed_ns;
+			mixed_med += w * med.mixed;
 			args += w * c.args_ns;
 			weight += w;
 		}
@@ -395,9 +410,25 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_co
 	if (rc || weight == 0)
 		return rc ? rc : ct_fail("calibration: nothing measured");
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < CT_HIT_CLASSES; k++)
+	uint64_t med_ns[CT_HIT_CLASSES];
+	for (int k = 0; k < CT_HIT_CLASSES; k++) {
 		out->hit_ns[k] = hit[k] / weight + 0.5;
+		med_ns[k] = hit_med[k] / weight + 0.5;
+	}
 	out->mixed_ns = mixed / weight + 0.5;
+	double tail;
+	if (in && ct_insitu_tail(in, med_ns, &tail)) {
+		/* the typical hit from here, the slow ones as the program had
+		 * them (insitu.c) */
+		ct_debug("calibration: the program's tiny calls say its hits cost %.1f %% over their median (the "
+			 "calibration's: emulated %.1f %%, stepped %.1f %%)", 100 * tail,
+			 100.0 * out->hit_ns[CT_HIT_EMULATED] / med_ns[CT_HIT_EMULATED] - 100,
+			 100.0 * out->hit_ns[CT_HIT_STEPPED] / med_ns[CT_HIT_STEPPED] - 100);
+		for (int k = 0; k < CT_HIT_CLASSES; k++)
+			if (med_ns[k])
+				out->hit_ns[k] = med_ns[k] * (1 + tail) + 0.5;
+		out->mixed_ns = mixed_med / weight * (1 + tail) + 0.5;
+	}
 	out->args_ns = args / weight + 0.5;
 	out->calls = CALLS;
 	out->ms = (now_mono_ns() - t0) / 1e6;

@@ -20,10 +20,13 @@ struct ct_calib;
 struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
 				uint8_t gsrc, uint8_t classes, struct ct_costs *out);
 /* Measures again on the CPUs that had at least a share of the probe hits
- * since ct_calib_start (the program's), and averages by their hits.
- * Events of other sites still in the ring buffer go to CB.  -1 with
- * ct_fail() (OUT unchanged). */
-int ct_calib_again(struct ct_calib *c, ct_event_cb cb, void *ctx, struct ct_costs *out);
+ * since ct_calib_start (the program's), and averages by their hits; with
+ * IN (the program's tiny calls, insitu.h) saying how often its hits were
+ * slow, a hit costs the measured median plus that share.  Events of other
+ * sites still in the ring buffer go to CB.  -1 with ct_fail() (OUT
+ * unchanged). */
+struct ct_insitu;
+int ct_calib_again(struct ct_calib *c, ct_event_cb cb, void *ctx, struct ct_insitu *in, struct ct_costs *out);
 void ct_calib_free(struct ct_calib *c);
 #define CT_CALIB_SITES 14
 /* ... and the planned_calls entries it adds (its CHECK's two call sites) */

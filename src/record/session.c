@@ -966,6 +966,29 @@ static void goroutine_created(struct ct_session *s, const struct object *o, cons
 		s->sink(s->sink_ctx, &c, &gopc);
 }
 
+/* A call with no traced call inside: from its entry event to its exit
+ * event on one thread is what a probe hit costs the program (its body
+ * aside), a sample for calibrate_at_end (insitu.h). */
+static void note_tiny_call(struct ct_session *s, const struct object *o, uint32_t site, const struct ct_event *e)
+{
+	struct ct_tiny_last *t = &s->tiny_last[e->tid % (sizeof(s->tiny_last) / sizeof(s->tiny_last[0]))];
+	const struct ct_plan_site *ps = &o->plan->sites.v[site];
+	uint64_t key = e->key + (uint64_t)(int64_t)ps->key_adj;
+	struct object eo;
+	if (t->tid == e->tid && t->opens && (ps->kind == CT_SITE_RET || ps->kind == CT_SITE_RETSITE) &&
+	    t->goid == e->goid && t->key == key && e->ts > t->ts && object_of_site(s, t->site, &eo)) {
+		const struct ct_plan_site *es = &eo.plan->sites.v[t->site - eo.site_base];
+		if (eo.plan == o->plan && es->func == ps->func)
+			ct_insitu_add(&s->insitu, t->site, o->site_base + site, e->ts - t->ts);
+	}
+	t->tid = e->tid;
+	t->site = o->site_base + site;
+	t->opens = ps->kind == CT_SITE_ENTRY || ps->kind == CT_SITE_CALL;
+	t->ts = e->ts;
+	t->key = key;
+	t->goid = e->goid;
+}
+
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
@@ -1041,6 +1064,8 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	}
 	if (s->sink)
 		s->sink(s->sink_ctx, e, payload);
+	if (known && s->calib)
+		note_tiny_call(s, &o, site, e);
 	return 0;
 }
 
@@ -1264,8 +1289,17 @@ static void calibrate_at_end(struct ct_session *s)
 		return;
 	for (int i = 0; i < 64 && poll_events(s, 0) > 0; i++)
 		;
+	for (size_t i = 0; i < s->insitu.n; i++) {
+		struct ct_insitu_calls *f = &s->insitu.f[i];
+		struct object eo, xo;
+		object_of_site(s, f->site, &eo);
+		object_of_site(s, f->exit_site, &xo);
+		uint32_t e = f->site - eo.site_base, x = f->exit_site - xo.site_base;
+		f->entry_class = ct_hit_class_of(eo.plan->sites.v[e].kind, ct_plan_site_flags(eo.plan, e));
+		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
+	}
 	struct ct_costs c;
-	if (ct_calib_again(s->calib, on_event, s, &c)) {
+	if (ct_calib_again(s->calib, on_event, s, &s->insitu, &c)) {
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
 		return;
 	}
@@ -1349,6 +1383,7 @@ void ct_session_free(struct ct_session *s)
 	if (s->probes)
 		ct_probes_free(s->probes);
 	ct_calib_free(s->calib);
+	ct_insitu_free(&s->insitu);
 	ct_wasm_run_free(s->wasm);
 	if (s->w)
 		ct_writer_close(s->w);

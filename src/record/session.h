@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 #include "probes/probes.h"
 #include "format/calib.h"
+#include "record/insitu.h"
 #include "format/tracefile.h"
 #include "target/target.h"
 
@@ -105,6 +106,12 @@ struct ct_session {
 	struct ct_type_ids type_ids; /* the program's type ids in the file */
 	struct ct_costs costs;     /* what a probe hit costs here (calibrate.c) */
 	struct ct_calib *calib;    /* its probes, to measure again at the end */
+	struct ct_insitu insitu;   /* the program's tiny calls, to price its hits (insitu.h) */
+	struct ct_tiny_last { /* per thread (by tid, a few collide): its last event */
+		uint32_t tid, site;
+		bool opens;
+		uint64_t ts, key, goid;
+	} tiny_last[256];
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
 	uint64_t end_ts;           /* detaching started: later events are dropped */
