@@ -331,6 +331,14 @@ static __always_inline int fetch_mem(struct scratch *s, __u32 dst, __u32 size, _
 		*hdr = 0;
 		return 0;
 	}
+	/* A nil pointer's field (Go's optional fields, a result slot read
+	 * before it is set): no read.  Measured on net/http with arguments:
+	 * each such failed read took a page fault, and fault_in a second one,
+	 * a third of the program's time (6.1 -> 4.0 us a hit). */
+	if (addr < cfg.min_addr) {
+		*hdr = CT_FETCH_FAILED;
+		return 0;
+	}
 	int f;
 	if (str) {
 		n = bpf_probe_read_user_str(data, size, (void *)addr);

@@ -312,7 +312,7 @@ struct ct_config {
 			     stops the process until user space has probed it */
 	__u32 report_callers; /* CT_PROC_CALLER: user space adds exit probes
 				 of call sites found while recording */
-	__u32 pad;
+	__u32 min_addr;   /* vm.mmap_min_addr: nothing is ever mapped below it */
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:
  * binaries exec'd under --follow are added after the programs are loaded. */

@@ -120,6 +120,20 @@ static int attach_perf_events(struct ct_probes *p, struct bpf_program *prog, con
 	return 0;
 }
 
+/* vm.mmap_min_addr: a pointer below it (a nil pointer plus a field offset)
+ * points at nothing.  0 (every address may be mapped) if unreadable. */
+static uint32_t mmap_min_addr(void)
+{
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "re");
+	unsigned long v = 0;
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 {
 	libbpf_set_print(libbpf_quiet);
@@ -136,6 +150,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->limits = o->limits;
 	cfg->follow_ino = o->follow_ino;
 	cfg->report_callers = o->report_callers;
+	cfg->min_addr = mmap_min_addr();
 	cfg->max_depth = o->max_depth;
 	cfg->min_dur_ns = o->min_dur_ns;
 	cfg->max_events = o->max_events;
