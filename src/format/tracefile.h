@@ -58,7 +58,9 @@ struct ct_file_func {
 #define CT_SITEF_INDIRECT 0x20 /* CHECK, and its DYNAMIC CALLs: the function's
 				  address is taken (called through interfaces,
 				  function values): calls from sites not known
-				  in advance are expected */
+				  in advance are expected.  TAIL: a jump through
+				  a pointer (target not known): a traced function
+				  entering at its key next is its target */
 #define CT_SITEF_CALLINSN 0x40 /* probed at a `call` the kernel emulates (it also
 				  writes the return address): overhead correction
 				  prices its hits so (format/calib.h) */

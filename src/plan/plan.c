@@ -101,6 +101,8 @@ static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t 
 	s.target_func = CT_NOFUNC;
 	s.gsrc = gsrc;
 	s.call_site = s.next = CT_NOSITE;
+	if (kind == CT_SITE_TAIL && !target) /* through a pointer: any function may be its target */
+		s.flags = CT_SITEF_INDIRECT;
 	CT_VEC_PUSH(p->sites, s);
 	return &p->sites.v[p->sites.n - 1];
 }

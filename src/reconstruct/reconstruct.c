@@ -16,6 +16,7 @@ struct frame {
 	bool tailpos;           /* its call is in tail position: it ends with its parent */
 	bool no_exit;           /* entered at a CHECK from a call site without an exit probe */
 	uint32_t tail_target;
+	bool tail_any;          /* ... through a pointer: any traced function may be the target */
 	uint64_t tail_ts;
 	bool has_children;
 	uint64_t losses; /* loss records seen before its entry */
@@ -320,8 +321,9 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 	if (!top->tail_pending || ev->key > top->c.key)
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
-	if (ev->key == top->c.key && ((ev->kind == CT_SITE_ENTRY && site->func == top->tail_target) ||
-				      ev->kind == CT_SITE_RETSITE))
+	if (ev->key == top->c.key &&
+	    ((ev->kind == CT_SITE_ENTRY && (site->func == top->tail_target || top->tail_any)) ||
+	     ev->kind == CT_SITE_RETSITE))
 		return;
 	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }
@@ -356,7 +358,7 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 			     ((ev->kind == CT_SITE_CHECK || ev->kind == CT_SITE_CALL) && nf->restart_pending)))
 				return;
 			if (nf->c.key == ev->key && nf->tail_pending && ev->kind == CT_SITE_ENTRY &&
-			    r->sites[ev->site].func == nf->tail_target)
+			    (r->sites[ev->site].func == nf->tail_target || nf->tail_any))
 				return; /* the tail call it jumped to */
 		}
 		while (s->f.n > i)
@@ -600,6 +602,7 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	}
 	top->tail_pending = true;
 	top->tail_target = target;
+	top->tail_any = target == CT_NOFUNC && (r->sites[ev->site].flags & CT_SITEF_INDIRECT);
 	top->tail_ts = ev->ts;
 }
 

@@ -486,7 +486,7 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	/* the same bit: a TAIL's target is traced; a CHECK's function is
 	 * called indirectly (which counter its unplanned calls go to) */
 	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
-						     : site->target_func != CT_NOFUNC;
+						     : site->target_func != CT_NOFUNC || (site->flags & CT_SITEF_INDIRECT);
 	/* and an ENTRY's: its function's RET is the same instruction */
 	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next)
 		cp.tail_traced |= plan->sites.v[k].kind == CT_SITE_RET && plan->sites.v[k].func == site->func;

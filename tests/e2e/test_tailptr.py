@@ -10,24 +10,24 @@ import re
 
 from lib import ct, fixture, record, replay_json, run, tmp, trees
 
-# main's calls, in order: a call whose jump goes to a traced function ends
-# at the jump (returned: the target is its caller's next call at the same
-# level, not inside it); called through a pointer (tp_indirect), where no
-# probe sees its return, it ends unobserved; the calls after it are beside
-# it, never inside.
+# main's calls, in order: the traced function a jump goes to is its tail
+# call (inside it, as for a direct `jmp`); called through a pointer
+# (tp_indirect), where no probe sees its return, it ends unobserved at the
+# jump, and what comes after, its target too, is beside it, never inside.
 WANT = ("main:returned("
-        "tp_via_ptr:returned,tp_run:returned(tp_leaf:returned),"
-        "tp_via_table:returned,tp_done:returned(tp_leaf2:returned),"
-        "tp_after_call:returned(tp_leaf:returned),tp_run:returned(tp_leaf:returned),"
+        "tp_via_ptr:returned(tp_run:returned(tp_leaf:returned)),"
+        "tp_via_table:returned(tp_done:returned(tp_leaf2:returned)),"
+        "tp_after_call:returned(tp_leaf:returned,tp_run:returned(tp_leaf:returned)),"
         "tp_switch:returned(tp_leaf:returned,tp_leaf:returned,tp_leaf2:returned),"
         "tp_pick:returned(tp_run:returned(tp_leaf:returned)),"
         "tp_via_table:unobserved,tp_done:returned(tp_leaf2:returned),"
         "tp_leaf:returned)")
 
 
-def shape(n):
+def shape(n, levels=99):
     me = f"{n.func}:{n.call['status']}"
-    return me + ("(" + ",".join(shape(c) for c in n.children) + ")" if n.children else "")
+    kids = n.children if levels > 1 else []
+    return me + ("(" + ",".join(shape(c, levels - 1) for c in kids) + ")" if kids else "")
 
 
 def body(text, func):
@@ -53,7 +53,15 @@ def test_tail_jumps_through_a_pointer():
             roots = next(iter(forest.values()))
             assert len(forest) == 1 and len(roots) == 1, (cc, mode, [r.shape() for r in roots])
             assert shape(roots[0]) == WANT, (cc, mode, shape(roots[0]))
+            want = roots[0]
             assert all(c["depth"] <= 3 for c in calls), (cc, mode)
+            tails = {c["func"] for c in calls if c.get("tail")}
+            assert tails == {"tp_run", "tp_done"}, (cc, mode, tails)
+        # record-time limits: the kernel side's stack agrees (the tail
+        # calls are at depth 2, left out with --max-depth 2)
+        p, out = record([exe], "--max-depth", "2", out=tmp(f"tailptr-{cc}-d2.data"))
+        roots = next(iter(trees(replay_json(out)).values()))
+        assert [shape(r) for r in roots] == [shape(want, 2)], (cc, [shape(r) for r in roots])
 
 
 def test_list_says_which_indirect_jumps_are_tail_jumps():

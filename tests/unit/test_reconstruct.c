@@ -30,6 +30,7 @@ enum {
 	S_B_TAIL_C,   /* B: JMP C (traced) */
 	S_B_RESTART,  /* B: CALL morestack */
 	S_A_RETSITE,  /* the return address of a call of A (callee side) */
+	S_A_TAIL_PTR, /* A: JMP through a pointer (target not known) */
 	NSITES
 };
 
@@ -50,6 +51,7 @@ static const struct ct_file_site sites[NSITES] = {
 	{S_B_TAIL_C, 0x2030, FB, CT_SITE_TAIL, FC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_A_RETSITE, 0x4008, FA, CT_SITE_RETSITE, CT_NOFUNC, 8, S_A_ENT, UINT32_MAX, 0},
+	{S_A_TAIL_PTR, 0x1050, FA, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_INDIRECT},
 };
 
 #define PID 100
@@ -388,6 +390,55 @@ TEST(recon_tail_event_to_traced_target)
 	col_reset();
 }
 
+/* A tail jump to untraced code whose return address no probe watches
+ * (the kernel side said so: CT_EV_UNWATCHED), thread 1. */
+static void ev_unwatched(struct ct_recon *r, uint64_t ts, uint64_t key, uint32_t site)
+{
+	struct ct_rec_event e = {.ts = ts, .key = key, .pid = PID, .tid = 1, .site = site,
+				 .kind = CT_SITE_TAIL, .flags = CT_EV_UNWATCHED};
+	ct_recon_event(r, &e);
+}
+
+TEST(recon_tail_through_a_pointer)
+{
+	/* A jumps through a pointer: B entering at A's key next is its target,
+	 * a tail call; when the jump went to untraced code, its return site
+	 * closes A before D calls C at the same key; where the kernel side found
+	 * no probe at the return address, A ended at the jump. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_PTR);
+	ev(r, 110, 0, 1, 10, S_B_ENT);
+	ev(r, 120, 0, 1, 10, S_B_RET);
+	NREC(5);
+	EXP_ENTER(2, FB, 2, 2, 110, true);
+	EXP_EXIT(3, FB, 2, RET, 2, 110, 120, true, true);
+	EXP_EXIT(4, FA, 1, RET, 1, 100, 120, false, false);
+	ev(r, 130, 0, 1, 10, S_A_ENT);
+	ev(r, 135, 0, 1, 10, S_A_TAIL_PTR);
+	ev(r, 140, 0, 1, 2, S_A_RETSITE); /* the callee's key: 2 + 8 */
+	ev(r, 150, 0, 1, 10, S_C_ENT);
+	ev(r, 155, 0, 1, 10, S_C_RET);
+	NREC(9);
+	EXP_EXIT(6, FA, 1, RET, 3, 130, 140, false, true);
+	EXP_ENTER(7, FC, 1, 4, 150, false);
+	ev(r, 160, 0, 1, 10, S_A_ENT);
+	ev_unwatched(r, 165, 10, S_A_TAIL_PTR);
+	ev(r, 170, 0, 1, 10, S_C_ENT);
+	ev(r, 175, 0, 1, 10, S_C_RET);
+	ev(r, 200, 0, 1, 5, S_D_RET);
+	NREC(14);
+	EXP_EXIT(10, FA, 1, CT_CALL_UNOBSERVED, 5, 160, 165, false, true);
+	EXP_ENTER(11, FC, 1, 6, 170, false);
+	EXP_EXIT(13, FD, 0, RET, 0, 90, 200, false, false);
+	const struct ct_recon_stats *st = ct_recon_stats(r);
+	CHECK_EQ_U(st->tails, 1);
+	CHECK_EQ_U(st->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 TEST(recon_tail_event_to_untraced_target)
 {
 	struct ct_recon *r = new_recon(false);
@@ -420,17 +471,14 @@ TEST(recon_unwatched_tail_ends_at_the_jump)
 	struct ct_recon *r = new_recon(false);
 	ev(r, 90, 0, 1, 5, S_D_ENT);
 	ev(r, 100, 0, 1, 10, S_A_ENT);
-	struct ct_rec_event e = {.ts = 105, .key = 10, .pid = PID, .tid = 1, .site = S_A_TAIL_OUT,
-				 .kind = CT_SITE_TAIL, .flags = CT_EV_UNWATCHED};
-	ct_recon_event(r, &e);
+	ev_unwatched(r, 105, 10, S_A_TAIL_OUT);
 	ev(r, 120, 0, 1, 40, S_C_ENT);
 	ev(r, 125, 0, 1, 40, S_C_RET);
 	/* a chain: A jumps to B, which jumps out */
 	ev(r, 130, 0, 1, 10, S_A_ENT);
 	ev(r, 131, 0, 1, 10, S_A_TAIL_B);
 	ev(r, 132, 0, 1, 10, S_B_ENT);
-	e.ts = 133, e.site = S_B_TAIL_OUT;
-	ct_recon_event(r, &e);
+	ev_unwatched(r, 133, 10, S_B_TAIL_OUT);
 	ev(r, 140, 0, 1, 40, S_C_ENT);
 	ev(r, 145, 0, 1, 40, S_C_RET);
 	ev(r, 200, 0, 1, 5, S_D_RET);
