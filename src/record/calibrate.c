@@ -85,6 +85,12 @@ CALIB_DECL(ct_calib_kk)
 
 #define CALLS 300
 #define CALLS_START 200
+/* Start-up's measurement is the fallback (live, or when the end's fails)
+ * and must stay short: on a loaded machine the scheduler stretches each
+ * round (235 ms for 200 rounds at load 6 on the 2-vCPU VM, ~30 ms at
+ * load 1), so it stops after this time with at least MIN_ROUNDS. */
+#define START_BUDGET_NS 30000000ULL
+#define MIN_ROUNDS 60
 #define NFN 7
 enum { FN_EE, FN_SS, FN_ES, FN_AA, FN_CC, FN_RR, FN_KK };
 /* CPUs measured again at the end: the one with most of the program's hits
@@ -207,9 +213,10 @@ struct medians {
 
 /* CALLS calls (at most CALLS) of each function, in turns (whatever the
  * machine does meanwhile falls on every kind alike), where this thread
- * runs. */
-static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, struct ct_costs *out,
-		   struct medians *med)
+ * runs; with BUDGET_NS, fewer (at least MIN_ROUNDS) once that time is
+ * spent. */
+static int measure(struct ct_calib *cal, int calls, uint64_t budget_ns, ct_event_cb cb, void *ctx,
+		   struct ct_costs *out, struct medians *med)
 {
 	uint64_t t0 = now_mono_ns();
 	struct collect c = {.first_site = cal->first_site, .calls = calls, .cb = cb, .ctx = ctx};
@@ -232,6 +239,10 @@ static int measure(struct ct_calib *cal, int calls, ct_event_cb cb, void *ctx, s
 		if (i % 25 == 24) { /* never let the ring buffer fill */
 			ct_probes_poll(cal->p, 0, on_calib_event, &c);
 			sw = switches();
+		}
+		if (budget_ns && i + 1 >= MIN_ROUNDS && now_mono_ns() - t0 > budget_ns) {
+			calls = i + 1;
+			break;
 		}
 	}
 	/* every hit's event is in the ring buffer already (a drain the
@@ -347,7 +358,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	 * each), which start-up need not pay, and ct_calib_again uses them. */
 	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
 	struct medians med;
-	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, NULL, NULL, out, &med)) {
+	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, START_BUDGET_NS, NULL, NULL, out, &med)) {
 		ct_calib_free(cal);
 		return NULL;
 	}
@@ -387,7 +398,7 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_in
 			ct_debug("calibration: cannot run on CPU %zu: %s", best, strerror(errno));
 		struct ct_costs c;
 		struct medians med;
-		rc = measure(cal, CALLS, cb, ctx, &c, &med);
+		rc = measure(cal, CALLS, 0, cb, ctx, &c, &med);
 		if (rc == 0) {
 			ct_debug("calibration on CPU %zu (%" PRIu64 " of %" PRIu64 " hits): emulated %" PRIu64
 				 " ns, stepped %" PRIu64 " ns, call %" PRIu64 " ns, ret %" PRIu64 " ns", best, hits[best],
