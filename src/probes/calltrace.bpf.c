@@ -43,24 +43,6 @@ struct {
 	__type(value, __u64);
 } hits SEC(".maps");
 
-/* Program runs begun per CPU.  The kernel (6.14+) keeps the BPF stack frames
- * of a tracing program that are 64 bytes or more on a per-CPU private stack,
- * also for sleepable uprobe programs: while a run sleeps in fault_in (a page
- * fault), the next run on that CPU, another thread's hit, overwrites its
- * frames, and the sleeper woke with the other hit's site, key, goroutine and
- * time in its `struct hit`: one call sent twice and the sleeper's own event
- * never (esbuild's parser, under load: a call shown unwound).  A run that
- * wakes to find another run begun on its CPU stops fetching and sends its
- * event, saved in the scratch before the fetch, without values (fault_in,
- * send_fetch); and counts one more run itself, so that any run still asleep
- * there, whose frames its way out may write, does the same. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} run_gen SEC(".maps");
-
 /* enum ct_counter */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -119,23 +101,13 @@ struct {
 	__type(value, struct ct_fetch);
 } fetch_later SEC(".maps");
 
-/* Per-CPU scratch where an event with arguments is assembled before it is
- * copied to the ring buffer.  `busy` guards against a second probe hit on
- * the same CPU while one is still assembling (possible on preemptible
- * kernels): that hit is sent without its arguments, flagged. */
+/* Where an event with arguments is assembled before it is copied to the
+ * ring buffer (a run's, struct run). */
 struct scratch {
-	__u64 busy;
 	__u64 regs[24]; /* copy of struct pt_regs (21 slots) */
 	struct ct_event e;
 	__u8 payload[2 * CT_MAX_PAYLOAD];
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch_map SEC(".maps");
 
 /* ---- shadow stacks for limits and sampling ---- */
 
@@ -200,7 +172,8 @@ struct {
 	__type(value, struct gstate);
 } gstates SEC(".maps");
 
-/* A zeroed gstate to insert from (too big for the BPF stack). */
+/* A zeroed gstate to insert from (too big for the BPF stack); only read,
+ * so a run preempted on its CPU leaves it as the next one needs it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -219,8 +192,57 @@ struct hit {
 	__u32 loss_gen; /* read before anything is reserved */
 	__u32 site; /* the event's site: the cookie's, or the CALL a CHECK reports */
 	__u16 flags;
-	__u64 gen; /* run_gen as this run began (on its CPU) */
 };
+
+/* One probe run's working memory: what the hit knows, the keys it looks
+ * maps up with, and the scratch of its event with arguments.  The program
+ * is sleepable: a run may sleep in a page fault (fault_in), or on a
+ * preemptible kernel be preempted anywhere, and the next run on its CPU is
+ * another thread's.  So this lives in the thread's task storage, not in a
+ * per-CPU buffer (a sleeper held it, and the runs meanwhile sent their
+ * hits without values) nor on the BPF stack: the kernel (6.14+) puts a
+ * tracing program's stack frames of 64 bytes or more on a per-CPU private
+ * stack, also a sleepable one's, and the next run on that CPU overwrote a
+ * sleeper's struct hit (it woke to send another thread's call twice and
+ * its own never).  Every frame of the program stays under 64 bytes (STATS
+ * probe.stack_depth; tests/e2e/test_bpf_stack.py), so it is on the task's
+ * own stack; a thread's runs never overlap (a uprobe fires from user mode),
+ * so nothing of a run is shared with another and none needs to check. */
+struct run {
+	struct hit h; /* first: run_of() */
+	/* on_hit's findings for later in the run (kept here, not in
+	 * registers it would spill to its frame) */
+	__s64 key_delta;      /* the event's frame key - the probe's (CHECK) */
+	__u64 unobserved_ret; /* a call no exit probe sees starts here: its return address */
+	__u64 new_caller;     /* a return address to report (CT_PLANNED_KEY) */
+	struct gkey k;
+	struct unobserved_call uc;
+	struct scratch s;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct run);
+} runs SEC(".maps");
+
+/* The run H is the hit of (on_hit: every struct hit is a run's). */
+static __always_inline struct run *run_of(const struct hit *h)
+{
+	return (struct run *)h;
+}
+
+/* The key of the hit's goroutine/thread stack (gstates, unobserved_calls),
+ * in R->k. */
+static __always_inline struct gkey *stack_key(struct run *r)
+{
+	const struct hit *h = &r->h;
+	r->k.tgid = h->pid_tgid >> 32;
+	r->k.sys = ((h->flags & CT_EV_SYSSTACK) != 0) | ((h->flags & CT_EV_ALTSTACK) ? 2 : 0);
+	r->k.id = h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid;
+	return &r->k;
+}
 
 static __always_inline __u64 read_u64(__u64 addr)
 {
@@ -281,16 +303,12 @@ static __always_inline int budget_ok(void)
 
 #define PMASK (CT_MAX_PAYLOAD - 1)
 
-#define FAULT_CLOBBERED (-1) /* fault_in: this run's stack frames are another's now (run_gen) */
-
 /* A page the program has not touched yet (a string literal in .rodata on
  * its first use) is not mapped, and the fast read cannot fault it in: the
  * programs are sleepable so that they can.  Touch the pages of [addr, addr +
- * size) as the program itself is about to; 0 if none could be, or
- * FAULT_CLOBBERED.  A global function: the verifier checks it once, not at
- * every fetch op.  Its frame stays under 64 bytes, so on the task's own
- * stack: GEN, which it compares after the sleep, cannot be overwritten. */
-__noinline int fault_in(__u64 addr, __u32 size, __u64 gen)
+ * size) as the program itself is about to; 0 if none could be.  A global
+ * function: the verifier checks it once, not at every fetch op. */
+__noinline int fault_in(__u64 addr, __u32 size)
 {
 	char c;
 	int ok = 0;
@@ -300,15 +318,6 @@ __noinline int fault_in(__u64 addr, __u32 size, __u64 gen)
 			break;
 		ok |= bpf_copy_from_user(&c, 1, (void *)at) == 0;
 	}
-	/* the fault may have slept: did another run begin on this CPU? */
-	__u32 zero = 0;
-	__u64 *g = bpf_map_lookup_elem(&run_gen, &zero);
-	if (!g || *g != gen) {
-		if (g)
-			__sync_fetch_and_add(g, 1);
-		count(CT_CNT_STACK_REUSED, 1);
-		return FAULT_CLOBBERED;
-	}
 	return ok;
 }
 
@@ -317,8 +326,8 @@ __noinline int fault_in(__u64 addr, __u32 size, __u64 gen)
  * overlap [glo, ghi) (struct ct_fetch's guard) read as failed: a string
  * whose bytes do, and others from address 0 (zeroed, so no later op
  * follows a pointer in them). */
-static __always_inline int fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str, __u64 glo,
-				     __u64 ghi, __u64 gen)
+static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, __u64 addr, int str, __u64 glo,
+				      __u64 ghi)
 {
 	dst &= PMASK & ~7U;
 	size &= PMASK;
@@ -329,7 +338,7 @@ static __always_inline int fetch_mem(struct scratch *s, __u32 dst, __u32 size, _
 	long n;
 	if (!size) {
 		*hdr = 0;
-		return 0;
+		return;
 	}
 	/* A nil pointer's field (Go's optional fields, a result slot read
 	 * before it is set): no read.  Measured on net/http with arguments:
@@ -337,27 +346,19 @@ static __always_inline int fetch_mem(struct scratch *s, __u32 dst, __u32 size, _
 	 * a third of the program's time (6.1 -> 4.0 us a hit). */
 	if (addr < cfg.min_addr) {
 		*hdr = CT_FETCH_FAILED;
-		return 0;
+		return;
 	}
-	int f;
 	if (str) {
 		n = bpf_probe_read_user_str(data, size, (void *)addr);
-		if (n <= 0 && (f = fault_in(addr, size, gen)) != 0) {
-			if (f == FAULT_CLOBBERED)
-				return f;
+		if (n <= 0 && fault_in(addr, size))
 			n = bpf_probe_read_user_str(data, size, (void *)addr);
-		}
 		*hdr = n > 0 && !(addr < ghi && addr + n > glo) ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
-		return 0;
+		return;
 	}
 	n = bpf_probe_read_user(data, size, (void *)addr);
-	if (n && (f = fault_in(addr, size, gen)) != 0) {
-		if (f == FAULT_CLOBBERED)
-			return f;
+	if (n && fault_in(addr, size))
 		n = bpf_probe_read_user(data, size, (void *)addr);
-	}
 	*hdr = n == 0 ? (__u16)size : CT_FETCH_FAILED;
-	return 0;
 }
 
 static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
@@ -365,103 +366,109 @@ static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
 	return *(__u64 *)&s->payload[off & PMASK & ~7U];
 }
 
-/* 0, or -1 (the registers could not be read), or FAULT_CLOBBERED. */
-static int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f, __u64 gen)
+/* Runs op I of F into S.  0, or -1: the hit's values are dropped.  A
+ * global function: its frame is not the loop's (the registers the loop
+ * keeps across it are few: no spills, see struct run). */
+__noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
+{
+	if (!s || !f || i >= CT_MAX_OPS)
+		return -1;
+	__u64 sp = s->regs[CT_REG_SP];
+	const struct ct_fetch_op *op = &f->ops[i];
+	__u32 dst = op->dst & PMASK;
+	__u64 *word = (__u64 *)&s->payload[dst & ~7U];
+	int guard = i >= f->guard_from && i < f->guard_to;
+	__u64 glo = sp + f->guard_lo, ghi = guard ? sp + f->guard_hi : 0;
+	/* memory ops: what to copy, at one fetch_mem (one copy of it
+	 * inlined keeps the frame small: struct run) */
+	__u64 at, n = op->size;
+	int str = 0;
+	switch (op->code) {
+	case CT_OP_REG:
+		*word = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
+		return 0;
+	case CT_OP_STACK:
+		at = sp + op->off;
+		ghi = 0; /* no guard */
+		break;
+	case CT_OP_REGMEM:
+		at = s->regs[op->reg & CT_REG_MASK] + op->off;
+		break;
+	case CT_OP_DEREF:
+		at = payload_u64(s, op->src) + op->off;
+		break;
+	case CT_OP_DEREF_LEN:
+		n = payload_u64(s, op->src2) * op->scale;
+		if (n > op->size)
+			n = op->size;
+		at = payload_u64(s, op->src) + op->off;
+		break;
+	case CT_OP_DEREF_STR:
+		at = payload_u64(s, op->src) + op->off;
+		str = 1;
+		break;
+	case CT_OP_DEREF_SPAN:
+		n = payload_u64(s, op->src2) - payload_u64(s, op->src);
+		if (n > op->size)
+			n = op->size; /* also an end before the begin */
+		at = payload_u64(s, op->src) + op->off;
+		break;
+	case CT_OP_STACKWORD:
+		if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
+			*word = 0;
+		return 0;
+	case CT_OP_REGDIFF:
+		if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
+			*word = s->regs[op->reg & CT_REG_MASK]; /* unreadable: 0, as STACKWORD */
+		*word = s->regs[op->reg & CT_REG_MASK] - *word;
+		return 0;
+	case CT_OP_MEMWORD: {
+		at = s->regs[op->reg & CT_REG_MASK] + op->off;
+		n = ((op->size - 1) & 7) + 1;
+		/* no value rather than a wrong one: unreadable, or in stack
+		 * written on the way (the struct lies there) */
+		if (op->scale && at < sp + (__s16)op->src2 && at + n > sp + (__s16)op->src)
+			return -1;
+		*word = 0;
+		if (bpf_probe_read_user(word, n, (void *)at))
+			return -1;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+	fetch_mem(s, dst, (__u32)n, at, str, glo, ghi);
+	return 0;
+}
+
+static __always_inline int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f)
 {
 	/* A copy of the registers, indexed by pt_regs slot (enum ct_reg);
 	 * ctx may arrive here as a plain address, so it is only copied from. */
 	if (bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs), ctx))
 		return -1;
-	__u64 sp = s->regs[CT_REG_SP];
-	for (int i = 0; i < CT_MAX_OPS; i++) {
-		if (i >= f->nops)
-			break;
-		const struct ct_fetch_op *op = &f->ops[i];
-		__u32 dst = op->dst & PMASK;
-		int guard = i >= f->guard_from && i < f->guard_to;
-		__u64 glo = sp + f->guard_lo, ghi = guard ? sp + f->guard_hi : 0;
-		int r = 0;
-		switch (op->code) {
-		case CT_OP_REG:
-			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
-			break;
-		case CT_OP_STACK:
-			r = fetch_mem(s, dst, op->size, sp + op->off, 0, 0, 0, gen);
-			break;
-		case CT_OP_REGMEM:
-			r = fetch_mem(s, dst, op->size, s->regs[op->reg & CT_REG_MASK] + op->off, 0, glo, ghi, gen);
-			break;
-		case CT_OP_DEREF:
-			r = fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
-			break;
-		case CT_OP_DEREF_LEN: {
-			__u64 n = payload_u64(s, op->src2) * op->scale;
-			if (n > op->size)
-				n = op->size;
-			r = fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
-			break;
-		}
-		case CT_OP_DEREF_STR:
-			r = fetch_mem(s, dst, op->size, payload_u64(s, op->src) + op->off, 1, glo, ghi, gen);
-			break;
-		case CT_OP_DEREF_SPAN: {
-			__u64 n = payload_u64(s, op->src2) - payload_u64(s, op->src);
-			if (n > op->size)
-				n = op->size; /* also an end before the begin */
-			r = fetch_mem(s, dst, (__u32)n, payload_u64(s, op->src) + op->off, 0, glo, ghi, gen);
-			break;
-		}
-		case CT_OP_STACKWORD:
-			if (bpf_probe_read_user(&s->payload[dst & ~7U], 8, (void *)(sp + op->off)))
-				*(__u64 *)&s->payload[dst & ~7U] = 0;
-			break;
-		case CT_OP_REGDIFF: {
-			__u64 word = 0;
-			if (bpf_probe_read_user(&word, 8, (void *)(sp + op->off)))
-				word = s->regs[op->reg & CT_REG_MASK]; /* unreadable: 0, as STACKWORD */
-			*(__u64 *)&s->payload[dst & ~7U] = s->regs[op->reg & CT_REG_MASK] - word;
-			break;
-		}
-		case CT_OP_MEMWORD: {
-			__u64 word = 0, at = s->regs[op->reg & CT_REG_MASK] + op->off;
-			__u32 n = ((op->size - 1) & 7) + 1;
-			/* no value rather than a wrong one: unreadable, or in stack
-			 * written on the way (the struct lies there) */
-			if (op->scale && at < sp + (__s16)op->src2 && at + n > sp + (__s16)op->src)
-				return -1;
-			if (bpf_probe_read_user(&word, n, (void *)at))
-				return -1;
-			*(__u64 *)&s->payload[dst & ~7U] = word;
-			break;
-		}
-		}
-		if (r)
-			return r;
-	}
+	for (__u32 i = 0; i < CT_MAX_OPS && i < f->nops; i++)
+		if (fetch_op(s, f, i))
+			return -1;
 	return 0;
 }
 
 /* Sends an event with the site's captured values.  Returns 1 if it could
- * not capture (nested hit on this CPU, no program): send a plain one.  A
- * global function: the verifier checks the fetch loop once, not at every
- * place the limits send an event from. */
-__noinline int send_fetch(const struct hit *h)
+ * not capture (no program): send a plain one.  A global function: the
+ * verifier checks the fetch loop once, not at every place the limits send
+ * an event from. */
+__noinline int send_fetch(struct run *r)
 {
-	__u32 zero = 0;
-	if (!h)
+	if (!r)
 		return 1;
+	const struct hit *h = &r->h;
+	struct scratch *s = &r->s;
 	__u32 site = CT_COOKIE_SITE(h->cookie);
 	const struct ct_fetch *f = bpf_map_lookup_elem(&fetch, &site);
 	if (!f)
 		f = bpf_map_lookup_elem(&fetch_later, &site);
-	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!f || !s)
+	if (!f)
 		return 1;
-	if (__sync_lock_test_and_set(&s->busy, 1))
-		return 1;
-	/* The hit goes into the scratch (this run's while busy) before the
-	 * fetch, which may sleep and wake with *h another hit's (run_gen):
-	 * then it goes out as it was, without its values. */
 	s->e.ts = h->now;
 	s->e.goid = h->goid;
 	s->e.key = h->key;
@@ -471,14 +478,13 @@ __noinline int send_fetch(const struct hit *h)
 	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
 	s->e.reserved = 0;
-	int ok = run_fetch(h->ctx, s, f, h->gen) == 0;
+	int ok = run_fetch(h->ctx, s, f) == 0;
 	__u32 len = ok ? (f->size & PMASK) : 0;
 	s->e.len = len;
 	if (!ok)
 		s->e.flags |= CT_EV_ARGS_DROPPED;
 	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
 		count_lost();
-	__sync_lock_test_and_set(&s->busy, 0);
 	return 0;
 }
 
@@ -509,20 +515,11 @@ static __always_inline void send_this(const struct hit *h)
 		return;
 	__u16 flags = h->flags;
 	if (CT_COOKIE_FETCH(h->cookie)) {
-		if (send_fetch(h) == 0)
+		if (send_fetch(run_of(h)) == 0)
 			return;
 		flags |= CT_EV_ARGS_DROPPED;
 	}
 	send_plain(h, h->site, h->now, h->key, flags);
-}
-
-/* False once this run's frames may be another's (run_gen): it writes no
- * map entry it names through them. */
-static __always_inline int frames_own(const struct hit *h)
-{
-	__u32 zero = 0;
-	__u64 *g = bpf_map_lookup_elem(&run_gen, &zero);
-	return g && *g == h->gen;
 }
 
 /* ---- limits: the shadow stack, same rules as reconstruct.c ---- */
@@ -587,15 +584,20 @@ static __always_inline int unwind_deeper(struct gstate *st, __u64 key)
 	return sent;
 }
 
-static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
+/* An entry: its frame goes on the shadow stack.  A global function: its
+ * stack frame is not limits_hit's (see struct run). */
+__noinline int limits_entry(struct run *r, struct gstate *st)
 {
+	if (!r || !st)
+		return 0;
+	const struct hit *h = &r->h;
 	__u32 func = CT_COOKIE_FUNC(h->cookie);
 	int marker = unwind_deeper(st, h->key);
 	struct lframe *t = top(st);
 	if (t && t->key == h->key) {
 		if (t->func == func && (t->flags & F_RESTART) && !(t->flags & F_TAILPEND)) {
 			t->flags &= ~F_RESTART; /* morestack re-ran the entry */
-			return;
+			return 0;
 		}
 		if ((t->flags & F_TAILPEND) || (bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
 			t->flags &= ~(F_TAILPEND | F_TAILOUT); /* tail call: nests */
@@ -636,7 +638,7 @@ static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
 	if (st->depth >= CT_LIM_FRAMES) {
 		count(CT_CNT_OVERFLOW, 1);
 		count(CT_CNT_CUT, 1);
-		return;
+		return 0;
 	}
 	struct lframe *n = &st->f[st->depth & (CT_LIM_FRAMES - 1)];
 	n->key = h->key;
@@ -654,6 +656,7 @@ static __always_inline void limits_entry(const struct hit *h, struct gstate *st)
 		if (marker)
 			send_plain(h, CT_COOKIE_SITE(h->cookie), h->now, h->key, CT_EV_MARKER);
 	}
+	return 0;
 }
 
 /* RET (KEY: the event's), or a return site (KEY: its callee's): the frame
@@ -698,37 +701,39 @@ static __always_inline void settle_tail(const struct hit *h, struct gstate *st)
 	st->depth--;
 }
 
-static __always_inline void limits_hit(const struct hit *h)
+/* A global function: its stack frame is not on_hit's (see struct run). */
+__noinline int limits_hit(struct run *r)
 {
-	struct gkey k = {h->pid_tgid >> 32, ((h->flags & CT_EV_SYSSTACK) != 0) | ((h->flags & CT_EV_ALTSTACK) ? 2 : 0),
-			 h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid};
-	struct gstate *st = bpf_map_lookup_elem(&gstates, &k);
+	if (!r)
+		return 0;
+	const struct hit *h = &r->h;
+	struct gkey *k = stack_key(r);
+	struct gstate *st = bpf_map_lookup_elem(&gstates, k);
 	__u32 kind = CT_COOKIE_KIND(h->cookie);
 	if (!st) {
 		if (kind != CT_SITE_ENTRY)
-			return; /* nothing of it is open: nothing to do */
+			return 0; /* nothing of it is open: nothing to do */
 		__u32 zero = 0;
 		struct gstate *z = bpf_map_lookup_elem(&gstate_zero, &zero);
 		if (!z)
-			return;
+			return 0;
 		/* 1 in N goroutines (threads), by a hash of their id
 		 * (murmur3's finalizer; docs/FORMAT.md gives the formula) */
-		__u64 x = k.id;
+		__u64 x = k->id;
 		x ^= x >> 33;
 		x *= 0xff51afd7ed558ccdULL;
 		x ^= x >> 33;
-		z->g_sampled = !(cfg.limits & CT_LIM_SAMPLE_G) || x % cfg.sample_g_n == 0;
-		z->depth = 0;
-		bpf_map_update_elem(&gstates, &k, z, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&gstates, &k);
+		bpf_map_update_elem(&gstates, k, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&gstates, k);
 		if (!st)
-			return;
+			return 0;
+		st->g_sampled = !(cfg.limits & CT_LIM_SAMPLE_G) || x % cfg.sample_g_n == 0;
 	}
 	settle_tail(h, st);
 	struct lframe *t;
 	switch (kind) {
 	case CT_SITE_ENTRY:
-		limits_entry(h, st);
+		limits_entry(r, st);
 		break;
 	case CT_SITE_RET:
 		limits_return(h, st, h->key);
@@ -768,9 +773,8 @@ static __always_inline void limits_hit(const struct hit *h)
 		}
 		if (sent)
 			send_this(h);
-		if (frames_own(h))
-			bpf_map_delete_elem(&gstates, &k);
-		return;
+		bpf_map_delete_elem(&gstates, k);
+		return 0;
 	}
 	}
 	/* The other roles of the probe: a function whose entry is its RET
@@ -784,8 +788,9 @@ static __always_inline void limits_hit(const struct hit *h)
 				break;
 			st->depth--;
 		}
-	if (st->depth == 0 && frames_own(h))
-		bpf_map_delete_elem(&gstates, &k);
+	if (st->depth == 0)
+		bpf_map_delete_elem(&gstates, k);
+	return 0;
 }
 
 static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid);
@@ -812,84 +817,88 @@ static __always_inline void report_caller(const struct hit *h, __u64 key)
  * stack's base) is deeper than the call watched in its goroutine/thread
  * and finds its slot changed (that call has ended), or is not deeper (the
  * frame key says so); RET: a call without an exit probe starts here. */
-static __always_inline void track_unobserved(struct hit *h, __u64 sp, __u64 ret)
+static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
 {
-	struct gkey k = {h->pid_tgid >> 32, ((h->flags & CT_EV_SYSSTACK) != 0) | ((h->flags & CT_EV_ALTSTACK) ? 2 : 0),
-			 h->goid && !(h->flags & CT_EV_SYSSTACK) ? h->goid : (__u32)h->pid_tgid};
-	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, &k) : NULL;
+	struct hit *h = &r->h;
+	struct gkey *k = stack_key(r);
+	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, k) : NULL;
 	if (w) {
 		int over = h->key <= w->key;
 		if (!over && read_u64(h->key + sp - w->key) != w->ret) {
 			h->flags |= CT_EV_UNOBSERVED_DONE;
 			over = 1;
 		}
-		if (over && !ret && bpf_map_delete_elem(&unobserved_calls, &k) == 0)
+		if (over && !ret && bpf_map_delete_elem(&unobserved_calls, k) == 0)
 			__sync_fetch_and_add(&unobserved_open, -1);
 	}
 	if (ret) {
-		struct unobserved_call n = {h->key, ret};
-		if (bpf_map_update_elem(&unobserved_calls, &k, &n, BPF_NOEXIST) == 0)
+		r->uc.key = h->key;
+		r->uc.ret = ret;
+		if (bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_NOEXIST) == 0)
 			__sync_fetch_and_add(&unobserved_open, 1);
 		else
-			bpf_map_update_elem(&unobserved_calls, &k, &n, BPF_EXIST);
+			bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_EXIST);
 	}
 }
 
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
-	struct hit h;
-	__u32 zero = 0;
-	__u64 *gen = bpf_map_lookup_elem(&run_gen, &zero);
-	if (!gen)
-		return 0;
-	h.gen = __sync_add_and_fetch(gen, 1);
-	h.ctx = ctx;
-	h.cookie = bpf_get_attach_cookie(ctx);
-	h.pid_tgid = bpf_get_current_pid_tgid();
-	h.flags = 0;
-	h.loss_gen = read_loss_gen();
-	h.site = CT_COOKIE_SITE(h.cookie);
-	__u32 tgid = h.pid_tgid >> 32;
-	__u32 gsrc = CT_COOKIE_GSRC(h.cookie);
-	__u32 bin = CT_COOKIE_BIN(h.cookie);
-	__u64 sp = PT_REGS_SP(ctx);
-	__u64 g = 0;
-
+	__u32 loss_gen = read_loss_gen();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	__u32 zero = 0;
 	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
 	if (nhits)
 		(*nhits)++;
-	__s64 key_delta = 0;
-	__u64 new_caller = 0, unobserved_ret = 0;
-	if (CT_COOKIE_KIND(h.cookie) == CT_SITE_CHECK) {
+	struct run *r = bpf_task_storage_get(&runs, bpf_get_current_task_btf(), NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r) {
+		count_lost(); /* no memory for the thread's first run */
+		return 0;
+	}
+	struct hit *h = &r->h;
+	h->ctx = ctx;
+	h->cookie = bpf_get_attach_cookie(ctx);
+	h->pid_tgid = pid_tgid;
+	h->flags = 0;
+	h->loss_gen = loss_gen;
+	h->site = CT_COOKIE_SITE(h->cookie);
+	r->key_delta = 0;
+	r->unobserved_ret = 0;
+	r->new_caller = 0;
+	__u64 sp = PT_REGS_SP(ctx);
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_CHECK) {
 		/* A function observed from its callers: a call from a planned
 		 * call site is that site's CALL event; from anywhere else, an
 		 * unplanned call, whose return address user space learns once
 		 * (it adds the exit probe there and plans the call site). */
 		__u64 ret = read_u64(sp);
-		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), ret - PT_REGS_IP(ctx));
+		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
 		const struct ct_planned_call *pc = bpf_map_lookup_elem(&planned_calls, &k);
 		if (pc) {
-			h.site = pc->site;
-			key_delta = pc->key_delta;
+			h->site = pc->site;
+			r->key_delta = pc->key_delta;
 		} else {
-			unobserved_ret = ret;
-			count(CT_COOKIE_INDIRECT(h.cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
+			r->unobserved_ret = ret;
+			count(CT_COOKIE_INDIRECT(h->cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
 			/* the first hit from there is reported, once */
 			__u8 seen = 1;
 			if (cfg.report_callers &&
 			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0)
-				new_caller = k;
+				r->new_caller = k;
 		}
-	} else if (CT_COOKIE_RETCHECK(h.cookie)) {
+	} else if (CT_COOKIE_RETCHECK(h->cookie)) {
 		/* A tail jump to untraced code, which returns to the return
 		 * address at SP: is there a probe that sees the call end? */
-		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h.cookie), read_u64(sp) - PT_REGS_IP(ctx));
+		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), read_u64(sp) - PT_REGS_IP(ctx));
 		if (!bpf_map_lookup_elem(&planned_calls, &k))
-			h.flags |= CT_EV_UNWATCHED;
+			h->flags |= CT_EV_UNWATCHED;
 	}
 
+	__u32 gsrc = CT_COOKIE_GSRC(h->cookie);
+	__u32 bin = CT_COOKIE_BIN(h->cookie);
+	__u64 g = 0;
 	if (gsrc == CT_G_R14) {
 		g = ctx->r14;
 	} else if (gsrc == CT_G_TLS) {
@@ -897,41 +906,41 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 		g = read_u64(fsbase + bins[bin].tls_g_off);
 	}
-	h.goid = 0;
+	h->goid = 0;
 	if (g) {
 		const struct ct_bin_config *bc = &bins[bin];
-		h.goid = read_u64(g + bc->goid_off);
-		h.key = read_u64(g + bc->stack_hi_off) - sp;
-		if (!h.goid && bc->curg_off) {
+		h->goid = read_u64(g + bc->goid_off);
+		h->key = read_u64(g + bc->stack_hi_off) - sp;
+		if (!h->goid && bc->curg_off) {
 			/* On g0 (C called through cgo, or runtime system
 			 * stack): say which goroutine it runs for; keep the
 			 * stack separate, its keys come from another stack. */
 			__u64 curg = read_u64(read_u64(g + bc->m_off) + bc->curg_off);
 			if (curg) {
-				h.goid = read_u64(curg + bc->goid_off);
-				if (h.goid)
-					h.flags |= CT_EV_SYSSTACK;
+				h->goid = read_u64(curg + bc->goid_off);
+				if (h->goid)
+					h->flags |= CT_EV_SYSSTACK;
 			}
 		}
 	} else {
-		h.key = CT_C_KEY_BASE - sp;
+		h->key = CT_C_KEY_BASE - sp;
 		/* On the alternate signal stack (a handler): its keys come from
 		 * another stack than the frames it interrupted. */
 		struct task_struct *t = bpf_get_current_task_btf();
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
-			h.flags |= CT_EV_ALTSTACK;
+			h->flags |= CT_EV_ALTSTACK;
 	}
-	if (unobserved_open || unobserved_ret)
-		track_unobserved(&h, sp, unobserved_ret);
-	h.key += key_delta;
-	h.now = bpf_ktime_get_ns();
-	if (new_caller)
-		report_caller(&h, new_caller);
+	if (unobserved_open || r->unobserved_ret)
+		track_unobserved(r, sp, r->unobserved_ret);
+	h->key += r->key_delta;
+	h->now = bpf_ktime_get_ns();
+	if (r->new_caller)
+		report_caller(h, r->new_caller);
 	/* a goroutine's creation is no call: limits do not apply to it */
-	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h.cookie) != CT_SITE_GOCREATE)
-		limits_hit(&h);
+	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h->cookie) != CT_SITE_GOCREATE)
+		limits_hit(r);
 	else
-		send_this(&h);
+		send_this(h);
 	return 0;
 }
 

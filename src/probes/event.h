@@ -326,9 +326,7 @@ enum ct_counter {
 	CT_CNT_UNPLANNED = 4,/* calls of caller-observed functions from unplanned call sites */
 	CT_CNT_INDIRECT = 5, /* calls of address-taken functions from call sites not
 				known yet (their exits are added as they are found) */
-	CT_CNT_STACK_REUSED = 6, /* hits sent without their values: their BPF stack was
-				    another run's when a page fault woke them (run_gen) */
-	CT_CNT_MAX = 7,
+	CT_CNT_MAX = 6,
 };
 
 #endif

@@ -52,6 +52,7 @@ struct ct_probes {
 	ct_event_cb cb;
 	void *cb_ctx;
 	int ncpus;
+	char stack_depth[128]; /* the verifier's, per BPF function of ct_hit: "48+16+8" */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -175,7 +176,16 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		bpf_program__set_expected_attach_type(p->skel->progs.ct_hit, CT_BPF_TRACE_UPROBE_MULTI);
 	}
 	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
+	/* The verifier's statistics for the probe program (log level 4, a few
+	 * lines): its stack depth per BPF function, see ct_probes_stack_depth. */
+	char vlog[4096] = "";
+	bpf_program__set_log_buf(p->skel->progs.ct_hit, vlog, sizeof(vlog));
+	bpf_program__set_log_level(p->skel->progs.ct_hit, 4 /* BPF_LOG_STATS */);
 	int err = calltrace_bpf__load(p->skel);
+	bpf_program__set_log_buf(p->skel->progs.ct_hit, NULL, 0);
+	const char *depth = strstr(vlog, "stack depth ");
+	if (depth)
+		snprintf(p->stack_depth, sizeof(p->stack_depth), "%.*s", (int)strcspn(depth + 12, "\n"), depth + 12);
 	if (err) {
 		int e = -err;
 		if (e == EPERM || e == EACCES)
@@ -412,6 +422,11 @@ size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
 	size_t k = (size_t)p->ncpus < n ? (size_t)p->ncpus : n;
 	memcpy(per_cpu, vals, k * sizeof(*vals));
 	return k;
+}
+
+const char *ct_probes_stack_depth(struct ct_probes *p)
+{
+	return p->stack_depth;
 }
 
 uint64_t ct_probes_counter(struct ct_probes *p, enum ct_counter which)

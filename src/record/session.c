@@ -1356,13 +1356,12 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	}
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
-	if (counter(s, CT_CNT_STACK_REUSED))
-		ct_writer_stat(s->w, "args.dropped_asleep", "%llu",
-			       (unsigned long long)counter(s, CT_CNT_STACK_REUSED));
 	if (s->stop_reason)
 		ct_writer_stat(s->w, "stopped", "%s", s->stop_reason);
 	ct_writer_stat(s->w, "attach_ms", "%.3f", s->attach_ns / 1e6);
 	ct_writer_stat(s->w, "detach_ms", "%.3f", s->detach_ns / 1e6);
+	if (s->probes && *ct_probes_stack_depth(s->probes))
+		ct_writer_stat(s->w, "probe.stack_depth", "%s", ct_probes_stack_depth(s->probes));
 	ct_session_progress(s, true);
 	int rc = ct_writer_close(s->w);
 	s->w = NULL;
