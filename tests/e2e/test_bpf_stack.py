@@ -25,7 +25,10 @@ def check(prog_args, *flags, env=None):
     _, out = record(prog_args, *flags, env=env)
     depths = frames(out)
     jitted = [(d + 15) // 16 * 16 for d in depths]  # as the JIT rounds them
-    assert max(jitted) < PRIVATE_STACK_MIN, f"{' '.join(flags)}: frames of {depths} bytes"
+    assert max(jitted) < PRIVATE_STACK_MIN, (
+        f"{' '.join(flags)}: frames of {depths} bytes; one that rounds up to {PRIVATE_STACK_MIN} goes on the "
+        "kernel's per-CPU private stack: keep what the function holds in struct run, or split it "
+        "(a global function has a frame of its own)")
 
 
 def test_probe_frames_stay_off_the_private_stack_go():
