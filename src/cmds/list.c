@@ -302,7 +302,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		if (cs->how == CT_EXIT_TAILPOS) {
 			printf("      %-7s %-40s -> ends with %s (tail position%s)\n", role, at,
 			       ct_names_show(&cs->caller->dm, cs->caller->name),
-			       cs->tail_results ? ", which returns its results as they are: read at its exits" : "");
+			       cs->tail_results ? ", which returns its results as they are: read at its exits"
+			       : cs->tail_less_prev ? ", which returns its result plus the one of its call before, kept in its "
+						      "frame: the result is the one read at its exits less that one"
+						    : "");
 			continue;
 		}
 		where(p->t, cs->exit, ex, sizeof(ex));
@@ -462,7 +465,7 @@ int cmd_list(int argc, char **argv)
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
 			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL ||
-			    s->kind == CT_SITE_TAILRES)
+			    s->kind == CT_SITE_TAILRES || s->kind == CT_SITE_TAILDIFF)
 				continue; /* shown with the call sites above, or below */
 			char text[128];
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));

@@ -586,12 +586,12 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 		/* a site that starts or ends a call names its function (markers
 		 * such as goexit have none) */
 		bool needs_func = s->kind <= CT_SITE_RESTART || s->kind == CT_SITE_CALL || s->kind == CT_SITE_CHECK ||
-				  s->kind == CT_SITE_SPILL || s->kind == CT_SITE_TAILRES;
+				  s->kind == CT_SITE_SPILL || s->kind == CT_SITE_TAILRES || s->kind == CT_SITE_TAILDIFF;
 		if (s->id != t->nsites || (s->func == CT_NOFUNC && needs_func) ||
 		    (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
 		    (s->target_func != CT_NOFUNC && s->target_func >= t->nfuncs) ||
 		    s->kind >= CT_SITE_NKINDS || (s->kind == CT_SITE_SPILL && t->version < 7) ||
-		    (s->kind == CT_SITE_TAILRES && t->version < 9) || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
+		    (s->kind == CT_SITE_TAILRES && t->version < 9) || (s->kind == CT_SITE_TAILDIFF && t->version < 10) || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
 		    (s->next != UINT32_MAX && s->next >= old + n))
 			r.bad = true;
 		t->nsites++;

@@ -375,6 +375,10 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 				if (ret)
 					p->fetch[s] = results_at_exit(p, site, ret, &moved);
 				break;
+			case CT_SITE_TAILDIFF: /* the result word as at its RET, for the reconstruction's */
+				if (ret)
+					p->fetch[s] = ct_site_fetch_clone(ret);
+				break;
 			default:
 				break;
 			}

@@ -713,6 +713,101 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 	}
 }
 
+/* Is RES one whole 8-byte integer in a register, the payload's first word
+ * (its register in *REG)?  The one shape whose values the reconstruction
+ * subtracts (pointers are not: a Go stack copy moves what they hold). */
+static bool one_int_word(const struct ct_plan *p, const struct ct_site_fetch *res, int *reg)
+{
+	if (!res || res->nvals != 1 || res->vals[0].npieces != 1 || res->prog.nops != 1 || !p->types)
+		return false;
+	const struct ct_val_piece *pc = &res->vals[0].pieces[0];
+	const struct ct_fetch_op *op = &res->prog.ops[0];
+	const struct ct_type *ty = ct_type_get(ct_types_table(p->types), res->vals[0].type);
+	if (pc->kind != CT_PIECE_REG || pc->size != 8 || pc->value_off || pc->slot || op->code != CT_OP_REG ||
+	    op->dst || op->off || op->reg >= 15 || !ty || (ty->kind != CT_K_INT && ty->kind != CT_K_UINT) ||
+	    ty->size != 8)
+		return false;
+	*reg = op->reg;
+	return true;
+}
+
+/* Calls in tail position whose one result (an integer word) the caller
+ * adds to the one of the call just before it, kept in its frame, and
+ * returns the sum (`return fib(n-1) + fib(n-2)`): the sum is read where the
+ * caller's end is, the other call's result at its exit, which is this
+ * call's instruction; the reconstruction takes one from the other
+ * (CT_SITE_TAILDIFF).  Only while nothing but the caller can write its frame
+ * (no address in it is taken), and the walk from the return address saw
+ * no store before the caller's ret. */
+static void derive_tail_results(struct analysis *a, const struct ct_selection *sel)
+{
+	struct ct_plan *p = a->p;
+	for (size_t j = 0; j < p->funcs.n && sel->args; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		struct ct_site_fetch *res = NULL;
+		int reg = -1;
+		for (size_t k = 0; pf->in_caller && pf->results && k < pf->ncalls; k++) {
+			struct ct_callsite *cs = &pf->calls[k];
+			const struct ct_exit_walk *w = &cs->walk;
+			size_t jc = traced(a, cs->caller->entry);
+			if (cs->how != CT_EXIT_STEPPED || w->how != CT_EXIT_TAILPOS || cs->shared || !jc || !w->at_ret ||
+			    w->stack_written || w->mem_written || !w->left_regs)
+				continue;
+			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
+				break;
+			int creg = -1;
+			struct ct_site_fetch *cres = ct_plan_results_fetch(p, sel->args, p->funcs.v[jc - 1].fn);
+			bool ok = one_int_word(p, res, &reg) && one_int_word(p, cres, &creg) && creg == reg &&
+				  (w->left_regs >> reg & 1) && w->left_in[reg] == reg;
+			if (cres) {
+				ct_site_fetch_free(cres);
+				free(cres);
+			}
+			/* the call before it: its exit is this call's instruction,
+			 * where its result is read from the same frame word */
+			bool prev = false;
+			for (size_t m = 0; ok && !prev && m < p->funcs.n; m++) {
+				const struct ct_plan_func *pa = &p->funcs.v[m];
+				struct ct_site_fetch *ares = NULL;
+				for (size_t q = 0; pa->in_caller && pa->results && q < pa->ncalls && !prev; q++) {
+					const struct ct_callsite *ca = &pa->calls[q];
+					int areg;
+					struct ct_site_fetch f;
+					if (ca->caller != cs->caller || ca->how != CT_EXIT_EMULATED || ca->exit != cs->at ||
+					    ca->shared)
+						continue;
+					if (!ares && !(ares = ct_plan_results_fetch(p, sel->args, pa->fn)))
+						break;
+					if (!one_int_word(p, ares, &areg) ||
+					    ct_fetch_relocate(ares, -8 - ca->sp_delta, &ca->walk, &f))
+						continue;
+					prev = f.prog.nops == 1 && f.prog.ops[0].code == CT_OP_STACKWORD &&
+					       f.prog.ops[0].off == w->left_off[reg];
+					ct_site_fetch_free(&f);
+				}
+				if (ares) {
+					ct_site_fetch_free(ares);
+					free(ares);
+				}
+			}
+			if (!prev)
+				continue;
+			const struct ct_func *g = cs->caller;
+			const uint8_t *code = ct_elf_bytes_at(&a->t->elf, g->entry, g->end - g->entry);
+			if (!code || ct_frame_address_taken(code, g->end - g->entry, g->entry))
+				continue;
+			cs->how = CT_EXIT_TAILPOS;
+			cs->exit = 0;
+			cs->sp_delta = 0;
+			cs->tail_less_prev = true;
+		}
+		if (res) {
+			ct_site_fetch_free(res);
+			free(res);
+		}
+	}
+}
+
 /* Where the call's end is observed; false if nowhere. */
 static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
 {
@@ -887,7 +982,7 @@ static void find_runtime_calls(struct analysis *a)
 				continue; /* not the code this was written for */
 		}
 		for (size_t k = 0; k < n; k++) {
-			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0};
+			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false};
 			CT_VEC_PUSH(a->runtime_calls, cs);
 		}
 	}
@@ -1015,6 +1110,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	}
 	map_free(&with_lsda);
 	pass_tail_results(&a, sel);
+	derive_tail_results(&a, sel);
 returns:
 	if (await)
 		plan_return_sites(&a, found, await);

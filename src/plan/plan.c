@@ -238,6 +238,13 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 				r->cs = cc; /* its results are read as the caller's are there */
 				r->flags |= cc->how == CT_EXIT_STEPPED ? CT_SITEF_STEPPED : 0;
 			}
+			if (cs->tail_less_prev) {
+				struct ct_plan_site *d = add_site(p, cs->at, j, CT_SITE_TAILDIFF, 0, cg);
+				if (!d)
+					return -1;
+				d->call_site = cs->call_site;
+				d->cs = cs;
+			}
 			continue;
 		}
 		size_t shared = cs->shared ? (size_t)(uintptr_t)map_get(&p->shared_exits, cs->exit) : 0;
@@ -315,7 +322,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 		struct ct_plan_site *s = &p->sites.v[i];
 		s->next = CT_NOSITE;
 		s->flags &= (uint8_t)~CT_SITEF_COMPANION;
-		if (!(s->flags & CT_SITEF_ATCHECK)) /* no probe, no role in one */
+		if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF) /* no probe, no role in one */
 			r[nr++] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
 	}
 	n = nr;
@@ -335,7 +342,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 
 bool ct_site_is_probe(const struct ct_plan_site *s)
 {
-	return !(s->flags & (CT_SITEF_COMPANION | CT_SITEF_ATCHECK));
+	return !(s->flags & (CT_SITEF_COMPANION | CT_SITEF_ATCHECK)) && s->kind != CT_SITE_TAILDIFF;
 }
 
 /* At most this many return addresses are checked, over all tail jumps of a

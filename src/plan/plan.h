@@ -31,6 +31,11 @@ struct ct_callsite {
 	 * tail_caller), in a CT_SITE_TAILRES role of each */
 	bool tail_results;
 	uint32_t tail_caller;
+	/* TAILPOS: the caller returns the sum of the one result and the one
+	 * of the call just before it, which it kept in its frame (`return
+	 * f(n-1) + f(n-2)`): that result is the caller's less the other's
+	 * (the reconstruction works it out, CT_SITE_TAILDIFF) */
+	bool tail_less_prev;
 };
 
 struct ct_plan_func {

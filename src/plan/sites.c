@@ -875,7 +875,9 @@ static bool is_rsp(ZydisRegister r)
  * after the return, as it is while nothing writes it), plus `c` -- exact in
  * its low `width` bytes (a 32-bit copy keeps 4; sums modulo 2^(8*width) stay
  * exact).  Copies, loads, spills, add/sub/inc/dec and lea are followed;
- * anything else makes the register unknown. */
+ * anything else makes the register unknown.  `left`: the word was loaded
+ * while in place, but SP has since left it behind (it may be overwritten
+ * any time): the sum still holds, the word is just no longer there to read. */
 struct expr {
 	bool known;
 	int8_t orig; /* -1: none */
@@ -883,6 +885,7 @@ struct expr {
 	uint8_t width;
 	int32_t woff;
 	int32_t c;
+	bool left;
 };
 
 /* What the straight line from a return address has done so far. */
@@ -916,7 +919,7 @@ struct walk_state {
 	int32_t stack_lo, stack_hi; /* stack_written: the bytes, from SP right after the return */
 };
 
-static const struct expr unknown_expr = {false, -1, false, 0, 0, 0};
+static const struct expr unknown_expr = {false, -1, false, 0, 0, 0, false};
 
 static bool expr_plain(const struct expr *e)
 {
@@ -932,7 +935,7 @@ static struct expr expr_sum(struct expr a, struct expr b)
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
 	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.width < b.width ? a.width : b.width,
-			 a.word ? a.woff : b.woff, (int32_t)c};
+			 a.word ? a.woff : b.woff, (int32_t)c, a.left || b.left};
 	return s;
 }
 
@@ -940,14 +943,14 @@ static struct expr expr_sum(struct expr a, struct expr b)
 static bool expr_same(const struct expr *a, const struct expr *b)
 {
 	return a->known && b->known && a->orig == b->orig && a->word == b->word && a->width == b->width &&
-	       a->c == b->c && (!a->word || a->woff == b->woff);
+	       a->c == b->c && a->left == b->left && (!a->word || a->woff == b->woff);
 }
 
 static struct expr expr_const(int64_t c)
 {
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
-	struct expr e = {true, -1, false, 8, 0, (int32_t)c};
+	struct expr e = {true, -1, false, 8, 0, (int32_t)c, false};
 	return e;
 }
 
@@ -1037,10 +1040,10 @@ static struct expr operand_value(const struct walk_state *w, const ZydisDecodedO
 	if ((o->size == 32 || o->size == 64) && sp_mem(w, o, &at) && at >= w->d) {
 		for (int i = 0; i < w->nslots; i++)
 			if (w->slots[i].off == at) {
-				struct expr e = {true, w->slots[i].orig, false, w->slots[i].width, 0, 0};
+				struct expr e = {true, w->slots[i].orig, false, w->slots[i].width, 0, 0, false};
 				return narrowed(e, o->size);
 			}
-		struct expr e = {true, -1, true, 8, at, 0};
+		struct expr e = {true, -1, true, 8, at, 0, false};
 		return o->size == 64 ? e : unknown_expr;
 	}
 	return unknown_expr;
@@ -1214,7 +1217,14 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 	/* What SP leaves behind may be overwritten at any time (a signal
 	 * handler, Go's asynchronous preemption): not a place to read from. */
 	if (dd > 0) {
-		kill_stack(w, INT32_MIN / 2, w->d);
+		for (int i = 0; i < w->nslots;)
+			if (w->slots[i].off < w->d)
+				w->slots[i] = w->slots[--w->nslots];
+			else
+				i++;
+		for (int r = 0; r < 15; r++) /* what was loaded from there is still what it was */
+			if (w->val[r].word && w->val[r].woff < w->d)
+				w->val[r].left = true;
 		w->nmem = 0; /* a struct stored into may lie there */
 	}
 	return true;
@@ -1243,7 +1253,7 @@ static bool leaves_line(const struct insn *x)
 static bool still_held(const struct walk_state *w, int r)
 {
 	for (int q = 0; q < 15; q++)
-		if (w->val[q].known && w->val[q].orig == r)
+		if (w->val[q].known && w->val[q].orig == r && !w->val[q].left)
 			return true;
 	for (int k = 0; k < w->nslots; k++)
 		if (w->slots[k].orig == r)
@@ -1272,7 +1282,7 @@ static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width, 0};
 	for (int q = 0; q < 15; q++) {
 		const struct expr *e = &w->val[q];
-		if (!e->known || e->orig != r || expr_plain(e) || (e->word && (e->c || e->woff < w->d)) ||
+		if (!e->known || e->orig != r || expr_plain(e) || e->left || (e->word && (e->c || e->woff < w->d)) ||
 		    e->width <= best.width)
 			continue;
 		best = (__typeof__(best)){(int8_t)q, e->word, e->word ? e->woff - w->d : 0, -e->c, e->width, 0};
@@ -1297,6 +1307,16 @@ static void walk_state_at(const struct walk_state *w, struct ct_exit_walk *out)
 	out->mem_written = w->mem_written;
 	for (int r = 0; r < 15; r++)
 		locate(w, r, out);
+	out->left_regs = 0;
+	for (int r = 0; r < 15; r++)
+		for (int q = 0; q < 15 && !(out->left_regs >> r & 1); q++) {
+			const struct expr *e = &w->val[q];
+			if (e->known && e->orig == r && e->word && e->left && !e->c && e->width == 8) {
+				out->left_regs |= (uint16_t)(1u << r);
+				out->left_in[r] = (int8_t)q;
+				out->left_off[r] = e->woff;
+			}
+		}
 }
 
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
@@ -1307,6 +1327,48 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 	x.addr = addr;
 	x.bytes = code;
 	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code, len, &x.in)) && kernel_emulates(&x);
+}
+
+/* Is R (any width) SP or RBP? */
+static bool is_frame_reg(ZydisRegister r)
+{
+	return is_rsp(r) || gpr_index(r) == CT_RBP;
+}
+
+bool ct_frame_address_taken(const uint8_t *code, size_t len, uint64_t addr)
+{
+	struct insn x;
+	for (size_t at = 0; at < len; at += x.in.length) {
+		if (!decode(code + at, len - at, addr + at, &x))
+			return true;
+		const ZydisDecodedOperand *o = x.ops;
+		ZydisMnemonic m = x.in.mnemonic;
+		bool to_frame_reg = o[0].type == ZYDIS_OPERAND_TYPE_REGISTER && is_frame_reg(o[0].reg.value);
+		if (m == ZYDIS_MNEMONIC_LEA) {
+			/* `lea 0x10(%rsp),%rbp`, `lea -8(%rbp),%rsp`: the frame itself */
+			if ((is_frame_reg(o[1].mem.base) || is_frame_reg(o[1].mem.index)) && !to_frame_reg)
+				return true;
+			continue;
+		}
+		/* SP or RBP read as a value (not as an address's base, not by
+		 * push/pop/call/ret): only into SP or RBP, or RBP saved to the
+		 * stack (the caller's, at the prologue), or SP adjusted/compared */
+		for (int i = 0; i < x.in.operand_count_visible; i++) {
+			if (o[i].type != ZYDIS_OPERAND_TYPE_REGISTER || !(o[i].actions & ZYDIS_OPERAND_ACTION_MASK_READ) ||
+			    !is_frame_reg(o[i].reg.value))
+				continue;
+			bool sp = is_rsp(o[i].reg.value);
+			if (m == ZYDIS_MNEMONIC_PUSH || m == ZYDIS_MNEMONIC_CMP || (m == ZYDIS_MNEMONIC_MOV && to_frame_reg))
+				continue;
+			if (m == ZYDIS_MNEMONIC_MOV && !sp && o[0].type == ZYDIS_OPERAND_TYPE_MEMORY && is_rsp(o[0].mem.base))
+				continue;
+			if ((m == ZYDIS_MNEMONIC_ADD || m == ZYDIS_MNEMONIC_SUB || m == ZYDIS_MNEMONIC_AND) && i == 0 &&
+			    to_frame_reg && o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+				continue; /* SP arithmetic, alignment */
+			return true;
+		}
+	}
+	return false;
 }
 
 uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr)
@@ -1703,7 +1765,7 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 	struct walk_state w = {0};
 	w.sp_known = true;
 	for (int r = 0; r < 15; r++) {
-		struct expr e = {true, (int8_t)r, false, 8, 0, 0};
+		struct expr e = {true, (int8_t)r, false, 8, 0, 0, false};
 		w.val[r] = e;
 	}
 	struct spill_state xs; /* where the SSE registers' values go */

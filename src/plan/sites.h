@@ -163,6 +163,13 @@ struct ct_exit_walk {
 	 * describe the caller's `ret` (its frame is gone then: only registers
 	 * hold values); false if the walk lost SP before it. */
 	bool at_ret;
+	/* at_ret: registers r (bits) holding, in register left_in[r], the sum
+	 * of r's return-time value and the word the caller loaded from its
+	 * frame at left_off[r] (from SP right after the return), a frame its
+	 * ret has left (`return f(x) + g(y)` with f's result kept there) */
+	uint16_t left_regs;
+	int8_t left_in[15];
+	int32_t left_off[15];
 	uint32_t ninsns;       /* instructions walked */
 };
 
@@ -176,6 +183,11 @@ const char *ct_reg_name(unsigned r);
 /* Does the kernel emulate the instruction at CODE (a cheap probe) rather
  * than single-step it? */
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
+/* Can a callee of the function whose code is CODE (LEN bytes at ADDR) write
+ * its frame: does the function compute an address in its stack (an lea off
+ * SP or RBP, SP or RBP read as a value) other than to set up or restore its
+ * frame pointer or SP?  true if in doubt (code that does not decode). */
+bool ct_frame_address_taken(const uint8_t *code, size_t len, uint64_t addr);
 /* What a hit at the instruction at CODE costs, as the site flags the
  * overhead correction prices (format/calib.h): CT_SITEF_STEPPED (not
  * emulated), CT_SITEF_CALLINSN (an emulated `call`), CT_SITEF_RETINSN (a

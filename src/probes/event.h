@@ -83,7 +83,13 @@ enum ct_site_kind {
 	 * call in tail position at `call_site` (of `func`) in the function
 	 * whose call that probe closes, which returns them as they are. */
 	CT_SITE_TAILRES = 12,
-	CT_SITE_NKINDS = 13,
+	/* Never probed, no role: the result of the call in tail position at
+	 * `call_site` (of `func`), one integer word, is its caller's result
+	 * less the one of the caller's call just before (whose exit is this
+	 * call's instruction): the caller returns their sum.  The
+	 * reconstruction works it out; its FETCH describes that word. */
+	CT_SITE_TAILDIFF = 13,
+	CT_SITE_NKINDS = 14,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs

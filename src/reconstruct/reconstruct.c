@@ -20,6 +20,14 @@ struct frame {
 	uint64_t tail_ts;
 	bool has_children;
 	uint64_t losses; /* loss records seen before its entry */
+	/* its last child's exit site (UINT32_MAX: none, or not one that
+	 * returned with an integer word) and that word */
+	uint32_t prev_exit;
+	uint64_t prev_word;
+	/* a tail call's result worked out from its caller's (CT_SITE_TAILDIFF
+	 * derived_site, UINT32_MAX: none) */
+	uint32_t derived_site;
+	uint64_t derived;
 };
 
 struct thread_stacks;
@@ -73,6 +81,8 @@ struct ct_recon {
 	 * (ct_recon_set_costs) */
 	uint64_t hit_ns[CT_HIT_CLASSES], pre_ns[CT_HIT_CLASSES];
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
+	struct ct_map tail_diff_of; /* CALL site + 1 -> its TAILDIFF site + 1 */
+	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 };
 
@@ -189,6 +199,52 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 	return r->hit_ns[k] + (ev->payload_len ? r->costs.args_ns : 0);
 }
 
+/* The one integer word the FETCH of SITE describes in PAYLOAD (compact, LEN
+ * bytes), the first of its first value; false if there is none or it was
+ * not read. */
+static bool result_word(const struct ct_recon *r, uint32_t site, const uint8_t *payload, uint32_t len, uint64_t *out)
+{
+	const struct ct_site_fetch *f = r->trace && site < r->trace->nsites && r->trace->fetch ? r->trace->fetch[site] : NULL;
+	if (!f || !f->nvals || f->vals[0].npieces != 1 || f->vals[0].pieces[0].kind != CT_PIECE_REG ||
+	    f->vals[0].pieces[0].size != 8)
+		return false;
+	uint8_t buf[CT_MAX_PAYLOAD];
+	size_t n = ct_fetch_expand(&f->prog, payload, len, buf, sizeof(buf));
+	const uint8_t *b = n ? ct_val_piece_bytes(&f->vals[0].pieces[0], buf, n, 0, 8) : NULL;
+	if (!b)
+		return false;
+	memcpy(out, b, 8);
+	return true;
+}
+
+/* Frames IDX+1..M end with frame IDX at EV: a call in tail position among
+ * them whose result is its caller's less the one of the call just before
+ * (CT_SITE_TAILDIFF: the caller returned their sum) gets it, outermost
+ * first, as each needs its caller's. */
+static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx, size_t m,
+				const struct ct_rec_event *ev)
+{
+	uint64_t word = 0;
+	bool have = ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
+		    r->sites[ev->site].func == s->f.v[idx].c.func && ev->payload_len &&
+		    !(s->f.v[idx].tailpos && ev->kind == CT_SITE_RETSITE) &&
+		    result_word(r, ev->site, ev->payload, ev->payload_len, &word);
+	for (size_t k = idx + 1; k <= m; k++) {
+		struct frame *f = &s->f.v[k], *caller = &s->f.v[k - 1];
+		void *d = f->tailpos ? map_get(&r->tail_diff_of, (uint64_t)f->c.entry_site + 1) : NULL;
+		f->derived_site = UINT32_MAX;
+		/* the caller's last call returned at this call's instruction */
+		if (!have || !d || caller->prev_exit >= r->nsites || f->c.entry_site >= r->nsites ||
+		    r->sites[caller->prev_exit].addr != r->sites[f->c.entry_site].addr) {
+			have = false;
+			continue;
+		}
+		f->derived_site = (uint32_t)((uintptr_t)d - 1);
+		f->derived = word - caller->prev_word;
+		word = f->derived;
+	}
+}
+
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 		const struct ct_rec_event *ev)
 {
@@ -204,9 +260,13 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	 * exit probe) holds the results; tail callers it replaced return
 	 * without them, and their exit site is none (its plan describes the
 	 * callee's results). */
+	/* (a call in tail position has no exit probe of its own: one of its
+	 * function closing it is its caller's, a recursive call's) */
 	bool own = status == CT_CALL_RETURNED && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) &&
-		   ev->site < r->nsites && r->sites[ev->site].func == f->c.func;
+		   ev->site < r->nsites && r->sites[ev->site].func == f->c.func &&
+		   !(f->tailpos && ev->kind == CT_SITE_RETSITE);
 	f->c.exit_site = own ? ev->site : UINT32_MAX;
+	bool own_retsite = own && ev->kind == CT_SITE_RETSITE;
 	/* A call in tail position whose caller returned its results as they
 	 * are: a role of the caller's exit probe describes them. */
 	if (!own && status == CT_CALL_RETURNED && ev && ev->kind == CT_SITE_RETSITE && f->tailpos)
@@ -219,9 +279,19 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	if (own && ev->payload_len) {
 		f->c.ret = ev->payload;
 		f->c.ret_len = ev->payload_len;
+	} else if (!own && status == CT_CALL_RETURNED && f->derived_site != UINT32_MAX) {
+		f->c.exit_site = f->derived_site; /* its caller's result less its sibling's */
+		f->c.ret = (const uint8_t *)&f->derived;
+		f->c.ret_len = sizeof(f->derived);
 	} else {
 		f->c.ret = NULL;
 		f->c.ret_len = 0;
+	}
+	if (s->f.n) { /* what the next call in tail position may need of this one */
+		struct frame *parent = &s->f.v[s->f.n - 1];
+		parent->prev_exit = UINT32_MAX;
+		if (own_retsite && f->c.ret && result_word(r, f->c.exit_site, f->c.ret, f->c.ret_len, &parent->prev_word))
+			parent->prev_exit = f->c.exit_site;
 	}
 	switch (status) {
 	case CT_CALL_RETURNED:
@@ -268,6 +338,7 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	while (s->f.n > m + 1)
 		pop(r, s, CT_CALL_UNWOUND, ts, tid, NULL);
 	r->st.returned_with_caller += m - idx;
+	derive_tail_results(r, s, idx, m, ev);
 	if (ev && ev->kind == CT_SITE_RET)
 		r->st.returned_at_ret++;
 	else if (ev && ev->kind == CT_SITE_RETSITE) {
@@ -382,6 +453,7 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
 {
 	struct frame f = {0};
+	f.prev_exit = f.derived_site = UINT32_MAX;
 	f.c.seq = r->seq++;
 	f.c.func = func;
 	f.c.ts_entry = ev->ts;
@@ -1342,6 +1414,7 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_ops *ops, void *ctx)
 {
 	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
+	r->trace = t;
 	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
 	struct ct_costs costs;
 	if (ct_trace_costs(t, &costs))
@@ -1355,9 +1428,14 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	r->nsites = nsites;
 	map_free(&r->spill_of);
 	memset(&r->spill_of, 0, sizeof(r->spill_of));
-	for (size_t i = 0; i < nsites; i++)
+	map_free(&r->tail_diff_of);
+	memset(&r->tail_diff_of, 0, sizeof(r->tail_diff_of));
+	for (size_t i = 0; i < nsites; i++) {
 		if (sites[i].kind == CT_SITE_SPILL && sites[i].func != CT_NOFUNC)
 			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
+		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites)
+			map_put(&r->tail_diff_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
+	}
 }
 
 void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, size_t nfuncs)
@@ -1402,6 +1480,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->origins);
 	map_free(&r->images);
 	map_free(&r->spill_of);
+	map_free(&r->tail_diff_of);
 	CT_VEC_FREE(r->waiting);
 	free(r);
 }

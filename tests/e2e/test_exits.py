@@ -363,10 +363,11 @@ def test_list_shows_exit_modes():
     # its entry is emulated: it reports the calls (the call instructions
     # are not probed) and its morestack call marks restarts
     assert "check   +4 " in fib and "restart +" in fib and "entries at its own entry" in fib, fib
-    # its result is captured: the second recursive call's is gone by the
-    # caller's ret, so that one exit is single-stepped; the others keep it
-    # cheap, so the function stays observed from its callers
-    assert "2 exits emulated, 1 single-stepped" in fib and "the results are captured" in fib, fib
+    # its result is captured: the second recursive call's is added to the
+    # first's by the caller's ret, so that call ends with its caller, its
+    # result worked out from the caller's; the others keep it cheap
+    assert "2 exits emulated, 0 single-stepped, 1 in tail position" in fib and \
+        "ends with main.fib (tail position, which returns its result plus the one of its call before" in fib, fib
     assert "exits: RET probes (its address is stored in .rodata" in text  # viaValue, main.main
     ret = ct("list", "-v", "--exit=ret", fixture("go_core"), "main.fib").stdout
     assert "exits at RET (--exit=ret)" in ret and "exits: RET probes" in ret, ret
@@ -525,12 +526,6 @@ def test_tail_call_results_read_where_the_caller_returns_them():
                          r"exits\)" % re.escape(caller), lst), lst
     assert re.search(r"main\.relayPlus\+\d+ 0x[0-9a-f]+ inc %rax \(single-stepped: in tail position.*but the "
                      r"results are captured, and the caller changes RAX before its ret\)", lst), lst
-    # make bench's fib: the second call's result is added to a word of the
-    # caller's frame, which its ret leaves below SP (Go's asynchronous
-    # preemption may write there): not a value to read after the ret
-    fib = ct("list", "-v", fixture("go_benchfib"), "main.fib").stdout
-    assert re.search(r"results are captured, and the value of RAX is gone at 0x[0-9a-f]+, before the caller's ret\)",
-                     fib), fib
     got = {}
     for mode in ("auto", "ret"):
         p, out = record([binary, "relays", "5"], "--exit=" + mode, *sum((["-F", f] for f in funcs), []),
@@ -547,6 +542,72 @@ def test_tail_call_results_read_where_the_caller_returns_them():
     inner = [(f, r) for (f, d, a, r), (g, _, _, _) in zip(calls[1:], calls) if d == 1 and g != "main.relayPlus"]
     assert inner == [x for i in range(5) for x in (("main.triple", [3 * (i + 1)]),
                                                    ("main.word", [["zero", "one", "two", "three", "four"][(i + 2) % 5]]))], inner
+
+
+def fib_values(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def test_tail_call_result_is_the_sum_less_the_call_before():
+    """`return fib(n-1) + fib(n-2)` (make bench's fib) and addPair's
+    `return triple(i) + triple(i+1)`: the first result is kept in the
+    caller's frame, the second call is in tail position and its result is
+    added before the ret.  That call ends with its caller (no single-stepped
+    exit), and its result is the caller's less the first's, which its exit
+    (this call's instruction) read from the same frame word.  addTaken
+    passes that word's address to its second call, which writes it: its end
+    stays single-stepped.  Every value equals --exit=ret's and the
+    program's."""
+    fib = ct("list", "-v", fixture("go_benchfib"), "main.fib").stdout
+    assert re.search(r"main\.fib\+\d+ 0x[0-9a-f]+ +-> ends with main\.fib \(tail position, which returns its result "
+                     r"plus the one of its call before, kept in its frame: the result is the one read at its exits "
+                     r"less that one\)", fib), fib
+    funcs = ["main.addPair", "main.addTaken", "main.triple", "main.bumped"]
+    lst = ct("list", "-v", fixture("go_core"), *funcs).stdout
+    assert re.search(r"main\.addPair\+\d+ 0x[0-9a-f]+ +-> ends with main\.addPair \(tail position, which returns",
+                     lst), lst
+    assert re.search(r"main\.addTaken\+\d+ 0x[0-9a-f]+ +-> \S+ 0x[0-9a-f]+ add 0x08\(%rsp\), %rax \(single-stepped: "
+                     r"in tail position", lst), lst
+    n = 12
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([fixture("go_benchfib"), str(n)], "--exit=" + mode, "-F", "main.fib",
+                        out=tmp("fibsum-%s.data" % mode), env=GO1)
+        printed = dict(kv.split("=") for kv in p.stdout.split())
+        calls = [c for c in replay_json(out) if c.get("func") == "main.fib"]
+        assert len(calls) == int(printed["calls"]), (len(calls), p.stdout)
+        vals = [(c["depth"], c["status"], c["args"][0]["value"], [r["value"] for r in c.get("ret") or []])
+                for c in calls]
+        assert all(v[1] == "returned" and v[3] == [fib_values(v[2])] for v in vals), \
+            [v for v in vals if v[3] != [fib_values(v[2])]][:5]
+        assert vals[0][3] == [int(printed["sum"])], (vals[0], printed)
+        c = calls_info(out)
+        assert c["stepped"] == 0, (mode, c)
+        assert c["returned"] == len(calls), c
+        if mode == "auto":  # after their call, or with their caller (the second of each pair)
+            assert c["ret"] == 0 and c["after"] == (len(calls) + 1) // 2, c
+        got[mode] = vals
+        p, out = record([fixture("go_core"), "sums", "5"], "--exit=" + mode, *sum((["-F", f] for f in funcs), []),
+                        out=tmp("sums-%s.data" % mode), env=GO1)
+        printed = [line.split() for line in p.stdout.splitlines() if line.startswith("addPair")]
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert [c["status"] for c in calls] == ["returned"] * 30, calls
+        rets = [(c["func"], [a["value"] for a in c["args"]] if c["func"] != "main.bumped" else None,
+                 [r["value"] for r in c["ret"]]) for c in calls]
+        want = []
+        for w in printed:
+            i = int(w[1])
+            want += [("main.addPair", [i], [int(w[2])]), ("main.triple", [i], [3 * i]),
+                     ("main.triple", [i + 1], [3 * (i + 1)]),
+                     ("main.addTaken", [i], [int(w[5])]), ("main.triple", [i], [3 * i]), ("main.bumped", None, [7])]
+        assert rets == want, (mode, rets, want)
+        c = calls_info(out)
+        assert c["stepped"] == (5 if mode == "auto" else 0), (mode, c)  # addTaken's calls of bumped
+        got[mode + "sums"] = rets
+    assert got["auto"] == got["ret"]
 
 
 def test_limits_keep_ret_probes():

@@ -667,6 +667,37 @@ TEST(exit_walk_tail_position)
 	CHECK(w.at_ret);
 	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_LOC_LOST);
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 0x0d);
+	/* ... but the sum still holds: RAX plus the word loaded from 8 off
+	 * SP at the return (the other call's result, read at its exit) */
+	CHECK_EQ_U(w.left_regs, 1u << CT_RAX);
+	CHECK_EQ_I(w.left_in[CT_RAX], CT_RAX);
+	CHECK_EQ_I(w.left_off[CT_RAX], 8);
+	static const uint8_t sub[] = {
+		0x48, 0x8b, 0x4c, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rcx */
+		0x48, 0x29, 0xc8,             /* +05 sub %rcx,%rax (not a sum the walk follows) */
+		0x48, 0x83, 0xc4, 0x18,       /* +08 add $0x18,%rsp */
+		0xc3,                         /* +0c ret */
+	};
+	ct_exit_walk(sub, sizeof(sub), BASE, &w);
+	CHECK(w.at_ret && !w.left_regs);
+	static const uint8_t lea_rcx[] = {
+		0x48, 0x8b, 0x4c, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rcx */
+		0x48, 0x8d, 0x0c, 0x01,       /* +05 lea (%rcx,%rax,1),%rcx: the sum in RCX */
+		0x48, 0x83, 0xc4, 0x18,       /* +09 add $0x18,%rsp */
+		0xc3,                         /* +0d ret */
+	};
+	ct_exit_walk(lea_rcx, sizeof(lea_rcx), BASE, &w);
+	CHECK_EQ_U(w.left_regs, 1u << CT_RAX);
+	CHECK_EQ_I(w.left_in[CT_RAX], CT_RCX);
+	static const uint8_t reloaded[] = {
+		0x48, 0x8b, 0x4c, 0x24, 0x08, /* +00 mov 0x8(%rsp),%rcx */
+		0x48, 0x83, 0xc4, 0x18,       /* +05 add $0x18,%rsp */
+		0x48, 0x8b, 0x4c, 0x24, 0xf8, /* +09 mov -0x8(%rsp),%rcx: below SP, not followed */
+		0x48, 0x01, 0xc8,             /* +0e add %rcx,%rax */
+		0xc3,                         /* +11 ret */
+	};
+	ct_exit_walk(reloaded, sizeof(reloaded), BASE, &w);
+	CHECK(w.at_ret && !w.left_regs);
 	ct_exit_walk(pass, sizeof(pass), BASE, &w);
 	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
 	CHECK(w.at_ret && !w.stack_written && !w.mem_written);
@@ -677,6 +708,33 @@ TEST(exit_walk_tail_position)
 	ct_exit_walk(leave_ret, sizeof(leave_ret), BASE, &w);
 	CHECK_EQ_U(w.how, CT_EXIT_TAILPOS);
 	CHECK(!w.at_ret);
+}
+
+/* Only a frame no callee can write keeps a word across a call. */
+TEST(frame_address_taken)
+{
+	static const uint8_t fib[] = {
+		0x49, 0x3b, 0x66, 0x10,             /* cmp 0x10(%r14),%rsp */
+		0x48, 0x83, 0xec, 0x18,             /* sub $0x18,%rsp */
+		0x48, 0x89, 0x6c, 0x24, 0x10,       /* mov %rbp,0x10(%rsp) */
+		0x48, 0x8d, 0x6c, 0x24, 0x10,       /* lea 0x10(%rsp),%rbp */
+		0x48, 0x89, 0x44, 0x24, 0x20,       /* mov %rax,0x20(%rsp) */
+		0x48, 0x8d, 0x48, 0xff,             /* lea -0x1(%rax),%rcx */
+		0x48, 0x8b, 0x6c, 0x24, 0x10,       /* mov 0x10(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x18,             /* add $0x18,%rsp */
+		0xc3,                               /* ret */
+	};
+	CHECK(!ct_frame_address_taken(fib, sizeof(fib), BASE));
+	static const uint8_t lea_slot[] = {0x48, 0x8d, 0x44, 0x24, 0x08, 0xc3}; /* lea 0x8(%rsp),%rax */
+	CHECK(ct_frame_address_taken(lea_slot, sizeof(lea_slot), BASE));
+	static const uint8_t lea_rbp[] = {0x48, 0x8d, 0x45, 0xe0, 0xc3}; /* lea -0x20(%rbp),%rax (-O0 C) */
+	CHECK(ct_frame_address_taken(lea_rbp, sizeof(lea_rbp), BASE));
+	static const uint8_t copy_sp[] = {0x48, 0x89, 0xe7, 0xc3}; /* mov %rsp,%rdi */
+	CHECK(ct_frame_address_taken(copy_sp, sizeof(copy_sp), BASE));
+	static const uint8_t frame_ptr[] = {0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3}; /* push %rbp; mov %rsp,%rbp */
+	CHECK(!ct_frame_address_taken(frame_ptr, sizeof(frame_ptr), BASE));
+	static const uint8_t bad[] = {0x48, 0x8b}; /* cut short: in doubt */
+	CHECK(ct_frame_address_taken(bad, sizeof(bad), BASE));
 }
 
 TEST(exit_walk_sp_and_registers)
