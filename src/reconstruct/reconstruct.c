@@ -251,6 +251,16 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	struct frame *f = &s->f.v[--s->f.n];
 	if (status == CT_CALL_UNWOUND && f->losses != r->losses)
 		status = CT_CALL_LOST; /* not a panic or longjmp we can vouch for */
+	if (status == CT_CALL_UNWOUND && f->tailpos) {
+		/* a call in tail position ends with the call whose exit closes
+		 * it: if that one began before a loss, the caller between them
+		 * may have been lost (its entry), and with it that end */
+		size_t i = s->f.n;
+		while (i > 0 && s->f.v[i - 1].tailpos)
+			i--;
+		if (i > 0 && s->f.v[i - 1].losses != r->losses)
+			status = CT_CALL_LOST;
+	}
 	f->c.status = status;
 	f->c.ts_exit = ts;
 	f->c.raw_exit = ts + s->shift;
