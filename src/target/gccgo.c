@@ -150,14 +150,19 @@ char *ct_gccgo_package_of_symbol(const char *sym)
 	return (char *)b.p;
 }
 
-/* The package path of a Go CU: from its first subprogram's linkage name. */
+/* The package path of a Go CU: from the linkage name of its first function
+ * with code here.  Not from an inlined one's abstract instance (a CU of
+ * package main that calls runtime.Gosched starts with the DIE of
+ * runtime.checkTimeouts, inlined into it) nor a declaration. */
 static char *cu_package(Dwarf_Die *cu)
 {
 	Dwarf_Die d;
 	if (dwarf_child(cu, &d) != 0)
 		return NULL;
 	do {
-		if (dwarf_tag(&d) != DW_TAG_subprogram)
+		if (dwarf_tag(&d) != DW_TAG_subprogram || dwarf_hasattr(&d, DW_AT_inline) ||
+		    dwarf_hasattr(&d, DW_AT_declaration) ||
+		    !(dwarf_hasattr(&d, DW_AT_low_pc) || dwarf_hasattr(&d, DW_AT_ranges)))
 			continue;
 		Dwarf_Attribute a;
 		/* The linkage name is the symbol; gccgo leaves it out when
