@@ -1151,9 +1151,25 @@ static bool deferreturn_at(const struct ct_target *t, const uint8_t *code, size_
 	return f && f->entry == at + 5 + (uint64_t)(int64_t)rel && !strcmp(f->name, CT_GO_DEFERRETURN);
 }
 
+/* Is the function whose code starts at ENTRY traced (p->funcs is in
+ * address order, as the target's functions)? */
+static bool plan_traces(const struct ct_plan *p, uint64_t entry)
+{
+	size_t lo = 0, hi = p->funcs.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->funcs.v[mid].fn->entry < entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->funcs.n && p->funcs.v[lo].fn->entry == entry;
+}
+
 /* Where a call from RET, found while recording, ends (the walk choose_exit
- * makes for planned calls); false with *WHY if nowhere we can probe. */
-static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, const char **why)
+ * makes for planned calls); false with *WHY if nowhere we can probe.
+ * RESULTS: the call's results are captured (they need an exit probe). */
+static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, bool results, const char **why)
 {
 	const struct ct_target *t = p->t;
 	const struct ct_func *g = cs->caller;
@@ -1179,8 +1195,15 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, const char **w
 		cs->sp_delta = w->sp_delta;
 		return true;
 	}
+	if (w->how == CT_EXIT_TAILPOS && !results && plan_traces(p, g->entry)) {
+		/* in tail position in a traced caller (a deferred closure,
+		 * `func f(s I) { s.m() }`): it ends with that caller, as a
+		 * planned one does (choose_exit), no probe of its own */
+		cs->how = CT_EXIT_TAILPOS;
+		return true;
+	}
 	if (w->how == CT_EXIT_TAILPOS && w->first_site) {
-		/* the caller's end may not be observed: the return address */
+		/* the caller's end is not observed: the return address */
 		cs->how = CT_EXIT_STEPPED;
 		cs->exit = w->first_site;
 		cs->sp_delta = 0;
@@ -1251,7 +1274,7 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	cs->ret = ret;
 	cs->caller = g;
 	cs->call_site = cs->exit_site = CT_NOSITE;
-	if (!found_exit(p, cs, why)) {
+	if (!found_exit(p, cs, p->funcs.v[func].results, why)) {
 		free(cs);
 		return CT_NOSITE;
 	}
@@ -1266,24 +1289,30 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	s->cs = cs;
 	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | check_flags;
 	cs->call_site = (uint32_t)(p->sites.n - 1);
-	s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
-	if (!s) {
-		p->sites.n--; /* the CALL site: no half-planned call */
-		*why = "its exit is not in the file's loadable segments";
-		return CT_NOSITE;
+	if (cs->how == CT_EXIT_TAILPOS) {
+		s->flags |= CT_SITEF_TAILPOS; /* no exit probe: it ends with its caller */
+	} else {
+		s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
+		if (!s) {
+			p->sites.n--; /* the CALL site: no half-planned call */
+			*why = "its exit is not in the file's loadable segments";
+			return CT_NOSITE;
+		}
+		s->key_adj = 8 + cs->sp_delta;
+		s->call_site = cs->call_site;
+		s->cs = cs;
+		s->flags |= CT_SITEF_DYNAMIC | (cs->how == CT_EXIT_STEPPED ? CT_SITEF_STEPPED : 0);
+		cs->exit_site = (uint32_t)(p->sites.n - 1);
 	}
-	s->key_adj = 8 + cs->sp_delta;
-	s->call_site = cs->call_site;
-	s->cs = cs;
-	s->flags |= CT_SITEF_DYNAMIC | (cs->how == CT_EXIT_STEPPED ? CT_SITEF_STEPPED : 0);
-	cs->exit_site = (uint32_t)(p->sites.n - 1);
 	if (p->fetch) {
 		/* the CHECK's capture is sent as the CALL site's (same layout) */
 		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
 		const struct ct_site_fetch *cf = p->fetch[check_site];
 		p->fetch[cs->call_site] = cf ? ct_site_fetch_clone(cf) : NULL;
-		p->fetch[cs->exit_site] = ct_plan_results_at_exit(p, &p->sites.v[cs->exit_site]);
-		add_tail_result_roles(p, func, cs);
+		if (cs->exit_site != CT_NOSITE) {
+			p->fetch[cs->exit_site] = ct_plan_results_at_exit(p, &p->sites.v[cs->exit_site]);
+			add_tail_result_roles(p, func, cs);
+		}
 	}
 	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
 					    {cs->call_site, -8}};

@@ -41,6 +41,8 @@ CASES = [
     ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
     # one call site, two functions through values: two exit probes there
     ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
+    # calls through values in tail position, found while recording: with their callers
+    ("go found calls in tail position", ["go_core", "tails", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
@@ -269,6 +271,41 @@ def test_interface_leaf_drops_its_ret_probes():
     assert [c["ret"][0]["value"] for c in steps[1:]] == [5 * n + 1 for n in range(1, 30)], steps[:3]
     ci = calls_info(out)
     assert ci["ret"] == 0 and ci["after"] >= 29, ci
+
+
+def test_calls_found_in_tail_position_end_with_their_callers():
+    """A call through an interface or a function value that its traced
+    caller makes last (nothing but its return after it) and whose results
+    are not read ends with that caller once its call site is found: it gets
+    no exit probe of its own (its return address, single-stepped, before),
+    so it ends at its caller's end event -- measured, the same instant.
+    Not where the caller is not traced: a method value's compiler-made
+    wrapper (note through `bound`) and the deferred call's wrapper closure
+    return to where no traced call ends, so those calls keep their probe
+    at the return address and end before the call that made them."""
+    p, out = record([fixture("go_core"), "tails", "6"], env=GO1)
+    assert p.stdout == "tails 450\n", p.stdout
+    calls = replay_json(out, "--raw")
+    ends = collections.Counter()
+    stack = []
+    for c in calls:
+        if "func" not in c:
+            continue
+        del stack[c["depth"]:]
+        parent = stack[-1] if stack else None
+        stack.append(c)
+        n = c["args"][-1]["value"] if c.get("args") else None
+        if not parent or c["status"] != "returned" or not isinstance(n, int) or n < 2:
+            continue  # (calls from a site before its exit probe was in are unobserved)
+        same = c["ts"] + c["dur_raw"] == parent["ts"] + parent["dur_raw"]
+        ends[(c["func"], parent["func"], same)] += 1
+    assert ends[("main.noteFree", "main.tellValue", True)] == 4, ends
+    assert ends[("main.(*byK).note", "main.tellIface", True)] == 6, ends
+    assert ends[("main.tellIface", "main.tellChain", True)] == 2, ends
+    assert ends[("main.tellDeferred", "main.tellChain", True)] == 2, ends
+    assert ends[("main.(*byK).note", "main.tellValue", False)] == 4, ends
+    assert ends[("main.(*byK).note", "main.tellDeferred", False)] == 6, ends
+    assert not ends[("main.noteFree", "main.tellValue", False)], ends
 
 
 def test_closures_the_runtime_calls_end_at_its_call_sites():
