@@ -424,8 +424,8 @@ int cmd_list(int argc, char **argv)
 		       t.go_version[0] ? t.go_version : "(version unknown)", t.regabi ? "register" : "stack",
 		       t.main_module ? t.main_module : "-", t.gcfg_source, t.gcfg.goid_off, t.gcfg.stack_hi_off,
 		       (long long)t.gcfg.tls_g_off);
-	printf(", %s, functions from %s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
-	       t.has_dwarf ? ", DWARF" : ", no DWARF");
+	printf(", %s, functions from %s%s%s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
+	       t.elf.debug_path ? " " : "", t.elf.debug_path ? t.elf.debug_path : "", t.has_dwarf ? ", DWARF" : ", no DWARF");
 	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)", p.funcs.n, p.sites.n,
 	       p.cheap_entries, p.slow_entries);
 	if (p.exits == CT_EXITS_AUTO && !p.exits_note)

@@ -2,6 +2,7 @@
 #include "target/goruntime.h"
 #include "util/util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -538,9 +539,12 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		ct_code_scan_free(scan);
 		CT_VEC_FREE(found);
 		ct_plan_free(p);
-		if (!t->nfuncs) /* its libraries' may be chosen (LIB:GLOB): not here */
-			return ct_fail("%s has no function symbols (stripped C binary without .symtab/.dynsym functions); rebuild it without -s, or trace its libraries' functions (-F 'LIB:GLOB')",
-				       t->elf.path);
+		if (!t->nfuncs) { /* its libraries' may be chosen (LIB:GLOB): not here */
+			char dpath[PATH_MAX], where[3 * PATH_MAX];
+			ct_debug_file_find(t->elf.elf, t->elf.path, dpath, sizeof(dpath), where, sizeof(where));
+			return ct_fail("%s has no function symbols: it is stripped, and no separate debug file was found%s%s%s; install its debug symbols (Debian: its -dbgsym package), rebuild it without -s, or trace its libraries' functions (-F 'LIB:GLOB')",
+				       t->elf.path, where[0] ? " (none at " : "", where, where[0] ? ")" : "");
+		}
 		if (sel->ntrace) {
 			char pats[512] = "";
 			for (size_t i = 0; i < sel->ntrace; i++)

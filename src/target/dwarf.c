@@ -1,4 +1,5 @@
 #include "target/dwarf.h"
+#include "target/elf.h"
 #include "util/files.h"
 #include "util/util.h"
 
@@ -7,6 +8,7 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,24 +91,19 @@ static void parse_producer(const char *prod, struct ct_dwarf_go *out)
 		out->regabi = true;
 }
 
-/* DWARF kept apart from the binary, where Debian's debug packages (-dbg,
- * -dbgsym) put it: /usr/lib/debug/.build-id/XX/REST.debug, by the GNU
- * build id of the ELF open at FD.  NULL if there is none. */
-static Dwarf *separate_dwarf(int fd)
+/* DWARF kept apart from the binary at PATH (open at FD), where Debian's
+ * debug packages (-dbg, -dbgsym) or a debuglink put it
+ * (ct_debug_file_find).  NULL if there is none. */
+static Dwarf *separate_dwarf(int fd, const char *path)
 {
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *id;
-	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
-	char path[128 + 64];
-	int at = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/");
-	for (ssize_t i = 0; i < n && i < 64; i++)
-		at += snprintf(path + at, sizeof(path) - (size_t)at, i == 1 ? "/%02x" : "%02x", ((const uint8_t *)id)[i]);
+	char dpath[PATH_MAX];
+	bool found = e && ct_debug_file_find(e, path, dpath, sizeof(dpath), NULL, 0);
 	if (e)
 		elf_end(e);
-	if (n < 2)
+	if (!found)
 		return NULL;
-	snprintf(path + at, sizeof(path) - (size_t)at, ".debug");
-	int dfd = open(path, O_RDONLY | O_CLOEXEC);
+	int dfd = open(dpath, O_RDONLY | O_CLOEXEC);
 	if (dfd < 0)
 		return NULL;
 	Dwarf *dw = dwarf_begin(dfd, DWARF_C_READ); /* keeps dfd open until dwarf_end: never */
@@ -148,7 +145,7 @@ Dwarf *ct_dwarf_shared(const char *path)
 	s->mtime = st.st_mtim;
 	s->dw = dwarf_begin(fd, DWARF_C_READ); /* keeps fd open until dwarf_end: never */
 	if (!s->dw) {
-		s->dw = separate_dwarf(fd);
+		s->dw = separate_dwarf(fd, path);
 		close(fd);
 	}
 	s->next = all;

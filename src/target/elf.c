@@ -2,8 +2,12 @@
 #include "util/files.h"
 #include "util/util.h"
 
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <zlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,131 @@ static void read_build_id(struct ct_elf *e)
 			}
 		}
 	}
+}
+
+/* ---- Separate debug files ----
+ *
+ * Debian's -dbgsym and -dbg packages, and `objcopy --only-keep-debug` with
+ * `--add-gnu-debuglink`, keep a stripped binary's .symtab and DWARF in
+ * another file.  It is found where GDB looks ("Separate Debug Files" in its
+ * manual): by GNU build id, else by the debuglink's name, a candidate
+ * checked by build id, or by the link's CRC-32 when the binary has none
+ * (a stale copy beside it must not lend wrong addresses). */
+
+#define DEBUG_ROOT "/usr/lib/debug"
+
+/* The file at PATH, mapped (its size in *SIZE); NULL if it is not there. */
+static const uint8_t *map_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	void *m = MAP_FAILED;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(Elf64_Ehdr))
+		m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*size = st.st_size;
+	return m;
+}
+
+/* Is the file at PATH the debug file of the binary with build id ID (LEN
+ * bytes; 0: none, then the debuglink's CRC) and not the binary itself? */
+static bool debug_file_matches(const char *path, const char *self, const void *id, ssize_t len, GElf_Word crc)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	if (!realpath(path, a) || (realpath(self, b) && !strcmp(a, b)))
+		return false;
+	size_t size;
+	const uint8_t *data = map_file(path, &size);
+	if (!data)
+		return false;
+	bool ok;
+	if (len > 0) {
+		Elf *e = elf_memory((char *)data, size);
+		const void *did;
+		ok = e && dwelf_elf_gnu_build_id(e, &did) == len && !memcmp(did, id, (size_t)len);
+		if (e)
+			elf_end(e);
+	} else {
+		ok = crc32(0, data, (uInt)size) == crc && size <= UINT_MAX;
+	}
+	munmap((void *)data, size);
+	return ok;
+}
+
+bool ct_debug_file_find(Elf *elf, const char *path, char *out, size_t n, char *where, size_t wn)
+{
+	const void *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+	if (where && wn)
+		where[0] = 0;
+	if (len >= 2) {
+		int at = snprintf(out, n, DEBUG_ROOT "/.build-id/");
+		for (ssize_t i = 0; i < len && at > 0 && (size_t)at < n; i++)
+			at += snprintf(out + at, n - (size_t)at, i == 1 ? "/%02x" : "%02x", ((const uint8_t *)id)[i]);
+		if (at > 0 && (size_t)at < n)
+			snprintf(out + at, n - (size_t)at, ".debug");
+		if (where)
+			snprintf(where, wn, "%s", out);
+		if (!access(out, R_OK))
+			return true;
+	}
+	GElf_Word crc = 0;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || !*link || strchr(link, '/'))
+		return false;
+	char real[PATH_MAX], dirbuf[PATH_MAX];
+	snprintf(dirbuf, sizeof(dirbuf), "%s", realpath(path, real) ? real : path);
+	const char *dir = dirname(dirbuf);
+	for (int i = 0; i < 3; i++) {
+		snprintf(out, n, "%s%s%s/%s", i == 2 ? DEBUG_ROOT : "", dir, i == 1 ? "/.debug" : "", link);
+		if (debug_file_matches(out, path, id, len, crc))
+			return true;
+	}
+	if (where) {
+		size_t at = strlen(where);
+		snprintf(where + at, wn - at, "%sits debuglink %s in %s, its .debug/ or " DEBUG_ROOT "%s",
+			 at ? ", nor " : "", link, dir, dir);
+	}
+	return false;
+}
+
+static Elf_Scn *find_symtab_in(Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+/* A binary without .symtab: open its separate debug file, if it has one
+ * with a .symtab (its symbols have the binary's link-time addresses). */
+static void open_debug_file(struct ct_elf *e)
+{
+	char path[PATH_MAX];
+	if (find_symtab_in(e->elf, SHT_SYMTAB) || !ct_debug_file_find(e->elf, e->path, path, sizeof(path), NULL, 0))
+		return;
+	size_t size;
+	const uint8_t *data = map_file(path, &size);
+	Elf *d = data ? elf_memory((char *)data, size) : NULL;
+	GElf_Ehdr eh;
+	if (!d || !gelf_getehdr(d, &eh) || eh.e_machine != e->machine || !find_symtab_in(d, SHT_SYMTAB)) {
+		if (d)
+			elf_end(d);
+		if (data)
+			munmap((void *)data, size);
+		return;
+	}
+	e->debug_path = xstrdup(path);
+	e->debug_data = data;
+	e->debug_size = size;
+	e->debug_elf = d;
 }
 
 static const char *machine_name(unsigned m)
@@ -132,6 +261,7 @@ int ct_elf_open(struct ct_elf *e, const char *path)
 		return ct_fail("%s has no loadable segments (not an executable or shared object)", path);
 	}
 	read_build_id(e);
+	open_debug_file(e);
 	return 0;
 }
 
@@ -139,6 +269,11 @@ void ct_elf_close(struct ct_elf *e)
 {
 	if (e->elf)
 		elf_end(e->elf);
+	if (e->debug_elf)
+		elf_end(e->debug_elf);
+	if (e->debug_data)
+		munmap((void *)e->debug_data, e->debug_size);
+	free(e->debug_path);
 	if (e->data)
 		munmap((void *)e->data, e->size);
 	if (e->fd >= 0)
@@ -196,19 +331,26 @@ bool ct_elf_section(const struct ct_elf *e, const char *name, GElf_Shdr *shdr,
 	return false;
 }
 
-static Elf_Scn *find_symtab(const struct ct_elf *e, Elf64_Word type)
+/* E's symbol table of TYPE, and the ELF holding it (*ELF): .symtab is the
+ * separate debug file's when the binary has none. */
+static Elf_Scn *find_symtab(const struct ct_elf *e, Elf64_Word type, Elf **elf)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
-			return scn;
+	*elf = e->elf;
+	Elf_Scn *scn = find_symtab_in(e->elf, type);
+	if (!scn && type == SHT_SYMTAB && e->debug_elf) {
+		*elf = e->debug_elf;
+		scn = find_symtab_in(e->debug_elf, type);
 	}
-	return NULL;
+	return scn;
 }
 
-static size_t each_sym(const struct ct_elf *e, Elf_Scn *scn,
-		       bool (*fn)(void *, const char *, const GElf_Sym *), void *ctx)
+bool ct_elf_has_symtab(const struct ct_elf *e)
+{
+	Elf *elf;
+	return find_symtab(e, SHT_SYMTAB, &elf) != NULL;
+}
+
+static size_t each_sym(Elf *elf, Elf_Scn *scn, bool (*fn)(void *, const char *, const GElf_Sym *), void *ctx)
 {
 	GElf_Shdr sh;
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -219,7 +361,7 @@ static size_t each_sym(const struct ct_elf *e, Elf_Scn *scn,
 		GElf_Sym sym;
 		if (!gelf_getsym(d, i, &sym))
 			continue;
-		const char *name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
 		count++;
@@ -250,9 +392,10 @@ bool ct_elf_symbol(const struct ct_elf *e, const char *name, GElf_Sym *sym)
 	struct sym_find f = {name, sym, false};
 	Elf64_Word types[] = {SHT_SYMTAB, SHT_DYNSYM};
 	for (int i = 0; i < 2 && !f.found; i++) {
-		Elf_Scn *scn = find_symtab(e, types[i]);
+		Elf *elf;
+		Elf_Scn *scn = find_symtab(e, types[i], &elf);
 		if (scn)
-			each_sym(e, scn, sym_find_cb, &f);
+			each_sym(elf, scn, sym_find_cb, &f);
 	}
 	return f.found;
 }
@@ -276,10 +419,11 @@ static bool func_cb(void *ctx, const char *name, const GElf_Sym *sym)
 size_t ct_elf_each_func(const struct ct_elf *e, ct_sym_fn fn, void *ctx)
 {
 	struct func_iter it = {fn, ctx, 0};
-	Elf_Scn *scn = find_symtab(e, SHT_SYMTAB);
+	Elf *elf;
+	Elf_Scn *scn = find_symtab(e, SHT_SYMTAB, &elf);
 	if (!scn)
-		scn = find_symtab(e, SHT_DYNSYM);
+		scn = find_symtab(e, SHT_DYNSYM, &elf);
 	if (scn)
-		each_sym(e, scn, func_cb, &it);
+		each_sym(elf, scn, func_cb, &it);
 	return it.n;
 }

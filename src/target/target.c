@@ -247,8 +247,7 @@ static int load_c(struct ct_target *t)
 	ct_dwarf_go_facts(t->elf.path, &dg);
 	t->has_dwarf = dg.have_dwarf;
 	t->gccgo = ct_gccgo_detect(&t->elf, dg.gccgo_producer);
-	GElf_Shdr sh;
-	bool symtab = ct_elf_section(&t->elf, ".symtab", &sh, NULL);
+	bool symtab = ct_elf_has_symtab(&t->elf);
 	if (t->gccgo) {
 		snprintf(t->go_version, sizeof(t->go_version), "%s", dg.gccgo_version);
 		if (!symtab)
@@ -257,7 +256,10 @@ static int load_c(struct ct_target *t)
 		t->main_module = ct_gccgo_main_module(t->elf.path);
 	}
 	struct sym_collect syms = read_symbols(t);
-	t->funcs_source = t->gccgo ? "gccgo symtab, names demangled" : symtab ? "symtab" : "dynsym";
+	t->funcs_source = t->gccgo	       ? "gccgo symtab, names demangled"
+			  : t->elf.debug_elf ? "symtab of its separate debug file"
+			  : symtab	       ? "symtab"
+					       : "dynsym";
 	/* Aliases (one address, several names) all stay, so -F free finds
 	 * what is also called __libc_free; the planner probes an address once. */
 	t->funcs = xcalloc(syms.v.n ? syms.v.n : 1, sizeof(*t->funcs));

@@ -1,5 +1,8 @@
 """C/SysV programs (threads, no goroutines) recorded with real uprobes."""
-from lib import fixture, record, replay_json, run, trees
+import os
+import shutil
+
+from lib import ct, fixture, record, replay_json, run, tmp, trees
 
 
 def c_fib_shape(n):
@@ -60,3 +63,34 @@ def test_exit_codes_propagate():
     plain = run([fixture("c_core"), "nosuch"])
     p, _ = record([fixture("c_core"), "nosuch"], check=False)
     assert p.returncode == plain.returncode == 2 and p.stderr == plain.stderr
+
+
+def test_stripped_binary_with_separate_debug_file():
+    # c_core_stripped has no .symtab: its functions and their DWARF come
+    # from c_core_stripped.debug beside it (its .gnu_debuglink)
+    exe = fixture("c_core_stripped")
+    assert "symtab" not in run(["readelf", "-S", "-W", exe]).stdout
+    p, out = record([exe, "fib", "7"], "-F", "c_fib")
+    assert p.stdout == "fib 13\n"
+    forest, roots = roots_of(out)
+    assert [r.shape() for r in roots] == [c_fib_shape(7)]
+    # arguments are decoded from the debug file's DWARF
+    assert sorted({c["args"][0]["value"] for c in replay_json(out)}) == list(range(8))
+    lst = ct("list", exe, "c_fib")
+    assert lst.returncode == 0 and "separate debug file " + exe + ".debug" in lst.stdout, lst.stdout
+
+    # without it, or with a debug file of another build under its name:
+    # one line that says where it looked, and nothing recorded
+    d = tmp("nodebug")
+    os.makedirs(d, exist_ok=True)
+    lone = os.path.join(d, "c_core_stripped")
+    shutil.copy(exe, lone)
+    for stale in (None, fixture("c_core_nopie")):
+        if stale:
+            run(["objcopy", "--only-keep-debug", stale, lone + ".debug"])
+        p = ct("record", "-o", os.path.join(d, "x.data"), "--", lone, "fib", "3")
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode != 0 and len(lines) == 1, p.stderr
+        assert "no function symbols" in lines[0] and "no separate debug file" in lines[0] and \
+            "c_core_stripped.debug in " + d in lines[0] and "-dbgsym" in lines[0], lines[0]
+        assert not os.path.exists(os.path.join(d, "x.data"))
