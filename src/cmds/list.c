@@ -420,9 +420,10 @@ int cmd_list(int argc, char **argv)
 	if (t.gccgo && t.go_version[0])
 		printf(" %s", t.go_version);
 	if (t.lang == CT_LANG_GO)
-		printf(" %s, %s ABI, module %s, runtime.g offsets from %s (goid %u, stack.hi %u, g in TLS at %lld)",
+		printf(" %s, %s ABI, module %s%s, runtime.g offsets from %s (goid %u, stack.hi %u, g in TLS at %lld)",
 		       t.go_version[0] ? t.go_version : "(version unknown)", t.regabi ? "register" : "stack",
-		       t.main_module ? t.main_module : "-", t.gcfg_source, t.gcfg.goid_off, t.gcfg.stack_hi_off,
+		       t.main_module ? t.main_module : "-",
+		       t.module_from_path ? " (its main package's project: a GOPATH build)" : "", t.gcfg_source, t.gcfg.goid_off, t.gcfg.stack_hi_off,
 		       (long long)t.gcfg.tls_g_off);
 	printf(", %s, functions from %s%s%s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
 	       t.elf.debug_path ? " " : "", t.elf.debug_path ? t.elf.debug_path : "", t.has_dwarf ? ", DWARF" : ", no DWARF");

@@ -31,6 +31,8 @@ static void write_target_meta(struct ct_session *s)
 	if (t->lang == CT_LANG_GO) {
 		ct_writer_meta(w, "go.version", "%s", t->go_version[0] ? t->go_version : "unknown");
 		ct_writer_meta(w, "go.module", "%s", t->main_module ? t->main_module : "");
+		if (t->module_from_path)
+			ct_writer_meta(w, "go.module_from", "the main package's path (a GOPATH build: no module info)");
 		ct_writer_meta(w, "go.abi", "%s", t->regabi ? "register" : "stack");
 		ct_writer_meta(w, "go.g_offsets", "goid=%u stack.hi=%u m=%u m.curg=%u gopc=%u tls_g=%lld source=%s",
 			       t->gcfg.goid_off, t->gcfg.stack_hi_off, t->gcfg.m_off, t->gcfg.curg_off,

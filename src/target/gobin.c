@@ -187,36 +187,78 @@ static void parse_go_version(struct ct_buildinfo *bi)
 	}
 }
 
+char *ct_go_project_of_path(const char *path)
+{
+	static const char *const hosts[] = {"github.com/", "gitlab.com/", "bitbucket.org/", "golang.org/x/",
+					    "go.googlesource.com/", "codeberg.org/", "git.sr.ht/"};
+	size_t n = strlen(path);
+	for (size_t h = 0; h < sizeof(hosts) / sizeof(*hosts); h++) {
+		size_t hl = strlen(hosts[h]);
+		if (strncmp(path, hosts[h], hl))
+			continue;
+		/* the repository: two more elements after the host (one after
+		 * golang.org/x/ and go.googlesource.com/) */
+		int want = strcmp(hosts[h], "golang.org/x/") && strcmp(hosts[h], "go.googlesource.com/") ? 2 : 1;
+		const char *p = path + hl;
+		for (int k = 0; k < want && p; k++) {
+			const char *slash = strchr(p, '/');
+			if (!slash)
+				p = NULL; /* the whole path is the repository */
+			else if (k + 1 < want)
+				p = slash + 1;
+			else
+				n = (size_t)(slash - path);
+		}
+		return strndup(path, n);
+	}
+	const char *cmd = strstr(path, "/cmd/");
+	if (cmd)
+		n = (size_t)(cmd - path);
+	return n ? strndup(path, n) : NULL;
+}
+
 /* The main module path: the "mod\t<path>\t<version>..." line of modinfo
- * (runtime/debug.ParseBuildInfo; lines count only when '\n'-terminated). */
-static char *main_module_of(const uint8_t *mod, size_t len)
+ * (runtime/debug.ParseBuildInfo; lines count only when '\n'-terminated);
+ * without one, the project of the "path\t<main package>" line
+ * (*FROM_PATH set). */
+static char *main_module_of(const uint8_t *mod, size_t len, bool *from_path)
 {
 	/* modinfo is framed by 16-byte sentinels (cmd/go/internal/modload
 	 * infoStart/infoEnd); debug/buildinfo recognises the framing by the
 	 * newline that ends the last line just before infoEnd. */
+	*from_path = false;
 	if (len < 33 || mod[len - 17] != '\n')
 		return NULL;
 	mod += 16;
 	len -= 32;
+	char *main_path = NULL;
 	for (size_t i = 0; i < len;) {
 		const uint8_t *nl = memchr(mod + i, '\n', len - i);
 		if (!nl)
 			break;
 		size_t line_len = (size_t)(nl - (mod + i));
-		if (line_len > 4 && !memcmp(mod + i, "mod\t", 4)) {
-			const uint8_t *path = mod + i + 4;
-			const uint8_t *tab = memchr(path, '\t', line_len - 4);
-			size_t n = tab ? (size_t)(tab - path) : line_len - 4;
-			if (!n)
-				return NULL;
-			char *s = xmalloc(n + 1);
-			memcpy(s, path, n);
-			s[n] = 0;
-			return s;
+		bool is_mod = line_len > 4 && !memcmp(mod + i, "mod\t", 4);
+		bool is_path = line_len > 5 && !memcmp(mod + i, "path\t", 5);
+		if (is_mod || (is_path && !main_path)) {
+			size_t skip = is_mod ? 4 : 5;
+			const uint8_t *path = mod + i + skip;
+			const uint8_t *tab = memchr(path, '\t', line_len - skip);
+			size_t n = tab ? (size_t)(tab - path) : line_len - skip;
+			char *s = n ? strndup((const char *)path, n) : NULL;
+			if (is_mod) {
+				free(main_path);
+				return s;
+			}
+			main_path = s;
 		}
 		i += line_len + 1;
 	}
-	return NULL;
+	char *project = NULL;
+	if (main_path && strcmp(main_path, "command-line-arguments"))
+		project = ct_go_project_of_path(main_path);
+	free(main_path);
+	*from_path = project != NULL;
+	return project;
 }
 
 /* ct_buildinfo_read without the error report: NULL on success, else why. */
@@ -255,7 +297,7 @@ static const char *buildinfo_parse(const struct ct_elf *e, struct ct_buildinfo *
 	memcpy(out->go_version, vers, n);
 	out->go_version[n] = 0;
 	parse_go_version(out);
-	out->main_module = mod_len ? main_module_of(mod, mod_len) : NULL;
+	out->main_module = mod_len ? main_module_of(mod, mod_len, &out->module_from_path) : NULL;
 	return NULL;
 }
 

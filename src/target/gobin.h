@@ -11,12 +11,21 @@
 struct ct_buildinfo {
 	char go_version[32]; /* "go1.19.8"; "" if unknown */
 	int major, minor;    /* 1, 19; 0, 0 if unknown */
-	char *main_module;   /* "example.com/app", NULL if none (e.g. GOPATH builds) */
+	char *main_module;   /* "example.com/app", NULL if none */
+	bool module_from_path; /* a GOPATH build: main_module is the project of
+				  its main package's path (main_module_of) */
 };
 
 /* Reads .go.buildinfo (by section name, else by scanning writable data for
  * the "\xff Go buildinf:" magic).  Handles the pointer format (Go < 1.18) and
  * the inline-string format (1.18+).  Returns 0, or -1 with ct_fail(). */
+/* The project a GOPATH build's main package PATH belongs to (its modinfo
+ * has a "path" line and no "mod": Debian's dh-golang builds, old
+ * toolchains), standing for the main module: a code host's repository
+ * (github.com/OWNER/REPO), else what comes before "/cmd/", else PATH.
+ * Malloc'd; NULL for "". */
+char *ct_go_project_of_path(const char *path);
+
 int ct_buildinfo_read(const struct ct_elf *e, struct ct_buildinfo *out);
 void ct_buildinfo_free(struct ct_buildinfo *bi);
 

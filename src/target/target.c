@@ -148,6 +148,7 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 		snprintf(t->go_version, sizeof(t->go_version), "%s", bi.go_version);
 		t->go_minor = bi.major == 1 ? bi.minor : 0;
 		t->main_module = bi.main_module ? xstrdup(bi.main_module) : NULL;
+		t->module_from_path = bi.module_from_path;
 	}
 	ct_buildinfo_free(&bi);
 	if (!t->go_version[0] && dg.go_version[0]) {

@@ -35,6 +35,7 @@ struct ct_target {
 	char go_version[32]; /* "go1.19.8"; gccgo: "GNU Go 12.2.0"; or "" */
 	int go_minor;        /* 19 for go1.19.x; 0 unknown */
 	char *main_module;   /* Go main module path, or NULL (gccgo: from DWARF) */
+	bool module_from_path; /* ... a GOPATH build's: its main package's project */
 	bool gccgo;          /* lang C: Go compiled by gccgo (SysV ABI, threads);
 				names demangled to Go names */
 	bool regabi;         /* Go >= 1.17 register ABI */

@@ -1,6 +1,7 @@
 """Go programs recorded with real uprobes and replayed: the reconstructed call
 trees must be exactly the calls the program made."""
 import collections
+import re
 
 from lib import (all_nodes, ct, fixture, parse_text_tree, record, replay_json, run, trees)
 
@@ -38,6 +39,22 @@ def test_default_selection_is_main_module():
     funcs = {c["func"] for c in replay_json(out)}
     assert "main.main" in funcs and "example.com/core/shapes.Total" in funcs, funcs
     assert not any(f.startswith(("runtime.", "fmt.", "sync.")) for f in funcs), funcs
+
+
+def test_default_selection_of_gopath_build():
+    # built with GO111MODULE=off: no main module in its build info, only the
+    # main package's path; its project (example.org/acme/tool) stands for it
+    exe = fixture("go_gopath")
+    p, out = record([exe])
+    assert p.stdout == "tool 37\n"
+    calls = replay_json(out)
+    (root,) = [r for roots in trees(calls).values() for r in roots if r.func == "main.main"]
+    assert root.shape(short=False) == "main.main(main.run(example.org/acme/tool/internal/calc.Square))", \
+        root.shape(short=False)
+    assert not [c for c in calls if c["func"].startswith("fmt.")]
+    info = ct("info", out).stdout
+    assert re.search(r"^go\.module\s+example\.org/acme/tool$", info, re.M), info
+    assert re.search(r"^go\.module_from\s+the main package's path", info, re.M), info
 
 
 def test_text_tree_matches_json():

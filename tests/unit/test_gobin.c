@@ -186,6 +186,29 @@ TEST(gobin_buildinfo_all_variants)
 /* Go < 1.18 wrote two pointers to Go string headers instead of inline
  * strings.  Rewrite a copy that way: the string headers go at the start of
  * .noptrdata and point at the inline strings' bytes. */
+/* A GOPATH build has no main module: its main package's project stands
+ * for it (what calltrace traces by default). */
+TEST(gobin_project_of_gopath_main_package)
+{
+	static const char *const cases[][2] = {
+		{"github.com/restic/restic/cmd/restic", "github.com/restic/restic"},
+		{"github.com/junegunn/fzf", "github.com/junegunn/fzf"},
+		{"gitlab.com/owner/repo/sub/pkg", "gitlab.com/owner/repo"},
+		{"golang.org/x/tools/cmd/stringer", "golang.org/x/tools"},
+		{"golang.org/x/tools", "golang.org/x/tools"},
+		{"go.googlesource.com/thing/cmd/x", "go.googlesource.com/thing"},
+		{"example.org/acme/tool/cmd/tool", "example.org/acme/tool"},
+		{"example.org/acme/tool", "example.org/acme/tool"},
+		{"github.com/owner", "github.com/owner"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *got = ct_go_project_of_path(cases[i][0]);
+		CHECK_STR(got, cases[i][1]);
+		free(got);
+	}
+	CHECK(ct_go_project_of_path("") == NULL);
+}
+
 TEST(gobin_buildinfo_pointer_format)
 {
 	size_t len;
