@@ -32,11 +32,16 @@ static void put_word(uint8_t *payload, uint32_t off, uint64_t w)
 }
 
 /* Memory op: header (bytes copied, or CT_FETCH_FAILED) at dst, bytes after;
- * a string is copied up to its NUL, which the count leaves out. */
-static void mem_op(const struct sim_proc *pr, uint8_t *payload, uint32_t dst, uint64_t size, uint64_t addr, bool str)
+ * a string is copied up to its NUL, which the count leaves out.  A slot of
+ * WORDS bytes that later ops may follow words in reads as zero where the
+ * read got nothing (the payload is a scratch reused from hit to hit). */
+static void mem_op(const struct sim_proc *pr, uint8_t *payload, uint32_t dst, uint64_t size, uint64_t addr, bool str,
+		   uint32_t words)
 {
 	uint8_t *data = payload + dst + CT_MEM_HDR;
 	uint16_t hdr = CT_FETCH_FAILED;
+	if (words)
+		memset(data, 0, words);
 	if (!size) {
 		hdr = 0;
 	} else if (str) {
@@ -63,22 +68,22 @@ int sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *
 			put_word(payload, op->dst, reg + off);
 			break;
 		case CT_OP_STACK:
-			mem_op(pr, payload, op->dst, op->size, sp + off, false);
+			mem_op(pr, payload, op->dst, op->size, sp + off, false, op->size);
 			break;
 		case CT_OP_REGMEM:
-			mem_op(pr, payload, op->dst, op->size, reg + off, false);
+			mem_op(pr, payload, op->dst, op->size, reg + off, false, op->size);
 			break;
 		case CT_OP_DEREF:
 		case CT_OP_DEREF_STR:
 			mem_op(pr, payload, op->dst, op->size, word_at(payload, op->src) + off,
-			       op->code == CT_OP_DEREF_STR);
+			       op->code == CT_OP_DEREF_STR, op->code == CT_OP_DEREF_STR ? 0 : op->size);
 			break;
 		case CT_OP_DEREF_LEN:
 		case CT_OP_DEREF_SPAN:
 			n = op->code == CT_OP_DEREF_LEN ? word_at(payload, op->src2) * op->scale
 							: word_at(payload, op->src2) - word_at(payload, op->src);
 			mem_op(pr, payload, op->dst, n > op->size ? op->size : n, word_at(payload, op->src) + off,
-			       false);
+			       false, op->code == CT_OP_DEREF_LEN && op->scale == 1 ? 0 : op->size);
 			break;
 		case CT_OP_STACKWORD:
 			if (!read_mem(pr, sp + off, &n, 8))

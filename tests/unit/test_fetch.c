@@ -12,13 +12,14 @@
 #include <stdlib.h>
 
 /* Go: func f(s string, xs []int, p *int, n int) under the register ABI. */
-enum { T_INT = 1, T_STRING, T_SLICE, T_PTR, NTYPES };
+enum { T_INT = 1, T_STRING, T_SLICE, T_PTR, T_STRINGS, NTYPES };
 static struct ct_type types[NTYPES] = {
 	[0] = {.kind = CT_K_UNKNOWN, .name = (char *)"?"},
 	[T_INT] = {.kind = CT_K_INT, .name = (char *)"int", .size = 8},
 	[T_STRING] = {.kind = CT_K_STRING, .name = (char *)"string", .size = 16},
 	[T_SLICE] = {.kind = CT_K_SLICE, .name = (char *)"[]int", .size = 24, .elem = T_INT},
 	[T_PTR] = {.kind = CT_K_PTR, .name = (char *)"*int", .size = 8, .elem = T_INT},
+	[T_STRINGS] = {.kind = CT_K_SLICE, .name = (char *)"[]string", .size = 24, .elem = T_STRING},
 };
 static const struct ct_typetab typetab = {types, NTYPES};
 
@@ -148,6 +149,47 @@ TEST(fetch_codec_failed_read)
 	for (size_t i = 0; i < ns; i++)
 		CHECK(snaps[i].bytes == NULL && snaps[i].len == 0);
 	capture_free(&c);
+}
+
+/* The payload is a scratch the BPF side reuses from hit to hit: a []string
+ * of one item after one of three follows no pointer an earlier hit left in
+ * the items past its length (a stale or garbage address, a page fault each
+ * in the kernel): what the read did not get reads as zero. */
+TEST(fetch_items_past_the_length_follow_nothing_stale)
+{
+	static const char a[] = "alpha", b[] = "bravo!", c3[] = "charlie";
+	static uint64_t three[6], one[2];
+	three[0] = (uintptr_t)a, three[1] = 5, three[2] = (uintptr_t)b, three[3] = 6;
+	three[4] = (uintptr_t)c3, three[5] = 7;
+	one[0] = (uintptr_t)c3, one[1] = 7;
+	static const uint8_t regs[] = {CT_RAX, CT_RBX, CT_RCX};
+	struct ct_param param = {.name = (char *)"ss", .type = T_STRINGS};
+	struct ct_sig sig = {.params = &param, .n = 1};
+	struct ct_loc loc = in_regs(3, regs);
+	struct ct_fetch_opts o = {.max_string = 64, .max_items = 4, .max_depth = 3};
+	struct ct_site_fetch f;
+	ct_fetch_build(&typetab, &sig, &loc, false, &o, &f);
+	struct sim_proc pr = {0};
+	sim_map(&pr, (uintptr_t)a, a, 5);
+	sim_map(&pr, (uintptr_t)b, b, 6);
+	sim_map(&pr, (uintptr_t)c3, c3, 7);
+	sim_map(&pr, (uintptr_t)three, three, sizeof(three));
+	sim_map(&pr, (uintptr_t)one, one, sizeof(one));
+	uint8_t raw[CT_MAX_PAYLOAD];
+	memset(raw, 0xa5, sizeof(raw));
+	struct ct_snapshot snaps[CT_MAX_OPS];
+	for (int hit = 0; hit < 2; hit++) {
+		pr.regs[CT_RAX] = hit ? (uintptr_t)one : (uintptr_t)three;
+		pr.regs[CT_RBX] = pr.regs[CT_RCX] = hit ? 1 : 3;
+		sim_run_fetch(&pr, &f.prog, raw); /* the same scratch both times */
+		size_t ns = ct_fetch_snapshots(&f.prog, raw, snaps, CT_MAX_OPS), bytes = 0;
+		for (size_t i = 0; i < ns; i++)
+			bytes += snaps[i].bytes ? snaps[i].len : 0;
+		/* the items, then each string: 48 + 5 + 6 + 7, then 16 + 7 */
+		CHECK_EQ_U(bytes, hit ? 16 + 7 : 48 + 18);
+	}
+	free(loc.pieces);
+	ct_site_fetch_free(&f);
 }
 
 /* The file's bytes are not trusted: a compact payload cut short, or one
