@@ -2001,6 +2001,17 @@ bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 				free(p.entry_loc.pieces);
 				continue;
 			}
+			/* Go 1.18-1.21 list some functions' results twice
+			 * (golang/go#61357: (*body).Close() error as ~r0, ~r0):
+			 * the copy would take the next result registers, garbage */
+			bool repeated = false;
+			for (size_t k = 0; go && *p.name && strcmp(p.name, "_") && k < ps.n; k++)
+				repeated |= !strcmp(ps.v[k].name, p.name);
+			if (repeated) {
+				free(p.name);
+				free(p.entry_loc.pieces);
+				continue;
+			}
 			/* -N -l lists a shape instance's dictionary as ".dict":
 			 * reported as go_dict, as in optimized builds */
 			if (go && !p.is_result && ps.n == 0 && !strcmp(p.name, ".dict")) {
