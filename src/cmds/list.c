@@ -283,10 +283,15 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		st += f->calls[k].how == CT_EXIT_STEPPED;
 		tp += f->calls[k].how == CT_EXIT_TAILPOS;
 	}
-	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s\n",
+	char after[96] = "";
+	if (f->check_walk)
+		snprintf(after, sizeof(after), " after its prologue (its first instruction is single-stepped; SP %d lower)",
+			 -f->check_walk->sp_delta);
+	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s%s%s\n",
 	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
 	       f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
-					  : "; entries at its own entry, which looks up the caller (from: not probed)");
+					  : "; entries at its own entry", after,
+	       f->check_site == CT_NOSITE ? "" : ", which looks up the caller (from: not probed)");
 	if (f->indirect)
 		printf("      and calls through its address (%s): each call site found while recording, its exit probe added then\n",
 		       f->why);

@@ -189,18 +189,31 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	ct_sig_free(&sig);
 }
 
-struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn)
+/* FN's capture at its RETs (RESULTS) or at its entry. */
+static struct ct_site_fetch *one_capture(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn,
+					 bool results)
 {
 	struct ct_site_fetch *entry, *ret;
 	bool incomplete;
 	if (!o->enabled)
 		return NULL;
 	plan_func(p, o, fn, &entry, &ret, &incomplete);
-	if (entry) {
-		ct_site_fetch_free(entry);
-		free(entry);
+	struct ct_site_fetch *drop = results ? entry : ret;
+	if (drop) {
+		ct_site_fetch_free(drop);
+		free(drop);
 	}
-	return ret;
+	return results ? ret : entry;
+}
+
+struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn)
+{
+	return one_capture(p, o, fn, true);
+}
+
+struct ct_site_fetch *ct_plan_args_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn)
+{
+	return one_capture(p, o, fn, false);
 }
 
 struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f)
@@ -357,8 +370,14 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 			struct ct_plan_site *site = &p->sites.v[s];
 			struct ct_site_fetch f;
 			switch (site->kind) {
-			case CT_SITE_ENTRY:
 			case CT_SITE_CHECK: /* sends only for an unplanned call */
+				if (entry && pf->check_walk) { /* after the prologue (callers.c checked it) */
+					if (ct_fetch_relocate(entry, -pf->check_walk->sp_delta, pf->check_walk, &f) == 0)
+						p->fetch[s] = finish_copy(&f);
+					break;
+				}
+				/* fall through */
+			case CT_SITE_ENTRY:
 				if (entry)
 					p->fetch[s] = ct_site_fetch_clone(entry);
 				break;

@@ -808,6 +808,32 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 	}
 }
 
+/* An address-taken function whose entry the kernel single-steps (a Go
+ * leaf without a stack check) gets its CHECK where it emulates one after
+ * the prologue, if that runs once a call and every argument can still be
+ * read there (ct_check_after_entry): one emulated hit a call, not a
+ * single-step. */
+static void check_after_entry(struct analysis *a, struct ct_plan_func *pf, const struct ct_selection *sel)
+{
+	const struct ct_func *f = pf->fn;
+	size_t len = f->end > f->entry ? f->end - f->entry : 0;
+	const uint8_t *code = len ? ct_elf_bytes_at(&a->t->elf, f->entry, len) : NULL;
+	struct ct_exit_walk *w = xmalloc(sizeof(*w));
+	bool ok = code && ct_check_after_entry(code, len, f->entry, w);
+	struct ct_site_fetch *args = ok && sel->args ? ct_plan_args_fetch(a->p, sel->args, f) : NULL, moved;
+	if (args) {
+		ok = ct_fetch_relocate(args, -w->sp_delta, w, &moved) == 0;
+		if (ok)
+			ct_site_fetch_free(&moved);
+		ct_site_fetch_free(args);
+		free(args);
+	}
+	if (ok)
+		pf->check_walk = w;
+	else
+		free(w);
+}
+
 /* Where the call's end is observed; false if nowhere. */
 static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
 {
@@ -1101,6 +1127,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		pf->in_caller = true;
 		if (pf->indirect)
 			pf->why = xstrdup(c->taken);
+		if (pf->indirect && !found[j].entry_emulated)
+			check_after_entry(&a, pf, sel);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
 		for (size_t k = 0; k < pf->ncalls; k++)

@@ -183,13 +183,16 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * or its single-stepped one when its address is taken: there is no
 	 * other place to see those calls, and that entry hit then sends every
 	 * call, in place of the emulated CALL sites (its RETs are saved). */
-	uint8_t check_stepped = fs->entry_emulated ? 0 : CT_SITEF_STEPPED;
+	uint8_t check_stepped = fs->entry_emulated || pf->check_walk ? 0 : CT_SITEF_STEPPED;
+	/* (or after the prologue, where the kernel emulates one: callers.c) */
+	uint64_t check_at = pf->check_walk ? pf->check_walk->site : fs->entry_site;
 	if (fs->entry_emulated || pf->indirect) {
 		pf->check_site = (uint32_t)p->sites.n;
-		struct ct_plan_site *cs = add_site(p, fs->entry_site, j, CT_SITE_CHECK, 0, gsrc);
+		struct ct_plan_site *cs = add_site(p, check_at, j, CT_SITE_CHECK, 0, gsrc);
 		if (!cs)
 			return -1;
 		cs->flags |= check_stepped;
+		cs->sp_drop = pf->check_walk ? (uint32_t)-pf->check_walk->sp_delta : 0;
 		if (pf->indirect)
 			cs->flags |= CT_SITEF_INDIRECT;
 	}
@@ -221,7 +224,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			 * already) sends this call as the CALL site's event:
 			 * one hit a call instead of two. */
 			s->flags |= CT_SITEF_ATCHECK | check_stepped; /* its hit's cost */
-			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - fs->entry_site)),
+			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - check_at)),
 						     {cs->call_site, -s->key_adj}};
 			CT_VEC_PUSH(p->planned, pl);
 		}
@@ -624,6 +627,7 @@ void ct_plan_free(struct ct_plan *p)
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		free(pf->why);
 		free(pf->calls);
+		free(pf->check_walk);
 		CT_VEC_FREE(pf->watched);
 		CT_VEC_FREE(pf->tail_watch);
 		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};

@@ -71,6 +71,11 @@ struct ct_plan_func {
 	 * function value): its CHECK reports calls from other sites, whose
 	 * exits are added while recording (ct_plan_found_caller) */
 	bool indirect;
+	/* indirect, its entry single-stepped: its CHECK is after the
+	 * prologue, at check_walk->site, which the walk from the entry
+	 * describes (ct_check_after_entry: how far SP went down, where its
+	 * arguments are); NULL: at its entry site */
+	struct ct_exit_walk *check_walk;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
 };
@@ -90,6 +95,7 @@ struct ct_plan_site {
 	struct ct_callsite *cs; /* CALL/RETSITE: the call */
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
 	uint8_t flags;   /* CT_SITEF_* (format/tracefile.h) */
+	uint32_t sp_drop; /* CHECK: bytes SP is below the entry's there (the cookie says) */
 };
 
 struct ct_plan_planned {
@@ -231,6 +237,8 @@ size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry,
 /* The capture of F's results at its RETs (as ct_plan_args will plan it), or
  * NULL; the caller frees it (ct_site_fetch_free, free). */
 struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);
+/* ... and of its arguments at its entry. */
+struct ct_site_fetch *ct_plan_args_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);
 /* Do calls of F have their results captured (as ct_plan_args will plan)? */
 bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f);
 

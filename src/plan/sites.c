@@ -1132,6 +1132,16 @@ static bool follow_value(struct walk_state *w, const struct insn *x)
 		w->val[dst] = expr_sum(w->val[dst], v);
 		break;
 	}
+	case ZYDIS_MNEMONIC_MOVSX:
+	case ZYDIS_MNEMONIC_MOVSXD:
+	case ZYDIS_MNEMONIC_MOVZX: { /* widened: its low bytes are the source's */
+		int src = reg_low(&o[1], o[1].size);
+		dst = o[0].type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_index(o[0].reg.value) : -1;
+		if (dst < 0 || src < 0 || o[1].size > o[0].size)
+			return false;
+		w->val[dst] = narrowed(w->val[src], o[1].size);
+		break;
+	}
 	case ZYDIS_MNEMONIC_INC:
 	case ZYDIS_MNEMONIC_DEC:
 		if (dst < 0)
@@ -1853,6 +1863,29 @@ uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t
 		off += in.length;
 	}
 	return 0;
+}
+
+bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struct ct_exit_walk *w)
+{
+	ct_exit_walk(code, len, entry, w);
+	if (w->how != CT_EXIT_EMULATED || w->site <= entry || w->sp_delta > 0)
+		return false;
+	struct insn x;
+	size_t at = (size_t)(w->site - entry);
+	/* not a call: its probe may be the callee's CALL site too */
+	if (!decode(code + at, len - at, w->site, &x) || x.in.meta.category == ZYDIS_CATEGORY_CALL)
+		return false;
+	/* it must run once a call: no branch of the function lands between the
+	 * entry and it, and no jump through a table might */
+	for (size_t off = 0; off < len; off += x.in.length) {
+		if (!decode(code + off, len - off, entry + off, &x))
+			return only_padding(code + off, len - off);
+		bool jump = x.in.meta.category == ZYDIS_CATEGORY_COND_BR || x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+		uint64_t t = jump ? branch_target(&x) : 0;
+		if ((jump && !t) || (t > entry && t <= w->site))
+			return false;
+	}
+	return true;
 }
 
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max)

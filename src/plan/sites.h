@@ -204,6 +204,16 @@ uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t
  * addresses in AT and lengths in LENS; how many there are. */
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max);
 
+/* A function whose entry the kernel single-steps (a Go leaf without a
+ * stack check: `sub $0x18,%rsp; mov %rbp,0x10(%rsp); ...`) may still be seen
+ * entering at the first instruction on the straight line from ENTRY (CODE:
+ * LEN bytes, the whole function) that the kernel emulates: W is the walk's
+ * state there (ct_exit_walk from the entry: how far SP went down, where each
+ * register's value at the entry is).  Not a call, and only where it runs
+ * once a call: no branch of the function lands between the entry and it (a
+ * jump through a table might: none).  False if there is no such place. */
+bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struct ct_exit_walk *w);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

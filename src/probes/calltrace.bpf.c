@@ -878,6 +878,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	r->new_caller = 0;
 	__u64 sp = PT_REGS_SP(ctx);
 	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_CHECK) {
+		sp += CT_COOKIE_SPDROP(h->cookie); /* SP at the entry: the return address */
 		/* A function observed from its callers: a call from a planned
 		 * call site is that site's CALL event; from anywhere else, an
 		 * unplanned call, whose return address user space learns once

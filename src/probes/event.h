@@ -109,7 +109,10 @@ enum ct_site_kind {
  *                roles): look the return address (at SP) up among the
  *                planned return sites ("planned_calls", keyed by this
  *                probe's site); none there: CT_EV_UNWATCHED
- *   bits 38..63  function id (for restart detection under limits)
+ *   bits 38..63  function id (for restart detection under limits); CHECK
+ *                sites (never under limits): the bytes SP went down from
+ *                the entry to the probe (one after the prologue), where the
+ *                return address is
  */
 #define CT_MAX_SITES (1u << 24)
 #define CT_COOKIE_SITE(c) ((__u32)(c) & (CT_MAX_SITES - 1))
@@ -123,6 +126,7 @@ enum ct_site_kind {
 #define CT_COOKIE_ENTRYRET(c) ((__u32)((c) >> 36) & 1) /* ENTRY sites */
 #define CT_COOKIE_RETCHECK(c) ((__u32)((c) >> 37) & 1)
 #define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38))
+#define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38)) /* CHECK sites */
 struct ct_cookie_parts {
 	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func;
 };

@@ -43,6 +43,8 @@ CASES = [
     ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
     # calls through values in tail position, found while recording: with their callers
     ("go found calls in tail position", ["go_core", "tails", "6"], [], GO1),
+    # a leaf called through its address, its entry seen after its prologue
+    ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
@@ -306,6 +308,40 @@ def test_calls_found_in_tail_position_end_with_their_callers():
     assert ends[("main.(*byK).note", "main.tellValue", False)] == 4, ends
     assert ends[("main.(*byK).note", "main.tellDeferred", False)] == 6, ends
     assert not ends[("main.noteFree", "main.tellValue", False)], ends
+
+
+def test_leaf_entry_seen_after_its_prologue():
+    """main.notToken (net/http's isNotToken) is a leaf without a stack
+    check, called through its address by strings.IndexFunc: its first
+    instruction (`sub $0x18,%rsp`) is single-stepped.  Its CHECK goes to the
+    first instruction after the prologue that the kernel emulates (a jge),
+    with nothing landing in between: the return address is 24 bytes above
+    SP there, and its int32 argument still in EAX (sign-extended in place).
+    Every call is one emulated hit at its entry and one at its exit, with
+    the arguments and results --exit=ret shows (the differential)."""
+    lst = ct("list", "-v", fixture("go_core"), "main.notToken").stdout
+    assert "+0   step" in lst and "after its prologue (its first instruction is single-stepped; SP 24 lower)" in lst, lst
+    m = re.search(r"check +\+(\d+) +j", lst)
+    assert m and int(m.group(1)) > 0, lst
+    p, out = record([fixture("go_core"), "tokens", "6"], "-F", "main.notToken", "-F", "main.firstNonToken", env=GO1)
+    assert p.stdout == "tokens 6\n", p.stdout
+    calls = [c for c in replay_json(out) if c["func"] == "main.notToken"]
+    token = set("abcxyz-")
+    want = []
+    for w in ["ab c"] + [["abc-x", "zz y", "cab\u00e9", "ba,c", "-"][i % 5] for i in range(6)]:
+        for ch in w:
+            want.append(ord(ch))
+            if ch not in token:
+                break
+    assert [c["args"][0]["value"] for c in calls] == want, calls[:4]
+    assert all(c.get("indirect") for c in calls), calls[:3]
+    # the first word's first calls come before IndexFunc's exit probe is in
+    st = [c["status"] for c in calls]
+    k = st.index("returned")
+    assert 1 <= k <= 3 and st == ["unobserved"] * k + ["returned"] * (len(st) - k), st
+    assert [c["ret"][0]["value"] for c in calls[k:]] == [chr(r) not in token for r in want[k:]], calls[k:k + 3]
+    ci = calls_info(out)
+    assert ci["stepped"] == 0 and ci["ret"] == 0, ci
 
 
 def test_closures_the_runtime_calls_end_at_its_call_sites():

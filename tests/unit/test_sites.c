@@ -1555,3 +1555,66 @@ TEST(sites_hit_flags)
 	CHECK_EQ_U(ct_hit_flags_at(jne, sizeof(jne), BASE), 0);
 	CHECK_EQ_U(ct_hit_flags_at(mov, sizeof(mov), BASE), CT_SITEF_STEPPED);
 }
+
+/* ---- a CHECK after the prologue (ct_check_after_entry) ---- */
+
+/* Go net/http.isNotToken (go1.19): a leaf without a stack check, called
+ * through its address: its entry is single-stepped, the `jge` after the
+ * prologue is emulated, SP 0x18 lower there; its int32 argument is still in
+ * EAX (sign-extended in place: the low 4 bytes are kept). */
+TEST(check_after_entry_go_leaf)
+{
+	static const uint8_t code[] = {
+		0x48, 0x83, 0xec, 0x18,       /* +00 sub $0x18,%rsp */
+		0x48, 0x89, 0x6c, 0x24, 0x10, /* +04 mov %rbp,0x10(%rsp) */
+		0x48, 0x8d, 0x6c, 0x24, 0x10, /* +09 lea 0x10(%rsp),%rbp */
+		0x48, 0x63, 0xc0,             /* +0e movsxd %eax,%rax */
+		0x48, 0x83, 0xf8, 0x7f,       /* +11 cmp $0x7f,%rax */
+		0x7d, 0x04,                   /* +15 jge +0x1b */
+		0x31, 0xc0,                   /* +17 xor %eax,%eax */
+		0xeb, 0x02,                   /* +19 jmp +0x1d */
+		0xb0, 0x01,                   /* +1b mov $1,%al */
+		0x48, 0x8b, 0x6c, 0x24, 0x10, /* +1d mov 0x10(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x18,       /* +22 add $0x18,%rsp */
+		0xc3,                         /* +26 ret */
+	};
+	struct ct_exit_walk w;
+	CHECK(ct_check_after_entry(code, sizeof(code), BASE, &w));
+	CHECK_EQ_U(w.site, BASE + 0x15);
+	CHECK_EQ_I(w.sp_delta, -0x18);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+	CHECK_EQ_U(w.loc[CT_RAX].width, 4);
+	CHECK_EQ_I(w.loc[CT_RBX].reg, CT_RBX);
+	CHECK_EQ_U(w.loc[CT_RBX].width, 8);
+	/* a loop back into the prologue's line: the site would run again */
+	uint8_t loop[sizeof(code)];
+	memcpy(loop, code, sizeof(code));
+	loop[0x1a] = (uint8_t)(0x11 - 0x1b); /* +19 jmp +0x11 */
+	CHECK(!ct_check_after_entry(loop, sizeof(loop), BASE, &w));
+	/* a branch landing on the site itself */
+	loop[0x1a] = (uint8_t)(0x15 - 0x1b);
+	CHECK(!ct_check_after_entry(loop, sizeof(loop), BASE, &w));
+	/* ... but one to the entry is fine (it is not the site) */
+	loop[0x1a] = (uint8_t)(0x00 - 0x1b);
+	CHECK(ct_check_after_entry(loop, sizeof(loop), BASE, &w));
+	/* a jump through a table anywhere: where it lands is not known */
+	static const uint8_t table[] = {
+		0x48, 0x83, 0xec, 0x18, /* +00 sub $0x18,%rsp */
+		0x7d, 0x02,             /* +04 jge +0x08 */
+		0xff, 0xe1,             /* +06 jmp *%rcx */
+		0x48, 0x83, 0xc4, 0x18, /* +08 add $0x18,%rsp */
+		0xc3,                   /* +0c ret */
+	};
+	CHECK(!ct_check_after_entry(table, sizeof(table), BASE, &w));
+	/* an emulated call first: that probe may be its callee's CALL site */
+	static const uint8_t call[] = {
+		0x48, 0x83, 0xec, 0x18,       /* +00 sub $0x18,%rsp */
+		0xe8, 0x00, 0x00, 0x00, 0x00, /* +04 call +9 */
+		0x48, 0x83, 0xc4, 0x18,       /* +09 add $0x18,%rsp */
+		0xc3,                         /* +0d ret */
+	};
+	CHECK(!ct_check_after_entry(call, sizeof(call), BASE, &w));
+	/* nothing emulated before the ret (`mov 0x8(%rax),%rax; ret`) */
+	static const uint8_t leaf[] = {0x48, 0x8b, 0x40, 0x08, 0xc3};
+	CHECK(!ct_check_after_entry(leaf, sizeof(leaf), BASE, &w));
+}
