@@ -323,6 +323,7 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	}
 	close(go[0]);
 	close(err[1]);
+	s->launch_pid = (uint32_t)*child;
 	if (ct_session_attach(s, path, *child)) {
 		close(go[1]); /* child reads EOF and exits without running */
 		waitpid(*child, NULL, 0);

@@ -1028,7 +1028,7 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!e)
 		return 0;
 	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
-	e->goid = ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
+	e->goid = cfg.filter_pids /* --follow */ && ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -292,10 +292,12 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
-int ct_probes_watch(struct ct_probes *p, bool follow)
+int ct_probes_watch(struct ct_probes *p, bool follow, bool exec)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
-	for (int i = 0; i < (follow ? 3 : 1); i++) {
+	for (int i = 0; i < 3; i++) {
+		if ((i == 1 && !follow) || (i == 2 && !follow && !exec))
+			continue;
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])
 			return ct_fail("cannot attach the process tracepoints: %s", strerror(errno));

@@ -48,8 +48,9 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
 /* Tracepoints reporting the end of every thread and process added with
  * ct_probes_add_pid, as CT_EV_PROC events; with FOLLOW also their forks
- * (children are added) and execs. */
-int ct_probes_watch(struct ct_probes *p, bool follow);
+ * (children are added) and execs (a new binary held stopped until it is
+ * probed); with EXEC alone their execs, none held (a launched program's). */
+int ct_probes_watch(struct ct_probes *p, bool follow, bool exec);
 /* How many of the processes added (and their children, FOLLOW) are alive. */
 size_t ct_probes_traced(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */

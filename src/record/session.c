@@ -676,7 +676,7 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	}
 	/* the ends of its threads and of itself (and its children: --follow) */
 	if (rc == 0)
-		rc = ct_probes_watch(s->probes, s->o.follow);
+		rc = ct_probes_watch(s->probes, s->o.follow, s->launch_pid != 0);
 	if (rc == 0 && pid > 0)
 		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
 	if (rc == 0 && s->o.follow) {
@@ -1003,6 +1003,7 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		 * here goes at the end. */
 		uint32_t n = e->loss_gen - s->loss_gen;
 		s->loss_gen = e->loss_gen;
+		s->launched = true; /* its exec may be among them */
 		if (!cut && !after_end) {
 			ct_writer_lost(s->w, e->ts, n);
 			s->lost_marked += n;
@@ -1015,10 +1016,18 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		CT_VEC_PUSH(s->deferred, d);
 		return CT_EVENT_PAUSE;
 	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {
+		/* the program's own exec: what follows is the program */
+		s->launched = true;
+		if (!s->o.follow)
+			return 0;
+	}
 	if (e->flags & CT_EV_PROC) {
 		/* replay ends the calls of a process that ends or execs */
 		if (!after_end && !cut)
 			ct_writer_proc(s->w, e->ts, e->site, e->pid, e->tid, e->site == CT_PROC_FORK ? (uint32_t)e->goid : 0);
+		if (e->site == CT_PROC_EXEC && !s->o.follow)
+			return 0; /* a later exec, without --follow: its calls end, the new binary is not probed */
 		if (e->site == CT_PROC_EXEC) {
 			/* planning and attaching happen in the loop, before the
 			 * events behind this one are read */
@@ -1046,6 +1055,15 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	struct object o;
 	bool known = object_of_site(s, e->site, &o);
 	uint32_t site = known ? e->site - o.site_base : 0;
+	if (!s->launched && e->pid == s->launch_pid) {
+		/* the program's own code runs only after its exec */
+		if (known && o.plan == &s->plan && s->launch_pid)
+			s->launched = true;
+		else {
+			s->before_exec++;
+			return 0;
+		}
+	}
 	if (known && o.plan->sites.v[site].kind == CT_SITE_GOCREATE) {
 		goroutine_created(s, &o, e, payload);
 		return 0;
@@ -1344,6 +1362,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
 	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));
 	ct_writer_stat(s->w, "lost", "%llu", (unsigned long long)s->lost_seen);
+	if (s->before_exec)
+		ct_writer_stat(s->w, "launch.before_exec", "%llu (events of calltrace's launcher before the program's exec, left out)",
+			       (unsigned long long)s->before_exec);
 	if (!s->stop_reason && s->o.max_events && counter(s, CT_CNT_EMITTED) >= s->o.max_events)
 		s->stop_reason = "--max-events reached";
 	if (!s->stop_reason && s->cut_size)

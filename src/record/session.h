@@ -112,6 +112,12 @@ struct ct_session {
 		bool opens;
 		uint64_t ts, key, goid;
 	} tiny_last[256];
+	/* The process record forked to exec the program: until its exec, its
+	 * hits are of calltrace's own code (a traced library's functions in
+	 * the launcher: execv, the read that waited), left out. */
+	uint32_t launch_pid;       /* 0: none (-p) */
+	bool launched;             /* its exec was seen (or the program's own code ran) */
+	uint64_t before_exec;      /* launcher events left out */
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
 	uint64_t end_ts;           /* detaching started: later events are dropped */

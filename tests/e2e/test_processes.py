@@ -181,3 +181,19 @@ def test_exec_with_the_ring_buffer_full_runs_on():
             p.wait()
     info = ct("info", out)
     assert info.returncode == 0 and "lost" in info.stdout, info.stdout
+
+
+def test_launcher_before_the_exec_is_not_the_program():
+    # record forks and execs the program: until that exec the process runs
+    # calltrace's own code (its execv, the read that waited for the probes),
+    # whose calls of a traced library are not the program's
+    for follow in ([], ["--follow"]):
+        out = tmp("launch.data")
+        r = ct("record", "-o", out, *follow, "-F", "libc.so.6:execv*", "-F", "libc.so.6:read",
+               "--", "/bin/sh", "-c", "exec /bin/true")
+        assert r.returncode == 0, r.stderr
+        calls = replay_json(out)
+        # the shell's own exec of /bin/true, and nothing of the launcher
+        assert [(c["func"], c["status"]) for c in calls] == [("libc.so.6:execve", "exited")], (follow, calls)
+        info = ct("info", out).stdout
+        assert any(l.startswith("launch.before_exec ") and int(l.split()[1]) >= 2 for l in info.splitlines()), info
