@@ -201,8 +201,9 @@ struct ct_event {
  * payload at fixed offsets (8-byte aligned).  A register op writes 8 bytes at
  * dst.  A memory op writes an 8-byte header at dst (its first u16: bytes
  * copied, or CT_FETCH_FAILED) and the bytes at dst + 8.  Offsets and sizes
- * are bounded so the verifier can check every copy; user space compacts the
- * payload before it goes to the file (plan/fetch.c). */
+ * are bounded so the verifier can check every copy; the event carries what
+ * the ops got, compacted as the file keeps it (format/payload.c); user space
+ * expands it to read the words. */
 #define CT_MAX_OPS 48
 #define CT_MAX_PAYLOAD 2048 /* power of two */
 #define CT_FETCH_FAILED 0xffff

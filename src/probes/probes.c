@@ -177,8 +177,10 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	}
 	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
 	/* The verifier's statistics for the probe program (log level 4, a few
-	 * lines): its stack depth per BPF function, see ct_probes_stack_depth. */
-	char vlog[4096] = "";
+	 * lines): its stack depth per BPF function, see ct_probes_stack_depth.
+	 * Room for more than they end as: a log that ran past the buffer on the
+	 * way fails the load (ENOSPC), though 4 KiB held its final lines. */
+	char vlog[16384] = "";
 	bpf_program__set_log_buf(p->skel->progs.ct_hit, vlog, sizeof(vlog));
 	bpf_program__set_log_level(p->skel->progs.ct_hit, 4 /* BPF_LOG_STATS */);
 	int err = calltrace_bpf__load(p->skel);

@@ -1064,19 +1064,27 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 			return 0;
 		}
 	}
+	const struct ct_site_fetch *f = known && o.plan->fetch ? o.plan->fetch[site] : NULL;
+	/* The ring carries what the ops copied, as the file keeps it
+	 * (calltrace.bpf.c compacts); the words are read in the fixed layout. */
+	const void *sent = payload;
+	uint16_t sent_len = e->len;
+	struct ct_event fixed = *e;
+	if (e->len && f) {
+		fixed.len = (uint16_t)ct_fetch_expand(&f->prog, payload, e->len, s->compact, CT_MAX_PAYLOAD * 2);
+		e = &fixed;
+		payload = s->compact;
+	}
 	if (known && o.plan->sites.v[site].kind == CT_SITE_GOCREATE) {
 		goroutine_created(s, &o, e, payload);
 		return 0;
 	}
-	const struct ct_site_fetch *f = known && o.plan->fetch ? o.plan->fetch[site] : NULL;
 	if (e->len && f) {
 		if (o.plan->types)
 			note_dynamic_types(s, &o, f, payload, e->len, e->pid);
-		/* The ring carries the fixed layout; the file keeps what was copied. */
 		struct ct_event c = *e;
-		size_t n = ct_fetch_compact(&f->prog, payload, e->len, s->compact, CT_MAX_PAYLOAD * 2);
-		c.len = (uint16_t)n;
-		ct_writer_event(s->w, &c, s->compact);
+		c.len = sent_len;
+		ct_writer_event(s->w, &c, sent);
 	} else {
 		struct ct_event c = *e;
 		c.len = 0;
