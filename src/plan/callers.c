@@ -808,6 +808,15 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 	}
 }
 
+/* Is the first instruction of the function at ENTRY (its sites FS) a RET? */
+static bool entry_is_ret(const struct ct_fn_sites *fs, uint64_t entry)
+{
+	for (size_t e = 0; e < fs->nexits; e++)
+		if (fs->exits[e].kind == CT_SITE_RET && fs->exits[e].addr == entry)
+			return true;
+	return false;
+}
+
 /* An address-taken function whose entry the kernel single-steps (a Go
  * leaf without a stack check) gets its CHECK where it emulates one after
  * the prologue, if that runs once a call and every argument can still be
@@ -1119,6 +1128,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && !pf->indirect)
 			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
+		/* `f: ret` (an empty method called through an interface): a
+		 * CHECK at its entry is single-stepped and each call's exit one
+		 * more hit, where its entry probe, its RET too, sees both ends
+		 * of the call in one hit. */
+		if (!c->why[0] && pf->indirect && entry_is_ret(&found[j], pf->fn->entry))
+			keep_ret(&a, j, "%s; its first instruction is its RET: one single-stepped hit sees the whole call",
+				 c->taken);
 		if (c->why[0]) {
 			pf->why = xstrdup(c->why);
 			pf->indirect = false;

@@ -308,6 +308,14 @@ def test_calls_found_in_tail_position_end_with_their_callers():
     assert ends[("main.(*byK).note", "main.tellValue", False)] == 4, ends
     assert ends[("main.(*byK).note", "main.tellDeferred", False)] == 6, ends
     assert not ends[("main.noteFree", "main.tellValue", False)], ends
+    # an empty function (`ret`) called through a value keeps its entry
+    # probe, its RET too: one single-stepped hit a call, not a CHECK there
+    # and an exit probe more
+    nops = [c for c in calls if c["func"] == "main.nopNote"]
+    assert [c["args"][0]["value"] for c in nops] == list(range(6)), nops
+    assert all(c["status"] == "returned" and not c.get("indirect") for c in nops), nops
+    lst = ct("list", "-v", fixture("go_core"), "main.nopNote").stdout
+    assert "its first instruction is its RET" in lst and "entry   +0     ret" in lst, lst
 
 
 def test_leaf_entry_seen_after_its_prologue():
