@@ -60,6 +60,16 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
+/* tgids ct_exec held stopped, until user space continues them and takes
+ * them out; what is left when calltrace dies, its guard process continues
+ * (probes.c ct_probes_guard). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} held_pids SEC(".maps");
+
 /* CHECK sites: their planned call sites, CT_PLANNED_KEY(site, return
  * address - probe address) -> the CALL site it reports.  Filled by user
  * space before attaching. */
@@ -1059,7 +1069,16 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!e)
 		return 0;
 	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
-	e->goid = cfg.filter_pids /* --follow */ && ino != cfg.follow_ino && bpf_send_signal(19 /* SIGSTOP */) == 0;
+	e->goid = 0;
+	if (cfg.filter_pids /* --follow */ && ino != cfg.follow_ino) {
+		/* in held_pids before it stops: the guard must know it */
+		__u8 one = 1;
+		if (bpf_map_update_elem(&held_pids, &tgid, &one, BPF_ANY) == 0) {
+			e->goid = bpf_send_signal(19 /* SIGSTOP */) == 0;
+			if (!e->goid)
+				bpf_map_delete_elem(&held_pids, &tgid);
+		}
+	}
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
@@ -1075,8 +1094,10 @@ int BPF_PROG(ct_proc_exit, struct task_struct *p)
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
-	if (last)
+	if (last) {
 		bpf_map_delete_elem(&traced_pids, &tgid);
+		bpf_map_delete_elem(&held_pids, &tgid); /* killed while held */
+	}
 	send_proc(last ? CT_PROC_EXIT : CT_PROC_THREAD_EXIT, tgid, pid, 0);
 	return 0;
 }

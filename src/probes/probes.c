@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "calltrace.skel.h"
@@ -53,6 +56,7 @@ struct ct_probes {
 	void *cb_ctx;
 	int ncpus;
 	char stack_depth[128]; /* the verifier's, per BPF function of ct_hit: "48+16+8" */
+	int guard_fd;          /* the guard's pipe (ct_probes_guard), 0: none */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -442,11 +446,85 @@ uint64_t ct_probes_counter(struct ct_probes *p, enum ct_counter which)
 	return v;
 }
 
+/* ---- The guard of held processes ----
+ *
+ * --follow holds a process that execs another binary with SIGSTOP (ct_exec)
+ * until its probes are in place.  Were calltrace killed (SIGKILL, the OOM
+ * killer) in that instant, the process would stay stopped for good.  The
+ * guard is a process of its own that outlives calltrace: it waits for the
+ * end of a pipe only calltrace holds, then continues every process still
+ * in held_pids (the kernel side adds a process there before stopping it,
+ * user space takes it out when it continues it).  It holds nothing else:
+ * no link, no ring buffer, no terminal. */
+
+/* The guard, in its own session; never returns. */
+static void guard_run(int rfd, int map_fd)
+{
+	int lo = rfd < map_fd ? rfd : map_fd, hi = rfd < map_fd ? map_fd : rfd;
+	if (lo > 0)
+		syscall(SYS_close_range, 0u, (unsigned)lo - 1, 0u);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0u);
+	syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
+	int null = open("/dev/null", O_RDWR);
+	for (int fd = 0; null >= 0 && fd < 3; fd++)
+		if (fd != rfd && fd != map_fd && fd != null)
+			dup2(null, fd);
+	setsid(); /* no Ctrl-C, hangup or stop of calltrace's terminal reaches it */
+	int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+		signal(ignored[i], SIG_IGN);
+	prctl(PR_SET_NAME, "calltrace-guard");
+	char c;
+	while (read(rfd, &c, 1) != 0 && errno == EINTR)
+		;
+	/* calltrace is gone (or done): nothing it held stays stopped */
+	uint32_t key, next, *prev = NULL;
+	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		kill((pid_t)next, SIGCONT);
+		key = next;
+		prev = &key;
+	}
+	_exit(0);
+}
+
+int ct_probes_guard(struct ct_probes *p)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
+		return ct_fail("cannot start the guard of held processes: pipe: %s", strerror(errno));
+	int map_fd = bpf_map__fd(p->skel->maps.held_pids);
+	/* forked twice: calltrace never waits for it, and no waitpid of the
+	 * program's can collect it */
+	pid_t mid = fork();
+	if (mid == 0) {
+		if (fork() == 0)
+			guard_run(fds[0], map_fd);
+		_exit(0);
+	}
+	close(fds[0]);
+	if (mid < 0) {
+		close(fds[1]);
+		return ct_fail("cannot start the guard of held processes: fork: %s", strerror(errno));
+	}
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	p->guard_fd = fds[1];
+	return 0;
+}
+
+void ct_probes_released(struct ct_probes *p, uint32_t pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.held_pids), &pid);
+}
+
 void ct_probes_free(struct ct_probes *p)
 {
 	if (!p)
 		return;
 	ct_probes_detach(p);
+	if (p->guard_fd > 0)
+		close(p->guard_fd); /* the guard continues what is still held, and ends */
 	if (p->rb)
 		ring_buffer__free(p->rb);
 	if (p->fetch)

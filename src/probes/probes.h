@@ -51,6 +51,12 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
  * (children are added) and execs (a new binary held stopped until it is
  * probed); with EXEC alone their execs, none held (a launched program's). */
 int ct_probes_watch(struct ct_probes *p, bool follow, bool exec);
+/* --follow: starts the guard, a process that continues whatever the
+ * kernel side still holds stopped once calltrace is gone, however it
+ * ended (probes.c). */
+int ct_probes_guard(struct ct_probes *p);
+/* PID, held by the kernel side, was continued. */
+void ct_probes_released(struct ct_probes *p, uint32_t pid);
 /* How many of the processes added (and their children, FOLLOW) are alive. */
 size_t ct_probes_traced(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */

@@ -445,6 +445,8 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	s->probes = ct_probes_load(&po);
 	if (!s->probes)
 		return -1;
+	if (o->follow && ct_probes_guard(s->probes))
+		return -1;
 	if (set_fetches(s, &s->plan, 0))
 		return -1;
 	for (size_t k = 0; k < s->nlibs; k++)
@@ -1203,6 +1205,13 @@ static void add_callers(struct ct_session *s)
 	CT_VEC_FREE(planned);
 }
 
+/* A process the kernel side held stopped (--follow, an exec) goes on. */
+static void continue_held(struct ct_session *s, uint32_t pid)
+{
+	kill((pid_t)pid, SIGCONT);
+	ct_probes_released(s->probes, pid);
+}
+
 /* What on_event queued, in order.  A process the kernel held for us is let
  * go even when nothing is done for it any more (the trace has ended). */
 static void run_deferred(struct ct_session *s)
@@ -1224,7 +1233,7 @@ static void run_deferred(struct ct_session *s)
 		add_callers(s);
 	for (size_t i = 0; i < s->deferred.n; i++)
 		if (s->deferred.v[i].held)
-			kill((pid_t)s->deferred.v[i].pid, SIGCONT);
+			continue_held(s, s->deferred.v[i].pid);
 	s->deferred.n = 0;
 }
 
@@ -1410,6 +1419,9 @@ static void go_names_free(struct ct_go_names *g)
 
 void ct_session_free(struct ct_session *s)
 {
+	for (size_t i = 0; s->probes && i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
+		if (s->deferred.v[i].held)
+			continue_held(s, s->deferred.v[i].pid);
 	if (s->probes)
 		ct_probes_free(s->probes);
 	ct_calib_free(s->calib);
@@ -1439,9 +1451,6 @@ void ct_session_free(struct ct_session *s)
 			close(lb->exe_fd);
 	}
 	ct_type_ids_free(&s->type_ids);
-	for (size_t i = 0; i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
-		if (s->deferred.v[i].held)
-			kill((pid_t)s->deferred.v[i].pid, SIGCONT);
 	CT_VEC_FREE(s->deferred);
 	CT_VEC_FREE(s->attach_pids);
 	free(s->attach_path);

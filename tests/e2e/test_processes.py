@@ -5,6 +5,7 @@ import os
 import select
 import signal
 import subprocess
+import time
 
 from lib import CT, ct, fixture, our_links, replay_json, tmp, trees
 
@@ -197,3 +198,58 @@ def test_launcher_before_the_exec_is_not_the_program():
         assert [(c["func"], c["status"]) for c in calls] == [("libc.so.6:execve", "exited")], (follow, calls)
         info = ct("info", out).stdout
         assert any(l.startswith("launch.before_exec ") and int(l.split()[1]) >= 2 for l in info.splitlines()), info
+
+
+def guards_of(out):
+    """pids of calltrace-guard processes of the recording to OUT (its command line is record's)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/cmdline") as f:
+                cmd = f.read().split("\0")
+        except OSError:
+            continue
+        if comm == "calltrace-guard" and out in cmd:
+            found.append(int(pid))
+    return found
+
+
+def test_a_held_process_goes_on_when_calltrace_is_killed():
+    # --follow holds an exec'd binary stopped until it is probed; calltrace
+    # killed in that instant (here: stopped, then SIGKILLed) must not leave
+    # it stopped for good: its guard process continues it
+    out = tmp("guard.data")
+    p = subprocess.Popen([CT, "record", "-o", out, "--follow", "-F", "c", "--",
+                          fixture("c_procs"), "floodexec", "1", fixture("c_core"), "fib", "3"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        assert guards_of(out), "no guard process"
+        (prog,) = [int(c) for c in open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()]
+        os.kill(p.pid, signal.SIGSTOP)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        # it execs c_core, and is held there: the exec is not handled
+        held = False
+        for _ in range(100):
+            with open(f"/proc/{prog}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state == "T" and os.readlink(f"/proc/{prog}/exe") == fixture("c_core"):
+                held = True
+                break
+            time.sleep(0.1)
+        assert held, "the exec'd program was not held"
+        p.kill()
+        ready, _, _ = select.select([p.stdout], [], [], 20)
+        assert ready and p.stdout.readline() == "fib 2\n", "the held program did not go on"
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    for _ in range(50):
+        if not guards_of(out):
+            break
+        time.sleep(0.1)
+    assert not guards_of(out), "the guard did not end"
