@@ -280,8 +280,8 @@ static __always_inline void count_lost(void)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-	if (n)
-		*n += 1;
+	if (n) /* atomic: the sleepable program can be preempted by another hit on this CPU */
+		__sync_fetch_and_add(n, 1);
 	__sync_fetch_and_add(&loss_gen, 1);
 }
 
@@ -900,8 +900,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		return 0;
 	__u32 zero = 0;
 	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
-	if (nhits)
-		(*nhits)++;
+	if (nhits) /* (atomic, as count_lost's) */
+		__sync_fetch_and_add(nhits, 1);
 	struct run *r = bpf_task_storage_get(&runs, bpf_get_current_task_btf(), NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!r) {
 		count_lost(); /* no memory for the thread's first run */
