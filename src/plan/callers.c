@@ -1362,3 +1362,75 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 					    {cs->call_site, -8}};
 	return cs->call_site;
 }
+
+uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,
+			      const char **why)
+{
+	*busy = false;
+	uint32_t func = CT_NOFUNC, entry = CT_NOSITE;
+	for (uint32_t k = probe; func == CT_NOFUNC && k < p->sites.n; k = p->sites.v[k].next) {
+		const struct ct_plan_site *s = &p->sites.v[k];
+		if (s->kind == CT_SITE_TAIL && s->target_func == CT_NOFUNC && s->func != CT_NOFUNC &&
+		    p->funcs.v[s->func].tail_checked)
+			func = s->func;
+	}
+	/* The call returning there is of that function, or of one that
+	 * tail-jumped to it: a RETSITE whose call_site is an ENTRY closes the
+	 * group of frames at its key that has it (reconstruct.c on_retsite). */
+	for (size_t i = 0; func != CT_NOFUNC && i < p->sites.n && entry == CT_NOSITE; i++)
+		if (p->sites.v[i].kind == CT_SITE_ENTRY && p->sites.v[i].func == func)
+			entry = (uint32_t)i;
+	if (entry == CT_NOSITE) {
+		*why = "not a tail jump to untraced code of a function with an entry probe";
+		return CT_NOSITE;
+	}
+	switch (fr->probe_at(fr->ctx, fr->ret)) {
+	case CT_THERE_EXIT:
+		*busy = true; /* that probe sees the call end */
+		return CT_NOSITE;
+	case CT_THERE_OTHER:
+		*why = "a probe of another kind is at the return address";
+		return CT_NOSITE;
+	default:
+		break;
+	}
+	struct ct_callsite *cs = xcalloc(1, sizeof(*cs));
+	cs->ret = fr->ret;
+	cs->call_site = entry;
+	ct_exit_walk(fr->code, fr->len, fr->ret, &cs->walk);
+	const struct ct_exit_walk *w = &cs->walk;
+	/* results are read as at the planned exits: where the walk says they
+	 * went, or at the return address, where nothing has moved yet */
+	const struct ct_site_fetch *res = p->fetch ? p->funcs.v[func].results_view : NULL;
+	struct ct_site_fetch f;
+	if (w->how == CT_EXIT_EMULATED && fr->probe_at(fr->ctx, w->site) <= CT_THERE_RETSITE &&
+	    (!res || ct_fetch_relocate(res, -8 - w->sp_delta, w, &f) == 0)) {
+		if (res)
+			ct_site_fetch_free(&f);
+		cs->how = CT_EXIT_EMULATED;
+		cs->exit = w->site;
+		cs->sp_delta = w->sp_delta;
+	} else if (w->first_site == fr->ret) {
+		cs->how = CT_EXIT_STEPPED;
+		cs->exit = fr->ret;
+		cs->sp_delta = 0;
+	} else {
+		free(cs);
+		*why = "the instruction at the return address cannot take a probe";
+		return CT_NOSITE;
+	}
+	CT_VEC_PUSH(p->found_calls, cs);
+	struct ct_plan_site *s = ct_plan_add_site_elsewhere(p, cs->exit, (uint64_t)((int64_t)cs->exit + fr->file_off), func,
+							    CT_SITE_RETSITE, p->sites.v[entry].gsrc);
+	s->key_adj = 8 + cs->sp_delta;
+	s->call_site = entry;
+	s->cs = cs;
+	const uint8_t *at = fr->code + (cs->exit - fr->ret);
+	s->flags |= CT_SITEF_DYNAMIC | ct_hit_flags_at(at, fr->len - (size_t)(cs->exit - fr->ret), cs->exit);
+	cs->exit_site = (uint32_t)(p->sites.n - 1);
+	if (p->fetch) {
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		p->fetch[cs->exit_site] = res ? ct_plan_results_at_exit(p, s) : NULL;
+	}
+	return cs->exit_site;
+}

@@ -85,14 +85,9 @@ static uint8_t gsrc_of(const struct ct_target *t, const struct ct_func *f)
 	return (f->flags & CT_FN_ABI0) ? CT_G_TLS : CT_G_R14;
 }
 
-static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
-				     uint64_t target, uint8_t gsrc)
+static struct ct_plan_site *push_site(struct ct_plan *p, uint64_t addr, int64_t off, uint32_t func, uint8_t kind,
+				      uint64_t target, uint8_t gsrc)
 {
-	int64_t off = ct_elf_vaddr_to_offset(&p->t->elf, addr);
-	if (off < 0) {
-		ct_fail("address 0x%llx is not in the file's loadable segments", (unsigned long long)addr);
-		return NULL;
-	}
 	struct ct_plan_site s = {0};
 	s.addr = addr;
 	s.offset = (uint64_t)off;
@@ -106,6 +101,25 @@ static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t 
 		s.flags = CT_SITEF_INDIRECT;
 	CT_VEC_PUSH(p->sites, s);
 	return &p->sites.v[p->sites.n - 1];
+}
+
+static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
+				     uint64_t target, uint8_t gsrc)
+{
+	int64_t off = ct_elf_vaddr_to_offset(&p->t->elf, addr);
+	if (off < 0) {
+		ct_fail("address 0x%llx is not in the file's loadable segments", (unsigned long long)addr);
+		return NULL;
+	}
+	return push_site(p, addr, off, func, kind, target, gsrc);
+}
+
+struct ct_plan_site *ct_plan_add_site_elsewhere(struct ct_plan *p, uint64_t addr, uint64_t offset, uint32_t func,
+						uint8_t kind, uint8_t gsrc)
+{
+	struct ct_plan_site *s = push_site(p, addr, (int64_t)offset, func, kind, 0, gsrc);
+	s->elsewhere = true;
+	return s;
 }
 
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
@@ -668,7 +682,7 @@ uint8_t ct_plan_hit_flags(const struct ct_plan *p)
 	uint8_t flags = 0;
 	for (size_t i = 0; i < p->sites.n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
-		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
+		const uint8_t *code = s->elsewhere ? NULL : ct_elf_bytes_at(&p->t->elf, s->addr, 15);
 		if (!code || !ct_site_is_probe(s))
 			continue;
 		uint8_t f = ct_hit_flags_at(code, 15, s->addr);
@@ -699,6 +713,6 @@ uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i)
 	/* what its hits cost depends on it (overhead correction); a CALL
 	 * its callee's CHECK sends is priced as the CHECK's hit */
 	const struct ct_plan_site *s = &p->sites.v[i];
-	const uint8_t *code = ct_elf_bytes_at(&p->t->elf, s->addr, 15);
+	const uint8_t *code = s->elsewhere ? NULL : ct_elf_bytes_at(&p->t->elf, s->addr, 15);
 	return s->flags | (code && !(s->flags & CT_SITEF_ATCHECK) ? ct_hit_flags_at(code, 15, s->addr) : 0);
 }

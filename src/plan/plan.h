@@ -96,6 +96,10 @@ struct ct_plan_site {
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
 	uint8_t flags;   /* CT_SITEF_* (format/tracefile.h) */
 	uint32_t sp_drop; /* CHECK: bytes SP is below the entry's there (the cookie says) */
+	/* in another module than the plan's target (a return address found
+	 * while recording): addr and offset are that module's, its bytes are
+	 * not the target's (its hit flags were set when it was planned) */
+	bool elsewhere;
 };
 
 struct ct_plan_planned {
@@ -219,9 +223,44 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
  * calls as that CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why);
+/* What is probed at an address already, for a probe added there while
+ * recording: a second probe at one instruction sends its events in no
+ * known order, harmless only beside other return sites. */
+enum ct_probe_there {
+	CT_THERE_NONE = 0,
+	CT_THERE_RETSITE, /* return sites only (of other calls): one more may go there */
+	CT_THERE_EXIT,    /* a RET or tail jump (of the caller): its hit, shallower, ends the call */
+	CT_THERE_OTHER,   /* an entry, a call...: its hit would take the call for unwound */
+};
+/* A tail jump to untraced code (a TAIL role of the probe at site PROBE,
+ * with a return check) went on in code that returns to RET, which no probe
+ * watches: found while recording (CT_PROC_CALLER).  RET and the code from it
+ * are in a module the plan need not know (the program, another library). */
+struct ct_found_return {
+	uint64_t ret;         /* link-time address in its module */
+	const uint8_t *code;  /* that module's bytes from RET on */
+	size_t len;
+	int64_t file_off;     /* file offset minus link-time address there */
+	/* what the traced objects probe at ADDR of that module already */
+	enum ct_probe_there (*probe_at)(void *ctx, uint64_t addr);
+	void *ctx;
+};
+/* Plans the exit probe there: a RETSITE (flagged CT_SITEF_DYNAMIC, and
+ * `elsewhere`) that closes the call opened at the function's ENTRY, at the
+ * first instruction after RET the kernel emulates when the walk says the
+ * results can be read there (else at RET itself, single-stepped), appended
+ * to the site table (and p->fetch).  Returns it, or CT_NOSITE with *WHY; or
+ * CT_NOSITE with *BUSY when a RET or tail jump of a traced function is
+ * probed at RET already (it sees the call end, as at the planned ones:
+ * plan_return_sites). */
+uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,
+			      const char **why);
 /* A site added after planning (ct_plan_found_caller): its own probe. */
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
 				      const struct ct_func *code);
+/* ... in another module (ct_plan_found_return): at file OFFSET there. */
+struct ct_plan_site *ct_plan_add_site_elsewhere(struct ct_plan *p, uint64_t addr, uint64_t offset, uint32_t func,
+						uint8_t kind, uint8_t gsrc);
 /* A deep copy (its program, its values). */
 struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
 /* The results of a call at its RETSITE, as ct_plan_args plans them (it

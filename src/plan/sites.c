@@ -1888,6 +1888,16 @@ bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struc
 	return true;
 }
 
+bool ct_call_ends_at(const uint8_t *code, size_t len)
+{
+	ZydisDecodedInstruction in;
+	for (size_t k = 2; k <= len && k <= ZYDIS_MAX_INSTRUCTION_LENGTH; k++)
+		if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code + len - k, k, &in)) &&
+		    in.length == k && in.meta.category == ZYDIS_CATEGORY_CALL)
+			return true;
+	return false;
+}
+
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max)
 {
 	size_t n = 0;

@@ -199,6 +199,11 @@ uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr);
  * instruction ends at RET or the one that does is not a call. */
 uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret);
 
+/* Without the function's start (a return address found in a module
+ * without symbols): does some call instruction end exactly where CODE's LEN
+ * bytes end?  A plausibility check of a return address, not a proof. */
+bool ct_call_ends_at(const uint8_t *code, size_t len);
+
 /* The indirect calls (through a register or memory) in CODE (LEN bytes at
  * ADDR, a whole function, decoded from its start): up to MAX of their
  * addresses in AT and lengths in LENS; how many there are. */

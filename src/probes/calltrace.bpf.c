@@ -229,6 +229,7 @@ struct run {
 	__s64 key_delta;      /* the event's frame key - the probe's (CHECK) */
 	__u64 unobserved_ret; /* a call no exit probe sees starts here: its return address */
 	__u64 new_caller;     /* a return address to report (CT_PLANNED_KEY) */
+	__u64 new_ret;        /* ... and itself, as the process sees it */
 	struct gkey k;
 	struct unobserved_call uc;
 	struct scratch s;
@@ -845,11 +846,12 @@ __noinline int limits_hit(struct run *r)
 
 static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid);
 
-/* A CHECK's first call from return address KEY: tell user space (before
- * the call's own event), which adds an exit probe there for the calls
- * after it.  The program is not held meanwhile: a stop would be seen by
- * its parent or tracer, and a SIGCONT by its own handlers (README). */
-static __always_inline void report_caller(const struct hit *h, __u64 key)
+/* A CHECK's first call from return address KEY (RET: that address), or a
+ * tail jump's to untraced code that returns there unwatched: tell user
+ * space (before the call's own event), which adds an exit probe there for
+ * the calls after it.  The program is not held meanwhile: a stop would be
+ * seen by its parent or tracer, and a SIGCONT by its own handlers (README). */
+static __always_inline void report_caller(const struct hit *h, __u64 key, __u64 ret)
 {
 	struct ct_event *e = reserve_proc(CT_PROC_CALLER, h->pid_tgid >> 32, (__u32)h->pid_tgid);
 	if (!e) {
@@ -859,7 +861,7 @@ static __always_inline void report_caller(const struct hit *h, __u64 key)
 		return;
 	}
 	e->goid = key;
-	e->key = h->key;
+	e->key = ret;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -917,6 +919,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	r->key_delta = 0;
 	r->unobserved_ret = 0;
 	r->new_caller = 0;
+	r->new_ret = 0;
 	__u64 sp = PT_REGS_SP(ctx);
 	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_CHECK) {
 		sp += CT_COOKIE_SPDROP(h->cookie); /* SP at the entry: the return address */
@@ -936,15 +939,26 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			/* the first hit from there is reported, once */
 			__u8 seen = 1;
 			if (cfg.report_callers &&
-			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0)
+			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0) {
 				r->new_caller = k;
+				r->new_ret = ret;
+			}
 		}
 	} else if (CT_COOKIE_RETCHECK(h->cookie)) {
 		/* A tail jump to untraced code, which returns to the return
-		 * address at SP: is there a probe that sees the call end? */
-		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), read_u64(sp) - PT_REGS_IP(ctx));
-		if (!bpf_map_lookup_elem(&planned_calls, &k))
+		 * address at SP: is there a probe that sees the call end?  If
+		 * not, user space learns that address once and puts one there. */
+		__u64 ret = read_u64(sp);
+		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
+		if (!bpf_map_lookup_elem(&planned_calls, &k)) {
 			h->flags |= CT_EV_UNWATCHED;
+			__u8 seen = 1;
+			if (cfg.report_callers &&
+			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0) {
+				r->new_caller = k;
+				r->new_ret = ret;
+			}
+		}
 	}
 
 	__u32 gsrc = CT_COOKIE_GSRC(h->cookie);
@@ -986,7 +1000,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	h->key += r->key_delta;
 	h->now = bpf_ktime_get_ns();
 	if (r->new_caller)
-		report_caller(h, r->new_caller);
+		report_caller(h, r->new_caller, r->new_ret);
 	/* a goroutine's creation is no call: limits do not apply to it */
 	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h->cookie) != CT_SITE_GOCREATE)
 		limits_hit(r);

@@ -286,14 +286,15 @@ struct ct_fetch {
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */
 #define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
-				 call site for, the first time (--exit=auto):
-				 goid = CT_PLANNED_KEY(CHECK site, return address
-				 - CHECK), key = the callee's frame key; sent just
-				 before that call's CHECK event.  User space adds
-				 the call site's exit probe for the calls after it
-				 (that call itself ends unobserved).  Not written to
-				 the file. */
-/* How many return addresses the CHECKs report (CT_PROC_CALLER) at most:
+				 call site for, or a tail jump to untraced code
+				 one no probe watches (CT_EV_UNWATCHED), the first
+				 time: goid = CT_PLANNED_KEY(probe site, return
+				 address - probe), key = the return address (as
+				 the process maps it); sent just before that
+				 call's event.  User space adds an exit probe there
+				 for the calls after it (that call itself ends
+				 unobserved).  Not written to the file. */
+/* How many return addresses the probes report (CT_PROC_CALLER) at most:
  * each costs user space a plan and a probe link. */
 #define CT_MAX_CALLERS 1024
 
@@ -322,7 +323,7 @@ struct ct_config {
 	__u64 follow_ino; /* --follow: the program's binary; an exec of any other
 			     stops the process until user space has probed it */
 	__u32 report_callers; /* CT_PROC_CALLER: user space adds exit probes
-				 of call sites found while recording */
+				 at return addresses found while recording */
 	__u32 min_addr;   /* vm.mmap_min_addr: nothing is ever mapped below it */
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:

@@ -38,7 +38,7 @@ struct uprobe_multi_attr {
 	uint8_t pad[128 - 60];
 };
 
-#define MAX_LINKS (2 * CT_MAX_BINS * 4 + 64) /* + the exits of callers found while recording */
+#define MAX_LINKS (2 * CT_MAX_BINS * 4 + 128) /* + the exits found while recording */
 
 struct ct_probes {
 	struct calltrace_bpf *skel;

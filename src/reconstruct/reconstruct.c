@@ -651,6 +651,15 @@ static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_
 		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 		return;
 	}
+	/* A callee-side function's call that went on in untraced code (its
+	 * tail jump) returns here, with the calls that tail-jumped to it: the
+	 * group at the key (a return address found while recording is where
+	 * any of them may have been called from). */
+	for (long k = i; k >= 0 && k < (long)s->f.n && s->f.v[k].c.key == ev->key; k++)
+		if (call_site < r->nsites && r->sites[call_site].kind == CT_SITE_ENTRY && s->f.v[k].c.entry_site == call_site) {
+			return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+			return;
+		}
 	unwind_deeper(r, s, ev);
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define FLUSH_EVERY_NS 200000000ULL /* a killed tracer loses at most this */
+#define MAX_CALLER_LINKS 120 /* links for exits found while recording: probes.c keeps room for 128 */
 
 static void write_target_meta(struct ct_session *s)
 {
@@ -266,6 +267,7 @@ static int prepare_libraries(struct ct_session *s)
 {
 	s->total_funcs = (uint32_t)s->plan.funcs.n;
 	s->total_sites = (uint32_t)s->plan.sites.n;
+	s->main_nsites = s->total_sites;
 	for (size_t k = 0; k < s->nlibs; k++) {
 		struct ct_libbin *lb = &s->libs[k];
 		if (ct_target_open(&lb->target, lb->path))
@@ -280,6 +282,7 @@ static int prepare_libraries(struct ct_session *s)
 		plan_object_args(s, lb);
 		lb->func_base = s->total_funcs;
 		lb->site_base = s->total_sites;
+		lb->nsites = (uint32_t)lb->plan.sites.n;
 		s->total_funcs += (uint32_t)lb->plan.funcs.n;
 		s->total_sites += (uint32_t)lb->plan.sites.n;
 		ct_debug("library %s (%s): %zu functions, %zu sites", lb->name, lb->path, lb->plan.funcs.n,
@@ -335,6 +338,17 @@ static int set_fetches(struct ct_session *s, const struct ct_plan *plan, uint32_
 		    ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, &plan->fetch[i]->prog))
 			return -1;
 	return 0;
+}
+
+/* Does a probe of PLAN check where a tail jump to untraced code returns? */
+static bool has_tail_checks(const struct ct_plan *plan)
+{
+	const uint64_t *rets;
+	size_t n;
+	for (size_t i = 0; i < plan->sites.n; i++)
+		if (ct_site_is_probe(&plan->sites.v[i]) && ct_plan_tail_check(plan, i, &rets, &n))
+			return true;
+	return false;
 }
 
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
@@ -399,12 +413,19 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	struct ct_probes_opts po = {0};
 	po.ringbuf_bytes = o->ringbuf_bytes;
 	po.bins[0] = s->target.gcfg;
-	/* Calls from call sites not planned (a CHECK's): their sites are
-	 * planned and probed while recording, in the program's site ids
-	 * (libraries' ids come after them: not with libraries). */
-	po.report_callers = s->plan.in_caller && !main_sel.fixed_sites;
+	/* Calls from call sites not planned (a CHECK's), and tail jumps to
+	 * untraced code that return where no probe watches: their exits are
+	 * planned and probed while recording, with the file's next site ids
+	 * (not under --follow, whose exec'd binaries take ids as they come, nor
+	 * with record-time limits, whose kernel-side stacks know exits at
+	 * return addresses only). */
+	bool tail_checks = has_tail_checks(&s->plan);
+	for (size_t k = 0; k < s->nlibs; k++)
+		tail_checks |= has_tail_checks(&s->libs[k].plan);
+	po.report_callers = (s->plan.in_caller || tail_checks) && !o->follow && !shadow;
 	/* ids for those sites, then the calibration's */
-	po.nsites = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0) + CT_CALIB_SITES;
+	s->found_end = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0);
+	po.nsites = s->found_end + CT_CALIB_SITES;
 	po.filter_pids = o->follow;
 	/* the plans' call sites, the return sites their tail jumps to
 	 * untraced code check, one for each caller a CHECK reports (it
@@ -476,13 +497,13 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	return 0;
 }
 
-/* The attach cookie of site I of PLAN (event.h). */
-static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, size_t i, uint32_t site_base,
+/* The attach cookie of site I of PLAN (event.h), the file's site ID. */
+static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, size_t i, uint32_t id,
 			    uint32_t func_base, uint32_t bin)
 {
 	const struct ct_plan_site *site = &plan->sites.v[i];
 	struct ct_cookie_parts cp = {0};
-	cp.site = site_base + (uint32_t)i;
+	cp.site = id;
 	cp.gsrc = site->gsrc;
 	cp.bin = bin;
 	cp.fetch = plan->fetch && plan->fetch[i];
@@ -508,6 +529,9 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		       uint32_t func_base, uint32_t bin, const char *path, int pid)
 {
 	size_t n = plan->sites.n, ne = 0, nx = 0;
+	for (size_t i = 0; i < n; i++)
+		if (plan->sites.v[i].elsewhere)
+			n = i; /* found while recording, in another file: attached then */
 	if (!n)
 		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
@@ -544,7 +568,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			free(xc);
 			return -1;
 		}
-		uint64_t cookie = site_cookie(s, plan, i, site_base, func_base, bin);
+		uint64_t cookie = site_cookie(s, plan, i, site_base + (uint32_t)i, func_base, bin);
 		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
 		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {
 			eo[ne] = site->offset;
@@ -764,6 +788,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	s->nlibs++;
 	lb->func_base = s->total_funcs;
 	lb->site_base = s->total_sites;
+	lb->nsites = (uint32_t)lb->plan.sites.n;
 	s->total_funcs += (uint32_t)lb->plan.funcs.n;
 	s->total_sites += (uint32_t)lb->plan.sites.n;
 	plan_object_args(s, lb);
@@ -813,23 +838,51 @@ struct object {
 	struct ct_type_ids *type_ids;
 	struct ct_go_names *go;
 	uint32_t site_base;
+	uint32_t nsites; /* its site range (RTYPES, PCPOS): site_base.. */
+	uint32_t own;    /* its own sites: plan index = file id - site_base */
+	uint32_t bin;    /* 0 the program, k s->libs[k-1] */
+	uint32_t func_base;
 };
 
-/* The object whose sites include the file's site SITE; false: none. */
-static bool object_of_site(struct ct_session *s, uint32_t site, struct object *o)
+/* Traced object BIN (0: the program, k: s->libs[k-1]). */
+static struct object object_n(struct ct_session *s, uint32_t bin)
 {
-	if (site < s->plan.sites.n) {
-		*o = (struct object){s->binary, &s->target, &s->plan, &s->type_ids, &s->go, 0};
+	if (!bin) /* alone, the program's found sites follow its own: its range grows */
+		return (struct object){s->binary, &s->target, &s->plan, &s->type_ids, &s->go, 0,
+				       s->nlibs ? s->main_nsites : (uint32_t)s->plan.sites.n, s->main_nsites, 0, 0};
+	struct ct_libbin *lb = &s->libs[bin - 1];
+	return (struct object){lb->path, &lb->target, &lb->plan, &lb->type_ids, &lb->go, lb->site_base,
+			       lb->nsites, lb->nsites, bin, lb->func_base};
+}
+
+/* The object whose sites include the file's site SITE, and its index in
+ * the object's plan (LOCAL); false: none. */
+static bool object_of_site(struct ct_session *s, uint32_t site, struct object *o, uint32_t *local)
+{
+	uintptr_t found = (uintptr_t)map_get(&s->found_sites, site);
+	if (found) {
+		*o = object_n(s, (uint32_t)((found - 1) >> 32));
+		*local = (uint32_t)(found - 1);
 		return true;
 	}
-	for (size_t k = 0; k < s->nlibs; k++) {
-		struct ct_libbin *lb = &s->libs[k];
-		if (site >= lb->site_base && site - lb->site_base < lb->plan.sites.n) {
-			*o = (struct object){lb->path, &lb->target, &lb->plan, &lb->type_ids, &lb->go, lb->site_base};
+	for (uint32_t k = 0; k <= s->nlibs; k++) {
+		*o = object_n(s, k);
+		if (site >= o->site_base && site - o->site_base < o->own) {
+			*local = site - o->site_base;
 			return true;
 		}
 	}
 	return false;
+}
+
+/* The file's id of site LOCAL of object BIN's plan (CT_NOSITE for none). */
+static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local)
+{
+	struct object o = object_n(s, bin);
+	if (local == CT_NOSITE || local < o.own)
+		return local == CT_NOSITE ? CT_NOSITE : o.site_base + local;
+	uintptr_t id = (uintptr_t)map_get(&s->found_ids, (uint64_t)bin << 32 | local);
+	return id ? (uint32_t)(id - 1) : CT_NOSITE;
 }
 
 /* Where PID mapped O (PIE), to turn the runtime type pointers found in
@@ -928,7 +981,7 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 	if (addrs.n) {
 		tt = ct_types_table(o->plan->types); /* may have grown */
 		ct_writer_types(s->w, tt, o->type_ids);
-		ct_writer_rtypes(s->w, o->site_base, (uint32_t)o->plan->sites.n, addrs.v, ids.v, addrs.n, o->type_ids);
+		ct_writer_rtypes(s->w, o->site_base, o->nsites, addrs.v, ids.v, addrs.n, o->type_ids);
 	}
 	CT_VEC_FREE(addrs);
 	CT_VEC_FREE(ids);
@@ -957,7 +1010,7 @@ static void goroutine_created(struct ct_session *s, const struct object *o, cons
 			pos.func = fn->name;
 			pos.file = (char *)file;
 			pos.line = (uint32_t)line;
-			ct_writer_pcpos(s->w, o->site_base, (uint32_t)o->plan->sites.n, &pos);
+			ct_writer_pcpos(s->w, o->site_base, o->nsites, &pos);
 		}
 	}
 	struct ct_event c = *e;
@@ -979,14 +1032,16 @@ static void note_tiny_call(struct ct_session *s, const struct object *o, uint32_
 	const struct ct_plan_site *ps = &o->plan->sites.v[site];
 	uint64_t key = e->key + (uint64_t)(int64_t)ps->key_adj;
 	struct object eo;
+	uint32_t el;
 	if (t->tid == e->tid && t->opens && (ps->kind == CT_SITE_RET || ps->kind == CT_SITE_RETSITE) &&
-	    t->goid == e->goid && t->key == key && e->ts > t->ts && object_of_site(s, t->site, &eo)) {
-		const struct ct_plan_site *es = &eo.plan->sites.v[t->site - eo.site_base];
+	    !ps->elsewhere && t->goid == e->goid && t->key == key && e->ts > t->ts &&
+	    object_of_site(s, t->site, &eo, &el)) {
+		const struct ct_plan_site *es = &eo.plan->sites.v[el];
 		if (eo.plan == o->plan && es->func == ps->func)
-			ct_insitu_add(&s->insitu, t->site, o->site_base + site, e->ts - t->ts);
+			ct_insitu_add(&s->insitu, t->site, e->site, e->ts - t->ts);
 	}
 	t->tid = e->tid;
-	t->site = o->site_base + site;
+	t->site = e->site;
 	t->opens = ps->kind == CT_SITE_ENTRY || ps->kind == CT_SITE_CALL;
 	t->ts = e->ts;
 	t->key = key;
@@ -1012,11 +1067,18 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		}
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_CALLER) {
-		/* a new call site: planned and probed before the events behind
-		 * this one are read (its own call, next, ends unobserved) */
-		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid};
+		/* a new call site or return address: planned and probed before
+		 * the events behind this one are read (the calls from there
+		 * until the probe is in end unobserved); once a good share of
+		 * the links is used, after this drain, with the others it
+		 * brings, in one batch (a burst of them, as a library's
+		 * initialization makes, would use up the links one by one).
+		 * No event read before that names the new sites. */
+		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid, .ret = e->key};
+		if (!s->launched && e->pid == s->launch_pid)
+			return 0; /* calltrace's own code, before the program's exec */
 		CT_VEC_PUSH(s->deferred, d);
-		return CT_EVENT_PAUSE;
+		return s->caller_links < MAX_CALLER_LINKS / 4 ? CT_EVENT_PAUSE : 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {
 		/* the program's own exec: what follows is the program */
@@ -1055,8 +1117,8 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		return 0;
 	}
 	struct object o;
-	bool known = object_of_site(s, e->site, &o);
-	uint32_t site = known ? e->site - o.site_base : 0;
+	uint32_t site = 0;
+	bool known = object_of_site(s, e->site, &o, &site);
 	if (!s->launched && e->pid == s->launch_pid) {
 		/* the program's own code runs only after its exec */
 		if (known && o.plan == &s->plan && s->launch_pid)
@@ -1100,109 +1162,351 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 }
 
 #define CALLER_REFUSED UINT32_MAX
-#define MAX_CALLER_LINKS 48 /* probes.c keeps room for 64 */
 
-/* The call site a CHECK reported (D), planned once: its CALL site (or
- * CALLER_REFUSED, saying why once), and for a new one its exit probe's
- * offset and cookie added to XO/XC. */
 typedef CT_VEC(uint64_t) u64_vec;
-typedef CT_VEC(struct ct_plan_planned) planned_vec;
 
-static uint32_t plan_caller(struct ct_session *s, const struct ct_deferred *d, u64_vec *xo, u64_vec *xc,
-			    planned_vec *planned)
+/* A file a return address found while recording is in (the program, a
+ * library, traced or not), as the traced process maps it. */
+struct ct_module {
+	char *path;
+	ino_t ino;
+	struct ct_elf elf;
+	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
+};
+
+static struct ct_module *module_open(struct ct_session *s, const char *path, unsigned long long ino)
 {
-	uintptr_t known = (uintptr_t)map_get(&s->callers_done, d->caller);
-	if (known)
-		return known == CALLER_REFUSED ? CALLER_REFUSED : (uint32_t)(known - 1);
-	struct ct_plan *p = &s->plan;
-	uint32_t check = (uint32_t)(d->caller >> 32), call = CALLER_REFUSED;
-	const char *why = "the trace has ended";
-	if (s->nlibs || s->main_sel.fixed_sites)
-		why = "other binaries are traced (their site ids follow the program's)";
-	else if (s->caller_links >= MAX_CALLER_LINKS)
-		why = "too many probe links added while recording";
-	else if (check >= p->sites.n || p->sites.v[check].kind != CT_SITE_CHECK)
-		why = "not a CHECK site";
-	else if (!s->end_ts) {
-		uint64_t ret = p->sites.v[check].addr + (uint64_t)(int64_t)(int32_t)(uint32_t)d->caller;
-		struct ct_plan_planned pl;
-		call = ct_plan_found_caller(p, check, ret, &pl, &why);
-		if (call != CT_NOSITE) {
-			CT_VEC_PUSH(*planned, pl);
-			uint32_t exit = p->sites.v[call].cs->exit_site;
-			if (exit != CT_NOSITE) {
-				CT_VEC_PUSH(*xo, p->sites.v[exit].offset);
-				CT_VEC_PUSH(*xc, site_cookie(s, p, exit, 0, 0, 0));
-			}
-			ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (site %u, key_adj %d)",
-				 ct_names_show(&p->funcs.v[p->sites.v[check].func].fn->dm,
-					       p->funcs.v[p->sites.v[check].func].fn->name),
-				 (unsigned long long)ret,
-				 exit != CT_NOSITE ? (unsigned long long)p->sites.v[exit].addr : 0ULL, exit,
-				 exit != CT_NOSITE ? (int)p->sites.v[exit].key_adj : 0);
-		} else {
-			call = CALLER_REFUSED;
-			ct_debug("calls of %s from 0x%llx keep no exit: %s",
-				 ct_names_show(&p->funcs.v[p->sites.v[check].func].fn->dm,
-					       p->funcs.v[p->sites.v[check].func].fn->name),
-				 (unsigned long long)ret, why);
-		}
+	for (size_t i = 0; i < s->modules.n; i++)
+		if (s->modules.v[i]->ino == (ino_t)ino && !strcmp(s->modules.v[i]->path, path))
+			return s->modules.v[i];
+	struct stat st, os;
+	if (stat(path, &st) || st.st_ino != (ino_t)ino)
+		return NULL; /* replaced since it was mapped */
+	struct ct_module *m = xcalloc(1, sizeof(*m));
+	if (ct_elf_open(&m->elf, path)) {
+		free(m);
+		return NULL;
 	}
-	if (call == CALLER_REFUSED)
-		s->callers_refused++;
-	map_put(&s->callers_done, d->caller, (void *)(uintptr_t)(call == CALLER_REFUSED ? CALLER_REFUSED : call + 1));
-	return call;
+	m->path = xstrdup(path);
+	m->ino = st.st_ino;
+	m->bin = -1;
+	for (size_t k = 0; k <= s->nlibs && m->bin < 0; k++) {
+		const char *op = k ? s->libs[k - 1].path : s->target.elf.path;
+		if (op && stat(op, &os) == 0 && os.st_dev == st.st_dev && os.st_ino == st.st_ino)
+			m->bin = (int)k;
+	}
+	CT_VEC_PUSH(s->modules, m);
+	return m;
 }
 
-/* The call sites CHECKs reported since the last drain, as one batch: new
- * sites into the file, their exit probes in one link (per traced process),
- * then the CHECKs told to send their calls as those CALL sites'.  The
- * program ran on meanwhile: the calls from there before the probe was in
- * are CHECK events, unobserved. */
+/* The file process PID runs ADDR from (an executable mapping of one), and
+ * ADDR's link-time address there (*LINK); NULL if none. */
+static struct ct_module *module_at(struct ct_session *s, uint32_t pid, uint64_t addr, uint64_t *link)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	struct ct_module *m = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu%n", &lo, &hi, perms, &off, &ino, &pos) < 5 || addr < lo ||
+		    addr >= hi)
+			continue;
+		char *file = line + pos;
+		while (*file == ' ')
+			file++;
+		file[strcspn(file, "\n")] = 0;
+		if (perms[2] == 'x' && file[0] == '/' && (m = module_open(s, file, ino))) {
+			uint64_t foff = addr - lo + off;
+			const struct ct_elf *e = &m->elf;
+			size_t i = 0;
+			while (i < e->nsegs && !((e->segs[i].flags & PF_X) && foff >= e->segs[i].offset &&
+						  foff - e->segs[i].offset < e->segs[i].filesz))
+				i++;
+			if (i < e->nsegs)
+				*link = e->segs[i].vaddr + (foff - e->segs[i].offset);
+			else
+				m = NULL;
+		}
+		break;
+	}
+	fclose(f);
+	return m;
+}
+
+struct module_probes {
+	struct ct_session *s;
+	const struct ct_module *m;
+};
+
+/* What the traced object M probes at ADDR (ct_found_return.probe_at); the
+ * return sites other objects' tail jumps found there are return sites. */
+static enum ct_probe_there module_probe_at(void *ctx, uint64_t addr)
+{
+	const struct module_probes *c = ctx;
+	enum ct_probe_there there = CT_THERE_NONE, at;
+	if (c->m->bin < 0)
+		return there;
+	const struct ct_plan *p = c->m->bin ? &c->s->libs[c->m->bin - 1].plan : &c->s->plan;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *st = &p->sites.v[i];
+		if (st->elsewhere || st->addr != addr || (st->flags & CT_SITEF_ATCHECK) || st->kind == CT_SITE_TAILDIFF)
+			continue;
+		at = st->kind == CT_SITE_RETSITE || st->kind == CT_SITE_TAILRES ? CT_THERE_RETSITE
+		     : st->kind == CT_SITE_RET || st->kind == CT_SITE_TAIL     ? CT_THERE_EXIT
+										: CT_THERE_OTHER;
+		if (at > there)
+			there = at;
+	}
+	return there;
+}
+
+/* What one batch of found call sites and return addresses adds: exit
+ * probes (object BIN's plan site LOCAL, probed in file PATH), and the
+ * "planned_calls" entries that say they are in. */
+struct found_probe {
+	uint32_t bin, local;
+	const char *path;
+};
+struct found_planned {
+	uint64_t key;
+	uint32_t bin, local;
+	int32_t key_delta;
+};
+struct found_batch {
+	CT_VEC(struct found_probe) probes;
+	CT_VEC(struct found_planned) planned;
+	uint32_t first[CT_MAX_BINS]; /* each object's plan size before the batch */
+	uint32_t added;              /* sites added to the plans so far */
+};
+
+/* A CHECK's call from a return address it had no call site for (D): the
+ * call site, planned in the CHECK's object O, whose code it must be in. */
+static bool found_call(struct ct_session *s, const struct ct_deferred *d, const struct object *o, uint32_t check,
+		       struct found_batch *b, const char **why)
+{
+	struct ct_plan *p = o->plan;
+	uint64_t ret = p->sites.v[check].addr + (uint64_t)(int64_t)(int32_t)(uint32_t)d->caller, link = 0;
+	/* with other files traced, the caller may be in one of them */
+	struct ct_module *m = s->nlibs ? module_at(s, d->pid, d->ret, &link) : NULL;
+	if (s->nlibs && (!m || m->bin != (int)o->bin || link != ret)) {
+		*why = "the caller is not in the function's own file";
+		return false;
+	}
+	struct ct_plan_planned pl;
+	uint32_t call = ct_plan_found_caller(p, check, ret, &pl, why);
+	const struct ct_func *fn = p->funcs.v[p->sites.v[check].func].fn;
+	if (call == CT_NOSITE) {
+		ct_debug("calls of %s from 0x%llx keep no exit: %s", ct_names_show(&fn->dm, fn->name),
+			 (unsigned long long)ret, *why);
+		return false;
+	}
+	uint32_t exit = p->sites.v[call].cs->exit_site;
+	if (exit != CT_NOSITE) {
+		struct found_probe fp = {o->bin, exit, o->bin ? o->path : s->attach_path};
+		CT_VEC_PUSH(b->probes, fp);
+	}
+	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta};
+	CT_VEC_PUSH(b->planned, fd);
+	ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (key_adj %d)", ct_names_show(&fn->dm, fn->name),
+		 (unsigned long long)ret, exit != CT_NOSITE ? (unsigned long long)p->sites.v[exit].addr : 0ULL,
+		 exit != CT_NOSITE ? (int)p->sites.v[exit].key_adj : 0);
+	return true;
+}
+
+/* A tail jump to untraced code (of the probe PROBE of object O) whose call
+ * returns to D's return address, which no probe watched: an exit probe
+ * there, in whatever file the process runs that code from. */
+static bool found_return(struct ct_session *s, const struct ct_deferred *d, const struct object *o, uint32_t probe,
+			 struct found_batch *b, const char **why)
+{
+	uint64_t link = 0;
+	struct ct_module *m = module_at(s, d->pid, d->ret, &link);
+	if (!m) {
+		*why = "the return address is in no file the process runs code from";
+		return false;
+	}
+	/* [SP] at a tail jump is the return address of the call: a call
+	 * instruction ends there (else it is not one, and no probe goes in
+	 * the middle of an instruction) */
+	size_t nb = 16;
+	while (nb >= 2 && !ct_elf_bytes_at(&m->elf, link - nb, nb))
+		nb--;
+	if (nb < 2 || !ct_call_ends_at(ct_elf_bytes_at(&m->elf, link - nb, nb), nb)) {
+		*why = "no call instruction returns there";
+		return false;
+	}
+	size_t len = 256;
+	while (len > 1 && !ct_elf_bytes_at(&m->elf, link, len))
+		len /= 2;
+	struct module_probes mp = {s, m};
+	struct ct_found_return fr = {link, ct_elf_bytes_at(&m->elf, link, len), len,
+				     ct_elf_vaddr_to_offset(&m->elf, link) - (int64_t)link, module_probe_at, &mp};
+	uint32_t gprobe = o->site_base + probe;
+	uint64_t seen = (uint64_t)m->ino * 0x9e3779b97f4a7c15ULL ^ link * 0xff51afd7ed558ccdULL ^ gprobe;
+	uintptr_t known = (uintptr_t)map_get(&s->found_rets, seen);
+	bool busy = false;
+	uint32_t exit = known ? (uint32_t)(known - 1) : CT_NOSITE;
+	if (!known) {
+		exit = ct_plan_found_return(o->plan, probe, &fr, &busy, why);
+		if (exit == CT_NOSITE && !busy) {
+			ct_debug("tail jump at site %u returning to %s+0x%llx: no exit probe: %s", gprobe, m->path,
+				 (unsigned long long)link, *why);
+			return false;
+		}
+		if (busy)
+			exit = probe; /* the probe there sees the call end */
+		else {
+			struct found_probe fp = {o->bin, exit, m->path};
+			CT_VEC_PUSH(b->probes, fp);
+		}
+		map_put(&s->found_rets, seen, (void *)(uintptr_t)(exit + 1));
+		ct_debug("tail jump at site %u returning to %s+0x%llx: %s 0x%llx", gprobe, m->path, (unsigned long long)link,
+			 busy ? "a probe is there already" : "exit probe at",
+			 busy ? 0ULL : (unsigned long long)o->plan->sites.v[exit].addr);
+	}
+	struct found_planned fd = {d->caller, o->bin, exit, 0};
+	CT_VEC_PUSH(b->planned, fd);
+	return true;
+}
+
+/* The call site or return address a probe reported (D), planned once. */
+static void plan_caller(struct ct_session *s, const struct ct_deferred *d, struct found_batch *b)
+{
+	if (map_get(&s->callers_done, d->caller))
+		return;
+	uint32_t site = (uint32_t)(d->caller >> 32), probe = 0;
+	const char *why = "the trace has ended";
+	struct object o;
+	bool ok = false;
+	if (s->end_ts)
+		;
+	else if (s->caller_links >= MAX_CALLER_LINKS)
+		why = "too many probe links added while recording";
+	else if (s->total_sites + b->added + 16 > s->found_end)
+		why = "too many sites found while recording";
+	else if (!object_of_site(s, site, &o, &probe) || probe >= o.own)
+		why = "not a planned probe";
+	else {
+		uint32_t before = (uint32_t)o.plan->sites.n;
+		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK)
+			ok = found_call(s, d, &o, probe, b, &why);
+		else
+			ok = found_return(s, d, &o, probe, b, &why);
+		b->added += (uint32_t)o.plan->sites.n - before;
+	}
+	if (!ok) {
+		s->callers_refused++;
+		if (why)
+			ct_debug("return address 0x%llx reported by site %u: no exit probe: %s", (unsigned long long)d->ret,
+				 site, why);
+	}
+	map_put(&s->callers_done, d->caller, (void *)(uintptr_t)(ok ? 1 : CALLER_REFUSED));
+}
+
+/* The sites object BIN's plan gained in this batch: the file's next ids,
+ * into the file (tables, captures) and the BPF side's fetch programs. */
+static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first)
+{
+	struct object o = object_n(s, bin);
+	struct ct_plan *p = o.plan;
+	uint32_t n = (uint32_t)p->sites.n - first, id0 = s->total_sites;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t packed = (uint64_t)bin << 32 | (first + i);
+		map_put(&s->found_sites, id0 + i, (void *)(uintptr_t)(packed + 1));
+		map_put(&s->found_ids, packed, (void *)(uintptr_t)(id0 + i + 1));
+	}
+	s->total_sites += n;
+	struct ct_file_func *ff;
+	struct ct_file_site *fs;
+	ct_plan_file_tables(p, &ff, &fs);
+	for (uint32_t i = first; i < first + n; i++) {
+		struct ct_file_site *f = &fs[i];
+		f->id = global_site(s, bin, i);
+		if (f->func != CT_NOFUNC)
+			f->func += o.func_base;
+		if (f->target_func != CT_NOFUNC)
+			f->target_func += o.func_base;
+		f->call_site = global_site(s, bin, f->call_site);
+		f->next = global_site(s, bin, f->next);
+	}
+	ct_writer_tables(s->w, NULL, 0, fs + first, n);
+	free(ff);
+	free(fs);
+	bool ok = true;
+	if (p->fetch) {
+		for (uint32_t i = first; i < first + n; i++)
+			if (p->fetch[i] && ct_site_is_probe(&p->sites.v[i]) &&
+			    ct_probes_set_fetch(s->probes, id0 + i - first, &p->fetch[i]->prog))
+				ok = false;
+		if (p->types)
+			ct_writer_types(s->w, ct_types_table(p->types), o.type_ids);
+		ct_writer_fetch(s->w, p->fetch + first, n, id0, o.type_ids);
+	}
+	return ok;
+}
+
+/* The call sites and return addresses probes reported since the last
+ * drain, as one batch: new sites into the file, their exit probes in one
+ * link per file (and traced process), then the probes told that an exit
+ * probe is in: CHECKs send those calls as their CALL sites', tail jumps
+ * no longer flag them unwatched.  The program ran on meanwhile: the calls
+ * from there before the probe was in end unobserved. */
 static void add_callers(struct ct_session *s)
 {
-	struct ct_plan *p = &s->plan;
-	size_t first = p->sites.n;
-	u64_vec xo = {0}, xc = {0};
-	planned_vec planned = {0};
+	struct found_batch b = {0};
+	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
+		b.first[k] = (uint32_t)object_n(s, k).plan->sites.n;
 	for (size_t i = 0; i < s->deferred.n; i++)
 		if (s->deferred.v[i].kind == CT_DEFER_CALLER)
-			plan_caller(s, &s->deferred.v[i], &xo, &xc, &planned);
+			plan_caller(s, &s->deferred.v[i], &b);
 	bool ok = true;
-	if (p->sites.n > first) {
-		struct ct_file_func *ff;
-		struct ct_file_site *fs;
-		ct_plan_file_tables(p, &ff, &fs);
-		ct_writer_tables(s->w, NULL, 0, fs + first, p->sites.n - first);
-		free(ff);
-		free(fs);
-		s->total_sites = (uint32_t)p->sites.n;
-		if (p->fetch) {
-			for (size_t i = first; i < p->sites.n; i++)
-				if (p->fetch[i] && ct_site_is_probe(&p->sites.v[i]) &&
-				    ct_probes_set_fetch(s->probes, (uint32_t)i, &p->fetch[i]->prog))
-					ok = false;
-			if (p->types)
-				ct_writer_types(s->w, ct_types_table(p->types), &s->type_ids);
-			ct_writer_fetch(s->w, p->fetch + first, p->sites.n - first, (uint32_t)first, &s->type_ids);
+	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
+		if (object_n(s, k).plan->sites.n > b.first[k] && !write_found_sites(s, k, b.first[k]))
+			ok = false;
+	/* one link per file and process */
+	bool *done = xcalloc(b.probes.n ? b.probes.n : 1, sizeof(*done));
+	for (size_t i = 0; ok && i < b.probes.n; i++) {
+		if (done[i])
+			continue;
+		u64_vec xo = {0}, xc = {0};
+		for (size_t j = i; j < b.probes.n; j++) {
+			const struct found_probe *fp = &b.probes.v[j];
+			if (done[j] || strcmp(fp->path, b.probes.v[i].path))
+				continue;
+			done[j] = true;
+			struct object o = object_n(s, fp->bin);
+			CT_VEC_PUSH(xo, o.plan->sites.v[fp->local].offset);
+			CT_VEC_PUSH(xc, site_cookie(s, o.plan, fp->local, global_site(s, fp->bin, fp->local), o.func_base,
+						    fp->bin));
 		}
-		for (size_t k = 0; ok && xo.n && k < s->attach_pids.n; k++) {
-			struct ct_attach a = {s->attach_path, s->attach_pids.v[k], NULL, NULL, 0, xo.v, xc.v, xo.n};
+		for (size_t k = 0; ok && k < s->attach_pids.n; k++) {
+			struct ct_attach a = {b.probes.v[i].path, s->attach_pids.v[k], NULL, NULL, 0, xo.v, xc.v, xo.n};
 			if (ct_probes_attach(s->probes, &a)) {
-				ct_debug("exits of call sites found while recording: %s", ct_error());
+				ct_debug("exits found while recording: %s", ct_error());
 				ok = false;
 			}
 		}
 		s->caller_links++;
-		/* only once their exits are in: a CALL event means an exit
-		 * probe will see that call end */
-		for (size_t k = 0; ok && k < planned.n; k++)
-			ok = ct_probes_add_planned(s->probes, planned.v[k].key, &planned.v[k].val) == 0;
-		s->callers_found += planned.n;
+		CT_VEC_FREE(xo);
+		CT_VEC_FREE(xc);
 	}
-	CT_VEC_FREE(xo);
-	CT_VEC_FREE(xc);
-	CT_VEC_FREE(planned);
+	free(done);
+	/* only once their exits are in: a CALL event means an exit probe will
+	 * see that call end, and so does a tail jump not flagged unwatched */
+	for (size_t k = 0; ok && k < b.planned.n; k++) {
+		const struct found_planned *fp = &b.planned.v[k];
+		struct ct_planned_call val = {global_site(s, fp->bin, fp->local), fp->key_delta};
+		ok = ct_probes_add_planned(s->probes, fp->key, &val) == 0;
+	}
+	if (ok)
+		s->callers_found += b.planned.n;
+	CT_VEC_FREE(b.probes);
+	CT_VEC_FREE(b.planned);
 }
 
 /* A process the kernel side held stopped (--follow, an exec) goes on. */
@@ -1329,9 +1633,9 @@ static void calibrate_at_end(struct ct_session *s)
 	for (size_t i = 0; i < s->insitu.n; i++) {
 		struct ct_insitu_calls *f = &s->insitu.f[i];
 		struct object eo, xo;
-		object_of_site(s, f->site, &eo);
-		object_of_site(s, f->exit_site, &xo);
-		uint32_t e = f->site - eo.site_base, x = f->exit_site - xo.site_base;
+		uint32_t e = 0, x = 0;
+		object_of_site(s, f->site, &eo, &e);
+		object_of_site(s, f->exit_site, &xo, &x);
 		f->entry_class = ct_hit_class_of(eo.plan->sites.v[e].kind, ct_plan_site_flags(eo.plan, e));
 		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
 	}
@@ -1391,9 +1695,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->plan.in_caller) {
 		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
 		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));
+	}
+	if (s->plan.in_caller || s->callers_found || s->callers_refused)
 		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
 			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
-	}
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)
@@ -1455,6 +1760,15 @@ void ct_session_free(struct ct_session *s)
 	CT_VEC_FREE(s->attach_pids);
 	free(s->attach_path);
 	map_free(&s->callers_done);
+	map_free(&s->found_sites);
+	map_free(&s->found_ids);
+	map_free(&s->found_rets);
+	for (size_t i = 0; i < s->modules.n; i++) {
+		ct_elf_close(&s->modules.v[i]->elf);
+		free(s->modules.v[i]->path);
+		free(s->modules.v[i]);
+	}
+	CT_VEC_FREE(s->modules);
 	free(s->libs);
 	free((void *)s->main_sel.trace);
 	free((void *)s->main_sel.exclude);

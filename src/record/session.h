@@ -15,6 +15,8 @@
 #include "format/tracefile.h"
 #include "target/target.h"
 
+struct ct_module;
+
 struct ct_session_opts {
 	const char *output;          /* record file path */
 	uint64_t ringbuf_bytes;
@@ -49,7 +51,8 @@ struct ct_deferred {
 	uint8_t kind;
 	bool held;
 	uint32_t pid;
-	uint64_t caller; /* CALLER: CT_PLANNED_KEY(CHECK site, return address - CHECK) */
+	uint64_t caller; /* CALLER: CT_PLANNED_KEY(probe site, return address - probe) */
+	uint64_t ret;    /* CALLER: the return address, as process PID maps it */
 };
 
 /* The Go runtime's names of one traced object (the program, a Go binary it
@@ -71,6 +74,7 @@ struct ct_libbin {
 	struct ct_plan plan;
 	CT_VEC(const char *) trace, exclude; /* the GLOBs after "LIB:" */
 	uint32_t func_base, site_base;
+	uint32_t nsites; /* its own sites (from site_base on); those found while recording are elsewhere */
 	dev_t dev;   /* --follow: a binary exec'd by a traced process */
 	ino_t ino;
 	int exe_fd;  /* --follow: that binary, open (path: /proc/self/fd/N); 0 none */
@@ -125,8 +129,17 @@ struct ct_session {
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */
-	/* Call sites found while recording (--exit=auto, ct_plan_found_caller) */
-	struct ct_map callers_done;  /* CT_PLANNED_KEY -> CALL site + 1, or UINT32_MAX: refused */
+	/* Call sites and return addresses found while recording (CT_PROC_CALLER:
+	 * ct_plan_found_caller, ct_plan_found_return).  Their sites are added
+	 * to their function's object's plan and take the file's next ids, below
+	 * found_end (the ids the BPF side has room for). */
+	struct ct_map callers_done;  /* CT_PLANNED_KEY -> 1, or UINT32_MAX: refused */
+	uint32_t main_nsites;        /* the program's own sites (ids 0..) */
+	uint32_t found_end;
+	struct ct_map found_sites;   /* file site id -> (object << 32 | plan index) + 1 */
+	struct ct_map found_ids;     /* (object << 32 | plan index) -> file site id + 1 */
+	struct ct_map found_rets;    /* hash of (module, return address, function) -> exit site id + 1 */
+	CT_VEC(struct ct_module *) modules; /* the files return addresses were found in */
 	CT_VEC(int) attach_pids;     /* where the program's probes went (0: every process, --follow) */
 	char *attach_path;
 	size_t caller_links;         /* probe links added for them */

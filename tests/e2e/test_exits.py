@@ -110,14 +110,20 @@ def canon(calls, unplanned_ok=False):
 
 
 def first_calls_alike(a, r):
-    """Auto's canon A and ret's R, where auto's call was the first from a
-    call site found while recording (unobserved, no results) and ret's the
-    same call returned: both as 'first'; the flag dropped."""
+    """Auto's canon A and ret's R, where one's call was the first from a
+    call site or return address found while recording (unobserved, no
+    results) and the other's the same call returned (its exit probe was in
+    already: both modes find return addresses where tail jumps to untraced
+    code return, and the program is never held for them): both as 'first';
+    the flag dropped."""
     def strip(x, blank):
         return x[:2] + (("first",) + x[3:6] + ((),) if blank else x[2:7])
+
+    def alike(x, y):
+        return x[7] and y[2] == "returned" and y[:2] == x[:2]
     out_a, out_r = [], []
     for (ka, sa), (kr, sr) in zip(a, r):
-        blank = [x[7] and i < len(sr) and sr[i][2] == "returned" and sr[i][:2] == x[:2] for i, x in enumerate(sa)]
+        blank = [i < len(sr) and (alike(x, sr[i]) or alike(sr[i], x)) for i, x in enumerate(sa)]
         out_a.append((ka, [strip(x, blank[i]) for i, x in enumerate(sa)]))
         out_r.append((kr, [strip(x, i < len(blank) and blank[i]) for i, x in enumerate(sr)]))
     return out_a + a[len(r):], out_r + r[len(a):]

@@ -310,6 +310,33 @@ def test_attach_other_mount_namespace():
             prog.kill()
 
 
+def same_story(a, r):
+    """--exit=auto's and --exit=ret's calls A and R, as (func, depth, status):
+    the same calls in the same order, but a tail jump's return address found
+    while recording may have had its exit probe in for a call in one
+    recording and not yet in the other (the program is never held for it):
+    that call ended unobserved at its jump in one and returned in the other,
+    and what the returned one holds after its jump (the calls the untraced
+    code it jumped to makes) is one level deeper there."""
+    assert len(a) == len(r), (len(a), len(r))
+    open_ = []  # [the recording that saw it return (+1: ret's), its depth there, shifted yet]
+    for i, (x, y) in enumerate(zip(a, r)):
+        while open_ and (y if open_[-1][0] > 0 else x)[1] <= open_[-1][1]:
+            open_.pop()
+        fixed = sum(o[0] for o in open_ if o[2])
+        off = y[1] - x[1]
+        # calls before the jump are inside it in both: not shifted yet
+        todo = [o for o in open_ if not o[2]]
+        while off != fixed and todo and (off - fixed) * todo[-1][0] > 0:
+            o = todo.pop()
+            o[2] = True
+            fixed += o[0]
+        assert x[0] == y[0] and off == fixed, (i, x, y, open_)
+        if x[2] != y[2]:
+            assert {x[2], y[2]} == {"unobserved", "returned"}, (i, x, y)
+            open_.append([-1, x[1], False] if x[2] == "returned" else [1, y[1], False])
+
+
 def test_debian_jq_library_calls_that_leave_through_its_plt():
     """Debian's jq (stripped) with -F 'libjq.so.1:*': jv_mem_free is `jmp
     free@plt`, jv_free jumps to it, the constructor jv_mem_uninit_setup
@@ -348,7 +375,7 @@ def test_debian_jq_library_calls_that_leave_through_its_plt():
         assert any(c["func"] == "libjq.so.1:jv_mem_free" and c["status"] == "returned" for c in calls), mode
         assert max(c["depth"] for c in calls) < 20, mode
         seqs[mode] = [(c["func"], c["depth"], c["status"]) for c in calls]
-    assert seqs["auto"] == seqs["ret"]
+    same_story(seqs["auto"], seqs["ret"])
 
 
 def test_debian_sqlite3_library_calls_that_end_in_a_jump_through_a_pointer():
@@ -406,4 +433,4 @@ def test_debian_sqlite3_library_calls_that_end_in_a_jump_through_a_pointer():
         assert mutex > 100, mode
         assert max(c["depth"] for c in calls) < 30, mode
         seqs[mode] = [(c["func"], c["depth"], c["status"]) for c in calls]
-    assert seqs["auto"] == seqs["ret"]
+    same_story(seqs["auto"], seqs["ret"])

@@ -31,6 +31,7 @@ enum {
 	S_B_RESTART,  /* B: CALL morestack */
 	S_A_RETSITE,  /* the return address of a call of A (callee side) */
 	S_A_TAIL_PTR, /* A: JMP through a pointer (target not known) */
+	S_B_RETSITE,  /* a return address found while recording, where B's untraced tail jump returns */
 	NSITES
 };
 
@@ -52,6 +53,7 @@ static const struct ct_file_site sites[NSITES] = {
 	{S_B_RESTART, 0x2040, FB, CT_SITE_RESTART, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{S_A_RETSITE, 0x4008, FA, CT_SITE_RETSITE, CT_NOFUNC, 8, S_A_ENT, UINT32_MAX, 0},
 	{S_A_TAIL_PTR, 0x1050, FA, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_INDIRECT},
+	{S_B_RETSITE, 0x5008, FB, CT_SITE_RETSITE, CT_NOFUNC, 8, S_B_ENT, UINT32_MAX, CT_SITEF_DYNAMIC},
 };
 
 #define PID 100
@@ -397,6 +399,37 @@ static void ev_unwatched(struct ct_recon *r, uint64_t ts, uint64_t key, uint32_t
 	struct ct_rec_event e = {.ts = ts, .key = key, .pid = PID, .tid = 1, .site = site,
 				 .kind = CT_SITE_TAIL, .flags = CT_EV_UNWATCHED};
 	ct_recon_event(r, &e);
+}
+
+TEST(recon_found_return_closes_the_tail_group)
+{
+	/* A tail-calls B, B jumps to untraced code, which calls C and returns
+	 * to a return address found while recording: its RETSITE names B's
+	 * entry (the jump's function), and closes A, the call made there,
+	 * with B; C, called by the untraced code, is inside them.  Anywhere
+	 * else (no frame of B at its key) it closes nothing. */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 110, 0, 1, 10, S_B_ENT);
+	ev(r, 115, 0, 1, 10, S_B_TAIL_OUT);
+	ev(r, 120, 0, 1, 20, S_C_ENT);
+	ev(r, 125, 0, 1, 20, S_C_RET);
+	ev(r, 130, 0, 1, 2, S_B_RETSITE); /* the callee's key: 2 + 8 */
+	NREC(7);
+	EXP_ENTER(3, FC, 3, 3, 120, false);
+	EXP_EXIT(5, FB, 2, RET, 2, 110, 130, true, false);
+	EXP_EXIT(6, FA, 1, RET, 1, 100, 130, false, false);
+	ev(r, 140, 0, 1, 10, S_A_ENT);
+	ev(r, 145, 0, 1, 2, S_B_RETSITE); /* reached another way: A stays open */
+	ev(r, 150, 0, 1, 10, S_A_RET);
+	ev(r, 200, 0, 1, 5, S_D_RET);
+	NREC(10);
+	EXP_EXIT(8, FA, 1, RET, 4, 140, 150, false, true);
+	EXP_EXIT(9, FD, 0, RET, 0, 90, 200, false, false);
+	ct_recon_free(r);
+	col_reset();
 }
 
 TEST(recon_tail_through_a_pointer)

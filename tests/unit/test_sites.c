@@ -1618,3 +1618,26 @@ TEST(check_after_entry_go_leaf)
 	static const uint8_t leaf[] = {0x48, 0x8b, 0x40, 0x08, 0xc3};
 	CHECK(!ct_check_after_entry(leaf, sizeof(leaf), BASE, &w));
 }
+
+TEST(sites_call_ends_at)
+{
+	/* a return address found while recording, in code without symbols:
+	 * does a call instruction end right before it? */
+	static const uint8_t rel[] = {0x48, 0x89, 0xc7, 0xe8, 0x10, 0x00, 0x00, 0x00}; /* mov; call rel32 */
+	static const uint8_t reg[] = {0x90, 0xff, 0xd0};                            /* call *%rax */
+	static const uint8_t r11[] = {0x90, 0x41, 0xff, 0xd3};                      /* call *%r11 */
+	static const uint8_t got[] = {0xff, 0x15, 0x10, 0x20, 0x00, 0x00};          /* call *0x2010(%rip) */
+	static const uint8_t slot[] = {0x90, 0xff, 0x54, 0x24, 0x08};               /* call *0x8(%rsp) */
+	static const uint8_t mov[] = {0x90, 0x48, 0x89, 0xc3};                      /* mov %rax,%rbx */
+	static const uint8_t cut[] = {0x90, 0xe8, 0x10, 0x00, 0x00};                /* inside a call */
+	static const uint8_t jmp[] = {0x90, 0xff, 0xe0};                            /* jmp *%rax */
+	CHECK(ct_call_ends_at(rel, sizeof(rel)));
+	CHECK(ct_call_ends_at(reg, sizeof(reg)));
+	CHECK(ct_call_ends_at(r11, sizeof(r11)));
+	CHECK(ct_call_ends_at(got, sizeof(got)));
+	CHECK(ct_call_ends_at(slot, sizeof(slot)));
+	CHECK(!ct_call_ends_at(mov, sizeof(mov)));
+	CHECK(!ct_call_ends_at(cut, sizeof(cut)));
+	CHECK(!ct_call_ends_at(jmp, sizeof(jmp)));
+	CHECK(!ct_call_ends_at(rel, 1));
+}
