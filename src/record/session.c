@@ -153,6 +153,17 @@ static bool lib_glob(const char *g, size_t *colon)
 static int split_libraries(struct ct_session *s, const struct ct_selection *in, struct ct_selection *out, int pid)
 {
 	const char **globs[2] = {in->trace, in->exclude};
+	struct ct_elf exe;
+	for (size_t i = 0; pid <= 0 && i < in->ntrace + in->nexclude; i++) {
+		size_t colon;
+		if (!lib_glob(i < in->ntrace ? in->trace[i] : in->exclude[i - in->ntrace], &colon))
+			continue;
+		/* a program that is no ELF binary: that is the problem, not its libraries */
+		if (ct_elf_open(&exe, s->binary))
+			return -1;
+		ct_elf_close(&exe);
+		break;
+	}
 	size_t ns[2] = {in->ntrace, in->nexclude};
 	const char **mine[2] = {xcalloc(in->ntrace + 1, sizeof(char *)), xcalloc(in->nexclude + 1, sizeof(char *))};
 	size_t nmine[2] = {0, 0};

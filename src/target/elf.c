@@ -210,6 +210,17 @@ int ct_elf_open(struct ct_elf *e, const char *path)
 		close(fd);
 		return ct_fail("cannot open %s: %s", path, strerror(errno));
 	}
+	/* a script: name its interpreter, which is what runs */
+	char head[130];
+	ssize_t got = st.st_size >= 2 ? pread(fd, head, sizeof(head) - 1, 0) : 0;
+	if (got > 2 && !memcmp(head, "#!", 2)) {
+		close(fd);
+		head[got] = 0;
+		char *interp = head + 2 + strspn(head + 2, " \t");
+		interp[strcspn(interp, "\r\n")] = 0;
+		return ct_fail("%s is a script (#!%s), not an ELF binary: record its interpreter running it (calltrace record [--follow] -- %s %s ...)",
+			       path, interp, interp, path);
+	}
 	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
 		close(fd);
 		return ct_fail("%s is not an ELF executable (too small)", path);

@@ -34,8 +34,13 @@ def test_not_an_elf():
     with open(script, "w") as f:
         f.write("#!/bin/sh\necho hi\n")
     os.chmod(script, 0o755)
-    one_line_error(ct("record", "-o", tmp("x.data"), "--", script), "not an ELF")
+    one_line_error(ct("record", "-o", tmp("x.data"), "--", script), "not an ELF", "script (#!/bin/sh)",
+                   "calltrace record [--follow] -- /bin/sh " + script)
     one_line_error(ct("list", script), "not an ELF")
+    # with a library's functions asked for, the program is still what is wrong
+    p = ct("record", "-o", tmp("x.data"), "-F", "libc.so.6:malloc", "--", script)
+    one_line_error(p, "is a script (#!/bin/sh)")
+    assert "cannot find library" not in p.stderr
     assert not os.path.exists(tmp("x.data"))
 
 
