@@ -74,6 +74,36 @@ def test_exits_added_where_tail_jumps_return_unwatched():
         assert shapes["auto"] == shapes["ret"], (cc, shapes)
 
 
+def test_unplanned_callers_found_with_a_library_traced():
+    """fr_main's twice (its entry a branch the kernel emulates: a CHECK) is
+    called directly once, then through a pointer made from main's address
+    and a distance the test passes (FR_DELTA): no scan finds that call site.
+    Its CHECK reports it and calltrace adds its exit probe while the
+    program runs on, also with a library traced (-F 'libfr.so:fr_*'), whose
+    site ids follow the program's (refused before: every such call ended
+    unobserved).  The first call from there is unobserved and unplanned,
+    the later ones return."""
+    for cc in ("gcc", "clang"):
+        exe = fixture(f"foundret/{cc}/fr_main")
+        syms = {}
+        for line in run(["nm", exe]).stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                syms[parts[2]] = int(parts[0], 16)
+        env = {"FR_DELTA": str(syms["twice"] - syms["main"])}
+        p, out = record([exe], "-F", "twice", "-F", "libfr.so:fr_*", env=env, out=tmp(f"foundret-twice-{cc}.data"))
+        want = said(p.stdout)["twice"]
+        assert want == [2 * i for i in range(6)], (cc, p.stdout)
+        st = info_stats(out)
+        assert st.get("unplanned") == "1", (cc, st)
+        calls = [c for c in replay_json(out) if c.get("func") == "twice"]
+        assert len(calls) == 7 and calls[0]["status"] == "returned", (cc, calls[:2])
+        via = calls[1:]
+        assert via[0]["status"] == "unobserved" and via[0].get("unplanned"), (cc, via[0])
+        assert all(c["status"] == "returned" and c["dur"] is not None for c in via[1:]), \
+            (cc, [c["status"] for c in via])
+
+
 def test_xz_liblzma_calls_end_where_found():
     """xz's calls of liblzma's lzma_crc64 (a jump through a pointer chosen at
     start-up) and lzma_raw_*_memusage (a jump to a static function) return
