@@ -299,9 +299,7 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 void ct_writer_rtypes(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const uint64_t *addrs,
 		      const uint32_t *ids, size_t n, const struct ct_type_ids *map)
 {
-	if (!n)
-		return;
-	struct ct_buf b = {0};
+	struct ct_buf b = {0}; /* (N may be 0: the chunk widens the object's range) */
 	buf_uvar(&b, first_site);
 	buf_uvar(&b, nsites);
 	buf_uvar(&b, n);

@@ -148,7 +148,9 @@ void ct_writer_fetch(struct ct_writer *w, struct ct_site_fetch *const *fetch, si
 /* Runtime type addresses (as seen in the process) and their type ids (an
  * object's, numbered in the file by MAP), for the values of the object whose
  * sites are FIRST_SITE.. FIRST_SITE+NSITES-1: each Go binary (the program,
- * one it exec'd) has its own runtime types, possibly at the same addresses. */
+ * one it exec'd) has its own runtime types, possibly at the same addresses.
+ * N may be 0: the chunk only widens the range (call sites found while
+ * recording joined the object). */
 void ct_writer_rtypes(struct ct_writer *w, uint32_t first_site, uint32_t nsites, const uint64_t *addrs,
 		      const uint32_t *ids, size_t n, const struct ct_type_ids *map);
 /* The source position of code address PC of process PID (PCPOS chunk), in

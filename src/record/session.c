@@ -963,6 +963,13 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 	bool snapped = false;
 	CT_VEC(uint64_t) addrs = {0};
 	CT_VEC(uint32_t) ids = {0};
+	if (o->go->rtypes_range && o->nsites > o->go->rtypes_range) {
+		/* call sites found while recording joined the object: the types
+		 * written so far hold for their events too (the reader takes
+		 * the widest range of an object's chunks) */
+		ct_writer_rtypes(s->w, o->site_base, o->nsites, NULL, NULL, 0, o->type_ids);
+		o->go->rtypes_range = o->nsites;
+	}
 	for (uint32_t i = 0; i < f->nvals; i++) {
 		const struct ct_val_desc *d = &f->vals[i];
 		const struct ct_type *t = ct_type_get(tt, d->type);
@@ -993,6 +1000,7 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 		tt = ct_types_table(o->plan->types); /* may have grown */
 		ct_writer_types(s->w, tt, o->type_ids);
 		ct_writer_rtypes(s->w, o->site_base, o->nsites, addrs.v, ids.v, addrs.n, o->type_ids);
+		o->go->rtypes_range = o->nsites;
 	}
 	CT_VEC_FREE(addrs);
 	CT_VEC_FREE(ids);

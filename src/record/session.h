@@ -61,6 +61,7 @@ struct ct_deferred {
 struct ct_go_names {
 	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
 	struct ct_map gopcs_seen;  /* pid << 47 ^ go statement address: position written */
+	uint32_t rtypes_range;     /* the site range the last RTYPES chunk named (0: none yet) */
 	int64_t load_bias;         /* of the object in the first process that showed a type */
 	bool bias_known;
 };

@@ -61,12 +61,14 @@ CASES = [
 
 def int_values(vals):
     """The values that do not differ between runs: integers, bools, strings,
-    slices of ints."""
+    slices of ints, and an interface value's dynamic type."""
     out = []
     for v in vals or []:
         t = v.get("type", "")
         if t.startswith(("int", "uint", "bool", "_Bool", "long", "unsigned", "C.int")) or t in ("string", "[]int"):
             out.append((v.get("name"), v.get("value")))
+        elif isinstance(v.get("value"), dict) and "type" in v["value"]:
+            out.append((v.get("name"), "dynamic type " + str(v["value"]["type"])))
     return tuple(out)
 
 
