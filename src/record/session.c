@@ -153,17 +153,6 @@ static bool lib_glob(const char *g, size_t *colon)
 static int split_libraries(struct ct_session *s, const struct ct_selection *in, struct ct_selection *out, int pid)
 {
 	const char **globs[2] = {in->trace, in->exclude};
-	struct ct_elf exe;
-	for (size_t i = 0; pid <= 0 && i < in->ntrace + in->nexclude; i++) {
-		size_t colon;
-		if (!lib_glob(i < in->ntrace ? in->trace[i] : in->exclude[i - in->ntrace], &colon))
-			continue;
-		/* a program that is no ELF binary: that is the problem, not its libraries */
-		if (ct_elf_open(&exe, s->binary))
-			return -1;
-		ct_elf_close(&exe);
-		break;
-	}
 	size_t ns[2] = {in->ntrace, in->nexclude};
 	const char **mine[2] = {xcalloc(in->ntrace + 1, sizeof(char *)), xcalloc(in->nexclude + 1, sizeof(char *))};
 	size_t nmine[2] = {0, 0};
@@ -188,8 +177,19 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 				/* where the process maps it, or where ld.so would find it */
 				char *path = pid > 0 ? ct_lib_resolve_pid(pid, name, NULL) : ct_lib_resolve_exe(s->binary, name);
 				if (!path) {
+					/* a program that is no ELF binary: that is the problem, not its libraries */
+					struct ct_elf exe;
+					char *why = xstrdup(ct_error());
+					if (pid <= 0 && ct_elf_open(&exe, s->binary)) {
+						free(why);
+						free(name);
+						return -1;
+					}
+					if (pid <= 0)
+						ct_elf_close(&exe);
 					int rc = ct_fail("cannot find library %s: %s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
-							 name, ct_error(), name);
+							 name, why, name);
+					free(why);
 					free(name);
 					return rc;
 				}
@@ -1140,7 +1140,7 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	bool known = object_of_site(s, e->site, &o, &site);
 	if (!s->launched && e->pid == s->launch_pid) {
 		/* the program's own code runs only after its exec */
-		if (known && o.plan == &s->plan && s->launch_pid)
+		if (known && o.plan == &s->plan)
 			s->launched = true;
 		else {
 			s->before_exec++;
