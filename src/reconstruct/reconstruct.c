@@ -1245,6 +1245,14 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
  * never reused (memory stays flat however many goroutines come and go). */
 static void forget_goroutine(struct ct_recon *r, uint64_t k)
 {
+	/* a stack kept past its end (a recovery pending, or a damaged file
+	 * reusing the id) must not show the freed origin */
+	struct stack *s = map_get(&r->stacks, k);
+	if (s) {
+		s->origin = NULL;
+		for (size_t i = 0; i < s->f.n; i++)
+			s->f.v[i].c.origin = NULL;
+	}
 	free(map_get(&r->origins, k));
 	map_del(&r->origins, k);
 	map_del(&r->seen, k);
