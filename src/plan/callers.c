@@ -1298,6 +1298,44 @@ static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_ca
 		ct_plan_share_fetch(p, cs->exit_site);
 }
 
+/* A call found while recording whose exit would be single-stepped at an
+ * instruction that other paths of its caller reach too (a branch may land
+ * between the return address and it: sync.Pool.Get returns what it had,
+ * or what New made) pays that hit on every one of them, few of them calls
+ * of the function (bench/http, net/http's pool New: ~12 a request, no
+ * call).  Its function's own RETs see only its calls: they are probed
+ * instead, from now on (the calls from every call site end there, at
+ * their frame's key, with their results).  Not where anything else is
+ * probed at one of them (the order of the two hits would not be known). */
+static bool rets_instead(struct ct_plan *p, uint32_t func, const struct ct_callsite *cs)
+{
+	struct ct_plan_func *pf = &p->funcs.v[func];
+	if (pf->rets_probed)
+		return true;
+	const struct ct_func *g = cs->caller;
+	const uint8_t *code = ct_elf_bytes_at(&p->t->elf, g->entry, g->end - g->entry);
+	if (cs->how != CT_EXIT_STEPPED || !pf->rets.n || !code ||
+	    !ct_branch_lands(code, g->end - g->entry, g->entry, cs->ret, cs->exit))
+		return false;
+	for (size_t i = 0; i < p->sites.n; i++)
+		for (size_t k = 0; k < pf->rets.n; k++)
+			if (p->sites.v[i].addr == pf->rets.v[k] && !p->sites.v[i].elsewhere)
+				return false;
+	size_t first = p->sites.n;
+	for (size_t k = 0; k < pf->rets.n; k++)
+		if (!ct_plan_add_site(p, pf->rets.v[k], func, CT_SITE_RET, pf->fn)) {
+			p->sites.n = first;
+			return false;
+		}
+	if (p->fetch) {
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		for (size_t i = first; i < p->sites.n; i++)
+			p->fetch[i] = pf->results_view ? ct_site_fetch_clone(pf->results_view) : NULL;
+	}
+	pf->rets_probed = true;
+	return true;
+}
+
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why)
 {
@@ -1333,9 +1371,11 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	s->cs = cs;
 	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | check_flags;
 	cs->call_site = (uint32_t)(p->sites.n - 1);
+	bool at_rets = rets_instead(p, func, cs);
+	s = &p->sites.v[cs->call_site]; /* (the table may have moved) */
 	if (cs->how == CT_EXIT_TAILPOS) {
 		s->flags |= CT_SITEF_TAILPOS; /* no exit probe: it ends with its caller */
-	} else {
+	} else if (!at_rets) {
 		s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
 		if (!s) {
 			p->sites.n--; /* the CALL site: no half-planned call */

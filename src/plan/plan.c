@@ -224,6 +224,9 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (fs->exits[i].kind == CT_SITE_RESTART &&
 		    !add_site(p, fs->exits[i].addr, j, CT_SITE_RESTART, fs->exits[i].target, gsrc))
 			return -1;
+	for (size_t i = 0; i < fs->nexits && pf->indirect; i++)
+		if (fs->exits[i].kind == CT_SITE_RET)
+			CT_VEC_PUSH(pf->rets, fs->exits[i].addr);
 	for (size_t k = 0; k < pf->ncalls; k++) {
 		struct ct_callsite *cs = &pf->calls[k];
 		uint8_t cg = gsrc_of(t, cs->caller);
@@ -642,6 +645,7 @@ void ct_plan_free(struct ct_plan *p)
 		free(pf->why);
 		free(pf->calls);
 		free(pf->check_walk);
+		CT_VEC_FREE(pf->rets);
 		CT_VEC_FREE(pf->watched);
 		CT_VEC_FREE(pf->tail_watch);
 		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};

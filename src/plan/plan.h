@@ -76,6 +76,12 @@ struct ct_plan_func {
 	 * describes (ct_check_after_entry: how far SP went down, where its
 	 * arguments are); NULL: at its entry site */
 	struct ct_exit_walk *check_walk;
+	/* indirect: its RETs (not probed), and whether they are now: a call
+	 * site found while recording whose exit would be single-stepped where
+	 * other paths of its caller go too has the calls end at them instead
+	 * (ct_plan_found_caller), and later ones need no exit probe */
+	CT_VEC(uint64_t) rets;
+	bool rets_probed;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
 };

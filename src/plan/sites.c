@@ -1877,15 +1877,21 @@ bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struc
 		return false;
 	/* it must run once a call: no branch of the function lands between the
 	 * entry and it, and no jump through a table might */
+	return !ct_branch_lands(code, len, entry, entry + 1, w->site);
+}
+
+bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t lo, uint64_t hi)
+{
+	struct insn x;
 	for (size_t off = 0; off < len; off += x.in.length) {
 		if (!decode(code + off, len - off, entry + off, &x))
-			return only_padding(code + off, len - off);
+			return !only_padding(code + off, len - off);
 		bool jump = x.in.meta.category == ZYDIS_CATEGORY_COND_BR || x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
 		uint64_t t = jump ? branch_target(&x) : 0;
-		if ((jump && !t) || (t > entry && t <= w->site))
-			return false;
+		if ((jump && !t) || (t >= lo && t <= hi))
+			return true;
 	}
-	return true;
+	return false;
 }
 
 bool ct_call_ends_at(const uint8_t *code, size_t len)

@@ -219,6 +219,11 @@ size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_
  * jump through a table might: none).  False if there is no such place. */
 bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struct ct_exit_walk *w);
 
+/* May a branch of the function (CODE: LEN bytes from its ENTRY) land in
+ * LO..HI (inclusive): a direct jump or jcc to there, or any jump through a
+ * table?  Code that does not decode (but for padding at its end) may. */
+bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t lo, uint64_t hi);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

@@ -1317,6 +1317,7 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 		return false;
 	}
 	struct ct_plan_planned pl;
+	uint32_t before = (uint32_t)p->sites.n;
 	uint32_t call = ct_plan_found_caller(p, check, ret, &pl, why);
 	const struct ct_func *fn = p->funcs.v[p->sites.v[check].func].fn;
 	if (call == CT_NOSITE) {
@@ -1324,11 +1325,13 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 			 (unsigned long long)ret, *why);
 		return false;
 	}
+	/* its exit probe; or its function's RETs, probed from now on */
 	uint32_t exit = p->sites.v[call].cs->exit_site;
-	if (exit != CT_NOSITE) {
-		struct found_probe fp = {o->bin, exit, o->bin ? o->path : s->attach_path};
-		CT_VEC_PUSH(b->probes, fp);
-	}
+	for (uint32_t i = before; i < p->sites.n; i++)
+		if (ct_site_is_probe(&p->sites.v[i])) {
+			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};
+			CT_VEC_PUSH(b->probes, fp);
+		}
 	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta};
 	CT_VEC_PUSH(b->planned, fd);
 	ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (key_adj %d)", ct_names_show(&fn->dm, fn->name),

@@ -43,6 +43,10 @@ CASES = [
     ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
     # calls through values in tail position, found while recording: with their callers
     ("go found calls in tail position", ["go_core", "tails", "6"], [], GO1),
+    # a function value called last by an untraced caller whose other path
+    # joins at its return address (sync.Pool.Get's New): its RETs instead
+    ("go found call joined at its exit", ["go_core", "pool", "9"], ["-F", "main.newPoolItem", "-F", "main.poolRound"],
+     GO1),
     # a leaf called through its address, its entry seen after its prologue
     ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
@@ -358,6 +362,22 @@ def test_leaf_entry_seen_after_its_prologue():
     assert [c["ret"][0]["value"] for c in calls[k:]] == [chr(r) not in token for r in want[k:]], calls[k:k + 3]
     ci = calls_info(out)
     assert ci["stepped"] == 0 and ci["ret"] == 0, ci
+
+
+def test_found_call_joined_at_its_exit_returns_at_the_callee_rets():
+    """itemPool.get (not traced) calls its New function value last, and the
+    item it had reaches New's return address by a jump: a probe there
+    (single-stepped, nothing emulated before the ret) would fire on every
+    get, New called or not.  So once that call site is found, New's own
+    RETs are probed instead: every later call of it returns there, with its
+    result, and no return site is single-stepped."""
+    p, out = record([fixture("go_core"), "pool", "9"], "-F", "main.newPoolItem", "-F", "main.poolRound", env=GO1)
+    assert p.stdout == "pool 24 4\n", p.stdout
+    made = [c for c in replay_json(out) if c["func"] == "main.newPoolItem"]
+    assert len(made) == 4 and made[0]["status"] == "unobserved", made
+    assert all(c["status"] == "returned" and c["ret"][0]["value"]["type"] == "*main.poolItem" for c in made[1:]), made
+    ci = calls_info(out)
+    assert ci["ret"] == 3 and ci["stepped"] == 0 and ci["after"] == 9, ci
 
 
 def test_closures_the_runtime_calls_end_at_its_call_sites():

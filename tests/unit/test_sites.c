@@ -1619,6 +1619,45 @@ TEST(check_after_entry_go_leaf)
 	CHECK(!ct_check_after_entry(leaf, sizeof(leaf), BASE, &w));
 }
 
+/* Does a branch land between a return address and its exit probe (a call
+ * found while recording)?  sync.Pool.Get's shape (go_core itemPool.get,
+ * go1.19): the item it had joins at New's return address. */
+TEST(branch_lands_at_return_address)
+{
+	static const uint8_t code[] = {
+		0x48, 0x85, 0xc0,             /* +00 test %rax,%rax */
+		0x75, 0x0e,                   /* +03 jne +0x13 */
+		0x48, 0x8b, 0x4c, 0x24, 0x20, /* +05 mov 0x20(%rsp),%rcx */
+		0x48, 0x8b, 0x51, 0x18,       /* +0a mov 0x18(%rcx),%rdx */
+		0x48, 0x85, 0xd2,             /* +0e test %rdx,%rdx */
+		0x75, 0x07,                   /* +11 jne +0x1a */
+		0x48, 0x8b, 0x5c, 0x24, 0x08, /* +13 mov 0x8(%rsp),%rbx */
+		0xeb, 0x05,                   /* +18 jmp +0x1f */
+		0x48, 0x8b, 0x02,             /* +1a mov (%rdx),%rax */
+		0xff, 0xd0,                   /* +1d call *%rax */
+		0x48, 0x8b, 0x6c, 0x24, 0x10, /* +1f mov 0x10(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x18,       /* +24 add $0x18,%rsp */
+		0xc3,                         /* +28 ret */
+	};
+	CHECK(ct_branch_lands(code, sizeof(code), BASE, BASE + 0x1f, BASE + 0x1f));
+	CHECK(ct_branch_lands(code, sizeof(code), BASE, BASE + 0x1a, BASE + 0x1a));
+	CHECK(!ct_branch_lands(code, sizeof(code), BASE, BASE + 0x20, BASE + 0x28));
+	CHECK(!ct_branch_lands(code, sizeof(code), BASE, BASE + 0x1b, BASE + 0x1e));
+	/* the jmp made a jump through a table: it may land anywhere */
+	uint8_t table[sizeof(code)];
+	memcpy(table, code, sizeof(code));
+	table[0x18] = 0xff, table[0x19] = 0xe1; /* +18 jmp *%rcx */
+	CHECK(ct_branch_lands(table, sizeof(table), BASE, BASE + 0x20, BASE + 0x28));
+	/* code that does not decode may hide one (0x06: no instruction in
+	 * 64-bit mode); padding after the last instruction does not */
+	uint8_t pad[sizeof(code) + 3];
+	memcpy(pad, code, sizeof(code));
+	pad[sizeof(code)] = pad[sizeof(code) + 1] = pad[sizeof(code) + 2] = 0xcc;
+	CHECK(!ct_branch_lands(pad, sizeof(pad), BASE, BASE + 0x20, BASE + 0x28));
+	pad[sizeof(code)] = 0x06;
+	CHECK(ct_branch_lands(pad, sizeof(pad), BASE, BASE + 0x20, BASE + 0x28));
+}
+
 TEST(sites_call_ends_at)
 {
 	/* a return address found while recording, in code without symbols:
