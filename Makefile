@@ -25,7 +25,7 @@ DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
              python3-yaml time chromium nodejs \
              libiberty-dev g++ rustc \
              wabt wasi-libc libclang-rt-14-dev-wasm32 lld lld-14 libclang-rt-14-dev \
-             libc6-dbg jq sqlite3 xz-utils
+             libc6-dbg jq sqlite3 xz-utils openssl curl
 
 SRCS := $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/wasm/assets.o

@@ -87,6 +87,10 @@ struct analysis {
 	struct ct_map twice;      /* addresses of returns-twice functions and their PLT stubs */
 	struct ct_map twice_callers; /* entry of a function that calls one -> 1 */
 	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
+	/* code outside every known function (a stripped library's static
+	 * functions): the gap scanned, its calls' caller for return sites */
+	struct ct_func gap_code;
+	const struct ct_func *gap; /* its copy in p->gap_callers once a call there counts */
 	struct ct_map plt_names;     /* GOT slot -> dynsym index + 1 (PLT stubs) */
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
 	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
@@ -120,6 +124,19 @@ static size_t traced(struct analysis *a, uint64_t addr)
 	return (size_t)(uintptr_t)map_get(&a->by_entry, addr);
 }
 
+/* The gap being scanned as the caller of a call from there (its code is
+ * what the exit walk reads), kept by the plan as its call sites are. */
+static const struct ct_func *gap_caller(struct analysis *a)
+{
+	if (!a->gap) {
+		struct ct_func *f = xcalloc(1, sizeof(*f));
+		*f = a->gap_code;
+		CT_VEC_PUSH(a->p->gap_callers, f);
+		a->gap = f;
+	}
+	return a->gap;
+}
+
 static void on_ref(void *ctx, const struct ct_code_ref *r)
 {
 	struct analysis *a = ctx;
@@ -132,16 +149,24 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 		 * its PLT: a direct call all the same where the return sites
 		 * of a call that ends in untraced code are planned (the
 		 * function, exported, keeps its RET probes) */
-		j1 = r->kind == CT_REF_CALL && r->plain && g && !(g->flags & CT_FN_NOPROBE)
+		bool from_gap = !g && a->gap_code.end;
+		j1 = r->kind == CT_REF_CALL && r->plain && (g || from_gap) && !(g && (g->flags & CT_FN_NOPROBE))
 			     ? (size_t)(uintptr_t)map_get(&a->p->plt_traced, r->target)
 			     : 0;
+		if (j1 && !g)
+			keep_ret(a, j1 - 1, "called from code outside any known function (at 0x%llx)",
+				 (unsigned long long)r->at);
 		if (j1)
-			CT_VEC_PUSH(a->c[j1 - 1].refs, ((struct call_ref){r->at, r->at + r->len, g}));
+			CT_VEC_PUSH(a->c[j1 - 1].refs, ((struct call_ref){r->at, r->at + r->len, g ? g : gap_caller(a)}));
 		return;
 	}
 	size_t j = j1 - 1;
 	if (!g) {
 		keep_ret(a, j, "referenced from code outside any known function (at 0x%llx)", (unsigned long long)r->at);
+		/* its RETs see the calls from there; where its call may end in
+		 * untraced code, their return sites too */
+		if (r->kind == CT_REF_CALL && r->plain && a->gap_code.end)
+			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, gap_caller(a)}));
 		return;
 	}
 	switch (r->kind) {
@@ -299,8 +324,9 @@ static void plt_ref(void *ctx, const struct ct_code_ref *r)
 }
 
 /* Executable code outside every known function: PLT stubs (which name the
- * returns-twice functions of dynamic binaries), .init, gaps. */
-static void scan_other_code(struct analysis *a)
+ * returns-twice functions of dynamic binaries; PLT), else .init, gaps (the
+ * static functions of a binary whose symbols are only its dynamic ones). */
+static void scan_other_code(struct analysis *a, bool plt)
 {
 	const struct ct_target *t = a->t;
 	Elf_Scn *scn = NULL;
@@ -315,9 +341,12 @@ static void scan_other_code(struct analysis *a)
 		const char *name = elf_strptr(t->elf.elf, shstrndx, sh.sh_name);
 		const uint8_t *base = t->elf.data + sh.sh_offset;
 		if (name && !strncmp(name, ".plt", 4)) {
-			ct_scan_refs(base, sh.sh_size, sh.sh_addr, plt_ref, a);
+			if (plt)
+				ct_scan_refs(base, sh.sh_size, sh.sh_addr, plt_ref, a);
 			continue;
 		}
+		if (plt)
+			continue;
 		/* the gaps between functions */
 		uint64_t at = sh.sh_addr, end = sh.sh_addr + sh.sh_size;
 		while (at < end) {
@@ -330,7 +359,12 @@ static void scan_other_code(struct analysis *a)
 			size_t lo = ct_target_funcs_upto(t, at);
 			uint64_t next = lo < t->nfuncs && t->funcs[lo].entry < end ? t->funcs[lo].entry : end;
 			a->cur = NULL;
+			a->gap_code = (struct ct_func){.name = "code outside any known function", .entry = at, .end = next,
+						       .args = -1};
+			a->gap = NULL;
 			ct_scan_refs(base + (at - sh.sh_addr), next - at, at, on_ref, a);
+			a->gap_code.end = 0;
+			a->gap = NULL;
 			at = next;
 		}
 	}
@@ -945,19 +979,21 @@ static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
 static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await)
 {
 	struct ct_plan *p = a->p;
+	size_t n = p->funcs.n;
 	struct ct_map busy = {0};
-	for (size_t j = 0; j < p->funcs.n; j++) {
+	for (size_t j = 0; j < n; j++) {
 		map_put(&busy, found[j].entry_site, (void *)1);
 		for (size_t e = 0; e < found[j].nexits; e++)
 			map_put(&busy, found[j].exits[e].addr, (void *)1);
 	}
-	for (size_t j = 0; j < p->funcs.n; j++) {
+	typedef CT_VEC(struct ct_callsite) callsite_vec;
+	callsite_vec *keep = xcalloc(n ? n : 1, sizeof(*keep));
+	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct callee *c = &a->c[j];
 		if (pf->in_caller || !await[j])
 			continue;
 		calls_of(c);
-		CT_VEC(struct ct_callsite) keep = {0};
 		for (size_t k = 0; k < c->calls.n; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
 			const struct ct_func *g = cs->caller;
@@ -975,13 +1011,54 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			cs->how = CT_EXIT_STEPPED; /* at the return address: nothing moved yet */
 			cs->exit = cs->ret;
 			cs->sp_delta = 0;
-			CT_VEC_PUSH(keep, *cs);
+			CT_VEC_PUSH(keep[j], *cs);
 		}
-		pf->calls = keep.v;
-		pf->ncalls = keep.n;
-		pf->return_sites = keep.n > 0;
 		CT_VEC_FREE(c->calls);
 	}
+	/* A call of J may go on in a function J tail-jumps to (directly, or
+	 * through untraced code that jumps on: then that function's frame is
+	 * the call's, J's ended at its jump), which its jump's probe knows
+	 * watched there (plan_tail_watch): its own return site at each of J's
+	 * return addresses, a role of the same probe, closes it. */
+	uint32_t *queue = xcalloc(n ? n : 1, sizeof(*queue));
+	uint32_t *seen = xcalloc(n ? n : 1, sizeof(*seen));
+	for (size_t j = 0; j < n; j++) {
+		size_t nj = keep[j].n, head = 0, tail = 0;
+		if (!nj)
+			continue;
+		queue[tail++] = (uint32_t)j;
+		seen[j] = (uint32_t)j + 1;
+		while (head < tail) {
+			uint32_t f = queue[head++];
+			for (size_t e = 0; e < found[f].nexits; e++) {
+				size_t k1 = found[f].exits[e].kind == CT_SITE_TAIL
+						    ? ct_plan_traced_at(p, &a->by_entry, found[f].exits[e].target)
+						    : 0;
+				if (!k1 || seen[k1 - 1] == j + 1 || p->funcs.v[k1 - 1].in_caller || !await[k1 - 1])
+					continue;
+				seen[k1 - 1] = (uint32_t)j + 1;
+				queue[tail++] = (uint32_t)(k1 - 1);
+				for (size_t k = 0; k < nj; k++) {
+					bool have = false;
+					for (size_t m = 0; m < keep[k1 - 1].n && !have; m++)
+						have = keep[k1 - 1].v[m].ret == keep[j].v[k].ret;
+					if (!have)
+						CT_VEC_PUSH(keep[k1 - 1], keep[j].v[k]);
+				}
+			}
+		}
+	}
+	free(queue);
+	free(seen);
+	for (size_t j = 0; j < n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		if (pf->in_caller || !await[j])
+			continue;
+		pf->calls = keep[j].v;
+		pf->ncalls = keep[j].n;
+		pf->return_sites = keep[j].n > 0;
+	}
+	free(keep);
 	map_free(&busy);
 }
 
@@ -1049,8 +1126,9 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (is_returns_twice(t->funcs[i].name))
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
 	scan_dynamic(&a); /* first: PLT slot names for the code scans */
-	scan_other_code(&a);
+	scan_other_code(&a, true);
 	resolve_plt(&a);
+	scan_other_code(&a, false); /* its calls through the PLT are known now */
 	bool *await = t->gccgo ? NULL : untraced_tails(&a, found);
 	if (!from_callers && !await)
 		goto out;

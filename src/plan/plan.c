@@ -663,6 +663,9 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->found_calls);
 	map_free(&p->plt_traced);
 	map_free(&p->shared_exits);
+	for (size_t i = 0; i < p->gap_callers.n; i++)
+		free(p->gap_callers.v[i]);
+	CT_VEC_FREE(p->gap_callers);
 }
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)

@@ -172,6 +172,9 @@ struct ct_plan {
 	bool no_spills;        /* no SPILL sites (record-time limits) */
 	size_t args_funcs, args_incomplete;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
+	/* code outside every known function with calls of traced functions:
+	 * the `caller` of those call sites (heap, one each) */
+	CT_VEC(struct ct_func *) gap_callers;
 	struct ct_map shared_exits; /* exit of a shared call site -> its RETSITE (index + 1) */
 	/* Goroutine lineage (plan/goroutines.c): the creation probe's site
 	 * (CT_NOFUNC: none) and where its payload holds the new goroutine's
