@@ -625,11 +625,15 @@ def per_call_section(tracefs, rounds, n, breakdown, datafile):
 # ---------------------------------------------------------------- exits (issue 10)
 
 CFIB = os.path.join(BUILD, "bench", "cfib")
+# the same built as for ftrace (-pg -mfentry -mnop-mcount): its entry is a
+# 5-byte nop, which the kernel probes without a trap (Linux 6.18+)
+CFIB_FENTRY = CFIB + "_fentry"
 # name, binary, argv for a run of N calls, -F glob, N (traced), N untraced
 EXIT_WORKLOADS = [
     ("go_fib", WORKLOAD, lambda n: [str(n)], "main.fib", 22, None),
     ("leaf", WORKLOAD, lambda n: ["leaf", str(n)], "main.leaf", 20000, 2000000),
     ("c_fib", CFIB, lambda n: [str(n)], "c_fib", 22, None),
+    ("c_fib_fentry", CFIB_FENTRY, lambda n: [str(n)], "c_fib", 22, None),
 ]
 GOAL_GO_FIB_NS = 2000.0
 GOAL_GO_FIB_RATIO = 10.0
@@ -642,6 +646,10 @@ GOAL_HTTP_RATIO = 4.0
 def build_cfib():
     os.makedirs(os.path.dirname(CFIB), exist_ok=True)
     subprocess.run(["gcc", "-O2", "-o", CFIB, os.path.join(REPO, "bench", "cfib", "fib.c")], check=True)
+    # compiled only with -pg (linking it would add gmon's profiler)
+    subprocess.run(["gcc", "-O2", "-no-pie", "-fno-pie", "-pg", "-mfentry", "-mnop-mcount", "-c", "-o",
+                    CFIB_FENTRY + ".o", os.path.join(REPO, "bench", "cfib", "fib.c")], check=True)
+    subprocess.run(["gcc", "-no-pie", "-o", CFIB_FENTRY, CFIB_FENTRY + ".o"], check=True)
 
 
 def auto_sites(binary, func):

@@ -432,8 +432,11 @@ int cmd_list(int argc, char **argv)
 		       (long long)t.gcfg.tls_g_off);
 	printf(", %s, functions from %s%s%s%s\n", t.elf.pie ? "PIE" : "non-PIE", t.funcs_source,
 	       t.elf.debug_path ? " " : "", t.elf.debug_path ? t.elf.debug_path : "", t.has_dwarf ? ", DWARF" : ", no DWARF");
-	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped)", p.funcs.n, p.sites.n,
+	printf("# %zu functions, %zu probe sites (%zu cheap entries, %zu single-stepped", p.funcs.n, p.sites.n,
 	       p.cheap_entries, p.slow_entries);
+	if (p.trapless_entries)
+		printf(", %zu at 5-byte nops, probed without a trap", p.trapless_entries);
+	printf(")");
 	if (p.exits == CT_EXITS_AUTO && !p.exits_note)
 		printf(", %zu observed from their callers", p.in_caller);
 	else
@@ -449,7 +452,7 @@ int cmd_list(int argc, char **argv)
 	for (size_t i = 0; i < p.funcs.n; i++) {
 		const struct ct_plan_func *f = &p.funcs.v[i];
 		printf("  0x%-16llx +%-3llu %-7s %-6u %s\n", (unsigned long long)f->fn->entry,
-		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_emulated ? "cheap" : "step",
+		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_optimized ? "no-trap" : f->entry_emulated ? "cheap" : "step",
 		       f->nexits, ct_names_show(&f->fn->dm, f->fn->name));
 		if (args && p.fetch) {
 			const struct ct_site_fetch *in = f->args_view, *out = f->results_view;

@@ -15,7 +15,9 @@ void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_RET])
 		k += snprintf(buf + k, n - (size_t)k, " ret=%" PRIu64, c->hit_ns[CT_HIT_RET]);
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_CHECK])
-		snprintf(buf + k, n - (size_t)k, " check=%" PRIu64, c->hit_ns[CT_HIT_CHECK]);
+		k += snprintf(buf + k, n - (size_t)k, " check=%" PRIu64, c->hit_ns[CT_HIT_CHECK]);
+	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_NOTRAP])
+		snprintf(buf + k, n - (size_t)k, " notrap=%" PRIu64, c->hit_ns[CT_HIT_NOTRAP]);
 }
 
 /* microseconds are what a hit costs: more than a millisecond is no
@@ -54,6 +56,8 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 			out->hit_ns[CT_HIT_RET] = v;
 		else if (!strcmp(name, "check"))
 			out->hit_ns[CT_HIT_CHECK] = v;
+		else if (!strcmp(name, "notrap"))
+			out->hit_ns[CT_HIT_NOTRAP] = v;
 		/* a field of a later calltrace: not ours to price */
 		p += used;
 	}
@@ -63,6 +67,8 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 
 enum ct_hit_class ct_hit_class_of(uint8_t kind, uint8_t flags)
 {
+	if ((flags & CT_SITEF_NOTRAP) == CT_SITEF_NOTRAP)
+		return CT_HIT_NOTRAP; /* a CHECK there too: its lookup is a small part */
 	if (flags & CT_SITEF_RETINSN)
 		return CT_HIT_RET;
 	if (flags & CT_SITEF_STEPPED)

@@ -7,12 +7,21 @@
 #include <stdint.h>
 
 /* What a hit costs depends on the probed instruction (the site's flags,
- * CT_SITEF_STEPPED/CALLINSN/RETINSN): one the kernel emulates, one it
+ * CT_SITEF_STEPPED/CALLINSN/RETINSN/NOTRAP): one the kernel emulates, one it
  * single-steps, an emulated `call` (it also writes the return address), a
- * single-stepped `ret`; and on what the BPF program does: a CHECK's hit (a
+ * single-stepped `ret`, a 5-byte nop the kernel reaches by a call to its
+ * trampoline (no trap); and on what the BPF program does: a CHECK's hit (a
  * function observed from its callers, at its emulated entry) looks up which
  * planned call site it came from. */
-enum ct_hit_class { CT_HIT_EMULATED, CT_HIT_STEPPED, CT_HIT_CALL, CT_HIT_RET, CT_HIT_CHECK, CT_HIT_CLASSES };
+enum ct_hit_class {
+	CT_HIT_EMULATED,
+	CT_HIT_STEPPED,
+	CT_HIT_CALL,
+	CT_HIT_RET,
+	CT_HIT_CHECK,
+	CT_HIT_NOTRAP,
+	CT_HIT_CLASSES
+};
 
 /* What probe hits cost here: measured by record at start-up
  * (record/calibrate.c), kept in META "calib", taken out of every duration
@@ -29,8 +38,8 @@ struct ct_costs {
 	double ms;
 };
 /* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100
- * ms=9.5", then " call=NS", " ret=NS" and " check=NS" when measured (after
- * the fields an older calltrace reads). */
+ * ms=9.5", then " call=NS", " ret=NS", " check=NS" and " notrap=NS" when
+ * measured (after the fields an older calltrace reads). */
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
 /* The class of a hit whose event names a site of KIND (enum

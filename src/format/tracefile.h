@@ -65,6 +65,10 @@ struct ct_file_func {
 				  writes the return address): overhead correction
 				  prices its hits so (format/calib.h) */
 #define CT_SITEF_RETINSN 0x80  /* probed at a `ret` (single-stepped): the same */
+/* Both of the last two (never otherwise together: a `ret` is also STEPPED):
+ * probed at a 5-byte nop, which the kernel turns into a call to its uprobe
+ * trampoline after the first hit (Linux 6.18+): no trap, the cheapest hit */
+#define CT_SITEF_NOTRAP (CT_SITEF_CALLINSN | CT_SITEF_RETINSN)
 
 struct ct_file_site {
 	uint32_t id;

@@ -1,4 +1,5 @@
 #include "plan/plan.h"
+#include "format/calib.h"
 #include "target/goruntime.h"
 #include "util/util.h"
 
@@ -546,6 +547,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		pf.fn = f;
 		pf.entry_site = fs.entry_site;
 		pf.entry_emulated = fs.entry_emulated;
+		pf.entry_optimized = fs.entry_optimized;
 		pf.nexits = (uint32_t)fs.nexits;
 		pf.check_site = CT_NOSITE;
 		pf.spill_site = CT_NOSITE;
@@ -586,6 +588,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	int rc = 0;
 	for (size_t j = 0; j < p->funcs.n && rc == 0; j++) {
 		rc = emit_function(p, (uint32_t)j, &found.v[j]);
+		if (found.v[j].entry_optimized)
+			p->trapless_entries++;
 		if (found.v[j].entry_emulated)
 			p->cheap_entries++;
 		else
@@ -684,18 +688,16 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
 	return (char *)b.p;
 }
 
-uint8_t ct_plan_hit_flags(const struct ct_plan *p)
+unsigned ct_plan_hit_classes(const struct ct_plan *p)
 {
-	uint8_t flags = 0;
+	unsigned classes = 0;
 	for (size_t i = 0; i < p->sites.n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
 		const uint8_t *code = s->elsewhere ? NULL : ct_elf_bytes_at(&p->t->elf, s->addr, 15);
-		if (!code || !ct_site_is_probe(s))
-			continue;
-		uint8_t f = ct_hit_flags_at(code, 15, s->addr);
-		flags |= f | (s->kind == CT_SITE_CHECK && !(f & CT_SITEF_STEPPED) ? CT_SITEF_ATCHECK : 0);
+		if (code && ct_site_is_probe(s))
+			classes |= 1u << ct_hit_class_of(s->kind, ct_hit_flags_at(code, 15, s->addr));
 	}
-	return flags & (CT_SITEF_CALLINSN | CT_SITEF_RETINSN | CT_SITEF_ATCHECK);
+	return classes;
 }
 
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)

@@ -42,6 +42,7 @@ struct ct_plan_func {
 	const struct ct_func *fn; /* in the target */
 	uint64_t entry_site;
 	bool entry_emulated;
+	bool entry_optimized; /* a 5-byte nop the kernel probes without a trap */
 	uint32_t nexits;
 	/* --exit=auto: entries at its call sites and exits at their return
 	 * sites (in_caller), or why not (RET probes kept). */
@@ -154,6 +155,7 @@ struct ct_plan {
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
+	size_t trapless_entries; /* of the cheap ones, at 5-byte nops (no trap) */
 	enum ct_exit_mode exits;
 	const char *exits_note; /* why everything kept RET probes, if so */
 	size_t in_caller;       /* functions observed from their callers */
@@ -309,11 +311,11 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 /* The tables as they go into the record file. */
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
 /* Site I's flags as the file has them: with what its instruction says of
- * its hits' cost (CT_SITEF_STEPPED, CALLINSN, RETINSN). */
+ * its hits' cost (CT_SITEF_STEPPED, CALLINSN, RETINSN, NOTRAP). */
 uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i);
-/* The hit classes its probes have (CT_SITEF_CALLINSN, CT_SITEF_RETINSN,
- * and CT_SITEF_ATCHECK for emulated CHECKs: the ones record's calibration
- * measures only when they occur). */
-uint8_t ct_plan_hit_flags(const struct ct_plan *p);
+/* The hit classes its probes have, a bit (1 << enum ct_hit_class of
+ * format/calib.h) each: record's calibration measures the rarer ones only
+ * when they occur. */
+unsigned ct_plan_hit_classes(const struct ct_plan *p);
 
 #endif

@@ -21,6 +21,7 @@ struct ct_exit_site {
 struct ct_fn_sites {
 	uint64_t entry_site;  /* address of the entry probe */
 	bool entry_emulated;  /* the kernel emulates it (cheap) vs single-steps */
+	bool entry_optimized; /* a 5-byte nop: cheaper still, no trap (kernel_optimizes) */
 	struct ct_exit_site *exits;
 	size_t nexits;
 	size_t ninsns;        /* instructions decoded */
@@ -191,7 +192,8 @@ bool ct_frame_address_taken(const uint8_t *code, size_t len, uint64_t addr);
 /* What a hit at the instruction at CODE costs, as the site flags the
  * overhead correction prices (format/calib.h): CT_SITEF_STEPPED (not
  * emulated), CT_SITEF_CALLINSN (an emulated `call`), CT_SITEF_RETINSN (a
- * `ret`, stepped too); 0 for another emulated one or undecodable bytes. */
+ * `ret`, stepped too), CT_SITEF_NOTRAP (a 5-byte nop: no trap); 0 for
+ * another emulated one or undecodable bytes. */
 uint8_t ct_hit_flags_at(const uint8_t *code, size_t len, uint64_t addr);
 
 /* The call instruction that returns to RET, decoding CODE (LEN bytes at

@@ -1416,6 +1416,8 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 		hit[CT_HIT_CHECK] = hit[CT_HIT_EMULATED];
 	if (!hit[CT_HIT_RET])
 		hit[CT_HIT_RET] = hit[CT_HIT_STEPPED];
+	if (!hit[CT_HIT_NOTRAP])
+		hit[CT_HIT_NOTRAP] = hit[CT_HIT_EMULATED];
 	/* The split of a hit around its clock read: an emulated entry's end
 	 * plus a single-stepped exit's start was measured (mixed); the split
 	 * of the emulated hit itself is free (it only moves the corrected
@@ -1433,6 +1435,7 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 	pre[CT_HIT_CHECK] = pre[CT_HIT_EMULATED] + (hit[CT_HIT_CHECK] > hit[CT_HIT_EMULATED]
 							    ? hit[CT_HIT_CHECK] - hit[CT_HIT_EMULATED]
 							    : 0);
+	pre[CT_HIT_NOTRAP] = hit[CT_HIT_NOTRAP] / 2;
 	for (int k = 0; k < CT_HIT_CLASSES; k++)
 		if (pre[k] > hit[k])
 			pre[k] = hit[k];

@@ -491,9 +491,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	size_t r14 = 0; /* the g the hits read: as most of the program's */
 	for (size_t i = 0; i < s->plan.sites.n; i++)
 		r14 += s->plan.sites.v[i].gsrc == CT_G_R14;
-	uint8_t classes = ct_plan_hit_flags(&s->plan);
+	unsigned classes = ct_plan_hit_classes(&s->plan);
 	for (size_t k = 0; k < s->nlibs; k++)
-		classes |= ct_plan_hit_flags(&s->libs[k].plan);
+		classes |= ct_plan_hit_classes(&s->libs[k].plan);
 	if (!o->follow && !o->max_events &&
 	    !(s->calib = ct_calib_start(s->probes, po.nsites - CT_CALIB_SITES, &po.bins[0],
 					2 * r14 > s->plan.sites.n ? CT_G_R14 : CT_G_NONE, classes, &s->costs)))

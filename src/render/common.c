@@ -64,8 +64,11 @@ void ct_costs_note(FILE *out, struct ct_trace *t)
 	struct ct_costs c;
 	if (!ct_trace_costs(t, &c))
 		return;
+	char notrap[64] = "";
+	if (c.hit_ns[CT_HIT_NOTRAP])
+		snprintf(notrap, sizeof(notrap), ", %.1f us at a 5-byte nop", c.hit_ns[CT_HIT_NOTRAP] / 1e3);
 	fprintf(out,
 		"# durations corrected: calltrace's own time taken out (estimated %.1f us per probe hit, "
-		"%.1f us per single-stepped one, +%.1f us capturing values); --raw: as measured\n",
-		c.hit_ns[0] / 1e3, c.hit_ns[1] / 1e3, c.args_ns / 1e3);
+		"%.1f us per single-stepped one%s, +%.1f us capturing values); --raw: as measured\n",
+		c.hit_ns[CT_HIT_EMULATED] / 1e3, c.hit_ns[CT_HIT_STEPPED] / 1e3, notrap, c.args_ns / 1e3);
 }

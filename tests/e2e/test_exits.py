@@ -58,6 +58,11 @@ CASES = [
     ("c tplongjmp", ["c_core", "tplongjmp"], [], None),
     ("c signal", ["c_core", "signal"], [], None),
     ("c static glibc", ["c_vex_static", "xyz"], [], None),
+    # built -pg -mfentry -mnop-mcount: entries at 5-byte nops, no trap
+    ("c fib fentry", ["c_core_fentry", "fib", "9"], ["-F", "c_fib"], None),
+    ("c longjmp fentry", ["c_core_fentry", "longjmp"], [], None),
+    ("c threads fentry", ["c_core_fentry", "threads"], [], None),
+    ("c signal fentry", ["c_core_fentry", "signal"], [], None),
     ("c++ exceptions", ["cxx_exc"], ["-F", "cx_*"], None),
     ("c++ exceptions, inline landing pads", ["cxx_exc_inline"], ["-F", "cx_*"], None),
 ]
@@ -482,6 +487,13 @@ def test_list_shows_exit_modes():
     assert "exits at RET (--exit=ret)" in ret and "exits: RET probes" in ret, ret
     c = ct("list", "-v", fixture("c_core"), "tp_*").stdout
     assert "calls setjmp" in c and "in tail position" in c, c
+    # an -mfentry nop is the entry (the kernel probes it without a trap);
+    # without it the push after is
+    for binary, site in (("c_core_fentry", "+0   no-trap"), ("c_core", "+0   cheap")):
+        c = ct("list", "-v", fixture(binary), "c_fib").stdout
+        line = next(l for l in c.splitlines() if l.endswith(" c_fib"))
+        assert site in line, (binary, line)
+        assert ("at 5-byte nops" in c.splitlines()[1]) == (binary == "c_core_fentry"), c
 
 
 def test_results_read_at_emulated_exits():

@@ -160,6 +160,73 @@ TEST(sites_c_endbr64_push)
 	ct_fn_sites_free(&s);
 }
 
+TEST(sites_c_fentry_nop_probed_without_trap)
+{
+	/* gcc -pg -mfentry -mnop-mcount: a 5-byte nop first, which the
+	 * kernel probes without a trap; it wins over the push after it */
+	static const uint8_t code[] = {
+		0x0f, 0x1f, 0x44, 0x00, 0x00, /* +0 nopl 0x0(%rax,%rax,1) */
+		0x55,                         /* +5 push %rbp */
+		0x5d,                         /* +6 pop %rbp */
+		0xc3,                         /* +7 ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(s.entry_emulated && s.entry_optimized);
+	ct_fn_sites_free(&s);
+	/* across a page boundary it is only emulated, like the push: the
+	 * first of the two is taken */
+	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE + 0xffd, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE + 0xffd);
+	CHECK(s.entry_emulated && !s.entry_optimized);
+	ct_fn_sites_free(&s);
+	/* a push first, then the nop: the nop would see SP moved (frame key,
+	 * stack arguments), so the push is the entry */
+	static const uint8_t later[] = {
+		0x55,                         /* +0 push %rbp */
+		0x0f, 0x1f, 0x44, 0x00, 0x00, /* +1 nopl 0x0(%rax,%rax,1) */
+		0x5d,                         /* +6 pop %rbp */
+		0xc3,                         /* +7 ret */
+	};
+	CHECK_EQ_I(find(later, sizeof(later), CT_CC_SYSV, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(s.entry_emulated && !s.entry_optimized);
+	ct_fn_sites_free(&s);
+}
+
+TEST(sites_multibyte_nops_are_emulated)
+{
+	/* Zydis files the 0f 1f nops as WIDENOP, not NOP: the kernel
+	 * emulates its own encodings (measured: as cheap as a push), and
+	 * single-steps the others */
+	static const uint8_t nop4[] = {0x0f, 0x1f, 0x40, 0x00, 0xc3};             /* nopl 0x0(%rax); ret */
+	static const uint8_t nop6[] = {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3}; /* nopw 0x0(%rax,%rax,1) */
+	static const uint8_t nop8[] = {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc3};
+	static const uint8_t nop1[] = {0x90, 0xc3};
+	static const uint8_t sib4[] = {0x0f, 0x1f, 0x04, 0x00, 0xc3}; /* nopl (%rax,%rax,1): gas's */
+	static const uint8_t nop9[] = {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc3};
+	static const uint8_t mov[] = {0x48, 0x89, 0xf8, 0xc3};
+	CHECK(ct_kernel_emulates_at(nop4, sizeof(nop4), BASE));
+	CHECK(ct_kernel_emulates_at(nop6, sizeof(nop6), BASE));
+	CHECK(ct_kernel_emulates_at(nop8, sizeof(nop8), BASE));
+	CHECK(ct_kernel_emulates_at(nop1, sizeof(nop1), BASE));
+	CHECK(!ct_kernel_emulates_at(sib4, sizeof(sib4), BASE));
+	CHECK(!ct_kernel_emulates_at(nop9, sizeof(nop9), BASE));
+	CHECK(!ct_kernel_emulates_at(mov, sizeof(mov), BASE));
+	/* how a hit there is priced */
+	static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3};
+	static const uint8_t nop5d[] = {0x0f, 0x1f, 0x44, 0x00, 0x08, 0xc3}; /* optimized, but not emulated if not */
+	CHECK_EQ_U(ct_hit_flags_at(nop5, sizeof(nop5), BASE), CT_SITEF_NOTRAP);
+	CHECK_EQ_U(ct_hit_flags_at(nop5, sizeof(nop5), BASE + 0xffc), 0);
+	CHECK_EQ_U(ct_hit_flags_at(nop5d, sizeof(nop5d), BASE), CT_SITEF_STEPPED);
+	CHECK_EQ_U(ct_hit_flags_at(nop4, sizeof(nop4), BASE), 0);
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(nop6, sizeof(nop6), CT_CC_SYSV, &s), 0);
+	CHECK(s.entry_emulated && !s.entry_optimized);
+	ct_fn_sites_free(&s);
+}
+
 TEST(sites_c_mov_first_not_emulated)
 {
 	static const uint8_t code[] = {
