@@ -1749,7 +1749,9 @@ bool ct_spill_walk(const uint8_t *code, size_t len, uint64_t entry, uint64_t lim
 		if (spill_met(&w, needs, nneeds)) {
 			if (first_at < 0)
 				first_at = n;
-			bool can = !probe_refusal(&x) && (!ok || ok(ctx, x.addr));
+			/* (not a nop the kernel turns into a call: that call
+			 * writes below SP, where a leaf's stores may be) */
+			bool can = !probe_refusal(&x) && !kernel_optimizes(&x) && (!ok || ok(ctx, x.addr));
 			if (can && (kernel_emulates(&x) || !have_first)) {
 				out->addr = x.addr;
 				out->emulated = kernel_emulates(&x);
@@ -1913,8 +1915,11 @@ bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struc
 		return false;
 	struct insn x;
 	size_t at = (size_t)(w->site - entry);
-	/* not a call: its probe may be the callee's CALL site too */
-	if (!decode(code + at, len - at, w->site, &x) || x.in.meta.category == ZYDIS_CATEGORY_CALL)
+	/* not a call: its probe may be the callee's CALL site too; not a nop
+	 * the kernel turns into a call, which writes below SP (a C leaf's
+	 * red zone may hold what it stored there) */
+	if (!decode(code + at, len - at, w->site, &x) || x.in.meta.category == ZYDIS_CATEGORY_CALL ||
+	    kernel_optimizes(&x))
 		return false;
 	/* it must run once a call: no branch of the function lands between the
 	 * entry and it, and no jump through a table might */

@@ -1684,6 +1684,24 @@ TEST(check_after_entry_go_leaf)
 	/* nothing emulated before the ret (`mov 0x8(%rax),%rax; ret`) */
 	static const uint8_t leaf[] = {0x48, 0x8b, 0x40, 0x08, 0xc3};
 	CHECK(!ct_check_after_entry(leaf, sizeof(leaf), BASE, &w));
+	/* a C leaf's store to its red zone, then the kernel's 5-byte nop: a
+	 * probe there becomes a call, which would write over it; the 4-byte
+	 * one is emulated in place */
+	static const uint8_t redzone[] = {
+		0x48, 0x89, 0x7c, 0x24, 0xf8, /* +00 mov %rdi,-0x8(%rsp) */
+		0x0f, 0x1f, 0x44, 0x00, 0x00, /* +05 nopl 0x0(%rax,%rax,1) */
+		0x48, 0x8b, 0x44, 0x24, 0xf8, /* +0a mov -0x8(%rsp),%rax */
+		0xc3,                         /* +0f ret */
+	};
+	CHECK(!ct_check_after_entry(redzone, sizeof(redzone), BASE, &w));
+	static const uint8_t redzone4[] = {
+		0x48, 0x89, 0x7c, 0x24, 0xf8, /* +00 mov %rdi,-0x8(%rsp) */
+		0x0f, 0x1f, 0x40, 0x00,       /* +05 nopl 0x0(%rax) */
+		0x48, 0x8b, 0x44, 0x24, 0xf8, /* +09 mov -0x8(%rsp),%rax */
+		0xc3,                         /* +0e ret */
+	};
+	CHECK(ct_check_after_entry(redzone4, sizeof(redzone4), BASE, &w));
+	CHECK_EQ_U(w.site, BASE + 5);
 }
 
 /* Does a branch land between a return address and its exit probe (a call
