@@ -167,7 +167,8 @@ $(BUILD)/fuzz_records: tests/fuzz/fuzz_records.c $(SAN_OBJS) $(BUILD)/obj/wasm/a
 	@$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LDLIBS)
 
 # libFuzzer, coverage-guided, from the seeds the test run leaves in
-# build/fuzz-seeds (run `make test` first): FUZZ_RUNS crafted files.
+# build/fuzz-seeds (run `make test` first) and the files that once crashed a
+# reader (tests/fuzz/regress, replayed by `make test`): FUZZ_RUNS crafted files.
 $(BUILD)/fuzz/%.o: src/%.c $(BUILD)/fuzz/%.d | $(BUILD)/calltrace.skel.h
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(CFLAGS) $(DEPFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
@@ -180,7 +181,7 @@ $(BUILD)/fuzz_records_libfuzzer: tests/fuzz/fuzz_records.c $(patsubst $(BUILD)/s
 fuzz: deps $(BUILD)/fuzz_records_libfuzzer
 	@test -n "$$(ls $(BUILD)/fuzz-seeds 2>/dev/null)" || { echo "no seeds in $(BUILD)/fuzz-seeds: run make test first"; exit 1; }
 	@mkdir -p $(BUILD)/fuzz-corpus
-	@cp -n $(BUILD)/fuzz-seeds/* $(BUILD)/fuzz-corpus/
+	@cp -n $(BUILD)/fuzz-seeds/* tests/fuzz/regress/* $(BUILD)/fuzz-corpus/
 	$(BUILD)/fuzz_records_libfuzzer -runs=$(FUZZ_RUNS) -timeout=20 -rss_limit_mb=4096 -max_len=1048576 \
 		-print_final_stats=1 $(BUILD)/fuzz-corpus
 

@@ -8,6 +8,7 @@ from lib import ROOT, ct, fixture, run
 SEEDS = os.path.join(ROOT, "build", "fuzz-seeds")
 FUZZ = os.path.join(ROOT, "build", "fuzz_records")
 FILES = 2000
+REGRESS = os.path.join(ROOT, "tests", "fuzz", "regress")
 
 
 def make_seeds():
@@ -58,3 +59,13 @@ def test_binaries_read_under_sanitizers():
     assert p.returncode == 0, p.stderr[-3000:]
     lines = [l for l in p.stderr.splitlines() if l.startswith("fuzz_records: ")]
     assert len(lines) == len(names) and all(l.endswith(" functions") for l in lines), p.stderr[-2000:]
+
+
+def test_regression_files_under_sanitizers():
+    # Files that once crashed a reader (a `make fuzz` finding, kept once fixed),
+    # each through every reader as it is.
+    files = [f for f in os.listdir(REGRESS) if not f.startswith(".")]
+    assert files, REGRESS + " is empty"
+    p = run([FUZZ, "--regress", REGRESS], timeout=600, cwd=ROOT, errors="backslashreplace")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert f"fuzz_records: {len(files)} regression files, each through" in p.stderr, p.stderr[-2000:]

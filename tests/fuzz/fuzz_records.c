@@ -22,6 +22,9 @@
  *
  *   fuzz_records [--seed N] [--files N] [--seconds S] [--save DIR] SEED_FILE...
  *       deterministic: the same seed and seed files give the same files
+ *   fuzz_records --regress PATH...
+ *       every file given, or in a directory given, through every reader as it
+ *       is (no mutation): the crashes found before (tests/fuzz/regress)
  *   fuzz_records --targets BINARY...
  *       reads binaries as record/list do (ELF, symbols, pclntab, DWARF), under
  *       the same sanitizers
@@ -35,6 +38,7 @@
 #include "render/report.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -1221,13 +1225,73 @@ static void on_alarm(int sig)
 	fail("took too long (exponential work?)");
 }
 
+/* The file a finding came from: the crafted one kept on disk, or a regression file. */
+static const char *current_file = "build/fuzz-current.data";
+
 static void on_abort(int sig)
 {
 	(void)sig;
-	static const char msg[] = "fuzz_records: the file that did it is build/fuzz-current.data\n";
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
+	static const char msg[] = "fuzz_records: the file that did it is ";
+	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, current_file, strlen(current_file)) < 0 ||
+	    write(2, "\n", 1) < 0) {
 	}
 	signal(SIGABRT, SIG_DFL);
+}
+
+static int regress_file(const char *path)
+{
+	size_t n;
+	uint8_t *p = slurp(path, &n);
+	if (!p) {
+		fprintf(stderr, "fuzz_records: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	static char shown[4096];
+	snprintf(shown, sizeof(shown), "%s", path);
+	current_file = shown;
+	alarm(20);
+	run_all(p, n);
+	alarm(0);
+	free(p);
+	file_no++;
+	return 0;
+}
+
+/* Files that once crashed a reader, each through every reader as it is. */
+static int regress(int argc, char **argv)
+{
+	quiet_stdout();
+	signal(SIGALRM, on_alarm);
+	signal(SIGABRT, on_abort);
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) || !S_ISDIR(st.st_mode)) {
+			if (regress_file(argv[i]))
+				return 2;
+			continue;
+		}
+		struct dirent **names;
+		int k = scandir(argv[i], &names, NULL, alphasort);
+		if (k < 0) {
+			fprintf(stderr, "fuzz_records: %s: %s\n", argv[i], strerror(errno));
+			return 2;
+		}
+		int bad = 0;
+		for (int j = 0; j < k; j++) {
+			if (!bad && names[j]->d_name[0] != '.') {
+				char *path = xasprintf("%s/%s", argv[i], names[j]->d_name);
+				bad = regress_file(path);
+				free(path);
+			}
+			free(names[j]);
+		}
+		free(names);
+		if (bad)
+			return 2;
+	}
+	fprintf(stderr, "fuzz_records: %llu regression files, each through %d readers; no findings\n",
+		(unsigned long long)file_no, NREADERS);
+	return 0;
 }
 
 /* What `calltrace list BINARY` reads, under the sanitizers. */
@@ -1249,6 +1313,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--targets"))
 		return read_targets(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--regress"))
+		return regress(argc - 2, argv + 2);
 	uint64_t seed = 1, files = 2000;
 	double seconds = 0;
 	int i = 1;
