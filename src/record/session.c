@@ -70,8 +70,12 @@ static void write_meta(struct ct_session *s)
 	}
 	if (!s->wasm) {
 		ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
-		if (s->plan.exits == CT_EXITS_RET || s->plan.exits_note)
-			ct_writer_meta(w, "plan.exits", "ret (%s)", s->exits_note ? s->exits_note : s->plan.exits_note);
+		/* with only libraries traced the program has no plan: theirs say why */
+		const char *exits_note = s->exits_note ? s->exits_note : s->plan.exits_note;
+		for (size_t k = 0; !exits_note && !s->plan.funcs.n && k < s->nlibs; k++)
+			exits_note = s->libs[k].plan.exits_note;
+		if (exits_note)
+			ct_writer_meta(w, "plan.exits", "ret (%s)", exits_note);
 		else
 			ct_writer_meta(w, "plan.exits", "auto: %zu of %zu functions observed from their callers",
 				       s->plan.in_caller, s->plan.funcs.n);

@@ -65,6 +65,8 @@ CASES = [
     ("c signal fentry", ["c_core_fentry", "signal"], [], None),
     ("c++ exceptions", ["cxx_exc"], ["-F", "cx_*"], None),
     ("c++ exceptions, inline landing pads", ["cxx_exc_inline"], ["-F", "cx_*"], None),
+    # only a library's functions: the program has no plan, plan.exits says the libraries' mode
+    ("c library functions only", ["libargs/gcc-O2/la_main"], ["-F", "libla.so:*"], None),
 ]
 
 
