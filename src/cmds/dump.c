@@ -267,7 +267,7 @@ int cmd_dump(int argc, char **argv)
 	if (r)
 		ct_print_error();
 	if (t.truncated)
-		ct_warn("%s ends with an incomplete chunk (tracer killed?); dumped what was whole",
+		ct_warn("%s ends with an incomplete chunk (" CT_TRUNCATED_WHY "); dumped what was whole",
 			path);
 	ct_trace_close(&t);
 	if (out_path) {

@@ -83,7 +83,7 @@ int cmd_info(int argc, char **argv)
 	printf("%-12s %s (limits: %s)\n", "cut:", or_dash(ct_trace_stat(&t, "cut")), or_dash(ct_trace_meta(&t, "limits")));
 	printf("%-12s %s\n", "exit:", or_dash(ct_trace_stat(&t, "exit")));
 	printf("%-12s %lld bytes%s\n", "file size:", t.file_size,
-	       t.truncated ? " -- ends early (tracer killed?); replay shows what was whole" : "");
+	       t.truncated ? " -- ends early (" CT_TRUNCATED_WHY "); replay shows what was whole" : "");
 	if (calls) {
 		struct ct_recon_ops none = {0};
 		struct ct_recon_stats st = ct_recon_run(&t, &none, NULL);

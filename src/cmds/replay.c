@@ -101,7 +101,7 @@ int cmd_replay(int argc, char **argv)
 	bool truncated = t.truncated;
 	ct_trace_close(&t);
 	if (truncated)
-		ct_warn("%s ends with an incomplete chunk (tracer killed?); replayed what was whole",
+		ct_warn("%s ends with an incomplete chunk (" CT_TRUNCATED_WHY "); replayed what was whole",
 			path);
 	ct_filter_free(&fo);
 	if (fflush(stdout) != 0)

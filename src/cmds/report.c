@@ -142,7 +142,7 @@ int cmd_report(int argc, char **argv)
 	for (int k = 0; k < (diff_base ? 2 : 1); k++) {
 		struct ct_trace *tr = k ? &base : &t;
 		if (tr->truncated)
-			ct_warn("%s ends with an incomplete chunk (tracer killed?); reported what was whole",
+			ct_warn("%s ends with an incomplete chunk (" CT_TRUNCATED_WHY "); reported what was whole",
 				tr->path);
 		ct_trace_close(tr);
 	}

@@ -187,6 +187,11 @@ struct ct_go_object {
 	struct ct_map pcpos;  /* pid << 47 ^ pc -> struct ct_pcpos * */
 };
 
+/* What readers say of a file whose last chunk is incomplete: record ends
+ * every file with whole chunks unless it died or could not write them (it
+ * then warns and exits 1: a full disk) */
+#define CT_TRUNCATED_WHY "tracer killed, or its disk full?"
+
 struct ct_trace {
 	char *path;
 	FILE *f;
@@ -200,7 +205,7 @@ struct ct_trace {
 	size_t nsites;
 	long data_start;  /* file offset of the first chunk after the tables */
 	uint32_t version; /* of the file format */
-	bool truncated;   /* the last chunk was incomplete or damaged */
+	bool truncated;   /* the last chunk was incomplete or damaged (CT_TRUNCATED_WHY) */
 	uint32_t event_passes; /* how often the events were read (ct_iter_init) */
 	uint64_t first_ts;/* from meta "clock.start_ns" */
 	struct ct_typetab types;           /* argument types */

@@ -397,7 +397,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	if (tr.spill)
 		fclose(tr.spill);
 	if (t->truncated)
-		fprintf(o->out, "/* the record file ends early (tracer killed?): %llu events replayed */\n",
+		fprintf(o->out, "/* the record file ends early (" CT_TRUNCATED_WHY "): %llu events replayed */\n",
 			(unsigned long long)st.events);
 	if (tr.spill_error)
 		return ct_fail("writing a temporary file failed: the tree is incomplete (set TMPDIR to a disk with room)");

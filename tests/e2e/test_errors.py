@@ -101,3 +101,26 @@ def test_cannot_execute():
     os.chmod(noexec, 0o644)
     p = ct("record", "-o", tmp("ne.data"), "--", noexec, "fib", "3")
     one_line_error(p, "cannot execute")
+
+
+def test_full_disk_keeps_what_was_written():
+    """The trace's disk fills up: the program runs on unharmed, record says
+    so once and exits 1, and the file holds a readable beginning."""
+    mnt = tmp("smallfs")
+    os.makedirs(mnt, exist_ok=True)
+    assert run(["mount", "-t", "tmpfs", "-o", "size=256k", "ctsmall", mnt]).returncode == 0
+    try:
+        out = os.path.join(mnt, "x.data")
+        p = ct("record", "-o", out, "--", fixture("go_core"), "fib", "22")
+        assert "fib 17711" in p.stdout, p.stdout  # the program's own output
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert "No space left on device" in p.stderr and out in p.stderr, p.stderr
+        assert our_links() == [], "probe links left behind"
+        assert os.stat(out).st_mode & 0o777 == 0o600
+        info = ct("info", out)
+        assert info.returncode == 0 and "ends early (tracer killed, or its disk full?)" in info.stdout, info.stdout
+        rp = ct("replay", out)
+        assert rp.returncode == 0 and "main.fib(" in rp.stdout, rp.stderr
+        assert "ends early (tracer killed, or its disk full?)" in rp.stdout, rp.stdout[-300:]
+    finally:
+        run(["umount", mnt])
