@@ -1414,6 +1414,49 @@ static bool rets_instead(struct ct_plan *p, uint32_t func, const struct ct_calls
 	return true;
 }
 
+static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	const struct ct_fetch *x = &a->prog, *y = &b->prog;
+	if (x->nops != y->nops || x->size != y->size || x->guard_lo != y->guard_lo || x->guard_hi != y->guard_hi ||
+	    x->guard_from != y->guard_from || x->guard_to != y->guard_to)
+		return false;
+	for (uint32_t i = 0; i < x->nops && i < CT_MAX_OPS; i++) {
+		const struct ct_fetch_op *o = &x->ops[i], *q = &y->ops[i];
+		if (o->code != q->code || o->reg != q->reg || o->dst != q->dst || o->size != q->size ||
+		    o->src != q->src || o->src2 != q->src2 || o->scale != q->scale || o->off != q->off)
+			return false;
+	}
+	return true;
+}
+
+/* One call instruction calling several traced functions, found while
+ * recording (an interface method's: io.Reader.Read's in encoding/json's
+ * refill, (*body).Read and (*cancelTimerBody).Read): the exit probe of the
+ * first found there sees the others' calls return too, and reads their
+ * results as their own would where its program is theirs (the same
+ * signature).  Then the new exit is no probe of its own but a companion
+ * that no probe's chain names: the reconstruction closes its calls with
+ * that probe's hits, one hit a return instead of one per function. */
+static void ride_found_exit(struct ct_plan *p, const struct ct_callsite *cs)
+{
+	struct ct_plan_site *b = &p->sites.v[cs->exit_site];
+	if (b->next != CT_NOSITE)
+		return; /* roles of its own (the results of calls in tail position) */
+	for (uint32_t i = 0; i < cs->exit_site; i++) {
+		const struct ct_plan_site *a = &p->sites.v[i];
+		if (a->kind != CT_SITE_RETSITE || a->addr != b->addr || a->key_adj != b->key_adj || a->elsewhere ||
+		    !(a->flags & CT_SITEF_DYNAMIC) || !ct_site_is_probe(a) || a->next != CT_NOSITE ||
+		    a->call_site >= p->sites.n || p->sites.v[a->call_site].kind != CT_SITE_CALL ||
+		    p->sites.v[a->call_site].addr != cs->at ||
+		    !same_program(p->fetch ? p->fetch[i] : NULL, p->fetch ? p->fetch[cs->exit_site] : NULL))
+			continue;
+		b->flags |= CT_SITEF_COMPANION;
+		return;
+	}
+}
+
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why)
 {
@@ -1476,6 +1519,8 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 			add_tail_result_roles(p, func, cs);
 		}
 	}
+	if (cs->exit_site != CT_NOSITE)
+		ride_found_exit(p, cs);
 	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
 					    {cs->call_site, -8}};
 	return cs->call_site;

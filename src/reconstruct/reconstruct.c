@@ -82,6 +82,7 @@ struct ct_recon {
 	uint64_t hit_ns[CT_HIT_CLASSES], pre_ns[CT_HIT_CLASSES];
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
 	struct ct_map tail_diff_of; /* CALL site + 1 -> its TAILDIFF site + 1 */
+	struct ct_map riding_exit_of; /* CALL site + 1 -> its exit riding on another's probe + 1 */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 };
@@ -645,8 +646,17 @@ static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	 * other, and the call's own closes it, with its results: another's is
 	 * no sign of an unwinding (encoding/json's s.step(s, c)). */
 	if (i >= 0 && entry != call_site && same_call(r, entry, call_site) &&
-	    (r->sites[entry].flags & r->sites[call_site].flags & CT_SITEF_DYNAMIC))
+	    (r->sites[entry].flags & r->sites[call_site].flags & CT_SITEF_DYNAMIC)) {
+		/* ... unless its own has no probe but rides on this one (a
+		 * companion no chain names): this hit is its exit too */
+		void *own = map_get(&r->riding_exit_of, (uint64_t)entry + 1);
+		if (own) {
+			struct ct_rec_event rv = *ev;
+			rv.site = (uint32_t)((uintptr_t)own - 1);
+			return_frame(r, s, (size_t)i, ev->ts, ev->tid, &rv);
+		}
 		return;
+	}
 	if (i >= 0 && same_call(r, entry, call_site)) {
 		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 		return;
@@ -1460,7 +1470,12 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	memset(&r->spill_of, 0, sizeof(r->spill_of));
 	map_free(&r->tail_diff_of);
 	memset(&r->tail_diff_of, 0, sizeof(r->tail_diff_of));
+	map_free(&r->riding_exit_of);
+	memset(&r->riding_exit_of, 0, sizeof(r->riding_exit_of));
 	for (size_t i = 0; i < nsites; i++) {
+		if (sites[i].kind == CT_SITE_RETSITE && sites[i].call_site < nsites &&
+		    (sites[i].flags & (CT_SITEF_COMPANION | CT_SITEF_DYNAMIC)) == (CT_SITEF_COMPANION | CT_SITEF_DYNAMIC))
+			map_put(&r->riding_exit_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_SPILL && sites[i].func != CT_NOFUNC)
 			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites)
@@ -1511,6 +1526,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->images);
 	map_free(&r->spill_of);
 	map_free(&r->tail_diff_of);
+	map_free(&r->riding_exit_of);
 	CT_VEC_FREE(r->waiting);
 	free(r);
 }

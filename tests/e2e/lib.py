@@ -3,6 +3,7 @@ parse its outputs with real parsers (json), and rebuild call trees."""
 import json
 import os
 import re
+import struct
 import subprocess
 import tempfile
 import time
@@ -17,6 +18,29 @@ def fixture(name):
     path = os.path.join(FIX, name)
     assert os.path.exists(path), f"fixture {name} was not built"
     return path
+
+
+def uvar(buf, i):
+    """The unsigned LEB128 varint at BUF[I] (docs/FORMAT.md), and where the
+    next field starts."""
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def record_chunks(path):
+    """A record file's chunks in order, as (type, payload) (docs/FORMAT.md)."""
+    raw = open(path, "rb").read()
+    off = struct.unpack_from("<I", raw, 12)[0]
+    while off + 16 <= len(raw):
+        typ, n = struct.unpack_from("<II", raw, off)
+        yield typ, raw[off + 16:off + 16 + n]
+        off += 16 + n
 
 
 def run(args, timeout=120, **kw):

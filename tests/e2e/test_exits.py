@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 
-from lib import CT, ct, fixture, record, replay_json, run, tmp, trees
+from lib import CT, ct, fixture, record, record_chunks, replay_json, run, tmp, trees, uvar
 
 GO1 = {"GOMAXPROCS": "1"}  # goroutine ids repeat between runs
 
@@ -39,7 +39,7 @@ CASES = [
     ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
     # from one call site back to back, before its exit probe is in: one call each
     ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
-    # one call site, two functions through values: two exit probes there
+    # one call site, two functions through values: one exit probe there for both
     ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
     # calls through values in tail position, found while recording: with their callers
     ("go found calls in tail position", ["go_core", "tails", "6"], [], GO1),
@@ -369,6 +369,49 @@ def test_leaf_entry_seen_after_its_prologue():
     assert [c["ret"][0]["value"] for c in calls[k:]] == [chr(r) not in token for r in want[k:]], calls[k:k + 3]
     ci = calls_info(out)
     assert ci["stepped"] == 0 and ci["ret"] == 0, ci
+
+
+def file_sites(path):
+    """A record file's SITES entries (docs/FORMAT.md), in id order: dicts of
+    addr, func, kind, call_site, next, flags (-1: none)."""
+    def none(v):  # id + 1, 0 (or a u32 none + 1) for none
+        return -1 if v in (0, 1 << 32) else v - 1
+    sites = {}
+    for typ, p in record_chunks(path):
+        if typ != 3:
+            continue
+        n, i = uvar(p, 0)
+        for _ in range(n):
+            sid, i = uvar(p, i)
+            addr, i = uvar(p, i)
+            func, i = uvar(p, i)
+            kind = p[i]
+            _, i = uvar(p, i + 1)  # target_func
+            _, i = uvar(p, i)  # key_adj
+            call_site, i = uvar(p, i)
+            nxt, i = uvar(p, i)
+            sites[sid] = dict(addr=addr, func=none(func), kind=kind, call_site=none(call_site), next=none(nxt),
+                              flags=p[i])
+            i += 1
+        assert i == len(p), (path, i, len(p))
+    return [sites[k] for k in sorted(sites)]
+
+
+def test_functions_from_one_found_call_share_its_exit_probe():
+    """stepA and stepB, called through one call instruction (a function
+    value's), have the same signature: the exit probe found for the first
+    reads the second's result as its own would, so the second's exit rides
+    on it (not probed itself; a companion no probe's chain names) -- one
+    hit a return there, not one per function -- and the calls of both
+    return there with their results."""
+    p, out = record([fixture("go_core"), "siblings", "6"], "-F", "main.step*", env=GO1)
+    assert p.stdout == "siblings 9\n", p.stdout
+    exits = [s for s in file_sites(out) if s["kind"] == 6 and s["flags"] & 0x10]
+    assert len(exits) == 2 and exits[0]["addr"] == exits[1]["addr"], exits
+    assert [s["flags"] & 0x2 for s in exits] == [0, 0x2] and exits[0]["next"] == -1, exits
+    calls = [c for c in replay_json(out) if c["func"] in ("main.stepA", "main.stepB")]
+    assert [c["status"] for c in calls[2:]] == ["returned"] * 4, calls
+    assert [c["ret"][0]["value"] for c in calls[2:]] == [1, 2, 1, 2], calls
 
 
 def test_found_call_joined_at_its_exit_returns_at_the_callee_rets():

@@ -9,7 +9,7 @@ import json
 import os
 import struct
 
-from lib import ct, fixture, record, replay_json, tmp
+from lib import ct, fixture, record, record_chunks, replay_json, tmp, uvar
 
 
 def calls_of(path, prefix=None):
@@ -81,22 +81,9 @@ def rtypes_by_object(path):
     """{(first_site, nsites): {runtime address: type id}} from the file's
     RTYPES chunks (docs/FORMAT.md, version 8 on)."""
     raw = open(path, "rb").read()
-    assert struct.unpack_from("<I", raw, 8)[0] == 10
-
-    def uvar(p, i):
-        v = shift = 0
-        while True:
-            b = p[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v, i
-
-    objs, off = {}, 32
-    while off + 16 <= len(raw):
-        typ, n, _, _ = struct.unpack_from("<IIII", raw, off)
-        p = raw[off + 16:off + 16 + n]
+    assert struct.unpack_from("<I", raw, 8)[0] == 11
+    objs = {}
+    for typ, p in record_chunks(path):
         if typ == 8:
             first, i = uvar(p, 0)
             nsites, i = uvar(p, i)
@@ -105,7 +92,6 @@ def rtypes_by_object(path):
                 addr, i = uvar(p, i)
                 tid, i = uvar(p, i)
                 objs.setdefault((first, nsites), {})[addr] = tid
-        off += 16 + n
     return objs
 
 
@@ -134,16 +120,16 @@ def test_go_program_exec_d_by_another_go_build():
 def test_newer_format_refused_in_one_line():
     _, out = record([fixture("go_exec_launch")], "--follow", out=tmp("goexec-newer.data"))
     raw = bytearray(open(out, "rb").read())
-    assert struct.unpack_from("<I", raw, 8)[0] == 10
-    struct.pack_into("<I", raw, 8, 11)
-    newer = tmp("goexec-newer-11.data")
+    assert struct.unpack_from("<I", raw, 8)[0] == 11
+    struct.pack_into("<I", raw, 8, 12)
+    newer = tmp("goexec-newer-12.data")
     with open(newer, "wb") as f:
         f.write(raw)
     for cmd in ("replay", "info", "report"):
         p = ct(cmd, newer)
         lines = p.stderr.strip().splitlines()
         assert p.returncode != 0 and len(lines) == 1, (cmd, p.returncode, p.stderr)
-        assert "format version 11, newer than this calltrace (10): upgrade calltrace" in lines[0], lines
+        assert "format version 12, newer than this calltrace (11): upgrade calltrace" in lines[0], lines
 
 
 def test_exec_d_program_goroutines_are_blocks_of_their_own():

@@ -1600,6 +1600,35 @@ TEST(recon_two_exit_probes_at_one_return_address)
 	col_reset();
 }
 
+/* The same, but D's exit has no probe of its own: it rides on C's (a
+ * companion no probe's chain names), whose hit closes D's calls too, with
+ * D's exit site (its results, as C's probe read them); C's own calls from
+ * that instruction return there as before. */
+TEST(recon_found_exit_riding_on_another_probe)
+{
+	struct ct_file_site t[NCSITES];
+	memcpy(t, csites, sizeof(t));
+	t[C_D_DEXIT].flags |= CT_SITEF_COMPANION;
+	col_reset();
+	struct ct_recon *r = ct_recon_new(t, NCSITES, true, &ops, NULL);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_D_DCALL, 0);
+	cevf(r, 120, 5, 7, 132, C_C_CALL_TP, 0); /* D calls C in tail position */
+	cevf(r, 130, 5, 7, 112, C_C_DEXIT, 0);   /* the one probe there */
+	cevf(r, 140, 5, 7, 112, C_C_DCALL, 0);   /* C through the same instruction */
+	cevf(r, 150, 5, 7, 112, C_C_DEXIT, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_EXIT(3, FC, 2, RET, 2, 120, 130, false, true);
+	EXP_EXIT(4, FD, 1, RET, 1, 110, 130, false, false);
+	CHECK_EQ_U(col.v[4].c.exit_site, C_D_DEXIT);
+	EXP_EXIT(6, FC, 1, RET, 3, 140, 150, false, true);
+	CHECK_EQ_U(col.v[6].c.exit_site, C_C_DEXIT);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* A recovered panic (runtime.recovery, on the system stack) resumes A at a
  * return site of its call of B: B and what B called were unwound. */
 TEST(recon_recovered_panic_resumes_at_a_return_site)
