@@ -956,15 +956,99 @@ static bool value_word(const struct ct_val_desc *d, const uint8_t *raw, uint32_t
 	return b != NULL;
 }
 
+/* Where a value's bytes are: in the event's payload (value D, at offsets
+ * into it) or, behind a pointer, in the memory the snapshots copied. */
+struct value_src {
+	const struct ct_val_desc *d;
+	const uint8_t *raw;
+	uint32_t len;
+	const struct ct_fetch *prog;
+	struct ct_snapshot *snaps; /* of the payload's memory ops, once one is read */
+	size_t nsnaps;
+	bool snapped;
+	const struct ct_typetab *tt;
+	unsigned budget; /* values still to look at: a bound on the walk */
+	uint64_t rtypes[32];
+	unsigned nrtypes;
+};
+
+static bool src_word(struct value_src *v, bool in_mem, uint64_t at, uint64_t *w)
+{
+	if (!in_mem)
+		return at <= UINT32_MAX - 8 && value_word(v->d, v->raw, v->len, (uint32_t)at, w);
+	if (!v->snapped && v->len >= v->prog->size)
+		v->nsnaps = ct_fetch_snapshots(v->prog, v->raw, v->snaps, CT_MAX_OPS);
+	v->snapped = true;
+	for (size_t k = 0; k < v->nsnaps; k++) {
+		const struct ct_snapshot *sn = &v->snaps[k];
+		if (sn->bytes && at >= sn->addr && sn->len >= 8 && at - sn->addr <= sn->len - 8) {
+			memcpy(w, sn->bytes + (at - sn->addr), 8);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The runtime types of the Go interface values in the value of type ID at
+ * AT (an offset into the payload's value, or an address once IN_MEM): its
+ * own, and those in its struct fields, array and slice items and behind
+ * its pointers, as far as the capture copied them (fmt.Println's
+ * `...any`, a struct's error field).  An iface's type is in its itab. */
+static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool in_mem, unsigned depth)
+{
+	const struct ct_type *t = ct_type_get(v->tt, id);
+	uint64_t w, n;
+	if (!v->budget || depth > 4)
+		return;
+	v->budget--;
+	switch (t->kind) {
+	case CT_K_IFACE:
+	case CT_K_EFACE:
+		if (src_word(v, in_mem, at, &w) && w &&
+		    (t->kind == CT_K_EFACE || src_word(v, true, w + CT_GO_ITAB_TYPE_OFF, &w)) && w &&
+		    v->nrtypes < sizeof(v->rtypes) / sizeof(v->rtypes[0]))
+			v->rtypes[v->nrtypes++] = w;
+		break;
+	case CT_K_STRUCT:
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (!(t->fields[i].flags & CT_FIELD_BITS))
+				dynamic_types_in(v, t->fields[i].type, at + t->fields[i].offset, in_mem, depth);
+		break;
+	case CT_K_ARRAY:
+	case CT_K_SLICE: {
+		const struct ct_type *et = ct_type_get(v->tt, t->elem);
+		uint32_t size = et->size;
+		if (et->kind != CT_K_IFACE && et->kind != CT_K_EFACE && et->kind != CT_K_STRUCT &&
+		    et->kind != CT_K_ARRAY && et->kind != CT_K_SLICE && et->kind != CT_K_PTR)
+			return; /* []byte, []int, []string...: nothing to find */
+		n = t->len;
+		if (t->kind == CT_K_SLICE) {
+			if (!src_word(v, in_mem, at + 8, &n) || !src_word(v, in_mem, at, &at))
+				return;
+			in_mem = true;
+			depth++;
+		}
+		for (uint64_t i = 0; size && i < n && v->budget; i++)
+			dynamic_types_in(v, t->elem, at + i * size, in_mem, depth);
+		break;
+	}
+	case CT_K_PTR:
+		if (t->elem != CT_TYPE_NONE && src_word(v, in_mem, at, &w) && w)
+			dynamic_types_in(v, t->elem, w, true, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Interface values name their dynamic type by a runtime pointer: the first
  * time one is seen, look the type up in DWARF and add it to the file. */
 static void note_dynamic_types(struct ct_session *s, const struct object *o, const struct ct_site_fetch *f,
 			       const uint8_t *raw, uint32_t len, uint32_t pid)
 {
-	const struct ct_typetab *tt = ct_types_table(o->plan->types);
 	struct ct_snapshot snaps[CT_MAX_OPS];
-	size_t nsnaps = 0;
-	bool snapped = false;
+	struct value_src v = {.raw = raw, .len = len, .prog = &f->prog, .snaps = snaps,
+			      .tt = ct_types_table(o->plan->types)};
 	CT_VEC(uint64_t) addrs = {0};
 	CT_VEC(uint32_t) ids = {0};
 	if (o->go->rtypes_range && o->nsites > o->go->rtypes_range) {
@@ -975,23 +1059,13 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 		o->go->rtypes_range = o->nsites;
 	}
 	for (uint32_t i = 0; i < f->nvals; i++) {
-		const struct ct_val_desc *d = &f->vals[i];
-		const struct ct_type *t = ct_type_get(tt, d->type);
-		uint64_t w0, rtype = 0;
-		if ((t->kind != CT_K_IFACE && t->kind != CT_K_EFACE) || !value_word(d, raw, len, 0, &w0) || !w0)
-			continue;
-		if (t->kind == CT_K_EFACE) {
-			rtype = w0;
-		} else {
-			if (!snapped && len >= f->prog.size) {
-				nsnaps = ct_fetch_snapshots(&f->prog, raw, snaps, CT_MAX_OPS);
-				snapped = true;
-			}
-			for (size_t k = 0; k < nsnaps; k++)
-				if (snaps[k].addr == w0 + CT_GO_ITAB_TYPE_OFF && snaps[k].bytes && snaps[k].len >= 8)
-					memcpy(&rtype, snaps[k].bytes, 8);
-		}
-		if (!rtype || map_get(&o->go->rtypes_seen, rtype))
+		v.d = &f->vals[i];
+		v.budget = 256;
+		dynamic_types_in(&v, v.d->type, 0, false, 0);
+	}
+	for (unsigned i = 0; i < v.nrtypes; i++) {
+		uint64_t rtype = v.rtypes[i];
+		if (map_get(&o->go->rtypes_seen, rtype))
 			continue;
 		uint32_t id = ct_types_by_rtype(o->plan->types, rtype - (uint64_t)object_bias(o, pid));
 		map_put(&o->go->rtypes_seen, rtype, (void *)(uintptr_t)(id + 1));
@@ -1001,8 +1075,7 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 		}
 	}
 	if (addrs.n) {
-		tt = ct_types_table(o->plan->types); /* may have grown */
-		ct_writer_types(s->w, tt, o->type_ids);
+		ct_writer_types(s->w, ct_types_table(o->plan->types), o->type_ids); /* it may have grown */
 		ct_writer_rtypes(s->w, o->site_base, o->nsites, addrs.v, ids.v, addrs.n, o->type_ids);
 		o->go->rtypes_range = o->nsites;
 	}

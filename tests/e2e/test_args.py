@@ -80,6 +80,18 @@ def test_go_interfaces_and_errors():
     assert vals(by["main.Named"][0], "ret") == [("sum", 8), ("ok", True)]
 
 
+def test_go_interfaces_inside_other_values_name_their_types():
+    # a slice's items (variadic ...interface{}) and a struct's error field,
+    # dynamic types no argument had at its top level: named (were type@0x...)
+    by, _ = go_calls()
+    (c,) = by["main.Dyn"]
+    items = vals(c, "args")[0][1]["items"]
+    assert [i and i["type"] for i in items] == ["int16", "uint32", "main.Celsius", None, "*main.Line"], items
+    assert [i["value"] for i in items[:3]] == [-7, 9, 2.5], items
+    (c,) = by["main.Outcome"]
+    assert vals(c, "args")[0] == ("r", {"N": 1, "Err": {"type": "main.Status", "value": 3}}), c
+
+
 def test_go_maps_chans_funcs_floats():
     by, _ = go_calls()
     ((name, m),) = vals(by["main.Map"][0], "args")
