@@ -21,6 +21,7 @@
  * RET probes, and so does every function of a binary built by gccgo (split
  * stacks).  See docs/ARCHITECTURE.md for the reconstruction rules. */
 #include "plan/plan.h"
+#include "plan/plt.h"
 #include "target/goruntime.h"
 #include "util/util.h"
 
@@ -91,7 +92,6 @@ struct analysis {
 	 * functions): the gap scanned, its calls' caller for return sites */
 	struct ct_func gap_code;
 	const struct ct_func *gap; /* its copy in p->gap_callers once a call there counts */
-	struct ct_map plt_names;     /* GOT slot -> dynsym index + 1 (PLT stubs) */
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
 	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
 };
@@ -310,23 +310,23 @@ static void scan_functions(struct analysis *a, struct ct_code_scan *scan)
 	a->cur = NULL;
 }
 
-static void plt_ref(void *ctx, const struct ct_code_ref *r)
+/* The PLT stubs, by the symbol each jumps to (plt.c). */
+static void find_plt_stubs(struct analysis *a)
 {
-	struct analysis *a = ctx;
-	if (r->kind != CT_REF_ADDR)
-		return;
-	const char *name = map_get(&a->plt_names, r->target);
-	if (!name)
-		return;
-	map_put(&a->plt_stubs, r->at & ~0xfULL, (void *)name); /* stubs are 16-byte aligned */
-	if (is_returns_twice(name))
-		map_put(&a->twice, r->at & ~0xfULL, (void *)1);
+	struct ct_plt_stub *v;
+	size_t n = ct_plt_stubs(&a->t->elf, &v);
+	for (size_t i = 0; i < n; i++) {
+		map_put(&a->plt_stubs, v[i].addr, (void *)v[i].name);
+		if (is_returns_twice(v[i].name))
+			map_put(&a->twice, v[i].addr, (void *)1);
+	}
+	free(v);
 }
 
-/* Executable code outside every known function: PLT stubs (which name the
- * returns-twice functions of dynamic binaries; PLT), else .init, gaps (the
- * static functions of a binary whose symbols are only its dynamic ones). */
-static void scan_other_code(struct analysis *a, bool plt)
+/* Executable code outside every known function but the PLT: .init, gaps
+ * (the static functions of a binary whose symbols are only its dynamic
+ * ones). */
+static void scan_other_code(struct analysis *a)
 {
 	const struct ct_target *t = a->t;
 	Elf_Scn *scn = NULL;
@@ -340,12 +340,7 @@ static void scan_other_code(struct analysis *a, bool plt)
 			continue;
 		const char *name = elf_strptr(t->elf.elf, shstrndx, sh.sh_name);
 		const uint8_t *base = t->elf.data + sh.sh_offset;
-		if (name && !strncmp(name, ".plt", 4)) {
-			if (plt)
-				ct_scan_refs(base, sh.sh_size, sh.sh_addr, plt_ref, a);
-			continue;
-		}
-		if (plt)
+		if (name && !strncmp(name, ".plt", 4))
 			continue;
 		/* the gaps between functions */
 		uint64_t at = sh.sh_addr, end = sh.sh_addr + sh.sh_size;
@@ -464,22 +459,11 @@ static void scan_dynamic(struct analysis *a)
 			GElf_Rela rel;
 			if (!gelf_getrela(data, (int)i, &rel))
 				continue;
-			uint32_t type = GELF_R_TYPE(rel.r_info), si = GELF_R_SYM(rel.r_info);
+			uint32_t si = GELF_R_SYM(rel.r_info);
 			uint64_t val = (uint64_t)rel.r_addend;
 			GElf_Sym sym;
-			if (si && syms && gelf_getsym(syms, (int)si, &sym)) {
-				if (sym.st_shndx != SHN_UNDEF)
-					val += sym.st_value;
-				if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {
-					/* the GOT slot a PLT stub jumps through */
-					GElf_Shdr ssh;
-					if (gelf_getshdr(symscn, &ssh)) {
-						const char *sn = elf_strptr(t->elf.elf, ssh.sh_link, sym.st_name);
-						if (sn)
-							map_put(&a->plt_names, rel.r_offset, (void *)sn);
-					}
-				}
-			}
+			if (si && syms && gelf_getsym(syms, (int)si, &sym) && sym.st_shndx != SHN_UNDEF)
+				val += sym.st_value;
 			size_t j1 = traced(a, val);
 			if (j1 && val)
 				note_taken(a, j1 - 1, "its address is in a dynamic relocation (at 0x%llx)",
@@ -1125,10 +1109,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	for (size_t i = 0; i < t->nfuncs; i++)
 		if (is_returns_twice(t->funcs[i].name))
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
-	scan_dynamic(&a); /* first: PLT slot names for the code scans */
-	scan_other_code(&a, true);
+	scan_dynamic(&a);
+	find_plt_stubs(&a);
 	resolve_plt(&a);
-	scan_other_code(&a, false); /* its calls through the PLT are known now */
+	scan_other_code(&a); /* its calls through the PLT are known now */
 	bool *await = t->gccgo ? NULL : untraced_tails(&a, found);
 	if (!from_callers && !await)
 		goto out;
@@ -1247,7 +1231,6 @@ out:
 	map_free(&a.by_textoff);
 	map_free(&a.twice);
 	map_free(&a.twice_callers);
-	map_free(&a.plt_names);
 	map_free(&a.plt_stubs);
 	CT_VEC_FREE(a.runtime_calls);
 }
@@ -1544,9 +1527,20 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
 		if (p->sites.v[i].kind == CT_SITE_ENTRY && p->sites.v[i].func == func)
 			entry = (uint32_t)i;
 	if (entry == CT_NOSITE) {
+		*busy = false;
 		*why = "not a tail jump to untraced code of a function with an entry probe";
 		return CT_NOSITE;
 	}
+	uint32_t exit = ct_plan_return_elsewhere(p, func, entry, fr, busy, why);
+	if (exit != CT_NOSITE)
+		p->sites.v[exit].flags |= CT_SITEF_DYNAMIC;
+	return exit;
+}
+
+uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t entry, const struct ct_found_return *fr,
+				  bool *busy, const char **why)
+{
+	*busy = false;
 	switch (fr->probe_at(fr->ctx, fr->ret)) {
 	case CT_THERE_EXIT:
 		*busy = true; /* that probe sees the call end */
@@ -1589,7 +1583,7 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
 	s->call_site = entry;
 	s->cs = cs;
 	const uint8_t *at = fr->code + (cs->exit - fr->ret);
-	s->flags |= CT_SITEF_DYNAMIC | ct_hit_flags_at(at, fr->len - (size_t)(cs->exit - fr->ret), cs->exit);
+	s->flags |= ct_hit_flags_at(at, fr->len - (size_t)(cs->exit - fr->ret), cs->exit);
 	cs->exit_site = (uint32_t)(p->sites.n - 1);
 	if (p->fetch) {
 		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));

@@ -444,20 +444,90 @@ static void plan_tail_watch(struct ct_plan *p)
 	CT_VEC_FREE(edges);
 }
 
-bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n)
+/* The function whose tail jump to untraced code probe site I checks the
+ * return address of, or CT_NOFUNC. */
+static uint32_t tail_checked_func(const struct ct_plan *p, size_t i)
 {
 	for (size_t k = i; k != CT_NOSITE && k < p->sites.n; k = p->sites.v[k].next) {
 		const struct ct_plan_site *s = &p->sites.v[k];
 		if (k == i && s->kind == CT_SITE_CHECK)
-			return false; /* it looks the caller up already: an unplanned call never returns */
-		if (s->kind != CT_SITE_TAIL || s->target_func != CT_NOFUNC || s->func == CT_NOFUNC ||
-		    !p->funcs.v[s->func].tail_checked)
-			continue;
-		*rets = p->funcs.v[s->func].tail_watch.v;
-		*n = p->funcs.v[s->func].tail_watch.n;
-		return true;
+			return CT_NOFUNC; /* it looks the caller up already: an unplanned call never returns */
+		if (s->kind == CT_SITE_TAIL && s->target_func == CT_NOFUNC && s->func != CT_NOFUNC &&
+		    p->funcs.v[s->func].tail_checked)
+			return s->func;
 	}
-	return false;
+	return CT_NOFUNC;
+}
+
+bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n)
+{
+	uint32_t f = tail_checked_func(p, i);
+	if (f == CT_NOFUNC)
+		return false;
+	*rets = p->funcs.v[f].tail_watch.v;
+	*n = p->funcs.v[f].tail_watch.n;
+	return true;
+}
+
+struct ct_tail_ends *ct_plan_tail_ends(const struct ct_plan *p)
+{
+	size_t n = p->funcs.n;
+	struct ct_tail_ends *e = xcalloc(n ? n : 1, sizeof(*e));
+	CT_VEC(struct tail_edge) edges = {0};
+	for (size_t j = 0; j < n; j++)
+		e[j].entry = CT_NOSITE;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *s = &p->sites.v[i];
+		if (s->func == CT_NOFUNC)
+			continue;
+		if (s->kind == CT_SITE_ENTRY && e[s->func].entry == CT_NOSITE)
+			e[s->func].entry = (uint32_t)i;
+		if (s->kind == CT_SITE_TAIL && s->target_func != CT_NOFUNC) {
+			struct tail_edge t = {s->target_func, s->func};
+			CT_VEC_PUSH(edges, t);
+		}
+		uint32_t f = ct_site_is_probe(s) ? tail_checked_func(p, i) : CT_NOFUNC;
+		if (f != CT_NOFUNC)
+			CT_VEC_PUSH(e[f].probes, (uint32_t)i);
+	}
+	/* each function's, then those of the functions it tail-jumps to */
+	uint32_t *seen = xcalloc(n ? n : 1, sizeof(*seen)), *queue = xcalloc(n ? n : 1, sizeof(*queue));
+	for (size_t j = 0; j < n; j++) {
+		if (e[j].entry == CT_NOSITE)
+			continue;
+		size_t head = 0, tail = 0;
+		queue[tail++] = (uint32_t)j;
+		seen[j] = (uint32_t)j + 1;
+		CT_VEC(uint32_t) probes = {0};
+		while (head < tail) {
+			uint32_t f = queue[head++];
+			for (size_t k = 0; k < e[f].probes.n && f != j; k++)
+				CT_VEC_PUSH(probes, e[f].probes.v[k]);
+			if (f != j && e[f].entry != CT_NOSITE)
+				CT_VEC_PUSH(e[j].funcs, f);
+			for (size_t k = 0; k < edges.n; k++)
+				if (edges.v[k].from == f && seen[edges.v[k].to] != j + 1) {
+					seen[edges.v[k].to] = (uint32_t)j + 1;
+					queue[tail++] = edges.v[k].to;
+				}
+		}
+		for (size_t k = 0; k < probes.n; k++)
+			CT_VEC_PUSH(e[j].probes, probes.v[k]);
+		CT_VEC_FREE(probes);
+	}
+	free(seen);
+	free(queue);
+	CT_VEC_FREE(edges);
+	return e;
+}
+
+void ct_plan_tail_ends_free(struct ct_tail_ends *e, size_t n)
+{
+	for (size_t j = 0; e && j < n; j++) {
+		CT_VEC_FREE(e[j].probes);
+		CT_VEC_FREE(e[j].funcs);
+	}
+	free(e);
 }
 
 size_t ct_plan_tail_check_entries(const struct ct_plan *p)

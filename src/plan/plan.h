@@ -266,6 +266,11 @@ struct ct_found_return {
  * plan_return_sites). */
 uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,
 			      const char **why);
+/* ... the same for a call of FUNC (ENTRY: its entry site) known before
+ * recording (a direct call through another module's PLT): not flagged
+ * found while recording. */
+uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t entry, const struct ct_found_return *fr,
+				  bool *busy, const char **why);
 /* A site added after planning (ct_plan_found_caller): its own probe. */
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
 				      const struct ct_func *code);
@@ -300,6 +305,20 @@ void ct_plan_link_roles(struct ct_plan *p);
  * whose return address the BPF side checks (CT_COOKIE_RETCHECK)?  Then
  * *RETS, *N: the return addresses where a probe sees the call end. */
 bool ct_plan_tail_check(const struct ct_plan *p, size_t i, const uint64_t **rets, size_t *n);
+/* Where a call of a function from another module may end in untraced code,
+ * per function: its ENTRY site (CT_NOSITE if none), the probe sites whose
+ * tail jumps to untraced code check the return address (CT_COOKIE_RETCHECK)
+ * when the call goes on there -- its own, then those of the functions it
+ * tail-jumps to, transitively -- and those functions (with an ENTRY: their
+ * frame may be the call's, its own ended at a jump to untraced code that
+ * jumped on to them).  None when PROBES is empty. */
+struct ct_tail_ends {
+	uint32_t entry;
+	CT_VEC(uint32_t) probes;
+	CT_VEC(uint32_t) funcs;
+};
+struct ct_tail_ends *ct_plan_tail_ends(const struct ct_plan *p); /* p->funcs.n of them */
+void ct_plan_tail_ends_free(struct ct_tail_ends *e, size_t n);
 /* How many return addresses all of P's probes check (planned_calls entries). */
 size_t ct_plan_tail_check_entries(const struct ct_plan *p);
 /* Does S get a probe of its own (not a companion role)? */

@@ -81,6 +81,17 @@ struct {
 	__type(value, struct ct_planned_call);
 } planned_calls SEC(".maps");
 
+/* Return addresses in other files than the probe's where a probe sees a
+ * call end (struct ct_file_ret; the value is unused).  Filled by user space
+ * before attaching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized by user space before load */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ct_file_ret);
+	__type(value, __u8);
+} file_rets SEC(".maps");
+
 /* The return addresses CHECKs reported to user space (CT_PROC_CALLER), as
  * CT_PLANNED_KEY (the value is unused): each once, at most CT_MAX_CALLERS. */
 struct {
@@ -846,6 +857,30 @@ __noinline int limits_hit(struct run *r)
 
 static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid);
 
+/* bpf_find_vma's callback: the file and file offset of the address in
+ * K->off (no file: ino stays 0). */
+static long file_of(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct ct_file_ret *k = ctx;
+	struct file *f = vma->vm_file;
+	if (!f)
+		return 0;
+	k->off = k->off - vma->vm_start + (vma->vm_pgoff << 12);
+	k->ino = f->f_inode->i_ino;
+	k->dev = f->f_inode->i_sb->s_dev;
+	return 0;
+}
+
+/* Does a probe planned in another file see the end of the call that the
+ * tail jump at probe SITE hands to untraced code, returning to RET? */
+static __noinline int watched_in_file(__u32 site, __u64 ret)
+{
+	struct ct_file_ret k = {.site = site, .off = ret};
+	if (bpf_find_vma(bpf_get_current_task_btf(), ret, file_of, &k, 0) || !k.ino)
+		return 0;
+	return bpf_map_lookup_elem(&file_rets, &k) != NULL;
+}
+
 /* A CHECK's first call from return address KEY (RET: that address), or a
  * tail jump's to untraced code that returns there unwatched: tell user
  * space (before the call's own event), which adds an exit probe there for
@@ -950,7 +985,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		 * not, user space learns that address once and puts one there. */
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
-		if (!bpf_map_lookup_elem(&planned_calls, &k)) {
+		if (!bpf_map_lookup_elem(&planned_calls, &k) &&
+		    !(cfg.file_rets && watched_in_file(CT_COOKIE_SITE(h->cookie), ret))) {
 			h->flags |= CT_EV_UNWATCHED;
 			__u8 seen = 1;
 			if (cfg.report_callers &&

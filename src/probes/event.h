@@ -147,6 +147,18 @@ struct ct_planned_call {
 	__u32 site;
 	__s32 key_delta;
 };
+/* A return address in another file than the probe's, where a probe sees
+ * the end of a call that jumped to untraced code there (map "file_rets",
+ * the value unused): planned before recording, so not by its distance from
+ * the probe (the two files load anywhere) but by its file and offset, which
+ * the BPF side finds from the address (bpf_find_vma).  DEV is the kernel's
+ * (MAJOR << 20 | MINOR). */
+struct ct_file_ret {
+	__u32 site; /* the probe's */
+	__u32 dev;
+	__u64 ino;
+	__u64 off;  /* file offset of the return address */
+};
 
 enum ct_gsrc {
 	CT_G_NONE = 0, /* not Go code: thread identity, key from SP */
@@ -325,6 +337,7 @@ struct ct_config {
 	__u32 report_callers; /* CT_PROC_CALLER: user space adds exit probes
 				 at return addresses found while recording */
 	__u32 min_addr;   /* vm.mmap_min_addr: nothing is ever mapped below it */
+	__u32 file_rets;  /* "file_rets" has entries: look there too */
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:
  * binaries exec'd under --follow are added after the programs are loaded. */

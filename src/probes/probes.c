@@ -156,6 +156,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->follow_ino = o->follow_ino;
 	cfg->report_callers = o->report_callers;
 	cfg->min_addr = mmap_min_addr();
+	cfg->file_rets = o->nfile_rets > 0;
 	cfg->max_depth = o->max_depth;
 	cfg->min_dur_ns = o->min_dur_ns;
 	cfg->max_events = o->max_events;
@@ -169,6 +170,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	 * of them took ~100 ms to create (and to free) where a few thousand
 	 * entries was all a program needed. */
 	bpf_map__set_max_entries(p->skel->maps.planned_calls, o->max_planned ? o->max_planned : 1u << 20);
+	bpf_map__set_max_entries(p->skel->maps.file_rets, o->nfile_rets ? o->nfile_rets : 1);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
@@ -278,6 +280,14 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 {
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, call, BPF_ANY))
 		return ct_fail("cannot load the planned call sites: %s", strerror(errno));
+	return 0;
+}
+
+int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k)
+{
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.file_rets), k, &one, BPF_ANY))
+		return ct_fail("cannot load the planned return sites in other files: %s", strerror(errno));
 	return 0;
 }
 

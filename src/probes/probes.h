@@ -30,6 +30,8 @@ struct ct_probes_opts {
 	/* the most planned call sites ever added (ct_probes_add_planned), 0:
 	 * not known in advance (binaries exec'd under --follow add theirs) */
 	uint32_t max_planned;
+	/* how many return addresses in other files are planned (ct_probes_add_file_ret) */
+	uint32_t nfile_rets;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
@@ -64,6 +66,8 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 /* A planned call site of a CHECK site: CT_PLANNED_KEY(site, delta) and the
  * CALL site a hit from it is sent as. */
 int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call);
+/* A return address in another file where a probe sees a call end. */
+int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */

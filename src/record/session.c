@@ -1,5 +1,6 @@
 #include "record/session.h"
 #include "record/calibrate.h"
+#include "plan/plt.h"
 #include "target/goruntime.h"
 #include "target/libs.h"
 #include "wasm/wasm.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -278,6 +280,20 @@ static void plan_object_args(struct ct_session *s, struct ct_libbin *lb)
 		ct_warn("%s: %s", lb->name, lb->plan.args_note);
 }
 
+/* An exit probe planned before recording in another file (PATH) than its
+ * object BIN's, site LOCAL of its plan; a return address there (file DEV,
+ * INO, offset OFF) that the tail jump probe LOCAL of object BIN looks up. */
+struct ct_early_exit {
+	uint32_t bin, local;
+	const char *path;
+};
+struct ct_early_ret {
+	uint32_t bin, local, dev;
+	uint64_t ino, off;
+};
+
+static void plan_returns_elsewhere(struct ct_session *s);
+
 static int prepare_libraries(struct ct_session *s)
 {
 	s->total_funcs = (uint32_t)s->plan.funcs.n;
@@ -295,6 +311,10 @@ static int prepare_libraries(struct ct_session *s)
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
 		plan_object_args(s, lb);
+	}
+	plan_returns_elsewhere(s);
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
 		lb->func_base = s->total_funcs;
 		lb->site_base = s->total_sites;
 		lb->nsites = (uint32_t)lb->plan.sites.n;
@@ -442,6 +462,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	s->found_end = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0);
 	po.nsites = s->found_end + CT_CALIB_SITES;
 	po.filter_pids = o->follow;
+	po.nfile_rets = (uint32_t)s->early_rets.n;
 	/* the plans' call sites, the return sites their tail jumps to
 	 * untraced code check, one for each caller a CHECK reports (it
 	 * reports each at most once), the calibration's; --follow's binaries
@@ -538,6 +559,43 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	return CT_COOKIE(cp);
 }
 
+/* Object BIN's exit probes in other files planned before recording (one
+ * link per file), then the return addresses there its tail jumps look up:
+ * once the probes are in, a jump not flagged unwatched has one. */
+static int attach_early(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base, uint32_t func_base,
+			uint32_t bin, int pid)
+{
+	bool *done = xcalloc(s->early_exits.n + 1, sizeof(*done));
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < s->early_exits.n; i++) {
+		if (done[i] || s->early_exits.v[i].bin != bin)
+			continue;
+		CT_VEC(uint64_t) xo = {0}, xc = {0};
+		for (size_t j = i; j < s->early_exits.n; j++) {
+			const struct ct_early_exit *x = &s->early_exits.v[j];
+			if (done[j] || x->bin != bin || strcmp(x->path, s->early_exits.v[i].path))
+				continue;
+			done[j] = true;
+			CT_VEC_PUSH(xo, plan->sites.v[x->local].offset);
+			CT_VEC_PUSH(xc, site_cookie(s, plan, x->local, site_base + x->local, func_base, bin));
+		}
+		struct ct_attach a = {s->early_exits.v[i].path, pid, NULL, NULL, 0, xo.v, xc.v, xo.n};
+		rc = ct_probes_attach(s->probes, &a);
+		if (rc == 0)
+			ct_debug("attached %zu exits in %s of calls into %s", xo.n, a.path, s->libs[bin - 1].name);
+		CT_VEC_FREE(xo);
+		CT_VEC_FREE(xc);
+	}
+	free(done);
+	for (size_t i = 0; rc == 0 && i < s->early_rets.n; i++) {
+		const struct ct_early_ret *r = &s->early_rets.v[i];
+		struct ct_file_ret k = {site_base + r->local, r->dev, r->ino, r->off};
+		if (r->bin == bin)
+			rc = ct_probes_add_file_ret(s->probes, &k);
+	}
+	return rc;
+}
+
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
  * offset into the file's global tables. */
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
@@ -604,7 +662,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	free(ec);
 	free(xo);
 	free(xc);
-	return rc;
+	return rc ? rc : attach_early(s, plan, site_base, func_base, bin, pid);
 }
 
 static int attach_all(struct ct_session *s, const char *probe_path, int pid)
@@ -1361,6 +1419,123 @@ static enum ct_probe_there module_probe_at(void *ctx, uint64_t addr)
 	return there;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* The return sites of the direct calls in file PATH (target CT, traced or
+ * not) through its PLT of library K's functions whose calls may end in
+ * untraced code (ENDS, BY_NAME: name hash -> index + 1): an exit probe
+ * after each, as after a return address found while recording (each
+ * function of the call's tail jumps its own, a frame the call may be), and
+ * for each probe whose tail jump may end the call, the return address in
+ * that file.  How many calls got them. */
+static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_ends *ends, struct ct_map *by_name,
+			   const struct ct_target *ct, const char *path)
+{
+	struct ct_plan *p = &s->libs[k].plan;
+	struct ct_plt_stub *stubs;
+	size_t nstubs = ct_plt_stubs(&ct->elf, &stubs), ncalls = 0, done = 0;
+	CT_VEC(uint64_t) targets = {0};
+	struct ct_map stub_func = {0};
+	for (size_t i = 0; i < nstubs; i++) {
+		size_t j1 = (size_t)(uintptr_t)map_get(by_name, hash_str(stubs[i].name));
+		if (j1 && !strcmp(p->funcs.v[j1 - 1].fn->name, stubs[i].name)) {
+			CT_VEC_PUSH(targets, stubs[i].addr);
+			map_put(&stub_func, stubs[i].addr, (void *)(uintptr_t)j1);
+		}
+	}
+	free(stubs);
+	struct ct_call_to *calls = NULL;
+	struct stat st;
+	struct ct_module *m = NULL;
+	if (targets.n && stat(path, &st) == 0 && (m = module_open(s, path, st.st_ino))) {
+		/* where decoding can start: functions with a symbol or unwind
+		 * information */
+		uint64_t *fdes;
+		size_t nf = ct_fde_starts(&ct->elf, &fdes), ns = 0;
+		uint64_t *starts = xcalloc(nf + ct->nfuncs + 1, sizeof(*starts));
+		for (size_t i = 0; i < nf; i++)
+			starts[ns++] = fdes[i];
+		for (size_t i = 0; i < ct->nfuncs; i++)
+			starts[ns++] = ct->funcs[i].entry;
+		qsort(starts, ns, sizeof(*starts), cmp_u64);
+		qsort(targets.v, targets.n, sizeof(*targets.v), cmp_u64);
+		ncalls = ct_calls_to(&ct->elf, starts, ns, targets.v, targets.n, &calls);
+		free(fdes);
+		free(starts);
+	}
+	uint32_t dev = m ? (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev)) : 0;
+	struct module_probes mp = {s, m};
+	for (size_t i = 0; i < ncalls; i++) {
+		uint32_t j = (uint32_t)((uintptr_t)map_get(&stub_func, calls[i].target) - 1);
+		uint64_t ret = calls[i].at + 5;
+		int64_t off = ct_elf_vaddr_to_offset(&m->elf, ret);
+		size_t len = 256;
+		while (len > 1 && !ct_elf_bytes_at(&m->elf, ret, len))
+			len /= 2;
+		if (off < 0 || !ct_elf_bytes_at(&m->elf, ret, len))
+			continue;
+		struct ct_found_return fr = {ret, ct_elf_bytes_at(&m->elf, ret, len), len, off - (int64_t)ret,
+					     module_probe_at, &mp};
+		bool busy;
+		const char *why;
+		uint32_t exit = ct_plan_return_elsewhere(p, j, ends[j].entry, &fr, &busy, &why);
+		if (exit == CT_NOSITE && !busy)
+			continue;
+		for (size_t f = 0; exit != CT_NOSITE && f <= ends[j].funcs.n; f++) {
+			uint32_t fn = f ? ends[j].funcs.v[f - 1] : j;
+			uint32_t e = f ? ct_plan_return_elsewhere(p, fn, ends[fn].entry, &fr, &busy, &why) : exit;
+			struct ct_early_exit x = {(uint32_t)k + 1, e, m->path};
+			if (e != CT_NOSITE)
+				CT_VEC_PUSH(s->early_exits, x);
+		}
+		for (size_t q = 0; q < ends[j].probes.n; q++) {
+			struct ct_early_ret r = {(uint32_t)k + 1, ends[j].probes.v[q], dev, (uint64_t)st.st_ino, (uint64_t)off};
+			CT_VEC_PUSH(s->early_rets, r);
+		}
+		done++;
+	}
+	free(calls);
+	map_free(&stub_func);
+	CT_VEC_FREE(targets);
+	return done;
+}
+
+/* A traced library's functions whose calls may go on in untraced code (a
+ * tail jump) end where they return: called from another file (the
+ * program, another library) through its PLT, that return address is known
+ * before the program runs, and its exit probe goes in with the others
+ * (found while recording, the first call from there would be unobserved).
+ * Not with record-time limits (their kernel-side stacks know RET probes
+ * only) nor --follow (other processes, other files). */
+static void plan_returns_elsewhere(struct ct_session *s)
+{
+	if (s->main_sel.limits || s->o.follow)
+		return;
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_plan *p = &s->libs[k].plan;
+		struct ct_tail_ends *ends = ct_plan_tail_ends(p);
+		struct ct_map by_name = {0};
+		for (size_t j = 0; j < p->funcs.n; j++)
+			if (ends[j].probes.n && ends[j].entry != CT_NOSITE)
+				map_put(&by_name, hash_str(p->funcs.v[j].fn->name), (void *)(uintptr_t)(j + 1));
+		for (size_t c = 0; by_name.n && c <= s->nlibs; c++) {
+			if (c == k + 1)
+				continue; /* its own calls are planned with it */
+			const struct ct_target *ct = c ? &s->libs[c - 1].target : &s->target;
+			size_t n = returns_from(s, k, ends, &by_name, ct, ct->elf.path);
+			if (n)
+				ct_debug("%s: exit probes after %zu calls of its functions from %s", s->libs[k].name, n,
+					 ct->elf.path);
+		}
+		map_free(&by_name);
+		ct_plan_tail_ends_free(ends, p->funcs.n);
+	}
+}
+
 /* What one batch of found call sites and return addresses adds: exit
  * probes (object BIN's plan site LOCAL, probed in file PATH), and the
  * "planned_calls" entries that say they are in. */
@@ -1868,6 +2043,8 @@ void ct_session_free(struct ct_session *s)
 		free(s->modules.v[i]);
 	}
 	CT_VEC_FREE(s->modules);
+	CT_VEC_FREE(s->early_exits);
+	CT_VEC_FREE(s->early_rets);
 	free(s->libs);
 	free((void *)s->main_sel.trace);
 	free((void *)s->main_sel.exclude);

@@ -141,6 +141,12 @@ struct ct_session {
 	struct ct_map found_ids;     /* (object << 32 | plan index) -> file site id + 1 */
 	struct ct_map found_rets;    /* hash of (module, return address, function) -> exit site id + 1 */
 	CT_VEC(struct ct_module *) modules; /* the files return addresses were found in */
+	/* Return sites planned before recording in other files than their
+	 * functions' (a program's calls of a traced library's functions through
+	 * its PLT: plan_returns_elsewhere): their exit probes, attached with
+	 * their object's, and the return addresses the tail jumps look up. */
+	CT_VEC(struct ct_early_exit) early_exits;
+	CT_VEC(struct ct_early_ret) early_rets;
 	CT_VEC(int) attach_pids;     /* where the program's probes went (0: every process, --follow) */
 	char *attach_path;
 	size_t caller_links;         /* probe links added for them */

@@ -38,6 +38,10 @@ def said(stdout):
 
 
 def test_exits_added_where_tail_jumps_return_unwatched():
+    """fr_main calls fr_compute and fr_usage through its PLT (their return
+    sites planned before it runs: BPF finds the file and offset of the
+    return address, struct ct_file_ret) and through pointers (found while
+    recording)."""
     for cc in ("gcc", "clang"):
         exe = fixture(f"foundret/{cc}/fr_main")
         text = run(["objdump", "-d", "--no-show-raw-insn", fixture(f"foundret/{cc}/libfr.so")]).stdout
@@ -58,12 +62,20 @@ def test_exits_added_where_tail_jumps_return_unwatched():
             shapes[mode] = [shape(r) for r in roots]
             for f in FUNCS:
                 mine = [c for c in calls if c["func"] == f"libfr.so:{f}"]
-                assert [c["args"][0]["value"] for c in mine] == list(range(6)), (cc, mode, f, mine)
-                # the first from its call site: no probe was there yet
-                assert mine[0]["status"] == "unobserved" and mine[0]["dur"] is None, (cc, mode, mine[0])
-                assert "ret" not in mine[0], (cc, mode, mine[0])
+                # each round: a direct call, one through a pointer
+                assert [c["args"][0]["value"] for c in mine] == [i // 2 for i in range(12)], (cc, mode, f, mine)
+                direct, via = mine[0::2], mine[1::2]
+                # through its PLT: the exit probe was planned before the
+                # program ran, the first call returns too
+                for c, value in zip(direct, want[f][0::2]):
+                    assert c["status"] == "returned" and c["dur"] is not None, (cc, mode, c)
+                    assert c["ret"][0]["value"] == value, (cc, mode, c, value)
+                # through a pointer, the first from its call site: no probe
+                # was there yet
+                assert via[0]["status"] == "unobserved" and via[0]["dur"] is None, (cc, mode, via[0])
+                assert "ret" not in via[0], (cc, mode, via[0])
                 # the program waited: the probe is in for the rest
-                for c, value in zip(mine[1:], want[f][1:]):
+                for c, value in zip(via[1:], want[f][3::2]):
                     assert c["status"] == "returned" and c["dur"] is not None, (cc, mode, c)
                     assert c["ret"][0]["value"] == value, (cc, mode, c, value)
             # what the jump went on in calls fr_leaf: inside the call,
@@ -108,24 +120,26 @@ def test_xz_liblzma_calls_end_where_found():
     """xz's calls of liblzma's lzma_crc64 (a jump through a pointer chosen at
     start-up) and lzma_raw_*_memusage (a jump to a static function) return
     into xz, which is not traced: before, every one of them ended
-    unobserved (49 of 141 calls here); now only the first from each
-    return address."""
+    unobserved (49 of 141 calls here); then only the first from each
+    return address; now none."""
     data = tmp("foundret-xz.in")
     rnd = random.Random(10)
     with open(data, "wb") as f:
         f.write(bytes(rnd.getrandbits(8) for _ in range(200000)))
     p, out = record(["xz", "-k", "-f", data], "-F", "liblzma.so.5:*", out=tmp("foundret-xz.data"))
     st = info_stats(out)
-    found = int(st["callers_found"].split()[0])
+    found = int(st.get("callers_found", "0").split()[0])
     calls = [c for c in replay_json(out) if "func" in c]
     trees(calls)  # depths are consistent
     unobserved = [c for c in calls if c["status"] == "unobserved"]
     crc = [c for c in calls if c["func"] == "liblzma.so.5:lzma_crc64"]
     assert len(crc) > 20, len(crc)
-    assert all(c["status"] == "returned" and c["dur"] is not None for c in crc[1:]), \
+    # xz calls them through its PLT: their return sites are planned before
+    # it runs (found while recording, the first from each was unobserved:
+    # 4 of 141 calls)
+    assert all(c["status"] == "returned" and c["dur"] is not None for c in crc), \
         [c["status"] for c in crc]
-    # one unobserved call per return address found, at most
-    assert 1 <= len(unobserved) <= found <= 8, (len(unobserved), found, len(calls))
+    assert len(unobserved) <= found <= 2, (len(unobserved), found, len(calls))
     # xz itself is untouched
     p2 = run(["sh", "-c", f"xz -d -c {data}.xz | cmp - {data}"])
     assert p2.returncode == 0, p2

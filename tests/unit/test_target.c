@@ -13,21 +13,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static bool open_target(const char *name, struct ct_target *t)
-{
-	char *path = ct_fixture(name);
-	if (!path) {
-		unit_fail(__FILE__, __LINE__, "fixture %s/%s not built (run sh tests/fixtures/build.sh)",
-			  ct_fixture_dir(), name);
-		return false;
-	}
-	int rc = ct_target_open(t, path);
-	if (rc)
-		unit_fail(__FILE__, __LINE__, "%s", ct_error());
-	free(path);
-	return rc == 0;
-}
-
 static const struct ct_func *func_named(const struct ct_target *t, const char *name, uint32_t flags_set)
 {
 	for (size_t i = 0; i < t->nfuncs; i++)
@@ -51,9 +36,9 @@ TEST(target_table_matches_dwarf)
 	};
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		struct ct_target a, b;
-		if (!open_target(pairs[i][0], &a))
+		if (!unit_open_target(pairs[i][0], &a))
 			return;
-		if (!open_target(pairs[i][1], &b)) {
+		if (!unit_open_target(pairs[i][1], &b)) {
 			ct_target_close(&a);
 			return;
 		}
@@ -97,7 +82,7 @@ TEST(target_tls_slot_from_symbol_and_code)
 	int64_t static_off = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ct_target t;
-		if (!open_target(cases[i].name, &t))
+		if (!unit_open_target(cases[i].name, &t))
 			return;
 		int64_t off = t.gcfg.tls_g_off;
 		const char *src = t.tls_source;
@@ -122,7 +107,7 @@ TEST(target_tls_slot_from_symbol_and_code)
 TEST(target_cgo_c_functions)
 {
 	struct ct_target t;
-	if (!open_target("realworld_cgo", &t))
+	if (!unit_open_target("realworld_cgo", &t))
 		return;
 	const struct ct_func *outer = func_named(&t, "c_outer", 0);
 	const struct ct_func *inner = func_named(&t, "c_inner", 0);
@@ -136,7 +121,7 @@ TEST(target_cgo_c_functions)
 	ct_target_close(&t);
 	CHECK(ok);
 	/* A pure Go binary has no C functions. */
-	if (!open_target("realworld", &t))
+	if (!unit_open_target("realworld", &t))
 		return;
 	nc = t.ncfuncs;
 	ct_target_close(&t);
@@ -152,7 +137,7 @@ TEST(target_abi0_bodies_without_symtab)
 					    "realworld_cgo_static_stripped"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct ct_target t;
-		if (!open_target(names[i], &t))
+		if (!unit_open_target(names[i], &t))
 			return;
 		const struct ct_func *f = func_named(&t, "main._Cfunc_c_outer", CT_FN_GO | CT_FN_ABI0);
 		const struct ct_func *g = func_named(&t, "main.callC", CT_FN_GO);
@@ -332,7 +317,7 @@ TEST(gccgo_demangle_names)
 TEST(gccgo_binary)
 {
 	struct ct_target t;
-	if (!open_target("realworld_gccgo", &t))
+	if (!unit_open_target("realworld_gccgo", &t))
 		return;
 	const struct ct_func *add = func_named(&t, "example.com/gccgo_probe/lib.T.Add", 0);
 	const struct ct_func *closure = func_named(&t, "main.main.func1", 0);

@@ -21,6 +21,10 @@ void unit_skip(const char *why);
 int unit_failed_now(void);
 const char *ct_fixture_dir(void);     /* $CT_FIXTURES or build/fixtures */
 char *ct_fixture(const char *name);   /* malloc'd path; NULL if not built */
+struct ct_target;
+/* Opens fixture NAME as a target; on failure records why (the test then
+ * returns). */
+int unit_open_target(const char *name, struct ct_target *t);
 
 #define TEST(name)                                                             \
 	static void test_##name(void);                                         \

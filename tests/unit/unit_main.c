@@ -1,4 +1,6 @@
 #include "unit.h"
+#include "target/target.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -76,4 +78,19 @@ int main(int argc, char **argv)
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
+}
+
+int unit_open_target(const char *name, struct ct_target *t)
+{
+	char *path = ct_fixture(name);
+	if (!path) {
+		unit_fail(__FILE__, __LINE__, "fixture %s/%s not built (run sh tests/fixtures/build.sh)",
+			  ct_fixture_dir(), name);
+		return 0;
+	}
+	int rc = ct_target_open(t, path);
+	if (rc)
+		unit_fail(__FILE__, __LINE__, "%s", ct_error());
+	free(path);
+	return rc == 0;
 }

@@ -1,0 +1,246 @@
+/* PLT stubs and the direct calls of them (plt.h). */
+#include "plan/plt.h"
+
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/sites.h"
+#include "util/util.h"
+
+static int cmp_stub(const void *x, const void *y)
+{
+	const struct ct_plt_stub *a = x, *b = y;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+struct stub_scan {
+	struct ct_map slots; /* GOT slot -> symbol name */
+	CT_VEC(struct ct_plt_stub) out;
+	const uint8_t *base; /* the section's bytes, at ADDR */
+	uint64_t addr;
+};
+
+static void stub_ref(void *ctx, const struct ct_code_ref *r)
+{
+	struct stub_scan *ss = ctx;
+	if (r->kind != CT_REF_ADDR)
+		return;
+	const char *name = map_get(&ss->slots, r->target);
+	if (!name)
+		return;
+	/* `jmp *slot(%rip)` starts the stub, or follows its endbr64 (.plt.sec,
+	 * .plt.got with IBT) */
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	uint64_t at = r->at;
+	if (at >= ss->addr + 4 && !memcmp(ss->base + (at - 4 - ss->addr), endbr64, 4))
+		at -= 4;
+	struct ct_plt_stub s = {at, name};
+	CT_VEC_PUSH(ss->out, s);
+}
+
+size_t ct_plt_stubs(const struct ct_elf *e, struct ct_plt_stub **out)
+{
+	struct stub_scan ss = {0};
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	*out = NULL;
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return 0;
+	/* the GOT slots the dynamic relocations fill with a symbol's address */
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		Elf_Scn *symscn = elf_getscn(e->elf, sh.sh_link);
+		Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+		GElf_Shdr ssh;
+		if (!syms || !gelf_getshdr(symscn, &ssh))
+			continue;
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Rela rel;
+			GElf_Sym sym;
+			uint32_t type, si;
+			if (!gelf_getrela(data, (int)i, &rel))
+				continue;
+			type = GELF_R_TYPE(rel.r_info);
+			si = GELF_R_SYM(rel.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !si ||
+			    !gelf_getsym(syms, (int)si, &sym))
+				continue;
+			const char *name = elf_strptr(e->elf, ssh.sh_link, sym.st_name);
+			if (name && *name)
+				map_put(&ss.slots, rel.r_offset, (void *)name);
+		}
+	}
+	/* the stubs that jump through them */
+	scn = NULL;
+	while (ss.slots.n && (scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !sh.sh_size || sh.sh_offset + sh.sh_size > e->size)
+			continue;
+		const char *name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".plt", 4))
+			continue;
+		ss.base = e->data + sh.sh_offset;
+		ss.addr = sh.sh_addr;
+		ct_scan_refs(ss.base, sh.sh_size, sh.sh_addr, stub_ref, &ss);
+	}
+	map_free(&ss.slots);
+	if (ss.out.n)
+		qsort(ss.out.v, ss.out.n, sizeof(*ss.out.v), cmp_stub);
+	*out = ss.out.v;
+	return ss.out.n;
+}
+
+/* A pointer in .eh_frame_hdr's encoding ENC at P (only what x86-64 linkers
+ * write: absolute, relative to itself or to the header -- B, at address
+ * HDR --, 4 or 8 bytes). */
+static bool eh_ptr(const uint8_t **p, const uint8_t *b, const uint8_t *end, uint8_t enc, uint64_t hdr, uint64_t *out)
+{
+	int64_t v;
+	uint64_t here = hdr + (uint64_t)(*p - b);
+	switch (enc & 0x0f) {
+	case 0x0b: { /* sdata4 */
+		int32_t x;
+		if (end - *p < 4)
+			return false;
+		memcpy(&x, *p, 4);
+		*p += 4;
+		v = x;
+		break;
+	}
+	case 0x03: { /* udata4 */
+		uint32_t x;
+		if (end - *p < 4)
+			return false;
+		memcpy(&x, *p, 4);
+		*p += 4;
+		v = x;
+		break;
+	}
+	case 0x04:
+	case 0x0c: /* (s/u)data8 */
+		if (end - *p < 8)
+			return false;
+		memcpy(&v, *p, 8);
+		*p += 8;
+		break;
+	default:
+		return false;
+	}
+	switch (enc & 0x70) {
+	case 0x00:
+		*out = (uint64_t)v;
+		return true;
+	case 0x10: /* pcrel */
+		*out = here + (uint64_t)v;
+		return true;
+	case 0x30: /* datarel: from the header's start */
+		*out = hdr + (uint64_t)v;
+		return true;
+	default:
+		return false;
+	}
+}
+
+size_t ct_fde_starts(const struct ct_elf *e, uint64_t **out)
+{
+	GElf_Shdr sh;
+	const uint8_t *b;
+	*out = NULL;
+	if (!ct_elf_section(e, ".eh_frame_hdr", &sh, &b) || !b || sh.sh_size < 12 || b[0] != 1)
+		return 0;
+	const uint8_t *p = b + 4, *end = b + sh.sh_size;
+	uint8_t ptr_enc = b[1], count_enc = b[2], table_enc = b[3];
+	uint64_t ignored, count;
+	if (table_enc == 0xff || !eh_ptr(&p, b, end, ptr_enc, sh.sh_addr, &ignored) ||
+	    !eh_ptr(&p, b, end, count_enc, sh.sh_addr, &count) || count > (uint64_t)(end - p) / 8)
+		return 0;
+	uint64_t *v = xcalloc(count ? count : 1, sizeof(*v));
+	size_t n = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t start, fde;
+		if (!eh_ptr(&p, b, end, table_enc, sh.sh_addr, &start) || !eh_ptr(&p, b, end, table_enc, sh.sh_addr, &fde))
+			break;
+		v[n++] = start;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*out = v;
+	return n;
+}
+
+static bool in_sorted(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == x;
+}
+
+/* The greatest of the NS sorted STARTS at or below AT, or FLOOR. */
+static uint64_t start_below(const uint64_t *starts, size_t ns, uint64_t at, uint64_t floor)
+{
+	size_t lo = 0, hi = ns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (starts[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && starts[lo - 1] > floor ? starts[lo - 1] : floor;
+}
+
+/* How far back from a call its confirmation decodes at most: a start
+ * further away is not a function's (what lies between is not known). */
+#define CALLS_TO_REACH (1u << 20)
+
+size_t ct_calls_to(const struct ct_elf *e, const uint64_t *starts, size_t ns, const uint64_t *targets, size_t nt,
+		   struct ct_call_to **out)
+{
+	CT_VEC(struct ct_call_to) v = {0};
+	Elf_Scn *scn = NULL;
+	*out = NULL;
+	while (nt && (scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_size < 5 || sh.sh_offset + sh.sh_size > e->size)
+			continue;
+		const uint8_t *b = e->data + sh.sh_offset;
+		for (uint64_t off = 0; off + 5 <= sh.sh_size; off++) {
+			const uint8_t *hit = memchr(b + off, 0xe8, sh.sh_size - 4 - off);
+			if (!hit)
+				break;
+			off = (uint64_t)(hit - b);
+			int32_t rel;
+			memcpy(&rel, hit + 1, 4);
+			uint64_t at = sh.sh_addr + off, target = at + 5 + (uint64_t)(int64_t)rel;
+			if (!in_sorted(targets, nt, target))
+				continue;
+			uint64_t from = start_below(starts, ns, at, sh.sh_addr);
+			if (at - from > CALLS_TO_REACH)
+				continue;
+			if (ct_call_before(b + (from - sh.sh_addr), at + 5 - from, from, at + 5) != at)
+				continue; /* the bytes are inside another instruction */
+			struct ct_call_to c = {at, target};
+			CT_VEC_PUSH(v, c);
+		}
+	}
+	*out = v.v;
+	return v.n;
+}

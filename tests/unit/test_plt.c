@@ -1,0 +1,165 @@
+/* PLT stubs and the direct calls of them (plan/plt.c), on the foundret
+ * fixture's program (gcc and clang): main calls libfr.so's fr_compute and
+ * fr_usage through its PLT, once each. */
+#include <stdlib.h>
+
+#include "plan/plt.h"
+#include "plan/sites.h"
+#include "target/target.h"
+#include "unit.h"
+#include "util/util.h"
+
+static const char *const programs[] = {"foundret/gcc/fr_main", "foundret/clang/fr_main"};
+
+static uint64_t stub_of(const struct ct_plt_stub *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return v[i].addr;
+	return 0;
+}
+
+TEST(plt_stubs_name_the_symbols_they_jump_to)
+{
+	for (size_t p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
+		struct ct_target t;
+		if (!unit_open_target(programs[p], &t))
+			return;
+		struct ct_plt_stub *v;
+		size_t n = ct_plt_stubs(&t.elf, &v);
+		uint64_t compute = stub_of(v, n, "fr_compute"), usage = stub_of(v, n, "fr_usage");
+		bool sorted = true, jumps = true;
+		for (size_t i = 0; i < n; i++) {
+			sorted &= i == 0 || v[i - 1].addr < v[i].addr;
+			/* a stub starts with its jump through the slot, or endbr64 */
+			const uint8_t *b = ct_elf_bytes_at(&t.elf, v[i].addr, 4);
+			jumps &= b && ((b[0] == 0xff && b[1] == 0x25) || (b[0] == 0xf2 && b[1] == 0xff) ||
+				       !memcmp(b, "\xf3\x0f\x1e\xfa", 4));
+		}
+		/* a function of the program is not in its PLT */
+		uint64_t main_stub = stub_of(v, n, "main");
+		free(v);
+		ct_target_close(&t);
+		CHECK(compute && usage && compute != usage);
+		CHECK(sorted && jumps);
+		CHECK(!main_stub);
+	}
+}
+
+TEST(plt_direct_calls_found_and_confirmed)
+{
+	for (size_t p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
+		struct ct_target t;
+		if (!unit_open_target(programs[p], &t))
+			return;
+		struct ct_plt_stub *v;
+		size_t n = ct_plt_stubs(&t.elf, &v);
+		uint64_t targets[2] = {stub_of(v, n, "fr_compute"), stub_of(v, n, "fr_usage")};
+		free(v);
+		uint64_t *starts;
+		size_t ns = ct_fde_starts(&t.elf, &starts);
+		const struct ct_func *m = NULL;
+		for (size_t i = 0; i < t.nfuncs; i++)
+			if (!strcmp(t.funcs[i].name, "main"))
+				m = &t.funcs[i];
+		bool main_has_fde = false;
+		for (size_t i = 0; m && i < ns; i++)
+			main_has_fde |= starts[i] == m->entry;
+		struct ct_call_to *c;
+		size_t nc = ct_calls_to(&t.elf, starts, ns, targets, 2, &c);
+		/* each is a call instruction there, of that stub, in main */
+		bool calls = true;
+		for (size_t i = 0; i < nc; i++) {
+			const uint8_t *b = ct_elf_bytes_at(&t.elf, c[i].at, 5);
+			int32_t rel;
+			memcpy(&rel, b + 1, 4);
+			calls &= b[0] == 0xe8 && c[i].at + 5 + (uint64_t)(int64_t)rel == c[i].target && m &&
+				 c[i].at >= m->entry && c[i].at < m->end;
+			calls &= ct_call_before(ct_elf_bytes_at(&t.elf, m->entry, m->end - m->entry), m->end - m->entry,
+						 m->entry, c[i].at + 5) == c[i].at;
+		}
+		bool one_each = nc == 2 && c[0].target != c[1].target;
+		/* with no start known but the section's, the same calls */
+		struct ct_call_to *c2;
+		size_t nc2 = ct_calls_to(&t.elf, NULL, 0, targets, 2, &c2);
+		bool same = nc2 == nc && (!nc || !memcmp(c, c2, nc * sizeof(*c)));
+		/* no target, no call */
+		struct ct_call_to *c3;
+		size_t nc3 = ct_calls_to(&t.elf, starts, ns, targets, 0, &c3);
+		free(c);
+		free(c2);
+		free(c3);
+		free(starts);
+		ct_target_close(&t);
+		CHECK(ns > 0 && main_has_fde);
+		CHECK(calls && one_each && same);
+		CHECK(nc3 == 0);
+	}
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+TEST(plt_bytes_inside_an_instruction_are_no_call)
+{
+	/* c_values_O0 has e8 bytes inside instructions (immediates,
+	 * displacements): every e8 byte of its functions taken for a call of
+	 * where its displacement would go, only those that start an
+	 * instruction (each function decoded from its entry here) are found */
+	struct ct_target t;
+	if (!unit_open_target("c_values_O0", &t))
+		return;
+	CT_VEC(uint64_t) targets = {0};
+	struct ct_map starts_insn = {0}, is_e8 = {0};
+	size_t inside = 0;
+	for (size_t i = 0; i < t.nfuncs; i++) {
+		const struct ct_func *f = &t.funcs[i];
+		const uint8_t *b = f->end > f->entry ? ct_elf_bytes_at(&t.elf, f->entry, f->end - f->entry) : NULL;
+		if (!b || (i && t.funcs[i - 1].entry == f->entry))
+			continue;
+		for (uint64_t off = 0; off < f->end - f->entry;) {
+			char text[128];
+			int len = ct_disasm_one(b + off, f->end - f->entry - off, f->entry + off, text, sizeof(text));
+			map_put(&starts_insn, f->entry + off, (void *)1);
+			off += len > 0 ? (uint64_t)len : 1;
+		}
+		for (uint64_t off = 0; off + 5 <= f->end - f->entry; off++)
+			if (b[off] == 0xe8) {
+				int32_t rel;
+				memcpy(&rel, b + off + 1, 4);
+				CT_VEC_PUSH(targets, f->entry + off + 5 + (uint64_t)(int64_t)rel);
+				map_put(&is_e8, f->entry + off, (void *)1);
+			}
+	}
+	MAP_FOREACH(&is_e8, k)
+		inside += !map_get(&starts_insn, is_e8.keys[k]);
+	qsort(targets.v, targets.n, sizeof(*targets.v), cmp_u64);
+	size_t nt = 0;
+	for (size_t i = 0; i < targets.n; i++)
+		if (!nt || targets.v[nt - 1] != targets.v[i])
+			targets.v[nt++] = targets.v[i];
+	uint64_t *fdes;
+	size_t ns = ct_fde_starts(&t.elf, &fdes);
+	struct ct_call_to *c;
+	size_t nc = ct_calls_to(&t.elf, fdes, ns, targets.v, nt, &c);
+	size_t wrong = 0, calls = 0;
+	for (size_t i = 0; i < nc; i++) {
+		wrong += !map_get(&starts_insn, c[i].at) && ct_target_func_at(&t, c[i].at);
+		calls += map_get(&is_e8, c[i].at) != NULL;
+	}
+	size_t want = 0;
+	MAP_FOREACH(&is_e8, k)
+		want += map_get(&starts_insn, is_e8.keys[k]) != NULL;
+	free(c);
+	free(fdes);
+	CT_VEC_FREE(targets);
+	map_free(&starts_insn);
+	map_free(&is_e8);
+	ct_target_close(&t);
+	CHECK(inside > 0); /* what the test is about */
+	CHECK(wrong == 0);
+	CHECK(calls == want);
+}
