@@ -806,8 +806,7 @@ static struct ct_go_object *go_object(struct ct_trace *t, struct ct_rd *r)
 	return &t->go_objects.v[t->go_objects.n - 1];
 }
 
-/* The entries for the events of SITE, or NULL. */
-static const struct ct_go_object *go_object_of(const struct ct_trace *t, uint32_t site)
+static const struct ct_go_object *go_object_at(const struct ct_trace *t, uint32_t site)
 {
 	for (size_t i = 0; i < t->go_objects.n; i++) {
 		const struct ct_go_object *o = &t->go_objects.v[i];
@@ -815,6 +814,28 @@ static const struct ct_go_object *go_object_of(const struct ct_trace *t, uint32_
 			return o;
 	}
 	return NULL;
+}
+
+/* The entries for the events of SITE, or NULL.  A site found while
+ * recording after other objects' ranges (the program's, with libraries
+ * traced) is its function's object's: that of the function's own sites. */
+static const struct ct_go_object *go_object_of(const struct ct_trace *t, uint32_t site)
+{
+	const struct ct_go_object *o = go_object_at(t, site);
+	if (o || site >= t->nsites || t->sites[site].func >= t->nfuncs)
+		return o;
+	struct ct_trace *w = (struct ct_trace *)t; /* a cache of the tables */
+	if (w->first_sites_of != t->nsites) {
+		free(w->first_site);
+		w->first_site = xmalloc((t->nfuncs ? t->nfuncs : 1) * sizeof(*w->first_site));
+		memset(w->first_site, 0xff, (t->nfuncs ? t->nfuncs : 1) * sizeof(*w->first_site));
+		for (size_t i = t->nsites; i-- > 0;)
+			if (t->sites[i].func < t->nfuncs)
+				w->first_site[t->sites[i].func] = (uint32_t)i;
+		w->first_sites_of = t->nsites;
+	}
+	uint32_t own = w->first_site[t->sites[site].func];
+	return own != site && own != UINT32_MAX ? go_object_at(t, own) : NULL;
 }
 
 static bool read_rtypes(struct ct_trace *t, const struct ct_buf *b)
@@ -1057,6 +1078,9 @@ void ct_trace_close(struct ct_trace *t)
 		map_free(&o->pcpos);
 	}
 	CT_VEC_FREE(t->go_objects);
+	free(t->first_site);
+	t->first_site = NULL;
+	t->first_sites_of = 0;
 	free(t->sites);
 	free(t->path);
 	memset(t, 0, sizeof(*t));

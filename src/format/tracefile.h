@@ -212,6 +212,10 @@ struct ct_trace {
 	struct ct_typetab types;           /* argument types */
 	struct ct_site_fetch **fetch;      /* per site id, NULL without capture */
 	CT_VEC(struct ct_go_object) go_objects; /* RTYPES and PCPOS, per object */
+	/* per function, its first site (its own come before any found while
+	 * recording), for the sites of the first FIRST_SITES_OF */
+	uint32_t *first_site;
+	size_t first_sites_of;
 };
 
 /* Opens and reads header and tables; fails with one clear line when PATH is

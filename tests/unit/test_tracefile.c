@@ -881,6 +881,29 @@ static const uint8_t *nth_chunk(const uint8_t *raw, size_t n, uint32_t type, int
 	return NULL;
 }
 
+/* Sites found while recording after other objects' ranges (the program's,
+ * with a library traced) are their function's object's: the first object
+ * 0..4, the second 8 (function 3); 5 and 6 (function 1, whose first site 2
+ * is the first's) and 9 (function 3) are in no range, 7 has no function. */
+TEST(tracefile_go_entries_of_sites_after_other_ranges)
+{
+	init_tables();
+	char *path = tpath("objects-found.data");
+	CHECK_EQ_I(write_two_objects(path, 8, 1), 0);
+	struct ct_trace t;
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	CHECK_EQ_U(ct_trace_rtype(&t, 2, 0x48ce00), 1);
+	CHECK_EQ_U(ct_trace_rtype(&t, 5, 0x48ce00), 1);
+	CHECK_EQ_U(ct_trace_rtype(&t, 6, 0x48ce00), 1);
+	CHECK_EQ_U(ct_trace_rtype(&t, 7, 0x48ce00), CT_TYPE_NONE);
+	CHECK_EQ_U(ct_trace_rtype(&t, 8, 0x48ce00), 3);
+	CHECK_EQ_U(ct_trace_rtype(&t, 9, 0x48ce00), 3);
+	const struct ct_pcpos *pos = ct_trace_pcpos(&t, 6, 7, 0x401234);
+	CHECK(pos && !strcmp(pos->file, "a.go"));
+	ct_trace_close(&t);
+	free(path);
+}
+
 TEST(tracefile_go_entries_per_object)
 {
 	init_tables();
