@@ -129,8 +129,8 @@ struct ct_selection {
 	bool lenient;         /* exact names may be missing (--follow: other binaries) */
 	enum ct_exit_mode exits;
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
-	/* No call site can be added while recording (other binaries take the
-	 * site ids after the program's): address-taken functions keep RETs. */
+	/* No call site can be added while recording (--follow: exec'd binaries
+	 * take the site ids as they come): address-taken functions keep RETs. */
 	bool fixed_sites;
 	/* The captures that will be planned (ct_plan_args), NULL for none:
 	 * a call whose results are captured needs an exit probe that sees them. */

@@ -407,9 +407,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
 	main_sel.args = &s->o.args;
-	/* call sites found while recording take site ids after the program's:
-	 * not when other binaries' come there (libraries, exec'd binaries) */
-	main_sel.fixed_sites = o->follow || s->nlibs;
+	/* call sites found while recording take the file's next site ids (also
+	 * after libraries'): not under --follow, whose exec'd binaries take
+	 * ids as they come */
+	main_sel.fixed_sites = o->follow;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();

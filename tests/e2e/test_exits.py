@@ -47,6 +47,13 @@ CASES = [
     # joins at its return address (sync.Pool.Get's New): its RETs instead
     ("go found call joined at its exit", ["go_core", "pool", "9"], ["-F", "main.newPoolItem", "-F", "main.poolRound"],
      GO1),
+    # the same with a library traced: call sites found while recording take
+    # the file's next ids, after the library's; their interface arguments
+    # name their dynamic types (the program's RTYPES)
+    ("go found calls in tail position, a library traced", ["go_core_ext", "tails", "6"],
+     ["-F", "main.*", "-F", "libc.so.6:malloc"], GO1),
+    ("go found call joined at its exit, a library traced", ["go_core_ext", "pool", "9"],
+     ["-F", "main.newPoolItem", "-F", "main.poolRound", "-F", "libc.so.6:malloc"], GO1),
     # a leaf called through its address, its entry seen after its prologue
     ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
