@@ -19,15 +19,29 @@ static uint64_t stub_of(const struct ct_plt_stub *v, size_t n, const char *name)
 	return 0;
 }
 
+/* Opens PROG (a fixture) with its PLT stubs in *V (N), and where those of
+ * fr_compute and fr_usage are in TARGETS; false if it cannot (a failed CHECK). */
+static bool open_with_stubs(const char *prog, struct ct_target *t, struct ct_plt_stub **v, size_t *n,
+			    uint64_t targets[2])
+{
+	if (!unit_open_target(prog, t))
+		return false;
+	*n = ct_plt_stubs(&t->elf, v);
+	targets[0] = stub_of(*v, *n, "fr_compute");
+	targets[1] = stub_of(*v, *n, "fr_usage");
+	return true;
+}
+
 TEST(plt_stubs_name_the_symbols_they_jump_to)
 {
 	for (size_t p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
 		struct ct_target t;
-		if (!unit_open_target(programs[p], &t))
-			return;
 		struct ct_plt_stub *v;
-		size_t n = ct_plt_stubs(&t.elf, &v);
-		uint64_t compute = stub_of(v, n, "fr_compute"), usage = stub_of(v, n, "fr_usage");
+		size_t n;
+		uint64_t targets[2];
+		if (!open_with_stubs(programs[p], &t, &v, &n, targets))
+			return;
+		uint64_t compute = targets[0], usage = targets[1];
 		bool sorted = true, jumps = true;
 		for (size_t i = 0; i < n; i++) {
 			sorted &= i == 0 || v[i - 1].addr < v[i].addr;
@@ -50,11 +64,11 @@ TEST(plt_direct_calls_found_and_confirmed)
 {
 	for (size_t p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
 		struct ct_target t;
-		if (!unit_open_target(programs[p], &t))
-			return;
 		struct ct_plt_stub *v;
-		size_t n = ct_plt_stubs(&t.elf, &v);
-		uint64_t targets[2] = {stub_of(v, n, "fr_compute"), stub_of(v, n, "fr_usage")};
+		size_t n;
+		uint64_t targets[2];
+		if (!open_with_stubs(programs[p], &t, &v, &n, targets))
+			return;
 		free(v);
 		uint64_t *starts;
 		size_t ns = ct_fde_starts(&t.elf, &starts);
