@@ -94,6 +94,15 @@ struct analysis {
 	const struct ct_func *gap; /* its copy in p->gap_callers once a call there counts */
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
 	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
+	/* Go: the wrapper closures the compiler made for `go` and `defer`
+	 * (they take nothing), by the hash of their enclosing function's
+	 * name; built at the first need (wrapper_calls) */
+	struct named_closure {
+		uint64_t parent_hash;
+		const struct ct_func *fn;
+	} *argless;
+	size_t nargless;
+	bool argless_done;
 };
 
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1084,6 +1093,90 @@ static void find_runtime_calls(struct analysis *a)
 	}
 }
 
+/* A Go closure that takes or returns something, under the register ABI:
+ * `go` and `defer` never start it directly (the compiler wraps such a
+ * call in a closure that takes and returns nothing, which calls it), so
+ * its callers are Go code's call sites, like any address-taken
+ * function's. */
+static bool closure_with_args(const struct ct_target *t, const struct ct_func *fn)
+{
+	return t->regabi && fn->args > 0 && ct_go_is_closure(fn->name);
+}
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int cmp_named_closure(const void *x, const void *y)
+{
+	uint64_t a = ((const struct named_closure *)x)->parent_hash, b = ((const struct named_closure *)y)->parent_hash;
+	return a < b ? -1 : a > b;
+}
+
+/* Where the wrappers of `go f(x)` and `defer f(x)` call FN, a closure with
+ * arguments (closure_with_args): the closures of the same enclosing
+ * function that the compiler made (pclntab's wrapper flag: never traced),
+ * that take nothing and call through a register in tail position, the one
+ * call they make (but morestack's) -- the wrapper loads f's funcval and x
+ * from its own context and calls it.  Appended to OUT as
+ * call sites whose exit probe closes whichever call that instruction made
+ * (shared: a wrapper of `go g(x)` for a function value g calls what g
+ * holds), planned before the program runs: one call a goroutine or defer,
+ * which a call site found while recording would not see.  None found:
+ * false. */
+static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct callee *out)
+{
+	const struct ct_target *t = a->t;
+	if (!a->argless_done) {
+		a->argless_done = true;
+		for (size_t i = 0; i < t->nfuncs; i++) {
+			const struct ct_func *g = &t->funcs[i];
+			if (g->args || !ct_go_is_closure(g->name) || !(g->flags & CT_FN_GO) || !(g->flags & CT_FN_WRAPPER))
+				continue;
+			if (!(a->nargless & (a->nargless + 1)))
+				a->argless = xrealloc(a->argless, (2 * a->nargless + 1) * sizeof(*a->argless));
+			a->argless[a->nargless].parent_hash = name_hash(g->name, ct_go_closure_parent_len(g->name));
+			a->argless[a->nargless++].fn = g;
+		}
+		if (a->nargless)
+			qsort(a->argless, a->nargless, sizeof(*a->argless), cmp_named_closure);
+	}
+	size_t plen = ct_go_closure_parent_len(fn->name);
+	uint64_t h = name_hash(fn->name, plen);
+	size_t lo = 0, hi = a->nargless;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->argless[mid].parent_hash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	bool any = false;
+	for (size_t i = lo; i < a->nargless && a->argless[i].parent_hash == h; i++) {
+		const struct ct_func *g = a->argless[i].fn;
+		if (ct_go_closure_parent_len(g->name) != plen || strncmp(g->name, fn->name, plen) || g->end <= g->entry)
+			continue;
+		const uint8_t *code = ct_elf_bytes_at(&t->elf, g->entry, g->end - g->entry);
+		uint64_t at[2];
+		uint8_t lens[2];
+		if (!code || ct_indirect_calls(code, g->end - g->entry, g->entry, at, lens, 2) != 1)
+			continue;
+		uint64_t ret = at[0] + lens[0];
+		struct ct_exit_walk w;
+		ct_exit_walk(code + (ret - g->entry), g->end - ret, ret, &w);
+		if (w.how != CT_EXIT_TAILPOS)
+			continue;
+		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false};
+		CT_VEC_PUSH(out->calls, cs);
+		any = true;
+	}
+	return any;
+}
+
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
 		     struct ct_code_scan *scan)
 {
@@ -1147,7 +1240,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (go_taken && a.runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
 			for (size_t k = 0; k < a.runtime_calls.n; k++)
 				CT_VEC_PUSH(c->calls, a.runtime_calls.v[k]);
-		else if (go_taken && ct_go_called_by_runtime(pf->fn->name))
+		else if (go_taken && closure_with_args(t, pf->fn)) {
+			/* results: a wrapper's exit probe is shared by whatever
+			 * its call reaches, which reads none */
+			if (wrapper_calls(&a, pf->fn, c) && pf->results)
+				keep_ret(&a, j, "%s; `go` or `defer` calls it through a wrapper closure, and its results "
+					 "are captured", c->taken);
+		} else if (go_taken && ct_go_called_by_runtime(pf->fn->name))
 			keep_ret(&a, j, "%s; the runtime calls it (main.main, an initializer or a closure)", c->taken);
 		pf->indirect = c->taken[0] && !c->why[0];
 		if (!c->why[0] && !c->calls.n && !pf->indirect)
@@ -1233,6 +1332,7 @@ out:
 	map_free(&a.twice_callers);
 	map_free(&a.plt_stubs);
 	CT_VEC_FREE(a.runtime_calls);
+	free(a.argless);
 }
 
 /* A goroutine's function returns to runtime.goexit: newproc makes its

@@ -50,6 +50,12 @@ bool ct_go_is_closure(const char *name)
 	return has_numbered(last, ".func") || has_numbered(last, ".gowrap") || has_numbered(last, ".deferwrap");
 }
 
+size_t ct_go_closure_parent_len(const char *name)
+{
+	const char *slash = strrchr(name, '/'), *dot = strrchr(slash ? slash : name, '.');
+	return dot ? (size_t)(dot - name) : 0;
+}
+
 bool ct_go_runs_closures(const char *name)
 {
 	char base[256];

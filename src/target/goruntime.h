@@ -9,6 +9,7 @@
 #define CT_GORUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "probes/event.h" /* struct ct_bin_config */
 
@@ -33,6 +34,12 @@ bool ct_go_called_by_runtime(const char *name);
  * `go` and `defer` start, which the runtime calls from a few call sites of
  * its own (ct_go_runs_closures and goexit), besides their other callers. */
 bool ct_go_is_closure(const char *name);
+
+/* The length of a closure's enclosing function's name, the closure's own
+ * number left out ("main.f" of "main.f.func1", "main.f.func1" of
+ * "main.f.func1.2"): its siblings (a `go`/`defer` wrapper and the closure
+ * it calls) share it. */
+size_t ct_go_closure_parent_len(const char *name);
 
 /* Runtime functions that call a deferred function through its funcval
  * (Go 1.17 on: deferreturn; while panicking gopanic, and deferCallSave for

@@ -37,6 +37,9 @@ CASES = [
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
     ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
     ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
+    # closures with parameters: called by their parent, by what they are
+    # passed to, by go's and defer's wrappers and by sort, from those sites
+    ("go closures with parameters", ["go_core", "closures", "5"], [], GO1),
     # from one call site back to back, before its exit probe is in: one call each
     ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
     # one call site, two functions through values: one exit probe there for both
@@ -445,13 +448,12 @@ def test_closures_the_runtime_calls_end_at_its_call_sites():
     sites' exit probes are planned for every such closure (one probe each,
     shared): no RET probes, and every call returns there, the first ones
     too (none 'unobserved', none from a call site found while recording).
-    A closure with parameters is started through a wrapper closure: it
-    keeps its RETs."""
-    lst = ct("list", "-v", fixture("go_core"), "main.deferLoop.func1", "main.goroutines.func1").stdout
+    A closure with parameters is started through a wrapper closure
+    (test_closures_with_parameters_end_at_their_wrappers_call)."""
+    lst = ct("list", "-v", fixture("go_core"), "main.deferLoop.func1").stdout
     mine = lst[lst.index("main.deferLoop.func1"):]
     assert "from    runtime.deferreturn+" in mine and "from    runtime.goexit+" in mine, lst
     assert "ret     +" not in mine, lst
-    assert "exits: RET probes" in lst[lst.index("main.goroutines.func1"):], lst
     funcs = {"main.deferLoop.func1": 9, "main.panicked.func1": 1, "main.deferloop.func1": 1}
     p, out = record([fixture("go_core"), "deferloop", "9"], "-F", "main.deferLoop*", "-F", "main.panicked*",
                     "-F", "main.deferloop*", env=GO1)
@@ -462,6 +464,38 @@ def test_closures_the_runtime_calls_end_at_its_call_sites():
         assert len(cl) == n and all(c["status"] == "returned" and not c.get("indirect") for c in cl), cl
     ci = calls_info(out)
     assert ci["ret"] == 0 and ci["returned"] == 14, ci
+
+
+def test_closures_with_parameters_end_at_their_wrappers_call():
+    """`go f(x)` and `defer f(x)` of a closure f with parameters (register
+    ABI) start a wrapper closure that calls f through its funcval: that call
+    site is planned before the program runs (one call a goroutine or defer:
+    a call site found while recording would see none of them), its exit
+    shared by whatever it calls; f has no RET probes, and every call
+    returns, the first ones too.  A closure with results among a wrapper's
+    siblings keeps its RETs (the shared exit reads none); one without is
+    observed from its callers, found while recording."""
+    binary = fixture("go_core")
+    lst = ct("list", "-v", binary, "main.goroutines.func1", "main.closures.func*", "main.deferredAdd.func1").stdout
+
+    def block(func):
+        m = re.search(r"^  0x[0-9a-f]+ .*\b%s\n((?:      .*\n)*)" % re.escape(func), lst, re.M)
+        assert m, (func, lst)
+        return m.group(1)
+    for func, wrapper in (("main.goroutines.func1", "main.goroutines.func2"),
+                          ("main.closures.func3", "main.closures.func5"),
+                          ("main.deferredAdd.func1", "main.deferredAdd.func2")):
+        b = block(func)
+        assert "from    %s+" % wrapper in b and "ret     +" not in b, (func, b)
+    assert "through a wrapper closure, and its results are captured" in block("main.closures.func1"), lst
+    for scenario, funcs in ((["goroutines", "6"], {"main.goroutines.func1": 6}),
+                            (["closures", "5"], {"main.closures.func3": 1, "main.deferredAdd.func1": 1})):
+        p, out = record([binary] + scenario, *sum((["-F", f] for f in funcs), []), env=GO1)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        for func, n in funcs.items():
+            cl = [c for c in calls if c["func"] == func]
+            assert len(cl) == n and all(c["status"] == "returned" and not c.get("indirect") for c in cl), cl
+        assert calls_info(out)["ret"] == 0, calls_info(out)
 
 
 def test_calls_from_one_site_before_its_exit_probe_stay_apart():

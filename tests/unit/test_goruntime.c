@@ -45,6 +45,16 @@ TEST(goruntime_called_by_runtime_main_initializers_closures)
 	CHECK(!ct_go_called_by_runtime("main.mainly"));
 }
 
+TEST(goruntime_closure_parent)
+{
+	CHECK_EQ_U(ct_go_closure_parent_len("main.f.func1"), strlen("main.f"));
+	CHECK_EQ_U(ct_go_closure_parent_len("main.f.func1.2"), strlen("main.f.func1"));
+	CHECK_EQ_U(ct_go_closure_parent_len("main.(*T).run.func2"), strlen("main.(*T).run"));
+	CHECK_EQ_U(ct_go_closure_parent_len("net/http.(*Server).Serve.gowrap3"), strlen("net/http.(*Server).Serve"));
+	CHECK_EQ_U(ct_go_closure_parent_len("example.com/x.v1/y.F.func1"), strlen("example.com/x.v1/y.F"));
+	CHECK_EQ_U(ct_go_closure_parent_len("nodot"), 0);
+}
+
 TEST(goruntime_goexit_with_and_without_abi0)
 {
 	CHECK(ct_go_is_goexit("runtime.goexit"));
