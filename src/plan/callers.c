@@ -688,6 +688,19 @@ static bool results_pass_through(const struct ct_site_fetch *res, const struct c
 	return true;
 }
 
+/* Is CC, a call of PC's function, PC's own call of itself in tail position
+ * through whose ret RES (a tail call's results in PC) and CRES (PC's own
+ * results, if captured) pass as they are?  Then it ends with the call of PC
+ * it is in, outermost first, and all of them at the exits of PC's other
+ * calls (pass_tail_results makes it a tail call with results itself). */
+static bool recursion_passes_through(const struct ct_callsite *cc, const struct ct_plan_func *pc,
+				     const struct ct_site_fetch *res, const struct ct_site_fetch *cres)
+{
+	return cc->caller == pc->fn && cc->walk.how == CT_EXIT_TAILPOS && !cc->shared &&
+	       (cc->how == CT_EXIT_STEPPED || cc->how == CT_EXIT_TAILPOS) && results_pass_through(res, &cc->walk) &&
+	       (!cres || results_pass_through(cres, &cc->walk));
+}
+
 /* A call in tail position with results (single-stepped at its return
  * address so far) whose caller returns them as they are (`return f(x)`)
  * ends with its caller, its results read where the caller's end is
@@ -716,10 +729,16 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 			bool ok = true;
 			for (size_t m = 0; m < pc->ncalls && ok; m++) {
 				const struct ct_callsite *cc = &pc->calls[m];
-				/* (not one in tail position itself: this pass may change it) */
+				/* (not one in tail position itself: this pass may change
+				 * it -- but the caller's own recursive call that returns
+				 * these results as they are, which ends with the call
+				 * it is in, this pass making it so if it is not yet:
+				 * `return isKnown(inner)`; its roles go to the exits of
+				 * the others) */
 				ok = !cc->shared && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
 						     (cc->how == CT_EXIT_EMULATED && results_survive(res, cc) &&
-						      (!cres || results_survive(cres, cc))));
+						      (!cres || results_survive(cres, cc))) ||
+						     recursion_passes_through(cc, pc, res, cres));
 			}
 			if (cres) {
 				ct_site_fetch_free(cres);

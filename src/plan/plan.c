@@ -252,6 +252,8 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			const struct ct_plan_func *pc = cs->tail_results ? &p->funcs.v[cs->tail_caller] : NULL;
 			for (size_t m = 0; pc && m < pc->ncalls; m++) {
 				struct ct_callsite *cc = &pc->calls[m];
+				if (cc->how == CT_EXIT_TAILPOS)
+					continue; /* its recursive call: ends at the others' */
 				struct ct_plan_site *r = add_site(p, cc->exit, j, CT_SITE_TAILRES, 0, gsrc_of(t, cc->caller));
 				if (!r)
 					return -1;

@@ -32,6 +32,7 @@ CASES = [
     ("go results", ["go_core", "results", "6"], [], GO1),
     ("go results stored, moved", ["go_core", "stored", "5"], [], GO1),
     ("go results of tail calls", ["go_core", "relays", "5"], [], GO1),
+    ("go results of recursive tail calls", ["go_core", "rrelays", "6"], [], GO1),
     ("go realworld", ["realworld"], [], GO1),
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
@@ -749,6 +750,33 @@ def test_tail_call_results_read_where_the_caller_returns_them():
     inner = [(f, r) for (f, d, a, r), (g, _, _, _) in zip(calls[1:], calls) if d == 1 and g != "main.relayPlus"]
     assert inner == [x for i in range(5) for x in (("main.triple", [3 * (i + 1)]),
                                                    ("main.word", [["zero", "one", "two", "three", "four"][(i + 2) % 5]]))], inner
+
+
+def test_recursive_tail_call_results_read_where_the_outermost_call_ends():
+    """relayDeep returns what its own call returns, as it is, and at the
+    bottom what triple returns: both calls are in tail position and end
+    with the outermost relayDeep call, their results read at its exit (one
+    role each); none is single-stepped.  Values equal --exit=ret's."""
+    binary = fixture("go_core")
+    funcs = ["main.relayDeep", "main.triple", "main.rrelays"]
+    lst = ct("list", "-v", binary, *funcs).stdout
+    assert len(re.findall(r"-> ends with main\.relayDeep \(tail position, which returns its results as they "
+                          r"are: read at its exits\)", lst)) == 2, lst
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "rrelays", "6"], "--exit=" + mode, *sum((["-F", f] for f in funcs), []),
+                        out=tmp("rrelays-%s.data" % mode), env=GO1)
+        assert p.stdout == "rrelays 90\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        # rrelays, and per i: relayDeep i%3+1 times, triple
+        assert len(calls) == 1 + sum(i % 3 + 2 for i in range(6)), calls
+        assert all(c["status"] == "returned" for c in calls), calls
+        got[mode] = [(c["func"], c["depth"], [a["value"] for a in c["args"]], [r["value"] for r in c.get("ret", [])])
+                     for c in calls]
+        c = calls_info(out)
+        assert c["stepped"] == 0 and (c["ret"] == 0) == (mode == "auto"), (mode, c)
+    assert got["auto"] == got["ret"], got
+    assert [r for f, d, a, r in got["auto"] if f == "main.triple"] == [[3 * (i + i % 3)] for i in range(6)], got
 
 
 def fib_values(n):
