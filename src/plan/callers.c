@@ -1122,14 +1122,6 @@ static bool closure_with_args(const struct ct_target *t, const struct ct_func *f
 	return t->regabi && fn->args > 0 && ct_go_is_closure(fn->name);
 }
 
-static uint64_t name_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
-}
-
 static int cmp_named_closure(const void *x, const void *y)
 {
 	uint64_t a = ((const struct named_closure *)x)->parent_hash, b = ((const struct named_closure *)y)->parent_hash;
@@ -1158,14 +1150,14 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
 				continue;
 			if (!(a->nargless & (a->nargless + 1)))
 				a->argless = xrealloc(a->argless, (2 * a->nargless + 1) * sizeof(*a->argless));
-			a->argless[a->nargless].parent_hash = name_hash(g->name, ct_go_closure_parent_len(g->name));
+			a->argless[a->nargless].parent_hash = hash_strn(g->name, ct_go_closure_parent_len(g->name));
 			a->argless[a->nargless++].fn = g;
 		}
 		if (a->nargless)
 			qsort(a->argless, a->nargless, sizeof(*a->argless), cmp_named_closure);
 	}
 	size_t plen = ct_go_closure_parent_len(fn->name);
-	uint64_t h = name_hash(fn->name, plen);
+	uint64_t h = hash_strn(fn->name, plen);
 	size_t lo = 0, hi = a->nargless;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -356,12 +356,17 @@ uint64_t hash64(uint64_t x)
 	return x;
 }
 
-uint64_t hash_str(const char *s)
+uint64_t hash_strn(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
 	return h;
+}
+
+uint64_t hash_str(const char *s)
+{
+	return hash_strn(s, strlen(s));
 }
 
 static void map_grow(struct ct_map *m)

@@ -122,6 +122,7 @@ void map_free(struct ct_map *m);
 
 uint64_t hash64(uint64_t x); /* murmur3's fmix64 finalizer */
 uint64_t hash_str(const char *s); /* FNV-1a 64 */
+uint64_t hash_strn(const char *s, size_t n); /* of its first N bytes */
 
 /* "10us", "1.5ms", "2s", "500" (ns) -> ns; "256M", "1G", "4096" -> bytes. */
 int parse_duration(const char *s, uint64_t *ns);
