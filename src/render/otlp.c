@@ -10,7 +10,7 @@
  * exists: code.function.name (the fully qualified function, as Go names
  * it), thread.id (the OS thread the call started on).  calltrace's own:
  * calltrace.goroutine.id, calltrace.arg.NAME / calltrace.result[.NAME] (the
- * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost),
+ * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost|unobserved),
  * calltrace.tail_call, calltrace.system_stack; a goroutine's root spans
  * calltrace.goroutine.parent_id and calltrace.goroutine.created_by ("F at
  * FILE:LINE", the `go` statement) when its creation was seen: attributes,

@@ -147,6 +147,8 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                     assert s["attrs"]["calltrace.status"] == "unwound", where
                 elif c["status"] == "lost":  # its end was among events lost while recording
                     assert "status" not in s and s["attrs"]["calltrace.status"] == "lost", where
+                elif c["status"] == "unobserved":  # from a call site without an exit probe yet
+                    assert "status" not in s and s["attrs"]["calltrace.status"] == "unobserved", where
                 elif c["status"] == "exited":
                     # ended with its process, before the trace did
                     assert "status" not in s and s["attrs"]["calltrace.status"] == "exited", where

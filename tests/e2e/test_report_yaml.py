@@ -194,8 +194,8 @@ def expected_report(calls):
     out = {}
     for node in all_nodes(trees(calls)):
         c = node.call
-        e = out.setdefault(c["func"], {"calls": 0, "returned": 0, "unwound": 0, "unfinished": 0, "exited": 0, "durs": [],
-                                       "self": 0})
+        e = out.setdefault(c["func"], {"calls": 0, "returned": 0, "unwound": 0, "unfinished": 0, "exited": 0,
+                                       "unobserved": 0, "durs": [], "self": 0})
         e["calls"] += 1
         if c["status"] != "returned":
             e[c["status"]] += 1
