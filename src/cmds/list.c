@@ -325,6 +325,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		}
 		else if (cs->how != CT_EXIT_EMULATED)
 			results_stepped_why(f, cs, why, sizeof(why));
+		if (cs->exit_site < p->sites.n && p->sites.v[cs->exit_site].kind == CT_SITE_RETSITE &&
+		    (p->sites.v[cs->exit_site].flags & CT_SITEF_ATCHECK))
+			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end");
 		float_results_note(f, cs, why, sizeof(why));
 		printf("      %-7s %-40s -> %s %s (%s%s)\n", role, at, ex, text, why, sp);
 	}

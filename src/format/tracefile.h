@@ -52,7 +52,9 @@ struct ct_file_func {
 #define CT_SITEF_STEPPED 0x4   /* the kernel single-steps its instruction (it
 				  does not emulate it): a dearer hit */
 #define CT_SITEF_ATCHECK 0x8   /* CALL: not probed itself; its calls are sent
-				  by the callee's CHECK probe (same instant) */
+				  by the callee's CHECK probe (same instant).
+				  RETSITE at a call whose callee has a CHECK:
+				  sent by it too, first of its roles */
 #define CT_SITEF_DYNAMIC 0x10  /* CALL/RETSITE: a call site found while recording
 				  (a CHECK saw its return address), its exit
 				  probe added then */

@@ -346,6 +346,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	if (!o->enabled) {
 		p->args_note = "off (--no-args)";
 		ct_plan_goroutine_fetch(p);
+		ct_plan_merge_exits_into_checks(p);
 		return;
 	}
 	const struct ct_target *t = p->t;
@@ -410,4 +411,5 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	ct_plan_spills(p);
 	share_probe_fetches(p);
 	ct_plan_goroutine_fetch(p);
+	ct_plan_merge_exits_into_checks(p);
 }

@@ -172,6 +172,7 @@ struct ct_plan {
 	struct ct_types *types;
 	const char *args_note; /* why arguments are not captured, if so */
 	bool no_spills;        /* no SPILL sites (record-time limits) */
+	size_t exits_at_checks; /* return sites sent by the next call's CHECK */
 	size_t args_funcs, args_incomplete;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
 	/* code outside every known function with calls of traced functions:
@@ -301,6 +302,13 @@ bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, cons
  * next call, ...): the first in order is probed, `next` chains the others,
  * flagged CT_SITEF_COMPANION.  Again after sites moved (ct_plan_args). */
 void ct_plan_link_roles(struct ct_plan *p);
+/* A return site at a call instruction whose callee has a CHECK (a call's
+ * exit that is the next call), reading no results, is sent by that CHECK
+ * rather than probed: the planned call's entry in P->planned names it, its
+ * roles chain on to the CALL site's (one hit instead of two).  After
+ * ct_plan_args (it needs to know what each exit reads); not under
+ * record-time limits. */
+void ct_plan_merge_exits_into_checks(struct ct_plan *p);
 /* Is probe site I (with its companion roles) a tail jump to untraced code
  * whose return address the BPF side checks (CT_COOKIE_RETCHECK)?  Then
  * *RETS, *N: the return addresses where a probe sees the call end. */

@@ -1,0 +1,119 @@
+/* Roles of probes: a call's exit at the next call's instruction, sent by
+ * that call's CHECK (plan.c ct_plan_merge_exits_into_checks). */
+#include "unit.h"
+#include "plan/plan.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+
+/* fib's shape: the CHECK of fib (site 0); its first call at 0x10 (site 1,
+ * seen at the CHECK), whose exit (site 2) is the second call at 0x20
+ * (site 3, seen at the CHECK too); both calls planned for the CHECK. */
+static void fib_plan(struct ct_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	struct ct_plan_site s[4] = {
+		{.addr = 0x100, .kind = CT_SITE_CHECK},
+		{.addr = 0x10, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK},
+		{.addr = 0x20, .kind = CT_SITE_RETSITE, .key_adj = 8, .call_site = 1},
+		{.addr = 0x20, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK},
+	};
+	for (size_t i = 0; i < 4; i++)
+		CT_VEC_PUSH(p->sites, s[i]);
+	ct_plan_link_roles(p);
+	struct ct_plan_planned a = {CT_PLANNED_KEY(0, 0x15 - 0x100), {1, -8}};
+	struct ct_plan_planned b = {CT_PLANNED_KEY(0, 0x25 - 0x100), {3, -8}};
+	CT_VEC_PUSH(p->planned, a);
+	CT_VEC_PUSH(p->planned, b);
+}
+
+/* Site I's capture (made empty, with the plan's table if need be). */
+static struct ct_site_fetch *fetch_of(struct ct_plan *p, size_t i)
+{
+	if (!p->fetch)
+		p->fetch = xcalloc(p->sites.n, sizeof(*p->fetch));
+	if (!p->fetch[i])
+		p->fetch[i] = xcalloc(1, sizeof(struct ct_site_fetch));
+	return p->fetch[i];
+}
+
+static void free_plan(struct ct_plan *p)
+{
+	for (size_t i = 0; p->fetch && i < p->sites.n; i++)
+		if (p->fetch[i]) {
+			ct_site_fetch_free(p->fetch[i]);
+			free(p->fetch[i]);
+		}
+	free(p->fetch);
+	CT_VEC_FREE(p->sites);
+	CT_VEC_FREE(p->planned);
+}
+
+TEST(exit_at_the_next_checked_call_is_sent_by_its_check)
+{
+	struct ct_plan p;
+	fib_plan(&p);
+	CHECK(ct_site_is_probe(&p.sites.v[2]));
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 1);
+	/* not probed: the CHECK's hit for the call at 0x20 stands for it,
+	 * closing the first call, then opening the second */
+	CHECK(!ct_site_is_probe(&p.sites.v[2]));
+	CHECK(p.sites.v[2].flags & CT_SITEF_ATCHECK);
+	CHECK_EQ_U(p.planned.v[1].val.site, 2);
+	CHECK_EQ_U(p.sites.v[2].next, 3);
+	CHECK(p.sites.v[3].flags & CT_SITEF_COMPANION);
+	CHECK_EQ_U(p.sites.v[3].next, CT_NOSITE);
+	/* the key: the CALL's (-8 from the CHECK's), as the probe's would be */
+	CHECK(p.planned.v[1].val.key_delta == -8);
+	/* the first call's entry is untouched: no exit at its instruction */
+	CHECK_EQ_U(p.planned.v[0].val.site, 1);
+	CHECK(!(p.sites.v[1].flags & CT_SITEF_COMPANION));
+	free_plan(&p);
+}
+
+TEST(exit_reading_results_or_under_limits_keeps_its_probe)
+{
+	struct ct_plan p;
+	/* it reads the first call's result: the CHECK's program cannot */
+	fib_plan(&p);
+	struct ct_site_fetch *r = fetch_of(&p, 2);
+	r->nvals = 1;
+	r->vals = xcalloc(1, sizeof(*r->vals));
+	r->vals[0].name = xstrdup("r");
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 0);
+	CHECK(ct_site_is_probe(&p.sites.v[2]));
+	CHECK_EQ_U(p.planned.v[1].val.site, 3);
+	free_plan(&p);
+	/* record-time limits: the kernel's stacks take a CHECK's hit for a
+	 * call only */
+	fib_plan(&p);
+	p.no_spills = true;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 0);
+	CHECK(ct_site_is_probe(&p.sites.v[2]));
+	free_plan(&p);
+	/* a single-stepped exit there is something else (never a call) */
+	fib_plan(&p);
+	p.sites.v[2].flags |= CT_SITEF_STEPPED;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 0);
+	free_plan(&p);
+}
+
+TEST(exit_merged_with_the_calls_arguments_program)
+{
+	/* with arguments: the hit's payload is the CHECK's program, which
+	 * every role shares (the session expands it by the event's site) */
+	struct ct_plan p;
+	fib_plan(&p);
+	fetch_of(&p, 3)->prog.nops = 1;
+	p.fetch[3]->prog.size = 8;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 1);
+	CHECK(p.fetch[2] != NULL);
+	CHECK_EQ_U(p.fetch[2]->prog.nops, 1);
+	CHECK_EQ_U(p.fetch[2]->nvals, 0);
+	free_plan(&p);
+}
