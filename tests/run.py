@@ -8,6 +8,7 @@ last line is "N passed, N failed".
 """
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -19,6 +20,13 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
 def main():
     only = sys.argv[1:]
+    # Started as a background job of a non-interactive shell (`make test &`)
+    # or under nohup, this process and every program it starts would have
+    # SIGINT/SIGQUIT/SIGHUP ignored, and calltrace (like the programs it
+    # runs) keeps an ignored signal ignored: the tests that send them
+    # expect what a terminal gives.
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
     passed = failed = 0
     t0 = time.time()
 
