@@ -427,6 +427,8 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 		}
 		p->sites.v[last].next = pc->site;
 		call->flags |= CT_SITEF_COMPANION;
+		/* the hit is the CHECK's: priced as the CALL it sent was */
+		p->sites.v[head1 - 1].flags |= call->flags & CT_SITEF_STEPPED;
 		pc->site = (uint32_t)(head1 - 1);
 		map_put(&probe_at, call->addr, NULL);
 		p->exits_at_checks++;

@@ -66,6 +66,7 @@ TEST(exit_at_the_next_checked_call_is_sent_by_its_check)
 	CHECK_EQ_U(p.sites.v[3].next, CT_NOSITE);
 	/* the key: the CALL's (-8 from the CHECK's), as the probe's would be */
 	CHECK(p.planned.v[1].val.key_delta == -8);
+	CHECK(!(p.sites.v[2].flags & CT_SITEF_STEPPED));
 	/* the first call's entry is untouched: no exit at its instruction */
 	CHECK_EQ_U(p.planned.v[0].val.site, 1);
 	CHECK(!(p.sites.v[1].flags & CT_SITEF_COMPANION));
@@ -99,6 +100,21 @@ TEST(exit_reading_results_or_under_limits_keeps_its_probe)
 	p.sites.v[2].flags |= CT_SITEF_STEPPED;
 	ct_plan_merge_exits_into_checks(&p);
 	CHECK_EQ_U(p.exits_at_checks, 0);
+	free_plan(&p);
+}
+
+TEST(exit_sent_by_a_single_stepped_check_is_priced_so)
+{
+	/* an address-taken function's CHECK at its single-stepped entry
+	 * sends its calls, and now the exit before one: that hit's price */
+	struct ct_plan p;
+	fib_plan(&p);
+	p.sites.v[0].flags |= CT_SITEF_STEPPED;
+	p.sites.v[1].flags |= CT_SITEF_STEPPED;
+	p.sites.v[3].flags |= CT_SITEF_STEPPED;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 1);
+	CHECK(p.sites.v[2].flags & CT_SITEF_STEPPED);
 	free_plan(&p);
 }
 
