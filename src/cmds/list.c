@@ -292,16 +292,24 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	       f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
 					  : "; entries at its own entry", after,
 	       f->check_site == CT_NOSITE ? "" : ", which looks up the caller (from: not probed)");
-	if (f->indirect)
+	size_t via = 0;
+	for (size_t k = 0; k < f->ncalls; k++)
+		via += f->calls[k].icall;
+	if (f->indirect && via)
+		printf("      and calls through its address (%s): at %zu indirect call%s of traced code planned for it (`via`), "
+		       "each other call site found while recording, its exit probe added then\n",
+		       f->why, via, via == 1 ? "" : "s");
+	else if (f->indirect)
 		printf("      and calls through its address (%s): each call site found while recording, its exit probe added then\n",
 		       f->why);
 	if (!verbose)
 		return;
 	/* "call": the call instruction is probed (the entry); "from": the
 	 * function's own entry reports calls from there. */
-	const char *role = f->check_site == CT_NOSITE ? "call" : "from";
+	const char *role_of = f->check_site == CT_NOSITE ? "call" : "from";
 	for (size_t k = 0; k < f->ncalls; k++) {
 		const struct ct_callsite *cs = &f->calls[k];
+		const char *role = cs->icall ? "via" : role_of;
 		char at[160], ex[160], text[128];
 		where(p->t, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
@@ -329,6 +337,11 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		    (p->sites.v[cs->exit_site].flags & CT_SITEF_ATCHECK))
 			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end");
 		float_results_note(f, cs, why, sizeof(why));
+		if (cs->rides_on) {
+			size_t len = strlen(why);
+			snprintf(why + len, sizeof(why) - len, "; rides on the exit probe of %s there",
+				 ct_names_show(&p->funcs.v[cs->rides_on - 1].fn->dm, p->funcs.v[cs->rides_on - 1].fn->name));
+		}
 		printf("      %-7s %-40s -> %s %s (%s%s)\n", role, at, ex, text, why, sp);
 	}
 }
@@ -440,8 +453,9 @@ int cmd_list(int argc, char **argv)
 	if (p.trapless_entries)
 		printf(", %zu at 5-byte nops, probed without a trap", p.trapless_entries);
 	printf(")");
+	char note[160];
 	if (p.exits == CT_EXITS_AUTO && !p.exits_note)
-		printf(", %zu observed from their callers", p.in_caller);
+		printf(", %zu observed from their callers%s", p.in_caller, ct_plan_icall_note(&p, note, sizeof(note)));
 	else
 		printf(", exits at RET (%s)", p.exits_note ? p.exits_note : "--exit=ret");
 	if (p.skipped.n)

@@ -15,13 +15,14 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 11 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 12 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
 			    8: RTYPES and PCPOS name the object (its sites) they hold for;
 			    9: TAILRES sites; 10: TAILDIFF sites;
-			    11: found RETSITEs riding on another's probe */
+			    11: found RETSITEs riding on another's probe;
+			    12: planned ones at indirect call instructions too */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */

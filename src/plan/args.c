@@ -284,7 +284,66 @@ static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_
 /* One probe runs one fetch program: the roles sharing a probe (the exit of a
  * call that is the next call) get one program with all their ops, each role
  * keeping its own values in it. */
+/* The sites riding on each probe role (plan.h `rides`): RIDER[i] is the
+ * first riding on site i + 1 (0: none), NEXT_RIDER[i] the one after site i. */
+struct riders {
+	uint32_t *first, *next;
+};
+
+static void riders_of(const struct ct_plan *p, struct riders *rd)
+{
+	rd->first = rd->next = NULL;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		uint32_t l = p->sites.v[i].rides;
+		if (l == CT_NOSITE)
+			continue;
+		if (!rd->first) {
+			rd->first = xcalloc(p->sites.n, sizeof(*rd->first));
+			rd->next = xcalloc(p->sites.n, sizeof(*rd->next));
+		}
+		rd->next[i] = rd->first[l];
+		rd->first[l] = (uint32_t)i + 1;
+	}
+}
+
+static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd);
+
+/* F's values, none of them read (beyond the capture limits), in *OUT. */
+static void cut_values(const struct ct_site_fetch *f, struct ct_site_fetch *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*out->vals));
+	out->nvals = f->nvals;
+	for (uint32_t v = 0; v < f->nvals; v++) {
+		out->vals[v] = f->vals[v];
+		out->vals[v].name = xstrdup(f->vals[v].name);
+		out->vals[v].flags |= CT_VAL_NOLOC | CT_VAL_CUT;
+		out->vals[v].npieces = 0;
+		out->vals[v].pieces = xcalloc(1, sizeof(*out->vals[v].pieces));
+	}
+}
+
 void ct_plan_share_fetch(struct ct_plan *p, size_t i)
+{
+	struct riders rd = {NULL, NULL};
+	share_fetch(p, i, &rd);
+}
+
+/* The riders of site K (their fetches as K's was before the merge) placed
+ * in the program as K's values are: merged after ACC, as K's were. */
+static void place_riders(struct ct_plan *p, const struct riders *rd, uint32_t k, const struct ct_site_fetch *acc)
+{
+	for (uint32_t q = rd->first ? rd->first[k] : 0; q; q = rd->next[q - 1]) {
+		struct ct_site_fetch *f = p->fetch[q - 1], a, b;
+		if (!f || ct_fetch_merge(acc, f, &a, &b))
+			continue; /* (it fit for K: the same program) */
+		ct_site_fetch_free(&a);
+		ct_site_fetch_free(f);
+		*f = b;
+	}
+}
+
+static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd)
 {
 	const struct ct_plan_site *s = &p->sites.v[i];
 	if (!ct_site_is_probe(s) || s->next == CT_NOSITE)
@@ -304,18 +363,18 @@ void ct_plan_share_fetch(struct ct_plan *p, size_t i)
 			continue;
 		struct ct_site_fetch a, b;
 		if (ct_fetch_merge(&acc, f, &a, &b) == 0) {
+			place_riders(p, rd, chain[k], &acc);
 			acc.prog = a.prog;
 			ct_site_fetch_free(&a);
 		} else { /* does not fit: this role's values beyond the capture limits */
-			memset(&b, 0, sizeof(b));
-			b.vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*b.vals));
-			b.nvals = f->nvals;
-			for (uint32_t v = 0; v < f->nvals; v++) {
-				b.vals[v] = f->vals[v];
-				b.vals[v].name = xstrdup(f->vals[v].name);
-				b.vals[v].flags |= CT_VAL_NOLOC | CT_VAL_CUT;
-				b.vals[v].npieces = 0;
-				b.vals[v].pieces = xcalloc(1, sizeof(*b.vals[v].pieces));
+			cut_values(f, &b);
+			for (uint32_t q = rd->first ? rd->first[chain[k]] : 0; q; q = rd->next[q - 1]) {
+				struct ct_site_fetch c, *g = p->fetch[q - 1];
+				if (!g)
+					continue;
+				cut_values(g, &c);
+				ct_site_fetch_free(g);
+				*g = c;
 			}
 		}
 		ct_site_fetch_free(f);
@@ -325,13 +384,20 @@ void ct_plan_share_fetch(struct ct_plan *p, size_t i)
 		if (!p->fetch[chain[k]])
 			p->fetch[chain[k]] = xcalloc(1, sizeof(struct ct_site_fetch));
 		p->fetch[chain[k]]->prog = acc.prog;
+		for (uint32_t q = rd->first ? rd->first[chain[k]] : 0; q; q = rd->next[q - 1])
+			if (p->fetch[q - 1])
+				p->fetch[q - 1]->prog = acc.prog;
 	}
 }
 
 static void share_probe_fetches(struct ct_plan *p)
 {
+	struct riders rd;
+	riders_of(p, &rd);
 	for (size_t i = 0; i < p->sites.n; i++)
-		ct_plan_share_fetch(p, i);
+		share_fetch(p, i, &rd);
+	free(rd.first);
+	free(rd.next);
 }
 
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site)

@@ -58,6 +58,12 @@ struct callee {
 			    anyway, other callers found while recording */
 	CT_VEC(struct call_ref) refs; /* the calls found, in order ... */
 	CT_VEC(struct ct_callsite) calls; /* ... as call sites (calls_of) */
+	/* Go, how its address is taken: the method slots of the itabs in data
+	 * that hold it (bit k: fun[k]; bit 63 also for any slot past it), a
+	 * word elsewhere in data (a funcval), an address operand in code (a
+	 * closure made there): which indirect calls may reach it */
+	uint64_t itab_slots;
+	bool in_funcval, in_code;
 };
 
 /* C's calls as call sites, from the scan's refs (added to any it has). */
@@ -104,6 +110,8 @@ struct analysis {
 	size_t nargless;
 	bool argless_done;
 };
+
+static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b);
 
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
@@ -194,6 +202,7 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 				 ct_names_show(&g->dm, g->name), (unsigned long long)r->at);
 		break;
 	case CT_REF_ADDR:
+		a->c[j].in_code = true;
 		note_taken(a, j, "its address is taken in %s (at 0x%llx)", ct_names_show(&g->dm, g->name),
 			   (unsigned long long)r->at);
 		break;
@@ -390,6 +399,30 @@ static bool excluded_data(const char *name)
 	return false;
 }
 
+/* Is the Go function's address, a word in data at W, fun[k] of an itab
+ * (runtime/runtime2.go: inter, _type, hash uint32, 4 bytes, fun[]), for
+ * some k: the word at its start + 16 is the (non-zero) hash of the type it
+ * points to at + 8, and its first word points to an interface's type
+ * (runtime/type.go: size, ptrdata, hash, tflag, align, fieldAlign, kind:
+ * kindInterface)?  Returns k, or -1. */
+static int itab_slot(const struct ct_elf *e, uint64_t w)
+{
+	for (int k = 0; k < 256 && w >= 24 + 8 * (uint64_t)k; k++) {
+		uint64_t base = w - 24 - 8 * (uint64_t)k, inter, typ;
+		const uint8_t *it = ct_elf_bytes_at(e, base, 24);
+		if (!it)
+			return -1;
+		memcpy(&inter, it, 8);
+		memcpy(&typ, it + 8, 8);
+		const uint8_t *ty = typ ? ct_elf_bytes_at(e, typ, 24) : NULL;
+		const uint8_t *in = inter ? ct_elf_bytes_at(e, inter, 24) : NULL;
+		static const uint8_t zero[4];
+		if (in && ty && !memcmp(it + 16, ty + 16, 4) && memcmp(it + 16, zero, 4) && (in[23] & 0x1f) == 20)
+			return k;
+	}
+	return -1;
+}
+
 /* Addresses in data: 8-byte words (every 4-byte boundary), and for Go
  * 32-bit offsets from runtime.text (method tables). */
 static void scan_data(struct analysis *a)
@@ -420,6 +453,11 @@ static void scan_data(struct analysis *a)
 				uint64_t w;
 				memcpy(&w, d + off, 8);
 				j1 = traced(a, w);
+				int k = j1 && go ? itab_slot(&t->elf, sh.sh_addr + off) : -1;
+				if (k >= 0)
+					a->c[j1 - 1].itab_slots |= 1ull << (k < 63 ? k : 63);
+				else if (j1)
+					a->c[j1 - 1].in_funcval = true;
 			}
 			if (!j1 && go)
 				j1 = (size_t)(uintptr_t)map_get(&a->by_textoff, w32);
@@ -735,7 +773,7 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 				 * it is in, this pass making it so if it is not yet:
 				 * `return isKnown(inner)`; its roles go to the exits of
 				 * the others) */
-				ok = !cc->shared && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
+				ok = !cc->shared && !cc->icall && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
 						     (cc->how == CT_EXIT_EMULATED && results_survive(res, cc) &&
 						      (!cres || results_survive(cres, cc))) ||
 						     recursion_passes_through(cc, pc, res, cres));
@@ -820,7 +858,7 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 					int areg;
 					struct ct_site_fetch f;
 					if (ca->caller != cs->caller || ca->how != CT_EXIT_EMULATED || ca->exit != cs->at ||
-					    ca->shared)
+					    ca->shared || ca->icall)
 						continue;
 					if (!ares && !(ares = ct_plan_results_fetch(p, sel->args, pa->fn)))
 						break;
@@ -1106,7 +1144,7 @@ static void find_runtime_calls(struct analysis *a)
 				continue; /* not the code this was written for */
 		}
 		for (size_t k = 0; k < n; k++) {
-			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false};
+			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0};
 			CT_VEC_PUSH(a->runtime_calls, cs);
 		}
 	}
@@ -1181,11 +1219,229 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
 		ct_exit_walk(code + (ret - g->entry), g->end - ret, ret, &w);
 		if (w.how != CT_EXIT_TAILPOS)
 			continue;
-		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false};
+		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0};
 		CT_VEC_PUSH(out->calls, cs);
 		any = true;
 	}
 	return any;
+}
+
+/* ---- indirect calls in traced code ----
+ * An address-taken Go function's calls from a call site the plan does not
+ * know are found while recording: its CHECK reports the return address, the
+ * exit probe is in some 25 ms later, and the calls from there until then
+ * end unobserved -- all of a loop of calls through an interface shorter
+ * than that (restic's DefaultLayout.Paths: 256 calls of Join in ~5 ms,
+ * through the method value's -fm wrapper).  An indirect call in traced
+ * code most likely reaches traced code, so each is planned before the
+ * program runs for the address-taken functions it may call: those of a
+ * wrapper the selection names (never traced itself) for the method it is
+ * named for; those of a traced function by the shape of the call -- a
+ * register loaded from an itab's method slot k (0x18 + 8k) calls a method
+ * found at slot k of an itab in data, or in none (an itab the runtime
+ * makes: any slot); one loaded from a funcval (at 0) a function whose
+ * address is in a funcval or taken in code; anything else any of them.
+ * Not a call that may reach more than ICALL_FANOUT of them (generic code:
+ * fmt's Stringer, an io.Writer; most likely untraced functions, whose calls
+ * would pay the exit probe for nothing), and at most ICALL_PAIRS (call,
+ * function) pairs, the rest found while recording as before.  Each pair
+ * is a CALL site the function's CHECK sends, with the exit a site found
+ * there would have (where its results can be read, else at the
+ * return address, single-stepped); the functions of one exit whose results
+ * the same program reads ride on the first one's probe (a RETSITE of their
+ * own, a companion no chain names: the reconstruction closes their calls
+ * with its hits), at most ICALL_PROGRAMS programs a call instruction.  Each
+ * exit planned costs a hit per call made there, traced callee or not. */
+#define ICALL_PAIRS 4096
+#define ICALL_FANOUT 32
+#define ICALL_PROGRAMS 4
+#define ICALL_MAX 256 /* indirect calls looked at in one function */
+
+/* The method a Go function or wrapper is named for: "M" of `p.(*T).M`,
+ * `p.T.M`, `p.I.M-fm` (a method value's wrapper), as LEN bytes at the
+ * returned pointer. */
+static const char *go_method_of(const char *name, size_t *len)
+{
+	const char *slash = strrchr(name, '/');
+	const char *dot = strrchr(slash ? slash : name, '.');
+	const char *m = dot ? dot + 1 : name;
+	*len = strlen(m);
+	if (*len > 3 && !strcmp(m + *len - 3, "-fm"))
+		*len -= 3;
+	return m;
+}
+
+/* RES read at the exit of CS (as args.c will read them there): true with
+ * the program in *OUT, false if they cannot be. */
+static bool icall_results(const struct ct_site_fetch *res, const struct ct_callsite *cs, struct ct_site_fetch *out)
+{
+	if (cs->how == CT_EXIT_EMULATED)
+		return ct_fetch_relocate(res, -8 - cs->sp_delta, &cs->walk, out) == 0;
+	return cs->how == CT_EXIT_STEPPED && cs->exit == cs->walk.first_site && ct_fetch_relocate(res, -8, NULL, out) == 0;
+}
+
+static void plan_indirect_sites(struct analysis *a, const struct ct_selection *sel)
+{
+	struct ct_plan *p = a->p;
+	size_t n = p->funcs.n;
+	CT_VEC(uint32_t) callees = {0};
+	for (size_t j = 0; j < n; j++)
+		if (p->funcs.v[j].in_caller && p->funcs.v[j].indirect && (p->funcs.v[j].fn->flags & CT_FN_GO))
+			CT_VEC_PUSH(callees, (uint32_t)j);
+	if (!callees.n)
+		return;
+	struct ct_site_fetch **res = xcalloc(n, sizeof(*res));
+	bool *res_done = xcalloc(n, sizeof(*res_done));
+	typedef CT_VEC(struct ct_callsite) callsite_vec;
+	callsite_vec *add = xcalloc(n, sizeof(*add));
+	struct ct_icall *ic = xmalloc(ICALL_MAX * sizeof(*ic));
+	struct ct_callsite *cs = xmalloc(sizeof(*cs));
+	/* the callers: traced functions, then the wrappers the selection
+	 * names (never traced themselves) */
+	CT_VEC(const struct ct_func *) callers = {0};
+	for (size_t gi = 0; gi < n; gi++)
+		CT_VEC_PUSH(callers, p->funcs.v[gi].fn);
+	for (size_t i = 0; i < a->t->nfuncs; i++) {
+		const struct ct_func *w = &a->t->funcs[i];
+		if ((w->flags & CT_FN_WRAPPER) && !(w->flags & CT_FN_NOPROBE) && ct_plan_names_selected(a->t, w, sel))
+			CT_VEC_PUSH(callers, w);
+	}
+	CT_VEC(uint32_t) cand = {0};
+	for (int pass = 0; pass < 3; pass++)
+	for (size_t gi = 0; gi < callers.n; gi++) {
+		const struct ct_func *g = callers.v[gi];
+		bool wrapper = (g->flags & CT_FN_WRAPPER) != 0;
+		size_t len = g->end > g->entry ? g->end - g->entry : 0;
+		const uint8_t *code = len ? ct_elf_bytes_at(&a->t->elf, g->entry, len) : NULL;
+		if (!code || !(g->flags & CT_FN_GO) || (g->flags & CT_FN_NOPROBE))
+			continue;
+		size_t m = ct_indirect_call_shapes(code, len, g->entry, ic, ICALL_MAX);
+		for (size_t k_ = 0; k_ < m && k_ < ICALL_MAX; k_++) {
+			bool slot = ic[k_].via == CT_ICALL_LOADED || ic[k_].via == CT_ICALL_MEM;
+			bool itab = slot && ic[k_].disp >= 0x18 && ic[k_].disp % 8 == 0, value = slot && ic[k_].disp == 0;
+			/* wrappers first (one method each), then calls of methods,
+			 * then of function values and calls of unknown shape */
+			if (ic[k_].via == CT_ICALL_RIP || pass != (wrapper ? 0 : itab ? 1 : 2))
+				continue;
+			int k = (ic[k_].disp - 0x18) / 8;
+			size_t wlen = 0, mlen;
+			const char *wm = wrapper ? go_method_of(g->name, &wlen) : NULL, *mm;
+			cand.n = 0;
+			for (size_t c = 0; c < callees.n; c++) {
+				const struct callee *ce = &a->c[callees.v[c]];
+				/* a wrapper calls the method it is named for */
+				if (wm && (!(mm = go_method_of(p->funcs.v[callees.v[c]].fn->name, &mlen)) || mlen != wlen ||
+					   memcmp(mm, wm, wlen)))
+					continue;
+				/* (a method in no itab in data, only in its type's
+				 * method table: in one the runtime makes, any slot) */
+				bool itab_only = !ce->in_funcval && !ce->in_code;
+				if ((itab && ce->itab_slots && !(ce->itab_slots >> (k < 63 ? k : 63) & 1)) ||
+				    (itab && !ce->itab_slots && !itab_only) || (value && itab_only))
+					continue;
+				CT_VEC_PUSH(cand, callees.v[c]);
+			}
+			if (!cand.n || cand.n > ICALL_FANOUT)
+				continue; /* a call that may reach that many: generic code, most likely untraced */
+			memset(cs, 0, sizeof(*cs));
+			cs->at = ic[k_].at;
+			cs->ret = ic[k_].at + ic[k_].len;
+			cs->caller = g;
+			cs->call_site = cs->exit_site = CT_NOSITE;
+			cs->icall = true;
+			if (!choose_exit(a, cs, false))
+				continue;
+			if (p->icall_pairs + cand.n > ICALL_PAIRS) {
+				p->icall_left++;
+				continue;
+			}
+			/* the first function of each results program at each exit */
+			struct ct_site_fetch lead_prog[ICALL_PROGRAMS];
+			bool lead_has[ICALL_PROGRAMS];
+			uint64_t lead_exit[ICALL_PROGRAMS];
+			uint32_t lead_func[ICALL_PROGRAMS], lead_k[ICALL_PROGRAMS];
+			size_t nlead = 0, pairs = 0;
+			for (size_t c = 0; c < cand.n; c++) {
+				uint32_t j = cand.v[c];
+				const struct ct_plan_func *pf = &p->funcs.v[j];
+				if (!res_done[j]) {
+					res[j] = pf->results && sel->args ? ct_plan_results_fetch(p, sel->args, pf->fn) : NULL;
+					res_done[j] = true;
+				}
+				/* its exit as a call site found while recording would
+				 * have it: where its results cannot be read (in tail
+				 * position, none; lost on the way to an emulated exit),
+				 * at the return address, single-stepped */
+				CT_VEC_PUSH(add[j], *cs);
+				struct ct_callsite *c2 = &add[j].v[add[j].n - 1];
+				struct ct_site_fetch f;
+				bool has = res[j] != NULL, read = has && icall_results(res[j], c2, &f);
+				if (has && !read && c2->walk.first_site) {
+					c2->how = CT_EXIT_STEPPED;
+					c2->exit = c2->walk.first_site;
+					c2->sp_delta = 0;
+					read = icall_results(res[j], c2, &f);
+				}
+				if (has && !read) {
+					add[j].n--; /* nowhere: found while recording (its RETs then) */
+					continue;
+				}
+				size_t l = 0;
+				while (c2->how != CT_EXIT_TAILPOS && l < nlead &&
+				       (lead_exit[l] != c2->exit || !same_program(lead_has[l] ? &lead_prog[l] : NULL, has ? &f : NULL)))
+					l++;
+				if (c2->how == CT_EXIT_TAILPOS) {
+					/* (no exit probe: it ends with its caller) */
+				} else if (l < nlead) {
+					c2->rides_on = lead_func[l] + 1;
+					c2->rides_k = lead_k[l];
+					if (has)
+						ct_site_fetch_free(&f);
+				} else if (nlead < ICALL_PROGRAMS) {
+					lead_has[nlead] = has;
+					if (has)
+						lead_prog[nlead] = f;
+					lead_exit[nlead] = c2->exit;
+					lead_func[nlead] = j;
+					lead_k[nlead++] = (uint32_t)(pf->ncalls + add[j].n - 1);
+				} else {
+					add[j].n--;
+					if (has)
+						ct_site_fetch_free(&f);
+					continue;
+				}
+				pairs++;
+				p->icall_pairs++;
+			}
+			for (size_t l = 0; l < nlead; l++)
+				if (lead_has[l])
+					ct_site_fetch_free(&lead_prog[l]);
+			p->icall_sites += pairs > 0;
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		if (res[j]) {
+			ct_site_fetch_free(res[j]);
+			free(res[j]);
+		}
+		if (!add[j].n)
+			continue;
+		pf->calls = xrealloc(pf->calls, (pf->ncalls + add[j].n) * sizeof(*pf->calls));
+		memcpy(pf->calls + pf->ncalls, add[j].v, add[j].n * sizeof(*pf->calls));
+		pf->ncalls += add[j].n;
+		for (size_t k = 0; k < add[j].n; k++)
+			CT_VEC_PUSH(pf->watched, add[j].v[k].ret);
+		CT_VEC_FREE(add[j]);
+	}
+	CT_VEC_FREE(callers);
+	CT_VEC_FREE(cand);
+	free(cs);
+	free(ic);
+	free(add);
+	free(res);
+	free(res_done);
+	CT_VEC_FREE(callees);
 }
 
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
@@ -1325,6 +1581,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		p->in_caller++;
 	}
 	map_free(&with_lsda);
+	if (t->lang == CT_LANG_GO)
+		plan_indirect_sites(&a, sel);
 	pass_tail_results(&a, sel);
 	derive_tail_results(&a, sel);
 returns:

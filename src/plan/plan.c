@@ -97,7 +97,7 @@ static struct ct_plan_site *push_site(struct ct_plan *p, uint64_t addr, int64_t 
 	s.target_addr = target;
 	s.target_func = CT_NOFUNC;
 	s.gsrc = gsrc;
-	s.call_site = s.next = CT_NOSITE;
+	s.call_site = s.next = s.rides = CT_NOSITE;
 	if (kind == CT_SITE_TAIL && !target) /* through a pointer: any function may be its target */
 		s.flags = CT_SITEF_INDIRECT;
 	CT_VEC_PUSH(p->sites, s);
@@ -236,6 +236,8 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			return -1;
 		s->key_adj = 8; /* the return address the call pushes */
 		s->cs = cs;
+		if (cs->icall) /* through an address: its call is marked so, as one found while recording */
+			s->flags |= CT_SITEF_INDIRECT;
 		cs->call_site = (uint32_t)(p->sites.n - 1);
 		if (pf->check_site != CT_NOSITE) {
 			/* The CHECK (emulated, SP 8 lower: the callee's key
@@ -284,6 +286,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		s->cs = cs;
 		if (cs->how == CT_EXIT_STEPPED)
 			s->flags |= CT_SITEF_STEPPED;
+		if (cs->icall) { /* one of the exits of an indirect call instruction */
+			s->flags |= CT_SITEF_INDIRECT;
+			if (cs->rides_on)
+				s->rides = p->funcs.v[cs->rides_on - 1].calls[cs->rides_k].exit_site;
+		}
 		cs->exit_site = (uint32_t)(p->sites.n - 1);
 		if (cs->shared)
 			map_put(&p->shared_exits, cs->exit, (void *)(uintptr_t)p->sites.n);
@@ -346,7 +353,13 @@ void ct_plan_link_roles(struct ct_plan *p)
 		struct ct_plan_site *s = &p->sites.v[i];
 		s->next = CT_NOSITE;
 		s->flags &= (uint8_t)~CT_SITEF_COMPANION;
-		if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF) /* no probe, no role in one */
+		/* a RETSITE riding on another's probe (plan_indirect_sites: the
+		 * same program reads its results there) is no role of it */
+		if (s->rides != CT_NOSITE && p->sites.v[s->rides].addr != s->addr)
+			s->rides = CT_NOSITE;
+		if (s->rides != CT_NOSITE)
+			s->flags |= CT_SITEF_COMPANION; /* no chain names it */
+		else if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF) /* no probe, no role in one */
 			r[nr++] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
 	}
 	n = nr;
@@ -611,13 +624,16 @@ size_t ct_plan_tail_check_entries(const struct ct_plan *p)
 	return total;
 }
 
+bool ct_plan_names_selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
+{
+	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace) : ct_plan_default_selected(t, f);
+	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude);
+}
+
 /* Whether SEL picks F (not yet known: whether it can be probed). */
 static bool selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
 {
-	if (f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER))
-		return false;
-	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace) : ct_plan_default_selected(t, f);
-	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude);
+	return !(f->flags & (CT_FN_NOPROBE | CT_FN_WRAPPER)) && ct_plan_names_selected(t, f, sel);
 }
 
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)
@@ -809,6 +825,19 @@ void ct_plan_free(struct ct_plan *p)
 	for (size_t i = 0; i < p->gap_callers.n; i++)
 		free(p->gap_callers.v[i]);
 	CT_VEC_FREE(p->gap_callers);
+}
+
+const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n)
+{
+	if (!p->icall_sites && !p->icall_left)
+		return "";
+	snprintf(out, n, "; %zu indirect call instruction%s planned for the functions they may call (%zu pairs%s",
+		 p->icall_sites, p->icall_sites == 1 ? "" : "s", p->icall_pairs, p->icall_left ? ", " : ")");
+	if (p->icall_left) {
+		size_t len = strlen(out);
+		snprintf(out + len, n - len, "%zu more to be found while recording)", p->icall_left);
+	}
+	return out;
 }
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)

@@ -36,6 +36,14 @@ struct ct_callsite {
 	 * f(n-1) + f(n-2)`): that result is the caller's less the other's
 	 * (the reconstruction works it out, CT_SITE_TAILDIFF) */
 	bool tail_less_prev;
+	/* at an indirect call instruction of traced code (plan/callers.c
+	 * plan_indirect_sites): planned for every address-taken function it
+	 * may call, each with its own exit site there; one whose results are
+	 * read as an earlier one's (the same program) rides on that one's
+	 * probe: rides_on is its plan function + 1 (0: none), rides_k its
+	 * index in that function's calls */
+	bool icall;
+	uint32_t rides_on, rides_k;
 };
 
 struct ct_plan_func {
@@ -107,6 +115,10 @@ struct ct_plan_site {
 	 * while recording): addr and offset are that module's, its bytes are
 	 * not the target's (its hit flags were set when it was planned) */
 	bool elsewhere;
+	/* RETSITE at an indirect call instruction: the site (an exit of the
+	 * same call instruction, the same fetch program) on whose probe it
+	 * rides, a companion no `next` names (CT_NOSITE: none) */
+	uint32_t rides;
 };
 
 struct ct_plan_planned {
@@ -179,6 +191,11 @@ struct ct_plan {
 	 * the `caller` of those call sites (heap, one each) */
 	CT_VEC(struct ct_func *) gap_callers;
 	struct ct_map shared_exits; /* exit of a shared call site -> its RETSITE (index + 1) */
+	/* indirect call instructions of traced code planned for the
+	 * address-taken functions they may call (plan_indirect_sites), and the
+	 * (call instruction, function) pairs; the sites left to be found while
+	 * recording (over the budget) */
+	size_t icall_sites, icall_pairs, icall_left;
 	/* Goroutine lineage (plan/goroutines.c): the creation probe's site
 	 * (CT_NOFUNC: none) and where its payload holds the new goroutine's
 	 * goid and gopc (0: not captured). */
@@ -212,6 +229,9 @@ bool ct_plan_goroutine_created(const struct ct_plan *p, const uint8_t *raw, size
  * else SysV); argument capture turns SysV into Rust's own where DWARF says. */
 enum ct_callconv ct_callconv_of(const struct ct_func *f);
 
+/* Does SEL name F (its -F/-N globs, or the default set), whatever its flags
+ * (a compiler-generated wrapper is never traced, but its code is)? */
+bool ct_plan_names_selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel);
 /* Is F part of the default selection (main program's own code)? */
 bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f);
 
@@ -332,6 +352,9 @@ size_t ct_plan_tail_check_entries(const struct ct_plan *p);
 /* Does S get a probe of its own (not a companion role)? */
 bool ct_site_is_probe(const struct ct_plan_site *s);
 
+/* "; N indirect call instructions planned (M calls through them, K left to
+ * be found while recording)", or "" when none is (OUT: N bytes). */
+const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n);
 /* "a, b, c (and N more)": the skipped functions' names, for one line. */
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 

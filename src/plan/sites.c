@@ -1952,15 +1952,66 @@ bool ct_call_ends_at(const uint8_t *code, size_t len)
 
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max)
 {
+	struct ct_icall v[64];
+	size_t n = ct_indirect_call_shapes(code, len, addr, v, max < 64 ? max : 64);
+	for (size_t k = 0; k < n && k < max && k < 64; k++) {
+		at[k] = v[k].at;
+		lens[k] = v[k].len;
+	}
+	return n;
+}
+
+size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max)
+{
 	size_t n = 0;
 	struct insn x;
-	for (size_t off = 0; off < len && decode(code + off, len - off, addr + off, &x); off += x.in.length)
+	/* per register: the displacement of the load that last set it from
+	 * memory through another register (`mov 0x18(%rcx),%rdx`), if nothing
+	 * wrote it since on the way down the code */
+	bool loaded[15] = {0};
+	int32_t disp[15] = {0};
+	for (size_t off = 0; off < len && decode(code + off, len - off, addr + off, &x); off += x.in.length) {
 		if (x.in.meta.category == ZYDIS_CATEGORY_CALL && !branch_target(&x)) {
-			if (n < max) {
-				at[n] = x.addr;
-				lens[n] = x.in.length;
+			const ZydisDecodedOperand *op = &x.ops[0];
+			struct ct_icall c = {x.addr, x.in.length, CT_ICALL_OTHER, 0};
+			if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+				c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
+				c.disp = (int32_t)op->mem.disp.value;
+			} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+				int r = gpr_index(op->reg.value);
+				if (r >= 0 && loaded[r]) {
+					c.via = CT_ICALL_LOADED;
+					c.disp = disp[r];
+				}
 			}
+			if (n < max)
+				out[n] = c;
 			n++;
 		}
+		if (x.in.meta.category == ZYDIS_CATEGORY_CALL) { /* a call clobbers every register */
+			memset(loaded, 0, sizeof(loaded));
+			continue;
+		}
+		for (int i = 0; i < x.in.operand_count; i++) {
+			const ZydisDecodedOperand *op = &x.ops[i];
+			int r = op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+					? gpr_index(op->reg.value)
+					: -1;
+			if (r < 0)
+				continue;
+			const ZydisDecodedOperand *src = &x.ops[1];
+			bool mov = x.in.mnemonic == ZYDIS_MNEMONIC_MOV && i == 0 && x.in.operand_count_visible == 2 &&
+				   op->size == 64;
+			int from = mov && src->type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_index(src->reg.value) : -1;
+			if (from >= 0) { /* a copy: what it holds goes along */
+				loaded[r] = loaded[from];
+				disp[r] = disp[from];
+				continue;
+			}
+			loaded[r] = mov && src->type == ZYDIS_OPERAND_TYPE_MEMORY && src->mem.base != ZYDIS_REGISTER_RIP &&
+				    src->mem.base != ZYDIS_REGISTER_NONE && src->mem.index == ZYDIS_REGISTER_NONE;
+			disp[r] = loaded[r] ? (int32_t)src->mem.disp.value : 0;
+		}
+	}
 	return n;
 }

@@ -211,6 +211,22 @@ bool ct_call_ends_at(const uint8_t *code, size_t len);
  * addresses in AT and lengths in LENS; how many there are. */
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max);
 
+/* An indirect call and how its target was found: the register was last
+ * loaded (on the way down the code, no branch followed) from memory at a
+ * register plus `disp` -- Go's interface call loads the method from the
+ * itab at 0x18 + 8 * its index, a call of a function value from the funcval
+ * at 0 --, or the call reads memory at a register plus `disp` itself, or
+ * RIP-relative memory (a GOT slot, a global pointer). */
+enum ct_icall_via { CT_ICALL_OTHER = 0, CT_ICALL_LOADED = 1, CT_ICALL_MEM = 2, CT_ICALL_RIP = 3 };
+struct ct_icall {
+	uint64_t at;
+	uint8_t len;
+	uint8_t via; /* enum ct_icall_via */
+	int32_t disp;
+};
+/* ... the same with their shapes: up to MAX in OUT; how many there are. */
+size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max);
+
 /* A function whose entry the kernel single-steps (a Go leaf without a
  * stack check: `sub $0x18,%rsp; mov %rbp,0x10(%rsp); ...`) may still be seen
  * entering at the first instruction on the straight line from ENTRY (CODE:

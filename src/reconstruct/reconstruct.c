@@ -488,7 +488,9 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	/* from a call site not known in advance: at a CHECK (no exit probe), or
 	 * at one found while recording (its exit probe added then) */
 	uint8_t sf = r->sites[ev->site].flags;
-	bool fresh = ev->kind == CT_SITE_CHECK || (ev->kind == CT_SITE_CALL && (sf & CT_SITEF_DYNAMIC));
+	/* (a CALL site at an indirect call instruction, planned or found
+	 * while recording, is a call through an address too) */
+	bool fresh = ev->kind == CT_SITE_CHECK || (ev->kind == CT_SITE_CALL && (sf & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT)));
 	f.c.unplanned = fresh && !(sf & CT_SITEF_INDIRECT);
 	f.c.indirect = fresh && (sf & CT_SITEF_INDIRECT);
 	f.no_exit = ev->kind == CT_SITE_CHECK;
@@ -646,7 +648,7 @@ static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	 * other, and the call's own closes it, with its results: another's is
 	 * no sign of an unwinding (encoding/json's s.step(s, c)). */
 	if (i >= 0 && entry != call_site && same_call(r, entry, call_site) &&
-	    (r->sites[entry].flags & r->sites[call_site].flags & CT_SITEF_DYNAMIC)) {
+	    (r->sites[entry].flags & r->sites[call_site].flags & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT))) {
 		/* ... unless its own has no probe but rides on this one (a
 		 * companion no chain names): this hit is its exit too */
 		void *own = map_get(&r->riding_exit_of, (uint64_t)entry + 1);
@@ -1472,15 +1474,21 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	memset(&r->tail_diff_of, 0, sizeof(r->tail_diff_of));
 	map_free(&r->riding_exit_of);
 	memset(&r->riding_exit_of, 0, sizeof(r->riding_exit_of));
+	/* a companion RETSITE no chain names rides on another's probe */
+	uint8_t *named = xcalloc(nsites ? nsites : 1, 1);
+	for (size_t i = 0; i < nsites; i++)
+		if (sites[i].next < nsites)
+			named[sites[i].next] = 1;
 	for (size_t i = 0; i < nsites; i++) {
-		if (sites[i].kind == CT_SITE_RETSITE && sites[i].call_site < nsites &&
-		    (sites[i].flags & (CT_SITEF_COMPANION | CT_SITEF_DYNAMIC)) == (CT_SITEF_COMPANION | CT_SITEF_DYNAMIC))
+		if (sites[i].kind == CT_SITE_RETSITE && sites[i].call_site < nsites && !named[i] &&
+		    (sites[i].flags & CT_SITEF_COMPANION) && (sites[i].flags & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT)))
 			map_put(&r->riding_exit_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_SPILL && sites[i].func != CT_NOFUNC)
 			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites)
 			map_put(&r->tail_diff_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
 	}
+	free(named);
 }
 
 void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, size_t nfuncs)

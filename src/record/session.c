@@ -71,6 +71,7 @@ static void write_meta(struct ct_session *s)
 		ct_writer_meta(w, "library.args", "%s %s", lb->name, lb->plan.args_note ? lb->plan.args_note : "on");
 	}
 	if (!s->wasm) {
+		char note[160];
 		ct_writer_meta(w, "plan.cheap_entries", "%zu", s->plan.cheap_entries);
 		/* with only libraries traced the program has no plan: theirs say why */
 		const char *exits_note = s->exits_note ? s->exits_note : s->plan.exits_note;
@@ -79,8 +80,8 @@ static void write_meta(struct ct_session *s)
 		if (exits_note)
 			ct_writer_meta(w, "plan.exits", "ret (%s)", exits_note);
 		else
-			ct_writer_meta(w, "plan.exits", "auto: %zu of %zu functions observed from their callers",
-				       s->plan.in_caller, s->plan.funcs.n);
+			ct_writer_meta(w, "plan.exits", "auto: %zu of %zu functions observed from their callers%s",
+				       s->plan.in_caller, s->plan.funcs.n, ct_plan_icall_note(&s->plan, note, sizeof(note)));
 	}
 	if (s->plan.skipped.n) {
 		char *names = ct_plan_skipped_names(&s->plan, 32);

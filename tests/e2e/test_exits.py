@@ -44,6 +44,9 @@ CASES = [
     ("go closures with parameters", ["go_core", "closures", "5"], [], GO1),
     # from one call site back to back, before its exit probe is in: one call each
     ("go interface calls back to back", ["go_core", "ifaceloop", "300"], ["-F", "main.(*byK).scale"], GO1),
+    # from one call site each in a tight loop of a traced function, from the
+    # first call on (an interface method, a method value's wrapper): planned
+    ("go interface calls in a hot loop", ["go_core", "ifacehot", "200"], [], GO1),
     # one call site, two functions through values: one exit probe there for both
     ("go function values from one site", ["go_core", "siblings", "6"], ["-F", "main.step*"], GO1),
     # calls through values in tail position, found while recording: with their callers
@@ -282,14 +285,16 @@ def test_unplanned_caller_counted_and_tree_right():
 
 def test_calls_through_an_interface_get_their_exits_while_recording():
     """(*byK).scale's address is in an itab: no scan finds the interface
-    call in viaIface.  Its CHECK reports that call site the first time
+    call in viaIface, which is not traced here (an indirect call in traced
+    code is planned before the program runs).  Its CHECK reports that call
+    site the first time
     and calltrace adds its exit probe while the program runs on (it is
     never stopped): that first call ends unobserved (no result, never
     'returned'); the fixture then waits a second, and every later call
     from there returns at the new probe, with its result.  All are marked
     indirect (not unplanned)."""
     argv = [fixture("go_core"), "iface", "30"]
-    p, out = record(argv, env=GO1)
+    p, out = record(argv, "-F", "main.(*byK).scale", env=GO1)
     assert p.stdout == "iface 4307\n", p.stdout
     st = info_stats(out)
     assert st.get("unplanned") == "0" and int(st.get("indirect", "0")) >= 1, st
@@ -310,6 +315,53 @@ def test_calls_through_an_interface_get_their_exits_while_recording():
     assert "calls through its address (its address is stored in" in lst, lst
 
 
+def test_indirect_calls_in_traced_code_planned_before_the_program_runs():
+    """(*hotLayout).paths calls join through an interface and through a
+    method value (whose -fm wrapper, never traced, calls it through the
+    itab) from one call site each, 2 x 200 times in a tight loop from the
+    start: found while recording, the first ones would end unobserved
+    (the exit probe is in tens of ms later).  Both call instructions are
+    planned before the program runs for the two join methods (each found in
+    an itab at the slot the call loads): every call returns at its exit
+    probe, with its result, and none is found while recording.  The second
+    join's exit rides on the first's probe (the same program reads both
+    results): one probe per call instruction."""
+    argv = [fixture("go_core"), "ifacehot", "200"]
+    p, out = record(argv, env=GO1)
+    want = sum((i + 2 + 1) + (i + 3 + 1) + (i * 2 + 2) + (i * 3 + 2) for i in range(200))
+    assert p.stdout == "ifacehot %d\n" % want, p.stdout
+    calls = [c for c in replay_json(out) if "func" in c]
+    joins = [c for c in calls if c["func"].endswith(").join")]
+    assert len(joins) == 800, len(joins)
+    assert all(c["status"] == "returned" and c.get("indirect") and c.get("ret") for c in joins), \
+        [c for c in joins if c["status"] != "returned"][:2]
+    assert not any(c["status"] == "unobserved" for c in calls)
+    plus = [c for c in joins if c["func"] == "main.(*plusJoin).join"]
+    assert [c["ret"][0]["value"] for c in plus[:4]] == [0 + 3 + 1, 0 + 2 + 1, 1 + 3 + 1, 1 + 2 + 1], plus[:4]
+    times = [c for c in joins if c["func"] == "main.(*timesJoin).join"]  # (read where plusJoin's are)
+    assert [c["ret"][0]["value"] for c in times] == [v for i in range(200) for v in (3 * i + 2, 2 * i + 2)], times[:4]
+    st = info_stats(out)
+    assert st.get("indirect") == "0" and st["callers_found"].startswith("0 "), st
+    # both call instructions planned for both (list -v: `via`), and the
+    # exits of one call instruction are one probe: the second rides on it
+    lst = ct("list", "-v", fixture("go_core")).stdout
+    exits = {}
+    for fn in ("plusJoin", "timesJoin"):
+        part = lst.split("main.(*%s).join\n" % fn, 1)[1].split("\n  0x", 1)[0]
+        via = [x for x in part.splitlines() if x.strip().startswith("via ") and
+               ("main.(*hotLayout).paths+" in x or "main.joiner.join-fm+" in x)]
+        assert len(via) == 2, part
+        exits[fn] = sorted(int(x.split("-> ")[1].split()[1], 16) for x in via)
+        if fn == "timesJoin":
+            assert all("rides on the exit probe of" in x for x in via), via
+    assert exits["plusJoin"] == exits["timesJoin"], exits
+    named = {s["next"] for s in file_sites(out)}
+    for addr in exits["plusJoin"]:
+        rets = [(i, s) for i, s in enumerate(file_sites(out)) if s["kind"] == 6 and s["addr"] == addr]
+        riding = [i for i, s in rets if s["flags"] & 0x22 == 0x22 and i not in named]
+        assert len(rets) >= 2 and riding, (addr, rets)
+
+
 def test_interface_leaf_drops_its_ret_probes():
     """(*byK).step is a leaf (no stack check): nothing at its entry is
     emulated.  Its address is in an itab, so its calls come from sites no
@@ -320,7 +372,7 @@ def test_interface_leaf_drops_its_ret_probes():
     lst = ct("list", "-v", fixture("go_core"), "main.(*byK).step").stdout
     assert "+0   step" in lst and "check   +0" in lst and "ret     +" not in lst, lst
     argv = [fixture("go_core"), "ifaceleaf", "30"]
-    p, out = record(argv, "-F", "main.(*byK).step", "-F", "main.sumSteps", env=GO1)
+    p, out = record(argv, "-F", "main.(*byK).step", env=GO1)  # (sumSteps not: its call found)
     assert p.stdout == "ifaceleaf 2205\n", p.stdout
     st = info_stats(out)
     assert st.get("unplanned") == "0" and int(st["callers_found"].split()[0]) >= 1, st
@@ -564,7 +616,9 @@ def test_attached_program_is_never_stopped():
         child = int(prog.stdout.readline().split()[1])
         assert prog.stdout.readline() == "ready\n"
         out = tmp("exits-waitstop.data")
-        rec = subprocess.Popen([CT, "record", "-o", out, "-p", str(child)], stderr=subprocess.PIPE, text=True)
+        # (viaIface not traced: its call site is found while recording)
+        rec = subprocess.Popen([CT, "record", "-o", out, "-F", "main.(*byK).scale", "-p", str(child)],
+                               stderr=subprocess.PIPE, text=True)
         line = rec.stderr.readline()  # attached: "tracing 1 process of ..."
         assert "tracing 1 process" in line, line
         prog.stdin.write("go\n")

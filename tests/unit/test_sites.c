@@ -1765,3 +1765,44 @@ TEST(sites_call_ends_at)
 	CHECK(!ct_call_ends_at(jmp, sizeof(jmp)));
 	CHECK(!ct_call_ends_at(rel, 1));
 }
+
+TEST(sites_indirect_call_shapes)
+{
+	/* Go's calls through an interface and through a function value (from
+	 * the ifacehot fixture), a call through memory, one through a GOT slot
+	 * and one through a register loaded before another call */
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x31,             /* +0  mov (%rcx),%rsi: the itab */
+		0x48, 0x8b, 0x76, 0x20,       /* +3  mov 0x20(%rsi),%rsi: its method 1 */
+		0x48, 0x89, 0xf2,             /* +7  mov %rsi,%rdx: a copy */
+		0xff, 0xd2,                   /* +10 call *%rdx */
+		0x48, 0x8b, 0x3e,             /* +12 mov (%rsi),%rdi: a funcval's code */
+		0xff, 0xd7,                   /* +15 call *%rdi */
+		0xff, 0x50, 0x18,             /* +17 call *0x18(%rax) */
+		0xff, 0x15, 0x10, 0x20, 0x00, 0x00, /* +20 call *0x2010(%rip) */
+		0x48, 0x8b, 0x43, 0x08,       /* +26 mov 0x8(%rbx),%rax */
+		0xe8, 0x00, 0x00, 0x00, 0x00, /* +30 call (clobbers it) */
+		0xff, 0xd0,                   /* +35 call *%rax */
+		0xc3,                         /* +37 ret */
+	};
+	struct ct_icall v[8];
+	size_t n = ct_indirect_call_shapes(code, sizeof(code), BASE, v, 8);
+	CHECK_EQ_U(n, 5);
+	CHECK_EQ_U(v[0].at, BASE + 10);
+	CHECK_EQ_U(v[0].len, 2);
+	CHECK_EQ_U(v[0].via, CT_ICALL_LOADED);
+	CHECK_EQ_U(v[0].disp, 0x20);
+	CHECK_EQ_U(v[1].via, CT_ICALL_LOADED);
+	CHECK_EQ_U(v[1].disp, 0);
+	CHECK_EQ_U(v[2].via, CT_ICALL_MEM);
+	CHECK_EQ_U(v[2].disp, 0x18);
+	CHECK_EQ_U(v[3].via, CT_ICALL_RIP);
+	CHECK_EQ_U(v[4].at, BASE + 35);
+	CHECK_EQ_U(v[4].via, CT_ICALL_OTHER);
+	/* the addresses alone, as before */
+	uint64_t at[2];
+	uint8_t lens[2];
+	CHECK_EQ_U(ct_indirect_calls(code, sizeof(code), BASE, at, lens, 2), 5);
+	CHECK_EQ_U(at[1], BASE + 15);
+	CHECK_EQ_U(lens[1], 2);
+}
