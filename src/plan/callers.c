@@ -1244,7 +1244,8 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
  * Not a call that may reach more than ICALL_FANOUT of them (generic code:
  * fmt's Stringer, an io.Writer; most likely untraced functions, whose calls
  * would pay the exit probe for nothing), and at most ICALL_PAIRS (call,
- * function) pairs, the rest found while recording as before.  Each pair
+ * function) pairs, calls that may reach the fewest first, the rest found
+ * while recording as before.  Each pair
  * is a CALL site the function's CHECK sends, with the exit a site found
  * there would have (where its results can be read, else at the
  * return address, single-stepped); the functions of one exit whose results
@@ -1280,6 +1281,22 @@ static bool icall_results(const struct ct_site_fetch *res, const struct ct_calls
 	return cs->how == CT_EXIT_STEPPED && cs->exit == cs->walk.first_site && ct_fetch_relocate(res, -8, NULL, out) == 0;
 }
 
+/* An indirect call and the functions it may call (cand_at.. in a list). */
+struct icall_site {
+	const struct ct_func *g;
+	uint64_t at;
+	uint8_t len;
+	uint32_t cand_at, ncand;
+};
+
+static int cmp_icall_site(const void *x, const void *y)
+{
+	const struct icall_site *a = x, *b = y;
+	if (a->ncand != b->ncand)
+		return a->ncand < b->ncand ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
 static void plan_indirect_sites(struct analysis *a, const struct ct_selection *sel)
 {
 	struct ct_plan *p = a->p;
@@ -1306,8 +1323,10 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 		if ((w->flags & CT_FN_WRAPPER) && !(w->flags & CT_FN_NOPROBE) && ct_plan_names_selected(a->t, w, sel))
 			CT_VEC_PUSH(callers, w);
 	}
+	/* the calls and the functions each may call, planned fewest first
+	 * (the most specific: a wrapper's) while the budget lasts */
 	CT_VEC(uint32_t) cand = {0};
-	for (int pass = 0; pass < 3; pass++)
+	CT_VEC(struct icall_site) sites = {0};
 	for (size_t gi = 0; gi < callers.n; gi++) {
 		const struct ct_func *g = callers.v[gi];
 		bool wrapper = (g->flags & CT_FN_WRAPPER) != 0;
@@ -1319,14 +1338,11 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 		for (size_t k_ = 0; k_ < m && k_ < ICALL_MAX; k_++) {
 			bool slot = ic[k_].via == CT_ICALL_LOADED || ic[k_].via == CT_ICALL_MEM;
 			bool itab = slot && ic[k_].disp >= 0x18 && ic[k_].disp % 8 == 0, value = slot && ic[k_].disp == 0;
-			/* wrappers first (one method each), then calls of methods,
-			 * then of function values and calls of unknown shape */
-			if (ic[k_].via == CT_ICALL_RIP || pass != (wrapper ? 0 : itab ? 1 : 2))
+			if (ic[k_].via == CT_ICALL_RIP)
 				continue;
 			int k = (ic[k_].disp - 0x18) / 8;
-			size_t wlen = 0, mlen;
+			size_t wlen = 0, mlen, first = cand.n;
 			const char *wm = wrapper ? go_method_of(g->name, &wlen) : NULL, *mm;
-			cand.n = 0;
 			for (size_t c = 0; c < callees.n; c++) {
 				const struct callee *ce = &a->c[callees.v[c]];
 				/* a wrapper calls the method it is named for */
@@ -1341,17 +1357,29 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 					continue;
 				CT_VEC_PUSH(cand, callees.v[c]);
 			}
-			if (!cand.n || cand.n > ICALL_FANOUT)
-				continue; /* a call that may reach that many: generic code, most likely untraced */
+			if (cand.n == first || cand.n - first > ICALL_FANOUT) {
+				cand.n = first; /* a call that may reach that many: generic code, most likely untraced */
+				continue;
+			}
+			struct icall_site is = {g, ic[k_].at, ic[k_].len, (uint32_t)first, (uint32_t)(cand.n - first)};
+			CT_VEC_PUSH(sites, is);
+		}
+	}
+	qsort(sites.v, sites.n, sizeof(*sites.v), cmp_icall_site);
+	for (size_t si = 0; si < sites.n; si++) {
+		const struct icall_site *is = &sites.v[si];
+		const uint32_t *cv = cand.v + is->cand_at;
+		size_t cn = is->ncand;
+		{
 			memset(cs, 0, sizeof(*cs));
-			cs->at = ic[k_].at;
-			cs->ret = ic[k_].at + ic[k_].len;
-			cs->caller = g;
+			cs->at = is->at;
+			cs->ret = is->at + is->len;
+			cs->caller = is->g;
 			cs->call_site = cs->exit_site = CT_NOSITE;
 			cs->icall = true;
 			if (!choose_exit(a, cs, false))
 				continue;
-			if (p->icall_pairs + cand.n > ICALL_PAIRS) {
+			if (p->icall_pairs + cn > ICALL_PAIRS) {
 				p->icall_left++;
 				continue;
 			}
@@ -1361,8 +1389,8 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 			uint64_t lead_exit[ICALL_PROGRAMS];
 			uint32_t lead_func[ICALL_PROGRAMS], lead_k[ICALL_PROGRAMS];
 			size_t nlead = 0, pairs = 0;
-			for (size_t c = 0; c < cand.n; c++) {
-				uint32_t j = cand.v[c];
+			for (size_t c = 0; c < cn; c++) {
+				uint32_t j = cv[c];
 				const struct ct_plan_func *pf = &p->funcs.v[j];
 				if (!res_done[j]) {
 					res[j] = pf->results && sel->args ? ct_plan_results_fetch(p, sel->args, pf->fn) : NULL;
@@ -1436,6 +1464,7 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 	}
 	CT_VEC_FREE(callers);
 	CT_VEC_FREE(cand);
+	CT_VEC_FREE(sites);
 	free(cs);
 	free(ic);
 	free(add);
