@@ -1355,7 +1355,13 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 				if ((itab && ce->itab_slots && !(ce->itab_slots >> (k < 63 ? k : 63) & 1)) ||
 				    (itab && !ce->itab_slots && !itab_only) || (value && itab_only))
 					continue;
-				CT_VEC_PUSH(cand, callees.v[c]);
+				/* (not where it is planned already: a wrapper_calls one) */
+				const struct ct_plan_func *pc = &p->funcs.v[callees.v[c]];
+				size_t q = 0;
+				while (q < pc->ncalls && pc->calls[q].at != ic[k_].at)
+					q++;
+				if (q == pc->ncalls)
+					CT_VEC_PUSH(cand, callees.v[c]);
 			}
 			if (cand.n == first || cand.n - first > ICALL_FANOUT) {
 				cand.n = first; /* a call that may reach that many: generic code, most likely untraced */
