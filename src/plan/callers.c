@@ -1248,7 +1248,10 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
  * while recording as before.  Each pair
  * is a CALL site the function's CHECK sends, with the exit a site found
  * there would have (where its results can be read, else at the
- * return address, single-stepped); the functions of one exit whose results
+ * return address, single-stepped -- only in a wrapper whose method is
+ * mostly traced code's: a step per call made there, traced or not, cost
+ * bench/http ~10% a request where conn.Write and bufio's Write went
+ * through such calls); the functions of one exit whose results
  * the same program reads ride on the first one's probe (a RETSITE of their
  * own, a companion no chain names: the reconstruction closes their calls
  * with its hits), at most ICALL_PROGRAMS programs a call instruction.  Each
@@ -1279,6 +1282,25 @@ static bool icall_results(const struct ct_site_fetch *res, const struct ct_calls
 	if (cs->how == CT_EXIT_EMULATED)
 		return ct_fetch_relocate(res, -8 - cs->sp_delta, &cs->walk, out) == 0;
 	return cs->how == CT_EXIT_STEPPED && cs->exit == cs->walk.first_site && ct_fetch_relocate(res, -8, NULL, out) == 0;
+}
+
+/* Are most of the methods named as wrapper W's (`p.I.M-fm` calls an M)
+ * in the binary traced ones? */
+static bool mostly_traced(struct analysis *a, const struct ct_func *w)
+{
+	size_t wlen, mlen, all = 0, in = 0;
+	const char *wm = go_method_of(w->name, &wlen);
+	for (size_t i = 0; i < a->t->nfuncs; i++) {
+		const struct ct_func *f = &a->t->funcs[i];
+		const char *mm = go_method_of(f->name, &mlen), *slash = strrchr(f->name, '/');
+		const char *dot = strchr(slash ? slash : f->name, '.');
+		if (f == w || (f->flags & CT_FN_WRAPPER) || mlen != wlen || memcmp(mm, wm, wlen) || !dot ||
+		    !strchr(dot + 1, '.') || ct_go_is_closure(f->name))
+			continue; /* not a method M */
+		all++;
+		in += traced(a, f->entry) != 0;
+	}
+	return all && 2 * in >= all;
 }
 
 /* An indirect call and the functions it may call (cand_at.. in a list). */
@@ -1383,7 +1405,11 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 			cs->caller = is->g;
 			cs->call_site = cs->exit_site = CT_NOSITE;
 			cs->icall = true;
-			if (!choose_exit(a, cs, false))
+			/* a single-stepped exit costs a step per call made there,
+			 * whatever it calls: only at a wrapper whose method is
+			 * mostly traced code's */
+			bool stepped_ok = (is->g->flags & CT_FN_WRAPPER) && mostly_traced(a, is->g);
+			if (!choose_exit(a, cs, false) || (cs->how == CT_EXIT_STEPPED && !stepped_ok))
 				continue;
 			if (p->icall_pairs + cn > ICALL_PAIRS) {
 				p->icall_left++;
@@ -1410,7 +1436,7 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 				struct ct_callsite *c2 = &add[j].v[add[j].n - 1];
 				struct ct_site_fetch f;
 				bool has = res[j] != NULL, read = has && icall_results(res[j], c2, &f);
-				if (has && !read && c2->walk.first_site) {
+				if (has && !read && c2->walk.first_site && stepped_ok) {
 					c2->how = CT_EXIT_STEPPED;
 					c2->exit = c2->walk.first_site;
 					c2->sp_delta = 0;
