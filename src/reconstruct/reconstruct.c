@@ -83,6 +83,7 @@ struct ct_recon {
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
 	struct ct_map tail_diff_of; /* CALL site + 1 -> its TAILDIFF site + 1 */
 	struct ct_map riding_exit_of; /* CALL site + 1 -> its exit riding on another's probe + 1 */
+	struct ct_map check_roles_of; /* function + 1 -> its CHECK site + 1, where that probe has other roles */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 };
@@ -1319,6 +1320,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	/* The roles of this probe, in order (a call's exit, then the next
 	 * call...): at most a few, never a loop. */
 	uint32_t roles[8];
+	int64_t role_adj[8] = {0}; /* added to the event's key besides the role's key_adj */
 	size_t nroles = 0;
 	bool opens = false;
 	for (uint32_t k = ev->site; nroles < 8;) {
@@ -1327,6 +1329,18 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		k = r->sites[k].next;
 		if (k >= r->nsites || !(r->sites[k].flags & CT_SITEF_COMPANION))
 			break;
+	}
+	/* A call its callee's CHECK sent as its CALL site's event: the CHECK
+	 * probe's other roles happened too, at the callee's key (`hop: jmp
+	 * hopped`: the entry is the tail jump). */
+	size_t check = (site->flags & CT_SITEF_ATCHECK) && site->kind == CT_SITE_CALL
+			       ? (size_t)(uintptr_t)map_get(&r->check_roles_of, (uint64_t)site->func + 1)
+			       : 0;
+	for (uint32_t k = check ? r->sites[check - 1].next : UINT32_MAX;
+	     nroles < 8 && k < r->nsites && (r->sites[k].flags & CT_SITEF_COMPANION); k = r->sites[k].next) {
+		role_adj[nroles] = site->key_adj;
+		roles[nroles++] = k;
+		opens |= opens_frame(r->sites[k].kind);
 	}
 	for (size_t i = 0; i < nroles; i++)
 		if (r->sites[roles[i]].kind == CT_SITE_RECOVER && ev->goid) {
@@ -1358,7 +1372,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		rv.ts = at;
 		rv.site = roles[i];
 		rv.kind = rs->kind;
-		rv.key = ev->key + (uint64_t)(int64_t)rs->key_adj;
+		rv.key = ev->key + (uint64_t)((int64_t)rs->key_adj + role_adj[i]);
 		if (rs->kind != CT_SITE_RECOVER && rs->kind != CT_SITE_TAILRES) /* TAILRES: read at a pop */
 			apply_role(r, s, &rv);
 	}
@@ -1474,12 +1488,17 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	memset(&r->tail_diff_of, 0, sizeof(r->tail_diff_of));
 	map_free(&r->riding_exit_of);
 	memset(&r->riding_exit_of, 0, sizeof(r->riding_exit_of));
+	map_free(&r->check_roles_of);
+	memset(&r->check_roles_of, 0, sizeof(r->check_roles_of));
 	/* a companion RETSITE no chain names rides on another's probe */
 	uint8_t *named = xcalloc(nsites ? nsites : 1, 1);
 	for (size_t i = 0; i < nsites; i++)
 		if (sites[i].next < nsites)
 			named[sites[i].next] = 1;
 	for (size_t i = 0; i < nsites; i++) {
+		if (sites[i].kind == CT_SITE_CHECK && sites[i].func != CT_NOFUNC &&
+		    !(sites[i].flags & CT_SITEF_COMPANION) && sites[i].next < nsites)
+			map_put(&r->check_roles_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_RETSITE && sites[i].call_site < nsites && !named[i] &&
 		    (sites[i].flags & CT_SITEF_COMPANION) && (sites[i].flags & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT)))
 			map_put(&r->riding_exit_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
@@ -1535,6 +1554,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->spill_of);
 	map_free(&r->tail_diff_of);
 	map_free(&r->riding_exit_of);
+	map_free(&r->check_roles_of);
 	CT_VEC_FREE(r->waiting);
 	free(r);
 }

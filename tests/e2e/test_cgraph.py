@@ -186,14 +186,27 @@ def test_tail_jump_out_of_the_library_never_a_wrong_parent():
             assert got == exp, (v, flags, got, exp)
 
 
-def test_longjmp_out_of_a_tail_chain_unwinds_it():
-    # f1 -> jmp f2 -> jmp f3 -> longjmp back into chain(), which calls after()
+def tail_stories(what):
+    """cg_tail WHAT recorded in every variant, in both exit modes, each trace
+    checked against what the program said: (variant, flags, said, calls)."""
     for v in VARIANTS:
         for flags in ([], ["--exit=ret"]):
-            out = tmp(f"chain-{v}.data")
-            p, _ = record([prog(v, "cg_tail"), "chain"], *flags, out=out)
-            said, _ = check_story(v, p, out, lambda f: prog(v, "cg_tail"))
-            assert [c["status"] for c in said].count("unwound") == 3, (v, said)
+            out = tmp(f"{what}-{v}.data")
+            p, _ = record([prog(v, "cg_tail"), what], *flags, out=out)
+            yield (v, flags) + check_story(v, p, out, lambda f: prog(v, "cg_tail"))
+
+
+def test_longjmp_out_of_a_tail_chain_unwinds_it():
+    # f1 -> jmp f2 -> jmp f3 -> longjmp back into chain(), which calls after()
+    for v, _, said, _ in tail_stories("chain"):
+        assert [c["status"] for c in said].count("unwound") == 3, (v, said)
+
+
+def test_tail_jump_at_the_entry_hands_the_call_over():
+    # hop()'s first instruction is `jmp hopped` at -O2: one probe is both its
+    # entry (observed from main's calls in auto mode) and its tail jump
+    for v, flags, _, calls in tail_stories("hop"):
+        assert [c["func"] for c in calls] == ["main", "hop", "hopped", "hop", "hopped"], (v, flags, calls)
 
 
 def test_exec_from_a_thread_is_followed():
