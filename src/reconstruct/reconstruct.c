@@ -1330,15 +1330,18 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		if (k >= r->nsites || !(r->sites[k].flags & CT_SITEF_COMPANION))
 			break;
 	}
-	/* A call its callee's CHECK sent as its CALL site's event: the CHECK
-	 * probe's other roles happened too, at the callee's key (`hop: jmp
-	 * hopped`: the entry is the tail jump). */
-	size_t check = (site->flags & CT_SITEF_ATCHECK) && site->kind == CT_SITE_CALL
-			       ? (size_t)(uintptr_t)map_get(&r->check_roles_of, (uint64_t)site->func + 1)
+	/* A call its callee's CHECK sent as its CALL site's event (the last
+	 * role, after the exits it sends too): the CHECK probe's other roles
+	 * happened as well, at the callee's key (`hop: jmp hopped`: the entry
+	 * is the tail jump). */
+	const struct ct_file_site *sent = &r->sites[roles[nroles - 1]];
+	size_t check = (sent->flags & CT_SITEF_ATCHECK) && sent->kind == CT_SITE_CALL
+			       ? (size_t)(uintptr_t)map_get(&r->check_roles_of, (uint64_t)sent->func + 1)
 			       : 0;
+	int32_t sent_adj = sent->key_adj;
 	for (uint32_t k = check ? r->sites[check - 1].next : UINT32_MAX;
 	     nroles < 8 && k < r->nsites && (r->sites[k].flags & CT_SITEF_COMPANION); k = r->sites[k].next) {
-		role_adj[nroles] = site->key_adj;
+		role_adj[nroles] = sent_adj;
 		roles[nroles++] = k;
 		opens |= opens_frame(r->sites[k].kind);
 	}
