@@ -335,7 +335,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			results_stepped_why(f, cs, why, sizeof(why));
 		if (cs->exit_site < p->sites.n && p->sites.v[cs->exit_site].kind == CT_SITE_RETSITE &&
 		    (p->sites.v[cs->exit_site].flags & CT_SITEF_ATCHECK))
-			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end");
+			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end%s",
+				 p->fetch && p->fetch[cs->exit_site] && p->fetch[cs->exit_site]->nvals ? ", reading its results"
+													: "");
 		float_results_note(f, cs, why, sizeof(why));
 		if (cs->rides_on) {
 			size_t len = strlen(why);

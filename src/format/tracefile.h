@@ -55,7 +55,8 @@ struct ct_file_func {
 #define CT_SITEF_ATCHECK 0x8   /* CALL: not probed itself; its calls are sent
 				  by the callee's CHECK probe (same instant).
 				  RETSITE at a call whose callee has a CHECK:
-				  sent by it too, first of its roles */
+				  sent by it too, first of its roles (its
+				  FETCH: what that hit reads) */
 #define CT_SITEF_DYNAMIC 0x10  /* CALL/RETSITE: a call site found while recording
 				  (a CHECK saw its return address), its exit
 				  probe added then */

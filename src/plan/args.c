@@ -390,6 +390,157 @@ static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd)
 	}
 }
 
+/* The capture F of a call's exit at a call instruction, run instead at its
+ * callee's CHECK where SP is 8 lower (the return address pushed; registers
+ * and the caller's frame as they were): OUT, its stack offsets (and its
+ * guard's, of the caller's stack written on the way) moved.  Only ops read
+ * relative to SP or through registers other than SP, from the caller's
+ * frame up: false otherwise. */
+static bool capture_at_callee_entry(const struct ct_site_fetch *f, struct ct_site_fetch *out)
+{
+	const struct ct_fetch *pr = &f->prog;
+	if (pr->guard_from < pr->guard_to && (pr->guard_lo < 0 || pr->guard_hi > INT16_MAX - 8))
+		return false;
+	*out = (struct ct_site_fetch){0};
+	out->prog = *pr;
+	if (pr->guard_from < pr->guard_to) {
+		out->prog.guard_lo = (int16_t)(pr->guard_lo + 8);
+		out->prog.guard_hi = (int16_t)(pr->guard_hi + 8);
+	}
+	for (uint32_t i = 0; i < pr->nops && i < CT_MAX_OPS; i++) {
+		struct ct_fetch_op *op = &out->prog.ops[i];
+		switch (op->code) {
+		case CT_OP_STACK:
+		case CT_OP_STACKWORD:
+			if (op->off < 0)
+				return false; /* below SP: the call wrote there */
+			op->off += 8;
+			break;
+		case CT_OP_REG:
+		case CT_OP_REGMEM:
+			if (op->reg == CT_REG_SP)
+				return false;
+			break;
+		case CT_OP_DEREF:
+		case CT_OP_DEREF_LEN:
+		case CT_OP_DEREF_STR:
+		case CT_OP_DEREF_SPAN:
+			break; /* through what earlier ops read */
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Is HEAD a probe's first role that only closes calls (RETSITE, TAILRES),
+ * none single-stepped?  *VALUES: whether any of them reads something. */
+static bool only_exits(const struct ct_plan *p, uint32_t head, bool *values)
+{
+	size_t n = 0;
+	*values = false;
+	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next, n++) {
+		const struct ct_plan_site *s = &p->sites.v[k];
+		if (n >= 6 || (s->kind != CT_SITE_RETSITE && s->kind != CT_SITE_TAILRES) ||
+		    (s->flags & CT_SITEF_STEPPED) || s->elsewhere)
+			return false;
+		const struct ct_site_fetch *f = p->fetch ? p->fetch[k] : NULL;
+		*values |= f && (f->nvals || f->prog.nops);
+	}
+	return n > 0;
+}
+
+bool ct_plan_site_runs_fetch(const struct ct_plan *p, size_t i)
+{
+	const struct ct_plan_site *s = &p->sites.v[i];
+	return s->kind == CT_SITE_RETSITE && (s->flags & CT_SITEF_ATCHECK) && !(s->flags & CT_SITEF_COMPANION);
+}
+
+/* The roles at HEAD (their values over one shared program, placed first)
+ * and the call CHECK sends: one program for the CHECK's hit from that
+ * call, the exits' ops moved to where the CHECK runs.  False, nothing
+ * changed, where they cannot be read there or do not fit. */
+static bool merge_fetch_into_check(struct ct_plan *p, uint32_t head, uint32_t check, uint32_t call)
+{
+	struct ct_site_fetch moved, a, b;
+	if (p->sites.v[check].sp_drop || !capture_at_callee_entry(p->fetch[head], &moved))
+		return false;
+	const struct ct_site_fetch none = {0};
+	const struct ct_site_fetch *args = p->fetch[check] ? p->fetch[check] : &none;
+	if (ct_fetch_merge(&moved, args, &a, &b))
+		return false; /* (too many ops for one program) */
+	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next)
+		if (p->fetch[k])
+			p->fetch[k]->prog = a.prog; /* the same layout for theirs */
+	ct_site_fetch_free(&a);
+	if (p->fetch[call])
+		ct_site_fetch_free(p->fetch[call]);
+	else
+		p->fetch[call] = xcalloc(1, sizeof(struct ct_site_fetch));
+	*p->fetch[call] = b; /* the arguments, as the CHECK reads them, after */
+	return true;
+}
+
+void ct_plan_merge_exits_into_checks(struct ct_plan *p)
+{
+	/* The kernel-side stacks of record-time limits take a CHECK's event
+	 * for a call only. */
+	if (p->no_spills)
+		return;
+	struct ct_map probe_at = {0}; /* address -> the probe's first role + 1 */
+	for (size_t i = 0; i < p->sites.n; i++)
+		if (ct_site_is_probe(&p->sites.v[i]) && !p->sites.v[i].elsewhere)
+			map_put(&probe_at, p->sites.v[i].addr, (void *)(uintptr_t)(i + 1));
+	for (size_t i = 0; i < p->planned.n; i++) {
+		struct ct_planned_call *pc = &p->planned.v[i].val;
+		uint32_t check = (uint32_t)(p->planned.v[i].key >> 32);
+		if (pc->site >= p->sites.n || check >= p->sites.n)
+			continue;
+		struct ct_plan_site *call = &p->sites.v[pc->site];
+		if (call->kind != CT_SITE_CALL || !(call->flags & CT_SITEF_ATCHECK) || call->next != CT_NOSITE)
+			continue;
+		size_t head1 = (size_t)(uintptr_t)map_get(&probe_at, call->addr);
+		bool values;
+		if (!head1 || !only_exits(p, (uint32_t)(head1 - 1), &values))
+			continue;
+		uint32_t head = (uint32_t)(head1 - 1);
+		/* A call instruction runs its callee's entry, and the CHECK
+		 * there, every time: that hit closes the calls this probe
+		 * would have (same key: SP is the call's), then opens its
+		 * own.  (A morestack restart runs the CHECK again: closing
+		 * again finds the new call at that key, and leaves it.)  The
+		 * results they read: by a program of this call's own, which
+		 * the planned entry names, the CHECK's arguments after them. */
+		if (values) {
+			if (!merge_fetch_into_check(p, head, check, pc->site))
+				continue;
+			pc->fetch = head + 1;
+		} else if (p->fetch && p->fetch[pc->site]) {
+			/* the hit carries the call's arguments: its program (the
+			 * layout its payload is read by) is every role's, as
+			 * for the roles of one probe, none of their own */
+			for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
+				if (!p->fetch[k])
+					p->fetch[k] = xcalloc(1, sizeof(struct ct_site_fetch));
+				p->fetch[k]->prog = p->fetch[pc->site]->prog;
+			}
+		}
+		uint32_t last = head;
+		for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
+			p->sites.v[k].flags |= CT_SITEF_ATCHECK;
+			last = k;
+		}
+		p->sites.v[last].next = pc->site;
+		call->flags |= CT_SITEF_COMPANION;
+		/* the hit is the CHECK's: priced as the CALL it sent was */
+		p->sites.v[head].flags |= call->flags & CT_SITEF_STEPPED;
+		pc->site = head;
+		map_put(&probe_at, call->addr, NULL);
+		p->exits_at_checks++;
+	}
+	map_free(&probe_at);
+}
+
 static void share_probe_fetches(struct ct_plan *p)
 {
 	struct riders rd;

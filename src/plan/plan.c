@@ -245,7 +245,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			 * one hit a call instead of two. */
 			s->flags |= CT_SITEF_ATCHECK | check_stepped; /* its hit's cost */
 			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - check_at)),
-						     {cs->call_site, -s->key_adj}};
+						     {cs->call_site, -s->key_adj, 0, 0}};
 			CT_VEC_PUSH(p->planned, pl);
 		}
 		if (cs->how == CT_EXIT_TAILPOS) {
@@ -380,73 +380,6 @@ void ct_plan_link_roles(struct ct_plan *p)
 bool ct_site_is_probe(const struct ct_plan_site *s)
 {
 	return !(s->flags & (CT_SITEF_COMPANION | CT_SITEF_ATCHECK)) && s->kind != CT_SITE_TAILDIFF;
-}
-
-/* Does the probe whose roles start at HEAD only close calls, reading
- * nothing?  Then the CHECK of the call at its address can send them. */
-static bool only_silent_exits(const struct ct_plan *p, uint32_t head)
-{
-	size_t n = 0;
-	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next, n++) {
-		const struct ct_plan_site *s = &p->sites.v[k];
-		if (n >= 6 || (s->kind != CT_SITE_RETSITE && s->kind != CT_SITE_TAILRES) ||
-		    (s->flags & CT_SITEF_STEPPED) || s->elsewhere)
-			return false;
-		const struct ct_site_fetch *f = p->fetch ? p->fetch[k] : NULL;
-		if (f && (f->nvals || f->prog.nops))
-			return false;
-	}
-	return n > 0;
-}
-
-void ct_plan_merge_exits_into_checks(struct ct_plan *p)
-{
-	/* The kernel-side stacks of record-time limits take a CHECK's event
-	 * for a call only. */
-	if (p->no_spills)
-		return;
-	struct ct_map probe_at = {0}; /* address -> the probe's first role + 1 */
-	for (size_t i = 0; i < p->sites.n; i++)
-		if (ct_site_is_probe(&p->sites.v[i]) && !p->sites.v[i].elsewhere)
-			map_put(&probe_at, p->sites.v[i].addr, (void *)(uintptr_t)(i + 1));
-	for (size_t i = 0; i < p->planned.n; i++) {
-		struct ct_planned_call *pc = &p->planned.v[i].val;
-		if (pc->site >= p->sites.n)
-			continue;
-		struct ct_plan_site *call = &p->sites.v[pc->site];
-		if (call->kind != CT_SITE_CALL || !(call->flags & CT_SITEF_ATCHECK) || call->next != CT_NOSITE)
-			continue;
-		size_t head1 = (size_t)(uintptr_t)map_get(&probe_at, call->addr);
-		if (!head1 || !only_silent_exits(p, (uint32_t)(head1 - 1)))
-			continue;
-		/* A call instruction runs its callee's entry, and the CHECK
-		 * there, every time: that hit closes the calls this probe
-		 * would have (same key: SP is the call's), then opens its
-		 * own.  (A morestack restart runs the CHECK again: closing
-		 * again finds the new call at that key, and leaves it.) */
-		uint32_t last = (uint32_t)(head1 - 1);
-		/* the hit carries the call's arguments: its program (the
-		 * layout its payload is read by) is every role's, as for the
-		 * roles of one probe (ct_plan_share_fetch), none of their own */
-		const struct ct_site_fetch *cf = p->fetch ? p->fetch[pc->site] : NULL;
-		for (uint32_t k = last; k != CT_NOSITE; k = p->sites.v[k].next) {
-			p->sites.v[k].flags |= CT_SITEF_ATCHECK;
-			if (cf) {
-				if (!p->fetch[k])
-					p->fetch[k] = xcalloc(1, sizeof(struct ct_site_fetch));
-				p->fetch[k]->prog = cf->prog;
-			}
-			last = k;
-		}
-		p->sites.v[last].next = pc->site;
-		call->flags |= CT_SITEF_COMPANION;
-		/* the hit is the CHECK's: priced as the CALL it sent was */
-		p->sites.v[head1 - 1].flags |= call->flags & CT_SITEF_STEPPED;
-		pc->site = (uint32_t)(head1 - 1);
-		map_put(&probe_at, call->addr, NULL);
-		p->exits_at_checks++;
-	}
-	map_free(&probe_at);
 }
 
 /* At most this many return addresses are checked, over all tail jumps of a

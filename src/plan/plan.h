@@ -323,12 +323,16 @@ bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, cons
  * flagged CT_SITEF_COMPANION.  Again after sites moved (ct_plan_args). */
 void ct_plan_link_roles(struct ct_plan *p);
 /* A return site at a call instruction whose callee has a CHECK (a call's
- * exit that is the next call), reading no results, is sent by that CHECK
- * rather than probed: the planned call's entry in P->planned names it, its
- * roles chain on to the CALL site's (one hit instead of two).  After
- * ct_plan_args (it needs to know what each exit reads); not under
- * record-time limits. */
+ * exit that is the next call) is sent by that CHECK rather than probed: the
+ * planned call's entry in P->planned names it, its roles chain on to the
+ * CALL site's (one hit instead of two); the results it reads, by a program
+ * of that call's own (the entry's `fetch`) where they can be read at the
+ * CHECK.  At the end of ct_plan_args (it needs to know what each exit
+ * reads); not under record-time limits. */
 void ct_plan_merge_exits_into_checks(struct ct_plan *p);
+/* Does site I (not a probe) have a program a CHECK's hit runs (a planned
+ * call's `fetch`)? */
+bool ct_plan_site_runs_fetch(const struct ct_plan *p, size_t i);
 /* Is probe site I (with its companion roles) a tail jump to untraced code
  * whose return address the BPF side checks (CT_COOKIE_RETCHECK)?  Then
  * *RETS, *N: the return addresses where a probe sees the call end. */

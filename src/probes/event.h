@@ -142,10 +142,15 @@ struct ct_cookie_parts {
  * to untraced code there (the value is not used). */
 #define CT_PLANNED_KEY(site, delta) (((__u64)(site) << 32) | (__u32)(__s32)(delta))
 /* ... and the value: the CALL site the hit stands for, and what to add to
- * the CHECK's frame key so that the CALL site's key_adj gives it back. */
+ * the CHECK's frame key so that the CALL site's key_adj gives it back;
+ * FETCH (site id + 1, 0: the probe's own): the site whose fetch program the
+ * hit runs instead -- the call's exit before it rides on this hit and reads
+ * the results of the call that ended (ct_plan_merge_exits_into_checks). */
 struct ct_planned_call {
 	__u32 site;
 	__s32 key_delta;
+	__u32 fetch;
+	__u32 pad;
 };
 /* A return address in another file than the probe's, where a probe sees
  * the end of a call that jumped to untraced code there (map "file_rets",

@@ -370,7 +370,7 @@ int ct_session_exec(struct ct_session *s, char **prog, const char **path, char *
 static int set_fetches(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base)
 {
 	for (size_t i = 0; plan->fetch && i < plan->sites.n; i++)
-		if (plan->fetch[i] && ct_site_is_probe(&plan->sites.v[i]) &&
+		if (plan->fetch[i] && (ct_site_is_probe(&plan->sites.v[i]) || ct_plan_site_runs_fetch(plan, i)) &&
 		    ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, &plan->fetch[i]->prog))
 			return -1;
 	return 0;
@@ -614,6 +614,8 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		uint64_t key = plan->planned.v[k].key;
 		struct ct_planned_call val = plan->planned.v[k].val;
 		val.site += site_base;
+		if (val.fetch)
+			val.fetch += site_base;
 		if (ct_probes_add_planned(s->probes, CT_PLANNED_KEY((key >> 32) + site_base, (uint32_t)key), &val)) {
 			free(eo);
 			free(ec);
@@ -632,7 +634,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		int rc = 0;
 		if (ct_plan_tail_check(plan, i, &rets, &nrets))
 			for (size_t k = 0; k < nrets && !rc; k++) {
-				struct ct_planned_call val = {site_base + (uint32_t)i, 0};
+				struct ct_planned_call val = {site_base + (uint32_t)i, 0, 0, 0};
 				rc = ct_probes_add_planned(s->probes, CT_PLANNED_KEY(site_base + i, (int64_t)(rets[k] - site->addr)),
 							   &val);
 			}
@@ -1776,7 +1778,7 @@ static void add_callers(struct ct_session *s)
 	 * see that call end, and so does a tail jump not flagged unwatched */
 	for (size_t k = 0; ok && k < b.planned.n; k++) {
 		const struct found_planned *fp = &b.planned.v[k];
-		struct ct_planned_call val = {global_site(s, fp->bin, fp->local), fp->key_delta};
+		struct ct_planned_call val = {global_site(s, fp->bin, fp->local), fp->key_delta, 0, 0};
 		ok = ct_probes_add_planned(s->probes, fp->key, &val) == 0;
 	}
 	if (ok)

@@ -21,8 +21,8 @@ static void fib_plan(struct ct_plan *p)
 	for (size_t i = 0; i < 4; i++)
 		CT_VEC_PUSH(p->sites, s[i]);
 	ct_plan_link_roles(p);
-	struct ct_plan_planned a = {CT_PLANNED_KEY(0, 0x15 - 0x100), {1, -8}};
-	struct ct_plan_planned b = {CT_PLANNED_KEY(0, 0x25 - 0x100), {3, -8}};
+	struct ct_plan_planned a = {CT_PLANNED_KEY(0, 0x15 - 0x100), {1, -8, 0, 0}};
+	struct ct_plan_planned b = {CT_PLANNED_KEY(0, 0x25 - 0x100), {3, -8, 0, 0}};
 	CT_VEC_PUSH(p->planned, a);
 	CT_VEC_PUSH(p->planned, b);
 }
@@ -73,15 +73,19 @@ TEST(exit_at_the_next_checked_call_is_sent_by_its_check)
 	free_plan(&p);
 }
 
-TEST(exit_reading_results_or_under_limits_keeps_its_probe)
+TEST(exit_reading_what_the_check_cannot_or_under_limits_keeps_its_probe)
 {
 	struct ct_plan p;
-	/* it reads the first call's result: the CHECK's program cannot */
+	/* it reads a word the caller keeps below what it added (REGDIFF):
+	 * not moved to the callee's entry */
 	fib_plan(&p);
 	struct ct_site_fetch *r = fetch_of(&p, 2);
 	r->nvals = 1;
 	r->vals = xcalloc(1, sizeof(*r->vals));
 	r->vals[0].name = xstrdup("r");
+	r->prog.nops = 1;
+	r->prog.size = 8;
+	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_REGDIFF, .reg = 0, .off = 8};
 	ct_plan_merge_exits_into_checks(&p);
 	CHECK_EQ_U(p.exits_at_checks, 0);
 	CHECK(ct_site_is_probe(&p.sites.v[2]));
@@ -98,6 +102,51 @@ TEST(exit_reading_results_or_under_limits_keeps_its_probe)
 	/* a single-stepped exit there is something else (never a call) */
 	fib_plan(&p);
 	p.sites.v[2].flags |= CT_SITEF_STEPPED;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 0);
+	free_plan(&p);
+}
+
+TEST(exit_results_read_by_the_checks_hit_for_that_call)
+{
+	/* fib with values: the first call's result, stored to the caller's
+	 * frame (SP + 8 at the second call), and the second call's argument
+	 * in RAX; at the CHECK SP is 8 lower */
+	struct ct_plan p;
+	fib_plan(&p);
+	struct ct_site_fetch *r = fetch_of(&p, 2);
+	r->prog.nops = 1;
+	r->prog.size = 8;
+	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_STACKWORD, .off = 8};
+	r->nvals = 1;
+	r->vals = xcalloc(1, sizeof(*r->vals));
+	r->vals[0].name = xstrdup("~r0");
+	struct ct_site_fetch *a = fetch_of(&p, 0); /* the CHECK's: n */
+	a->prog.nops = 1;
+	a->prog.size = 8;
+	a->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_REG, .reg = 10};
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 1);
+	CHECK_EQ_U(p.planned.v[1].val.site, 2);
+	CHECK_EQ_U(p.planned.v[1].val.fetch, 3); /* site 2's program, + 1 */
+	CHECK(ct_plan_site_runs_fetch(&p, 2));
+	const struct ct_fetch *m = &p.fetch[2]->prog;
+	CHECK_EQ_U(m->nops, 2);
+	CHECK(m->ops[0].code == CT_OP_STACKWORD && m->ops[0].off == 16);
+	CHECK(m->ops[1].code == CT_OP_REG && m->ops[1].reg == 10 && m->ops[1].dst == 8);
+	/* the call's arguments are read after the result, in that program */
+	CHECK(p.fetch[3] && p.fetch[3]->prog.nops == 2 && p.fetch[3]->prog.ops[1].dst == 8);
+	/* the first call keeps the CHECK's own program */
+	CHECK_EQ_U(p.planned.v[0].val.fetch, 0);
+	free_plan(&p);
+	/* after a prologue (the CHECK's SP further down, registers moved):
+	 * not there */
+	fib_plan(&p);
+	r = fetch_of(&p, 2);
+	r->prog.nops = 1;
+	r->prog.size = 8;
+	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_STACKWORD, .off = 8};
+	p.sites.v[0].sp_drop = 8;
 	ct_plan_merge_exits_into_checks(&p);
 	CHECK_EQ_U(p.exits_at_checks, 0);
 	free_plan(&p);
