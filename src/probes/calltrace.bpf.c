@@ -238,7 +238,6 @@ struct run {
 	/* on_hit's findings for later in the run (kept here, not in
 	 * registers it would spill to its frame) */
 	__s64 key_delta;      /* the event's frame key - the probe's (CHECK) */
-	__u32 fetch_site;     /* + 1: the fetch program to run, if not the probe's */
 	__u64 unobserved_ret; /* a call no exit probe sees starts here: its return address */
 	__u64 new_caller;     /* a return address to report (CT_PLANNED_KEY) */
 	__u64 new_ret;        /* ... and itself, as the process sees it */
@@ -523,7 +522,7 @@ __noinline int send_fetch(struct run *r)
 		return 1;
 	const struct hit *h = &r->h;
 	struct scratch *s = &r->s;
-	__u32 site = r->fetch_site ? r->fetch_site - 1 : CT_COOKIE_SITE(h->cookie);
+	__u32 site = CT_COOKIE_SITE(h->cookie);
 	const struct ct_fetch *f = bpf_map_lookup_elem(&fetch, &site);
 	if (!f)
 		f = bpf_map_lookup_elem(&fetch_later, &site);
@@ -577,7 +576,7 @@ static __always_inline void send_this(const struct hit *h)
 	if (!budget_ok())
 		return;
 	__u16 flags = h->flags;
-	if (CT_COOKIE_FETCH(h->cookie) || run_of(h)->fetch_site) {
+	if (CT_COOKIE_FETCH(h->cookie)) {
 		if (send_fetch(run_of(h)) == 0)
 			return;
 		flags |= CT_EV_ARGS_DROPPED;
@@ -953,7 +952,6 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	h->loss_gen = loss_gen;
 	h->site = CT_COOKIE_SITE(h->cookie);
 	r->key_delta = 0;
-	r->fetch_site = 0;
 	r->unobserved_ret = 0;
 	r->new_caller = 0;
 	r->new_ret = 0;
@@ -970,7 +968,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (pc) {
 			h->site = pc->site;
 			r->key_delta = pc->key_delta;
-			r->fetch_site = pc->fetch;
+			if (pc->fetch) /* the program of the exit it sends too: this hit's */
+				h->cookie = (h->cookie & ~(__u64)(CT_MAX_SITES - 1)) | (pc->fetch - 1) | 1ULL << 30;
 		} else {
 			r->unobserved_ret = ret;
 			count(CT_COOKIE_INDIRECT(h->cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);

@@ -1302,8 +1302,15 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		return 0;
 	}
 	if (e->len && f) {
-		if (o.plan->types)
-			note_dynamic_types(s, &o, f, payload, e->len, e->pid);
+		/* every role's values are in the payload (one probe's, or a
+		 * CHECK's sending the exit before its call) */
+		for (uint32_t k = site, n = 0; o.plan->types && k < o.plan->sites.n && n < 8; n++) {
+			if (o.plan->fetch[k])
+				note_dynamic_types(s, &o, o.plan->fetch[k], payload, e->len, e->pid);
+			k = o.plan->sites.v[k].next;
+			if (k >= o.plan->sites.n || !(o.plan->sites.v[k].flags & CT_SITEF_COMPANION))
+				break;
+		}
 		struct ct_event c = *e;
 		c.len = sent_len;
 		ct_writer_event(s->w, &c, sent);
