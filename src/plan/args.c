@@ -488,9 +488,13 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 	if (p->no_spills)
 		return;
 	struct ct_map probe_at = {0}; /* address -> the probe's first role + 1 */
-	for (size_t i = 0; i < p->sites.n; i++)
+	uint8_t *ridden = xcalloc(p->sites.n ? p->sites.n : 1, 1);
+	for (size_t i = 0; i < p->sites.n; i++) {
 		if (ct_site_is_probe(&p->sites.v[i]) && !p->sites.v[i].elsewhere)
 			map_put(&probe_at, p->sites.v[i].addr, (void *)(uintptr_t)(i + 1));
+		if (p->sites.v[i].rides < p->sites.n)
+			ridden[p->sites.v[i].rides] = 1;
+	}
 	for (size_t i = 0; i < p->planned.n; i++) {
 		struct ct_planned_call *pc = &p->planned.v[i].val;
 		uint32_t check = (uint32_t)(p->planned.v[i].key >> 32);
@@ -512,7 +516,12 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 		 * results they read: by a program of this call's own, which
 		 * the planned entry names, the CHECK's arguments after them. */
 		if (values) {
-			if (!merge_fetch_into_check(p, head, check, pc->site))
+			/* riders read the payload by the program they share
+			 * with the exit they ride on: that one stays as it is */
+			bool is_ridden = false;
+			for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next)
+				is_ridden |= ridden[k] != 0;
+			if (is_ridden || !merge_fetch_into_check(p, head, check, pc->site))
 				continue;
 			pc->fetch = head + 1;
 		} else if (p->fetch && p->fetch[pc->site]) {
@@ -538,6 +547,7 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 		map_put(&probe_at, call->addr, NULL);
 		p->exits_at_checks++;
 	}
+	free(ridden);
 	map_free(&probe_at);
 }
 

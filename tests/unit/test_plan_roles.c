@@ -13,10 +13,10 @@ static void fib_plan(struct ct_plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	struct ct_plan_site s[4] = {
-		{.addr = 0x100, .kind = CT_SITE_CHECK},
-		{.addr = 0x10, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK},
-		{.addr = 0x20, .kind = CT_SITE_RETSITE, .key_adj = 8, .call_site = 1},
-		{.addr = 0x20, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK},
+		{.addr = 0x100, .kind = CT_SITE_CHECK, .rides = CT_NOSITE},
+		{.addr = 0x10, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK, .rides = CT_NOSITE},
+		{.addr = 0x20, .kind = CT_SITE_RETSITE, .key_adj = 8, .call_site = 1, .rides = CT_NOSITE},
+		{.addr = 0x20, .kind = CT_SITE_CALL, .key_adj = 8, .flags = CT_SITEF_ATCHECK, .rides = CT_NOSITE},
 	};
 	for (size_t i = 0; i < 4; i++)
 		CT_VEC_PUSH(p->sites, s[i]);
@@ -35,6 +35,18 @@ static struct ct_site_fetch *fetch_of(struct ct_plan *p, size_t i)
 	if (!p->fetch[i])
 		p->fetch[i] = xcalloc(1, sizeof(struct ct_site_fetch));
 	return p->fetch[i];
+}
+
+/* fib_plan, the first call's exit reading its result where the caller
+ * stored it (SP + 8 at the second call). */
+static struct ct_site_fetch *fib_plan_with_result(struct ct_plan *p)
+{
+	fib_plan(p);
+	struct ct_site_fetch *r = fetch_of(p, 2);
+	r->prog.nops = 1;
+	r->prog.size = 8;
+	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_STACKWORD, .off = 8};
+	return r;
 }
 
 static void free_plan(struct ct_plan *p)
@@ -113,11 +125,7 @@ TEST(exit_results_read_by_the_checks_hit_for_that_call)
 	 * frame (SP + 8 at the second call), and the second call's argument
 	 * in RAX; at the CHECK SP is 8 lower */
 	struct ct_plan p;
-	fib_plan(&p);
-	struct ct_site_fetch *r = fetch_of(&p, 2);
-	r->prog.nops = 1;
-	r->prog.size = 8;
-	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_STACKWORD, .off = 8};
+	struct ct_site_fetch *r = fib_plan_with_result(&p);
 	r->nvals = 1;
 	r->vals = xcalloc(1, sizeof(*r->vals));
 	r->vals[0].name = xstrdup("~r0");
@@ -139,13 +147,22 @@ TEST(exit_results_read_by_the_checks_hit_for_that_call)
 	/* the first call keeps the CHECK's own program */
 	CHECK_EQ_U(p.planned.v[0].val.fetch, 0);
 	free_plan(&p);
+	/* another function's exit at that call instruction rides on this
+	 * one's probe, reading the payload by its program: not changed */
+	fib_plan_with_result(&p);
+	struct ct_plan_site rider = p.sites.v[2];
+	rider.rides = 2;
+	rider.flags |= CT_SITEF_COMPANION;
+	CT_VEC_PUSH(p.sites, rider);
+	p.fetch = xrealloc(p.fetch, p.sites.n * sizeof(*p.fetch));
+	p.fetch[4] = NULL;
+	ct_plan_merge_exits_into_checks(&p);
+	CHECK_EQ_U(p.exits_at_checks, 0);
+	CHECK(ct_site_is_probe(&p.sites.v[2]));
+	free_plan(&p);
 	/* after a prologue (the CHECK's SP further down, registers moved):
 	 * not there */
-	fib_plan(&p);
-	r = fetch_of(&p, 2);
-	r->prog.nops = 1;
-	r->prog.size = 8;
-	r->prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_STACKWORD, .off = 8};
+	fib_plan_with_result(&p);
 	p.sites.v[0].sp_drop = 8;
 	ct_plan_merge_exits_into_checks(&p);
 	CHECK_EQ_U(p.exits_at_checks, 0);
