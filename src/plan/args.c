@@ -456,6 +456,17 @@ bool ct_plan_site_runs_fetch(const struct ct_plan *p, size_t i)
 	return s->kind == CT_SITE_RETSITE && (s->flags & CT_SITEF_ATCHECK) && !(s->flags & CT_SITEF_COMPANION);
 }
 
+/* Every role of the probe at HEAD reads the payload by PROG (their own
+ * values, if any, placed in it), as the roles of one probe do. */
+static void give_roles_program(struct ct_plan *p, uint32_t head, const struct ct_fetch *prog)
+{
+	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
+		if (!p->fetch[k])
+			p->fetch[k] = xcalloc(1, sizeof(struct ct_site_fetch));
+		p->fetch[k]->prog = *prog;
+	}
+}
+
 /* The roles at HEAD (their values over one shared program, placed first)
  * and the call CHECK sends: one program for the CHECK's hit from that
  * call, the exits' ops moved to where the CHECK runs.  False, nothing
@@ -469,9 +480,7 @@ static bool merge_fetch_into_check(struct ct_plan *p, uint32_t head, uint32_t ch
 	const struct ct_site_fetch *args = p->fetch[check] ? p->fetch[check] : &none;
 	if (ct_fetch_merge(&moved, args, &a, &b))
 		return false; /* (too many ops for one program) */
-	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next)
-		if (p->fetch[k])
-			p->fetch[k]->prog = a.prog; /* the same layout for theirs */
+	give_roles_program(p, head, &a.prog); /* the same layout for theirs */
 	ct_site_fetch_free(&a);
 	if (p->fetch[call])
 		ct_site_fetch_free(p->fetch[call]);
@@ -526,13 +535,9 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 			pc->fetch = head + 1;
 		} else if (p->fetch && p->fetch[pc->site]) {
 			/* the hit carries the call's arguments: its program (the
-			 * layout its payload is read by) is every role's, as
-			 * for the roles of one probe, none of their own */
-			for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
-				if (!p->fetch[k])
-					p->fetch[k] = xcalloc(1, sizeof(struct ct_site_fetch));
-				p->fetch[k]->prog = p->fetch[pc->site]->prog;
-			}
+			 * layout its payload is read by) is every role's, none
+			 * of their own values */
+			give_roles_program(p, head, &p->fetch[pc->site]->prog);
 		}
 		uint32_t last = head;
 		for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
