@@ -19,7 +19,7 @@
  * resume past any of its call sites after a longjmp) or from one with
  * exception landing pads (a landing pad is not a return site) also keeps
  * RET probes, and so does every function of a binary built by gccgo (split
- * stacks).  See docs/ARCHITECTURE.md for the reconstruction rules. */
+ * stacks).  See docs/RECONSTRUCTION.md for the reconstruction rules. */
 #include "plan/plan.h"
 #include "plan/plt.h"
 #include "target/goruntime.h"
