@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -755,6 +756,9 @@ static void write_captures(struct ct_session *s, const struct ct_plan *plan, uin
 	free(all);
 }
 
+static void *index_rtypes(void *types);
+static int attach_probes(struct ct_session *s, const char *probe_path, int pid);
+
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 {
 	/* The file's tables and clock base go out before the first event. */
@@ -782,7 +786,35 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		rc = ct_probes_watch(s->probes, s->o.follow, s->launch_pid != 0);
 	if (rc == 0 && pid > 0)
 		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
-	if (rc == 0 && s->o.follow) {
+	/* While the kernel puts the probes in, the index that names the
+	 * dynamic types of Go interface values is built beside it: built at
+	 * the first value named, it stalled the drain 15-25 ms as the
+	 * program started (bench/http), and the calls from the call sites
+	 * found meanwhile ended unobserved.  Nothing else uses the types
+	 * until it is joined. */
+	pthread_t indexer;
+	bool indexing = rc == 0 && s->plan.types && s->target.lang == CT_LANG_GO &&
+			pthread_create(&indexer, NULL, index_rtypes, s->plan.types) == 0;
+	if (rc == 0)
+		rc = attach_probes(s, probe_path, pid);
+	if (indexing) {
+		uint64_t t0 = now_mono_ns();
+		pthread_join(indexer, NULL);
+		ct_debug("Go type index built beside the attach (%.1f ms waited for it after)", (now_mono_ns() - t0) / 1e6);
+	}
+	return rc;
+}
+
+static void *index_rtypes(void *types)
+{
+	ct_types_index_rtypes(types);
+	return NULL;
+}
+
+static int attach_probes(struct ct_session *s, const char *probe_path, int pid)
+{
+	int rc = 0;
+	if (s->o.follow) {
 		/* children are found by the kernel: links for every process of
 		 * the binary, filtered in BPF by the traced pids */
 		rc = attach_plan(s, &s->plan, 0, 0, 0, probe_path, 0);
@@ -797,9 +829,7 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		}
 		return rc;
 	}
-	if (rc == 0)
-		rc = attach_all(s, probe_path, pid);
-	return rc;
+	return attach_all(s, probe_path, pid);
 }
 
 /* --follow: a traced process exec'd another binary; trace it too, with the
@@ -1206,9 +1236,28 @@ static void note_tiny_call(struct ct_session *s, const struct object *o, uint32_
 	t->goid = e->goid;
 }
 
+/* The call sites probes report come in bursts (a request's first pass
+ * reaches dozens), and each batch attaches a link, which takes 0.5-10 ms
+ * with the program running (the kernel writes each breakpoint into its
+ * pages): planned one by one, the last of bench/http's first ~36 waited
+ * ~100-200 ms, and their calls meanwhile ended unobserved (7-17% of a
+ * 50-request run's calls); planned with those read within 2 ms of the
+ * first, in 2-3 batches, 4-6%. */
+#define CALLERS_WINDOW_NS 2000000ULL
+
+static int read_event(struct ct_session *s, const struct ct_event *e, const void *payload);
+
 static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct ct_session *s = ctx;
+	int rc = read_event(s, e, payload);
+	if (rc == 0 && s->callers_since && now_mono_ns() - s->callers_since >= CALLERS_WINDOW_NS)
+		return CT_EVENT_PAUSE; /* plan them now (run_deferred) */
+	return rc;
+}
+
+static int read_event(struct ct_session *s, const struct ct_event *e, const void *payload)
+{
 	bool cut = s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size;
 	bool after_end = s->end_ts && e->ts > s->end_ts; /* the trace ends when detaching starts (see finish) */
 	if (!s->wasm && (int32_t)(e->loss_gen - s->loss_gen) > 0) {
@@ -1225,18 +1274,21 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 		}
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_CALLER) {
-		/* a new call site or return address: planned and probed before
-		 * the events behind this one are read (the calls from there
+		/* a new call site or return address: planned and probed with
+		 * the others read within CALLERS_WINDOW_NS of it, before the
+		 * events behind them are read (on_event; the calls from there
 		 * until the probe is in end unobserved); once a good share of
 		 * the links is used, after this drain, with the others it
-		 * brings, in one batch (a burst of them, as a library's
-		 * initialization makes, would use up the links one by one).
-		 * No event read before that names the new sites. */
+		 * brings (a burst of them, as a library's initialization makes,
+		 * would use up the links one by one).  No event read before
+		 * that names the new sites. */
 		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid, .ret = e->key};
 		if (!s->launched && e->pid == s->launch_pid)
 			return 0; /* calltrace's own code, before the program's exec */
 		CT_VEC_PUSH(s->deferred, d);
-		return s->caller_links < MAX_CALLER_LINKS / 4 ? CT_EVENT_PAUSE : 0;
+		if (s->caller_links < MAX_CALLER_LINKS / 4 && !s->callers_since)
+			s->callers_since = now_mono_ns();
+		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {
 		/* the program's own exec: what follows is the program */
@@ -1805,6 +1857,7 @@ static void continue_held(struct ct_session *s, uint32_t pid)
  * go even when nothing is done for it any more (the trace has ended). */
 static void run_deferred(struct ct_session *s)
 {
+	s->callers_since = 0;
 	bool callers = false;
 	for (size_t i = 0; i < s->deferred.n; i++) {
 		const struct ct_deferred *d = &s->deferred.v[i];

@@ -150,6 +150,7 @@ struct ct_session {
 	CT_VEC(int) attach_pids;     /* where the program's probes went (0: every process, --follow) */
 	char *attach_path;
 	size_t caller_links;         /* probe links added for them */
+	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);

@@ -2090,6 +2090,11 @@ static void build_rtmap(struct ct_types *ts)
 	}
 }
 
+void ct_types_index_rtypes(struct ct_types *ts)
+{
+	build_rtmap(ts);
+}
+
 uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype)
 {
 	if (!rtype)
