@@ -426,6 +426,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (main_sel.ntrace == 0 && s->nlibs && o->sel.ntrace) {
 		/* only library functions were asked for: nothing of the program */
 		s->plan.t = &s->target;
+	} else if (!s->target.nfuncs && s->nlibs) {
+		/* a stripped program (-F '*' -F 'LIB:GLOB'): its own globs name
+		 * nothing, the libraries' functions are what can be traced */
+		ct_warn("%s has no function symbols (it is stripped, and no separate debug file was found): only its libraries' functions are traced",
+			binary);
+		s->plan.t = &s->target;
 	} else if (ct_plan_build(&s->plan, &s->target, &main_sel)) {
 		return -1;
 	}

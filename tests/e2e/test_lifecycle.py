@@ -143,7 +143,7 @@ def test_library_functions_of_a_stripped_program():
     """A program without function symbols (Debian's programs are stripped:
     jq, sqlite3) can still have its libraries' functions traced; its own
     default selection says it is stripped.  Both were refused with "has no
-    function symbols"."""
+    function symbols", and so was a glob of its own next to a library's."""
     import shutil
     prog = tmp("c_core_stripped")
     shutil.copy(fixture("c_core"), prog)
@@ -153,6 +153,13 @@ def test_library_functions_of_a_stripped_program():
     calls = replay_json(tmp("stripped.data"))
     assert calls and {c["func"] for c in calls} == {"libc.so.6:malloc"}, calls[:3]
     assert all(c["status"] == "returned" and c["depth"] == 0 for c in calls), calls[:3]
+    # a glob of its own next to the library's (-F '*'): it names nothing
+    # there, and that is said once; the library's functions are traced
+    p = ct("record", "-o", tmp("stripped3.data"), "-F", "*", "-F", "libc.so.6:malloc", "--", prog, "fib", "3")
+    assert p.returncode == 0 and p.stdout == "fib 2\n", p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "has no function symbols" in lines[0] and "libraries' functions are traced" in lines[0], lines
+    assert {c["func"] for c in replay_json(tmp("stripped3.data"))} == {"libc.so.6:malloc"}
     p = ct("record", "-o", tmp("stripped2.data"), "--", prog, "fib", "3")
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1, p.stderr
