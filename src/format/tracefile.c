@@ -500,6 +500,11 @@ const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 	return ct_kv_get(t->stats.v, t->stats.n, key);
 }
 
+bool ct_file_func_runs_into(const struct ct_file_func *from, const struct ct_file_func *to)
+{
+	return (from->flags & CT_FN_FALLS) && from->entry + from->size == to->entry;
+}
+
 bool ct_file_func_is_go(const struct ct_file_func *f)
 {
 	return (f->flags & CT_FN_GO) != 0;

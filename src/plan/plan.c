@@ -636,6 +636,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		pf.entry_site = fs.entry_site;
 		pf.entry_emulated = fs.entry_emulated;
 		pf.entry_optimized = fs.entry_optimized;
+		pf.falls_through = fs.falls_through;
 		pf.nexits = (uint32_t)fs.nexits;
 		pf.check_site = CT_NOSITE;
 		pf.spill_site = CT_NOSITE;
@@ -807,7 +808,8 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 	for (size_t i = 0; i < p->funcs.n; i++) {
 		const struct ct_func *f = p->funcs.v[i].fn;
 		(*funcs)[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
-						    .size = f->end - f->entry, .flags = f->flags};
+						    .size = f->end - f->entry,
+						    .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
 	}
 	*sites = xcalloc(p->sites.n, sizeof(**sites));
 	for (size_t i = 0; i < p->sites.n; i++) {

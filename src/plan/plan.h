@@ -51,6 +51,7 @@ struct ct_plan_func {
 	uint64_t entry_site;
 	bool entry_emulated;
 	bool entry_optimized; /* a 5-byte nop the kernel probes without a trap */
+	bool falls_through;   /* runs on into the code at its end (CT_FN_FALLS) */
 	uint32_t nexits;
 	/* --exit=auto: entries at its call sites and exits at their return
 	 * sites (in_caller), or why not (RET probes kept). */

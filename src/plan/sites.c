@@ -674,6 +674,8 @@ static int cmp_exit_addr(const void *x, const void *y)
 	return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
+static bool leaves_line(const struct insn *x);
+
 int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out)
 {
@@ -765,6 +767,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		}
 		off += x.in.length;
 		out->ninsns++;
+		/* (a conditional branch's other way runs on) */
+		out->falls_through = off == len && (!leaves_line(&x) || x.in.meta.category == ZYDIS_CATEGORY_COND_BR);
 	}
 	if (!out->ninsns) {
 		CT_VEC_FREE(exits);

@@ -25,6 +25,11 @@ struct ct_fn_sites {
 	struct ct_exit_site *exits;
 	size_t nexits;
 	size_t ninsns;        /* instructions decoded */
+	/* its last instruction runs on into the code after its end: no RET,
+	 * jump or trap ends it (hand-written assembly sharing a body: glibc's
+	 * __strcasecmp_avx2 sets up the locale and runs into
+	 * __strcasecmp_l_avx2) */
+	bool falls_through;
 };
 
 /* Tells whether a direct CALL target is Go's morestack (restart path). */

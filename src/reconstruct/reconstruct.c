@@ -560,6 +560,13 @@ static void settle_waiting(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 }
 
+/* Does FROM's code run on into TO's entry (CT_FN_FALLS: no exit ends it)?
+ * TO's entry at FROM's key is then FROM going on there, as a tail call. */
+static bool runs_into(const struct ct_recon *r, uint32_t from, uint32_t to)
+{
+	return r->funcs && from < r->nfuncs && to < r->nfuncs && ct_file_func_runs_into(&r->funcs[from], &r->funcs[to]);
+}
+
 /* Callee side: the function's own entry (ENTRY), or a call from a site
  * nobody planned (CHECK). */
 static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
@@ -575,7 +582,8 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				r->st.restarts++;
 				return;
 			}
-			if (top->tail_pending || (is_go_code(r, func) && top->c.func != func && top->losses == r->losses)) {
+			if (top->tail_pending || runs_into(r, top->c.func, func) ||
+			    (is_go_code(r, func) && top->c.func != func && top->losses == r->losses)) {
 				tail = true;
 				top->tail_pending = false;
 				r->st.tails++;

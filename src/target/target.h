@@ -20,6 +20,8 @@ enum ct_lang {
 #define CT_FN_ASM 0x04     /* Go assembly */
 #define CT_FN_WRAPPER 0x08 /* compiler-generated wrapper, skipped by default */
 #define CT_FN_NOPROBE 0x10 /* runtime stack-switching code: never probed */
+#define CT_FN_FALLS 0x20   /* set by the plan: its code runs on into the function
+			      at its end (no exit ends it; record file FUNCS) */
 
 struct ct_func {
 	char *name;          /* the symbol (gccgo: its Go name) */

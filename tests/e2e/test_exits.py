@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 
-from lib import CT, ct, fixture, record, record_chunks, replay_json, run, tmp, trees, uvar
+from lib import CT, all_nodes, ct, fixture, record, record_chunks, replay_json, run, tmp, trees, uvar
 
 GO1 = {"GOMAXPROCS": "1"}  # goroutine ids repeat between runs
 
@@ -70,6 +70,8 @@ CASES = [
     ("c threads", ["c_core", "threads"], [], None),
     ("c tail", ["c_core", "tail", "4"], [], None),
     ("c tricks", ["c_core", "tricks"], [], None),
+    # code running on into the next function, and a tail jump to the PLT
+    ("c falls through", ["c_core", "falls", "4"], ["-F", "trick_falls", "-F", "trick_fallen", "-F", "plt_tail"], None),
     ("c tplongjmp", ["c_core", "tplongjmp"], [], None),
     ("c signal", ["c_core", "signal"], [], None),
     ("c static glibc", ["c_vex_static", "xyz"], [], None),
@@ -928,6 +930,33 @@ def test_tail_call_result_is_the_sum_less_the_call_before():
         assert c["stepped"] == (5 if mode == "auto" else 0), (mode, c)  # addTaken's calls of bumped
         got[mode + "sums"] = rets
     assert got["auto"] == got["ret"]
+
+
+def test_code_running_on_into_the_next_function_is_a_tail_call():
+    """A function without an exit whose code runs on into the next one:
+    trick_falls (tricks.S) into trick_fallen, and glibc's IFUNC
+    implementations of strcasecmp (__strcasecmp_avx2 sets up the locale and
+    runs into __strcasecmp_l_avx2), reached through plt_tail's tail jump to
+    the PLT.  In both modes the second is a tail call of the first, every call
+    returned; it was the first unwound, the second its sibling."""
+    binary = fixture("c_core")
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "falls", "4"], "--exit=" + mode, "-F", "trick_falls", "-F", "trick_fallen",
+                        "-F", "plt_tail", "-F", "libc.so.6:__strcasecmp*", out=tmp("falls-%s.data" % mode))
+        assert p.stdout == "falls 7 1 0\n", (p.stdout, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert all(c["status"] == "returned" for c in calls), (mode, calls)
+        nodes = list(all_nodes(trees(calls)))
+        falls = [n for n in nodes if n.func == "trick_falls"]
+        assert len(falls) == 1 and [k.func for k in falls[0].children] == ["trick_fallen"], (mode, calls)
+        fallen = falls[0].children[0].call
+        assert fallen.get("tail") and fallen["ret"][0]["value"] in (7, "0x7"), (mode, fallen)
+        # whichever implementation this CPU gets, its _l_ variant is entered
+        # as a tail call (run into, or jumped to), never as a call of its own
+        impl = [n for n in nodes if n.func.startswith("libc.so.6:__strcasecmp_l_") and "ifunc" not in n.func]
+        assert len(impl) == 2, (mode, calls)
+        for n in impl:
+            assert n.call.get("tail") and n.call["depth"] >= 1, (mode, n.call)
 
 
 def test_limits_keep_ret_probes():

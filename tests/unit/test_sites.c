@@ -1806,3 +1806,39 @@ TEST(sites_indirect_call_shapes)
 	CHECK_EQ_U(at[1], BASE + 15);
 	CHECK_EQ_U(lens[1], 2);
 }
+
+/* Code that runs on past its end into the next function (glibc's
+ * __strcasecmp_avx2: set-up, a nop, then __strcasecmp_l_avx2) is told from
+ * code ending in a RET, a jump, a call (which may not return), a trap, or
+ * padding after them. */
+TEST(sites_falls_through)
+{
+	static const uint8_t runs_on[] = {
+		0x8d, 0x7f, 0x02,             /* lea 2(%rdi),%edi */
+		0x0f, 0x1f, 0x44, 0x00, 0x00, /* nopl 0(%rax,%rax,1) */
+	};
+	static const uint8_t ends[][6] = {
+		{0x8d, 0x7f, 0x02, 0xc3},                   /* ret */
+		{0x8d, 0x7f, 0x02, 0xeb, 0x10},             /* jmp */
+		{0x8d, 0x7f, 0x02, 0xe8, 0x00, 0x10},       /* call (6 bytes: cut below) */
+		{0x8d, 0x7f, 0x02, 0x0f, 0x0b},             /* ud2 */
+		{0x8d, 0x7f, 0x02, 0xc3, 0xcc, 0xcc},       /* ret, int3 padding */
+	};
+	static const size_t lens[] = {4, 5, 0, 5, 6};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(runs_on, sizeof(runs_on), CT_CC_SYSV, &s), 0);
+	CHECK(s.falls_through);
+	CHECK_EQ_U(s.nexits, 0);
+	ct_fn_sites_free(&s);
+	static const uint8_t call_end[] = {0x8d, 0x7f, 0x02, 0xe8, 0x00, 0x10, 0x00, 0x00};
+	CHECK_EQ_I(find(call_end, sizeof(call_end), CT_CC_SYSV, &s), 0);
+	CHECK(!s.falls_through);
+	ct_fn_sites_free(&s);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(*lens); i++) {
+		if (!lens[i])
+			continue;
+		CHECK_EQ_I(find(ends[i], lens[i], CT_CC_SYSV, &s), 0);
+		CHECK(!s.falls_through);
+		ct_fn_sites_free(&s);
+	}
+}
