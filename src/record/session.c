@@ -763,6 +763,7 @@ static void write_captures(struct ct_session *s, const struct ct_plan *plan, uin
 }
 
 static void *index_rtypes(void *types);
+static void join_indexer(struct ct_session *s);
 static int attach_probes(struct ct_session *s, const char *probe_path, int pid);
 
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
@@ -792,23 +793,29 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		rc = ct_probes_watch(s->probes, s->o.follow, s->launch_pid != 0);
 	if (rc == 0 && pid > 0)
 		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
-	/* While the kernel puts the probes in, the index that names the
-	 * dynamic types of Go interface values is built beside it: built at
-	 * the first value named, it stalled the drain 15-25 ms as the
+	/* From here on, the index that names the dynamic types of Go
+	 * interface values is built beside the attach and the program's start:
+	 * built at the first value named, it stalled the drain 15-25 ms as the
 	 * program started (bench/http), and the calls from the call sites
-	 * found meanwhile ended unobserved.  Nothing else uses the types
-	 * until it is joined. */
-	pthread_t indexer;
-	bool indexing = rc == 0 && s->plan.types && s->target.lang == CT_LANG_GO &&
-			pthread_create(&indexer, NULL, index_rtypes, s->plan.types) == 0;
+	 * found meanwhile ended unobserved.  Nothing else uses the program's
+	 * types (their DWARF) until it is joined (join_indexer). */
+	s->indexing = rc == 0 && s->plan.types && s->target.lang == CT_LANG_GO &&
+		      pthread_create(&s->indexer, NULL, index_rtypes, s->plan.types) == 0;
 	if (rc == 0)
 		rc = attach_probes(s, probe_path, pid);
-	if (indexing) {
-		uint64_t t0 = now_mono_ns();
-		pthread_join(indexer, NULL);
-		ct_debug("Go type index built beside the attach (%.1f ms waited for it after)", (now_mono_ns() - t0) / 1e6);
-	}
 	return rc;
+}
+
+/* Waits for the Go type index (ct_session_attach), before the program's
+ * types are used. */
+static void join_indexer(struct ct_session *s)
+{
+	if (!s->indexing)
+		return;
+	uint64_t t0 = now_mono_ns();
+	pthread_join(s->indexer, NULL);
+	s->indexing = false;
+	ct_debug("Go type index ready (waited %.1f ms for it)", (now_mono_ns() - t0) / 1e6);
 }
 
 static void *index_rtypes(void *types)
@@ -1144,6 +1151,7 @@ static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool
 static void note_dynamic_types(struct ct_session *s, const struct object *o, const struct ct_site_fetch *f,
 			       const uint8_t *raw, uint32_t len, uint32_t pid)
 {
+	join_indexer(s);
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	struct value_src v = {.raw = raw, .len = len, .prog = &f->prog, .snaps = snaps,
 			      .tt = ct_types_table(o->plan->types)};
@@ -2068,6 +2076,7 @@ static void go_names_free(struct ct_go_names *g)
 
 void ct_session_free(struct ct_session *s)
 {
+	join_indexer(s);
 	for (size_t i = 0; s->probes && i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
 		if (s->deferred.v[i].held)
 			continue_held(s, s->deferred.v[i].pid);
