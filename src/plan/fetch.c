@@ -469,6 +469,7 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 				op->code = CT_OP_REGDIFF; /* the register less the word added to it */
 				op->reg = (uint8_t)l->reg;
 				op->off = l->stack_off;
+				op->src = l->word_reg;
 			} else if (l->reg >= 0) {
 				op->reg = (uint8_t)l->reg;
 				op->off += l->addend;

@@ -915,7 +915,9 @@ static bool is_rsp(ZydisRegister r)
 
 /* What a register holds, as far as the walk can tell: the return-time value
  * of register `orig`, plus the word at `woff` in the stack (from SP right
- * after the return, as it is while nothing writes it), plus `c` -- exact in
+ * after the return, as it is while nothing writes it) or, `wbase` k + 1, at
+ * `woff` from register k (a struct field: while nothing writes k or any
+ * memory), plus `c` -- exact in
  * its low `width` bytes (a 32-bit copy keeps 4; sums modulo 2^(8*width) stay
  * exact).  Copies, loads, spills, add/sub/inc/dec and lea are followed;
  * anything else makes the register unknown.  `left`: the word was loaded
@@ -929,6 +931,7 @@ struct expr {
 	int32_t woff;
 	int32_t c;
 	bool left;
+	uint8_t wbase; /* word: 0 in the stack, else through register wbase - 1 */
 };
 
 /* What the straight line from a return address has done so far. */
@@ -962,7 +965,7 @@ struct walk_state {
 	int32_t stack_lo, stack_hi; /* stack_written: the bytes, from SP right after the return */
 };
 
-static const struct expr unknown_expr = {false, -1, false, 0, 0, 0, false};
+static const struct expr unknown_expr = {false, -1, false, 0, 0, 0, false, 0};
 
 static bool expr_plain(const struct expr *e)
 {
@@ -978,7 +981,7 @@ static struct expr expr_sum(struct expr a, struct expr b)
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
 	struct expr s = {true, a.orig >= 0 ? a.orig : b.orig, a.word || b.word, a.width < b.width ? a.width : b.width,
-			 a.word ? a.woff : b.woff, (int32_t)c, a.left || b.left};
+			 a.word ? a.woff : b.woff, (int32_t)c, a.left || b.left, a.word ? a.wbase : b.wbase};
 	return s;
 }
 
@@ -986,14 +989,14 @@ static struct expr expr_sum(struct expr a, struct expr b)
 static bool expr_same(const struct expr *a, const struct expr *b)
 {
 	return a->known && b->known && a->orig == b->orig && a->word == b->word && a->width == b->width &&
-	       a->c == b->c && a->left == b->left && (!a->word || a->woff == b->woff);
+	       a->c == b->c && a->left == b->left && (!a->word || (a->woff == b->woff && a->wbase == b->wbase));
 }
 
 static struct expr expr_const(int64_t c)
 {
 	if (c > MAX_ADDEND || c < -MAX_ADDEND)
 		return unknown_expr;
-	struct expr e = {true, -1, false, 8, 0, (int32_t)c, false};
+	struct expr e = {true, -1, false, 8, 0, (int32_t)c, false, 0};
 	return e;
 }
 
@@ -1008,7 +1011,16 @@ static void kill_stack(struct walk_state *w, int32_t lo, int32_t hi)
 		else
 			i++;
 	for (int r = 0; r < 15; r++)
-		if (w->val[r].word && w->val[r].woff < hi && w->val[r].woff + 8 > lo)
+		if (w->val[r].word && (w->val[r].wbase || (w->val[r].woff < hi && w->val[r].woff + 8 > lo)))
+			w->val[r] = unknown_expr; /* (a word through a register may lie in the stack) */
+}
+
+/* The registers WRITTEN (enum ct_reg bits) changed: sums with a word read
+ * through one of them can no longer be read back. */
+static void kill_words_through(struct walk_state *w, uint32_t written)
+{
+	for (int r = 0; r < 15; r++)
+		if (w->val[r].word && w->val[r].wbase && (written >> (w->val[r].wbase - 1) & 1))
 			w->val[r] = unknown_expr;
 }
 
@@ -1083,11 +1095,17 @@ static struct expr operand_value(const struct walk_state *w, const ZydisDecodedO
 	if ((o->size == 32 || o->size == 64) && sp_mem(w, o, &at) && at >= w->d) {
 		for (int i = 0; i < w->nslots; i++)
 			if (w->slots[i].off == at) {
-				struct expr e = {true, w->slots[i].orig, false, w->slots[i].width, 0, 0, false};
+				struct expr e = {true, w->slots[i].orig, false, w->slots[i].width, 0, 0, false, 0};
 				return narrowed(e, o->size);
 			}
-		struct expr e = {true, -1, true, 8, at, 0, false};
+		struct expr e = {true, -1, true, 8, at, 0, false, 0};
 		return o->size == 64 ? e : unknown_expr;
+	}
+	int base = o->type == ZYDIS_OPERAND_TYPE_MEMORY ? gpr_index(o->mem.base) : -1;
+	if (base >= 0 && o->size == 64 && o->mem.index == ZYDIS_REGISTER_NONE && o->mem.segment == ZYDIS_REGISTER_DS &&
+	    o->mem.disp.value <= MAX_ADDEND && o->mem.disp.value >= -MAX_ADDEND) {
+		struct expr e = {true, -1, true, 8, (int32_t)o->mem.disp.value, 0, false, (uint8_t)(base + 1)};
+		return e; /* a field of a struct a register points to */
 	}
 	return unknown_expr;
 }
@@ -1276,7 +1294,9 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 			else
 				i++;
 		for (int r = 0; r < 15; r++) /* what was loaded from there is still what it was */
-			if (w->val[r].word && w->val[r].woff < w->d)
+			if (w->val[r].word && w->val[r].wbase)
+				w->val[r] = unknown_expr; /* (what the register points to may lie there) */
+			else if (w->val[r].word && w->val[r].woff < w->d)
 				w->val[r].left = true;
 		w->nmem = 0; /* a struct stored into may lie there */
 	}
@@ -1323,27 +1343,28 @@ static bool still_held(const struct walk_state *w, int r)
  * keeps most of its bytes, the simplest of those. */
 static void locate(const struct walk_state *w, int r, struct ct_exit_walk *out)
 {
-	__typeof__(out->loc[0]) *l = &out->loc[r], best = {CT_LOC_LOST, false, 0, 0, 0, 0};
+	__typeof__(out->loc[0]) *l = &out->loc[r], best = {CT_LOC_LOST, false, 0, 0, 0, 0, 0};
 	for (int i = -1; i < 15; i++) { /* itself first, then the other registers */
 		int q = i < 0 ? r : i;
 		const struct expr *e = &w->val[q];
 		if (expr_plain(e) && e->orig == r && e->width > best.width)
-			best = (__typeof__(best)){(int8_t)q, false, 0, 0, e->width, 0};
+			best = (__typeof__(best)){(int8_t)q, false, 0, 0, e->width, 0, 0};
 	}
 	for (int k = 0; k < w->nslots; k++)
 		if (w->slots[k].orig == r && w->slots[k].off >= w->d && w->slots[k].width > best.width)
-			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width, 0};
+			best = (__typeof__(best)){CT_LOC_STACK, false, w->slots[k].off - w->d, 0, w->slots[k].width, 0, 0};
 	for (int q = 0; q < 15; q++) {
 		const struct expr *e = &w->val[q];
-		if (!e->known || e->orig != r || expr_plain(e) || e->left || (e->word && (e->c || e->woff < w->d)) ||
-		    e->width <= best.width)
+		if (!e->known || e->orig != r || expr_plain(e) || e->left ||
+		    (e->word && (e->c || (!e->wbase && e->woff < w->d))) || e->width <= best.width)
 			continue;
-		best = (__typeof__(best)){(int8_t)q, e->word, e->word ? e->woff - w->d : 0, -e->c, e->width, 0};
+		best = (__typeof__(best)){(int8_t)q, e->word, e->word && !e->wbase ? e->woff - w->d : e->woff, -e->c,
+					  e->width, 0, e->wbase};
 	}
 	for (int k = 0; k < w->nmem; k++) { /* stored through a register that still holds the address */
 		int base = mem_base_reg(&w->mem[k]);
 		if (w->mem[k].orig == r && base >= 0 && w->mem[k].width > best.width)
-			best = (__typeof__(best)){CT_LOC_MEM, false, 0, w->mem[k].disp, w->mem[k].width, (int8_t)base};
+			best = (__typeof__(best)){CT_LOC_MEM, false, 0, w->mem[k].disp, w->mem[k].width, (int8_t)base, 0};
 	}
 	*l = best;
 }
@@ -1822,7 +1843,7 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 	struct walk_state w = {0};
 	w.sp_known = true;
 	for (int r = 0; r < 15; r++) {
-		struct expr e = {true, (int8_t)r, false, 8, 0, 0, false};
+		struct expr e = {true, (int8_t)r, false, 8, 0, 0, false, 0};
 		w.val[r] = e;
 	}
 	struct spill_state xs; /* where the SSE registers' values go */
@@ -1868,6 +1889,7 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 				w.sp_known = false; /* only a ret ahead can still say something */
 			for (int k = 0; k < w.nmem; k++)
 				w.mem[k].holders &= ~w.written;
+			kill_words_through(&w, w.written);
 			w.written |= before;
 			for (int r = 0; r < 15; r++)
 				if (held[r] && (!w.sp_known || !still_held(&w, r)) && !out->lost_at[r])

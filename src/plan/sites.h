@@ -131,7 +131,10 @@ struct ct_exit_walk {
 	 * register may hold it changed by an exact 64-bit sum the caller made
 	 * (`lea 1(%rax),%rcx`; `add %rax,%rdx` with RDX loaded from a stack
 	 * word still in place): the value is then that register plus `addend`,
-	 * minus the word at SP + stack_off if `less_word`.  Or (CT_LOC_MEM)
+	 * minus the word at SP + stack_off if `less_word` -- or, `word_reg` k + 1,
+	 * the word at register k + stack_off (`add 0x18(%rdx),%rax`: a result
+	 * added to a struct field, which nothing wrote since, and k still
+	 * points to it).  Or (CT_LOC_MEM)
 	 * the caller stored it through a register (`mov %al,0x78(%rdx)`, a
 	 * struct field) that still holds the address, and nothing was stored
 	 * since: it is in memory at register `base` + `addend`. */
@@ -142,6 +145,7 @@ struct ct_exit_walk {
 		int32_t addend;
 		uint8_t width;     /* only its low `width` bytes are the value's (a 32-bit copy: 4) */
 		int8_t base;       /* CT_LOC_MEM */
+		uint8_t word_reg;  /* less_word: 0 at SP, else through register word_reg - 1 */
 	} loc[15];
 	/* CT_LOC_LOST: the instruction that overwrote its last copy (0: none). */
 	uint64_t lost_at[15];

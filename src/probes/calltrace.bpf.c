@@ -451,7 +451,10 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 			*word = 0;
 		return 0;
 	case CT_OP_REGDIFF:
-		if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
+		if (op->src) { /* a struct field: no value rather than a wrong one */
+			if (bpf_probe_read_user(word, 8, (void *)(s->regs[(op->src - 1) & CT_REG_MASK] + op->off)))
+				return -1;
+		} else if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
 			*word = s->regs[op->reg & CT_REG_MASK]; /* unreadable: 0, as STACKWORD */
 		*word = s->regs[op->reg & CT_REG_MASK] - *word;
 		return 0;

@@ -242,7 +242,9 @@ enum ct_fetch_code {
 				(a result the caller saved before its exit site) */
 	CT_OP_REGDIFF = 9,   /* 8 bytes, like a register: register `reg` minus the
 				word at SP + off (a result the caller added to a
-				value it still keeps on its stack) */
+				value it still keeps on its stack) -- or, src k + 1,
+				at regs[k] + off (added to a struct field); the
+				hit's values are dropped if that one cannot be read */
 	CT_OP_MEMWORD = 10,  /* 8 bytes, like a register: the `size` (1-8) bytes
 				at regs[reg] + off, zero-extended (a result the
 				caller stored into a struct it points to); the

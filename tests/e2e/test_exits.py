@@ -34,6 +34,8 @@ CASES = [
     ("go results stored, moved", ["go_core", "stored", "5"], [], GO1),
     ("go results of tail calls", ["go_core", "relays", "5"], [], GO1),
     ("go results of recursive tail calls", ["go_core", "rrelays", "6"], [], GO1),
+    # a result added to a struct field before the exit site (json's refill)
+    ("go results added to a struct field", ["go_core", "refills", "5"], [], GO1),
     ("go realworld", ["realworld"], [], GO1),
     ("go cgo", ["realworld_cgo"], ["-F", "main.*", "-F", "c_*"], GO1),
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
@@ -1000,3 +1002,32 @@ def test_bench_leaf_result_read_at_emulated_exit():
     assert sum(g[0] for g in got) == int(printed["sum"]), printed
     c = calls_info(out)
     assert c["after"] == n and c["stepped"] == 0 and c["ret"] == 0, c
+
+
+def test_result_added_to_a_struct_field_read_at_emulated_exit():
+    """encoding/json's refill shape, `f.buf = f.buf[0 : len(f.buf)+n]` right
+    after n, err := f.read(...): n is added to the slice's length, loaded
+    through the pointer the caller keeps in RDX, before the bounds check's
+    branch; at that branch the result is RAX less that field (fetch op
+    REGDIFF through a register), so read's exit stays emulated with its
+    results read there.  Every value equals --exit=ret's: 7 bytes a read
+    until the buffer is full, then (0, an error)."""
+    binary = fixture("go_core")
+    func = "main.(*filler).read"
+    counts, _ = list_exits(binary, func)
+    assert counts == (1, 0), counts
+    text = ct("list", "-v", binary, func).stdout
+    assert re.search(r"refill\+\d+ 0x[0-9a-f]+ +-> \S+ 0x[0-9a-f]+ j\w+ .*\(emulated, results read there\)", text), text
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record([binary, "refills", "5"], "--exit=" + mode, "-F", func, out=tmp("refills-%s.data" % mode),
+                        env=GO1)
+        assert p.stdout == "refills 22 1\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func") == func]
+        assert [c["status"] for c in calls] == ["returned"] * 5, calls
+        got[mode] = [[r.get("value") for r in c.get("ret") or []] for c in calls]
+        c = calls_info(out)
+        assert c["stepped"] == 0 and c["ret"] == (0 if mode == "auto" else 5), (mode, c)
+    assert got["auto"] == got["ret"], got
+    assert [g[0] for g in got["auto"]] == [7, 7, 7, 1, 0], got
+    assert got["auto"][-1][1] and all(g[1] is None for g in got["auto"][:-1]), got

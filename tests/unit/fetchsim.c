@@ -91,7 +91,10 @@ int sim_run_fetch(const struct sim_proc *pr, const struct ct_fetch *f, uint8_t *
 			put_word(payload, op->dst, n);
 			break;
 		case CT_OP_REGDIFF:
-			if (!read_mem(pr, sp + off, &n, 8))
+			if (op->src) {
+				if (!read_mem(pr, pr->regs[(op->src - 1) & CT_REG_MASK] + off, &n, 8))
+					return -1;
+			} else if (!read_mem(pr, sp + off, &n, 8))
 				n = reg; /* unreadable: 0, as STACKWORD */
 			put_word(payload, op->dst, reg - n);
 			break;

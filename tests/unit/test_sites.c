@@ -1065,6 +1065,65 @@ TEST(exit_walk_result_stored_through_a_register)
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 7);
 }
 
+/* encoding/json's refill, `dec.buf = dec.buf[0 : len(dec.buf)+n]` after
+ * n, err := dec.r.Read(...) (go1.19): n is added to the slice's length,
+ * loaded through RDX, before the bounds check's `jb`.  There the result is
+ * RAX less that word, read through RDX; the word stored to, or RDX
+ * written, and it is gone. */
+TEST(exit_walk_result_added_to_a_struct_field)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x50, /* +00 mov 0x50(%rsp),%rdx */
+		0x48, 0x8b, 0x72, 0x20,       /* +05 mov 0x20(%rdx),%rsi */
+		0x48, 0x03, 0x42, 0x18,       /* +09 add 0x18(%rdx),%rax */
+		0x48, 0x39, 0xc6,             /* +0d cmp %rax,%rsi */
+		0x72, 0x14,                   /* +10 jb */
+	};
+	static const uint8_t field_written[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x50, /* +00 mov 0x50(%rsp),%rdx */
+		0x48, 0x03, 0x42, 0x18,       /* +05 add 0x18(%rdx),%rax */
+		0x48, 0x89, 0x0e,             /* +09 mov %rcx,(%rsi) (may be the same bytes) */
+		0x72, 0x14,                   /* +0c jb */
+	};
+	static const uint8_t stack_written[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x50, /* +00 mov 0x50(%rsp),%rdx */
+		0x48, 0x03, 0x42, 0x18,       /* +05 add 0x18(%rdx),%rax */
+		0x48, 0x89, 0x4c, 0x24, 0x10, /* +09 mov %rcx,0x10(%rsp) (the struct may lie there) */
+		0x72, 0x14,                   /* +0e jb */
+	};
+	static const uint8_t base_written[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x50, /* +00 mov 0x50(%rsp),%rdx */
+		0x48, 0x03, 0x42, 0x18,       /* +05 add 0x18(%rdx),%rax */
+		0x48, 0x8b, 0x52, 0x08,       /* +09 mov 0x8(%rdx),%rdx */
+		0x72, 0x14,                   /* +0d jb */
+	};
+	struct ct_exit_walk w;
+	uint64_t got[4] = {0};
+	struct at_site m = {0};
+	/* the decoder at 0x7ffd0000 + 0x100, its buffer's length 4096 at +0x18;
+	 * 512 bytes read */
+	uint64_t dec = 0x7ffd0000 + 0x100;
+	put_word(&m, 0x50, dec), put_word(&m, 0x100 + 0x18, 4096);
+	m.regs[CT_RDX] = dec, m.regs[CT_RAX] = 4096 + 512;
+	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), 0);
+	CHECK_EQ_U(w.site, BASE + 0x10);
+	CHECK_EQ_I(w.loc[CT_RAX].reg, CT_RAX);
+	CHECK(w.loc[CT_RAX].less_word);
+	CHECK_EQ_U(w.loc[CT_RAX].word_reg, CT_RDX + 1);
+	CHECK_EQ_I(w.loc[CT_RAX].stack_off, 0x18);
+	CHECK_EQ_U(got[0], 512);
+	/* the field cannot be read at the hit: no value rather than a wrong one */
+	m.regs[CT_RDX] = 0x1000;
+	CHECK_EQ_I(results_at(code, sizeof(code), &m, 1, got, &w), -3);
+
+	CHECK_EQ_I(results_at(field_written, sizeof(field_written), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 9);
+	CHECK_EQ_I(results_at(stack_written, sizeof(stack_written), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 9);
+	CHECK_EQ_I(results_at(base_written, sizeof(base_written), &m, 1, got, &w), -1);
+	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 9);
+}
+
 /* Constants added to a result: read back exactly; a 32-bit copy keeps only
  * 4 bytes of it; mul writes RAX (and RDX) without a word in its operands. */
 TEST(exit_walk_result_plus_constants)
