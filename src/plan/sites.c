@@ -1987,57 +1987,91 @@ size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_
 	return n;
 }
 
+/* Can CODE hold an indirect call at all?  Each one (FF /2, FF /3) has the
+ * opcode byte 0xFF right before its ModRM: without such a pair there is none
+ * to find, and the plan looks in every traced function and most have none
+ * (bench/http: a fifth of the plan was the decoding of those). */
+static bool may_call_indirect(const uint8_t *code, size_t len)
+{
+	for (const uint8_t *p = code, *end = code + len; p + 1 < end && (p = memchr(p, 0xff, end - p - 1)); p++) {
+		unsigned reg = (p[1] >> 3) & 7;
+		if (reg == 2 || reg == 3)
+			return true;
+	}
+	return false;
+}
+
+/* The register state of ct_indirect_call_shapes after X: which registers
+ * hold a word loaded through another register, and its displacement. */
+static void track_loads(const struct insn *x, bool loaded[15], int32_t disp[15])
+{
+	for (int i = 0; i < x->in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &x->ops[i];
+		int r = op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				? gpr_index(op->reg.value)
+				: -1;
+		if (r < 0)
+			continue;
+		const ZydisDecodedOperand *src = &x->ops[1];
+		bool mov = x->in.mnemonic == ZYDIS_MNEMONIC_MOV && i == 0 && x->in.operand_count_visible == 2 &&
+			   op->size == 64;
+		int from = mov && src->type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_index(src->reg.value) : -1;
+		if (from >= 0) { /* a copy: what it holds goes along */
+			loaded[r] = loaded[from];
+			disp[r] = disp[from];
+			continue;
+		}
+		loaded[r] = mov && src->type == ZYDIS_OPERAND_TYPE_MEMORY && src->mem.base != ZYDIS_REGISTER_RIP &&
+			    src->mem.base != ZYDIS_REGISTER_NONE && src->mem.index == ZYDIS_REGISTER_NONE;
+		disp[r] = loaded[r] ? (int32_t)src->mem.disp.value : 0;
+	}
+}
+
 size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max)
 {
 	size_t n = 0;
+	if (!may_call_indirect(code, len))
+		return 0;
+	/* Instructions first, without their operands (half the decoding); a
+	 * call clobbers every register, so an indirect call's shape is in the
+	 * straight run since the call before it (FROM), decoded in full again
+	 * only then. */
 	struct insn x;
-	/* per register: the displacement of the load that last set it from
-	 * memory through another register (`mov 0x18(%rcx),%rdx`), if nothing
-	 * wrote it since on the way down the code */
-	bool loaded[15] = {0};
-	int32_t disp[15] = {0};
-	for (size_t off = 0; off < len && decode(code + off, len - off, addr + off, &x); off += x.in.length) {
-		if (x.in.meta.category == ZYDIS_CATEGORY_CALL && !branch_target(&x)) {
-			const ZydisDecodedOperand *op = &x.ops[0];
-			struct ct_icall c = {x.addr, x.in.length, CT_ICALL_OTHER, 0};
-			if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-				c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
-				c.disp = (int32_t)op->mem.disp.value;
-			} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-				int r = gpr_index(op->reg.value);
-				if (r >= 0 && loaded[r]) {
-					c.via = CT_ICALL_LOADED;
-					c.disp = disp[r];
-				}
-			}
-			if (n < max)
-				out[n] = c;
-			n++;
-		}
-		if (x.in.meta.category == ZYDIS_CATEGORY_CALL) { /* a call clobbers every register */
-			memset(loaded, 0, sizeof(loaded));
+	ZydisDecoderContext ctx;
+	size_t from = 0;
+	for (size_t off = 0; off < len && decode_insn(code + off, len - off, addr + off, &x, &ctx); off += x.in.length) {
+		if (x.in.meta.category != ZYDIS_CATEGORY_CALL)
+			continue;
+		if (x.in.raw.imm[0].is_relative) { /* call rel32 */
+			from = off + x.in.length;
 			continue;
 		}
-		for (int i = 0; i < x.in.operand_count; i++) {
-			const ZydisDecodedOperand *op = &x.ops[i];
-			int r = op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
-					? gpr_index(op->reg.value)
-					: -1;
-			if (r < 0)
-				continue;
-			const ZydisDecodedOperand *src = &x.ops[1];
-			bool mov = x.in.mnemonic == ZYDIS_MNEMONIC_MOV && i == 0 && x.in.operand_count_visible == 2 &&
-				   op->size == 64;
-			int from = mov && src->type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_index(src->reg.value) : -1;
-			if (from >= 0) { /* a copy: what it holds goes along */
-				loaded[r] = loaded[from];
-				disp[r] = disp[from];
-				continue;
+		/* per register: the displacement of the load that last set it
+		 * from memory through another register (`mov 0x18(%rcx),%rdx`),
+		 * if nothing wrote it since on the way down the code */
+		bool loaded[15] = {0};
+		int32_t disp[15] = {0};
+		struct insn y;
+		for (size_t o = from; o < off && decode(code + o, len - o, addr + o, &y); o += y.in.length)
+			track_loads(&y, loaded, disp);
+		struct ct_icall c = {x.addr, x.in.length, CT_ICALL_OTHER, 0};
+		const ZydisDecodedOperand *op = &x.ops[0];
+		if (!decode_operands(&x, &ctx))
+			op = NULL;
+		if (op && op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
+			c.disp = (int32_t)op->mem.disp.value;
+		} else if (op && op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			int r = gpr_index(op->reg.value);
+			if (r >= 0 && loaded[r]) {
+				c.via = CT_ICALL_LOADED;
+				c.disp = disp[r];
 			}
-			loaded[r] = mov && src->type == ZYDIS_OPERAND_TYPE_MEMORY && src->mem.base != ZYDIS_REGISTER_RIP &&
-				    src->mem.base != ZYDIS_REGISTER_NONE && src->mem.index == ZYDIS_REGISTER_NONE;
-			disp[r] = loaded[r] ? (int32_t)src->mem.disp.value : 0;
 		}
+		if (n < max)
+			out[n] = c;
+		n++;
+		from = off + x.in.length;
 	}
 	return n;
 }

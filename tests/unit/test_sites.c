@@ -1864,6 +1864,16 @@ TEST(sites_indirect_call_shapes)
 	CHECK_EQ_U(ct_indirect_calls(code, sizeof(code), BASE, at, lens, 2), 5);
 	CHECK_EQ_U(at[1], BASE + 15);
 	CHECK_EQ_U(lens[1], 2);
+	/* none: direct calls only, and 0xff bytes that are no call's opcode
+	 * (an immediate whose next byte looks like a call's ModRM) */
+	static const uint8_t direct[] = {
+		0x48, 0x83, 0xf8, 0xff,       /* cmp $-1,%rax */
+		0xb8, 0xff, 0xd0, 0x00, 0x00, /* mov $0xd0ff,%eax */
+		0xe8, 0x00, 0x00, 0x00, 0x00, /* call rel32 */
+		0xff, 0xe0,                   /* jmp *%rax */
+	};
+	CHECK_EQ_U(ct_indirect_call_shapes(direct, sizeof(direct), BASE, v, 8), 0);
+	CHECK_EQ_U(ct_indirect_call_shapes(direct, 9, BASE, v, 8), 0);
 }
 
 /* Code that runs on past its end into the next function (glibc's
