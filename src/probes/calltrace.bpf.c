@@ -71,8 +71,8 @@ struct {
 } held_pids SEC(".maps");
 
 /* CHECK sites: their planned call sites, CT_PLANNED_KEY(site, return
- * address - probe address) -> the CALL site it reports.  Filled by user
- * space before attaching. */
+ * address - probe address) -> the CALL site it reports: those that found
+ * no slot in planned_slots (below), where the others are. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* resized by user space before load */
@@ -80,6 +80,20 @@ struct {
 	__type(key, __u64);
 	__type(value, struct ct_planned_call);
 } planned_calls SEC(".maps");
+
+/* ... and, in front of it, the same entries without a helper call
+ * (struct ct_planned_slot, event.h).  Mapped into user space, which writes
+ * them there. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized by user space before load */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct ct_planned_slot);
+} planned_slots SEC(".maps");
+
+/* Set by user space once an entry went to planned_calls itself. */
+__u64 planned_overflow = 0;
 
 /* Return addresses in other files than the probe's where a probe sees a
  * call end (struct ct_file_ret; the value is unused).  Filled by user space
@@ -243,6 +257,7 @@ struct run {
 	__u64 new_ret;        /* ... and itself, as the process sees it */
 	struct gkey k;
 	struct unobserved_call uc;
+	struct ct_planned_call pc; /* planned_call's finding */
 	struct scratch s;
 };
 
@@ -903,6 +918,34 @@ static __always_inline void report_caller(const struct hit *h, __u64 key, __u64 
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* Is K a planned call?  Its entry in R->pc if so.  A global function: the
+ * stack its loop needs is not on_hit's (see struct run). */
+__noinline int planned_call(struct run *r, __u64 k)
+{
+	if (!r)
+		return 0;
+	__u32 mask = (1u << cfg.planned_bits) - 1, at = ct_planned_slot_of(k, cfg.planned_bits);
+	for (__u32 n = 0; n < CT_PLANNED_PROBES; n++) {
+		__u32 i = (at + n) & mask;
+		const struct ct_planned_slot *s = bpf_map_lookup_elem(&planned_slots, &i);
+		if (!s)
+			break;
+		__u64 sk = *(volatile const __u64 *)&s->key;
+		if (sk == k + 1) {
+			asm volatile("" ::: "memory"); /* the value after its key (user space wrote it first) */
+			r->pc = s->val;
+			return 1;
+		}
+		if (!sk)
+			break;
+	}
+	const struct ct_planned_call *pc = planned_overflow ? bpf_map_lookup_elem(&planned_calls, &k) : NULL;
+	if (!pc)
+		return 0;
+	r->pc = *pc;
+	return 1;
+}
+
 /* unobserved_calls: H (its key still the probe's own, SP + KEY = the
  * stack's base) is deeper than the call watched in its goroutine/thread
  * and finds its slot changed (that call has ended), or is not deeper (the
@@ -967,12 +1010,11 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		 * (it adds the exit probe there and plans the call site). */
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
-		const struct ct_planned_call *pc = bpf_map_lookup_elem(&planned_calls, &k);
-		if (pc) {
-			h->site = pc->site;
-			r->key_delta = pc->key_delta;
-			if (pc->fetch) /* the program of the exit it sends too: this hit's */
-				h->cookie = (h->cookie & ~(__u64)(CT_MAX_SITES - 1)) | (pc->fetch - 1) | 1ULL << 30;
+		if (planned_call(r, k)) {
+			h->site = r->pc.site;
+			r->key_delta = r->pc.key_delta;
+			if (r->pc.fetch) /* the program of the exit it sends too: this hit's */
+				h->cookie = (h->cookie & ~(__u64)(CT_MAX_SITES - 1)) | (r->pc.fetch - 1) | 1ULL << 30;
 		} else {
 			r->unobserved_ret = ret;
 			count(CT_COOKIE_INDIRECT(h->cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
@@ -990,7 +1032,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		 * not, user space learns that address once and puts one there. */
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
-		if (!bpf_map_lookup_elem(&planned_calls, &k) &&
+		if (!planned_call(r, k) &&
 		    !(cfg.file_rets && watched_in_file(CT_COOKIE_SITE(h->cookie), ret))) {
 			h->flags |= CT_EV_UNWATCHED;
 			__u8 seen = 1;

@@ -152,6 +152,19 @@ struct ct_planned_call {
 	__u32 fetch;
 	__u32 pad;
 };
+/* The same entries in an open-addressed table (array "planned_slots"),
+ * which the program reads without a helper call (an array lookup is
+ * inlined: the hash map's cost ~45 ns a CHECK hit): key K is in one of the
+ * CT_PLANNED_PROBES slots from ct_planned_slot_of(K) on, or, where those
+ * are taken, in "planned_calls" (ct_config.planned_bits: log2 of the
+ * slots; user space sets bss planned_overflow once it put one there). */
+#define CT_PLANNED_PROBES 8
+struct ct_planned_slot {
+	__u64 key; /* CT_PLANNED_KEY + 1, written after VAL; 0: empty */
+	struct ct_planned_call val;
+};
+#define ct_planned_slot_of(k, bits) \
+	((bits) ? (__u32)(((__u64)(k) * 0x9e3779b97f4a7c15ULL) >> (64 - (bits))) : 0)
 /* A return address in another file than the probe's, where a probe sees
  * the end of a call that jumped to untraced code there (map "file_rets",
  * the value unused): planned before recording, so not by its distance from
@@ -345,6 +358,7 @@ struct ct_config {
 				 at return addresses found while recording */
 	__u32 min_addr;   /* vm.mmap_min_addr: nothing is ever mapped below it */
 	__u32 file_rets;  /* "file_rets" has entries: look there too */
+	__u32 planned_bits; /* "planned_slots" has 1 << planned_bits entries */
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:
  * binaries exec'd under --follow are added after the programs are loaded. */

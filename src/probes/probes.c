@@ -45,6 +45,8 @@ struct ct_probes {
 	uint32_t nsites;             /* in the fetch array; later ones: fetch_later */
 	struct ct_fetch *fetch;      /* the fetch array, mapped */
 	size_t fetch_bytes;
+	struct ct_planned_slot *planned; /* the planned_slots array, mapped */
+	size_t planned_bytes;
 	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
 	CT_VEC(struct bpf_link *) pe_links;
 	struct ring_buffer *rb;
@@ -139,6 +141,16 @@ static uint32_t mmap_min_addr(void)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* An mmap'able array map M of STRIDE-byte elements, mapped (its size in
+ * *BYTES); NULL if it cannot be. */
+static void *map_array(const struct bpf_map *m, size_t stride, size_t *bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	*bytes = ((size_t)bpf_map__max_entries(m) * stride + page - 1) & ~(size_t)(page - 1);
+	void *v = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return v == MAP_FAILED ? NULL : v;
+}
+
 struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 {
 	libbpf_set_print(libbpf_quiet);
@@ -170,6 +182,12 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	 * of them took ~100 ms to create (and to free) where a few thousand
 	 * entries was all a program needed. */
 	bpf_map__set_max_entries(p->skel->maps.planned_calls, o->max_planned ? o->max_planned : 1u << 20);
+	/* twice the entries' slots, so that each is a probe or two from its
+	 * own (--follow: as many as a program with thousands) */
+	uint64_t want = 2 * (uint64_t)(o->max_planned ? o->max_planned : 4096);
+	while (cfg->planned_bits < CT_PLANNED_MAX_BITS && (1ull << cfg->planned_bits) < want)
+		cfg->planned_bits++;
+	bpf_map__set_max_entries(p->skel->maps.planned_slots, 1u << cfg->planned_bits);
 	bpf_map__set_max_entries(p->skel->maps.file_rets, o->nfile_rets ? o->nfile_rets : 1);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
@@ -209,14 +227,10 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	p->ncpus = libbpf_num_possible_cpus();
 	/* an array's elements are value_size rounded up to 8 bytes apart */
 	_Static_assert(sizeof(struct ct_fetch) % 8 == 0, "struct ct_fetch is the fetch array's stride");
-	long page = sysconf(_SC_PAGESIZE);
-	p->fetch_bytes = ((size_t)bpf_map__max_entries(p->skel->maps.fetch) * sizeof(struct ct_fetch) + page - 1) &
-			 ~(size_t)(page - 1);
-	p->fetch = mmap(NULL, p->fetch_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			bpf_map__fd(p->skel->maps.fetch), 0);
-	if (p->fetch == MAP_FAILED) {
-		ct_fail("cannot map the BPF argument plans: %s", strerror(errno));
-		p->fetch = NULL;
+	_Static_assert(sizeof(struct ct_planned_slot) % 8 == 0, "struct ct_planned_slot is the array's stride");
+	if (!(p->fetch = map_array(p->skel->maps.fetch, sizeof(struct ct_fetch), &p->fetch_bytes)) ||
+	    !(p->planned = map_array(p->skel->maps.planned_slots, sizeof(struct ct_planned_slot), &p->planned_bytes))) {
+		ct_fail("cannot map the BPF argument plans or planned call sites: %s", strerror(errno));
 		ct_probes_free(p);
 		return NULL;
 	}
@@ -276,10 +290,34 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	return 0;
 }
 
+bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call)
+{
+	uint32_t mask = (1u << bits) - 1, at = ct_planned_slot_of(key, bits);
+	for (uint32_t n = 0; n < CT_PLANNED_PROBES; n++) {
+		struct ct_planned_slot *s = &slots[(at + n) & mask];
+		uint64_t sk = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
+		if (sk && sk != key + 1)
+			continue;
+		/* the value first: a probe that finds the key reads it after
+		 * (a key added while recording is a new one: no value of it
+		 * changes under a probe) */
+		s->val = *call;
+		__atomic_store_n(&s->key, key + 1, __ATOMIC_RELEASE);
+		return true;
+	}
+	return false;
+}
+
 int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call)
 {
+	const struct ct_config *cfg = &p->skel->rodata->cfg;
+	if (ct_planned_slot_put(p->planned, cfg->planned_bits, key, call))
+		return 0;
+	/* those slots are taken: the hash map, which the probes look in once
+	 * they know there is something there */
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, call, BPF_ANY))
 		return ct_fail("cannot load the planned call sites: %s", strerror(errno));
+	__atomic_store_n(&p->skel->bss->planned_overflow, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -539,6 +577,8 @@ void ct_probes_free(struct ct_probes *p)
 		ring_buffer__free(p->rb);
 	if (p->fetch)
 		munmap(p->fetch, p->fetch_bytes);
+	if (p->planned)
+		munmap(p->planned, p->planned_bytes);
 	calltrace_bpf__destroy(p->skel);
 	free(p);
 }

@@ -66,6 +66,11 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 /* A planned call site of a CHECK site: CT_PLANNED_KEY(site, delta) and the
  * CALL site a hit from it is sent as. */
 int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call);
+/* Puts KEY's entry (or its new value) in one of its slots of SLOTS (1 <<
+ * BITS of them, struct ct_planned_slot); false if they are all taken. */
+bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call);
+/* the most slots: 6 MiB */
+#define CT_PLANNED_MAX_BITS 18
 /* A return address in another file where a probe sees a call end. */
 int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k);
 /* Installs the argument fetch program of SITE (before attaching). */
