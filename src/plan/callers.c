@@ -1319,7 +1319,7 @@ static int cmp_icall_site(const void *x, const void *y)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-static void plan_indirect_sites(struct analysis *a, const struct ct_selection *sel)
+static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *found, const struct ct_selection *sel)
 {
 	struct ct_plan *p = a->p;
 	size_t n = p->funcs.n;
@@ -1356,7 +1356,11 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_selection *s
 		const uint8_t *code = len ? ct_elf_bytes_at(&a->t->elf, g->entry, len) : NULL;
 		if (!code || !(g->flags & CT_FN_GO) || (g->flags & CT_FN_NOPROBE))
 			continue;
-		size_t m = ct_indirect_call_shapes(code, len, g->entry, ic, ICALL_MAX);
+		/* a traced function's were found with its sites, a wrapper's
+		 * are looked for here */
+		size_t m = gi < n ? found[gi].nicalls : ct_indirect_call_shapes(code, len, g->entry, ic, ICALL_MAX);
+		for (size_t k_ = 0; gi < n && k_ < m && k_ < ICALL_MAX; k_++)
+			ic[k_] = ct_indirect_call_shape(code, len, g->entry, &found[gi].icalls[k_]);
 		for (size_t k_ = 0; k_ < m && k_ < ICALL_MAX; k_++) {
 			bool slot = ic[k_].via == CT_ICALL_LOADED || ic[k_].via == CT_ICALL_MEM;
 			bool itab = slot && ic[k_].disp >= 0x18 && ic[k_].disp % 8 == 0, value = slot && ic[k_].disp == 0;
@@ -1643,7 +1647,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	}
 	map_free(&with_lsda);
 	if (t->lang == CT_LANG_GO)
-		plan_indirect_sites(&a, sel);
+		plan_indirect_sites(&a, found, sel);
 	pass_tail_results(&a, sel);
 	derive_tail_results(&a, sel);
 returns:

@@ -695,6 +695,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	bool prefix_clean = true; /* all instructions so far harmless */
 	char why[256] = "";
 	size_t ijumps = 0; /* indirect jumps not through a GOT slot */
+	CT_VEC(struct ct_icall_at) icalls = {0};
+	size_t call_end = 0; /* after the last call */
 
 	while (off < len) {
 		ZydisDecoderContext dctx;
@@ -711,6 +713,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				break;
 			CT_VEC_FREE(exits);
 			CT_VEC_FREE(targets);
+			CT_VEC_FREE(icalls);
 			return ct_fail("undecodable instruction at +0x%zx (byte 0x%02x)", off, code[off]);
 		}
 		if (prefix_clean && npre < ENTRY_LOOKAHEAD) {
@@ -754,6 +757,11 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
 				CT_VEC_PUSH(exits, e);
 			}
+			if (!t) {
+				struct ct_icall_at ic = {(uint32_t)off, (uint32_t)call_end, x.in.length};
+				CT_VEC_PUSH(icalls, ic);
+			}
+			call_end = off + x.in.length;
 			break;
 		default:
 			break;
@@ -773,6 +781,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	if (!out->ninsns) {
 		CT_VEC_FREE(exits);
 		CT_VEC_FREE(targets);
+		CT_VEC_FREE(icalls);
 		return ct_fail("empty function body");
 	}
 	if (ijumps && add_pointer_tails(code, len, addr, &exits.v, &exits.n, &exits.cap))
@@ -807,6 +816,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	if (why[0]) {
 		CT_VEC_FREE(exits);
 		CT_VEC_FREE(targets);
+		CT_VEC_FREE(icalls);
 		return ct_fail("%s", why);
 	}
 	out->entry_site = pre[pick].addr;
@@ -814,6 +824,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	out->entry_optimized = pre[pick].optimized;
 	out->exits = exits.v;
 	out->nexits = exits.n;
+	out->icalls = icalls.v;
+	out->nicalls = icalls.n;
 	CT_VEC_FREE(targets);
 	return 0;
 }
@@ -821,6 +833,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 void ct_fn_sites_free(struct ct_fn_sites *s)
 {
 	free(s->exits);
+	free(s->icalls);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2027,50 +2040,53 @@ static void track_loads(const struct insn *x, bool loaded[15], int32_t disp[15])
 	}
 }
 
+struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t addr, const struct ct_icall_at *at)
+{
+	/* per register: the displacement of the load that last set it from
+	 * memory through another register (`mov 0x18(%rcx),%rdx`), if nothing
+	 * wrote it since on the way down the code */
+	bool loaded[15] = {0};
+	int32_t disp[15] = {0};
+	struct insn x;
+	for (size_t o = at->from; o < at->off && decode(code + o, len - o, addr + o, &x); o += x.in.length)
+		track_loads(&x, loaded, disp);
+	struct ct_icall c = {addr + at->off, at->len, CT_ICALL_OTHER, 0};
+	if (!decode(code + at->off, len - at->off, addr + at->off, &x))
+		return c;
+	const ZydisDecodedOperand *op = &x.ops[0];
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
+		c.disp = (int32_t)op->mem.disp.value;
+	} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		int r = gpr_index(op->reg.value);
+		if (r >= 0 && loaded[r]) {
+			c.via = CT_ICALL_LOADED;
+			c.disp = disp[r];
+		}
+	}
+	return c;
+}
+
 size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max)
 {
 	size_t n = 0;
 	if (!may_call_indirect(code, len))
 		return 0;
-	/* Instructions first, without their operands (half the decoding); a
-	 * call clobbers every register, so an indirect call's shape is in the
-	 * straight run since the call before it (FROM), decoded in full again
-	 * only then. */
+	/* Instructions first, without their operands (half the decoding); an
+	 * indirect call's shape is in the straight run since the call before
+	 * it, decoded in full again only then. */
 	struct insn x;
 	ZydisDecoderContext ctx;
 	size_t from = 0;
 	for (size_t off = 0; off < len && decode_insn(code + off, len - off, addr + off, &x, &ctx); off += x.in.length) {
 		if (x.in.meta.category != ZYDIS_CATEGORY_CALL)
 			continue;
-		if (x.in.raw.imm[0].is_relative) { /* call rel32 */
-			from = off + x.in.length;
-			continue;
+		if (!x.in.raw.imm[0].is_relative) { /* not a call rel32 */
+			struct ct_icall_at at = {(uint32_t)off, (uint32_t)from, x.in.length};
+			if (n < max)
+				out[n] = ct_indirect_call_shape(code, len, addr, &at);
+			n++;
 		}
-		/* per register: the displacement of the load that last set it
-		 * from memory through another register (`mov 0x18(%rcx),%rdx`),
-		 * if nothing wrote it since on the way down the code */
-		bool loaded[15] = {0};
-		int32_t disp[15] = {0};
-		struct insn y;
-		for (size_t o = from; o < off && decode(code + o, len - o, addr + o, &y); o += y.in.length)
-			track_loads(&y, loaded, disp);
-		struct ct_icall c = {x.addr, x.in.length, CT_ICALL_OTHER, 0};
-		const ZydisDecodedOperand *op = &x.ops[0];
-		if (!decode_operands(&x, &ctx))
-			op = NULL;
-		if (op && op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-			c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
-			c.disp = (int32_t)op->mem.disp.value;
-		} else if (op && op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-			int r = gpr_index(op->reg.value);
-			if (r >= 0 && loaded[r]) {
-				c.via = CT_ICALL_LOADED;
-				c.disp = disp[r];
-			}
-		}
-		if (n < max)
-			out[n] = c;
-		n++;
 		from = off + x.in.length;
 	}
 	return n;

@@ -30,6 +30,18 @@ struct ct_fn_sites {
 	 * __strcasecmp_avx2 sets up the locale and runs into
 	 * __strcasecmp_l_avx2) */
 	bool falls_through;
+	/* its indirect calls, for ct_indirect_call_shape (the plan looks at
+	 * them in every traced function: decoded once) */
+	struct ct_icall_at *icalls;
+	size_t nicalls;
+};
+
+/* An indirect call of a function: at offset OFF, LEN bytes; FROM: the
+ * offset after the call before it (or 0), where what it calls through
+ * starts to be loaded (a call clobbers every register). */
+struct ct_icall_at {
+	uint32_t off, from;
+	uint8_t len;
 };
 
 /* Tells whether a direct CALL target is Go's morestack (restart path). */
@@ -235,6 +247,8 @@ struct ct_icall {
 };
 /* ... the same with their shapes: up to MAX in OUT; how many there are. */
 size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max);
+/* ... the shape of one, AT (from ct_find_sites: struct ct_fn_sites.icalls). */
+struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t addr, const struct ct_icall_at *at);
 
 /* A function whose entry the kernel single-steps (a Go leaf without a
  * stack check: `sub $0x18,%rsp; mov %rbp,0x10(%rsp); ...`) may still be seen

@@ -1864,6 +1864,18 @@ TEST(sites_indirect_call_shapes)
 	CHECK_EQ_U(ct_indirect_calls(code, sizeof(code), BASE, at, lens, 2), 5);
 	CHECK_EQ_U(at[1], BASE + 15);
 	CHECK_EQ_U(lens[1], 2);
+	/* the same from the function's sites (the plan's way: decoded once) */
+	struct ct_fn_sites fs;
+	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE, CT_CC_GO_REG, NULL, NULL, &fs), 0);
+	CHECK_EQ_U(fs.nicalls, 5);
+	for (size_t k = 0; k < fs.nicalls && k < 5; k++) {
+		struct ct_icall c = ct_indirect_call_shape(code, sizeof(code), BASE, &fs.icalls[k]);
+		CHECK_EQ_U(c.at, v[k].at);
+		CHECK_EQ_U(c.len, v[k].len);
+		CHECK_EQ_U(c.via, v[k].via);
+		CHECK_EQ_I(c.disp, v[k].disp);
+	}
+	ct_fn_sites_free(&fs);
 	/* none: direct calls only, and 0xff bytes that are no call's opcode
 	 * (an immediate whose next byte looks like a call's ModRM) */
 	static const uint8_t direct[] = {
