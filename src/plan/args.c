@@ -189,6 +189,64 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	ct_sig_free(&sig);
 }
 
+/* plan_func's findings, kept for the next time they are asked for
+ * (struct ct_plan.captures): the same for the same options and DWARF. */
+struct captures {
+	const struct ct_args_opts *o;
+	const struct ct_types *types;
+	struct ct_site_fetch *entry, *ret;
+	bool incomplete;
+};
+
+static void captures_clear(struct captures *c);
+
+static struct ct_site_fetch *clone_or_null(const struct ct_site_fetch *f)
+{
+	return f ? ct_site_fetch_clone(f) : NULL;
+}
+
+/* plan_func, once per function: copies of what it found (the caller's). */
+static void captures_of(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn,
+			struct ct_site_fetch **entry, struct ct_site_fetch **ret, bool *incomplete)
+{
+	struct captures *c = map_get(&p->captures, (uint64_t)(uintptr_t)fn);
+	if (!c || c->o != o || c->types != p->types) {
+		if (c) {
+			captures_clear(c);
+		} else {
+			c = xcalloc(1, sizeof(*c));
+			map_put(&p->captures, (uint64_t)(uintptr_t)fn, c);
+		}
+		c->o = o;
+		c->types = p->types;
+		plan_func(p, o, fn, &c->entry, &c->ret, &c->incomplete);
+	}
+	*entry = clone_or_null(c->entry);
+	*ret = clone_or_null(c->ret);
+	*incomplete = c->incomplete;
+}
+
+static void captures_clear(struct captures *c)
+{
+	struct ct_site_fetch *f[2] = {c->entry, c->ret};
+	for (int k = 0; k < 2; k++)
+		if (f[k]) {
+			ct_site_fetch_free(f[k]);
+			free(f[k]);
+		}
+	c->entry = c->ret = NULL;
+}
+
+void ct_plan_captures_free(struct ct_plan *p)
+{
+	MAP_FOREACH(&p->captures, i)
+	{
+		captures_clear(p->captures.vals[i]);
+		free(p->captures.vals[i]);
+	}
+	map_free(&p->captures);
+}
+
 /* FN's capture at its RETs (RESULTS) or at its entry. */
 static struct ct_site_fetch *one_capture(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn,
 					 bool results)
@@ -197,7 +255,7 @@ static struct ct_site_fetch *one_capture(struct ct_plan *p, const struct ct_args
 	bool incomplete;
 	if (!o->enabled)
 		return NULL;
-	plan_func(p, o, fn, &entry, &ret, &incomplete);
+	captures_of(p, o, fn, &entry, &ret, &incomplete);
 	struct ct_site_fetch *drop = results ? entry : ret;
 	if (drop) {
 		ct_site_fetch_free(drop);
@@ -594,7 +652,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct ct_site_fetch *entry, *ret;
 		bool incomplete;
-		plan_func(p, o, pf->fn, &entry, &ret, &incomplete);
+		captures_of(p, o, pf->fn, &entry, &ret, &incomplete);
 		if (entry || ret)
 			p->args_funcs++;
 		p->args_incomplete += incomplete;

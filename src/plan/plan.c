@@ -756,6 +756,7 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->found_calls);
 	map_free(&p->plt_traced);
 	map_free(&p->shared_exits);
+	ct_plan_captures_free(p);
 	for (size_t i = 0; i < p->gap_callers.n; i++)
 		free(p->gap_callers.v[i]);
 	CT_VEC_FREE(p->gap_callers);

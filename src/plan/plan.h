@@ -187,6 +187,9 @@ struct ct_plan {
 	bool no_spills;        /* no SPILL sites (record-time limits) */
 	size_t exits_at_checks; /* return sites sent by the next call's CHECK */
 	size_t args_funcs, args_incomplete;
+	/* each function's captures as planned once (struct ct_func * ->
+	 * args.c struct captures): the plan asks for them many times */
+	struct ct_map captures;
 	struct ct_map plt_traced; /* PLT stub -> traced function (index + 1) it jumps to */
 	/* code outside every known function with calls of traced functions:
 	 * the `caller` of those call sites (heap, one each) */
@@ -314,6 +317,8 @@ size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry,
 /* The capture of F's results at its RETs (as ct_plan_args will plan it), or
  * NULL; the caller frees it (ct_site_fetch_free, free). */
 struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);
+/* Frees what the plan kept of its functions' captures (struct ct_plan.captures). */
+void ct_plan_captures_free(struct ct_plan *p);
 /* ... and of its arguments at its entry. */
 struct ct_site_fetch *ct_plan_args_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);
 /* Do calls of F have their results captured (as ct_plan_args will plan)? */
