@@ -109,6 +109,11 @@ struct analysis {
 	} *argless;
 	size_t nargless;
 	bool argless_done;
+	/* methods by name (hash_strn of "M"): how many of them there are in
+	 * the binary and how many are traced, 2 counts in a heap pair
+	 * (mostly_traced) */
+	struct ct_map methods;
+	bool methods_done;
 };
 
 static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b);
@@ -1288,19 +1293,27 @@ static bool icall_results(const struct ct_site_fetch *res, const struct ct_calls
  * in the binary traced ones? */
 static bool mostly_traced(struct analysis *a, const struct ct_func *w)
 {
-	size_t wlen, mlen, all = 0, in = 0;
-	const char *wm = go_method_of(w->name, &wlen);
-	for (size_t i = 0; i < a->t->nfuncs; i++) {
-		const struct ct_func *f = &a->t->funcs[i];
-		const char *mm = go_method_of(f->name, &mlen), *slash = strrchr(f->name, '/');
-		const char *dot = strchr(slash ? slash : f->name, '.');
-		if (f == w || (f->flags & CT_FN_WRAPPER) || mlen != wlen || memcmp(mm, wm, wlen) || !dot ||
-		    !strchr(dot + 1, '.') || ct_go_is_closure(f->name))
-			continue; /* not a method M */
-		all++;
-		in += traced(a, f->entry) != 0;
+	size_t wlen, mlen;
+	if (!a->methods_done) {
+		a->methods_done = true;
+		for (size_t i = 0; i < a->t->nfuncs; i++) {
+			const struct ct_func *f = &a->t->funcs[i];
+			const char *mm = go_method_of(f->name, &mlen), *slash = strrchr(f->name, '/');
+			const char *dot = strchr(slash ? slash : f->name, '.');
+			if ((f->flags & CT_FN_WRAPPER) || !dot || !strchr(dot + 1, '.') || ct_go_is_closure(f->name))
+				continue; /* not a method */
+			size_t *n = map_get(&a->methods, hash_strn(mm, mlen));
+			if (!n) {
+				n = xcalloc(2, sizeof(*n));
+				map_put(&a->methods, hash_strn(mm, mlen), n);
+			}
+			n[0]++;
+			n[1] += traced(a, f->entry) != 0;
+		}
 	}
-	return all && 2 * in >= all;
+	const char *wm = go_method_of(w->name, &wlen);
+	const size_t *n = map_get(&a->methods, hash_strn(wm, wlen));
+	return n && n[0] && 2 * n[1] >= n[0];
 }
 
 /* An indirect call and the functions it may call (cand_at.. in a list). */
@@ -1329,6 +1342,19 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 			CT_VEC_PUSH(callees, (uint32_t)j);
 	if (!callees.n)
 		return;
+	/* the method each callee is named for (a wrapper calls its own), and
+	 * the call instructions planned already (wrapper_calls') */
+	struct named {
+		const char *m;
+		size_t len;
+	} *method = xcalloc(callees.n, sizeof(*method));
+	struct ct_map planned_at = {0};
+	for (size_t c = 0; c < callees.n; c++) {
+		const struct ct_plan_func *pc = &p->funcs.v[callees.v[c]];
+		method[c].m = go_method_of(pc->fn->name, &method[c].len);
+		for (size_t q = 0; q < pc->ncalls; q++)
+			map_put(&planned_at, pc->calls[q].at, (void *)1);
+	}
 	struct ct_site_fetch **res = xcalloc(n, sizeof(*res));
 	bool *res_done = xcalloc(n, sizeof(*res_done));
 	typedef CT_VEC(struct ct_callsite) callsite_vec;
@@ -1367,13 +1393,13 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 			if (ic[k_].via == CT_ICALL_RIP)
 				continue;
 			int k = (ic[k_].disp - 0x18) / 8;
-			size_t wlen = 0, mlen, first = cand.n;
-			const char *wm = wrapper ? go_method_of(g->name, &wlen) : NULL, *mm;
+			size_t wlen = 0, first = cand.n;
+			const char *wm = wrapper ? go_method_of(g->name, &wlen) : NULL;
+			bool seen = map_get(&planned_at, ic[k_].at) != NULL;
 			for (size_t c = 0; c < callees.n; c++) {
 				const struct callee *ce = &a->c[callees.v[c]];
 				/* a wrapper calls the method it is named for */
-				if (wm && (!(mm = go_method_of(p->funcs.v[callees.v[c]].fn->name, &mlen)) || mlen != wlen ||
-					   memcmp(mm, wm, wlen)))
+				if (wm && (method[c].len != wlen || memcmp(method[c].m, wm, wlen)))
 					continue;
 				/* (a method in no itab in data, only in its type's
 				 * method table: in one the runtime makes, any slot) */
@@ -1384,9 +1410,9 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 				/* (not where it is planned already: a wrapper_calls one) */
 				const struct ct_plan_func *pc = &p->funcs.v[callees.v[c]];
 				size_t q = 0;
-				while (q < pc->ncalls && pc->calls[q].at != ic[k_].at)
+				while (seen && q < pc->ncalls && pc->calls[q].at != ic[k_].at)
 					q++;
-				if (q == pc->ncalls)
+				if (!seen || q == pc->ncalls)
 					CT_VEC_PUSH(cand, callees.v[c]);
 			}
 			if (cand.n == first || cand.n - first > ICALL_FANOUT) {
@@ -1506,6 +1532,8 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 	free(add);
 	free(res);
 	free(res_done);
+	free(method);
+	map_free(&planned_at);
 	CT_VEC_FREE(callees);
 }
 
@@ -1667,6 +1695,8 @@ out:
 	map_free(&a.plt_stubs);
 	CT_VEC_FREE(a.runtime_calls);
 	free(a.argless);
+	MAP_FOREACH(&a.methods, i) free(a.methods.vals[i]);
+	map_free(&a.methods);
 }
 
 /* A goroutine's function returns to runtime.goexit: newproc makes its
