@@ -1969,7 +1969,7 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	if (cs->exit_site != CT_NOSITE)
 		ride_found_exit(p, cs);
 	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
-					    {cs->call_site, -8, 0, 0}};
+					    {.site = cs->call_site, .key_delta = -8}};
 	return cs->call_site;
 }
 

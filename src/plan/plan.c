@@ -245,7 +245,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			 * one hit a call instead of two. */
 			s->flags |= CT_SITEF_ATCHECK | check_stepped; /* its hit's cost */
 			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - check_at)),
-						     {cs->call_site, -s->key_adj, 0, 0}};
+						     {.site = cs->call_site, .key_delta = -s->key_adj}};
 			CT_VEC_PUSH(p->planned, pl);
 		}
 		if (cs->how == CT_EXIT_TAILPOS) {
@@ -700,6 +700,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			s->target_func = (uint32_t)(j - 1);
 	}
 	map_free(&by_entry);
+	for (size_t k = 0; k < p->planned.n; k++)
+		ct_plan_call_caller(p, p->planned.v[k].val.site, &p->planned.v[k].val);
 	plan_tail_watch(p);
 	if (t->lang == CT_LANG_GO) {
 		/* Goroutine ends: lets reconstruction close frames left by Goexit. */
@@ -801,6 +803,34 @@ unsigned ct_plan_hit_classes(const struct ct_plan *p)
 			classes |= 1u << ct_hit_class_of(s->kind, ct_hit_flags_at(code, 15, s->addr));
 	}
 	return classes;
+}
+
+void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_planned_call *val)
+{
+	val->caller_depth = val->caller_check = 0;
+	const struct ct_plan_site *s = call_site < p->sites.n ? &p->sites.v[call_site] : NULL;
+	const struct ct_func *c = s && s->kind == CT_SITE_CALL && s->cs ? s->cs->caller : NULL;
+	int32_t sp;
+	/* Go: the pcsp table says how far SP is below the caller's entry at the
+	 * call instruction (C: not known) */
+	if (!c || !(c->flags & CT_FN_GO) || !p->t->pcln.nfuncs || !ct_pclntab_sp_at(&p->t->pcln, s->cs->at, &sp))
+		return;
+	/* is the caller traced, and entered at its CHECK?  (the plan's
+	 * functions are in the target's order, by entry) */
+	size_t lo = 0, hi = p->funcs.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->funcs.v[mid].fn->entry < c->entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->funcs.n && p->funcs.v[lo].fn->entry == c->entry) {
+		if (p->funcs.v[lo].check_site == CT_NOSITE)
+			return; /* traced, not at a CHECK: never a call without an exit */
+		val->caller_check = p->funcs.v[lo].check_site + 1;
+	}
+	val->caller_depth = (uint32_t)sp + 8; /* and the return address the call pushes */
 }
 
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)

@@ -314,6 +314,9 @@ void ct_plan_share_fetch(struct ct_plan *p, size_t i);
 /* The traced function (plan index + 1) whose code starts at ADDR, or that a
  * PLT stub at ADDR jumps to; 0 if none.  BY_ENTRY: entry -> index + 1. */
 size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry, uint64_t addr);
+/* The caller fields of a planned call's entry (struct ct_planned_call) for
+ * CALL site CALL_SITE (plan-local ids; none for other sites). */
+void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_planned_call *val);
 /* The capture of F's results at its RETs (as ct_plan_args will plan it), or
  * NULL; the caller frees it (ct_site_fetch_free, free). */
 struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);

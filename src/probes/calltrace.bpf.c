@@ -192,6 +192,8 @@ struct gkey {
 struct unobserved_call {
 	__u64 key;
 	__u64 ret;
+	__u32 check; /* its function's CHECK site */
+	__u32 pad;
 };
 
 struct {
@@ -255,6 +257,8 @@ struct run {
 	__u64 unobserved_ret; /* a call no exit probe sees starts here: its return address */
 	__u64 new_caller;     /* a return address to report (CT_PLANNED_KEY) */
 	__u64 new_ret;        /* ... and itself, as the process sees it */
+	__u32 caller_depth;   /* a planned call's: its caller's entry key is */
+	__u32 caller_check;   /* the event's less this (struct ct_planned_call) */
 	struct gkey k;
 	struct unobserved_call uc;
 	struct ct_planned_call pc; /* planned_call's finding */
@@ -957,7 +961,12 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
 	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, k) : NULL;
 	if (w) {
 		int over = h->key <= w->key;
-		if (!over && read_u64(h->key + sp - w->key) != w->ret) {
+		/* its slot holds another return address; or the caller of
+		 * this planned call, another function, was entered at its
+		 * level or above (from the same call instruction, the slot
+		 * holds the same return address) */
+		if (!over && (read_u64(h->key + sp - w->key) != w->ret ||
+			      (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1))) {
 			h->flags |= CT_EV_UNOBSERVED_DONE;
 			over = 1;
 		}
@@ -967,6 +976,7 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
 	if (ret) {
 		r->uc.key = h->key;
 		r->uc.ret = ret;
+		r->uc.check = CT_COOKIE_SITE(h->cookie);
 		if (bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_NOEXIST) == 0)
 			__sync_fetch_and_add(&unobserved_open, 1);
 		else
@@ -1001,6 +1011,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	r->unobserved_ret = 0;
 	r->new_caller = 0;
 	r->new_ret = 0;
+	r->caller_depth = 0;
 	__u64 sp = PT_REGS_SP(ctx);
 	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_CHECK) {
 		sp += CT_COOKIE_SPDROP(h->cookie); /* SP at the entry: the return address */
@@ -1013,6 +1024,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (planned_call(r, k)) {
 			h->site = r->pc.site;
 			r->key_delta = r->pc.key_delta;
+			r->caller_depth = r->pc.caller_depth;
+			r->caller_check = r->pc.caller_check;
 			if (r->pc.fetch) /* the program of the exit it sends too: this hit's */
 				h->cookie = (h->cookie & ~(__u64)(CT_MAX_SITES - 1)) | (r->pc.fetch - 1) | 1ULL << 30;
 		} else {

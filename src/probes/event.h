@@ -145,11 +145,19 @@ struct ct_cookie_parts {
  * the CHECK's frame key so that the CALL site's key_adj gives it back;
  * FETCH (site id + 1, 0: the probe's own): the site whose fetch program the
  * hit runs instead -- the call's exit before it rides on this hit and reads
- * the results of the call that ended (ct_plan_merge_exits_into_checks). */
+ * the results of the call that ended (ct_plan_merge_exits_into_checks).
+ * CALLER_DEPTH (0: not known): how far below its caller's entry the callee's
+ * frame key is (the caller's frame at the call, and the return address),
+ * so the caller's entry key; CALLER_CHECK: the caller's CHECK site + 1 (0:
+ * the caller is not a traced function observed at a CHECK).  A call without
+ * an exit probe at that key, of another function, has ended: the caller runs
+ * at its level (track_unobserved). */
 struct ct_planned_call {
 	__u32 site;
 	__s32 key_delta;
 	__u32 fetch;
+	__u32 caller_depth;
+	__u32 caller_check;
 	__u32 pad;
 };
 /* The same entries in an open-addressed table (array "planned_slots"),

@@ -348,7 +348,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 		xc[k] = CT_COOKIE(cp);
 		if (k == FN_KK) {
 			/* each CHECK's call site: its event is sent as the CHECK's own site */
-			struct ct_planned_call in_call = {cp.site - 1, 0, 0, 0}, out_call = {cp.site, 0, 0, 0};
+			struct ct_planned_call in_call = {.site = cp.site - 1}, out_call = {.site = cp.site};
 			int64_t in_ret = (int64_t)((uintptr_t)ct_calib_kk_back1 - (uintptr_t)ct_calib_kk_in),
 				out_ret = (int64_t)((uintptr_t)ct_calib_kk_back2 - (uintptr_t)ct_calib_kk_out);
 			if (ct_probes_add_planned(p, CT_PLANNED_KEY(cp.site - 1, in_ret), &in_call) ||

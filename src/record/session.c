@@ -623,6 +623,8 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		val.site += site_base;
 		if (val.fetch)
 			val.fetch += site_base;
+		if (val.caller_check)
+			val.caller_check += site_base;
 		if (ct_probes_add_planned(s->probes, CT_PLANNED_KEY((key >> 32) + site_base, (uint32_t)key), &val)) {
 			free(eo);
 			free(ec);
@@ -641,7 +643,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 		int rc = 0;
 		if (ct_plan_tail_check(plan, i, &rets, &nrets))
 			for (size_t k = 0; k < nrets && !rc; k++) {
-				struct ct_planned_call val = {site_base + (uint32_t)i, 0, 0, 0};
+				struct ct_planned_call val = {.site = site_base + (uint32_t)i};
 				rc = ct_probes_add_planned(s->probes, CT_PLANNED_KEY(site_base + i, (int64_t)(rets[k] - site->addr)),
 							   &val);
 			}
@@ -1851,7 +1853,10 @@ static void add_callers(struct ct_session *s)
 	 * see that call end, and so does a tail jump not flagged unwatched */
 	for (size_t k = 0; ok && k < b.planned.n; k++) {
 		const struct found_planned *fp = &b.planned.v[k];
-		struct ct_planned_call val = {global_site(s, fp->bin, fp->local), fp->key_delta, 0, 0};
+		struct ct_planned_call val = {.site = global_site(s, fp->bin, fp->local), .key_delta = fp->key_delta};
+		ct_plan_call_caller(object_n(s, fp->bin).plan, fp->local, &val);
+		if (val.caller_check)
+			val.caller_check = global_site(s, fp->bin, val.caller_check - 1) + 1;
 		ok = ct_probes_add_planned(s->probes, fp->key, &val) == 0;
 	}
 	if (ok)

@@ -964,6 +964,17 @@ bool ct_pclntab_pos(const struct ct_pclntab *t, uint64_t pc, const struct ct_go_
 	return true;
 }
 
+bool ct_pclntab_sp_at(const struct ct_pclntab *t, uint64_t pc, int32_t *sp)
+{
+	const struct ct_go_func *f = ct_pclntab_func_at(t, pc);
+	if (!f || !f->raw || !t->data)
+		return false;
+	/* _func: entry, nameoff, args, deferreturn (frame before 1.16), pcsp */
+	size_t first = t->magic == MAGIC_GO12 || t->magic == MAGIC_GO116 ? 8 : 4;
+	*sp = pcvalue(t, le32(f->raw + first + 3 * 4), f->entry, pc);
+	return *sp >= 0;
+}
+
 void ct_pclntab_free(struct ct_pclntab *t)
 {
 	free_funcs(t->funcs, t->nfuncs);

@@ -78,6 +78,11 @@ const struct ct_go_func *ct_pclntab_func_at(const struct ct_pclntab *t, uint64_t
 bool ct_pclntab_pos(const struct ct_pclntab *t, uint64_t pc, const struct ct_go_func **fn,
 		    const char **file, int32_t *line);
 
+/* How many bytes SP is below the function's entry SP (its return address)
+ * at PC, as the runtime's unwinder knows it (the pcsp table); false if PC is
+ * in no function or the table does not say. */
+bool ct_pclntab_sp_at(const struct ct_pclntab *t, uint64_t pc, int32_t *sp);
+
 /* The TLS offset of g (g at fsbase + *off) as the Go code in [lo, hi)
  * reads it: the most common displacement of its %fs loads.  For binaries
  * without .symtab (runtime.tlsg); false if the code does not say clearly. */

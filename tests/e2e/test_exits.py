@@ -607,6 +607,30 @@ def test_calls_from_one_site_before_its_exit_probe_stay_apart():
                    ("main.(*byK).scale", 0, "unobserved", 3000), ("main.after", 0, "returned", 4000)], got
 
 
+def test_call_without_exit_ends_when_another_function_calls_at_its_level():
+    """An untraced loop calls through an interface a traced leaf, from a call
+    site found while recording (its first calls have no exit probe), and an
+    untraced method at the same frame key, from the same instruction (its
+    return address slot holds the same address), which calls a traced one.
+    That call's caller runs at the leaf's level: the leaf is over, its call
+    never the parent of the next (go_core samelevel, eight such call sites;
+    hcl's inTree.BuildTokens under (*identifier).BuildTokens in terraform)."""
+    funcs = ["main.(*slLeaf).build", "main.(*slInner).build"]
+    for mode in ("auto", "ret"):
+        p, out = record([fixture("go_core"), "samelevel", "3"], "--exit=" + mode,
+                        *sum((["-F", f] for f in funcs), []), out=tmp("samelevel-%s.data" % mode), env=GO1)
+        assert p.stdout == "samelevel 72\n", (p.stdout, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert collections.Counter(c["func"] for c in calls) == {funcs[0]: 24, funcs[1]: 24}, calls
+        assert all(c["depth"] == 0 for c in calls), (mode, [(c["func"], c["depth"], c["status"]) for c in calls])
+        ends = collections.Counter((c["func"], c["status"]) for c in calls)
+        if mode == "ret":
+            assert ends == {(funcs[0], "returned"): 24, (funcs[1], "returned"): 24}, ends
+        else:
+            # each walker's first call (a leaf's) is from a site not known yet
+            assert ends[(funcs[0], "unobserved")] >= 8 and ends[(funcs[1], "returned")] == 24, ends
+
+
 def test_attached_program_is_never_stopped():
     """Under -p the program's parent is not calltrace: a job-control shell
     waiting with WUNTRACED would see any stop (and take the terminal).

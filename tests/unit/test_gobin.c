@@ -39,6 +39,17 @@ static bool read_pclntab(const struct ct_elf *e, struct ct_pclntab *t)
 	return false;
 }
 
+/* The fixture NAME open with its pclntab read (both to free), or false. */
+static bool open_pclntab(const char *name, struct ct_elf *e, struct ct_pclntab *t)
+{
+	if (!open_fixture(name, e))
+		return false;
+	if (read_pclntab(e, t))
+		return true;
+	ct_elf_close(e);
+	return false;
+}
+
 static const struct ct_go_func *find_func(const struct ct_pclntab *t, const char *name)
 {
 	for (size_t i = 0; i < t->nfuncs; i++)
@@ -774,12 +785,8 @@ TEST(gobin_positions_match_dwarf)
 {
 	struct ct_elf e;
 	struct ct_pclntab t;
-	if (!open_fixture("gobin", &e))
+	if (!open_pclntab("gobin", &e, &t))
 		return;
-	if (!read_pclntab(&e, &t)) {
-		ct_elf_close(&e);
-		return;
-	}
 	int fd = open(e.path, O_RDONLY);
 	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
 	CT_VEC(struct drow) rows = {0};
@@ -840,4 +847,36 @@ TEST(gobin_positions_match_dwarf)
 	if (tried <= 10000 || main_same <= 10 || same < tried - tried / 100)
 		unit_fail(__FILE__, __LINE__, "%zu of %zu positions agree (%zu in main); first difference: %s", same,
 			  tried, main_same, bad);
+}
+
+/* The pcsp table: how far SP is below the entry's at a PC.  0 at the entry;
+ * after a Go prologue's `sub $N, %rsp` (the whole frame: the caller's BP is
+ * saved inside it), N -- what the code itself says, read from its bytes. */
+TEST(gobin_sp_at)
+{
+	struct ct_elf e;
+	struct ct_pclntab t;
+	if (!open_pclntab("gobin", &e, &t))
+		return;
+	const struct ct_go_func *f = find_func(&t, "main.main");
+	const uint8_t *code = f ? ct_elf_bytes_at(&e, f->entry, 64) : NULL;
+	int32_t sp = -1;
+	size_t sub = 0;
+	for (size_t i = 0; code && i + 7 <= 64 && !sub; i++)
+		if (code[i] == 0x48 && (code[i + 1] == 0x83 || code[i + 1] == 0x81) && code[i + 2] == 0xec)
+			sub = i;
+	CHECK(sub > 0);
+	if (sub) {
+		CHECK(ct_pclntab_sp_at(&t, f->entry, &sp));
+		CHECK_EQ_I(sp, 0);
+		int32_t n = code[sub + 1] == 0x83 ? (int8_t)code[sub + 3]
+						  : (int32_t)(code[sub + 3] | code[sub + 4] << 8 | code[sub + 5] << 16 |
+							      (uint32_t)code[sub + 6] << 24);
+		size_t len = code[sub + 1] == 0x83 ? 4 : 7;
+		CHECK(ct_pclntab_sp_at(&t, f->entry + sub + len, &sp));
+		CHECK_EQ_I(sp, n);
+	}
+	CHECK(!ct_pclntab_sp_at(&t, 1, &sp)); /* in no function */
+	ct_pclntab_free(&t);
+	ct_elf_close(&e);
 }

@@ -21,8 +21,8 @@ static void fib_plan(struct ct_plan *p)
 	for (size_t i = 0; i < 4; i++)
 		CT_VEC_PUSH(p->sites, s[i]);
 	ct_plan_link_roles(p);
-	struct ct_plan_planned a = {CT_PLANNED_KEY(0, 0x15 - 0x100), {1, -8, 0, 0}};
-	struct ct_plan_planned b = {CT_PLANNED_KEY(0, 0x25 - 0x100), {3, -8, 0, 0}};
+	struct ct_plan_planned a = {CT_PLANNED_KEY(0, 0x15 - 0x100), {.site = 1, .key_delta = -8}};
+	struct ct_plan_planned b = {CT_PLANNED_KEY(0, 0x25 - 0x100), {.site = 3, .key_delta = -8}};
 	CT_VEC_PUSH(p->planned, a);
 	CT_VEC_PUSH(p->planned, b);
 }
