@@ -32,7 +32,7 @@ TEST(planned_slots_hold_every_key_near_its_own)
 	size_t put = 0, refused = 0;
 	for (uint32_t site = 0; site < 16; site++)
 		for (int32_t d = -32 * 7; d < 32 * 7; d += 7) {
-			struct ct_planned_call c = {site + 100, d, site, 0};
+			struct ct_planned_call c = {.site = site + 100, .key_delta = d, .fetch = site};
 			if (ct_planned_slot_put(v, BITS, CT_PLANNED_KEY(site, d), &c))
 				put++;
 			else
@@ -52,7 +52,7 @@ TEST(planned_slots_hold_every_key_near_its_own)
 	CHECK(find(v, BITS, CT_PLANNED_KEY(3, 1)) == NULL);
 	CHECK(find(v, BITS, CT_PLANNED_KEY(0, 2)) == NULL);
 	/* a key again: its value replaced in place */
-	struct ct_planned_call c2 = {7, 8, 0, 0};
+	struct ct_planned_call c2 = {.site = 7, .key_delta = 8};
 	CHECK(ct_planned_slot_put(v, BITS, CT_PLANNED_KEY(2, 7), &c2) || !find(v, BITS, CT_PLANNED_KEY(2, 7)));
 	const struct ct_planned_slot *s = find(v, BITS, CT_PLANNED_KEY(2, 7));
 	CHECK(!s || (s->val.site == 7 && s->val.key_delta == 8));
@@ -65,7 +65,7 @@ TEST(planned_slots_refuse_past_the_probes)
 	 * holds: refused, never an endless search */
 	enum { BITS = 3 };
 	struct ct_planned_slot v[1u << BITS] = {0};
-	struct ct_planned_call c = {1, 0, 0, 0};
+	struct ct_planned_call c = {.site = 1};
 	size_t put = 0;
 	bool in[20];
 	for (uint64_t k = 0; k < 20; k++)
