@@ -76,6 +76,9 @@ struct ct_types {
 	uint64_t types_lo, types_hi; /* [runtime.types, runtime.etypes) */
 	bool rtmap_done;
 	struct ct_map rtmap; /* go_rtype -> type DIE offset + 1 */
+	/* entry -> struct ct_sig found before: the plan asks for a
+	 * function's several times, and each walked its DWARF again */
+	struct ct_map sigs;
 };
 
 /* ---- small DIE helpers ---------------------------------------------- */
@@ -1860,6 +1863,12 @@ void ct_types_close(struct ct_types *ts)
 	map_free(&ts->funcs);
 	map_free(&ts->memo);
 	map_free(&ts->rtmap);
+	MAP_FOREACH(&ts->sigs, i)
+	{
+		ct_sig_free(ts->sigs.vals[i]);
+		free(ts->sigs.vals[i]);
+	}
+	map_free(&ts->sigs);
 	CT_VEC_FREE(ts->fixups);
 	ct_typetab_free(&ts->tab);
 	free(ts);
@@ -1924,7 +1933,42 @@ static bool go_has_dict(Dwarf_Die *fn, const char *name)
 	return true;
 }
 
+/* A copy of S in OUT, whose own it is. */
+static void sig_copy(struct ct_sig *out, const struct ct_sig *s)
+{
+	*out = *s;
+	out->params = xcalloc(s->n ? s->n : 1, sizeof(*out->params));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct ct_param *p = &s->params[i];
+		out->params[i] = *p;
+		out->params[i].name = xstrdup(p->name);
+		out->params[i].entry_loc.pieces = NULL;
+		if (p->entry_loc.n) {
+			size_t bytes = p->entry_loc.n * sizeof(*p->entry_loc.pieces);
+			out->params[i].entry_loc.pieces = xmalloc(bytes);
+			memcpy(out->params[i].entry_loc.pieces, p->entry_loc.pieces, bytes);
+		}
+	}
+}
+
+static bool sig_of(struct ct_types *ts, uint64_t entry, struct ct_sig *out);
+
 bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
+{
+	const struct ct_sig *known = map_get(&ts->sigs, entry);
+	if (known) {
+		sig_copy(out, known);
+		return true;
+	}
+	if (!sig_of(ts, entry, out))
+		return false;
+	struct ct_sig *keep = xmalloc(sizeof(*keep));
+	sig_copy(keep, out);
+	map_put(&ts->sigs, entry, keep);
+	return true;
+}
+
+static bool sig_of(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 {
 	memset(out, 0, sizeof(*out));
 	build_index(ts);
