@@ -624,11 +624,28 @@ static void share_probe_fetches(struct ct_plan *p)
 	free(rd.next);
 }
 
+/* RET (a function's results as at its RET) read at SITE, its exit probe
+ * -- or, a TAILRES role, as its caller's ret left them (in the registers it
+ * copied them to) at that caller's call's exit. */
+static struct ct_site_fetch *results_at_role(const struct ct_plan *p, struct ct_plan_site *site,
+					     const struct ct_site_fetch *ret, bool *moved)
+{
+	const struct ct_callsite *tc = site->kind == CT_SITE_TAILRES && site->call_site < p->sites.n
+					       ? p->sites.v[site->call_site].cs
+					       : NULL;
+	struct ct_site_fetch tv;
+	if (!tc || !ct_plan_tail_results(ret, &tc->walk, (tc->caller->flags & CT_FN_GO) != 0, &tv))
+		return results_at_exit(p, site, ret, moved);
+	struct ct_site_fetch *f = results_at_exit(p, site, &tv, moved);
+	ct_site_fetch_free(&tv);
+	return f;
+}
+
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site)
 {
 	const struct ct_site_fetch *ret = p->funcs.v[site->func].results_view;
 	bool moved = false;
-	return ret ? results_at_exit(p, site, ret, &moved) : NULL;
+	return ret ? results_at_role(p, site, ret, &moved) : NULL;
 }
 
 void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
@@ -683,7 +700,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 			case CT_SITE_RETSITE:
 			case CT_SITE_TAILRES: /* the results of a tail call, as its caller's call's exit reads them */
 				if (ret)
-					p->fetch[s] = results_at_exit(p, site, ret, &moved);
+					p->fetch[s] = results_at_role(p, site, ret, &moved);
 				break;
 			case CT_SITE_TAILDIFF: /* the result word as at its RET, for the reconstruction's */
 				if (ret)

@@ -731,6 +731,32 @@ static bool results_pass_through(const struct ct_site_fetch *res, const struct c
 	return true;
 }
 
+bool ct_plan_tail_results(const struct ct_site_fetch *res, const struct ct_exit_walk *w, bool go,
+			  struct ct_site_fetch *out)
+{
+	if (!w->at_ret || w->mem_written || (w->stack_written && (!go || w->stack_hi > 0)))
+		return false;
+	for (uint32_t i = 0; i < res->nvals; i++)
+		for (uint32_t k = 0; k < res->vals[i].npieces; k++)
+			if (res->vals[i].pieces[k].kind == CT_PIECE_XREG)
+				return false; /* SSE registers: not followed through a ret */
+	for (uint32_t i = 0; i < res->prog.nops && i < CT_MAX_OPS; i++)
+		if (res->prog.ops[i].code == CT_OP_STACK)
+			return false; /* in the caller's frame, gone after its ret */
+	if (ct_fetch_relocate(res, 0, w, out))
+		return false;
+	/* (the frame its guard is of is gone where they are read: that exit's
+	 * own walk guards what it saw written) */
+	out->prog.guard_from = out->prog.guard_to = 0;
+	for (uint32_t i = 0; i < out->prog.nops && i < CT_MAX_OPS; i++)
+		if (out->prog.ops[i].code == CT_OP_STACKWORD || out->prog.ops[i].code == CT_OP_REGDIFF ||
+		    out->prog.ops[i].code == CT_OP_MEMWORD) {
+			ct_site_fetch_free(out); /* in the frame, or memory not the caller's to keep */
+			return false;
+		}
+	return true;
+}
+
 /* Is CC, a call of PC's function, PC's own call of itself in tail position
  * through whose ret RES (a tail call's results in PC) and CRES (PC's own
  * results, if captured) pass as they are?  Then it ends with the call of PC
@@ -745,8 +771,9 @@ static bool recursion_passes_through(const struct ct_callsite *cc, const struct 
 }
 
 /* A call in tail position with results (single-stepped at its return
- * address so far) whose caller returns them as they are (`return f(x)`)
- * ends with its caller, its results read where the caller's end is
+ * address so far) whose caller returns them as they are (`return f(x)`),
+ * or in other registers of its own results (`cm.h1 = r.needsH1(); return
+ * cm`: ct_plan_tail_results), ends with its caller, its results read where the caller's end is
  * observed: at the exit probe of each of the caller's own calls (the caller
  * observed from its callers), each planned one reading them there (and the
  * caller's own results, so that no exit moves later); those found while
@@ -766,8 +793,11 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
-			if (!results_pass_through(res, &cs->walk))
+			struct ct_site_fetch tv;
+			if (!ct_plan_tail_results(res, &cs->walk, (cs->caller->flags & CT_FN_GO) != 0, &tv))
 				continue;
+			/* (passed on by a recursive call only where they stay as they are) */
+			bool same = results_pass_through(res, &cs->walk);
 			struct ct_site_fetch *cres = pc->results ? ct_plan_results_fetch(p, sel->args, pc->fn) : NULL;
 			bool ok = true;
 			for (size_t m = 0; m < pc->ncalls && ok; m++) {
@@ -779,10 +809,11 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 				 * `return isKnown(inner)`; its roles go to the exits of
 				 * the others) */
 				ok = !cc->shared && !cc->icall && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
-						     (cc->how == CT_EXIT_EMULATED && results_survive(res, cc) &&
+						     (cc->how == CT_EXIT_EMULATED && results_survive(&tv, cc) &&
 						      (!cres || results_survive(cres, cc))) ||
-						     recursion_passes_through(cc, pc, res, cres));
+						     (same && recursion_passes_through(cc, pc, res, cres)));
 			}
+			ct_site_fetch_free(&tv);
 			if (cres) {
 				ct_site_fetch_free(cres);
 				free(cres);
@@ -1798,11 +1829,15 @@ static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_ca
 		const struct ct_plan_func *pf = &p->funcs.v[j];
 		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++) {
 			const struct ct_callsite *t = &pf->calls[k];
-			struct ct_site_fetch f;
+			struct ct_site_fetch f, tv;
 			const struct ct_site_fetch *res = pf->results_view;
 			if (!t->tail_results || t->tail_caller != func || !res ||
-			    ct_fetch_relocate(res, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
-					      cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f))
+			    !ct_plan_tail_results(res, &t->walk, (t->caller->flags & CT_FN_GO) != 0, &tv))
+				continue;
+			int rc = ct_fetch_relocate(&tv, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
+						   cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f);
+			ct_site_fetch_free(&tv);
+			if (rc)
 				continue;
 			ct_site_fetch_free(&f);
 			struct ct_plan_site *r = ct_plan_add_site(p, cs->exit, (uint32_t)j, CT_SITE_TAILRES, cs->caller);

@@ -307,6 +307,16 @@ struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
 /* The results of a call at its RETSITE, as ct_plan_args plans them (it
  * may move the site to the return address), or NULL. */
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site);
+/* RES (a function's results as at its RET) as they are at its caller's
+ * ret, walk W from the return address (TAILPOS, at_ret), in OUT: in
+ * registers, the same or others the caller copied them to (or added a
+ * constant to: `return f(x) + 1`, read as that less it), so that they can
+ * be read wherever the caller's own results can (a call in tail position
+ * with results, CT_SITE_TAILRES).  Nothing written on the way but registers
+ * -- and, for a Go caller (GO), its own frame, gone at its ret: what a Go
+ * function returns never points into it.  False if not. */
+bool ct_plan_tail_results(const struct ct_site_fetch *res, const struct ct_exit_walk *w, bool go,
+			  struct ct_site_fetch *out);
 /* One fetch program for the roles of the probe at site I (its `next`
  * chain), each role's values placed in it (their fetches, in P->fetch). */
 void ct_plan_share_fetch(struct ct_plan *p, size_t i);

@@ -5,6 +5,7 @@
 #include "fetchsim.h"
 
 #include "plan/fetch.h"
+#include "plan/plan.h"
 #include "plan/sites.h"
 #include "target/types.h"
 #include "util/util.h"
@@ -1122,6 +1123,53 @@ TEST(exit_walk_result_added_to_a_struct_field)
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 9);
 	CHECK_EQ_I(results_at(base_written, sizeof(base_written), &m, 1, got, &w), -1);
 	CHECK_EQ_U(w.lost_at[CT_RAX], BASE + 9);
+}
+
+/* net/http's connectMethodForRequest (go1.19) returns requiresHTTP1's bool
+ * in a field of its own results: stored into its own frame, copied to R8
+ * (32 bits), then its ret.  At that ret the result is R8's low byte: a
+ * tail call's results read wherever the caller's own are.  Not a whole
+ * word (4 bytes kept), nor for a C caller (a store to its frame may be what
+ * a result points to), nor with a store below the return address. */
+TEST(tail_results_copied_to_the_callers_results)
+{
+	static const uint8_t code[] = {
+		0x88, 0x44, 0x24, 0x40,       /* +00 mov %al,0x40(%rsp) */
+		0x48, 0x8b, 0x5c, 0x24, 0x20, /* +04 mov 0x20(%rsp),%rbx */
+		0x48, 0x8b, 0x54, 0x24, 0x18, /* +09 mov 0x18(%rsp),%rdx */
+		0x41, 0x89, 0xc0,             /* +0e mov %eax,%r8d */
+		0x48, 0x89, 0xd0,             /* +11 mov %rdx,%rax */
+		0x48, 0x8b, 0x6c, 0x24, 0x48, /* +14 mov 0x48(%rsp),%rbp */
+		0x48, 0x83, 0xc4, 0x50,       /* +19 add $0x50,%rsp */
+		0xc3,                         /* +1d ret */
+	};
+	static const uint8_t above[] = {
+		0x88, 0x44, 0x24, 0x58, /* +00 mov %al,0x58(%rsp) (the caller's caller's frame) */
+		0x41, 0x89, 0xc0,       /* +04 mov %eax,%r8d */
+		0x48, 0x83, 0xc4, 0x50, /* +07 add $0x50,%rsp */
+		0xc3,                   /* +0b ret */
+	};
+	struct ct_exit_walk w;
+	struct ct_site_fetch raw, tv;
+	ct_exit_walk(code, sizeof(code), BASE, &w);
+	CHECK_EQ_I(w.how, CT_EXIT_TAILPOS);
+	CHECK(w.at_ret && w.stack_written && w.stack_hi <= 0);
+	ct_fetch_build_raw(CT_CC_GO_REG, 1, &raw);
+	raw.vals[0].pieces[0].size = 1;
+	CHECK(ct_plan_tail_results(&raw, &w, true, &tv));
+	CHECK_EQ_U(tv.prog.nops, 1);
+	CHECK_EQ_U(tv.prog.ops[0].code, CT_OP_REG);
+	CHECK_EQ_U(tv.prog.ops[0].reg, CT_R8);
+	CHECK_EQ_U(tv.prog.guard_from, tv.prog.guard_to);
+	ct_site_fetch_free(&tv);
+	CHECK(!ct_plan_tail_results(&raw, &w, false, &tv));
+	raw.vals[0].pieces[0].size = 8;
+	CHECK(!ct_plan_tail_results(&raw, &w, true, &tv));
+	raw.vals[0].pieces[0].size = 1;
+	ct_exit_walk(above, sizeof(above), BASE, &w);
+	CHECK_EQ_I(w.how, CT_EXIT_TAILPOS);
+	CHECK(!ct_plan_tail_results(&raw, &w, true, &tv));
+	ct_site_fetch_free(&raw);
 }
 
 /* Constants added to a result: read back exactly; a 32-bit copy keeps only
