@@ -1822,37 +1822,65 @@ static bool caller_probeable(const struct ct_func *g)
  * results of the calls in tail position in FUNC that it returns as they
  * are (pass_tail_results) are roles of that probe, as at the planned ones
  * (plan.c), where they can be read there (else those calls show none). */
+static int cmp_tail_user(const void *x, const void *y)
+{
+	const struct ct_tail_user *a = x, *b = y;
+	if (a->caller != b->caller)
+		return a->caller < b->caller ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	return (a->call > b->call) - (a->call < b->call);
+}
+
+static void make_tail_users(struct ct_plan *p)
+{
+	p->tail_users_made = true;
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		const struct ct_plan_func *pf = &p->funcs.v[j];
+		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++)
+			if (pf->calls[k].tail_results) {
+				struct ct_tail_user u = {pf->calls[k].tail_caller, (uint32_t)j, (uint32_t)k};
+				CT_VEC_PUSH(p->tail_users, u);
+			}
+	}
+	/* (in the order the walk over every call had) */
+	qsort(p->tail_users.v, p->tail_users.n, sizeof(*p->tail_users.v), cmp_tail_user);
+	for (size_t u = p->tail_users.n; u-- > 0;)
+		map_put(&p->tail_users_of, (uint64_t)p->tail_users.v[u].caller + 1, (void *)(uintptr_t)(u + 1));
+}
+
 static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_callsite *cs)
 {
 	uint32_t last = cs->exit_site;
-	for (size_t j = 0; j < p->funcs.n; j++) {
+	if (!p->tail_users_made)
+		make_tail_users(p);
+	size_t first = (uintptr_t)map_get(&p->tail_users_of, (uint64_t)func + 1);
+	for (size_t u = first ? first - 1 : p->tail_users.n; u < p->tail_users.n && p->tail_users.v[u].caller == func; u++) {
+		uint32_t j = p->tail_users.v[u].func;
 		const struct ct_plan_func *pf = &p->funcs.v[j];
-		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++) {
-			const struct ct_callsite *t = &pf->calls[k];
-			struct ct_site_fetch f, tv;
-			const struct ct_site_fetch *res = pf->results_view;
-			if (!t->tail_results || t->tail_caller != func || !res ||
-			    !ct_plan_tail_results(res, &t->walk, (t->caller->flags & CT_FN_GO) != 0, &tv))
-				continue;
-			int rc = ct_fetch_relocate(&tv, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
-						   cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f);
-			ct_site_fetch_free(&tv);
-			if (rc)
-				continue;
-			ct_site_fetch_free(&f);
-			struct ct_plan_site *r = ct_plan_add_site(p, cs->exit, (uint32_t)j, CT_SITE_TAILRES, cs->caller);
-			if (!r)
-				return;
-			r->key_adj = 8 + cs->sp_delta;
-			r->call_site = t->call_site;
-			r->cs = cs;
-			r->flags |= CT_SITEF_COMPANION | CT_SITEF_DYNAMIC;
-			uint32_t id = (uint32_t)(p->sites.n - 1);
-			p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
-			p->fetch[id] = ct_plan_results_at_exit(p, r);
-			p->sites.v[last].next = id;
-			last = id;
-		}
+		const struct ct_callsite *t = &pf->calls[p->tail_users.v[u].call];
+		struct ct_site_fetch f, tv;
+		const struct ct_site_fetch *res = pf->results_view;
+		if (!res || !ct_plan_tail_results(res, &t->walk, (t->caller->flags & CT_FN_GO) != 0, &tv))
+			continue;
+		int rc = ct_fetch_relocate(&tv, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
+					   cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f);
+		ct_site_fetch_free(&tv);
+		if (rc)
+			continue;
+		ct_site_fetch_free(&f);
+		struct ct_plan_site *r = ct_plan_add_site(p, cs->exit, (uint32_t)j, CT_SITE_TAILRES, cs->caller);
+		if (!r)
+			return;
+		r->key_adj = 8 + cs->sp_delta;
+		r->call_site = t->call_site;
+		r->cs = cs;
+		r->flags |= CT_SITEF_COMPANION | CT_SITEF_DYNAMIC;
+		uint32_t id = (uint32_t)(p->sites.n - 1);
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		p->fetch[id] = ct_plan_results_at_exit(p, r);
+		p->sites.v[last].next = id;
+		last = id;
 	}
 	if (last != cs->exit_site)
 		ct_plan_share_fetch(p, cs->exit_site);

@@ -756,6 +756,8 @@ void ct_plan_free(struct ct_plan *p)
 	for (size_t i = 0; i < p->found_calls.n; i++)
 		free(p->found_calls.v[i]);
 	CT_VEC_FREE(p->found_calls);
+	CT_VEC_FREE(p->tail_users);
+	map_free(&p->tail_users_of);
 	map_free(&p->plt_traced);
 	map_free(&p->shared_exits);
 	ct_plan_captures_free(p);
@@ -842,13 +844,19 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 						    .size = f->end - f->entry,
 						    .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
 	}
-	*sites = xcalloc(p->sites.n, sizeof(**sites));
-	for (size_t i = 0; i < p->sites.n; i++) {
+	*sites = ct_plan_file_sites(p, 0, p->sites.n);
+}
+
+struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n)
+{
+	struct ct_file_site *out = xcalloc(n ? n : 1, sizeof(*out));
+	for (size_t i = first; i < first + n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
-		(*sites)[i] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
-						    s->key_adj,  s->call_site, s->next, s->flags};
-		(*sites)[i].flags = ct_plan_site_flags(p, i);
+		out[i - first] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
+						       s->key_adj,  s->call_site, s->next, s->flags};
+		out[i - first].flags = ct_plan_site_flags(p, i);
 	}
+	return out;
 }
 
 uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i)

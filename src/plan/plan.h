@@ -122,6 +122,12 @@ struct ct_plan_site {
 	uint32_t rides;
 };
 
+struct ct_tail_user {
+	uint32_t caller; /* tail_caller: the function returning the results */
+	uint32_t func;   /* the plan function called, and its call */
+	uint32_t call;
+};
+
 struct ct_plan_planned {
 	uint64_t key;               /* CT_PLANNED_KEY(CHECK site, return address - CHECK) */
 	struct ct_planned_call val; /* CALL site, key delta */
@@ -177,6 +183,13 @@ struct ct_plan {
 	CT_VEC(struct ct_plan_planned) planned;
 	/* call sites found while recording (ct_plan_found_caller), each once */
 	CT_VEC(struct ct_callsite *) found_calls;
+	/* the planned calls in tail position whose results their caller
+	 * returns (tail_results), by that caller: made at the first call found
+	 * while recording (each one's exit reads them: callers.c
+	 * add_tail_result_roles), not a walk over every call each time */
+	CT_VEC(struct ct_tail_user) tail_users;
+	struct ct_map tail_users_of; /* caller + 1 -> its first in tail_users + 1 */
+	bool tail_users_made;
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;
@@ -383,6 +396,9 @@ char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
 /* The tables as they go into the record file. */
 void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
+/* Sites [FIRST, FIRST + N) alone (those found while recording: a batch's
+ * cost is its own sites', not the plan's), ids as in the plan. */
+struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n);
 /* Site I's flags as the file has them: with what its instruction says of
  * its hits' cost (CT_SITEF_STEPPED, CALLINSN, RETINSN, NOTRAP). */
 uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i);

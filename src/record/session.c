@@ -1774,12 +1774,10 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 		map_put(&s->found_ids, packed, (void *)(uintptr_t)(id0 + i + 1));
 	}
 	s->total_sites += n;
-	struct ct_file_func *ff;
-	struct ct_file_site *fs;
-	ct_plan_file_tables(p, &ff, &fs);
-	for (uint32_t i = first; i < first + n; i++) {
+	struct ct_file_site *fs = ct_plan_file_sites(p, first, n);
+	for (uint32_t i = 0; i < n; i++) {
 		struct ct_file_site *f = &fs[i];
-		f->id = global_site(s, bin, i);
+		f->id = global_site(s, bin, first + i);
 		if (f->func != CT_NOFUNC)
 			f->func += o.func_base;
 		if (f->target_func != CT_NOFUNC)
@@ -1787,8 +1785,7 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 		f->call_site = global_site(s, bin, f->call_site);
 		f->next = global_site(s, bin, f->next);
 	}
-	ct_writer_tables(s->w, NULL, 0, fs + first, n);
-	free(ff);
+	ct_writer_tables(s->w, NULL, 0, fs, n);
 	free(fs);
 	bool ok = true;
 	if (p->fetch) {
