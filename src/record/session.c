@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,8 +763,6 @@ static void write_captures(struct ct_session *s, const struct ct_plan *plan, uin
 	free(all);
 }
 
-static void *index_rtypes(void *types);
-static void join_indexer(struct ct_session *s);
 static int attach_probes(struct ct_session *s, const char *probe_path, int pid);
 
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
@@ -799,31 +796,13 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	 * interface values is built beside the attach and the program's start:
 	 * built at the first value named, it stalled the drain 15-25 ms as the
 	 * program started (bench/http), and the calls from the call sites
-	 * found meanwhile ended unobserved.  Nothing else uses the program's
-	 * types (their DWARF) until it is joined (join_indexer). */
-	s->indexing = rc == 0 && s->plan.types && s->target.lang == CT_LANG_GO &&
-		      pthread_create(&s->indexer, NULL, index_rtypes, s->plan.types) == 0;
+	 * found meanwhile ended unobserved.  Not under --follow: an exec'd
+	 * copy of the program would read the same DWARF handle meanwhile. */
+	if (rc == 0 && s->plan.types && s->target.lang == CT_LANG_GO && !s->o.follow)
+		ct_types_index_rtypes_start(s->plan.types);
 	if (rc == 0)
 		rc = attach_probes(s, probe_path, pid);
 	return rc;
-}
-
-/* Waits for the Go type index (ct_session_attach), before the program's
- * types are used. */
-static void join_indexer(struct ct_session *s)
-{
-	if (!s->indexing)
-		return;
-	uint64_t t0 = now_mono_ns();
-	pthread_join(s->indexer, NULL);
-	s->indexing = false;
-	ct_debug("Go type index ready (waited %.1f ms for it)", (now_mono_ns() - t0) / 1e6);
-}
-
-static void *index_rtypes(void *types)
-{
-	ct_types_index_rtypes(types);
-	return NULL;
 }
 
 static int attach_probes(struct ct_session *s, const char *probe_path, int pid)
@@ -1153,7 +1132,6 @@ static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool
 static void note_dynamic_types(struct ct_session *s, const struct object *o, const struct ct_site_fetch *f,
 			       const uint8_t *raw, uint32_t len, uint32_t pid)
 {
-	join_indexer(s);
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	struct value_src v = {.raw = raw, .len = len, .prog = &f->prog, .snaps = snaps,
 			      .tt = ct_types_table(o->plan->types)};
@@ -1256,9 +1234,10 @@ static void note_tiny_call(struct ct_session *s, const struct object *o, uint32_
  * reaches dozens), and each batch attaches a link, which takes 0.5-10 ms
  * with the program running (the kernel writes each breakpoint into its
  * pages): planned one by one, the last of bench/http's first ~36 waited
- * ~100-200 ms, and their calls meanwhile ended unobserved (7-17% of a
+ * ~100-200 ms, and their calls meanwhile ended unobserved (6-17% of a
  * 50-request run's calls); planned with those read within 2 ms of the
- * first, in 2-3 batches, 4-6%. */
+ * first, in 2-3 batches, 4-6% (~1% with the Go type index built beside:
+ * ct_session_attach). */
 #define CALLERS_WINDOW_NS 2000000ULL
 
 static int read_event(struct ct_session *s, const struct ct_event *e, const void *payload);
@@ -2078,7 +2057,6 @@ static void go_names_free(struct ct_go_names *g)
 
 void ct_session_free(struct ct_session *s)
 {
-	join_indexer(s);
 	for (size_t i = 0; s->probes && i < s->deferred.n; i++) /* never leave a process the kernel held stopped */
 		if (s->deferred.v[i].held)
 			continue_held(s, s->deferred.v[i].pid);

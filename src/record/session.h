@@ -4,7 +4,6 @@
 #ifndef CT_SESSION_H
 #define CT_SESSION_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -152,8 +151,6 @@ struct ct_session {
 	char *attach_path;
 	size_t caller_links;         /* probe links added for them */
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
-	pthread_t indexer;           /* building the Go type index (ct_types_index_rtypes) */
-	bool indexing;
 	uint64_t callers_found, callers_refused;
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);

@@ -24,6 +24,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,11 @@ struct ct_types {
 	/* entry -> struct ct_sig found before: the plan asks for a
 	 * function's several times, and each walked its DWARF again */
 	struct ct_map sigs;
+	/* building rtmap on a thread of its own (ct_types_index_rtypes_start):
+	 * it alone uses dw until joined, which every other entry point does
+	 * first (join_indexer) */
+	pthread_t indexer;
+	bool indexing;
 };
 
 /* ---- small DIE helpers ---------------------------------------------- */
@@ -1855,10 +1861,20 @@ struct ct_types *ct_types_open(const char *path, bool go)
 	return ts;
 }
 
+/* Waits for the index thread, if one runs: TS is ours again. */
+static void join_indexer(struct ct_types *ts)
+{
+	if (ts->indexing) {
+		pthread_join(ts->indexer, NULL);
+		ts->indexing = false;
+	}
+}
+
 void ct_types_close(struct ct_types *ts)
 {
 	if (!ts)
 		return;
+	join_indexer(ts);
 	free(ts->path); /* ts->dw is the shared handle: not ours to end */
 	map_free(&ts->funcs);
 	map_free(&ts->memo);
@@ -1955,6 +1971,7 @@ static bool sig_of(struct ct_types *ts, uint64_t entry, struct ct_sig *out);
 
 bool ct_types_sig(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 {
+	join_indexer(ts);
 	const struct ct_sig *known = map_get(&ts->sigs, entry);
 	if (known) {
 		sig_copy(out, known);
@@ -2134,15 +2151,24 @@ static void build_rtmap(struct ct_types *ts)
 	}
 }
 
-void ct_types_index_rtypes(struct ct_types *ts)
+static void *index_rtypes(void *ts)
 {
 	build_rtmap(ts);
+	return NULL;
+}
+
+void ct_types_index_rtypes_start(struct ct_types *ts)
+{
+	join_indexer(ts);
+	if (!ts->rtmap_done)
+		ts->indexing = pthread_create(&ts->indexer, NULL, index_rtypes, ts) == 0;
 }
 
 uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype)
 {
 	if (!rtype)
 		return CT_TYPE_NONE;
+	join_indexer(ts);
 	build_rtmap(ts);
 	void *v = map_get(&ts->rtmap, rtype);
 	Dwarf_Die d;

@@ -170,10 +170,11 @@ const struct ct_typetab *ct_types_table(const struct ct_types *ts);
  * CT_TYPE_NONE (for naming the dynamic type of interface values).  The
  * first call scans all Go type DIEs (a few ms on a large binary). */
 uint32_t ct_types_by_rtype(struct ct_types *ts, uint64_t rtype);
-/* Builds ct_types_by_rtype's index now rather than at its first call.  It
- * touches only TS (and its DWARF): another thread may run it while nothing
- * else uses TS. */
-void ct_types_index_rtypes(struct ct_types *ts);
+/* Starts building ct_types_by_rtype's index on a thread of its own rather
+ * than at its first call; every other call on TS waits for it first.  The
+ * file's DWARF handle is shared (target/dwarf.h ct_dwarf_shared): nothing
+ * else may read that file's DWARF until TS has been used or closed. */
+void ct_types_index_rtypes_start(struct ct_types *ts);
 void ct_sig_free(struct ct_sig *s);
 
 /* Helpers usable on any table (also one read back from a record file). */
