@@ -2,10 +2,12 @@
 python3 bench/correction.py).
 
 bench/correction: outer does a fixed amount of work and calls a tiny traced
-leaf 1,000 times; the program times an identical untraced copy of outer
-itself (fastest of several runs).  `calltrace record -F main.outer -F
-main.leaf` then shows outer's duration as measured (dur_raw) and corrected
-(dur: the estimated cost of the probe hits inside it taken out).  Printed:
+leaf 1,000 times, and the program prints each call's time.  Each round runs
+it untraced and under `calltrace record -F main.outer -F main.leaf` (in
+alternating order), which shows outer's duration as measured (dur_raw) and
+corrected (dur: the estimated cost of the probe hits inside it taken out);
+the reference is the same function's time untraced, fastest of RUNS calls
+(not a copy of it: see bench/correction/main.go).  Printed:
 
   raw_error_pct         (measured outer - untraced) / untraced, in %
   correction_error_pct  (corrected outer - untraced) / untraced, in %
@@ -50,19 +52,28 @@ def runs_of(stdout, what):
     return [(int(f[3]), int(f[5])) for f in (l.split() for l in stdout.splitlines()) if f and f[0] == what]
 
 
-def one_round(calltrace, prog, tmp, exit_mode):
+def one_round(calltrace, prog, tmp, exit_mode, plain_first):
     data = os.path.join(tmp, "corr.data")
+    argv = [prog, str(WORK), str(RUNS)]
+    plain = lambda: runs_of(subprocess.run(argv + ["plain"], capture_output=True, text=True, check=True).stdout,
+                            "untraced_run")
+    untraced = plain() if plain_first else None
     p = subprocess.run([calltrace, "record", "-o", data, "--exit=" + exit_mode, "-F", "main.outer", "-F",
-                        "main.leaf", "--", prog, str(WORK), str(RUNS)], capture_output=True, text=True)
+                        "main.leaf", "--"] + argv, capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "record failed")
-    untraced, traced = runs_of(p.stdout, "untraced_run"), runs_of(p.stdout, "traced_run")
+    if not plain_first:
+        untraced = plain()
+    traced = runs_of(p.stdout, "traced_run")
     r = subprocess.run([calltrace, "replay", "--format=json", data], capture_output=True, text=True, check=True)
     calls = [json.loads(l) for l in r.stdout.splitlines()]
     outers = [c for c in calls if c.get("func") == "main.outer"]
-    leaves = [c["dur"] for c in calls if c.get("func") == "main.leaf" and c["dur"] is not None]
-    if len(outers) != len(traced) or any(c["dur"] is None for c in outers):
-        raise RuntimeError("%d outer calls traced, %d run" % (len(outers), len(traced)))
+    if len(outers) != len(traced) + 1 or any(c["dur"] is None for c in outers):
+        raise RuntimeError("%d outer calls traced, %d run and 1 warm-up" % (len(outers), len(traced)))
+    # the program's first call warms up, untimed
+    first_leaf = outers[1]["ts"]
+    outers = outers[1:]
+    leaves = [c["dur"] for c in calls if c.get("func") == "main.leaf" and c["dur"] is not None and c["ts"] >= first_leaf]
     # the least disturbed run of each: by wall time, and by time on the CPU
     # (minus the wait on a run queue, which the scheduler gave others)
     i = min(range(len(outers)), key=lambda i: outers[i]["dur_raw"])
@@ -88,7 +99,7 @@ def main(calltrace, rounds=3):
             return
         for mode in ("auto", "ret"):
             try:
-                res = [one_round(calltrace, prog, tmp, mode) for _ in range(rounds)]
+                res = [one_round(calltrace, prog, tmp, mode, r % 2 == 0) for r in range(rounds)]
             except Exception as e:  # noqa: BLE001
                 print("correction_error_pct=skipped (%s)" % e)
                 return
