@@ -8,6 +8,7 @@ last line is "N passed, N failed".
 """
 import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,6 +91,14 @@ def main():
             else:
                 result(full, None, time.time() - start)
 
+    # what the tests wrote (traces, fixtures' copies: ~40 MB a run) goes,
+    # unless a test failed: then it is what there is to look at
+    lib = sys.modules.get("lib")
+    if lib is not None:
+        if failed:
+            print(f"# the failed tests' files are kept in {lib.TMP}")
+        else:
+            shutil.rmtree(lib.TMP, ignore_errors=True)
     print(f"# total {time.time() - t0:.0f}s")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

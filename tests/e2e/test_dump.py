@@ -13,7 +13,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 import zlib
 
-from lib import ct, fixture, record, replay_json, tmp, trees
+from lib import TMP, ct, fixture, record, replay_json, tmp, trees
 
 CHROMIUM = "/usr/bin/chromium"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -394,7 +394,7 @@ def chromium(*args):
     assert os.path.exists(CHROMIUM), "chromium is not installed: run 'make deps' (Debian package chromium)"
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                           "--disable-sync", "--user-data-dir=" + tempfile.mkdtemp(prefix="ct-chromium-"),
+                           "--disable-sync", "--user-data-dir=" + tempfile.mkdtemp(prefix="chromium-", dir=TMP),
                            *args], capture_output=True, text=True, timeout=120)
 
 
