@@ -2014,6 +2014,17 @@ static bool may_call_indirect(const uint8_t *code, size_t len)
 	return false;
 }
 
+/* Is memory operand OP a field of an object a register points to (an itab,
+ * a funcval), not a global (RIP), an element of a table (an index), or a
+ * slot of the frame (RSP: a spilled code pointer, whose offset in the frame
+ * says nothing of the itab slot or funcval it came from; seen on restic as
+ * an itab slot)? */
+static bool through_object(const ZydisDecodedOperand *op)
+{
+	return op->mem.base != ZYDIS_REGISTER_RIP && op->mem.base != ZYDIS_REGISTER_NONE &&
+	       op->mem.base != ZYDIS_REGISTER_RSP && op->mem.index == ZYDIS_REGISTER_NONE;
+}
+
 /* The register state of ct_indirect_call_shapes after X: which registers
  * hold a word loaded through another register, and its displacement. */
 static void track_loads(const struct insn *x, bool loaded[15], int32_t disp[15])
@@ -2034,8 +2045,7 @@ static void track_loads(const struct insn *x, bool loaded[15], int32_t disp[15])
 			disp[r] = disp[from];
 			continue;
 		}
-		loaded[r] = mov && src->type == ZYDIS_OPERAND_TYPE_MEMORY && src->mem.base != ZYDIS_REGISTER_RIP &&
-			    src->mem.base != ZYDIS_REGISTER_NONE && src->mem.index == ZYDIS_REGISTER_NONE;
+		loaded[r] = mov && src->type == ZYDIS_OPERAND_TYPE_MEMORY && through_object(src);
 		disp[r] = loaded[r] ? (int32_t)src->mem.disp.value : 0;
 	}
 }
@@ -2054,8 +2064,11 @@ struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t
 	if (!decode(code + at->off, len - at->off, addr + at->off, &x))
 		return c;
 	const ZydisDecodedOperand *op = &x.ops[0];
-	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
-		c.via = op->mem.base == ZYDIS_REGISTER_RIP ? CT_ICALL_RIP : CT_ICALL_MEM;
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == ZYDIS_REGISTER_RIP) {
+		c.via = CT_ICALL_RIP;
+		c.disp = (int32_t)op->mem.disp.value;
+	} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && through_object(op)) {
+		c.via = CT_ICALL_MEM;
 		c.disp = (int32_t)op->mem.disp.value;
 	} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
 		int r = gpr_index(op->reg.value);

@@ -1934,6 +1934,27 @@ TEST(sites_indirect_call_shapes)
 	};
 	CHECK_EQ_U(ct_indirect_call_shapes(direct, sizeof(direct), BASE, v, 8), 0);
 	CHECK_EQ_U(ct_indirect_call_shapes(direct, 9, BASE, v, 8), 0);
+	/* a code pointer the function spilled to its frame and loads back (a
+	 * register's, or called through the slot itself), or takes from a
+	 * table: none is an itab's method or a funcval's code, whatever the
+	 * offset (0x18 would read as itab method 0, 0 as a funcval) */
+	static const uint8_t frame[] = {
+		0x48, 0x8b, 0x54, 0x24, 0x18, /* +0  mov 0x18(%rsp),%rdx */
+		0xff, 0xd2,                   /* +5  call *%rdx */
+		0x48, 0x8b, 0x0c, 0x24,       /* +7  mov (%rsp),%rcx */
+		0xff, 0xd1,                   /* +11 call *%rcx */
+		0xff, 0x54, 0x24, 0x20,       /* +13 call *0x20(%rsp) */
+		0xff, 0x54, 0xc8, 0x18,       /* +17 call *0x18(%rax,%rcx,8) */
+		0x48, 0x8b, 0x04, 0x24,       /* +21 mov (%rsp),%rax: the itab */
+		0x48, 0x8b, 0x50, 0x18,       /* +25 mov 0x18(%rax),%rdx: method 0 */
+		0xff, 0xd2,                   /* +29 call *%rdx */
+		0xc3,                         /* +31 ret */
+	};
+	CHECK_EQ_U(ct_indirect_call_shapes(frame, sizeof(frame), BASE, v, 8), 5);
+	for (int k = 0; k < 4; k++)
+		CHECK_EQ_U(v[k].via, CT_ICALL_OTHER);
+	CHECK_EQ_U(v[4].via, CT_ICALL_LOADED);
+	CHECK_EQ_I(v[4].disp, 0x18);
 }
 
 /* Code that runs on past its end into the next function (glibc's
