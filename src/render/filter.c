@@ -232,6 +232,9 @@ static void f_spawn(void *ctx, const struct ct_goroutine_origin *g)
 		F->down->spawn(F->ctx, g);
 }
 
+static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filter_opts *o, struct ct_exitindex *x,
+					const struct ct_recon_ops *down, void *ctx);
+
 static void f_lost(void *ctx, uint64_t ts, uint64_t n)
 {
 	struct filt *F = ctx;
@@ -245,8 +248,45 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 	return ct_filter_run_indexed(t, o, NULL, down, ctx);
 }
 
+/* A finished recording with no call at all: say why there is nothing to
+ * show and what to do, once, on stderr (the output stays what it is: empty).
+ * Not when limits cut events or events were lost: then calls did happen. */
+static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats *st)
+{
+	const char *cut = ct_trace_stat(t, "cut"), *lost = ct_trace_stat(t, "lost");
+	if (st->calls || t->truncated || !t->stats.n || (cut && strcmp(cut, "0")) || (lost && strcmp(lost, "0")))
+		return;
+	const char *bin = ct_trace_meta(t, "target.path"), *nf = ct_trace_meta(t, "plan.functions");
+	const char *src = ct_trace_meta(t, "target.funcs_source");
+	if (!bin || !nf)
+		return;
+	const char *plural = strcmp(nf, "1") ? "s" : "";
+	bool libs = false;
+	for (size_t i = 0; i < t->meta.n && !libs; i++)
+		libs = !strcmp(t->meta.v[i].key, "library");
+	if (src && !strcmp(src, "dynsym") && !libs)
+		fprintf(stderr,
+			"calltrace: no calls recorded: the %s function%s traced in %s never ran (it is stripped: only "
+			"its exported functions are known; record -F 'libc.so.6:*' traces a library's functions, "
+			"`calltrace list %s` shows what can be traced)\n",
+			nf, plural, bin, bin);
+	else
+		fprintf(stderr,
+			"calltrace: no calls recorded: the %s function%s traced in %s never ran (`calltrace list %s` "
+			"shows what can be traced; record -F GLOB chooses)\n",
+			nf, plural, bin, bin);
+}
+
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
 					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx)
+{
+	struct ct_recon_stats st = filter_run(t, o, x, down, ctx);
+	note_no_calls(t, &st);
+	return st;
+}
+
+static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filter_opts *o, struct ct_exitindex *x,
+					const struct ct_recon_ops *down, void *ctx)
 {
 	if (!o || !ct_filter_active(o))
 		return ct_recon_run(t, down, ctx);

@@ -94,3 +94,27 @@ def test_stripped_binary_with_separate_debug_file():
         assert "no function symbols" in lines[0] and "no separate debug file" in lines[0] and \
             "c_core_stripped.debug in " + d in lines[0] and "-dbgsym" in lines[0], lines[0]
         assert not os.path.exists(os.path.join(d, "x.data"))
+
+
+def test_no_calls_says_why():
+    # a function that exists but never runs in this mode
+    p, out = record([fixture("c_core"), "longjmp"], "-F", "c_fib")
+    for cmd in (["replay"], ["replay", "--format=json"], ["report"], ["dump", "--folded"]):
+        r = ct(*cmd, out)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "no calls recorded: the 1 function traced in" in lines[0] \
+            and "calltrace list" in lines[0], (cmd, r.stderr)
+    # a stripped program knows only its exported functions; the note says
+    # how to trace its libraries instead
+    src, exe = tmp("exported.c"), tmp("exported")
+    with open(src, "w") as f:
+        f.write("int unused_export(int x) { return x + 1; }\nint main(void) { return 0; }\n")
+    b = run(["gcc", "-O2", "-Wl,--export-dynamic-symbol=unused_export", "-s", "-o", exe, src])
+    assert b.returncode == 0, b.stderr
+    p, out = record([exe])
+    r = ct("replay", out)
+    assert "it is stripped" in r.stderr and "-F 'libc.so.6:*'" in r.stderr, r.stderr
+    # a trace with calls says nothing of the kind
+    p, out = record([fixture("c_core"), "fib", "3"], "-F", "c_fib")
+    assert "no calls" not in ct("replay", out).stderr
