@@ -322,7 +322,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			continue;
 		}
 		where(p->t, cs->exit, ex, sizeof(ex));
-		insn_text(p->t, cs->exit, cs->caller->end, text, sizeof(text));
+		/* (or in the deferred closure the call after it calls) */
+		bool elsewhere = cs->exit < cs->caller->entry || cs->exit >= cs->caller->end;
+		const struct ct_func *in = elsewhere ? ct_target_func_at(p->t, cs->exit) : cs->caller;
+		insn_text(p->t, cs->exit, in ? in->end : cs->exit + 1, text, sizeof(text));
 		char sp[32] = "";
 		if (cs->sp_delta)
 			snprintf(sp, sizeof(sp), ", SP%+d", cs->sp_delta);
@@ -338,6 +341,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end%s",
 				 p->fetch && p->fetch[cs->exit_site] && p->fetch[cs->exit_site]->nvals ? ", reading its results"
 													: "");
+		if (elsewhere) {
+			size_t len = strlen(why);
+			snprintf(why + len, sizeof(why) - len, "; at the entry of the deferred closure the call after it calls");
+		}
 		float_results_note(f, cs, why, sizeof(why));
 		if (cs->rides_on) {
 			size_t len = strlen(why);

@@ -575,6 +575,16 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 		if (!head1 || !only_exits(p, (uint32_t)(head1 - 1), &values))
 			continue;
 		uint32_t head = (uint32_t)(head1 - 1);
+		/* (an indirect call instruction, planned for every function it
+		 * may call: only the CHECK of the one a call's exit there was
+		 * planned for sees it) */
+		bool other = false;
+		for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
+			const struct ct_callsite *hc = p->sites.v[k].cs;
+			other |= hc && hc->closed_by && hc->closed_by - 1 != call->func;
+		}
+		if (other)
+			continue;
 		/* A call instruction runs its callee's entry, and the CHECK
 		 * there, every time: that hit closes the calls this probe
 		 * would have (same key: SP is the call's), then opens its

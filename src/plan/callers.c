@@ -1180,7 +1180,7 @@ static void find_runtime_calls(struct analysis *a)
 				continue; /* not the code this was written for */
 		}
 		for (size_t k = 0; k < n; k++) {
-			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0};
+			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0, 0};
 			CT_VEC_PUSH(a->runtime_calls, cs);
 		}
 	}
@@ -1255,7 +1255,7 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
 		ct_exit_walk(code + (ret - g->entry), g->end - ret, ret, &w);
 		if (w.how != CT_EXIT_TAILPOS)
 			continue;
-		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0};
+		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0, 0};
 		CT_VEC_PUSH(out->calls, cs);
 		any = true;
 	}
@@ -1361,6 +1361,18 @@ static int cmp_icall_site(const void *x, const void *y)
 	if (a->ncand != b->ncand)
 		return a->ncand < b->ncand ? -1 : 1;
 	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* PF's planned calls go on with the N in V, their return addresses watched. */
+static void add_calls(struct ct_plan_func *pf, const struct ct_callsite *v, size_t n)
+{
+	if (!n)
+		return;
+	pf->calls = xrealloc(pf->calls, (pf->ncalls + n) * sizeof(*pf->calls));
+	memcpy(pf->calls + pf->ncalls, v, n * sizeof(*pf->calls));
+	pf->ncalls += n;
+	for (size_t k = 0; k < n; k++)
+		CT_VEC_PUSH(pf->watched, v[k].ret);
 }
 
 static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *found, const struct ct_selection *sel)
@@ -1541,18 +1553,11 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 		}
 	}
 	for (size_t j = 0; j < n; j++) {
-		struct ct_plan_func *pf = &p->funcs.v[j];
 		if (res[j]) {
 			ct_site_fetch_free(res[j]);
 			free(res[j]);
 		}
-		if (!add[j].n)
-			continue;
-		pf->calls = xrealloc(pf->calls, (pf->ncalls + add[j].n) * sizeof(*pf->calls));
-		memcpy(pf->calls + pf->ncalls, add[j].v, add[j].n * sizeof(*pf->calls));
-		pf->ncalls += add[j].n;
-		for (size_t k = 0; k < add[j].n; k++)
-			CT_VEC_PUSH(pf->watched, add[j].v[k].ret);
+		add_calls(&p->funcs.v[j], add[j].v, add[j].n);
 		CT_VEC_FREE(add[j]);
 	}
 	CT_VEC_FREE(callers);
@@ -1566,6 +1571,136 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 	free(method);
 	map_free(&planned_at);
 	CT_VEC_FREE(callees);
+}
+
+/* W, a walk's state at a call instruction, as it is after the call pushed
+ * its return address: what was at SP + off is at SP + off + 8, and the
+ * stack below was written. */
+static void walk_past_push(struct ct_exit_walk *w)
+{
+	w->sp_delta -= 8;
+	for (int r = 0; r < 15; r++)
+		if (w->loc[r].reg == CT_LOC_STACK || (w->loc[r].less_word && !w->loc[r].word_reg))
+			w->loc[r].stack_off += 8;
+	for (int k = 0; k < 16; k++)
+		if (w->xloc[k].base == CT_XLOC_SP)
+			w->xloc[k].off += 8;
+	w->stack_lo = w->stack_written && w->stack_lo + 8 < 0 ? w->stack_lo + 8 : 0;
+	w->stack_hi = w->stack_written && w->stack_hi + 8 > 8 ? w->stack_hi + 8 : 8;
+	w->stack_written = true;
+}
+
+/* The first instruction of the untraced Go function at ENTRY that the
+ * kernel emulates, if every call runs it once, with nothing changed but
+ * the flags before it (a stack check's `cmp`): *W the walk there; 0 if
+ * none. */
+static uint64_t untraced_entry_site(struct analysis *a, uint64_t entry, struct ct_exit_walk *w)
+{
+	const struct ct_func *f = ct_target_func_at(a->t, entry);
+	if (!f || f->entry != entry || f->end <= entry || !(f->flags & CT_FN_GO) || (f->flags & CT_FN_NOPROBE))
+		return 0;
+	const uint8_t *code = ct_elf_bytes_at(&a->t->elf, entry, f->end - entry);
+	if (!code || !ct_check_after_entry(code, f->end - entry, entry, w) || w->sp_delta || w->written ||
+	    w->stack_written || w->mem_written)
+		return 0;
+	return w->site;
+}
+
+/* A call whose return site's straight line reaches an indirect call before
+ * anything the kernel emulates is seen ending there, single-stepped at its
+ * return address -- unless the code shows what that call calls: Go's
+ * open-coded defer of a closure in the frame (`defer mu.Unlock()` after
+ * `return f()`, ct_go_deferred_closure).  If that closure is traced, with a
+ * CHECK at its entry, the indirect call is planned as one of its call sites
+ * (a return address its CHECK knows), and the call's exit goes at the
+ * indirect call, a probe ct_plan_merge_exits_into_checks moves into that
+ * CHECK: its hit from there closes the call, then opens the closure's, as
+ * at a direct call's (the kernel runs nothing else in between; the
+ * closure's other callers, a panic's or deferreturn's, are other return
+ * addresses).  Where the merge is not made, the exit probe at the indirect
+ * call is single-stepped, as at the return address. */
+static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_sites *found,
+				       const struct ct_selection *sel)
+{
+	struct ct_plan *p = a->p;
+	size_t n = p->funcs.n;
+	typedef CT_VEC(struct ct_callsite) callsite_vec;
+	callsite_vec *add = xcalloc(n ? n : 1, sizeof(*add));
+	struct ct_callsite *trial = xmalloc(sizeof(*trial)), *c2 = xmalloc(sizeof(*c2));
+	struct ct_exit_walk *wf = xmalloc(sizeof(*wf));
+	for (size_t j = 0; j < n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		struct ct_site_fetch *res = NULL;
+		bool res_done = false;
+		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++) {
+			struct ct_callsite *cs = &pf->calls[k];
+			const struct ct_func *g = cs->caller;
+			if (cs->how != CT_EXIT_STEPPED || !cs->walk.icall_at || cs->icall || cs->shared ||
+			    !(g->flags & CT_FN_GO) || g->end <= g->entry)
+				continue;
+			const uint8_t *code = ct_elf_bytes_at(&a->t->elf, g->entry, g->end - g->entry);
+			uint64_t icall = cs->walk.icall_at;
+			uint64_t fa = code ? ct_go_deferred_closure(code, g->end - g->entry, g->entry, cs->ret, icall) : 0;
+			size_t jf1 = fa ? traced(a, fa) : 0;
+			const struct ct_plan_func *pff = jf1 ? &p->funcs.v[jf1 - 1] : NULL;
+			uint64_t wrapper_site = fa && !jf1 && !sel->limits ? untraced_entry_site(a, fa, wf) : 0;
+			if (!wrapper_site && (!pff || !pff->in_caller || !found[jf1 - 1].entry_emulated || pff->check_walk))
+				continue;
+			/* the call's exit at the indirect call, its results read there */
+			*trial = *cs;
+			ct_exit_walk_to(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, icall, &trial->walk);
+			if (trial->walk.how != CT_EXIT_EMULATED || trial->walk.site != icall)
+				continue;
+			trial->how = CT_EXIT_EMULATED;
+			trial->exit = icall;
+			if (wrapper_site) {
+				/* or at the closure's entry, SP 8 lower */
+				walk_past_push(&trial->walk);
+				trial->exit = wrapper_site;
+			}
+			trial->sp_delta = trial->walk.sp_delta;
+			if (!res_done && pf->results && sel->args)
+				res = ct_plan_results_fetch(p, sel->args, pf->fn);
+			res_done = true;
+			if (res && !results_survive(res, trial))
+				continue;
+			if (wrapper_site) {
+				*cs = *trial;
+				continue;
+			}
+			/* the closure's call there, planned unless it is */
+			bool planned = false;
+			for (size_t q = 0; q < pff->ncalls && !planned; q++)
+				planned = pff->calls[q].at == icall;
+			for (size_t q = 0; q < add[jf1 - 1].n && !planned; q++)
+				planned = add[jf1 - 1].v[q].at == icall;
+			if (!planned) {
+				memset(c2, 0, sizeof(*c2));
+				c2->at = icall;
+				c2->ret = icall + cs->walk.icall_len;
+				c2->caller = g;
+				c2->call_site = c2->exit_site = CT_NOSITE;
+				c2->icall = true;
+				if (pff->results || !choose_exit(a, c2, false))
+					continue; /* (a deferred closure has none) */
+				CT_VEC_PUSH(add[jf1 - 1], *c2);
+			}
+			*cs = *trial;
+			cs->closed_by = (uint32_t)jf1;
+		}
+		if (res) {
+			ct_site_fetch_free(res);
+			free(res);
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		add_calls(&p->funcs.v[j], add[j].v, add[j].n);
+		CT_VEC_FREE(add[j]);
+	}
+	free(add);
+	free(trial);
+	free(c2);
+	free(wf);
 }
 
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
@@ -1705,8 +1840,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		p->in_caller++;
 	}
 	map_free(&with_lsda);
-	if (t->lang == CT_LANG_GO)
+	if (t->lang == CT_LANG_GO) {
 		plan_indirect_sites(&a, found, sel);
+		exits_at_deferred_closures(&a, found, sel);
+	}
 	pass_tail_results(&a, sel);
 	derive_tail_results(&a, sel);
 returns:

@@ -44,6 +44,11 @@ struct ct_callsite {
 	 * index in that function's calls */
 	bool icall;
 	uint32_t rides_on, rides_k;
+	/* the exit is at an indirect call instruction whose callee the code
+	 * shows (callers.c exits_at_deferred_closures): that callee's plan
+	 * function + 1, whose CHECK, the call from there, sees this call end
+	 * (0: none) */
+	uint32_t closed_by;
 };
 
 struct ct_plan_func {

@@ -1850,7 +1850,13 @@ static void xmm_locate(const struct spill_state *w, struct ct_exit_walk *out)
 	}
 }
 
-void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
+static bool is_indirect_call(const struct insn *x)
+{
+	return x->in.meta.category == ZYDIS_CATEGORY_CALL && !x->in.raw.imm[0].is_relative;
+}
+
+/* ct_exit_walk, and ct_exit_walk_to's STOP (0: none) */
+static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct walk_state w = {0};
@@ -1882,7 +1888,7 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			}
 			return;
 		}
-		if (w.sp_known && ok && kernel_emulates(&x)) {
+		if (w.sp_known && ok && (kernel_emulates(&x) || x.addr == stop)) {
 			out->how = CT_EXIT_EMULATED;
 			out->site = x.addr;
 			walk_state_at(&w, out);
@@ -1890,8 +1896,13 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 				xmm_locate(&xs, out);
 			return;
 		}
-		if (leaves_line(&x))
+		if (leaves_line(&x)) {
+			if (is_indirect_call(&x) && w.sp_known && ok) {
+				out->icall_at = x.addr;
+				out->icall_len = x.in.length;
+			}
 			break;
+		}
 		if (w.sp_known) {
 			bool held[15];
 			for (int r = 0; r < 15; r++)
@@ -1932,6 +1943,16 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
 			out->loc[r].width = 8;
 		}
 	}
+}
+
+void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
+{
+	exit_walk(code, len, ret_addr, 0, out);
+}
+
+void ct_exit_walk_to(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out)
+{
+	exit_walk(code, len, ret_addr, stop, out);
 }
 
 uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret)
@@ -2103,4 +2124,206 @@ size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, s
 		from = off + x.in.length;
 	}
 	return n;
+}
+
+/* ---- Go's open-coded defers: the closure an indirect call calls ---- */
+
+/* Does X write RSP? */
+static bool writes_rsp(const struct insn *x)
+{
+	for (int i = 0; i < x->in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &x->ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    gpr64(op->reg.value) == ZYDIS_REGISTER_RSP)
+			return true;
+	}
+	return false;
+}
+
+static bool is_mem_at(const ZydisDecodedOperand *op, ZydisRegister base)
+{
+	return op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == base && op->mem.index == ZYDIS_REGISTER_NONE;
+}
+
+/* What a store X puts in memory, PREV (NULL: none) the instruction before
+ * it: zero (X15 is zero in Go's register ABI), an address in the frame or
+ * in the code (a `lea` into the register just before), or something else. */
+enum stored { STORED_OTHER, STORED_ZERO, STORED_FRAME, STORED_CODE };
+static enum stored stored_value(const struct insn *prev, const struct insn *x, int64_t *val)
+{
+	const ZydisDecodedOperand *src = &x->ops[1];
+	if (x->in.operand_count_visible != 2)
+		return STORED_OTHER;
+	if (src->type == ZYDIS_OPERAND_TYPE_REGISTER && src->reg.value == ZYDIS_REGISTER_XMM15 &&
+	    (x->in.mnemonic == ZYDIS_MNEMONIC_MOVUPS || x->in.mnemonic == ZYDIS_MNEMONIC_MOVAPS))
+		return STORED_ZERO;
+	if (x->in.mnemonic != ZYDIS_MNEMONIC_MOV)
+		return STORED_OTHER;
+	if (src->type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		return src->imm.value.u ? STORED_OTHER : STORED_ZERO;
+	if (src->type != ZYDIS_OPERAND_TYPE_REGISTER || src->size != 64 || !prev || prev->in.operand_count_visible != 2 ||
+	    prev->ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || gpr64(prev->ops[0].reg.value) != src->reg.value)
+		return STORED_OTHER;
+	const ZydisDecodedOperand *p1 = &prev->ops[1];
+	if (prev->in.mnemonic == ZYDIS_MNEMONIC_MOV && p1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && !p1->imm.value.u)
+		return STORED_ZERO;
+	if (prev->in.mnemonic == ZYDIS_MNEMONIC_LEA && is_mem_at(p1, ZYDIS_REGISTER_RSP)) {
+		*val = p1->mem.disp.value;
+		return STORED_FRAME;
+	}
+	ZyanU64 a;
+	if (prev->in.mnemonic == ZYDIS_MNEMONIC_LEA && is_mem_at(p1, ZYDIS_REGISTER_RIP) &&
+	    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&prev->in, p1, prev->addr, &a))) {
+		*val = (int64_t)a;
+		return STORED_CODE;
+	}
+	return STORED_OTHER;
+}
+
+static bool overlaps(int64_t a, int64_t alen, int64_t b, int64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Are the stores into the frame's 8 bytes at SLOT (from SP after the
+ * prologue) in CODE, a whole function, each one of WANT (STORED_FRAME or
+ * STORED_CODE, 8 bytes exactly there, *VAL the same value for all) or a
+ * zero, and one at least of WANT?  The addresses of those that store a
+ * register the instruction before set go to AT (up to MAX, *N of them).
+ * False too if SP moves but by one size (the prologue's `sub`, the
+ * epilogues' `add`), or an address in the slot is taken (`lea`): for a
+ * closure's code (STORED_CODE), but the closure's own, which goes to the
+ * slot that holds it. */
+static bool slot_stores(const uint8_t *code, size_t len, uint64_t entry, int64_t slot, enum stored want, int64_t *val,
+			uint64_t *at, size_t max, size_t *n)
+{
+	struct insn x, prev;
+	bool have_prev = false;
+	int64_t frame = -1;
+	*val = 0;
+	for (size_t off = 0; off < len; off += x.in.length, prev = x, have_prev = true) {
+		if (!decode(code + off, len - off, entry + off, &x))
+			return only_padding(code + off, len - off);
+		if (writes_rsp(&x) && x.in.meta.category != ZYDIS_CATEGORY_CALL && x.in.meta.category != ZYDIS_CATEGORY_RET) {
+			bool subadd = (x.in.mnemonic == ZYDIS_MNEMONIC_SUB || x.in.mnemonic == ZYDIS_MNEMONIC_ADD) &&
+				      x.ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && x.ops[0].reg.value == ZYDIS_REGISTER_RSP &&
+				      x.ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+			if (!subadd || (frame >= 0 && (int64_t)x.ops[1].imm.value.s != frame))
+				return false;
+			frame = x.ops[1].imm.value.s;
+		}
+		if (x.in.mnemonic == ZYDIS_MNEMONIC_LEA && x.ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    x.ops[1].mem.base == ZYDIS_REGISTER_RSP &&
+		    (x.ops[1].mem.index != ZYDIS_REGISTER_NONE ||
+		     (overlaps(x.ops[1].mem.disp.value, 1, slot, 8) && (want == STORED_FRAME || x.ops[1].mem.disp.value != slot))))
+			return false;
+		for (int i = 0; i < x.in.operand_count; i++) {
+			const ZydisDecodedOperand *op = &x.ops[i];
+			if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
+			    op->mem.base != ZYDIS_REGISTER_RSP)
+				continue;
+			int64_t d = op->mem.disp.value, size = op->size ? op->size / 8 : 8;
+			if (op->mem.index != ZYDIS_REGISTER_NONE)
+				return false;
+			if (!overlaps(d, size, slot, 8))
+				continue;
+			int64_t v = 0;
+			enum stored k = i == 0 ? stored_value(have_prev ? &prev : NULL, &x, &v) : STORED_OTHER;
+			if (k == STORED_OTHER || (k == want && (d != slot || size != 8 || (*val && v != *val))))
+				return false;
+			if (k == want)
+				*val = v;
+			else if (k != STORED_ZERO)
+				return false;
+			/* (a register's: set by the instruction before) */
+			if (x.ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && x.ops[1].reg.value != ZYDIS_REGISTER_XMM15) {
+				if (*n >= max)
+					return false;
+				at[(*n)++] = x.addr;
+			}
+		}
+	}
+	return *val != 0;
+}
+
+uint64_t ct_go_deferred_closure(const uint8_t *code, size_t len, uint64_t entry, uint64_t from, uint64_t icall)
+{
+	if (from < entry || icall < from || icall >= entry + len)
+		return 0;
+	/* The straight line to the call: which registers hold the word at a
+	 * frame slot (the closure's address), which the word that points to
+	 * (its code). */
+	enum { HOLD_NONE, HOLD_SLOT, HOLD_CODE };
+	uint8_t hold[15] = {0};
+	int64_t held[15] = {0}, slot = 0;
+	struct insn x;
+	for (size_t off = from - entry;; off += x.in.length) {
+		if (off >= len || !decode(code + off, len - off, entry + off, &x) || x.addr > icall)
+			return 0;
+		if (x.addr == icall) {
+			const ZydisDecodedOperand *op = &x.ops[0];
+			int r = op->type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr_index(op->reg.value)
+				: op->type == ZYDIS_OPERAND_TYPE_MEMORY && !op->mem.disp.value &&
+						op->mem.index == ZYDIS_REGISTER_NONE
+					? gpr_index(op->mem.base)
+					: -1;
+			if (!is_indirect_call(&x) || r < 0 ||
+			    hold[r] != (op->type == ZYDIS_OPERAND_TYPE_REGISTER ? HOLD_CODE : HOLD_SLOT))
+				return 0;
+			slot = held[r];
+			break;
+		}
+		if (writes_rsp(&x) || leaves_line(&x))
+			return 0;
+		int dst = -1, h = HOLD_NONE;
+		int64_t v = 0;
+		const ZydisDecodedOperand *m = &x.ops[1];
+		if (x.in.mnemonic == ZYDIS_MNEMONIC_MOV && x.in.operand_count_visible == 2 &&
+		    x.ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && x.ops[0].size == 64 &&
+		    m->type == ZYDIS_OPERAND_TYPE_MEMORY && m->mem.index == ZYDIS_REGISTER_NONE) {
+			dst = gpr_index(x.ops[0].reg.value);
+			int b = gpr_index(m->mem.base);
+			if (m->mem.base == ZYDIS_REGISTER_RSP) {
+				h = HOLD_SLOT;
+				v = m->mem.disp.value;
+			} else if (b >= 0 && hold[b] == HOLD_SLOT && !m->mem.disp.value) {
+				h = HOLD_CODE;
+				v = held[b];
+			}
+		}
+		for (int i = 0; i < x.in.operand_count; i++) {
+			const ZydisDecodedOperand *op = &x.ops[i];
+			int r = op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+					? gpr_index(op->reg.value)
+					: -1;
+			if (r >= 0)
+				hold[r] = HOLD_NONE;
+		}
+		if (dst >= 0 && h != HOLD_NONE) {
+			hold[dst] = (uint8_t)h;
+			held[dst] = v;
+		}
+	}
+	/* Every closure the slot is given is one in the frame, the same, and
+	 * every code address that closure is given is the same function: the
+	 * call calls it (or nothing, a nil closure: the program faults). */
+	uint64_t at[32];
+	size_t n = 0;
+	int64_t closure, fn;
+	if (!slot_stores(code, len, entry, slot, STORED_FRAME, &closure, at, 32, &n) ||
+	    !slot_stores(code, len, entry, closure, STORED_CODE, &fn, at, 32, &n))
+		return 0;
+	/* each of those stores runs right after its `lea`: no branch lands on it */
+	for (size_t off = 0; off < len; off += x.in.length) {
+		if (!decode(code + off, len - off, entry + off, &x))
+			break;
+		bool jump = x.in.meta.category == ZYDIS_CATEGORY_COND_BR || x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+		uint64_t t = jump ? branch_target(&x) : 0;
+		if (jump && !t)
+			return 0; /* through a table: anywhere */
+		for (size_t k = 0; t && k < n; k++)
+			if (at[k] == t)
+				return 0;
+	}
+	return (uint64_t)fn;
 }

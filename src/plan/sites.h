@@ -193,11 +193,20 @@ struct ct_exit_walk {
 	int8_t left_in[15];
 	int32_t left_off[15];
 	uint32_t ninsns;       /* instructions walked */
+	/* an indirect call ended the straight line (SP known): where, its length */
+	uint64_t icall_at;
+	uint8_t icall_len;
 };
 
 /* Walks from RET_ADDR (CODE: LEN bytes from there to the end of the
  * caller).  Pure logic on bytes. */
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out);
+
+/* ... the same, but STOP, an instruction on the straight line that can
+ * take a probe (an indirect call that ends it), is taken as the site
+ * (EMULATED, whatever it costs) if nothing the kernel emulates comes
+ * first. */
+void ct_exit_walk_to(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out);
 
 /* The name of a general register (enum ct_reg): "RAX". */
 const char *ct_reg_name(unsigned r);
@@ -249,6 +258,17 @@ struct ct_icall {
 size_t ct_indirect_call_shapes(const uint8_t *code, size_t len, uint64_t addr, struct ct_icall *out, size_t max);
 /* ... the shape of one, AT (from ct_find_sites: struct ct_fn_sites.icalls). */
 struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t addr, const struct ct_icall_at *at);
+
+/* Go's open-coded defer (`defer mu.Unlock()`, the compiler's closure
+ * calling Unlock): at a return, the function calls the closure whose
+ * address it keeps in a frame slot (`mov 0x60(%rsp),%rdx; mov (%rdx),%rsi;
+ * call *%rsi`).  The function the indirect call ICALL calls, reached on the
+ * straight line from FROM (CODE: LEN bytes at ENTRY, the whole Go
+ * function), if the code shows it: every store to that slot is the address
+ * of one closure in the frame (or zero), and every store to that closure's
+ * code word is one function's address (or zero), each right after its
+ * `lea`, SP moved only by the prologue and epilogues.  0 if not shown. */
+uint64_t ct_go_deferred_closure(const uint8_t *code, size_t len, uint64_t entry, uint64_t from, uint64_t icall);
 
 /* A function whose entry the kernel single-steps (a Go leaf without a
  * stack check: `sub $0x18,%rsp; mov %rbp,0x10(%rsp); ...`) may still be seen

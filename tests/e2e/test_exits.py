@@ -43,6 +43,8 @@ CASES = [
     ("go interface method", ["go_core", "iface", "30"], [], GO1),
     ("go interface leaf", ["go_core", "ifaceleaf", "30"], [], GO1),
     ("go deferred closures", ["go_core", "deferloop", "9"], [], GO1),
+    # a call right before an open-coded deferred closure runs, one panicking
+    ("go call before a deferred closure", ["go_core", "deferred", "6"], [], GO1),
     # closures with parameters: called by their parent, by what they are
     # passed to, by go's and defer's wrappers and by sort, from those sites
     ("go closures with parameters", ["go_core", "closures", "5"], [], GO1),
@@ -552,6 +554,39 @@ def test_closures_the_runtime_calls_end_at_its_call_sites():
         assert len(cl) == n and all(c["status"] == "returned" and not c.get("indirect") for c in cl), cl
     ci = calls_info(out)
     assert ci["ret"] == 0 and ci["returned"] == 14, ci
+
+
+def test_call_before_a_deferred_closure_ends_at_its_entry():
+    """`return g.bump(k)` under `defer g.mu.Unlock()`: after bump returns,
+    the function calls the deferred closure through its address in the
+    frame, nothing the kernel emulates before (bump's end was single-stepped
+    at its return address).  The code shows which closure that is (the
+    frame slot only ever holds that closure, made in the frame): bump ends
+    where the closure enters -- the untraced wrapper Go makes for the defer
+    (an exit probe at its stack check), or safeAdd's traced closure (its
+    CHECK, sending the call from there, closes add first).  bump(3) panics:
+    the runtime runs both closures from deeper frames, which close nothing;
+    bump and add are unwound, safeAdd returns -1."""
+    binary = fixture("go_core")
+    lst = ct("list", "-v", binary, "main.(*locked).*", "main.safeAdd*").stdout
+    bump = next(l for l in lst.splitlines() if "from    main.(*locked).add+" in l)
+    assert "-> main.(*locked).add.func1+4 " in bump and "(emulated, results read there; at the entry of the " \
+        "deferred closure the call after it calls, SP-8)" in bump, lst
+    add = next(l for l in lst.splitlines() if "from    main.safeAdd+" in l)
+    assert "not probed: that call's callee's entry probe sees this call end, reading its results" in add, lst
+    p, out = record([binary, "deferred", "6"], "-F", "main.(*locked).*", "-F", "main.safeAdd*", env=GO1)
+    assert p.stdout == "deferred 40 18\n", p.stdout
+    calls = replay_json(out)
+
+    def of(func):
+        return [(c["status"], [r["value"] for r in c.get("ret") or ()]) for c in calls if c["func"] == func]
+    want = [("returned", [v]) for v in (1, 3)] + [("unwound", [])] + [("returned", [v]) for v in (7, 12, 18)]
+    assert of("main.(*locked).bump") == want, of("main.(*locked).bump")
+    assert of("main.(*locked).add") == want, of("main.(*locked).add")
+    assert of("main.safeAdd") == [("returned", [v]) for v in (1, 3, -1, 7, 12, 18)], of("main.safeAdd")
+    assert of("main.safeAdd.func1") == [("returned", [])] * 6, of("main.safeAdd.func1")
+    ci = calls_info(out)
+    assert ci["stepped"] == 0 and ci["ret"] == 0 and ci["returned"] == 22, ci
 
 
 def test_closures_with_parameters_end_at_their_wrappers_call():
