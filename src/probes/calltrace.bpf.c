@@ -830,7 +830,10 @@ __noinline int limits_hit(struct run *r)
 		unwind_deeper(st, h->key);
 		t = top(st);
 		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie)) {
-			t->flags |= F_TAILPEND | (CT_COOKIE_TAILTRACED(h->cookie) ? 0 : F_TAILOUT);
+			/* (untraced code that returns where a probe watches
+			 * may jump on to a traced function: it nests) */
+			t->flags |= F_TAILPEND |
+				    (CT_COOKIE_TAILTRACED(h->cookie) || (h->flags & CT_EV_WATCHED) ? 0 : F_TAILOUT);
 			t->tail_ts = h->now;
 			t->tail_site = CT_COOKIE_SITE(h->cookie);
 			if (t->flags & F_EMITTED) {
@@ -1054,6 +1057,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 				r->new_caller = k;
 				r->new_ret = ret;
 			}
+		} else {
+			h->flags |= CT_EV_WATCHED;
 		}
 	}
 

@@ -311,6 +311,11 @@ struct ct_fetch {
 #define CT_EV_UNWATCHED 0x20   /* a tail jump to untraced code (CT_COOKIE_RETCHECK)
 				  whose return address no probe watches: the
 				  call's end will not be observed */
+#define CT_EV_WATCHED 0x100   /* a tail jump to untraced code (CT_COOKIE_RETCHECK)
+				  whose return address a probe watches: that
+				  code returns there, so a traced function
+				  entering at its key before is where it jumped
+				  on to (a PLT stub to a library's function) */
 #define CT_EV_PROC 0x10        /* not a call: a traced process forked, exec'd
 				  (--follow) or a thread of it ended; site =
 				  CT_PROC_*, tid = the thread, goid = the child

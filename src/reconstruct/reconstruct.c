@@ -16,7 +16,8 @@ struct frame {
 	bool tailpos;           /* its call is in tail position: it ends with its parent */
 	bool no_exit;           /* entered at a CHECK from a call site without an exit probe */
 	uint32_t tail_target;
-	bool tail_any;          /* ... through a pointer: any traced function may be the target */
+	bool tail_any;          /* ... through a pointer, or to untraced code whose return a
+				   probe watches: any traced function may be the target */
 	uint64_t tail_ts;
 	bool has_children;
 	uint64_t losses; /* loss records seen before its entry */
@@ -714,7 +715,18 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	}
 	top->tail_pending = true;
 	top->tail_target = target;
-	top->tail_any = target == CT_NOFUNC && (r->sites[ev->site].flags & CT_SITEF_INDIRECT);
+	/* Untraced code that goes on where a probe sees the call end (the
+	 * kernel side found one at the return address, or the call was
+	 * entered at a planned call site, whose exit probe is there) returns
+	 * there: a traced function entering at the key before that is where
+	 * it jumped on to (a PLT stub to a traced library's function), not
+	 * the caller's next call.  Without either fact (older files, a jump
+	 * no probe checks) that entry ends the call at the jump. */
+	const struct frame *bottom = &s->f.v[i];
+	bool sure = (ev->flags & CT_EV_WATCHED) ||
+		    (!bottom->no_exit && bottom->c.entry_site < r->nsites &&
+		     r->sites[bottom->c.entry_site].kind == CT_SITE_CALL);
+	top->tail_any = target == CT_NOFUNC && ((r->sites[ev->site].flags & CT_SITEF_INDIRECT) || sure);
 	top->tail_ts = ev->ts;
 }
 

@@ -1021,6 +1021,34 @@ def test_code_running_on_into_the_next_function_is_a_tail_call():
             assert n.call.get("tail") and n.call["depth"] >= 1, (mode, n.call)
 
 
+def test_untraced_tail_jump_to_a_traced_library_function_is_a_tail_call():
+    """plt_tail_checked ends in `jmp strcasecmp@plt`: untraced code (the
+    PLT stub) that jumps on to libc's function, traced.  Its return address
+    is watched (planned caller-side exit, or the jump's probe found one
+    there: event flag 0x100), so the libc function entering at its key is
+    its tail call, inside it; it was the call ending at the jump, the libc
+    function its sibling.  With record-time limits the kernel's shadow stack
+    nests it the same way: --max-depth 1 leaves it out."""
+    binary = fixture("c_core")
+    for name, flags in [("auto", ["--exit=auto"]), ("ret", ["--exit=ret"]), ("depth2", ["--max-depth", "2"]),
+                        ("depth1", ["--max-depth", "1"])]:
+        p, out = record([binary, "plttail", "4"], *flags, "-F", "plt_tail_checked", "-F", "libc.so.6:__strcasecmp*",
+                        "-N", "libc.so.6:__strcasecmp_l*", out=tmp("plttail-%s.data" % name))
+        assert p.stdout == "plttail 1 0\n", (p.stdout, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert all(c["status"] == "returned" for c in calls), (name, calls)
+        roots = [n for n in next(iter(trees(calls).values())) if "ifunc" not in n.func]
+        assert [n.func for n in roots] == ["plt_tail_checked"] * 2, (name, calls)
+        for n in roots:
+            # (the first call's lazy binding runs strcasecmp's IFUNC resolver inside it)
+            kids = [k for k in n.children if "ifunc" not in k.func]
+            if name == "depth1":
+                assert kids == [], (name, calls)
+                continue
+            assert len(kids) == 1 and kids[0].func.startswith("libc.so.6:__strcasecmp_"), (name, calls)
+            assert kids[0].call.get("tail") and kids[0].call["depth"] == 1, (name, kids[0].call)
+
+
 def test_limits_keep_ret_probes():
     p, out = record([fixture("go_core"), "fib", "6"], "--max-depth", "3", env=GO1)
     st = info_stats(out)

@@ -21,6 +21,9 @@ def make_seeds():
                        ("go_lineage", [fixture("go_lineage"), "tree"]),
                        ("c_core", [fixture("c_core"), "fib", "4"]),
                        ("c_altstack", [fixture("c_stacks"), "altstack"]),
+                       # tail jumps to untraced code whose return a probe watches (event flag 0x100)
+                       ("c_plttail", ["--exit=ret", "-F", "plt_tail_checked", "-F", "libc.so.6:__strcasecmp*", "--",
+                                      fixture("c_core"), "plttail", "4"]),
                        ("c_coroutines", [fixture("c_stacks"), "coroutines"]),
                        ("c_procs", ["--follow", "-N", "sleep_ms", "--", fixture("c_procs"), "forkexit", "50"]),
                        # a library's types after the program's; an exec'd binary's tables after events

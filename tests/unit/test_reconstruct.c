@@ -1256,6 +1256,75 @@ TEST(recon_caller_side_nesting_and_tail_position)
 	col_reset();
 }
 
+/* The untraced code A jumps to (a PLT stub) returns where a probe watches
+ * (the kernel side found one at the return address, CT_EV_WATCHED; or A
+ * was entered at a planned call site, whose exit probe is there): B
+ * entering at A's key before that probe is where it jumped on to (the
+ * library's function the stub leads to), A's tail call, both returned at
+ * B's RET.  Without either fact (recon_tail_event_to_untraced_target)
+ * A ended at its jump, B its sibling. */
+TEST(recon_untraced_tail_that_returns_where_a_probe_watches)
+{
+	static const struct ct_file_site w[] = {
+		CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(1, 0x1040, FA, CT_SITE_TAIL, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(2, 0x2000, FB, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(3, 0x2010, FB, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+		CS(4, 0x4100, FA, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, 0), /* D calls A */
+		CS(5, 0x4105, FA, CT_SITE_RETSITE, 8, 4, UINT32_MAX, 0),
+		CS(6, 0x1000, FA, CT_SITE_CHECK, 0, UINT32_MAX, 1, 0), /* A's entry, auto: the jump is a role */
+	};
+	col_reset();
+	struct ct_recon *r = ct_recon_new(w, 7, false, &ops, NULL);
+	struct ct_rec_event e = {0};
+	e.pid = PID, e.tid = 7;
+#define W(TS, KEY, SITE, FLAGS) (e.ts = (TS), e.key = (KEY), e.site = (SITE), e.kind = w[SITE].kind, \
+				 e.flags = (FLAGS), ct_recon_event(r, &e))
+	/* callee side (--exit=ret): the kernel side says the return is watched */
+	W(100, 10, 0, 0);
+	W(105, 10, 1, CT_EV_WATCHED);
+	W(110, 10, 2, 0);
+	W(120, 10, 3, 0);
+	NREC(4);
+	EXP_ENTER(1, FB, 1, 1, 110, true);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, true, true);
+	EXP_EXIT(3, FA, 0, RET, 0, 100, 120, false, false);
+	/* caller side: A's call from D's planned call site returns at its
+	 * exit probe (the CALL event a CHECK sends, with its TAIL role) */
+	W(200, 2, 4, 0);
+	W(205, 10, 1, 0);
+	W(210, 10, 2, 0);
+	W(220, 10, 3, 0);
+	W(230, 2, 5, 0); /* A's exit: both ended already */
+	NREC(8);
+	EXP_ENTER(5, FB, 1, 3, 210, true);
+	EXP_EXIT(6, FB, 1, RET, 3, 210, 220, true, true);
+	EXP_EXIT(7, FA, 0, RET, 2, 200, 220, false, false);
+	/* ... and a call that returns from the untraced code with nothing
+	 * traced on the way ends at its exit probe; B after it is D's */
+	W(300, 2, 4, 0);
+	W(305, 10, 1, 0);
+	W(330, 2, 5, 0);
+	W(340, 10, 2, 0);
+	W(350, 10, 3, 0);
+	NREC(12);
+	EXP_EXIT(9, FA, 0, RET, 4, 300, 330, false, true);
+	EXP_ENTER(10, FB, 0, 5, 340, false);
+	/* entered at a CHECK, from a call site without an exit probe: B is
+	 * the caller's next call, A unobserved */
+	W(400, 10, 6, 0);
+	W(405, 10, 1, 0);
+	W(410, 10, 2, 0);
+	W(420, 10, 3, 0);
+	NREC(16);
+	EXP_EXIT(13, FA, 0, CT_CALL_UNOBSERVED, 6, 400, 405, false, true);
+	EXP_ENTER(14, FB, 0, 7, 410, false);
+#undef W
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* A tail-position call whose caller was unwound (a longjmp out of the
  * chain) is unwound too; one whose caller's RET comes returns with it. */
 TEST(recon_tail_position_follows_its_caller)
