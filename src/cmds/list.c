@@ -355,6 +355,21 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	}
 }
 
+/* The GLOB the user gave that picks FN only by its name before GCC's
+ * clone suffixes ("look" for look.constprop.0), or NULL (one matches its
+ * own name, or none was given). */
+static const char *clone_glob(const struct ct_func *fn, const struct ct_selection *sel)
+{
+	const char *g = NULL;
+	for (size_t i = 0; i < sel->ntrace; i++) {
+		if (ct_names_match_as_clone(&fn->dm, fn->name, sel->trace[i]))
+			g = g ? g : sel->trace[i];
+		else if (ct_names_match(&fn->dm, fn->name, sel->trace[i]))
+			return NULL;
+	}
+	return g;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -477,9 +492,13 @@ int cmd_list(int argc, char **argv)
 	size_t si = 0;
 	for (size_t i = 0; i < p.funcs.n; i++) {
 		const struct ct_plan_func *f = &p.funcs.v[i];
-		printf("  0x%-16llx +%-3llu %-7s %-6u %s\n", (unsigned long long)f->fn->entry,
+		printf("  0x%-16llx +%-3llu %-7s %-6u %s", (unsigned long long)f->fn->entry,
 		       (unsigned long long)(f->entry_site - f->fn->entry), f->entry_optimized ? "no-trap" : f->entry_emulated ? "cheap" : "step",
 		       f->nexits, ct_names_show(&f->fn->dm, f->fn->name));
+		const char *cg = clone_glob(f->fn, &sel);
+		if (cg)
+			printf("  (%s: matched before GCC's suffix %s)", cg, f->fn->name + ct_clone_base_len(f->fn->name));
+		printf("\n");
 		if (args && p.fetch) {
 			const struct ct_site_fetch *in = f->args_view, *out = f->results_view;
 			if (in || out) {

@@ -84,7 +84,8 @@ const char *ct_names_show(const struct ct_names *n, const char *sym)
 	}
 }
 
-bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob)
+/* GLOB against the symbol and its demangled forms as they are. */
+static bool match_forms(const struct ct_names *n, const char *sym, const char *glob)
 {
 	if (glob_match(glob, sym) || (n->simple && glob_match(glob, n->simple)) ||
 	    (n->full && glob_match(glob, n->full)))
@@ -96,8 +97,88 @@ bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob)
 	return c && c > sym && c[1] && c[1] != ':' && c[1] != '.' && !strchr(glob, ':') && glob_match(glob, c + 1);
 }
 
-bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name)
+bool ct_gcc_suffix(const char *rest)
+{
+	static const char *const sfx[] = {"part", "isra", "constprop", "cold", "lto_priv", "localalias", NULL};
+	for (const char *const *p = sfx; *p; p++) {
+		size_t n = strlen(*p);
+		if (!strncmp(rest, *p, n) && (!rest[n] || rest[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
+size_t ct_clone_base_len(const char *sym)
+{
+	for (const char *d = *sym ? strchr(sym + 1, '.') : NULL; d; d = strchr(d + 1, '.')) {
+		/* each part: ".WORD", then ".N" -- gcc numbers all but cold and
+		 * localalias (a Go name "pkg.part" is no clone) */
+		const char *p = d;
+		bool ok = true;
+		while (ok && *p == '.') {
+			const char *w = p + 1;
+			if (!ct_gcc_suffix(w))
+				break;
+			p = strchr(w, '.') ? strchr(w, '.') : w + strlen(w);
+			if (*p == '.' && isdigit((unsigned char)p[1]))
+				for (p++; isdigit((unsigned char)*p); p++)
+					;
+			else
+				ok = !strncmp(w, "cold", 4) || !strncmp(w, "localalias", 10);
+		}
+		if (ok && p != d && !*p)
+			return (size_t)(d - sym);
+	}
+	return 0;
+}
+
+/* SYM and its forms N before GCC's clone suffixes, in *BSYM and *BASE
+ * (false: it has none); the caller frees them. */
+static bool clone_base(const struct ct_names *n, const char *sym, struct ct_names *base, char **bsym)
+{
+	size_t len = ct_clone_base_len(sym);
+	if (!len)
+		return false;
+	*bsym = xasprintf("%.*s", (int)len, sym);
+	base->simple = n->simple && ct_clone_base_len(n->simple) ? xasprintf("%.*s", (int)ct_clone_base_len(n->simple), n->simple) : NULL;
+	/* C++'s full form says "f(int) [clone .part.0]" */
+	const char *cl = n->full ? strstr(n->full, " [clone .") : NULL;
+	base->full = cl ? xasprintf("%.*s", (int)(cl - n->full), n->full) : NULL;
+	return true;
+}
+
+static bool equal_forms(const struct ct_names *n, const char *sym, const char *name)
 {
 	return !strcmp(name, sym) || (n->simple && !strcmp(name, n->simple)) ||
 	       (n->full && !strcmp(name, n->full));
+}
+
+/* TEST(forms, symbol, S) on N, SYM's forms before GCC's clone suffixes
+ * (false when it has none). */
+static bool on_base(const struct ct_names *n, const char *sym, const char *s,
+		    bool (*test)(const struct ct_names *, const char *, const char *))
+{
+	struct ct_names base;
+	char *bsym;
+	if (!clone_base(n, sym, &base, &bsym))
+		return false;
+	bool r = test(&base, bsym, s);
+	free(bsym);
+	ct_names_free(&base);
+	return r;
+}
+
+bool ct_names_match_as_clone(const struct ct_names *n, const char *sym, const char *glob)
+{
+	return !match_forms(n, sym, glob) && on_base(n, sym, glob, match_forms);
+}
+
+bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob)
+{
+	return match_forms(n, sym, glob) || on_base(n, sym, glob, match_forms);
+}
+
+bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name)
+{
+	return equal_forms(n, sym, name) || on_base(n, sym, name, equal_forms);
 }

@@ -11,6 +11,7 @@
 #define CT_DEMANGLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum ct_demangle {
 	CT_DEMANGLE_SIMPLE = 0, /* default, like uftrace's: "app::run", "count", no
@@ -43,9 +44,22 @@ void ct_names_free(struct ct_names *n);
 const char *ct_names_show(const struct ct_names *n, const char *sym);
 /* Does GLOB match the symbol or one of its demangled forms?  (-F, -N,
  * --root, -A: 'app::*', 'down(int)' and '_Z4downi' all find down.)  A
- * recorded "BIN:function" is also matched by a GLOB for the function. */
+ * recorded "BIN:function" is also matched by a GLOB for the function.  A
+ * GCC clone or part of a function ("look.constprop.0") is matched by its
+ * name before the suffixes too, as uftrace does: the user means look. */
 bool ct_names_match(const struct ct_names *n, const char *sym, const char *glob);
-/* Is NAME exactly the symbol or one of its demangled forms? */
+/* ... by that name only (not by its own): list says so. */
+bool ct_names_match_as_clone(const struct ct_names *n, const char *sym, const char *glob);
+/* Is NAME exactly the symbol or one of its demangled forms, or those before
+ * a GCC clone's suffixes? */
 bool ct_names_equal(const struct ct_names *n, const char *sym, const char *name);
+/* Is REST (what follows a '.') a suffix GCC gives a clone or part of a
+ * function ("part", "isra", "constprop", "cold", "lto_priv", "localalias",
+ * alone or followed by '.')? */
+bool ct_gcc_suffix(const char *rest);
+/* The length of SYM before GCC's suffixes of a clone or part of a function
+ * ("look.constprop.0", "f.part.0", "f.cold", chained as in
+ * "use.constprop.0.isra.0"), or 0 when it has none. */
+size_t ct_clone_base_len(const char *sym);
 
 #endif

@@ -1,4 +1,5 @@
 #include "target/gccgo.h"
+#include "target/demangle.h"
 #include "util/files.h"
 #include "util/util.h"
 
@@ -91,19 +92,6 @@ static bool decode(const char *s, size_t n, struct ct_buf *b)
 	return true;
 }
 
-/* GCC's names for clones and parts of C functions: "f.part.0", "f.isra.0",
- * "f.constprop.0", "f.cold", "f.lto_priv.0", "f.localalias". */
-static bool is_gcc_suffix(const char *rest)
-{
-	static const char *const sfx[] = {"part", "isra", "constprop", "cold", "lto_priv", "localalias", NULL};
-	for (const char *const *p = sfx; *p; p++) {
-		size_t n = strlen(*p);
-		if (!strncmp(rest, *p, n) && (!rest[n] || rest[n] == '.'))
-			return true;
-	}
-	return false;
-}
-
 static bool generated_name(const char *name)
 {
 	static const char *const gen[] = {"..eq", "..hash", "..thunk", "..stub", NULL};
@@ -119,7 +107,7 @@ char *ct_gccgo_demangle(const char *sym, bool *generated)
 	const char *dot = strchr(sym, '.');
 	/* "pkg.Name": a package path, then a name; "..": gccgo's own
 	 * symbols such as "go..C27" are not functions of a package. */
-	if (!dot || dot == sym || !dot[1] || dot[1] == '.' || is_gcc_suffix(dot + 1))
+	if (!dot || dot == sym || !dot[1] || dot[1] == '.' || ct_gcc_suffix(dot + 1))
 		return NULL;
 	struct ct_buf b = {0};
 	if (!decode(sym, strlen(sym), &b)) {

@@ -118,3 +118,27 @@ def test_no_calls_says_why():
     # a trace with calls says nothing of the kind
     p, out = record([fixture("c_core"), "fib", "3"], "-F", "c_fib")
     assert "no calls" not in ct("replay", out).stderr
+
+
+def test_gcc_clone_is_matched_by_the_name_before_its_suffix():
+    """gcc makes look (called only with n = 3) a clone, look.constprop.0:
+    -F look means it (as uftrace matches), in record, list and replay's
+    -F/-N, and list says which suffix the name matched before.  Before,
+    record said there was no function named look."""
+    binary = fixture("c_core")
+    p = ct("list", binary, "look")
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.splitlines() if "look." in l and not l.startswith("#")]
+    assert len(lines) == 1 and lines[0].split()[4] == "look.constprop.0", p.stdout
+    assert lines[0].endswith("  (look: matched before GCC's suffix .constprop.0)"), p.stdout
+    p = ct("list", binary, "look.*")  # its own name: nothing to say
+    assert "look.constprop.0\n" in p.stdout and "matched before" not in p.stdout, p.stdout
+    p, out = record([binary, "clone", "4"], "-F", "look")
+    assert p.stdout == "clone 1 -1\n", p.stdout
+    calls = [c for c in replay_json(out) if c.get("func")]
+    assert sorted((c["func"], c["status"], c["args"][1]["value"], c["ret"][0]["value"]) for c in calls) == \
+        [("look.constprop.0", "returned", "beta", 1), ("look.constprop.0", "returned", "delta", -1)], calls
+    assert len([c for c in replay_json(out, "-F", "look") if c.get("func")]) == 2
+    assert [c for c in replay_json(out, "-N", "look") if c.get("func")] == []
+    p = ct("record", "-o", tmp("clone-none.data"), "-F", "loo", "--", binary, "clone", "4")
+    assert p.returncode != 0 and "no function named loo" in p.stderr, p.stderr

@@ -72,6 +72,48 @@ TEST(demangle_show_and_match)
 	CHECK(!ct_names_match(&q, "type:.eq.main.T", ".eq.main.T"));
 }
 
+/* GCC's clones and parts are matched by the name before their suffixes, as
+ * the user means it (-F look finds look.constprop.0), and say so. */
+TEST(demangle_gcc_clones_match_their_name)
+{
+	CHECK_EQ_U(ct_clone_base_len("look.constprop.0"), 4);
+	CHECK_EQ_U(ct_clone_base_len("use.constprop.0.isra.0"), 3);
+	CHECK_EQ_U(ct_clone_base_len("f.part.12"), 1);
+	CHECK_EQ_U(ct_clone_base_len("f.isra.0.cold"), 1);
+	CHECK_EQ_U(ct_clone_base_len("f.lto_priv.0"), 1);
+	CHECK_EQ_U(ct_clone_base_len("f.cold"), 1);
+	CHECK_EQ_U(ct_clone_base_len("libc.so.6:f.part.0"), 11);
+	/* not clones: no suffix, a Go name, an unnumbered part, a leading dot */
+	CHECK_EQ_U(ct_clone_base_len("look"), 0);
+	CHECK_EQ_U(ct_clone_base_len("main.part"), 0);
+	CHECK_EQ_U(ct_clone_base_len("main.(*T).isra"), 0);
+	CHECK_EQ_U(ct_clone_base_len("f.constprop.x"), 0);
+	CHECK_EQ_U(ct_clone_base_len("f.partial.0"), 0);
+	CHECK_EQ_U(ct_clone_base_len(".part.0"), 0);
+	struct ct_names c = {0};
+	CHECK(ct_names_match(&c, "look.constprop.0", "look"));
+	CHECK(ct_names_match(&c, "look.constprop.0", "lo?k"));
+	CHECK(ct_names_match_as_clone(&c, "look.constprop.0", "look"));
+	CHECK(ct_names_match(&c, "look.constprop.0", "look.*"));
+	CHECK(!ct_names_match_as_clone(&c, "look.constprop.0", "look.*")); /* its own name */
+	CHECK(!ct_names_match(&c, "look.constprop.0", "loo"));
+	CHECK(!ct_names_match_as_clone(&c, "look", "look"));
+	CHECK(ct_names_equal(&c, "look.constprop.0", "look"));
+	CHECK(ct_names_equal(&c, "look.isra.0.part.0", "look"));
+	CHECK(!ct_names_equal(&c, "looking.part.0", "look"));
+	CHECK(ct_names_match(&c, "libz.so.1:inflate.part.0", "inflate"));
+	/* C++: every form, the full one's "[clone .part.0]" too */
+	struct ct_names n;
+	ct_names_init(&n, "_Z4downi.part.0");
+	CHECK_STR(n.simple, "down.part.0");
+	CHECK(ct_names_match(&n, "_Z4downi.part.0", "down"));
+	CHECK(ct_names_match(&n, "_Z4downi.part.0", "down(int)"));
+	CHECK(ct_names_match(&n, "_Z4downi.part.0", "_Z4downi"));
+	CHECK(ct_names_equal(&n, "_Z4downi.part.0", "down(int)"));
+	CHECK(!ct_names_match(&n, "_Z4downi.part.0", "down(long)"));
+	ct_names_free(&n);
+}
+
 TEST(rust_crate_of_paths)
 {
 	char c[64];
