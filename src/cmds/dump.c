@@ -209,17 +209,8 @@ int cmd_dump(int argc, char **argv)
 			usage(stdout);
 			rc = 0;
 			goto out;
-		case ':':
-			ct_print_errorf("dump: option '%s' needs a value (see calltrace dump --help)",
-				argv[optind - 1]);
-			goto out;
 		default:
-			if (optopt > 0 && optopt < 0x100)
-				ct_print_errorf("dump: unknown option '-%c' (see calltrace dump --help)",
-					optopt);
-			else
-				ct_print_errorf("dump: unknown option '%s' (see calltrace dump --help)",
-					argv[optind - 1]);
+			ct_bad_option("dump", c, argv, opts);
 			goto out;
 		}
 	}

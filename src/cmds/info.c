@@ -2,6 +2,7 @@
  * binary, Go version, start, duration, events, lost, cut, size), then every
  * metadata and stats key as stored. */
 #include <stdbool.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +21,40 @@ static const char *or_dash(const char *s)
 
 int cmd_info(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{"calls", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	bool calls = false;
-	if (argc > 1 && !strcmp(argv[1], "--calls")) {
-		calls = true;
-		argc--, argv++;
+	int c;
+	optind = 1;
+	opterr = 0; /* one line of our own: ct_bad_option */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			calls = true;
+			break;
+		case 'h':
+			printf("Usage: calltrace info [--calls] [FILE]\n"
+			       "\n"
+			       "  FILE                  record file (default: calltrace.data)\n"
+			       "  --calls               also rebuild the calls and count how each ended:\n"
+			       "                        returned (seen at a RET, at the probe after the call, or\n"
+			       "                        with the call it is in tail position in), unwound,\n"
+			       "                        unfinished; and calls from call sites the plan did not\n"
+			       "                        know (--exit=auto)\n");
+			return 0;
+		default:
+			return ct_bad_option("info", c, argv, opts);
+		}
 	}
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: calltrace info [--calls] [FILE]\n"
-		       "\n"
-		       "  FILE                  record file (default: calltrace.data)\n"
-		       "  --calls               also rebuild the calls and count how each ended:\n"
-		       "                        returned (seen at a RET, at the probe after the call, or\n"
-		       "                        with the call it is in tail position in), unwound,\n"
-		       "                        unfinished; and calls from call sites the plan did not\n"
-		       "                        know (--exit=auto)\n");
-		return 0;
+	if (argc - optind > 1) {
+		ct_print_errorf("info: one record file at most, not '%s' and '%s' (see calltrace info --help)",
+				argv[optind], argv[optind + 1]);
+		return 2;
 	}
-	const char *path = argc > 1 ? argv[1] : "calltrace.data";
+	const char *path = optind < argc ? argv[optind] : "calltrace.data";
 	struct ct_trace t;
 	if (ct_trace_open(&t, path)) {
 		ct_print_error();

@@ -385,7 +385,8 @@ int cmd_list(int argc, char **argv)
 	int c, verbose = 0, args = 1;
 	enum ct_exit_mode exits = CT_EXITS_AUTO;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:vh", opts, NULL)) != -1) {
+	opterr = 0; /* one line of our own: ct_bad_option */
+	while ((c = getopt_long(argc, argv, ":N:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N':
 			CT_VEC_PUSH(exclude, optarg);
@@ -413,12 +414,11 @@ int cmd_list(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return ct_bad_option("list", c, argv, opts);
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		ct_print_errorf("list: which binary? (see calltrace list --help)");
 		return 2;
 	}
 	if (ct_wasm_is_module(argv[optind])) {

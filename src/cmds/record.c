@@ -772,8 +772,8 @@ static int check_record_cmd(struct record_cmd *cmd)
 	if (cmd->pids.n)
 		unique_processes(cmd->pids.v, &cmd->pids.n);
 	if ((cmd->pids.n > 0) == (cmd->nprog > 0)) {
-		ct_print_errorf("give either a program to run or -p PID");
-		usage(stderr);
+		ct_print_errorf("%s: give either a program to run or -p PID (see calltrace %s --help)",
+				cmd->live ? "live" : "record", cmd->live ? "live" : "record");
 		return 2;
 	}
 	if (cmd->live && !cmd->output_given)
@@ -804,8 +804,9 @@ static bool parse_record_cmd(int argc, char **argv, bool is_live, struct record_
 	cmd->o.args.enabled = true;
 	cmd->o.args.fetch = (struct ct_fetch_opts){64, 8, 3};
 	optind = 1;
+	opterr = 0; /* one line of our own: ct_bad_option */
 	int c;
-	while ((c = getopt_long(argc, argv, "+o:F:N:p:A:R:vh", record_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:F:N:p:A:R:vh", record_options, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			*status = 0;
@@ -813,7 +814,7 @@ static bool parse_record_cmd(int argc, char **argv, bool is_live, struct record_
 		}
 		int rc = record_option(cmd, c, optarg);
 		if (rc == NOT_MINE)
-			usage(stderr);
+			ct_bad_option(is_live ? "live" : "record", c, argv, record_options);
 		if (rc) {
 			*status = 2;
 			return false;

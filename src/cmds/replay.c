@@ -37,7 +37,8 @@ int cmd_replay(int argc, char **argv)
 	struct ct_filter_opts fo = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:h" CT_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+	opterr = 0; /* one line of our own: ct_bad_option */
+	while ((c = getopt_long(argc, argv, ":f:h" CT_FILTER_SHORTOPTS, opts, NULL)) != -1) {
 		int fr = ct_filter_parse(&fo, c, optarg);
 		if (fr < 0)
 			return 2;
@@ -57,14 +58,14 @@ int cmd_replay(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return ct_bad_option("replay", c, argv, opts);
 		}
 	}
 	if (ct_filter_check(&fo))
 		return 2;
 	if (argc - optind > 1) {
-		usage(stderr);
+		ct_print_errorf("replay: one record file at most, not '%s' and '%s' (see calltrace replay --help)",
+				argv[optind], argv[optind + 1]);
 		return 2;
 	}
 	const char *path = optind < argc ? argv[optind] : "calltrace.data";

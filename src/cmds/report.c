@@ -99,17 +99,8 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			rc = 0;
 			goto out;
-		case ':':
-			ct_print_errorf("report option '%s' needs a value (see calltrace report --help)",
-				argv[optind - 1]);
-			goto out;
 		default:
-			if (optopt)
-				ct_print_errorf("unknown report option '-%c' (see calltrace report --help)",
-					optopt);
-			else
-				ct_print_errorf("unknown report option '%s' (see calltrace report --help)",
-					argv[optind - 1]);
+			ct_bad_option("report", c, argv, opts);
 			goto out;
 		}
 	}
