@@ -7,6 +7,7 @@
 
 #include "cmds/cmds.h"
 #include "plan/plan.h"
+#include "plan/plt.h"
 #include "util/util.h"
 #include "wasm/wasm.h"
 
@@ -434,6 +435,7 @@ int cmd_list(int argc, char **argv)
 		ct_print_error();
 		return 1;
 	}
+	ct_plt_add_funcs(&t);
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
 	struct ct_selection sel = {.trace = (const char **)argv + optind + 1,
 				   .ntrace = (size_t)(argc - optind - 1),

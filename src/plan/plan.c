@@ -38,6 +38,8 @@ bool ct_plan_default_selected(const struct ct_target *t, const struct ct_func *f
 		size_t n = strlen(mod);
 		return !strncmp(f->name, mod, n) && (f->name[n] == '.' || f->name[n] == '/');
 	}
+	if (f->flags & CT_FN_PLT) /* a stripped program's library calls */
+		return !strcmp(t->funcs_source, "dynsym");
 	if (t->rust.is_rust)
 		return ct_rust_own(&t->rust, f);
 	for (const char *const *c = crt_funcs; *c; c++)
@@ -56,10 +58,12 @@ static bool is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-static bool matches_any(const struct ct_func *f, const char **globs, size_t n)
+/* ANY_GLOB false: only a glob naming "@plt" picks a PLT stub (-F '*' means
+ * the program's functions, not also its calls of others'). */
+static bool matches_any(const struct ct_func *f, const char **globs, size_t n, bool any_glob)
 {
 	for (size_t i = 0; i < n; i++)
-		if (ct_names_match(&f->dm, f->name, globs[i]))
+		if ((any_glob || strstr(globs[i], "@plt")) && ct_names_match(&f->dm, f->name, globs[i]))
 			return true;
 	return false;
 }
@@ -559,8 +563,9 @@ size_t ct_plan_tail_check_entries(const struct ct_plan *p)
 
 bool ct_plan_names_selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
 {
-	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace) : ct_plan_default_selected(t, f);
-	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude);
+	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace, !(f->flags & CT_FN_PLT))
+				  : ct_plan_default_selected(t, f);
+	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude, true);
 }
 
 /* Whether SEL picks F (not yet known: whether it can be probed). */

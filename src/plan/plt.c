@@ -41,7 +41,7 @@ static void stub_ref(void *ctx, const struct ct_code_ref *r)
 	uint64_t at = r->at;
 	if (at >= ss->addr + 4 && !memcmp(ss->base + (at - 4 - ss->addr), endbr64, 4))
 		at -= 4;
-	struct ct_plt_stub s = {at, name};
+	struct ct_plt_stub s = {at, name, r->at + r->len};
 	CT_VEC_PUSH(ss->out, s);
 }
 
@@ -243,4 +243,27 @@ size_t ct_calls_to(const struct ct_elf *e, const uint64_t *starts, size_t ns, co
 	}
 	*out = v.v;
 	return v.n;
+}
+
+size_t ct_plt_add_funcs(struct ct_target *t)
+{
+	if (t->lang != CT_LANG_C || t->gccgo)
+		return 0;
+	struct ct_plt_stub *v;
+	size_t n = ct_plt_stubs(&t->elf, &v);
+	struct ct_func *add = xcalloc(n ? n : 1, sizeof(*add));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && v[i].addr == v[i - 1].addr)
+			continue;
+		/* the stub is its jump through the GOT slot: a lazy binding
+		 * stub's `push $index; jmp .plt` after it runs only until the
+		 * dynamic linker jumps to the function, from that stack */
+		add[k++] = (struct ct_func){.name = xasprintf("%s@plt", v[i].name), .entry = v[i].addr, .end = v[i].jmp_end,
+					    .args = -1, .flags = CT_FN_PLT};
+	}
+	ct_target_add_funcs(t, add, k);
+	free(add);
+	free(v);
+	return k;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "target/elf.h"
+#include "target/target.h"
 
 /* A PLT stub (.plt, .plt.sec, .plt.got) and the symbol whose GOT slot it
  * jumps through (its JUMP_SLOT or GLOB_DAT relocation): NAME points into
@@ -14,10 +15,19 @@
 struct ct_plt_stub {
 	uint64_t addr;
 	const char *name;
+	uint64_t jmp_end; /* the end of its jump through the slot (a lazy
+			     binding stub's `push; jmp .plt` follow it) */
 };
 
 /* E's PLT stubs, sorted by address, in *OUT (malloc'd); how many. */
 size_t ct_plt_stubs(const struct ct_elf *e, struct ct_plt_stub **out);
+
+/* Adds T's PLT stubs to its functions as "SYMBOL@plt" (CT_FN_PLT), so that
+ * the program's calls of library functions can be traced from its own
+ * call sites, as uftrace does by default: picked by a glob naming "@plt",
+ * and by default in a stripped program (its exported functions are all it
+ * has besides).  C programs only; how many. */
+size_t ct_plt_add_funcs(struct ct_target *t);
 
 /* The function starts .eh_frame_hdr's search table lists (every function
  * with unwind information, also without a symbol), sorted, in *OUT; how

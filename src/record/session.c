@@ -387,6 +387,15 @@ static bool has_tail_checks(const struct ct_plan *plan)
 	return false;
 }
 
+/* T's functions but its PLT stubs (none: a stripped program's). */
+static size_t own_funcs(const struct ct_target *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nfuncs; i++)
+		n += !(t->funcs[i].flags & CT_FN_PLT);
+	return n;
+}
+
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o)
 {
@@ -418,6 +427,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
 		return -1;
 	s->target_open = true;
+	ct_plt_add_funcs(&s->target);
 	uint64_t t1 = now_mono_ns();
 	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
 		 s->target.funcs_source, s->target.lang == CT_LANG_GO ? "Go " : "C",
@@ -425,7 +435,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (main_sel.ntrace == 0 && s->nlibs && o->sel.ntrace) {
 		/* only library functions were asked for: nothing of the program */
 		s->plan.t = &s->target;
-	} else if (!s->target.nfuncs && s->nlibs) {
+	} else if (!own_funcs(&s->target) && s->nlibs && main_sel.ntrace) {
 		/* a stripped program (-F '*' -F 'LIB:GLOB'): its own globs name
 		 * nothing, the libraries' functions are what can be traced */
 		ct_warn("%s has no function symbols (it is stripped, and no separate debug file was found): only its libraries' functions are traced",

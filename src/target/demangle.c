@@ -38,6 +38,17 @@ static char *prefixed(const char *prefix, size_t plen, char *name, const char *s
 
 void ct_names_init(struct ct_names *n, const char *sym)
 {
+	/* A PLT stub, "SYMBOL@plt" (plan/plt.c): the symbol's names, and the
+	 * suffix after each. */
+	size_t len = strlen(sym);
+	if (len > 4 && !strcmp(sym + len - 4, "@plt")) {
+		char *bare = xasprintf("%.*s", (int)(len - 4), sym);
+		ct_names_init(n, bare);
+		free(bare);
+		n->simple = prefixed("", 0, n->simple, "@plt");
+		n->full = prefixed("", 0, n->full, "@plt");
+		return;
+	}
 	n->simple = n->full = NULL;
 	/* "BIN:_Z..." names functions of other binaries (libraries, --follow);
 	 * a mangled symbol never contains ':' itself. */

@@ -341,6 +341,19 @@ int ct_target_open(struct ct_target *t, const char *path)
 	return 0;
 }
 
+void ct_target_add_funcs(struct ct_target *t, struct ct_func *add, size_t n)
+{
+	if (!n)
+		return;
+	t->funcs = xrealloc(t->funcs, (t->nfuncs + n) * sizeof(*t->funcs));
+	for (size_t i = 0; i < n; i++) {
+		t->funcs[t->nfuncs] = add[i];
+		ct_names_init(&t->funcs[t->nfuncs].dm, add[i].name);
+		t->nfuncs++;
+	}
+	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);
+}
+
 void ct_target_close(struct ct_target *t)
 {
 	for (size_t i = 0; i < t->nfuncs; i++) {

@@ -22,6 +22,8 @@ enum ct_lang {
 #define CT_FN_NOPROBE 0x10 /* runtime stack-switching code: never probed */
 #define CT_FN_FALLS 0x20   /* set by the plan: its code runs on into the function
 			      at its end (no exit ends it; record file FUNCS) */
+#define CT_FN_PLT 0x40     /* a PLT stub, "NAME@plt": the program's calls of a
+			      library function (plan/plt.c, ct_plt_add_funcs) */
 
 struct ct_func {
 	char *name;          /* the symbol (gccgo: its Go name) */
@@ -56,6 +58,9 @@ struct ct_target {
 
 int ct_target_open(struct ct_target *t, const char *path);
 void ct_target_close(struct ct_target *t);
+/* Adds the N functions ADD (their names are taken over) to T's table, which
+ * stays sorted by entry. */
+void ct_target_add_funcs(struct ct_target *t, struct ct_func *add, size_t n);
 
 /* How many functions (sorted by entry) start at or below ADDR: the index of
  * the first one that starts above it. */
