@@ -435,7 +435,6 @@ int cmd_list(int argc, char **argv)
 		ct_print_error();
 		return 1;
 	}
-	ct_plt_add_funcs(&t);
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
 	struct ct_selection sel = {.trace = (const char **)argv + optind + 1,
 				   .ntrace = (size_t)(argc - optind - 1),
@@ -444,6 +443,7 @@ int cmd_list(int argc, char **argv)
 				   .exits = exits,
 				   .go_markers = true,
 				   .args = &ao};
+	ct_plt_add_funcs(&t, &sel);
 	struct ct_plan p;
 	if (ct_plan_build(&p, &t, &sel)) {
 		ct_print_error();

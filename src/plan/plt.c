@@ -245,9 +245,16 @@ size_t ct_calls_to(const struct ct_elf *e, const uint64_t *starts, size_t ns, co
 	return v.n;
 }
 
-size_t ct_plt_add_funcs(struct ct_target *t)
+size_t ct_plt_add_funcs(struct ct_target *t, const struct ct_selection *sel)
 {
 	if (t->lang != CT_LANG_C || t->gccgo)
+		return 0;
+	/* Only where they will be picked: stubs in the table change what
+	 * the plan knows of every call of them (a known, untraced function) */
+	bool asked = false;
+	for (size_t i = 0; i < sel->ntrace && !asked; i++)
+		asked = strstr(sel->trace[i], "@plt") != NULL;
+	if (!asked && (sel->ntrace || strcmp(t->funcs_source, "dynsym")))
 		return 0;
 	struct ct_plt_stub *v;
 	size_t n = ct_plt_stubs(&t->elf, &v);

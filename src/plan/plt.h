@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan/plan.h"
 #include "target/elf.h"
 #include "target/target.h"
 
@@ -24,10 +25,10 @@ size_t ct_plt_stubs(const struct ct_elf *e, struct ct_plt_stub **out);
 
 /* Adds T's PLT stubs to its functions as "SYMBOL@plt" (CT_FN_PLT), so that
  * the program's calls of library functions can be traced from its own
- * call sites, as uftrace does by default: picked by a glob naming "@plt",
- * and by default in a stripped program (its exported functions are all it
- * has besides).  C programs only; how many. */
-size_t ct_plt_add_funcs(struct ct_target *t);
+ * call sites, as uftrace does by default -- when SEL will pick them: a glob
+ * of it names "@plt", or it has none and T is stripped (its exported
+ * functions, if any, are all it has besides).  C programs only; how many. */
+size_t ct_plt_add_funcs(struct ct_target *t, const struct ct_selection *sel);
 
 /* The function starts .eh_frame_hdr's search table lists (every function
  * with unwind information, also without a symbol), sorted, in *OUT; how

@@ -387,15 +387,6 @@ static bool has_tail_checks(const struct ct_plan *plan)
 	return false;
 }
 
-/* T's functions but its PLT stubs (none: a stripped program's). */
-static size_t own_funcs(const struct ct_target *t)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->nfuncs; i++)
-		n += !(t->funcs[i].flags & CT_FN_PLT);
-	return n;
-}
-
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o)
 {
@@ -427,7 +418,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
 		return -1;
 	s->target_open = true;
-	ct_plt_add_funcs(&s->target);
+	size_t stubs = ct_plt_add_funcs(&s->target, &main_sel);
 	uint64_t t1 = now_mono_ns();
 	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
 		 s->target.funcs_source, s->target.lang == CT_LANG_GO ? "Go " : "C",
@@ -435,7 +426,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (main_sel.ntrace == 0 && s->nlibs && o->sel.ntrace) {
 		/* only library functions were asked for: nothing of the program */
 		s->plan.t = &s->target;
-	} else if (!own_funcs(&s->target) && s->nlibs && main_sel.ntrace) {
+	} else if (!s->target.nfuncs && s->nlibs) {
 		/* a stripped program (-F '*' -F 'LIB:GLOB'): its own globs name
 		 * nothing, the libraries' functions are what can be traced */
 		ct_warn("%s has no function symbols (it is stripped, and no separate debug file was found): only its libraries' functions are traced",
@@ -443,6 +434,16 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		s->plan.t = &s->target;
 	} else if (ct_plan_build(&s->plan, &s->target, &main_sel)) {
 		return -1;
+	} else if (stubs && !main_sel.ntrace) {
+		/* a stripped program, by default: say what it is traced as */
+		char dpath[PATH_MAX], where[3 * PATH_MAX], own[64] = "";
+		ct_debug_file_find(s->target.elf.elf, s->target.elf.path, dpath, sizeof(dpath), where, sizeof(where));
+		if (s->target.nfuncs > stubs)
+			snprintf(own, sizeof(own), "its %zu exported functions and ", s->target.nfuncs - stubs);
+		ct_warn("%s is stripped, and no separate debug file was found%s%s%s: tracing %sits calls of library "
+			"functions (NAME@plt); for its own functions install its debug symbols (Debian: its -dbgsym "
+			"package) or rebuild it without -s; -F 'LIB:GLOB' traces its libraries' functions",
+			binary, where[0] ? " (none at " : "", where, where[0] ? ")" : "", own);
 	}
 	s->plan_built = true;
 	if (s->plan.skipped.n) {
