@@ -269,6 +269,14 @@ static void float_results_note(const struct ct_plan_func *f, const struct ct_cal
 /* --exit=auto: how the function's calls are observed, and why. */
 static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
 {
+	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
+		if (verbose)
+			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "
+			       "library function, which returns there)%s%s\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s", f->why ? "; not seen from its callers: " : "",
+			       f->why ? f->why : "");
+		return;
+	}
 	if (!f->in_caller) {
 		if (verbose)
 			printf("      exits: RET probes%s%s%s\n", p->exits_note || f->why ? " (" : "",
