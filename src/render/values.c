@@ -625,6 +625,45 @@ static uint32_t decode_map_chan(struct ct_values *v, const struct ct_type *t, co
 	return id;
 }
 
+/* Is E a character type an array of which holds text: C's char, signed
+ * and unsigned char, int8_t/uint8_t, Go's int8, uint8 and byte? */
+static bool is_char_type(const struct ct_type *e)
+{
+	static const char *const names[] = {"char", "signed char", "unsigned char", "int8_t", "uint8_t",
+					    "char8_t", "int8", "uint8", "byte", NULL};
+	if (e->size != 1 || (e->kind != CT_K_INT && e->kind != CT_K_UINT) || !e->name)
+		return false;
+	for (const char *const *n = names; *n; n++)
+		if (!strcmp(e->name, *n))
+			return true;
+	return false;
+}
+
+/* An array of characters T (items E) in B that holds text: a string, as C
+ * reads it (up to its first NUL, or all of it without one), or CT_VNONE
+ * (numbers, then).  Text: every byte of it captured, none a control
+ * character but tab and newlines, well-formed UTF-8; at least one, except
+ * in a C char array (all NUL: ""). */
+static uint32_t char_array_text(struct ct_values *v, const struct ct_type *t, const struct ct_type *e,
+				const uint8_t *b, const uint8_t *avail)
+{
+	if (!is_char_type(e) || !t->len || t->len > t->size)
+		return CT_VNONE;
+	uint32_t end = 0;
+	while (end < t->len && b[end])
+		end++;
+	if ((!end && strcmp(e->name, "char")) || !all_avail(avail, 0, end < t->len ? end + 1 : end))
+		return CT_VNONE;
+	for (uint32_t i = 0; i < end;) {
+		uint32_t cp;
+		size_t n = b[i] < 0x80 ? 1 : utf8_decode(b + i, b + end, &cp);
+		if (!n || (b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r') || b[i] == 0x7f)
+			return CT_VNONE;
+		i += (uint32_t)n;
+	}
+	return string_node(v, b, end, false);
+}
+
 static uint32_t decode_kind(struct ct_values *v, const struct ct_type *t, const uint8_t *b, const uint8_t *avail,
 			    uint32_t depth)
 {
@@ -673,6 +712,9 @@ static uint32_t decode_kind(struct ct_values *v, const struct ct_type *t, const 
 		return decode_list(v, t->elem, load_uint(b, 8), load_uint(b + 8, 8), true, load_uint(b + 16, 8), depth);
 	case CT_K_ARRAY: {
 		const struct ct_type *e = type_of(v, t->elem);
+		uint32_t text = char_array_text(v, t, e, b, avail);
+		if (text != CT_VNONE)
+			return text;
 		uint32_t id = new_node(v, CT_V_ARRAY), last = CT_VNONE;
 		for (uint32_t i = 0; i < t->len && e->size && (uint64_t)(i + 1) * e->size <= t->size &&
 				     room_for_kid(v, id, &last);

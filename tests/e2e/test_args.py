@@ -195,6 +195,8 @@ def test_c_args():
     assert vals(by["c_ret_small"][0], "ret") == [("", {"a": 7, "b": 8})]
     big = vals(by["c_ret_big"][0], "ret")[0][1]
     assert big["v"] == [10, 11, 12, 13]
+    # char tag[8]: text, as C reads it (it was [98, 105, 103, 0, 0, 0, 0, 0])
+    assert big["tag"] == "big" and vals(by["c_big"][0], "args")[0][1]["tag"] == "x", (big, by["c_big"])
     assert [v for _, v in vals(by["c_many"][0], "args")] == [1, 2, 3, 4, 5, 6, 7, 8]
     (c,) = by["c_floats"]
     assert vals(c, "args")[:2] == [("a", UNAVAILABLE), ("b", UNAVAILABLE)]

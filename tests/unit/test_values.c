@@ -394,6 +394,59 @@ TEST(values_cxx_strings_vectors_references)
 	free_types(&tt);
 }
 
+/* Arrays of characters in a struct passed by value (8 bytes: RDI): text as
+ * a string, as C reads it (up to the first NUL); anything else, numbers. */
+TEST(values_char_arrays_as_text)
+{
+	struct ct_typetab tt = {0};
+	uint32_t ch = add_type(&tt, CT_K_INT, "char", 1), uch = add_type(&tt, CT_K_UINT, "unsigned char", 1);
+	uint32_t u8 = add_type(&tt, CT_K_UINT, "uint8", 1), i8 = add_type(&tt, CT_K_INT, "short_int", 1);
+	uint32_t tag = add_array(&tt, "char[8]", ch, 8), utag = add_array(&tt, "unsigned char[8]", uch, 8);
+	uint32_t gtag = add_array(&tt, "[8]uint8", u8, 8), other = add_array(&tt, "short_int[8]", i8, 8);
+	uint32_t s = add_struct(&tt, CT_K_STRUCT, "struct t", 8, 1, tag, 0), us = add_struct(&tt, CT_K_STRUCT, "struct u", 8, 1, utag, 0);
+	uint32_t gs = add_struct(&tt, CT_K_STRUCT, "struct g", 8, 1, gtag, 0), os = add_struct(&tt, CT_K_STRUCT, "struct o", 8, 1, other, 0);
+	name_fields(&tt, s, "tag"), name_fields(&tt, us, "tag"), name_fields(&tt, gs, "tag"), name_fields(&tt, os, "tag");
+	struct sim_proc pr = {0};
+	struct sigb b;
+	static const struct {
+		const char *bytes, *text;
+	} cases[] = {
+		{"big\0\x7f\x01\0\0", "x={tag:\"big\"}"},            /* what follows the NUL is not read */
+		{"\0\0\0\0\0\0\0\0", "x={tag:\"\"}"},                /* an empty C string */
+		{"tab\there", "x={tag:\"tab\\there\"}"},                 /* no NUL: all of it, escaped */
+		{"\xc3\xa9t\xc3\xa9\0\0\0", "x={tag:\"\xc3\xa9t\xc3\xa9\"}"}, /* UTF-8 */
+		{"\x01\x02\x03\0\0\0\0\0", "x={tag:[1 2 3 0 0 0 0 0]}"},   /* not text */
+		{"ab\xff" "cd\0\0\0", "x={tag:[97 98 -1 99 100 0 0 0]}"},     /* not UTF-8 */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(&pr.regs[CT_RDI], cases[i].bytes, 8);
+		sig_init(&b);
+		arg_named(&b, "x", s);
+		struct ct_buf text = {0}, json = {0};
+		CHECK(decode(&tt, &b, CT_CC_SYSV, false, &pr, &text, &json));
+		if (strcmp((char *)text.p, cases[i].text))
+			unit_fail(__FILE__, __LINE__, "case %zu: %s, want %s", i, (char *)text.p, cases[i].text);
+		buf_free(&text), buf_free(&json);
+	}
+	/* unsigned char and Go's uint8 too; an all-NUL one of those is no
+	 * string, nor is any other 1-byte integer's array */
+	memcpy(&pr.regs[CT_RDI], "id\0\0\0\0\0\0", 8);
+	sig_init(&b);
+	arg_named(&b, "u", us), arg_named(&b, "g", gs), arg_named(&b, "o", os);
+	memcpy(&pr.regs[CT_RSI], "go\0\0\0\0\0\0", 8);
+	memcpy(&pr.regs[CT_RDX], "no\0\0\0\0\0\0", 8);
+	CHECK_VALUES(&tt, &b, CT_CC_SYSV, false, &pr, "u={tag:\"id\"}, g={tag:\"go\"}, o={tag:[110 111 0 0 0 0 0 0]}",
+		     "[{\"name\":\"u\",\"type\":\"struct u\",\"value\":{\"tag\":\"id\"}},"
+		     "{\"name\":\"g\",\"type\":\"struct g\",\"value\":{\"tag\":\"go\"}},"
+		     "{\"name\":\"o\",\"type\":\"struct o\",\"value\":{\"tag\":[110,111,0,0,0,0,0,0]}}]");
+	memset(&pr.regs[CT_RDI], 0, 8);
+	sig_init(&b);
+	arg_named(&b, "u", us);
+	CHECK_VALUES(&tt, &b, CT_CC_SYSV, false, &pr, "u={tag:[0 0 0 0 0 0 0 0]}",
+		     "[{\"name\":\"u\",\"type\":\"struct u\",\"value\":{\"tag\":[0,0,0,0,0,0,0,0]}}]");
+	free_types(&tt);
+}
+
 /* ---- the value tree (Go, register ABI) ---- */
 
 static const struct ct_vnode *kid_at(const struct ct_values *v, const struct ct_vnode *n, int i)
