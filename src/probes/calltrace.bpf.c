@@ -43,6 +43,15 @@ struct {
 	__type(value, __u64);
 } hits SEC(".maps");
 
+/* Ring-buffer bytes each CPU sent since it last woke the reader
+ * (wake_flags). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwoken SEC(".maps");
+
 /* enum ct_counter */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -142,7 +151,9 @@ struct {
  * the file keeps it (send_op): on net/http 35 of 97 bytes a hit, and each
  * byte into the ring cost ~4 ns of the program's time here. */
 struct scratch {
-	__u64 regs[24]; /* copy of struct pt_regs (21 slots) */
+	__u32 len;      /* of SENT so far */
+	__u32 pad;
+	__u64 regs[24]; /* copy of struct pt_regs (21 slots), indexed by enum ct_reg */
 	__u8 payload[2 * CT_MAX_PAYLOAD];
 	struct ct_event e;
 	__u8 sent[2 * CT_MAX_PAYLOAD]; /* right after e: one ring record */
@@ -224,7 +235,6 @@ struct {
 
 /* What one probe hit knows about itself. */
 struct hit {
-	struct pt_regs *ctx;
 	__u64 cookie;
 	__u64 pid_tgid;
 	__u64 goid;
@@ -321,12 +331,22 @@ static __always_inline __u32 read_loss_gen(void)
 	return (__u32)*(volatile __u64 *)&loss_gen;
 }
 
-static __always_inline __u64 wake_flags(void)
+/* Wake the reader only when a good share of the buffer is pending: a
+ * wakeup per event costs more than the probe hit itself.  Each CPU wakes it
+ * after its share of that (cfg.wake_bytes) since its last wakeup: so no
+ * more than that is pending unwoken, without asking the ring
+ * (bpf_ringbuf_query, a helper call: ~50 ns a hit).  BYTES: the record's. */
+static __always_inline __u64 wake_flags(__u32 bytes)
 {
-	/* Wake the reader only when a good share of the buffer is pending: a
-	 * wakeup per event costs more than the probe hit itself. */
-	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	return pending >= cfg.wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&unwoken, &zero);
+	if (!n)
+		return BPF_RB_FORCE_WAKEUP;
+	*n += bytes + 8; /* and the ring's record header */
+	if (*n < cfg.wake_bytes)
+		return BPF_RB_NO_WAKEUP;
+	*n = 0;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 /* --max-events: true if one more event may go out. */
@@ -348,6 +368,32 @@ static __always_inline int budget_ok(void)
 
 #define PMASK (CT_MAX_PAYLOAD - 1)
 
+/* The word of the payload at OFF (8-aligned, as the fetch program lays it
+ * out): one load or store, where clang, which does not see the alignment,
+ * moves 8 bytes one by one (8 registers: the frames grew past what struct
+ * run allows). */
+static __always_inline __u64 *payload_word(struct scratch *s, __u32 off)
+{
+	return __builtin_assume_aligned(&s->payload[off & PMASK & ~7U], 8);
+}
+
+/* Stores word V at P, any byte: x86 and the verifier take an unaligned
+ * store (clang would store bytes, for the same reason). */
+static __always_inline void put_u64(void *p, __u64 v)
+{
+	asm volatile("*(u64 *)(%0 + 0) = %1" ::"r"(p), "r"(v) : "memory");
+}
+
+/* Zeroes the words of payload bytes [at, at + size), 8-byte aligned, by
+ * stores: a helper call (bpf_probe_read_kernel from NULL) cost ~100 ns a
+ * time here, and a nil pointer's field (Go's nil error: a nil interface's
+ * data) is the common case. */
+static __always_inline void zero_words(struct scratch *s, __u32 at, __u32 size)
+{
+	for (__u32 k = 0; k < size && k < CT_MAX_PAYLOAD; k += 8)
+		*payload_word(s, at + k) = 0;
+}
+
 /* A page the program has not touched yet (a string literal in .rodata on
  * its first use) is not mapped, and the fast read cannot fault it in: the
  * programs are sleepable so that they can.  Touch the pages of [addr, addr +
@@ -364,6 +410,25 @@ __noinline int fault_in(__u64 addr, __u32 size)
 		ok |= bpf_copy_from_user(&c, 1, (void *)at) == 0;
 	}
 	return ok;
+}
+
+/* Reads SIZE bytes (1..SMALL_READ) at ADDR to payload offset AT (8-aligned)
+ * through the BPF stack: a read into the run's memory, a map value, pays
+ * the hardened-usercopy check of a heap object (~70 ns a read here), one
+ * into the stack a cheaper one.  Returns what bpf_probe_read_user does (on
+ * an error the bytes read as 0, as there).  The bytes of the last word
+ * past SIZE are 0.  A global function: its buffer is not in fetch_op's
+ * frame (see struct run). */
+#define SMALL_READ 48
+__noinline int read_small(struct scratch *s, __u32 at, __u32 size, __u64 addr)
+{
+	__u64 buf[SMALL_READ / 8] = {};
+	if (!s || !size || size > SMALL_READ)
+		return -1;
+	long n = bpf_probe_read_user(buf, size, (void *)addr);
+	for (__u32 k = 0; k < SMALL_READ / 8 && k * 8 < size; k++)
+		*payload_word(s, at + k * 8) = buf[k];
+	return n;
 }
 
 /* Copies memory for one fetch op: header at dst, bytes at dst + 8.  What
@@ -384,8 +449,9 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 	__u16 *hdr = (__u16 *)&s->payload[dst];
 	void *data = &s->payload[dst + CT_MEM_HDR];
 	long n;
-	if (words && size < words) /* all of it if the read fails (it zeroes what it tried) */
-		bpf_probe_read_kernel(&s->payload[(dst + CT_MEM_HDR + size) & PMASK], (words - size) & PMASK, NULL);
+	if (words && size < words) /* all of it if the read fails (it zeroes what it tried); the
+				      word the read ends in too, before the read fills its start */
+		zero_words(s, (dst + CT_MEM_HDR + size) & ~7U, (words - (size & ~7U)) & PMASK);
 	if (!size) {
 		*hdr = 0;
 		return;
@@ -397,7 +463,7 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 	if (addr < cfg.min_addr) {
 		*hdr = CT_FETCH_FAILED;
 		if (words) /* the short-read zeroing above left [0, size) */
-			bpf_probe_read_kernel(data, size, NULL);
+			zero_words(s, dst + CT_MEM_HDR, size);
 		return;
 	}
 	if (str) {
@@ -407,7 +473,8 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 		*hdr = n > 0 && !(addr < ghi && addr + n > glo) ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
 		return;
 	}
-	n = bpf_probe_read_user(data, size, (void *)addr);
+	n = size <= SMALL_READ ? read_small(s, dst + CT_MEM_HDR, size, addr)
+			       : bpf_probe_read_user(data, size, (void *)addr);
 	if (n && fault_in(addr, size))
 		n = bpf_probe_read_user(data, size, (void *)addr);
 	*hdr = n == 0 ? (__u16)size : CT_FETCH_FAILED;
@@ -415,7 +482,36 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 
 static __always_inline __u64 payload_u64(struct scratch *s, __u32 off)
 {
-	return *(__u64 *)&s->payload[off & PMASK & ~7U];
+	return *payload_word(s, off);
+}
+
+/* Appends what op I of F got to S->sent (at S->len), as the file keeps
+ * it (format/payload.c ct_fetch_compact): a word, or a memory op's u16
+ * count (or CT_FETCH_FAILED) and bytes, copied word by word (what follows
+ * them is overwritten by the next op, or not sent; bpf_probe_read_kernel
+ * cost ~100 ns a time here).  A global function: the verifier checks its
+ * loop once, not in every op's. */
+__noinline int send_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
+{
+	if (!s || !f || i >= CT_MAX_OPS)
+		return 0;
+	const struct ct_fetch_op *op = &f->ops[i];
+	__u32 dst = op->dst & PMASK & ~7U, pos = s->len & PMASK;
+	if (op->code == CT_OP_REG || op->code == CT_OP_STACKWORD || op->code == CT_OP_REGDIFF ||
+	    op->code == CT_OP_MEMWORD) {
+		put_u64(&s->sent[pos], *payload_word(s, dst));
+		s->len = pos + 8;
+		return 0;
+	}
+	__u16 n = *(__u16 *)&s->payload[dst];
+	*(__u16 *)&s->sent[pos] = n;
+	if (n == CT_FETCH_FAILED)
+		n = 0;
+	__u32 from = dst + CT_MEM_HDR, to = pos + 2;
+	for (__u32 k = 0; k < n && k < CT_MAX_PAYLOAD; k += 8)
+		put_u64(&s->sent[(to + k) & PMASK], *payload_word(s, from + k));
+	s->len = pos + 2 + n;
+	return 0;
 }
 
 /* Runs op I of F into S.  0, or -1: the hit's values are dropped.  A
@@ -428,17 +524,14 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 	__u64 sp = s->regs[CT_REG_SP];
 	const struct ct_fetch_op *op = &f->ops[i];
 	__u32 dst = op->dst & PMASK;
-	__u64 *word = (__u64 *)&s->payload[dst & ~7U];
+	__u64 *word = payload_word(s, dst);
 	int guard = i >= f->guard_from && i < f->guard_to;
 	__u64 glo = sp + f->guard_lo, ghi = guard ? sp + f->guard_hi : 0;
 	/* memory ops: what to copy, at one fetch_mem (one copy of it
 	 * inlined keeps the frame small: struct run) */
 	__u64 at, n = op->size;
 	int str = 0;
-	switch (op->code) {
-	case CT_OP_REG:
-		*word = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
-		return 0;
+	switch (op->code) { /* (CT_OP_REG: send_fetch's loop, without a call) */
 	case CT_OP_STACK:
 		at = sp + op->off;
 		ghi = 0; /* no guard */
@@ -465,15 +558,15 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 			n = op->size; /* also an end before the begin */
 		at = payload_u64(s, op->src) + op->off;
 		break;
+	/* (the word ops read through read_small, as memory ops do) */
 	case CT_OP_STACKWORD:
-		if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
-			*word = 0;
+		read_small(s, dst, 8, sp + op->off); /* 0 if unreadable */
 		return 0;
 	case CT_OP_REGDIFF:
 		if (op->src) { /* a struct field: no value rather than a wrong one */
-			if (bpf_probe_read_user(word, 8, (void *)(s->regs[(op->src - 1) & CT_REG_MASK] + op->off)))
+			if (read_small(s, dst, 8, s->regs[(op->src - 1) & CT_REG_MASK] + op->off))
 				return -1;
-		} else if (bpf_probe_read_user(word, 8, (void *)(sp + op->off)))
+		} else if (read_small(s, dst, 8, sp + op->off))
 			*word = s->regs[op->reg & CT_REG_MASK]; /* unreadable: 0, as STACKWORD */
 		*word = s->regs[op->reg & CT_REG_MASK] - *word;
 		return 0;
@@ -484,8 +577,7 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 		 * written on the way (the struct lies there) */
 		if (op->scale && at < sp + (__s16)op->src2 && at + n > sp + (__s16)op->src)
 			return -1;
-		*word = 0;
-		if (bpf_probe_read_user(word, n, (void *)at))
+		if (read_small(s, dst, n, at)) /* zero-extended */
 			return -1;
 		return 0;
 	}
@@ -496,42 +588,6 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 	fetch_mem(s, dst, (__u32)n, at, str, glo, ghi,
 		  str || (op->code == CT_OP_DEREF_LEN && op->scale == 1) ? 0 : op->size);
 	return 0;
-}
-
-static __always_inline int run_fetch(struct pt_regs *ctx, struct scratch *s, const struct ct_fetch *f)
-{
-	/* A copy of the registers, indexed by pt_regs slot (enum ct_reg);
-	 * ctx may arrive here as a plain address, so it is only copied from. */
-	if (bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs), ctx))
-		return -1;
-	for (__u32 i = 0; i < CT_MAX_OPS && i < f->nops; i++)
-		if (fetch_op(s, f, i))
-			return -1;
-	return 0;
-}
-
-/* Appends what op I of F got to S->sent at POS, as the file keeps it
- * (format/payload.c ct_fetch_compact): a word, or a memory op's u16 count
- * (or CT_FETCH_FAILED) and the bytes.  Returns the new end.  A global
- * function, as fetch_op. */
-__noinline int send_op(struct scratch *s, const struct ct_fetch *f, __u32 i, __u32 pos)
-{
-	if (!s || !f || i >= CT_MAX_OPS)
-		return 0;
-	const struct ct_fetch_op *op = &f->ops[i];
-	__u32 dst = op->dst & PMASK;
-	pos &= PMASK;
-	if (op->code == CT_OP_REG || op->code == CT_OP_STACKWORD || op->code == CT_OP_REGDIFF ||
-	    op->code == CT_OP_MEMWORD) {
-		*(__u64 *)&s->sent[pos] = *(__u64 *)&s->payload[dst & ~7U];
-		return pos + 8;
-	}
-	__u16 n = *(__u16 *)&s->payload[dst];
-	*(__u16 *)&s->sent[pos] = n;
-	if (n == CT_FETCH_FAILED || !n)
-		return pos + 2;
-	bpf_probe_read_kernel(&s->sent[(pos + 2) & PMASK], n & PMASK, &s->payload[(dst + CT_MEM_HDR) & PMASK]);
-	return pos + 2 + n;
 }
 
 /* Sends an event with the site's captured values.  Returns 1 if it could
@@ -559,26 +615,39 @@ __noinline int send_fetch(struct run *r)
 	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
 	s->e.reserved = 0;
-	__u32 len = 0;
-	int ok = run_fetch(h->ctx, s, f) == 0;
-	for (__u32 i = 0; ok && i < CT_MAX_OPS && i < f->nops; i++)
-		len = send_op(s, f, i, len);
-	len &= PMASK; /* no more than f->size, < CT_MAX_PAYLOAD */
+	/* Each op runs into S->payload, its fixed layout, and what it got
+	 * goes to S->sent at once, compacted as the file keeps it (later ops
+	 * read only the layout): one loop, no call for a register op */
+	s->len = 0;
+	for (__u32 i = 0; i < CT_MAX_OPS && i < f->nops; i++) {
+		const struct ct_fetch_op *op = &f->ops[i];
+		if (op->code == CT_OP_REG) { /* the most common op, without a call */
+			__u64 w = s->regs[op->reg & CT_REG_MASK] + (__s64)op->off;
+			__u32 pos = s->len & PMASK;
+			*payload_word(s, op->dst) = w;
+			put_u64(&s->sent[pos], w);
+			s->len = pos + 8;
+			continue;
+		}
+		if (fetch_op(s, f, i)) {
+			s->len = 0;
+			s->e.flags |= CT_EV_ARGS_DROPPED;
+			break;
+		}
+		send_op(s, f, i);
+	}
+	__u32 len = s->len & PMASK; /* no more than f->size, < CT_MAX_PAYLOAD */
 	s->e.len = len;
-	if (!ok)
-		s->e.flags |= CT_EV_ARGS_DROPPED;
-	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags()))
+	if (bpf_ringbuf_output(&events, &s->e, sizeof(struct ct_event) + len, wake_flags(sizeof(struct ct_event) + len)))
 		count_lost();
 	return 0;
 }
 
+/* An event without values: assembled in the run's scratch and copied, one
+ * helper call (a reserve and a submit are two). */
 static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts, __u64 key, __u16 flags)
 {
-	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost();
-		return;
-	}
+	struct ct_event *e = &run_of(h)->s.e;
 	e->loss_gen = h->loss_gen;
 	e->reserved = 0;
 	e->ts = ts;
@@ -589,7 +658,8 @@ static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts
 	e->site = site;
 	e->len = 0;
 	e->flags = flags;
-	bpf_ringbuf_submit(e, wake_flags());
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), wake_flags(sizeof(*e))))
+		count_lost();
 }
 
 /* The event of this hit itself (with its captured values, if any). */
@@ -619,10 +689,11 @@ static __always_inline struct lframe *top(struct gstate *st)
 /* Sends the held-back entries of recorded frames, outermost first, so that
  * the stream stays in call order (--min-duration).  A global function: the
  * verifier checks it once, not at every place that calls it. */
-__noinline int send_delayed_entries(const struct hit *h, struct gstate *st)
+__noinline int send_delayed_entries(struct run *r, struct gstate *st)
 {
-	if (!h || !st)
+	if (!r || !st)
 		return 0;
+	const struct hit *h = &r->h; /* (a run's: send_plain assembles in it) */
 	for (int i = 0; i < CT_LIM_FRAMES; i++) {
 		if (i >= st->depth)
 			break;
@@ -647,7 +718,7 @@ static __always_inline int frame_sent(const struct hit *h, struct gstate *st, st
 	if (f->flags & F_EMITTED)
 		return 1;
 	if (end - f->ts >= cfg.min_dur_ns) {
-		send_delayed_entries(h, st);
+		send_delayed_entries(run_of(h), st);
 		return (f->flags & F_EMITTED) != 0;
 	}
 	return 0;
@@ -990,23 +1061,24 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
 	__u32 loss_gen = read_loss_gen();
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	/* (plain loads from the task, where bpf_get_current_pid_tgid finds
+	 * them too: no helper call) */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
 	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	__u32 zero = 0;
 	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
 	if (nhits) /* (atomic, as count_lost's) */
 		__sync_fetch_and_add(nhits, 1);
-	struct run *r = bpf_task_storage_get(&runs, bpf_get_current_task_btf(), NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct run *r = bpf_task_storage_get(&runs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!r) {
 		count_lost(); /* no memory for the thread's first run */
 		return 0;
 	}
 	struct hit *h = &r->h;
-	h->ctx = ctx;
 	h->cookie = bpf_get_attach_cookie(ctx);
-	h->pid_tgid = pid_tgid;
+	h->pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
 	h->flags = 0;
 	h->loss_gen = loss_gen;
 	h->site = CT_COOKIE_SITE(h->cookie);
@@ -1061,6 +1133,11 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			h->flags |= CT_EV_WATCHED;
 		}
 	}
+
+	/* The registers for the site's fetch program (struct scratch), by
+	 * plain loads from the context (bpf_probe_read_kernel cost ~100 ns). */
+	if (CT_COOKIE_FETCH(h->cookie))
+		__builtin_memcpy(r->s.regs, ctx, sizeof(struct pt_regs));
 
 	__u32 gsrc = CT_COOKIE_GSRC(h->cookie);
 	__u32 bin = CT_COOKIE_BIN(h->cookie);

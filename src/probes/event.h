@@ -357,7 +357,7 @@ struct ct_fetch {
 
 /* Record-time settings written by user space before load (.rodata). */
 struct ct_config {
-	__u32 wake_bytes; /* force a wakeup once this much data is pending */
+	__u32 wake_bytes; /* a CPU forces a wakeup once it sent this much since its last one */
 	__u32 filter_pids;/* 1: only tgids present in the traced_pids map */
 	__u32 limits;     /* CT_LIM_* */
 	__u32 max_depth;

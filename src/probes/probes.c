@@ -162,7 +162,10 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		return NULL;
 	}
 	struct ct_config *cfg = (struct ct_config *)&p->skel->rodata->cfg;
-	cfg->wake_bytes = (uint32_t)(o->ringbuf_bytes / 4);
+	/* a quarter of the ring pending wakes the reader: each CPU wakes it
+	 * after its share of that (calltrace.bpf.c wake_flags) */
+	int ncpus = libbpf_num_possible_cpus();
+	cfg->wake_bytes = (uint32_t)(o->ringbuf_bytes / 4 / (ncpus > 0 ? (unsigned)ncpus : 1));
 	cfg->filter_pids = o->filter_pids;
 	cfg->limits = o->limits;
 	cfg->follow_ino = o->follow_ino;
