@@ -36,10 +36,14 @@ static const char *const returns_twice[] = {
 	"__getcontext", NULL,
 };
 
+/* NAME, or its PLT stub "NAME@plt" (when -F picks stubs) */
 static bool is_returns_twice(const char *name)
 {
+	size_t n = strlen(name);
+	if (n > 4 && !strcmp(name + n - 4, "@plt"))
+		n -= 4;
 	for (const char *const *r = returns_twice; *r; r++)
-		if (!strcmp(name, *r))
+		if (strlen(*r) == n && !strncmp(name, *r, n))
 			return true;
 	return false;
 }
@@ -164,9 +168,10 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	struct analysis *a = ctx;
 	const struct ct_func *g = a->cur;
 	size_t j1 = traced(a, r->target);
+	/* traced or not (a PLT stub can be: -F '*@plt') */
+	if (r->kind == CT_REF_CALL && g && map_get(&a->twice, r->target))
+		map_put(&a->twice_callers, g->entry, (void *)1);
 	if (!j1) {
-		if (r->kind == CT_REF_CALL && g && map_get(&a->twice, r->target))
-			map_put(&a->twice_callers, g->entry, (void *)1);
 		/* a -fPIC library calls its own exported functions through
 		 * its PLT: a direct call all the same where the return sites
 		 * of a call that ends in untraced code are planned (the

@@ -79,6 +79,11 @@ CASES = [
     # code running on into the next function, and a tail jump to the PLT
     ("c falls through", ["c_core", "falls", "4"], ["-F", "trick_falls", "-F", "trick_fallen", "-F", "plt_tail"], None),
     ("c tplongjmp", ["c_core", "tplongjmp"], [], None),
+    # the program's PLT stubs traced too (-F '*@plt'): _setjmp@plt is a
+    # traced returns-twice function, longjmp@plt never returns
+    ("c tplongjmp, PLT stubs", ["c_core", "tplongjmp"], ["-F", "*", "-F", "*@plt"], None),
+    ("c longjmp, PLT stubs", ["c_core", "longjmp"], ["-F", "*", "-F", "*@plt"], None),
+    ("c threads, PLT stubs", ["c_core", "threads"], ["-F", "*", "-F", "*@plt"], None),
     ("c signal", ["c_core", "signal"], [], None),
     ("c static glibc", ["c_vex_static", "xyz"], [], None),
     # built -pg -mfentry -mnop-mcount: entries at 5-byte nops, no trap
