@@ -1640,8 +1640,9 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 		for (size_t k = 0; pf->in_caller && k < pf->ncalls; k++) {
 			struct ct_callsite *cs = &pf->calls[k];
 			const struct ct_func *g = cs->caller;
+			/* (register ABI code only: the analysis takes X15 for zero) */
 			if (cs->how != CT_EXIT_STEPPED || !cs->walk.icall_at || cs->icall || cs->shared ||
-			    !(g->flags & CT_FN_GO) || g->end <= g->entry)
+			    !(g->flags & CT_FN_GO) || (g->flags & CT_FN_ABI0) || g->end <= g->entry)
 				continue;
 			const uint8_t *code = ct_elf_bytes_at(&a->t->elf, g->entry, g->end - g->entry);
 			uint64_t icall = cs->walk.icall_at;

@@ -267,7 +267,8 @@ struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t
  * function), if the code shows it: every store to that slot is the address
  * of one closure in the frame (or zero), and every store to that closure's
  * code word is one function's address (or zero), each right after its
- * `lea`, SP moved only by the prologue and epilogues.  0 if not shown. */
+ * `lea`, SP moved only by the prologue and epilogues.  0 if not shown.
+ * Register ABI code only: a store of X15 is taken for a zero. */
 uint64_t ct_go_deferred_closure(const uint8_t *code, size_t len, uint64_t entry, uint64_t from, uint64_t icall);
 
 /* A function whose entry the kernel single-steps (a Go leaf without a
