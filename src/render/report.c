@@ -315,8 +315,8 @@ void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 {
 	bool dur = f->returned != 0;
 	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64
-		      ",\"exited\":%" PRIu64 ",\"lost\":%" PRIu64,
-		   ct_func_calls(f), f->returned, f->unwound, f->unfinished, f->exited, f->lost);
+		      ",\"exited\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"unobserved\":%" PRIu64,
+		   ct_func_calls(f), f->returned, f->unwound, f->unfinished, f->exited, f->lost, f->unobserved);
 	json_u64_or_null(b, "total_ns", dur, f->total);
 	json_u64_or_null(b, "self_ns", dur, f->self);
 	json_u64_or_null(b, "avg_ns", dur, ct_func_avg(f));

@@ -32,7 +32,9 @@ def test_losses_mark_cut_calls_not_unwound():
     fib = next(f for f in json.loads(rep.stdout) if f["func"] == "main.fib")
     assert fib["unwound"] == 0 and fib["lost"] == sum(
         1 for c in calls if c["func"] == "main.fib" and c["status"] == "lost") > 0
-    assert fib["calls"] == fib["returned"] + fib["unfinished"] + fib["lost"]
+    # (a call of fib from a call site found while recording may end
+    # unobserved: its exit probe was not in yet, or its events were lost)
+    assert fib["calls"] == fib["returned"] + fib["unfinished"] + fib["lost"] + fib["unobserved"], fib
     txt = ct("report", out)
     assert re.search(r"^# \d+ lost calls", txt.stdout, re.M), txt.stdout[-600:]
     chrome = json.loads(ct("dump", "--chrome", out).stdout)
