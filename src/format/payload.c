@@ -1,6 +1,9 @@
 #include "format/payload.h"
 #include "target/types.h" /* enum ct_piece_kind */
 
+#include "util/util.h"
+
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +14,35 @@ void ct_site_fetch_free(struct ct_site_fetch *f)
 		free(f->vals[i].pieces);
 	}
 	free(f->vals);
-	memset(f, 0, sizeof(*f));
+	memset(f, 0, offsetof(struct ct_site_fetch, prog.ops)); /* F may end there (ct_site_fetch_keep) */
+}
+
+static size_t site_fetch_bytes(uint32_t nops)
+{
+	return offsetof(struct ct_site_fetch, prog.ops) + nops * sizeof(struct ct_fetch_op);
+}
+
+struct ct_site_fetch *ct_site_fetch_keep(const struct ct_site_fetch *f)
+{
+	struct ct_site_fetch *h = xmalloc(site_fetch_bytes(f->prog.nops));
+	memcpy(h, f, site_fetch_bytes(f->prog.nops));
+	return h;
+}
+
+void ct_site_fetch_set_prog(struct ct_site_fetch **slot, const struct ct_fetch *prog)
+{
+	struct ct_site_fetch *f = *slot;
+	if (!f)
+		f = xcalloc(1, site_fetch_bytes(prog->nops));
+	else
+		f = xrealloc(f, site_fetch_bytes(prog->nops));
+	ct_fetch_copy(&f->prog, prog);
+	*slot = f;
+}
+
+void ct_fetch_copy(struct ct_fetch *dst, const struct ct_fetch *src)
+{
+	memcpy(dst, src, offsetof(struct ct_fetch, ops) + src->nops * sizeof(src->ops[0]));
 }
 
 bool ct_piece_in_payload(int kind)

@@ -45,16 +45,28 @@ struct ct_val_desc {
 };
 
 struct ct_site_fetch {
-	struct ct_fetch prog;
 	struct ct_val_desc *vals;
 	uint32_t nvals;
 	bool truncated; /* the op or payload budget ran out: some memory not captured */
 	/* Planning only (not in the file): bit i set if op i copies bytes that
 	 * never change while the value lives (a Go string's). */
 	uint64_t immutable_ops;
+	/* Last: a copy on the heap (ct_site_fetch_keep) ends after its
+	 * program's ops, as a site uses a few of CT_MAX_OPS (the full
+	 * struct ct_fetch, ~800 bytes, per site was most of the plan's heap).
+	 * Such a copy is replaced, never assigned to as a whole; its program is
+	 * read by ct_fetch_copy. */
+	struct ct_fetch prog;
 };
 
+/* Frees F's values; its program reads as empty. */
 void ct_site_fetch_free(struct ct_site_fetch *f);
+/* A heap copy of F (taking its values) as long as its program's ops. */
+struct ct_site_fetch *ct_site_fetch_keep(const struct ct_site_fetch *f);
+/* *SLOT (NULL: a fetch without values) with its program replaced by PROG. */
+void ct_site_fetch_set_prog(struct ct_site_fetch **slot, const struct ct_fetch *prog);
+/* SRC's header and ops into DST (SRC may end after its ops). */
+void ct_fetch_copy(struct ct_fetch *dst, const struct ct_fetch *src);
 
 /* Where a value's bytes are in the payload, for the planner (which lays
  * out what a captured word points to) and every reader alike.  A register

@@ -80,9 +80,7 @@ static struct ct_site_fetch *finish(struct ct_site_fetch *f)
 		ct_site_fetch_free(f);
 		return NULL;
 	}
-	struct ct_site_fetch *h = xmalloc(sizeof(*h));
-	*h = *f;
-	return h;
+	return ct_site_fetch_keep(f);
 }
 
 /* Captures of one function: fills ENTRY (args) and RET (results). */
@@ -276,8 +274,7 @@ struct ct_site_fetch *ct_plan_args_fetch(struct ct_plan *p, const struct ct_args
 
 struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f)
 {
-	struct ct_site_fetch *c = xmalloc(sizeof(*c));
-	*c = *f;
+	struct ct_site_fetch *c = ct_site_fetch_keep(f);
 	c->vals = xcalloc(f->nvals ? f->nvals : 1, sizeof(*c->vals));
 	for (uint32_t i = 0; i < f->nvals; i++) {
 		c->vals[i] = f->vals[i];
@@ -286,13 +283,6 @@ struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f)
 		memcpy(c->vals[i].pieces, f->vals[i].pieces, f->vals[i].npieces * sizeof(*c->vals[i].pieces));
 	}
 	return c;
-}
-
-static struct ct_site_fetch *finish_copy(struct ct_site_fetch *f)
-{
-	struct ct_site_fetch *h = xmalloc(sizeof(*h));
-	*h = *f;
-	return h;
 }
 
 /* The results at a call's exit probe: read where the walk from the return
@@ -306,7 +296,7 @@ static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_
 	struct ct_callsite *cs = site->cs;
 	struct ct_site_fetch f;
 	if (cs->how == CT_EXIT_EMULATED && ct_fetch_relocate(ret, -8 - cs->sp_delta, &cs->walk, &f) == 0)
-		return finish_copy(&f);
+		return ct_site_fetch_keep(&f);
 	if (cs->walk.first_site && ct_fetch_relocate(ret, -8, NULL, &f) == 0) {
 		if (site->addr != cs->walk.first_site) {
 			int64_t off = ct_elf_vaddr_to_offset(&p->t->elf, cs->walk.first_site);
@@ -318,15 +308,15 @@ static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_
 				cs->sp_delta = 0;
 				cs->how = CT_EXIT_STEPPED;
 				*moved = true;
-				return finish_copy(&f);
+				return ct_site_fetch_keep(&f);
 			}
 			ct_site_fetch_free(&f);
 		} else {
-			return finish_copy(&f);
+			return ct_site_fetch_keep(&f);
 		}
 	}
 	/* nothing can read them: say so */
-	struct ct_site_fetch *u = xcalloc(1, sizeof(*u));
+	struct ct_site_fetch none = {0}, *u = ct_site_fetch_keep(&none);
 	u->vals = xcalloc(ret->nvals ? ret->nvals : 1, sizeof(*u->vals));
 	u->nvals = ret->nvals;
 	for (uint32_t i = 0; i < ret->nvals; i++) {
@@ -366,6 +356,16 @@ static void riders_of(const struct ct_plan *p, struct riders *rd)
 
 static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd);
 
+/* *SLOT (freed, if any) replaced by a heap copy of F (taking its values). */
+static void replace_fetch(struct ct_site_fetch **slot, const struct ct_site_fetch *f)
+{
+	if (*slot) {
+		ct_site_fetch_free(*slot);
+		free(*slot);
+	}
+	*slot = ct_site_fetch_keep(f);
+}
+
 /* F's values, none of them read (beyond the capture limits), in *OUT. */
 static void cut_values(const struct ct_site_fetch *f, struct ct_site_fetch *out)
 {
@@ -396,8 +396,7 @@ static void place_riders(struct ct_plan *p, const struct riders *rd, uint32_t k,
 		if (!f || ct_fetch_merge(acc, f, &a, &b))
 			continue; /* (it fit for K: the same program) */
 		ct_site_fetch_free(&a);
-		ct_site_fetch_free(f);
-		*f = b;
+		replace_fetch(&p->fetch[q - 1], &b);
 	}
 }
 
@@ -431,20 +430,16 @@ static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd)
 				if (!g)
 					continue;
 				cut_values(g, &c);
-				ct_site_fetch_free(g);
-				*g = c;
+				replace_fetch(&p->fetch[q - 1], &c);
 			}
 		}
-		ct_site_fetch_free(f);
-		*f = b;
+		replace_fetch(&p->fetch[chain[k]], &b);
 	}
 	for (size_t k = 0; k < n; k++) {
-		if (!p->fetch[chain[k]])
-			p->fetch[chain[k]] = xcalloc(1, sizeof(struct ct_site_fetch));
-		p->fetch[chain[k]]->prog = acc.prog;
+		ct_site_fetch_set_prog(&p->fetch[chain[k]], &acc.prog);
 		for (uint32_t q = rd->first ? rd->first[chain[k]] : 0; q; q = rd->next[q - 1])
 			if (p->fetch[q - 1])
-				p->fetch[q - 1]->prog = acc.prog;
+				ct_site_fetch_set_prog(&p->fetch[q - 1], &acc.prog);
 	}
 }
 
@@ -460,7 +455,7 @@ static bool capture_at_callee_entry(const struct ct_site_fetch *f, struct ct_sit
 	if (pr->guard_from < pr->guard_to && (pr->guard_lo < 0 || pr->guard_hi > INT16_MAX - 8))
 		return false;
 	*out = (struct ct_site_fetch){0};
-	out->prog = *pr;
+	ct_fetch_copy(&out->prog, pr);
 	if (pr->guard_from < pr->guard_to) {
 		out->prog.guard_lo = (int16_t)(pr->guard_lo + 8);
 		out->prog.guard_hi = (int16_t)(pr->guard_hi + 8);
@@ -518,11 +513,10 @@ bool ct_plan_site_runs_fetch(const struct ct_plan *p, size_t i)
  * values, if any, placed in it), as the roles of one probe do. */
 static void give_roles_program(struct ct_plan *p, uint32_t head, const struct ct_fetch *prog)
 {
-	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next) {
-		if (!p->fetch[k])
-			p->fetch[k] = xcalloc(1, sizeof(struct ct_site_fetch));
-		p->fetch[k]->prog = *prog;
-	}
+	struct ct_fetch whole; /* PROG may be a role's own, which a new program reallocates */
+	ct_fetch_copy(&whole, prog);
+	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next)
+		ct_site_fetch_set_prog(&p->fetch[k], &whole);
 }
 
 /* The roles at HEAD (their values over one shared program, placed first)
@@ -540,11 +534,7 @@ static bool merge_fetch_into_check(struct ct_plan *p, uint32_t head, uint32_t ch
 		return false; /* (too many ops for one program) */
 	give_roles_program(p, head, &a.prog); /* the same layout for theirs */
 	ct_site_fetch_free(&a);
-	if (p->fetch[call])
-		ct_site_fetch_free(p->fetch[call]);
-	else
-		p->fetch[call] = xcalloc(1, sizeof(struct ct_site_fetch));
-	*p->fetch[call] = b; /* the arguments, as the CHECK reads them, after */
+	replace_fetch(&p->fetch[call], &b); /* the arguments, as the CHECK reads them, after */
 	return true;
 }
 
@@ -691,7 +681,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 			case CT_SITE_CHECK: /* sends only for an unplanned call */
 				if (entry && pf->check_walk) { /* after the prologue (callers.c checked it) */
 					if (ct_fetch_relocate(entry, -pf->check_walk->sp_delta, pf->check_walk, &f) == 0)
-						p->fetch[s] = finish_copy(&f);
+						p->fetch[s] = ct_site_fetch_keep(&f);
 					break;
 				}
 				/* fall through */
@@ -705,7 +695,7 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 				break;
 			case CT_SITE_CALL: /* SP is 8 higher: the return address is not pushed yet */
 				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0)
-					p->fetch[s] = finish_copy(&f);
+					p->fetch[s] = ct_site_fetch_keep(&f);
 				break;
 			case CT_SITE_RETSITE:
 			case CT_SITE_TAILRES: /* the results of a tail call, as its caller's call's exit reads them */

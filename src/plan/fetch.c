@@ -425,7 +425,8 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 		      struct ct_site_fetch *out)
 {
 	memset(out, 0, sizeof(*out));
-	struct ct_fetch prog = in->prog;
+	struct ct_fetch prog;
+	ct_fetch_copy(&prog, &in->prog);
 	bool any_write = walk && (walk->stack_written || walk->mem_written);
 	/* Only the caller's own stack slots written on the way: what results
 	 * point to is still theirs unless it lies there, which the BPF side
@@ -515,7 +516,8 @@ int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b,
 	uint32_t shift = (a->prog.size + 7u) & ~7u;
 	if (a->prog.nops + b->prog.nops > CT_MAX_OPS || shift + b->prog.size > CT_MAX_PAYLOAD)
 		return ct_fail("two captures at one probe do not fit one fetch program");
-	struct ct_fetch prog = a->prog;
+	struct ct_fetch prog;
+	ct_fetch_copy(&prog, &a->prog);
 	if (a->prog.guard_from < a->prog.guard_to) /* its ops only, not b's (another call's entry) */
 		prog.guard_to = (uint8_t)(a->prog.guard_to < a->prog.nops ? a->prog.guard_to : a->prog.nops);
 	if (b->prog.guard_from < b->prog.guard_to) { /* two guards: one covering both */

@@ -134,8 +134,7 @@ static bool plan_one(struct ct_plan *p, uint32_t j, const struct ct_site_fetch *
 	CT_VEC_PUSH(p->sites, s);
 	map_put(&tk->at, site.addr, (void *)1);
 	p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
-	p->fetch[p->sites.n - 1] = xmalloc(sizeof(f));
-	*p->fetch[p->sites.n - 1] = f;
+	p->fetch[p->sites.n - 1] = ct_site_fetch_keep(&f);
 	p->funcs.v[j].spill_site = (uint32_t)(p->sites.n - 1);
 	return true;
 }

@@ -1,4 +1,5 @@
 #include "probes/probes.h"
+#include "format/payload.h" /* ct_fetch_copy */
 #include "util/util.h"
 
 #include <bpf/bpf.h>
@@ -335,10 +336,12 @@ int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k)
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
 {
 	if (site < p->nsites) {
-		p->fetch[site] = *f; /* no site of it is attached yet */
+		ct_fetch_copy(&p->fetch[site], f); /* no site of it is attached yet */
 		return 0;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch_later), &site, f, BPF_ANY))
+	struct ct_fetch whole = {0}; /* F may end after its ops (the plan's heap copies) */
+	ct_fetch_copy(&whole, f);
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fetch_later), &site, &whole, BPF_ANY))
 		return ct_fail("cannot load the argument plan of site %u: %s", site, strerror(errno));
 	return 0;
 }
