@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "calltrace.skel.h"
@@ -90,6 +91,13 @@ static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint6
  * which a kernel that knows the link refuses as not a file (EBADF) and any
  * other refuses before it looks at the path.  CALLTRACE_PERF_EVENTS=1 forces
  * the older path (so it can be tested on a new kernel). */
+/* uname's release ("6.18.44-..."), for messages. */
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+	return uname(&u) ? "an unknown kernel" : u.release;
+}
+
 static bool uprobe_multi_supported(void)
 {
 	const char *force = getenv("CALLTRACE_PERF_EVENTS");
@@ -218,7 +226,13 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		snprintf(p->stack_depth, sizeof(p->stack_depth), "%.*s", (int)strcspn(depth + 12, "\n"), depth + 12);
 	if (err) {
 		int e = -err;
-		if (e == EPERM || e == EACCES)
+		if (e == EACCES && geteuid() == 0)
+			/* root, refused: the verifier rejected the program (it
+			 * says EACCES), which no privilege changes */
+			ct_fail("the kernel's BPF verifier rejected calltrace's probe program (%s): a calltrace bug or a "
+				"kernel it does not support (this is %s); please report it",
+				strerror(e), kernel_release());
+		else if (e == EPERM || e == EACCES)
 			ct_fail("loading BPF programs was refused (%s): run calltrace as root (it needs CAP_BPF and CAP_PERFMON)",
 				strerror(e));
 		else
