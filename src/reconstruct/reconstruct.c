@@ -252,8 +252,11 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		const struct ct_rec_event *ev)
 {
 	struct frame *f = &s->f.v[--s->f.n];
-	if (status == CT_CALL_UNWOUND && f->losses != r->losses)
-		status = CT_CALL_LOST; /* not a panic or longjmp we can vouch for */
+	/* entered before events were lost: not a panic or longjmp we can
+	 * vouch for, nor that the process ended inside it (it may have
+	 * returned among the lost events) */
+	if ((status == CT_CALL_UNWOUND || status == CT_CALL_EXITED) && f->losses != r->losses)
+		status = CT_CALL_LOST;
 	if (status == CT_CALL_UNWOUND && f->tailpos) {
 		/* a call in tail position ends with the call whose exit closes
 		 * it: if that one began before a loss, the caller between them
