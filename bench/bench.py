@@ -34,7 +34,8 @@ of probe sites) and bench/fibpar (fib on several goroutines: the highest
 event rate and big traces):
 
   start-up and shut-down of >= 10,000 sites, from `record -v`'s phases;
-  http_overhead_per_request_us with -F 'net/http.*' (and _ret: --exit=ret);
+  http_overhead_per_request_us with -F 'net/http.*' (and _ret: --exit=ret; http_ret_over_auto:
+  their ratio within rounds, wall);
   events_per_s_max, the highest event rate recorded without loss;
   replay/report throughput and peak memory on a trace of >= 5 M events
   (recorded once and cached in build/bench/, keyed by the calltrace binary
@@ -832,10 +833,10 @@ def exits_goals(res, http):
              "--no-args: %.0f ns/call <= %.0f (--exit=ret: %.0f)%s" % (
                  auto, GOAL_C_FIB_NS, c["pc"]["ret"][1], kernel_limit(c, trap)))
     if http and http.get("over_ret"):
-        ratio = http["over_ret"] / http["over"] if http["over"] > 0 else float("inf")
-        goal("http_auto_vs_ret", ratio >= GOAL_HTTP_RATIO,
+        goal("http_auto_vs_ret", http["ratio"] >= GOAL_HTTP_RATIO,
              "-F 'net/http.*': %.0f us of overhead per request with --exit=auto vs %.0f with "
-             "--exit=ret: %.1fx lower (>= %.0f)" % (http["over"], http["over_ret"], ratio, GOAL_HTTP_RATIO))
+             "--exit=ret (medians): %.2fx lower within rounds, wall (>= %.0f; %s)" % (
+                 http["over"], http["over_ret"], http["ratio"], GOAL_HTTP_RATIO, http["spread"]))
 
 
 # ---------------------------------------------------------------- scale (issues 5 and 6)
@@ -1079,48 +1080,78 @@ def scale_startup(tmp, quick):
 
 
 def scale_http(tmp, quick):
-    """Per-request overhead of tracing net/http.* in the http workload."""
+    """Per-request overhead of tracing net/http.* in the http workload,
+    --exit=auto (the default) and --exit=ret (issue 10).
+
+    Each round runs the untraced workload, auto and ret back to back, order
+    alternating, and yields its own ratio ret/auto of overheads over that
+    round's untraced run: the three saw the same machine, which a ratio of
+    medians taken over different rounds does not ensure (three runs of one
+    build minutes apart gave 2.4x-3.7x that way).  The median of the
+    per-round ratios is judged, their quartiles and range printed (single
+    rounds under load range 2x-7x; the median of 15 moved by 0.2 between
+    runs).  Wall time is judged: it is what the goal names and what a user
+    of the traced server waits.  Process CPU leaves out the time the program
+    waits -- for a CPU the tracer or anyone else holds, for wake-ups -- and
+    gave auto the larger ratio in every run we made (3.3-3.7x against
+    3.2-3.4x wall), so judging it would flatter; it is printed next to it,
+    steadier per round, for when the load is above the CPU count."""
     nreq, warm = 200, 20
+    rounds = 7 if quick else 15  # ~2.5 s a round on an idle 2-CPU VM
     opts = ["-F", "net/http.*"]
     datafile = os.path.join(tmp, "http.data")
-    base, traced, traced_ret, lost = [], [], [], 0
-    share = None
-    for r in range(1 if quick else 3):
-        # Interleaved, order alternating, as in the per-call rounds; the
-        # default (--exit=auto) and --exit=ret (issue 10).
+    runs = {"base": [], "auto": [], "ret": []}
+    lost, share, events, loads = 0, None, 0, []
+    for r in range(rounds):
         order = ("base", "auto", "ret")
         for t in (order if r % 2 == 0 else order[::-1]):
+            if t == "base":
+                runs[t].append(kv_of(sh(HTTP, str(nreq), str(warm))))
+                continue
+            w = record(opts + ["--exit=" + t], [HTTP, str(nreq), str(warm)], datafile)
+            runs[t].append(kv_of(w.out))
             if t == "auto":
-                w = record(opts, [HTTP, str(nreq), str(warm)], datafile)
-                traced.append(kv_of(w.out))
                 inf = info(datafile)
                 lost += int(inf.get("lost", 0))
-                events = int(inf.get("events", 0))
                 if share is None:
+                    events = int(inf.get("events", 0))
                     share = calls_line(datafile)
-            elif t == "ret":
-                w = record(opts + ["--exit=ret"], [HTTP, str(nreq), str(warm)], datafile)
-                traced_ret.append(kv_of(w.out))
-            else:
-                base.append(kv_of(sh(HTTP, str(nreq), str(warm))))
+        loads.append(os.getloadavg()[0])
     # What the requests themselves cost in events: a run without timed
     # requests records server start-up and the warm-up only.
     record(opts, [HTTP, "0", str(warm)], datafile)
     ev_req = (events - int(info(datafile).get("events", 0))) / nreq
-    per_req = lambda runs, k: median([x[k] / x["requests"] for x in runs])
-    over_wall = (per_req(traced, "ns") - per_req(base, "ns")) / 1e3
-    over_cpu = (per_req(traced, "cpu_ns") - per_req(base, "cpu_ns")) / 1e3
-    print("http_untraced_per_request_us=%.1f" % (per_req(base, "ns") / 1e3))
-    print("http_overhead_per_request_us=%.0f (-F 'net/http.*', %d sequential requests, "
-          "median of %d rounds; process CPU: %.0f)" % (over_wall, nreq, len(traced), over_cpu))
+
+    def over(t, i, k):
+        """Overhead us per request of run i of t over round i's untraced run."""
+        x, b = runs[t][i], runs["base"][i]
+        return (x[k] / x["requests"] - b[k] / b["requests"]) / 1e3
+
+    def ratios(k):
+        return sorted(over("ret", i, k) / over("auto", i, k) if over("auto", i, k) > 0 else float("inf")
+                      for i in range(rounds))
+
+    def spread(xs):
+        q = statistics.quantiles(xs, n=4)
+        return "quartiles %.2f-%.2f, range %.2f-%.2f" % (q[0], q[2], xs[0], xs[-1])
+
+    med = lambda t, k: median([over(t, i, k) for i in range(rounds)])
+    wall, cpu = ratios("ns"), ratios("cpu_ns")
+    print("http_untraced_per_request_us=%.1f" % median([x["ns"] / x["requests"] / 1e3 for x in runs["base"]]))
+    print("http_overhead_per_request_us=%.0f (-F 'net/http.*', %d sequential requests, wall over the "
+          "untraced run of the same round, median of %d rounds; process CPU: %.0f)" % (
+              med("auto", "ns"), nreq, rounds, med("auto", "cpu_ns")))
     print("http_events_per_request=%.0f (%.1f us of overhead per event; lost=%d)" % (
-        ev_req, over_wall / ev_req if ev_req else 0, lost))
-    over_ret = (per_req(traced_ret, "ns") - per_req(base, "ns")) / 1e3
+        ev_req, med("auto", "ns") / ev_req if ev_req else 0, lost))
     print("http_overhead_per_request_us_ret=%.0f (the same with --exit=ret; process CPU: %.0f)" % (
-        over_ret, (per_req(traced_ret, "cpu_ns") - per_req(base, "cpu_ns")) / 1e3))
+        med("ret", "ns"), med("ret", "cpu_ns")))
+    print("http_ret_over_auto=%.2f (wall, ratio within each of %d rounds, median; %s; process CPU: "
+          "%.2f, %s; load average %.1f-%.1f)" % (
+              median(wall), rounds, spread(wall), median(cpu), spread(cpu), min(loads), max(loads)))
     if share:
         print("exits_not_at_ret[http]=%s" % share_text(share))
-    return {"over": over_wall, "ev_req": ev_req, "over_ret": over_ret}
+    return {"over": med("auto", "ns"), "ev_req": ev_req, "over_ret": med("ret", "ns"),
+            "ratio": median(wall), "spread": spread(wall)}
 
 
 def fibpar_env(nproc):
