@@ -132,10 +132,11 @@ static struct ct_ijump *indirect_jumps(const struct ct_target *t, const struct c
 	return j;
 }
 
-/* "caller+48 0x482ed0" */
-static void where(const struct ct_target *t, uint64_t addr, char *out, size_t n)
+/* "caller+48 0x482ed0": in CALLER if it holds ADDR (a function without a
+ * symbol has a name only there: callers.c), else in T's function there */
+static void where(const struct ct_target *t, const struct ct_func *caller, uint64_t addr, char *out, size_t n)
 {
-	const struct ct_func *f = ct_target_func_at(t, addr);
+	const struct ct_func *f = caller && addr >= caller->entry && addr < caller->end ? caller : ct_target_func_at(t, addr);
 	if (f)
 		snprintf(out, n, "%s+%llu 0x%llx", ct_names_show(&f->dm, f->name), (unsigned long long)(addr - f->entry),
 			 (unsigned long long)addr);
@@ -320,7 +321,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		const struct ct_callsite *cs = &f->calls[k];
 		const char *role = cs->icall ? "via" : role_of;
 		char at[160], ex[160], text[128];
-		where(p->t, cs->at, at, sizeof(at));
+		where(p->t, cs->caller, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
 			printf("      %-7s %-40s -> ends with %s (tail position%s)\n", role, at,
 			       ct_names_show(&cs->caller->dm, cs->caller->name),
@@ -330,7 +331,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 						    : "");
 			continue;
 		}
-		where(p->t, cs->exit, ex, sizeof(ex));
+		where(p->t, cs->caller, cs->exit, ex, sizeof(ex));
 		/* (or in the deferred closure the call after it calls) */
 		bool elsewhere = cs->exit < cs->caller->entry || cs->exit >= cs->caller->end;
 		const struct ct_func *in = elsewhere ? ct_target_func_at(p->t, cs->exit) : cs->caller;

@@ -22,6 +22,7 @@
  * stacks).  See docs/RECONSTRUCTION.md for the reconstruction rules. */
 #include "plan/plan.h"
 #include "plan/plt.h"
+#include "target/fde.h"
 #include "target/goruntime.h"
 #include "util/util.h"
 
@@ -89,6 +90,10 @@ static void calls_of(struct callee *c)
 	CT_VEC_FREE(c->refs);
 }
 
+struct part_edge {
+	uint64_t from, to;
+};
+
 struct analysis {
 	const struct ct_target *t;
 	struct ct_plan *p;
@@ -101,7 +106,17 @@ struct analysis {
 	/* code outside every known function (a stripped library's static
 	 * functions): the gap scanned, its calls' caller for return sites */
 	struct ct_func gap_code;
-	const struct ct_func *gap; /* its copy in p->gap_callers once a call there counts */
+	/* a function in a gap that only .eh_frame knows (a stripped program's
+	 * own): scanned as a named one is (a->cur), its FDE its bounds */
+	struct ct_func fde_fn;
+	char fde_name[24];
+	const struct ct_func *gap; /* the one scanned, copied to p->gap_callers once a call there counts */
+	struct ct_fde *fdes; /* .eh_frame's, by start */
+	size_t nfdes;
+	/* direct jumps between two functions but to no function's entry: a
+	 * function split in parts (GCC's `f.cold`, which has an FDE of its own
+	 * and no symbol with a size), each edge the entries of the two */
+	CT_VEC(struct part_edge) part_edges;
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
 	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
 	/* Go: the wrapper closures the compiler made for `go` and `defer`
@@ -150,23 +165,54 @@ static size_t traced(struct analysis *a, uint64_t addr)
 	return (size_t)(uintptr_t)map_get(&a->by_entry, addr);
 }
 
-/* The gap being scanned as the caller of a call from there (its code is
- * what the exit walk reads), kept by the plan as its call sites are. */
-static const struct ct_func *gap_caller(struct analysis *a)
+/* The code being scanned as the caller of a call from there (its code is
+ * what the exit walk reads), kept as long as the plan's call sites are: a
+ * named function as it is; a gap, or a function only .eh_frame knows,
+ * copied to the plan once a call there counts. */
+static const struct ct_func *caller_kept(struct analysis *a)
 {
+	const struct ct_func *now = a->cur ? a->cur : &a->gap_code;
+	if (now != &a->gap_code && now != &a->fde_fn)
+		return now;
 	if (!a->gap) {
-		struct ct_func *f = xcalloc(1, sizeof(*f));
-		*f = a->gap_code;
+		size_t len = strlen(now->name) + 1;
+		struct ct_func *f = xcalloc(1, sizeof(*f) + len);
+		*f = *now;
+		f->name = memcpy(f + 1, now->name, len);
 		CT_VEC_PUSH(a->p->gap_callers, f);
 		a->gap = f;
 	}
 	return a->gap;
 }
 
+/* The entry of the function ADDR is in: a named one, else one only
+ * .eh_frame knows (its FDE's start); 0 if none. */
+static uint64_t part_at(const struct analysis *a, uint64_t addr)
+{
+	const struct ct_func *f = ct_target_func_at(a->t, addr);
+	if (f)
+		return f->entry;
+	size_t lo = 0, hi = a->nfdes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->fdes[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < a->fdes[lo - 1].end ? a->fdes[lo - 1].start : 0;
+}
+
 static void on_ref(void *ctx, const struct ct_code_ref *r)
 {
 	struct analysis *a = ctx;
 	const struct ct_func *g = a->cur;
+	if (r->kind == CT_REF_JUMP && g && (r->target < g->entry || r->target >= g->end)) {
+		const struct ct_func *f = ct_target_func_at(a->t, r->target);
+		uint64_t to = f && f->entry == r->target ? 0 : part_at(a, r->target); /* (not a tail call) */
+		if (to && to != g->entry)
+			CT_VEC_PUSH(a->part_edges, ((struct part_edge){g->entry, to}));
+	}
 	size_t j1 = traced(a, r->target);
 	/* traced or not (a PLT stub can be: -F '*@plt') */
 	if (r->kind == CT_REF_CALL && g && map_get(&a->twice, r->target))
@@ -184,7 +230,7 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 			keep_ret(a, j1 - 1, "called from code outside any known function (at 0x%llx)",
 				 (unsigned long long)r->at);
 		if (j1)
-			CT_VEC_PUSH(a->c[j1 - 1].refs, ((struct call_ref){r->at, r->at + r->len, g ? g : gap_caller(a)}));
+			CT_VEC_PUSH(a->c[j1 - 1].refs, ((struct call_ref){r->at, r->at + r->len, caller_kept(a)}));
 		return;
 	}
 	size_t j = j1 - 1;
@@ -193,7 +239,7 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 		/* its RETs see the calls from there; where its call may end in
 		 * untraced code, their return sites too */
 		if (r->kind == CT_REF_CALL && r->plain && a->gap_code.end)
-			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, gap_caller(a)}));
+			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, caller_kept(a)}));
 		return;
 	}
 	switch (r->kind) {
@@ -204,7 +250,7 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 		else if (g->flags & CT_FN_NOPROBE)
 			keep_ret(a, j, "called from %s, which is never probed", ct_names_show(&g->dm, g->name));
 		else
-			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, g}));
+			CT_VEC_PUSH(a->c[j].refs, ((struct call_ref){r->at, r->at + r->len, caller_kept(a)}));
 		break;
 	case CT_REF_JUMP:
 		if (r->target != g->entry) /* not its own restart jump */
@@ -266,6 +312,9 @@ static void keep_ref(void *ctx, const struct ct_code_ref *r)
 	if (!keep && r->kind == CT_REF_CALL) {
 		const struct ct_func *f = ct_target_func_at(cs->t, r->target);
 		keep = !f || f->entry != r->target || map_get(&cs->twice, r->target);
+	} else if (!keep && r->kind == CT_REF_JUMP && (r->target < cs->cur->entry || r->target >= cs->cur->end)) {
+		const struct ct_func *f = ct_target_func_at(cs->t, r->target); /* into another part of it (on_ref) */
+		keep = !f || f->entry != r->target;
 	}
 	if (keep)
 		CT_VEC_PUSH(cs->refs, ((struct found_ref){*r, cs->cur}));
@@ -351,6 +400,60 @@ static void find_plt_stubs(struct analysis *a)
 	free(v);
 }
 
+/* [AT, END) of code no symbol covers (its section's bytes CODE, at address
+ * BASE) scanned as code outside any known function, or as FN (a->cur) when
+ * it is one. */
+static void scan_code(struct analysis *a, const uint8_t *code, uint64_t base, uint64_t at, uint64_t end,
+		      const struct ct_func *fn)
+{
+	a->cur = fn;
+	a->gap_code = (struct ct_func){.name = "code outside any known function", .entry = at, .end = end, .args = -1};
+	a->gap = NULL;
+	ct_scan_refs(code + (at - base), end - at, at, on_ref, a);
+	a->cur = NULL;
+	a->gap_code.end = 0;
+	a->gap = NULL;
+}
+
+/* A gap between known functions, [AT, END): in it, the functions whose
+ * bounds .eh_frame gives (a stripped program's own: an FDE per function,
+ * as the compiler emits them) are scanned as functions, their calls
+ * planned as a named function's are; the rest -- no FDE (hand-written
+ * code, crt's), one running past the gap or into the next one -- is code
+ * outside any known function. */
+static void scan_gap(struct analysis *a, const uint8_t *code, uint64_t base, uint64_t at, uint64_t end)
+{
+	/* (C only: a Go binary's gaps are its C code, which calls Go code
+	 * through the runtime's assembly) */
+	size_t nfdes = a->t->lang == CT_LANG_C ? a->nfdes : 0, lo = 0, hi = nfdes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->fdes[mid].start < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; at < end; i++) {
+		while (i < nfdes && a->fdes[i].start < at)
+			i++; /* (overlapping ones: inside code scanned already) */
+		uint64_t s = i < nfdes && a->fdes[i].start < end ? a->fdes[i].start : end;
+		uint64_t e = s < end ? a->fdes[i].end : end;
+		bool alone = e <= end && (i + 1 >= nfdes || a->fdes[i + 1].start >= e);
+		if (s > at)
+			scan_code(a, code, base, at, s, NULL);
+		if (s == end)
+			break;
+		if (!alone) {
+			scan_code(a, code, base, s, e < end ? e : end, NULL);
+		} else {
+			snprintf(a->fde_name, sizeof(a->fde_name), "sub_%llx", (unsigned long long)s);
+			a->fde_fn = (struct ct_func){.name = a->fde_name, .entry = s, .end = e, .args = -1};
+			scan_code(a, code, base, s, e, &a->fde_fn);
+		}
+		at = e < end ? e : end;
+	}
+}
+
 /* Executable code outside every known function but the PLT: .init, gaps
  * (the static functions of a binary whose symbols are only its dynamic
  * ones). */
@@ -381,13 +484,7 @@ static void scan_other_code(struct analysis *a)
 			/* the next function's entry (sorted by entry) */
 			size_t lo = ct_target_funcs_upto(t, at);
 			uint64_t next = lo < t->nfuncs && t->funcs[lo].entry < end ? t->funcs[lo].entry : end;
-			a->cur = NULL;
-			a->gap_code = (struct ct_func){.name = "code outside any known function", .entry = at, .end = next,
-						       .args = -1};
-			a->gap = NULL;
-			ct_scan_refs(base + (at - sh.sh_addr), next - at, at, on_ref, a);
-			a->gap_code.end = 0;
-			a->gap = NULL;
+			scan_gap(a, base, sh.sh_addr, at, next);
 			at = next;
 		}
 	}
@@ -529,175 +626,40 @@ static void scan_dynamic(struct analysis *a)
 	}
 }
 
-/* ---- C++ exceptions: functions with landing pads ----
- * An exception caught (or cleaned up) in a caller resumes it at a landing
- * pad with the callee's frame gone: if a return site lay on that path, the
- * callee would look returned.  So calls made from functions that have a
- * language-specific data area (their FDE in .eh_frame names an LSDA) keep
- * RET probes.  The FDEs are read here: CIE augmentation "zPLR", pointer
- * encodings of the DWARF EH format. */
-
-struct eh_rd {
-	const uint8_t *p, *end;
-	uint64_t base; /* address of the section start */
-	const uint8_t *start;
-	bool bad;
-};
-
-static uint64_t eh_uleb(struct eh_rd *r)
-{
-	uint64_t v = 0;
-	for (int sh = 0; r->p < r->end && sh < 64; sh += 7) {
-		uint8_t b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << sh;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return v;
-}
-
-static int64_t eh_sleb(struct eh_rd *r)
-{
-	int64_t v = 0;
-	int sh = 0;
-	uint8_t b = 0x80;
-	while (r->p < r->end && (b & 0x80) && sh < 64) {
-		b = *r->p++;
-		v |= (int64_t)(b & 0x7f) << sh;
-		sh += 7;
-	}
-	if (sh < 64 && (b & 0x40))
-		v |= -((int64_t)1 << sh);
-	return v;
-}
-
-static uint64_t eh_fixed(struct eh_rd *r, size_t n)
-{
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	uint64_t v = 0;
-	memcpy(&v, r->p, n);
-	r->p += n;
-	return v;
-}
-
-/* One pointer in encoding ENC (DW_EH_PE_*); APPLY false: the value alone
- * (an FDE's range). */
-static uint64_t eh_ptr(struct eh_rd *r, uint8_t enc, bool apply)
-{
-	if (enc == 0xff)
-		return 0;
-	uint64_t at = r->base + (uint64_t)(r->p - r->start), v;
-	switch (enc & 0x0f) {
-	case 0x00: v = eh_fixed(r, 8); break;
-	case 0x01: v = eh_uleb(r); break;
-	case 0x02: v = eh_fixed(r, 2); break;
-	case 0x03: v = eh_fixed(r, 4); break;
-	case 0x04: v = eh_fixed(r, 8); break;
-	case 0x09: v = (uint64_t)eh_sleb(r); break;
-	case 0x0a: v = (uint64_t)(int64_t)(int16_t)eh_fixed(r, 2); break;
-	case 0x0b: v = (uint64_t)(int64_t)(int32_t)eh_fixed(r, 4); break;
-	case 0x0c: v = eh_fixed(r, 8); break;
-	default: r->bad = true; return 0;
-	}
-	if (apply && (enc & 0x70) == 0x10)
-		v += at;
-	return v;
-}
-
-struct cie_info {
-	uint8_t fde_enc, lsda_enc;
-	bool aug_z, has_lsda;
-};
-
-static bool read_cie(const uint8_t *p, const uint8_t *end, struct eh_rd proto, struct cie_info *ci)
-{
-	struct eh_rd r = proto;
-	r.p = p;
-	r.end = end;
-	memset(ci, 0, sizeof(*ci));
-	ci->lsda_enc = 0xff;
-	uint8_t version = (uint8_t)eh_fixed(&r, 1);
-	const char *aug = (const char *)r.p;
-	size_t alen = strnlen(aug, (size_t)(r.end - r.p));
-	r.p += alen + 1;
-	if (r.p > r.end || strstr(aug, "eh"))
-		return false;
-	eh_uleb(&r);
-	eh_sleb(&r);
-	if (version == 1)
-		eh_fixed(&r, 1);
-	else
-		eh_uleb(&r);
-	if (aug[0] != 'z')
-		return !r.bad;
-	ci->aug_z = true;
-	eh_uleb(&r); /* augmentation data length */
-	for (size_t i = 1; i < alen && !r.bad; i++) {
-		switch (aug[i]) {
-		case 'L':
-			ci->lsda_enc = (uint8_t)eh_fixed(&r, 1);
-			ci->has_lsda = true;
-			break;
-		case 'P': {
-			uint8_t enc = (uint8_t)eh_fixed(&r, 1);
-			eh_ptr(&r, enc, true);
-			break;
-		}
-		case 'R':
-			ci->fde_enc = (uint8_t)eh_fixed(&r, 1);
-			break;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return false;
-		}
-	}
-	return !r.bad;
-}
-
-/* Marks the functions whose FDE names an LSDA (map: entry -> 1). */
+/* C++ exceptions: an exception caught (or cleaned up) in a caller resumes
+ * it at a landing pad with the callee's frame gone: if a return site lay on
+ * that path, the callee would look returned.  So calls made from functions
+ * that have a language-specific data area (their FDE in .eh_frame names an
+ * LSDA) keep RET probes.  Marks them (map: entry -> 1): the function an FDE
+ * starts in, and the FDE's own start (a function only .eh_frame knows). */
 static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
 {
-	const struct ct_target *t = a->t;
-	GElf_Shdr sh;
-	const uint8_t *data;
-	if (!ct_elf_section(&t->elf, ".eh_frame", &sh, &data) || !data)
-		return;
-	struct eh_rd r = {data, data + sh.sh_size, sh.sh_addr, data, false};
-	while (r.p + 4 <= r.end) {
-		uint64_t len = eh_fixed(&r, 4);
-		if (len == 0)
-			break;
-		if (len == 0xffffffff)
-			len = eh_fixed(&r, 8);
-		const uint8_t *body = r.p, *next = body + len;
-		if (len > (uint64_t)(r.end - body))
-			break;
-		uint32_t id = (uint32_t)eh_fixed(&r, 4);
-		if (id != 0) { /* an FDE: id is the distance back to its CIE */
-			const uint8_t *cie = body - id;
-			struct cie_info ci;
-			/* past the CIE's length and id fields */
-			if (cie >= data && cie + 8 < r.end && read_cie(cie + 8, r.end, r, &ci) && ci.has_lsda) {
-				struct eh_rd f = r;
-				f.end = next;
-				uint64_t pc = eh_ptr(&f, ci.fde_enc, true);
-				eh_ptr(&f, ci.fde_enc & 0x0f, false);
-				if (ci.aug_z)
-					eh_uleb(&f);
-				uint64_t lsda = eh_ptr(&f, ci.lsda_enc, true);
-				const struct ct_func *fn = ct_target_func_at(t, pc);
-				if (!f.bad && lsda && fn)
-					map_put(with_lsda, fn->entry, (void *)1);
+	for (size_t i = 0; i < a->nfdes; i++) {
+		if (!a->fdes[i].lsda)
+			continue;
+		const struct ct_func *fn = ct_target_func_at(a->t, a->fdes[i].start);
+		if (fn)
+			map_put(with_lsda, fn->entry, (void *)1);
+		map_put(with_lsda, a->fdes[i].start, (void *)1);
+	}
+}
+
+/* A function split in parts calls setjmp if any part does: a longjmp
+ * resumes it in the part after that call, and from there any part may be
+ * reached (GCC moves a function's unlikely blocks to `f.cold`, a function
+ * of its own for the plan: no symbol, an FDE). */
+static void twice_in_parts(struct analysis *a)
+{
+	for (bool more = a->twice_callers.n > 0; more;) {
+		more = false;
+		for (size_t i = 0; i < a->part_edges.n; i++) {
+			uint64_t x = a->part_edges.v[i].from, y = a->part_edges.v[i].to;
+			bool in_x = map_get(&a->twice_callers, x) != NULL, in_y = map_get(&a->twice_callers, y) != NULL;
+			if (in_x != in_y) {
+				map_put(&a->twice_callers, in_x ? y : x, (void *)1);
+				more = true;
 			}
 		}
-		r.p = next;
 	}
 }
 
@@ -1737,6 +1699,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	scan_dynamic(&a);
 	find_plt_stubs(&a);
 	resolve_plt(&a);
+	a.nfdes = ct_fdes(&t->elf, &a.fdes);
 	scan_other_code(&a); /* its calls through the PLT are known now */
 	bool *await = t->gccgo ? NULL : untraced_tails(&a, found);
 	if (!from_callers && !await)
@@ -1749,6 +1712,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		find_runtime_calls(&a);
 	struct ct_map with_lsda = {0};
 	scan_landing_pads(&a, &with_lsda);
+	twice_in_parts(&a);
 
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
@@ -1869,6 +1833,8 @@ out:
 	map_free(&a.plt_stubs);
 	CT_VEC_FREE(a.runtime_calls);
 	free(a.argless);
+	free(a.fdes);
+	CT_VEC_FREE(a.part_edges);
 	MAP_FOREACH(&a.methods, i) free(a.methods.vals[i]);
 	map_free(&a.methods);
 }

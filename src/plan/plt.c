@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plan/sites.h"
+#include "target/fde.h"
 #include "util/util.h"
 
 static int cmp_stub(const void *x, const void *y)
@@ -102,57 +103,6 @@ size_t ct_plt_stubs(const struct ct_elf *e, struct ct_plt_stub **out)
 	return ss.out.n;
 }
 
-/* A pointer in .eh_frame_hdr's encoding ENC at P (only what x86-64 linkers
- * write: absolute, relative to itself or to the header -- B, at address
- * HDR --, 4 or 8 bytes). */
-static bool eh_ptr(const uint8_t **p, const uint8_t *b, const uint8_t *end, uint8_t enc, uint64_t hdr, uint64_t *out)
-{
-	int64_t v;
-	uint64_t here = hdr + (uint64_t)(*p - b);
-	switch (enc & 0x0f) {
-	case 0x0b: { /* sdata4 */
-		int32_t x;
-		if (end - *p < 4)
-			return false;
-		memcpy(&x, *p, 4);
-		*p += 4;
-		v = x;
-		break;
-	}
-	case 0x03: { /* udata4 */
-		uint32_t x;
-		if (end - *p < 4)
-			return false;
-		memcpy(&x, *p, 4);
-		*p += 4;
-		v = x;
-		break;
-	}
-	case 0x04:
-	case 0x0c: /* (s/u)data8 */
-		if (end - *p < 8)
-			return false;
-		memcpy(&v, *p, 8);
-		*p += 8;
-		break;
-	default:
-		return false;
-	}
-	switch (enc & 0x70) {
-	case 0x00:
-		*out = (uint64_t)v;
-		return true;
-	case 0x10: /* pcrel */
-		*out = here + (uint64_t)v;
-		return true;
-	case 0x30: /* datarel: from the header's start */
-		*out = hdr + (uint64_t)v;
-		return true;
-	default:
-		return false;
-	}
-}
-
 size_t ct_fde_starts(const struct ct_elf *e, uint64_t **out)
 {
 	GElf_Shdr sh;
@@ -163,17 +113,19 @@ size_t ct_fde_starts(const struct ct_elf *e, uint64_t **out)
 	const uint8_t *p = b + 4, *end = b + sh.sh_size;
 	uint8_t ptr_enc = b[1], count_enc = b[2], table_enc = b[3];
 	uint64_t ignored, count;
-	if (table_enc == 0xff || !eh_ptr(&p, b, end, ptr_enc, sh.sh_addr, &ignored) ||
-	    !eh_ptr(&p, b, end, count_enc, sh.sh_addr, &count) || count > (uint64_t)(end - p) / 8)
+#define HDR_PTR(enc, out) ct_eh_pointer(&p, end, enc, sh.sh_addr + (uint64_t)(p - b), sh.sh_addr, true, out)
+	if (table_enc == 0xff || !HDR_PTR(ptr_enc, &ignored) || !HDR_PTR(count_enc, &count) ||
+	    count > (uint64_t)(end - p) / 8)
 		return 0;
 	uint64_t *v = xcalloc(count ? count : 1, sizeof(*v));
 	size_t n = 0;
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t start, fde;
-		if (!eh_ptr(&p, b, end, table_enc, sh.sh_addr, &start) || !eh_ptr(&p, b, end, table_enc, sh.sh_addr, &fde))
+		if (!HDR_PTR(table_enc, &start) || !HDR_PTR(table_enc, &fde))
 			break;
 		v[n++] = start;
 	}
+#undef HDR_PTR
 	qsort(v, n, sizeof(*v), cmp_u64);
 	*out = v;
 	return n;

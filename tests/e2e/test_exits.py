@@ -79,6 +79,8 @@ CASES = [
     # code running on into the next function, and a tail jump to the PLT
     ("c falls through", ["c_core", "falls", "4"], ["-F", "trick_falls", "-F", "trick_fallen", "-F", "plt_tail"], None),
     ("c tplongjmp", ["c_core", "tplongjmp"], [], None),
+    # the setjmp in the function's cold part, the longjmp resuming at a return address
+    ("c setjmp in a cold part", ["c_split", "200"], ["-F", "jump"], None),
     # the program's PLT stubs traced too (-F '*@plt'): _setjmp@plt is a
     # traced returns-twice function, longjmp@plt never returns
     ("c tplongjmp, PLT stubs", ["c_core", "tplongjmp"], ["-F", "*", "-F", "*@plt"], None),
@@ -245,6 +247,43 @@ def test_auto_and_ret_give_the_same_calls():
             observed += 1
     # most fixtures have functions observed from their callers
     assert observed >= len(CASES) - 3, observed
+
+
+def stripped_copy(name):
+    """A copy of fixture NAME without any symbol (and no debug file beside it)."""
+    exe = tmp(name + "_nosym")
+    b = run(["strip", "--strip-all", "-o", exe, fixture(name)])
+    assert b.returncode == 0, b.stderr
+    return exe
+
+
+def test_stripped_program_calls_observed_from_functions_eh_frame_bounds():
+    """A stripped C program is traced at its PLT stubs (by default).  Its
+    own code has no symbol: .eh_frame's FDEs give its functions' bounds, and
+    the calls from them are observed from there, as from named functions
+    (the same plan as with symbols).  Bounds that were wrong -- an exit walk
+    run past a function's end, a call taken for one inside another
+    instruction -- would put exits where the calls do not return: auto and
+    ret must give the same calls; in c_core at least half of them observed
+    after the call, emulated (C++: functions with landing pads
+    keep their callees' return sites)."""
+    plain, nopie = stripped_copy("c_core"), stripped_copy("c_core_nopie")
+    split, cxx = stripped_copy("c_split"), stripped_copy("cxx_exc")
+    # (argv, how many functions at least are observed from their callers)
+    cases = [([plain, "longjmp"], 5), ([plain, "tplongjmp"], 5), ([plain, "threads"], 5), ([plain, "signal"], 5),
+             ([plain, "tail", "4"], 5), ([plain, "tricks"], 5), ([nopie, "fib", "6"], 5), ([nopie, "longjmp"], 5),
+             ([split, "200"], 1), ([cxx], 1)]
+    for argv, least in cases:
+        name = "%s, stripped" % " ".join([os.path.basename(argv[0])] + argv[1:])
+        got = differential(name, argv, [], None)
+        st = got["auto"][1]
+        m = re.match(r"auto: (\d+) of (\d+) functions", st.get("plan.exits", ""))
+        assert m and int(m.group(1)) >= least, (name, st.get("plan.exits"))
+        assert st.get("unplanned") in ("0", None), (name, st.get("unplanned"))
+        assert all(c["func"].endswith("@plt") for c in got["auto"][2]), name
+        calls = calls_info(tmp("exits-auto.data"))
+        # (at least half of them emulated: all were single-stepped without FDE bounds)
+        assert least < 5 or calls["after"] >= 2 * calls["stepped"], (name, calls)
 
 
 def test_exits_seen_by_the_next_calls_entry_give_the_same_calls():

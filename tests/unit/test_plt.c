@@ -5,6 +5,7 @@
 
 #include "plan/plt.h"
 #include "plan/sites.h"
+#include "target/fde.h"
 #include "target/target.h"
 #include "unit.h"
 #include "util/util.h"
@@ -176,4 +177,52 @@ TEST(plt_bytes_inside_an_instruction_are_no_call)
 	CHECK(inside > 0); /* what the test is about */
 	CHECK(wrong == 0);
 	CHECK(calls == want);
+}
+
+/* .eh_frame's FDEs (target/fde.c) give the compiled functions' bounds: in
+ * the gcc and clang programs, every function the compiler made (main) and
+ * the ones .eh_frame_hdr's table lists, the same starts; cxx_exc's
+ * functions with a catch name an LSDA, one that only throws does not. */
+TEST(fdes_give_function_bounds_and_landing_pads)
+{
+	for (size_t p = 0; p < sizeof(programs) / sizeof(*programs); p++) {
+		struct ct_target t;
+		if (!unit_open_target(programs[p], &t))
+			return;
+		struct ct_fde *f;
+		uint64_t *starts;
+		size_t n = ct_fdes(&t.elf, &f), ns = ct_fde_starts(&t.elf, &starts);
+		bool same = n == ns, sorted = true, main_exact = false;
+		for (size_t i = 0; i < n; i++) {
+			same &= i < ns && starts[i] == f[i].start;
+			sorted &= f[i].start < f[i].end && (i == 0 || f[i - 1].start <= f[i].start);
+		}
+		for (size_t i = 0; i < t.nfuncs; i++)
+			for (size_t k = 0; k < n && !strcmp(t.funcs[i].name, "main"); k++)
+				main_exact |= f[k].start == t.funcs[i].entry && f[k].end == t.funcs[i].end;
+		free(f);
+		free(starts);
+		ct_target_close(&t);
+		CHECK(n > 0 && same && sorted);
+		CHECK(main_exact);
+	}
+	struct ct_target t;
+	if (!unit_open_target("cxx_exc", &t))
+		return;
+	struct ct_fde *f;
+	size_t n = ct_fdes(&t.elf, &f);
+	int catch_lsda = -1, thrower_lsda = -1;
+	for (size_t i = 0; i < t.nfuncs; i++)
+		for (size_t k = 0; k < n; k++) {
+			if (f[k].start != t.funcs[i].entry)
+				continue;
+			if (!strcmp(t.funcs[i].name, "cx_catch"))
+				catch_lsda = f[k].lsda;
+			if (!strcmp(t.funcs[i].name, "cx_thrower"))
+				thrower_lsda = f[k].lsda;
+		}
+	free(f);
+	ct_target_close(&t);
+	CHECK(catch_lsda == 1);
+	CHECK(thrower_lsda == 0);
 }

@@ -1,0 +1,165 @@
+/* .eh_frame's FDEs (fde.h). */
+#include "target/fde.h"
+
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static bool leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (int sh = 0; *p < end && sh < 64; sh += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			if (sign && sh + 7 < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << (sh + 7);
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool ct_eh_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t at, uint64_t datarel, bool apply,
+		   uint64_t *out)
+{
+	static const uint8_t width[16] = {[0x0] = 8, [0x2] = 2, [0x3] = 4, [0x4] = 8, [0xa] = 2, [0xb] = 4, [0xc] = 8};
+	uint64_t v = 0;
+	uint8_t form = enc & 0x0f;
+	if (form == 0x01 || form == 0x09) {
+		if (!leb(p, end, form == 0x09, &v))
+			return false;
+	} else {
+		size_t n = width[form];
+		if (!n || (size_t)(end - *p) < n)
+			return false;
+		memcpy(&v, *p, n); /* little-endian */
+		*p += n;
+		if (form == 0x0a)
+			v = (uint64_t)(int64_t)(int16_t)v;
+		else if (form == 0x0b)
+			v = (uint64_t)(int64_t)(int32_t)v;
+	}
+	if (apply && v) { /* (0 stays 0, as libgcc reads it: an FDE without an LSDA) */
+		switch (enc & 0x70) {
+		case 0x00: break;
+		case 0x10: v += at; break;      /* pcrel */
+		case 0x30: v += datarel; break; /* datarel */
+		default: return false;
+		}
+	}
+	*out = v;
+	return true;
+}
+
+/* What an FDE's CIE says of how to read it. */
+struct cie {
+	Dwarf_Off off;
+	uint8_t fde_enc, lsda_enc;
+	bool z, ok;
+};
+
+static bool read_cie(const unsigned char *ident, Elf_Data *d, Dwarf_Off off, uint64_t addr, struct cie *c)
+{
+	Dwarf_CFI_Entry ent;
+	Dwarf_Off next;
+	memset(c, 0, sizeof(*c));
+	c->off = off;
+	c->lsda_enc = 0xff; /* DW_EH_PE_omit */
+	if (dwarf_next_cfi(ident, d, true, off, &next, &ent) != 0 || !dwarf_cfi_cie_p(&ent))
+		return false;
+	const char *aug = ent.cie.augmentation;
+	if (!aug || !*aug)
+		return c->ok = true; /* absolute pointers */
+	if (aug[0] != 'z')
+		return false; /* augmentation data of a size not known */
+	c->z = true;
+	const uint8_t *p = ent.cie.augmentation_data, *end = p + ent.cie.augmentation_data_size;
+	for (const char *a = aug + 1; *a; a++) {
+		uint64_t ignored;
+		switch (*a) {
+		case 'L':
+			if (p >= end)
+				return false;
+			c->lsda_enc = *p++;
+			break;
+		case 'R':
+			if (p >= end)
+				return false;
+			c->fde_enc = *p++;
+			break;
+		case 'P': /* the personality routine */
+			if (p >= end)
+				return false;
+			uint8_t enc = *p++;
+			if (!ct_eh_pointer(&p, end, enc & 0x7f, addr + (uint64_t)(p - (const uint8_t *)d->d_buf), 0, true,
+					   &ignored))
+				return false;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return false;
+		}
+	}
+	return c->ok = true;
+}
+
+static int cmp_fde(const void *x, const void *y)
+{
+	const struct ct_fde *a = x, *b = y;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out)
+{
+	*out = NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const unsigned char *ident = (const unsigned char *)elf_getident(e->elf, NULL);
+	if (!ident || elf_getshdrstrndx(e->elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		const char *name;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && (name = elf_strptr(e->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".eh_frame"))
+			break;
+	}
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf)
+		return 0;
+	CT_VEC(struct ct_fde) v = {0};
+	struct cie c = {.off = (Dwarf_Off)-1};
+	for (Dwarf_Off off = 0, next; off < d->d_size; off = next) {
+		Dwarf_CFI_Entry ent;
+		if (dwarf_next_cfi(ident, d, true, off, &next, &ent) != 0)
+			break; /* the end, its terminator, or bytes libdw cannot read */
+		if (dwarf_cfi_cie_p(&ent))
+			continue;
+		if (ent.fde.CIE_pointer != c.off && !read_cie(ident, d, ent.fde.CIE_pointer, sh.sh_addr, &c))
+			c.ok = false;
+		if (!c.ok)
+			continue;
+		const uint8_t *p = ent.fde.start, *end = ent.fde.end;
+		uint64_t at = sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf), pc, len, auglen = 0, lsda = 0;
+		if (!ct_eh_pointer(&p, end, c.fde_enc, at, 0, true, &pc) ||
+		    !ct_eh_pointer(&p, end, c.fde_enc & 0x0f, 0, 0, false, &len) || (c.z && !leb(&p, end, false, &auglen)))
+			continue;
+		at = sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+		if (c.z && c.lsda_enc != 0xff && auglen && !ct_eh_pointer(&p, end, c.lsda_enc & 0x7f, at, 0, true, &lsda))
+			continue;
+		if (!len || pc + len < pc)
+			continue;
+		struct ct_fde f = {pc, pc + len, lsda != 0};
+		CT_VEC_PUSH(v, f);
+	}
+	if (v.n)
+		qsort(v.v, v.n, sizeof(*v.v), cmp_fde);
+	*out = v.v;
+	return v.n;
+}

@@ -1,0 +1,32 @@
+/* The functions .eh_frame describes: each FDE's code range, and whether it
+ * names an LSDA (C++ landing pads).  What a stripped binary still says of
+ * its functions, their symbols gone. */
+#ifndef CT_FDE_H
+#define CT_FDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target/elf.h"
+
+struct ct_fde {
+	uint64_t start, end; /* link-time [start, end) */
+	bool lsda;           /* it names a language-specific data area */
+};
+
+/* E's FDEs with a non-empty range, sorted by start, in *OUT (malloc'd);
+ * how many (0 without .eh_frame).  Entries are read by libdw
+ * (dwarf_next_cfi); what it leaves encoded, by ct_eh_pointer. */
+size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out);
+
+/* One pointer in DWARF EH encoding ENC (DW_EH_PE_*) at *P (before END),
+ * the bytes at link-time address AT (for pc-relative ones) and DATAREL
+ * the base of data-relative ones (.eh_frame_hdr's own address); APPLY
+ * false: the value alone (an FDE's range).  A 0 stays 0, as libgcc reads
+ * it (an LSDA pointer of 0: none).  Advances *P; false if it does
+ * not fit or the encoding is not one x86-64 linkers write. */
+bool ct_eh_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t at, uint64_t datarel, bool apply,
+		   uint64_t *out);
+
+#endif
