@@ -39,7 +39,8 @@ struct stack {
 	uint64_t goid;
 	uint64_t key; /* its thread key */
 	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
-	bool ran;               /* image_ran was told of its process */
+	bool ran;               /* image_ran was told of its process, */
+	uint32_t image;         /* ... whose image_of this is (stacks end at an exec) */
 	const struct ct_goroutine_origin *origin;
 	/* C threads that switch stacks (thread_stack): which of its thread's
 	 * stacks this is, as shown (a signal handler's is the context it
@@ -87,7 +88,38 @@ struct ct_recon {
 	struct ct_map check_roles_of; /* function + 1 -> its CHECK site + 1, where that probe has other roles */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
+	uint8_t *site_class; /* each site's enum ct_hit_class (hit_cost) */
+	void *free_args; /* entry payload buffers of CT_SMALL_ARGS bytes to reuse (args_alloc) */
 };
+
+/* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
+ * that size from a free list: malloc and free of one per call were ~7% of
+ * report's instructions.  The list holds as many as were open at once. */
+#define CT_SMALL_ARGS 64
+
+static uint8_t *args_alloc(struct ct_recon *r, const uint8_t *from, uint32_t len)
+{
+	uint8_t *p;
+	if (len <= CT_SMALL_ARGS && r->free_args) {
+		p = r->free_args;
+		memcpy(&r->free_args, p, sizeof(void *));
+	} else {
+		p = xmalloc(len <= CT_SMALL_ARGS ? CT_SMALL_ARGS : len);
+	}
+	memcpy(p, from, len);
+	return p;
+}
+
+static void args_release(struct ct_recon *r, struct frame *f)
+{
+	if (f->args && f->c.args_len <= CT_SMALL_ARGS) {
+		memcpy(f->args, &r->free_args, sizeof(void *));
+		r->free_args = f->args;
+	} else {
+		free(f->args);
+	}
+	f->args = NULL;
+}
 
 const char *ct_status_name(enum ct_call_status s)
 {
@@ -197,7 +229,7 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 	*pre = 0;
 	if (!r->costs.ok || ev->site >= r->nsites)
 		return 0;
-	enum ct_hit_class k = ct_hit_class_of(r->sites[ev->site].kind, r->sites[ev->site].flags);
+	enum ct_hit_class k = r->site_class[ev->site];
 	*pre = r->pre_ns[k];
 	return r->hit_ns[k] + (ev->payload_len ? r->costs.args_ns : 0);
 }
@@ -228,7 +260,7 @@ static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx,
 				const struct ct_rec_event *ev)
 {
 	uint64_t word = 0;
-	bool have = ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
+	bool have = r->tail_diff_of.n && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
 		    r->sites[ev->site].func == s->f.v[idx].c.func && ev->payload_len &&
 		    !(s->f.v[idx].tailpos && ev->kind == CT_SITE_RETSITE) &&
 		    result_word(r, ev->site, ev->payload, ev->payload_len, &word);
@@ -306,7 +338,9 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	if (s->f.n) { /* what the next call in tail position may need of this one */
 		struct frame *parent = &s->f.v[s->f.n - 1];
 		parent->prev_exit = UINT32_MAX;
-		if (own_retsite && f->c.ret && result_word(r, f->c.exit_site, f->c.ret, f->c.ret_len, &parent->prev_word))
+		/* (only a TAILDIFF site needs it: most traces have none) */
+		if (own_retsite && f->c.ret && r->tail_diff_of.n &&
+		    result_word(r, f->c.exit_site, f->c.ret, f->c.ret_len, &parent->prev_word))
 			parent->prev_exit = f->c.exit_site;
 	}
 	switch (status) {
@@ -330,8 +364,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	}
 	if (r->ops.exit)
 		r->ops.exit(r->ctx, &f->c);
-	free(f->args);
-	f->args = NULL;
+	args_release(r, f);
 	free(f->spill);
 	f->spill = NULL;
 }
@@ -468,63 +501,65 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
 {
-	struct frame f = {0};
-	f.prev_exit = f.derived_site = UINT32_MAX;
-	f.c.seq = r->seq++;
-	f.c.func = func;
-	f.c.ts_entry = ev->ts;
-	f.c.raw_entry = ev->ts + s->shift;
-	f.c.pid = ev->pid;
-	f.c.tid = ev->tid;
-	f.c.goid = ev->goid;
-	f.c.image = image_of(r, ev->pid);
-	if (!s->ran) { /* once per stack: stacks end at an exec */
-		image_ran(r, ev->pid);
-		s->ran = true;
-	}
-	f.c.key = ev->key;
-	f.c.depth = s->depth_base + (uint32_t)s->f.n;
-	f.c.context = s->context;
-	f.c.tail = tail;
-	f.c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
-	f.c.origin = s->origin;
-	f.c.entry_site = ev->site;
-	f.c.exit_site = UINT32_MAX;
-	/* from a call site not known in advance: at a CHECK (no exit probe), or
-	 * at one found while recording (its exit probe added then) */
-	uint8_t sf = r->sites[ev->site].flags;
-	/* (a CALL site at an indirect call instruction, planned or found
-	 * while recording, is a call through an address too) */
-	bool fresh = ev->kind == CT_SITE_CHECK || (ev->kind == CT_SITE_CALL && (sf & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT)));
-	f.c.unplanned = fresh && !(sf & CT_SITEF_INDIRECT);
-	f.c.indirect = fresh && (sf & CT_SITEF_INDIRECT);
-	f.no_exit = ev->kind == CT_SITE_CHECK;
-	f.tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
-	f.losses = r->losses;
-	void *spill = map_get(&r->spill_of, (uint64_t)func + 1);
-	f.c.spill_site = spill ? (uint32_t)((uintptr_t)spill - 1) : UINT32_MAX;
-	f.waiting = spill != NULL;
-	if (ev->payload_len) {
-		f.args = xmalloc(ev->payload_len);
-		memcpy(f.args, ev->payload, ev->payload_len);
-		f.c.args = f.args;
-		f.c.args_len = ev->payload_len;
-	}
-	if (s->f.n)
-		s->f.v[s->f.n - 1].has_children = true;
 	/* Most goroutines/threads have a frame or two open: start with one
 	 * (16 each took 2.4 GB for a million threads) and double. */
 	if (s->f.n == s->f.cap) {
 		s->f.cap = s->f.cap ? 2 * s->f.cap : 1;
 		s->f.v = xrealloc(s->f.v, s->f.cap * sizeof(*s->f.v));
 	}
-	s->f.v[s->f.n++] = f;
+	if (s->f.n)
+		s->f.v[s->f.n - 1].has_children = true;
+	/* made in place: a struct frame is ~300 bytes, and building it aside
+	 * and copying it in was ~5% of report's instructions */
+	struct frame *f = &s->f.v[s->f.n++];
+	memset(f, 0, sizeof(*f));
+	f->prev_exit = f->derived_site = UINT32_MAX;
+	f->c.seq = r->seq++;
+	f->c.func = func;
+	f->c.ts_entry = ev->ts;
+	f->c.raw_entry = ev->ts + s->shift;
+	f->c.pid = ev->pid;
+	f->c.tid = ev->tid;
+	f->c.goid = ev->goid;
+	if (!s->ran) { /* once per stack: stacks end at an exec */
+		s->image = image_of(r, ev->pid);
+		image_ran(r, ev->pid);
+		s->ran = true;
+	}
+	f->c.image = s->image;
+	f->c.key = ev->key;
+	f->c.depth = s->depth_base + (uint32_t)(s->f.n - 1);
+	f->c.context = s->context;
+	f->c.tail = tail;
+	f->c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
+	f->c.origin = s->origin;
+	f->c.entry_site = ev->site;
+	f->c.exit_site = UINT32_MAX;
+	/* from a call site not known in advance: at a CHECK (no exit probe), or
+	 * at one found while recording (its exit probe added then) */
+	uint8_t sf = r->sites[ev->site].flags;
+	/* (a CALL site at an indirect call instruction, planned or found
+	 * while recording, is a call through an address too) */
+	bool fresh = ev->kind == CT_SITE_CHECK || (ev->kind == CT_SITE_CALL && (sf & (CT_SITEF_DYNAMIC | CT_SITEF_INDIRECT)));
+	f->c.unplanned = fresh && !(sf & CT_SITEF_INDIRECT);
+	f->c.indirect = fresh && (sf & CT_SITEF_INDIRECT);
+	f->no_exit = ev->kind == CT_SITE_CHECK;
+	f->tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
+	f->losses = r->losses;
+	void *spill = map_get(&r->spill_of, (uint64_t)func + 1);
+	f->c.spill_site = spill ? (uint32_t)((uintptr_t)spill - 1) : UINT32_MAX;
+	f->waiting = spill != NULL;
+	if (ev->payload_len) {
+		f->args = args_alloc(r, ev->payload, ev->payload_len);
+		f->c.args = f->args;
+		f->c.args_len = ev->payload_len;
+	}
 	r->st.calls++;
-	r->st.unplanned += f.c.unplanned;
-	r->st.indirect += f.c.indirect;
-	if (f.c.depth + 1 > r->st.max_depth)
-		r->st.max_depth = f.c.depth + 1;
-	if (f.waiting)
+	r->st.unplanned += f->c.unplanned;
+	r->st.indirect += f->c.indirect;
+	if (f->c.depth + 1 > r->st.max_depth)
+		r->st.max_depth = f->c.depth + 1;
+	if (f->waiting)
 		CT_VEC_PUSH(r->waiting, s); /* reported with its SPILL hit (settle_waiting) */
 	else if (r->ops.enter)
 		r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
@@ -1209,8 +1244,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 		image_ran(r, ev->child);
 		f.c.context = 0; /* the child's own stack */
 		if (f.args) {
-			f.args = xmalloc(f.c.args_len);
-			memcpy(f.args, from->f.v[i].args, f.c.args_len);
+			f.args = args_alloc(r, from->f.v[i].args, f.c.args_len);
 			f.c.args = f.args;
 		}
 		if (f.spill) {
@@ -1521,6 +1555,10 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	for (size_t i = 0; i < nsites; i++)
 		if (sites[i].next < nsites)
 			named[sites[i].next] = 1;
+	free(r->site_class);
+	r->site_class = xmalloc(nsites ? nsites : 1);
+	for (size_t i = 0; i < nsites; i++)
+		r->site_class[i] = (uint8_t)ct_hit_class_of(sites[i].kind, sites[i].flags);
 	for (size_t i = 0; i < nsites; i++) {
 		if (sites[i].kind == CT_SITE_CHECK && sites[i].func != CT_NOFUNC &&
 		    !(sites[i].flags & CT_SITEF_COMPANION) && sites[i].next < nsites)
@@ -1571,6 +1609,11 @@ void ct_recon_free(struct ct_recon *r)
 		CT_VEC_FREE(s->f);
 		free(s);
 	}
+	while (r->free_args) {
+		void *p = r->free_args;
+		memcpy(&r->free_args, p, sizeof(void *));
+		free(p);
+	}
 	map_free(&r->stacks);
 	free_threads(r);
 	map_free(&r->seen);
@@ -1582,6 +1625,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->riding_exit_of);
 	map_free(&r->check_roles_of);
 	CT_VEC_FREE(r->waiting);
+	free(r->site_class);
 	free(r);
 }
 

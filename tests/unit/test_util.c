@@ -106,6 +106,31 @@ TEST(reader_overruns_are_flagged)
 	CHECK(r.bad && rd_bytes(&r, 1) == NULL);
 }
 
+/* Decimal text, padded or not, against printf's, around every digit-count
+ * step (the writer does two digits a step). */
+TEST(decimals_match_printf)
+{
+	uint64_t v[64 * 2 + 4];
+	size_t n = 0;
+	for (uint64_t p = 1; p && n < 40; p = p * 10 <= p ? 0 : p * 10) {
+		v[n++] = p - 1;
+		v[n++] = p;
+		v[n++] = p + 7;
+	}
+	v[n++] = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		for (unsigned w = 0; w <= 22; w += 3) {
+			struct ct_buf b = {0};
+			buf_put(&b, "x", 1);
+			buf_dec_pad(&b, v[i], w);
+			char want[48];
+			snprintf(want, sizeof(want), "x%*llu", (int)w, (unsigned long long)v[i]);
+			buf_put(&b, "", 1);
+			CHECK_STR((char *)b.p, want);
+			buf_free(&b);
+		}
+}
+
 /* -F/-N patterns: shell globs where '*' also crosses '/' and '.' (Go's
  * package paths and method names contain both). */
 TEST(glob_matches_go_and_c_names)
