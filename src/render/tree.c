@@ -57,6 +57,12 @@ struct tree {
 	bool go;
 	struct ct_map groups; /* thread key -> struct group * */
 	uint64_t ngroups;
+	/* one-entry caches: consecutive lines are mostly of one thread */
+	uint64_t last_key;
+	struct group *last_group;
+	uint32_t ids_tid;     /* the " [  tid]   goid | " text of ... */
+	uint64_t ids_goid;
+	struct ct_buf ids;    /* ... these (empty: none yet) */
 	FILE *spill;
 	uint64_t spill_pos; /* end of the spill file */
 	bool spill_error;   /* a write failed (disk full?): the output lacks text */
@@ -120,18 +126,25 @@ static void prefix(struct tree *tr, const struct ct_call *c, uint32_t tid, bool 
 	} else {
 		buf_spaces(b, 11);
 	}
-	buf_put(b, " [", 2);
-	buf_dec_pad(b, tid, 6);
-	buf_put(b, "]", 1);
-	if (tr->go) {
-		if (c->goid) {
-			buf_put(b, " ", 1);
-			buf_dec_pad(b, c->goid, 6);
-		} else {
-			buf_put(b, "      -", 7);
+	if (!tr->ids.n || tr->ids_tid != tid || tr->ids_goid != c->goid) {
+		struct ct_buf *t = &tr->ids;
+		t->n = 0;
+		buf_put(t, " [", 2);
+		buf_dec_pad(t, tid, 6);
+		buf_put(t, "]", 1);
+		if (tr->go) {
+			if (c->goid) {
+				buf_put(t, " ", 1);
+				buf_dec_pad(t, c->goid, 6);
+			} else {
+				buf_put(t, "      -", 7);
+			}
 		}
+		buf_put(t, " | ", 3);
+		tr->ids_tid = tid;
+		tr->ids_goid = c->goid;
 	}
-	buf_put(b, " | ", 3);
+	buf_put(b, tr->ids.p, tr->ids.n);
 	if (c->depth <= MAX_INDENT) {
 		buf_spaces(b, 2 * (size_t)c->depth);
 	} else {
@@ -256,7 +269,12 @@ static void announce(struct tree *tr, struct group *g, const struct ct_call *c)
  * out, in merged time order). */
 static struct group *group_of(struct tree *tr, const struct ct_call *c, struct group **out)
 {
-	void **slot = map_slot(&tr->groups, ct_call_thread_key(c), true);
+	uint64_t k = ct_call_thread_key(c);
+	if (tr->last_group && tr->last_key == k) {
+		*out = tr->o->merge ? NULL : tr->last_group;
+		return tr->last_group;
+	}
+	void **slot = map_slot(&tr->groups, k, true);
 	if (!*slot) {
 		struct group *g = xcalloc(1, sizeof(*g));
 		g->order = tr->ngroups++;
@@ -265,6 +283,8 @@ static struct group *group_of(struct tree *tr, const struct ct_call *c, struct g
 		announce(tr, g, c);
 	}
 	*out = tr->o->merge ? NULL : *slot;
+	tr->last_key = k;
+	tr->last_group = *slot;
 	return *slot;
 }
 
@@ -305,6 +325,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			buf_free(&g->text);
 		} else {
 			/* merged: nothing of this goroutine is pending */
+			if (tr->last_group == g)
+				tr->last_group = NULL;
 			free(g);
 			map_del(&tr->groups, ct_call_thread_key(c));
 		}
@@ -393,6 +415,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	map_free(&tr.groups);
 	map_free(&tr.announced);
 	buf_free(&tr.line);
+	buf_free(&tr.ids);
 	ct_values_free(tr.vals);
 	if (tr.spill)
 		fclose(tr.spill);
@@ -441,6 +464,7 @@ void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 	fflush(l->tr.o->out);
 	ct_recon_free(l->r);
 	buf_free(&l->tr.line);
+	buf_free(&l->tr.ids);
 	ct_values_free(l->tr.vals);
 	free(l);
 }
