@@ -1024,11 +1024,40 @@ __noinline int planned_call(struct run *r, __u64 k)
 	return 1;
 }
 
+/* Go keeps a frame pointer chain in every function that calls (BP: the
+ * saved BP, the return address above it): is the call watched at key
+ * WKEY still on it, seen from the hit of R at SP whose BP is BP?  A live
+ * call's record is at its key; a record above that key without one means
+ * it returned, though its slot may still hold its return address (stack
+ * nothing wrote since: a reflect call, under reflect's and text/template's
+ * frames).  0: returned; 1: on it, or not known within CT_FP_WALK records. */
+#define CT_FP_WALK 16
+__noinline int go_call_on_stack(struct run *r, __u64 bp, __u64 sp, __u64 wkey)
+{
+	if (!r)
+		return 1;
+	__u64 hi = r->h.key + sp; /* the stack's base (the key not moved yet) */
+	for (int n = 0; n < CT_FP_WALK; n++) {
+		if (bp < sp || bp + 8 >= hi)
+			return 1;
+		__u64 k = hi - (bp + 8);
+		if (k <= wkey)
+			return k == wkey;
+		__u64 up = read_u64(bp);
+		if (up <= bp)
+			return 1;
+		bp = up;
+	}
+	return 1;
+}
+
 /* unobserved_calls: H (its key still the probe's own, SP + KEY = the
  * stack's base) is deeper than the call watched in its goroutine/thread
  * and finds its slot changed (that call has ended), or is not deeper (the
- * frame key says so); RET: a call without an exit probe starts here. */
-static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
+ * frame key says so), or enters a function from an untraced or unknown
+ * caller on a goroutine's stack whose frame pointer chain skips that
+ * call's frame; RET: a call without an exit probe starts here. */
+static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
 {
 	struct hit *h = &r->h;
 	struct gkey *k = stack_key(r);
@@ -1039,8 +1068,11 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 ret)
 		 * this planned call, another function, was entered at its
 		 * level or above (from the same call instruction, the slot
 		 * holds the same return address) */
+		__u32 kind = CT_COOKIE_KIND(h->cookie);
 		if (!over && (read_u64(h->key + sp - w->key) != w->ret ||
-			      (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1))) {
+			      (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1) ||
+			      ((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !r->caller_check && h->goid &&
+			       !(h->flags & CT_EV_SYSSTACK) && !go_call_on_stack(r, bp, sp, w->key)))) {
 			h->flags |= CT_EV_UNOBSERVED_DONE;
 			over = 1;
 		}
@@ -1174,7 +1206,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 			h->flags |= CT_EV_ALTSTACK;
 	}
 	if (unobserved_open || r->unobserved_ret)
-		track_unobserved(r, sp, r->unobserved_ret);
+		track_unobserved(r, sp, ctx->bp, r->unobserved_ret);
 	h->key += r->key_delta;
 	h->now = bpf_ktime_get_ns();
 	if (r->new_caller)

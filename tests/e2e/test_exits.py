@@ -68,6 +68,11 @@ CASES = [
      ["-F", "main.*", "-F", "libc.so.6:malloc"], GO1),
     ("go found call joined at its exit, a library traced", ["go_core_ext", "pool", "9"],
      ["-F", "main.newPoolItem", "-F", "main.poolRound", "-F", "libc.so.6:malloc"], GO1),
+    # a call through reflect.Value.Call, deeper than a call that ended
+    # unobserved (no exit probe at its call site yet) and whose return
+    # address is still in its slot: not inside it (docker's NaturalLess)
+    ("go reflect call after an unobserved call", ["go_core", "reflectafter", "8"],
+     ["-F", "main.raLeaf", "-F", "main.raNext"], GO1),
     # a leaf called through its address, its entry seen after its prologue
     ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
