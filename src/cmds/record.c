@@ -20,6 +20,7 @@
 #include "export/otlp_export.h"
 #include "export/otlp_http.h"
 #include "record/session.h"
+#include "render/filter.h"
 #include "render/render.h"
 #include "util/util.h"
 #include "wasm/wasm.h"
@@ -301,6 +302,13 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
+	if (!rc && s->never_ran && s->binary) {
+		/* what replay, report and dump of the file say, at once */
+		char nfuncs[16];
+		snprintf(nfuncs, sizeof(nfuncs), "%u", s->total_funcs);
+		const char *src = s->target.funcs_source;
+		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !s->nlibs);
+	}
 	return rc;
 }
 

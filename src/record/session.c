@@ -1328,6 +1328,7 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	if (s->wasm) {
 		/* the recorder's values are 8-byte words: already compact */
 		ct_writer_event(s->w, e, payload);
+		s->calls_written++; /* (entries and exits alike: only "none" counts) */
 		if (s->sink)
 			s->sink(s->sink_ctx, e, payload);
 		return 0;
@@ -1376,6 +1377,10 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		struct ct_event c = *e;
 		c.len = 0;
 		ct_writer_event(s->w, &c, NULL);
+	}
+	if (known) {
+		enum ct_site_kind kind = o.plan->sites.v[site].kind;
+		s->calls_written += kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
 	}
 	if (s->sink)
 		s->sink(s->sink_ctx, e, payload);
@@ -2034,8 +2039,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		s->stop_reason = "--max-events reached";
 	if (!s->stop_reason && s->cut_size)
 		s->stop_reason = "--max-size reached";
-	ct_writer_stat(s->w, "cut", "%llu",
-		       (unsigned long long)(counter(s, CT_CNT_CUT) + s->cut_size));
+	uint64_t cut = counter(s, CT_CNT_CUT) + s->cut_size;
+	ct_writer_stat(s->w, "cut", "%llu", (unsigned long long)cut);
+	s->never_ran = !s->calls_written && !cut && !s->lost_seen;
 	if (s->plan.in_caller) {
 		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
 		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));

@@ -125,6 +125,8 @@ struct ct_session {
 	uint64_t before_exec;      /* launcher events left out */
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
+	uint64_t calls_written;    /* events written that open a call */
+	bool never_ran;            /* finished with no call written, none cut, none lost */
 	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
@@ -174,7 +176,8 @@ size_t ct_session_traced(struct ct_session *s);
 /* One round of the loop: drains events, records losses, flushes on time.
  * Returns -1 on a fatal error. */
 int ct_session_pump(struct ct_session *s, int timeout_ms);
-/* Detaches, drains what is left, writes the stats and closes the file. */
+/* Detaches, drains what is left, writes the stats and closes the file
+ * (NEVER_RAN: it has no call, and none was cut or lost). */
 int ct_session_finish(struct ct_session *s, const char *exit_desc);
 void ct_session_free(struct ct_session *s);
 

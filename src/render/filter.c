@@ -248,6 +248,22 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 	return ct_filter_run_indexed(t, o, NULL, down, ctx);
 }
 
+void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped)
+{
+	const char *plural = strcmp(nfuncs, "1") ? "s" : "";
+	if (stripped)
+		fprintf(stderr,
+			"calltrace: no calls recorded: the %s function%s traced in %s never ran (it is stripped: only "
+			"its exported functions are known; record -F 'libc.so.6:*' traces a library's functions, "
+			"`calltrace list %s` shows what can be traced)\n",
+			nfuncs, plural, bin, bin);
+	else
+		fprintf(stderr,
+			"calltrace: no calls recorded: the %s function%s traced in %s never ran (`calltrace list %s` "
+			"shows what can be traced; record -F GLOB chooses)\n",
+			nfuncs, plural, bin, bin);
+}
+
 /* A finished recording with no call at all: say why there is nothing to
  * show and what to do, once, on stderr (the output stays what it is: empty).
  * Not when limits cut events or events were lost: then calls did happen. */
@@ -260,21 +276,10 @@ static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats 
 	const char *src = ct_trace_meta(t, "target.funcs_source");
 	if (!bin || !nf)
 		return;
-	const char *plural = strcmp(nf, "1") ? "s" : "";
 	bool libs = false;
 	for (size_t i = 0; i < t->meta.n && !libs; i++)
 		libs = !strcmp(t->meta.v[i].key, "library");
-	if (src && !strcmp(src, "dynsym") && !libs)
-		fprintf(stderr,
-			"calltrace: no calls recorded: the %s function%s traced in %s never ran (it is stripped: only "
-			"its exported functions are known; record -F 'libc.so.6:*' traces a library's functions, "
-			"`calltrace list %s` shows what can be traced)\n",
-			nf, plural, bin, bin);
-	else
-		fprintf(stderr,
-			"calltrace: no calls recorded: the %s function%s traced in %s never ran (`calltrace list %s` "
-			"shows what can be traced; record -F GLOB chooses)\n",
-			nf, plural, bin, bin);
+	ct_note_never_ran(bin, nf, src && !strcmp(src, "dynsym") && !libs);
 }
 
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,

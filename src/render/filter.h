@@ -40,6 +40,12 @@ struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_o
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
 					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx);
 
+/* The one stderr line of a finished recording without a call (none cut,
+ * none lost): the NFUNCS functions traced in BIN never ran (STRIPPED: BIN
+ * is stripped and no library is traced: say how to trace one).  replay,
+ * report and dump say it of such a file, record and live at its end. */
+void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped);
+
 /* Parses one filter option of replay/report/dump, or --demangle (how
  * names are shown; -F/-N match every form), given the getopt value VAL for
  * the long option NAME or short letter.  Returns 0, 1 if NAME is not a filter

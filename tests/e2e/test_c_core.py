@@ -102,8 +102,11 @@ def test_stripped_binary_with_separate_debug_file():
 def test_no_calls_says_why():
     # a function that exists but never runs in this mode
     p, out = record([fixture("c_core"), "longjmp"], "-F", "c_fib")
-    for cmd in (["replay"], ["replay", "--format=json"], ["report"], ["dump", "--folded"]):
-        r = ct(*cmd, out)
+    # record says it at its end, and so does live (after its empty tree)
+    lv = ct("live", "-F", "c_fib", "--", fixture("c_core"), "longjmp")
+    assert lv.returncode == 0, lv.stderr
+    for cmd, r in [(["record"], p), (["live"], lv)] + [
+            (cmd, ct(*cmd, out)) for cmd in (["replay"], ["replay", "--format=json"], ["report"], ["dump", "--folded"])]:
         assert r.returncode == 0, r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "no calls recorded: the 1 function traced in" in lines[0] \
@@ -117,11 +120,11 @@ def test_no_calls_says_why():
     b = run(["gcc", "-O2", "-Wl,--export-dynamic-symbol=unused_export", "-s", "-o", exe, src])
     assert b.returncode == 0, b.stderr
     p, out = record([exe], "-N", "__cxa_finalize@plt")
-    r = ct("replay", out)
-    assert "it is stripped" in r.stderr and "-F 'libc.so.6:*'" in r.stderr, r.stderr
+    for r in (p, ct("replay", out)):
+        assert "it is stripped" in r.stderr and "-F 'libc.so.6:*'" in r.stderr, r.stderr
     # a trace with calls says nothing of the kind
     p, out = record([fixture("c_core"), "fib", "3"], "-F", "c_fib")
-    assert "no calls" not in ct("replay", out).stderr
+    assert "no calls" not in p.stderr and "no calls" not in ct("replay", out).stderr
 
 
 def test_gcc_clone_is_matched_by_the_name_before_its_suffix():
