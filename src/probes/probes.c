@@ -160,17 +160,17 @@ static void *map_array(const struct bpf_map *m, size_t stride, size_t *bytes)
 	return v == MAP_FAILED ? NULL : v;
 }
 
-struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
+/* The probe program opened and set up for O (its config, its maps' sizes)
+ * for loading; NULL with a message if it cannot be opened.  PERF_EVENTS:
+ * without uprobe_multi links. */
+static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, bool perf_events)
 {
-	libbpf_set_print(libbpf_quiet);
-	struct ct_probes *p = xcalloc(1, sizeof(*p));
-	p->skel = calltrace_bpf__open();
-	if (!p->skel) {
+	struct calltrace_bpf *skel = calltrace_bpf__open();
+	if (!skel) {
 		ct_fail("cannot open the BPF object: %s", strerror(errno));
-		free(p);
 		return NULL;
 	}
-	struct ct_config *cfg = (struct ct_config *)&p->skel->rodata->cfg;
+	struct ct_config *cfg = (struct ct_config *)&skel->rodata->cfg;
 	/* a quarter of the ring pending wakes the reader: each CPU wakes it
 	 * after its share of that (calltrace.bpf.c wake_flags) */
 	int ncpus = libbpf_num_possible_cpus();
@@ -186,32 +186,98 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	cfg->max_events = o->max_events;
 	cfg->sample_n = o->sample_n ? o->sample_n : 1;
 	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
-	bpf_map__set_max_entries(p->skel->maps.events, (uint32_t)o->ringbuf_bytes);
-	bpf_map__set_max_entries(p->skel->maps.fetch, o->nsites ? o->nsites : 1);
-	bpf_map__set_max_entries(p->skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
-	p->nsites = o->nsites;
+	bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	bpf_map__set_max_entries(skel->maps.fetch, o->nsites ? o->nsites : 1);
+	bpf_map__set_max_entries(skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
 	/* Entries are allocated as they come, but the buckets are not: 1 << 20
 	 * of them took ~100 ms to create (and to free) where a few thousand
 	 * entries was all a program needed. */
-	bpf_map__set_max_entries(p->skel->maps.planned_calls, o->max_planned ? o->max_planned : 1u << 20);
+	bpf_map__set_max_entries(skel->maps.planned_calls, o->max_planned ? o->max_planned : 1u << 20);
 	/* twice the entries' slots, so that each is a probe or two from its
 	 * own (--follow: as many as a program with thousands) */
 	uint64_t want = 2 * (uint64_t)(o->max_planned ? o->max_planned : 4096);
 	while (cfg->planned_bits < CT_PLANNED_MAX_BITS && (1ull << cfg->planned_bits) < want)
 		cfg->planned_bits++;
-	bpf_map__set_max_entries(p->skel->maps.planned_slots, 1u << cfg->planned_bits);
-	bpf_map__set_max_entries(p->skel->maps.file_rets, o->nfile_rets ? o->nfile_rets : 1);
+	bpf_map__set_max_entries(skel->maps.planned_slots, 1u << cfg->planned_bits);
+	bpf_map__set_max_entries(skel->maps.file_rets, o->nfile_rets ? o->nfile_rets : 1);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
-		bpf_map__set_max_entries(p->skel->maps.gstates, 1);
-	p->perf_events = !uprobe_multi_supported();
-	if (p->perf_events) {
-		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+ has them): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
-	} else {
-		bpf_program__set_expected_attach_type(p->skel->progs.ct_hit, CT_BPF_TRACE_UPROBE_MULTI);
+		bpf_map__set_max_entries(skel->maps.gstates, 1);
+	if (!perf_events)
+		bpf_program__set_expected_attach_type(skel->progs.ct_hit, CT_BPF_TRACE_UPROBE_MULTI);
+	memcpy(skel->bss->bins, o->bins, sizeof(o->bins));
+	return skel;
+}
+
+const char *ct_verifier_reason(const char *log, char *out, size_t n)
+{
+	/* the log ends with the rejection and then its statistics: the last
+	 * line that is not one of those, the instruction line before it and
+	 * the source line that instruction is of ("; C source @ file:line") */
+	static const char *const stats[] = {"processed ", "verification time", "stack depth", "max_states_per_insn"};
+	const char *line[2] = {NULL, NULL}, *src[2] = {NULL, NULL}, *cur = NULL;
+	for (const char *l = log; *l; l += strcspn(l, "\n"), l += *l == '\n') {
+		size_t k = strcspn(l, "\n");
+		bool skip = strspn(l, " \t") == k;
+		for (size_t i = 0; !skip && i < sizeof(stats) / sizeof(stats[0]); i++)
+			skip = !strncmp(l, stats[i], strlen(stats[i]));
+		if (!skip && !strncmp(l, "; ", 2))
+			cur = l + 2;
+		else if (!skip)
+			line[0] = line[1], src[0] = src[1], line[1] = l, src[1] = cur;
 	}
-	memcpy(p->skel->bss->bins, o->bins, sizeof(o->bins));
+#define LINE(l) (int)strcspn(l, "\n"), l
+	size_t digits = line[0] ? strspn(line[0], "0123456789") : 0;
+	if (!line[1])
+		snprintf(out, n, "%s", "");
+	else if (!digits || line[0][digits] != ':')
+		snprintf(out, n, "%.*s", LINE(line[1]));
+	else if (!src[0])
+		snprintf(out, n, "%.*s (at instruction %.*s)", LINE(line[1]), LINE(line[0]));
+	else
+		snprintf(out, n, "%.*s (at instruction %.*s, of `%.*s`)", LINE(line[1]), LINE(line[0]), LINE(src[0]));
+#undef LINE
+	return out;
+}
+
+/* Why the verifier rejected the program set up for O: loaded again with
+ * the instruction log (level 1) into a buffer the kernel (6.4+) keeps the
+ * end of, the lines that say why, in OUT ("" if the log does not). */
+static void verifier_reason(const struct ct_probes_opts *o, bool perf_events, char *out, size_t n)
+{
+	out[0] = 0;
+	struct calltrace_bpf *skel = open_configured(o, perf_events);
+	if (!skel)
+		return;
+	size_t size = 1 << 20;
+	char *log = xcalloc(1, size);
+	bpf_program__set_log_buf(skel->progs.ct_hit, log, size);
+	bpf_program__set_log_level(skel->progs.ct_hit, 1);
+	int err = calltrace_bpf__load(skel);
+	/* a log longer than the buffer (ENOSPC): before 6.4 the kernel kept
+	 * its start, not the end that says why */
+	unsigned major = 0, minor = 0;
+	bool end_kept = sscanf(kernel_release(), "%u.%u", &major, &minor) == 2 && (major > 6 || (major == 6 && minor >= 4));
+	if (err && (err != -ENOSPC || end_kept)) /* (loaded now: nothing to say) */
+		ct_verifier_reason(log, out, n);
+	calltrace_bpf__destroy(skel);
+	free(log);
+}
+
+struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
+{
+	libbpf_set_print(libbpf_quiet);
+	struct ct_probes *p = xcalloc(1, sizeof(*p));
+	p->perf_events = !uprobe_multi_supported();
+	if (p->perf_events)
+		ct_warn("this kernel has no uprobe_multi links (Linux 6.6+ has them): using one perf-event uprobe per probe site, which can take minutes to detach for thousands of sites; trace fewer functions (-F) on this kernel");
+	p->skel = open_configured(o, p->perf_events);
+	if (!p->skel) {
+		free(p);
+		return NULL;
+	}
+	p->nsites = o->nsites;
 	/* The verifier's statistics for the probe program (log level 4, a few
 	 * lines): its stack depth per BPF function, see ct_probes_stack_depth.
 	 * Room for more than they end as: a log that ran past the buffer on the
@@ -226,19 +292,21 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		snprintf(p->stack_depth, sizeof(p->stack_depth), "%.*s", (int)strcspn(depth + 12, "\n"), depth + 12);
 	if (err) {
 		int e = -err;
-		if (e == EACCES && geteuid() == 0)
+		calltrace_bpf__destroy(p->skel);
+		if (e == EACCES && geteuid() == 0) {
 			/* root, refused: the verifier rejected the program (it
 			 * says EACCES), which no privilege changes */
-			ct_fail("the kernel's BPF verifier rejected calltrace's probe program (%s): a calltrace bug or a "
+			char why[512];
+			verifier_reason(o, p->perf_events, why, sizeof(why));
+			ct_fail("the kernel's BPF verifier rejected calltrace's probe program (%s%s%s): a calltrace bug or a "
 				"kernel it does not support (this is %s); please report it",
-				strerror(e), kernel_release());
-		else if (e == EPERM || e == EACCES)
+				*why ? why : strerror(e), *why ? "; " : "", *why ? strerror(e) : "", kernel_release());
+		} else if (e == EPERM || e == EACCES)
 			ct_fail("loading BPF programs was refused (%s): run calltrace as root (it needs CAP_BPF and CAP_PERFMON)",
 				strerror(e));
 		else
 			ct_fail("loading BPF programs failed: %s (kernel %s BTF and BPF ring buffers are needed; run with -v for details)",
 				strerror(e), access("/sys/kernel/btf/vmlinux", R_OK) ? "without" : "with");
-		calltrace_bpf__destroy(p->skel);
 		free(p);
 		return NULL;
 	}

@@ -36,6 +36,10 @@ struct ct_probes_opts {
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
 struct ct_probes *ct_probes_load(const struct ct_probes_opts *o);
+/* What a BPF verifier LOG (level 1) says of a rejection, in one line in
+ * OUT (N bytes): its last line but the statistics, and the instruction
+ * before it ("" if none).  Returns OUT. */
+const char *ct_verifier_reason(const char *log, char *out, size_t n);
 
 /* Sites for one binary: OFFSETS are file offsets, COOKIES from CT_COOKIE. */
 struct ct_attach {
