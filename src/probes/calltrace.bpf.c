@@ -168,6 +168,7 @@ struct scratch {
 #define F_TAILPEND 0x10 /* left by a tail JMP: goes on in its target */
 #define F_INTREE 0x20   /* matches --root, or under a frame that does */
 #define F_TAILOUT 0x40  /* F_TAILPEND: the jump went to untraced code */
+#define F_FALLS 0x80    /* its code runs on into the next function (a tail call) */
 
 struct lframe {
 	__u64 key;
@@ -704,7 +705,7 @@ __noinline int send_delayed_entries(struct run *r, struct gstate *st)
 			return 0;
 		f->flags |= F_EMITTED;
 		send_plain(h, f->site, f->ts, f->key, CT_EV_DELAYED);
-		if (f->flags & F_TAILPEND)
+		if ((f->flags & F_TAILPEND) && f->tail_site != f->site) /* (else its entry's event says it) */
 			send_plain(h, f->tail_site, f->tail_ts, f->key, 0);
 	}
 	return 0;
@@ -754,7 +755,8 @@ __noinline int limits_entry(struct run *r, struct gstate *st)
 			t->flags &= ~F_RESTART; /* morestack re-ran the entry */
 			return 0;
 		}
-		if ((t->flags & F_TAILPEND) || (bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func)) {
+		if ((t->flags & F_TAILPEND) || (bins[CT_COOKIE_BIN(h->cookie)].is_go && t->func != func) ||
+		    ((t->flags & F_FALLS) && t->func + 1 == func)) {
 			t->flags &= ~(F_TAILPEND | F_TAILOUT); /* tail call: nests */
 		} else {
 			/* unwound (longjmp), with the tail callers it replaced */
@@ -801,7 +803,7 @@ __noinline int limits_entry(struct run *r, struct gstate *st)
 	n->site = CT_COOKIE_SITE(h->cookie);
 	n->func = func;
 	n->adepth = adepth;
-	n->flags = flags;
+	n->flags = flags | (CT_COOKIE_FALLS(h->cookie) ? F_FALLS : 0);
 	st->depth++;
 	if ((flags & F_RECORD) && !(cfg.limits & CT_LIM_MINDUR)) {
 		n->flags |= F_EMITTED;
@@ -889,6 +891,16 @@ __noinline int limits_hit(struct run *r)
 	switch (kind) {
 	case CT_SITE_ENTRY:
 		limits_entry(r, st);
+		t = top(st);
+		if (CT_COOKIE_ENTRYTAIL(h->cookie) && t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie)) {
+			/* its first instruction jumps on (as a TAIL below;
+			 * the entry's event has that role too) */
+			t->flags |= F_TAILPEND | (CT_COOKIE_ENTRYTAIL_TRACED(h->cookie) || (h->flags & CT_EV_WATCHED)
+							  ? 0
+							  : F_TAILOUT);
+			t->tail_ts = h->now;
+			t->tail_site = CT_COOKIE_SITE(h->cookie);
+		}
 		break;
 	case CT_SITE_RET:
 		limits_return(h, st, h->key);

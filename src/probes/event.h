@@ -109,10 +109,14 @@ enum ct_site_kind {
  *                roles): look the return address (at SP) up among the
  *                planned return sites ("planned_calls", keyed by this
  *                probe's site); none there: CT_EV_UNWATCHED
- *   bits 38..63  function id (for restart detection under limits); CHECK
- *                sites (never under limits): the bytes SP went down from
- *                the entry to the probe (one after the prologue), where the
- *                return address is
+ *   bits 38..60  function id (for restart detection and tail calls under
+ *                limits; ids past 2^23 wrap); CHECK sites (never under
+ *                limits): the bytes SP went down from the entry to the
+ *                probe (one after the prologue), where the return address is
+ *   bit  61      ENTRY site of a function whose code runs on into the next
+ *                function's entry, which is a tail call (CT_FN_FALLS)
+ *   bit  62      ENTRY site that is its function's tail jump too (`f: jmp g`)
+ *   bit  63      ... whose target is a traced function (or a pointer)
  */
 #define CT_MAX_SITES (1u << 24)
 #define CT_COOKIE_SITE(c) ((__u32)(c) & (CT_MAX_SITES - 1))
@@ -125,15 +129,20 @@ enum ct_site_kind {
 #define CT_COOKIE_INDIRECT(c) ((__u32)((c) >> 36) & 1) /* CHECK sites */
 #define CT_COOKIE_ENTRYRET(c) ((__u32)((c) >> 36) & 1) /* ENTRY sites */
 #define CT_COOKIE_RETCHECK(c) ((__u32)((c) >> 37) & 1)
-#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38))
-#define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38)) /* CHECK sites */
+#define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38) & 0x7fffff)
+#define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38) & 0x7fffff) /* CHECK sites */
+#define CT_COOKIE_FALLS(c) ((__u32)((c) >> 61) & 1)           /* ENTRY sites */
+#define CT_COOKIE_ENTRYTAIL(c) ((__u32)((c) >> 62) & 1)
+#define CT_COOKIE_ENTRYTAIL_TRACED(c) ((__u32)((c) >> 63) & 1)
 struct ct_cookie_parts {
-	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func;
+	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func, falls, entry_tail, entry_tail_traced;
 };
-#define CT_COOKIE(p)                                                                     \
-	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |            \
-	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |  \
-	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).retcheck << 37) | ((__u64)(p).func << 38))
+#define CT_COOKIE(p)                                                                        \
+	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |               \
+	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |     \
+	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).retcheck << 37) |                     \
+	 ((__u64)((p).func & 0x7fffff) << 38) | ((__u64)(p).falls << 61) |                   \
+	 ((__u64)(p).entry_tail << 62) | ((__u64)(p).entry_tail_traced << 63))
 
 /* A CHECK site's planned callers (map "planned_calls"): the key is the site
  * id and the distance from the probe to the return address, which does not

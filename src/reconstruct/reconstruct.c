@@ -431,8 +431,10 @@ static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, 
 
 /* A frame left by a tail jump goes on in its target: a traced target enters
  * at the same key (a tail call); untraced code returns to the caller, where
- * a return site closes the frame, and whatever it calls meanwhile is deeper.
- * Any other event means that never happened: it ended at the jump. */
+ * a return site closes the frame, and whatever it calls meanwhile is deeper;
+ * a RET at the key is the target's, whose entry record-time limits cut
+ * (--max-depth): the frame returns there.  Any other event means that
+ * never happened: it ended at the jump. */
 static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	if (!s->f.n)
@@ -443,7 +445,7 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 	const struct ct_file_site *site = &r->sites[ev->site];
 	if (ev->key == top->c.key &&
 	    ((ev->kind == CT_SITE_ENTRY && (site->func == top->tail_target || top->tail_any)) ||
-	     ev->kind == CT_SITE_RETSITE))
+	     ev->kind == CT_SITE_RETSITE || ev->kind == CT_SITE_RET))
 		return;
 	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }

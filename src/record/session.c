@@ -568,8 +568,20 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
 						     : site->target_func != CT_NOFUNC || (site->flags & CT_SITEF_INDIRECT);
 	/* and an ENTRY's: its function's RET is the same instruction */
-	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next)
-		cp.tail_traced |= plan->sites.v[k].kind == CT_SITE_RET && plan->sites.v[k].func == site->func;
+	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next) {
+		const struct ct_plan_site *role = &plan->sites.v[k];
+		cp.tail_traced |= role->kind == CT_SITE_RET && role->func == site->func;
+		/* or its tail jump (for the kernel's shadow stack under limits) */
+		if (role->kind == CT_SITE_TAIL && role->func == site->func) {
+			cp.entry_tail = 1;
+			cp.entry_tail_traced = role->target_func != CT_NOFUNC || (role->flags & CT_SITEF_INDIRECT);
+		}
+	}
+	/* a function running on into the next one's entry (the next id) */
+	if (site->kind == CT_SITE_ENTRY && site->func != CT_NOFUNC && site->func + 1 < plan->funcs.n &&
+	    plan->funcs.v[site->func].falls_through &&
+	    plan->funcs.v[site->func + 1].fn->entry == plan->funcs.v[site->func].fn->end)
+		cp.falls = 1;
 	const uint64_t *rets;
 	size_t nrets;
 	cp.retcheck = ct_plan_tail_check(plan, i, &rets, &nrets);

@@ -42,6 +42,31 @@ def test_max_depth():
     assert int(stat(out, "cut")) > 0
 
 
+def test_max_depth_counts_tail_calls_the_kernel_cannot_see_as_jumps():
+    """Tail calls the kernel's shadow stack learns of by the entry, not by
+    a TAIL probe: a function running on into the next one (trick_falls
+    into trick_fallen) and a function whose first instruction is its tail
+    jump (plt_tail: jmp strcasecmp@plt, then libc's __strcasecmp_avx2,
+    which runs on into __strcasecmp_l_avx2).  Replay nests them: so does
+    --max-depth, which kept them all at depth 0 before.  A kept call whose
+    tail callee was cut ends at its callee's return, not at the jump."""
+    argv = [fixture("c_core"), "falls", "4"]
+    flags = ["-F", "trick_falls", "-F", "trick_fallen", "-F", "plt_tail", "-F", "libc.so.6:__strcasecmp*"]
+    _, full = record(argv, *flags)
+    full_calls = replay_json(full)
+    assert {c["func"]: c["depth"] for c in full_calls if c["func"] != "libc.so.6:__strcasecmp_ifunc"} == {
+        "trick_falls": 0, "trick_fallen": 1, "plt_tail": 0, "libc.so.6:__strcasecmp_avx2": 1,
+        "libc.so.6:__strcasecmp_l_avx2": 2, "libc.so.6:__strcasecmp_l_ifunc": 0}, full_calls
+    for depth in (1, 2):
+        _, out = record(argv, "--max-depth", str(depth), *flags,
+                        out=os.path.join(os.path.dirname(full), "d%d.data" % depth))
+        calls = replay_json(out)
+        want = [(c["func"], c["depth"]) for c in full_calls if c["depth"] < depth]
+        assert [(c["func"], c["depth"]) for c in calls] == want, (depth, calls)
+        assert all(c["status"] == "returned" for c in calls), calls
+        assert all(c["dur_raw"] > 0 for c in calls if c["func"] == "plt_tail"), calls
+
+
 def test_min_duration_keeps_slow_calls_and_their_callers():
     _, out = record([fixture(GO), "sleepy"], "--min-duration", "10ms")
     calls = replay_json(out)

@@ -636,6 +636,23 @@ TEST(recon_tail_event_target_never_enters)
 	col_reset();
 }
 
+TEST(recon_tail_target_cut_by_limits_returns_the_jumper)
+{
+	/* --max-depth 1: A's tail jump goes on in B, whose entry the kernel's
+	 * shadow stack cut (a level too deep); B's RET at A's key, sent to
+	 * close A, ends A there, not at the jump */
+	struct ct_recon *r = new_recon(false);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev(r, 105, 0, 1, 10, S_A_TAIL_B);
+	ev(r, 150, 0, 1, 10, S_B_RET);
+	ev(r, 200, 0, 1, 10, S_C_ENT);
+	NREC(3);
+	EXP_EXIT(1, FA, 0, RET, 0, 100, 150, false, true);
+	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 TEST(recon_tail_chain_ends_together)
 {
 	/* Go: A tail-calls B (inferred), B jumps to something untraced.  When
