@@ -302,8 +302,10 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
-	if (!rc && s->never_ran && s->binary) {
-		/* what replay, report and dump of the file say, at once */
+	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested)) {
+		/* what replay, report and dump of the file say, at once (not
+		 * when a signal stopped the program calltrace started: that is
+		 * why; under -p it is how a recording ends) */
 		char nfuncs[16];
 		snprintf(nfuncs, sizeof(nfuncs), "%u", s->total_funcs);
 		const char *src = s->target.funcs_source;

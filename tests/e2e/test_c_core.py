@@ -1,8 +1,10 @@
 """C/SysV programs (threads, no goroutines) recorded with real uprobes."""
 import os
 import shutil
+import signal
+import subprocess
 
-from lib import ct, fixture, record, replay_json, run, tmp, trees
+from lib import CT, ct, fixture, record, replay_json, run, tmp, trees
 
 
 def c_fib_shape(n):
@@ -125,6 +127,13 @@ def test_no_calls_says_why():
     # a trace with calls says nothing of the kind
     p, out = record([fixture("c_core"), "fib", "3"], "-F", "c_fib")
     assert "no calls" not in p.stderr and "no calls" not in ct("replay", out).stderr
+    # nor does record when a signal stopped the program it started (that is why)
+    p = subprocess.Popen([CT, "record", "-o", tmp("stopped.data"), "-F", "trick_leaf", "--",
+                          fixture("c_core"), "wait", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "waiting\n"
+    p.send_signal(signal.SIGTERM)
+    out_s, err = p.communicate(timeout=20)
+    assert out_s == "term\n" and p.returncode == 0 and "no calls" not in err, (out_s, p.returncode, err)
 
 
 def test_gcc_clone_is_matched_by_the_name_before_its_suffix():
