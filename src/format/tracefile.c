@@ -551,7 +551,7 @@ static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 		f->entry = rd_uvar(&r);
 		f->size = rd_uvar(&r);
 		f->flags = (uint32_t)rd_uvar(&r);
-		ct_names_init(&t->func_names[t->nfuncs], f->name);
+		ct_names_init(&t->func_names[t->nfuncs], f->name, ct_func_symbol_len(f->name, f->flags));
 		if (f->id != t->nfuncs)
 			r.bad = true;
 		t->nfuncs++;

@@ -37,12 +37,9 @@ static const char *const returns_twice[] = {
 	"__getcontext", NULL,
 };
 
-/* NAME, or its PLT stub "NAME@plt" (when -F picks stubs) */
-static bool is_returns_twice(const char *name)
+/* The symbol NAME's first N bytes name (a PLT stub's: ct_func_symbol_len) */
+static bool is_returns_twice(const char *name, size_t n)
 {
-	size_t n = strlen(name);
-	if (n > 4 && !strcmp(name + n - 4, "@plt"))
-		n -= 4;
 	for (const char *const *r = returns_twice; *r; r++)
 		if (strlen(*r) == n && !strncmp(name, *r, n))
 			return true;
@@ -338,8 +335,10 @@ struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_
 	cs->t = t;
 	for (size_t i = 0; i < n; i++)
 		map_put(&cs->selected, entries[i], (void *)1);
+	/* (a PLT stub too, traced or not, when stubs are functions: the
+	 * calls of those not selected are kept only so) */
 	for (size_t i = 0; i < t->nfuncs; i++)
-		if (is_returns_twice(t->funcs[i].name))
+		if (is_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&cs->twice, t->funcs[i].entry, (void *)1);
 	cs->funcs = code_funcs(t, &cs->n);
 	cs->running = pthread_create(&cs->thread, NULL, code_scan_run, cs) == 0;
@@ -394,7 +393,7 @@ static void find_plt_stubs(struct analysis *a)
 	size_t n = ct_plt_stubs(&a->t->elf, &v);
 	for (size_t i = 0; i < n; i++) {
 		map_put(&a->plt_stubs, v[i].addr, (void *)v[i].name);
-		if (is_returns_twice(v[i].name))
+		if (is_returns_twice(v[i].name, strlen(v[i].name)))
 			map_put(&a->twice, v[i].addr, (void *)1);
 	}
 	free(v);
@@ -1693,8 +1692,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (t->lang == CT_LANG_GO && t->go_text_start && p->funcs.v[j].fn->entry > t->go_text_start)
 			map_put(&a.by_textoff, p->funcs.v[j].fn->entry - t->go_text_start, (void *)(uintptr_t)(j + 1));
 	}
+	/* (a PLT stub again by its symbol in find_plt_stubs, which knows
+	 * every stub, also when stubs are no functions) */
 	for (size_t i = 0; i < t->nfuncs; i++)
-		if (is_returns_twice(t->funcs[i].name))
+		if (is_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
 	scan_dynamic(&a);
 	find_plt_stubs(&a);

@@ -58,12 +58,12 @@ static bool is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* ANY_GLOB false: only a glob naming "@plt" picks a PLT stub (-F '*' means
+/* ANY_GLOB false: only a glob naming CT_PLT_SUFFIX picks a PLT stub (-F '*' means
  * the program's functions, not also its calls of others'). */
 static bool matches_any(const struct ct_func *f, const char **globs, size_t n, bool any_glob)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((any_glob || strstr(globs[i], "@plt")) && ct_names_match(&f->dm, f->name, globs[i]))
+		if ((any_glob || strstr(globs[i], CT_PLT_SUFFIX)) && ct_names_match(&f->dm, f->name, globs[i]))
 			return true;
 	return false;
 }

@@ -205,7 +205,7 @@ size_t ct_plt_add_funcs(struct ct_target *t, const struct ct_selection *sel)
 	 * the plan knows of every call of them (a known, untraced function) */
 	bool asked = false;
 	for (size_t i = 0; i < sel->ntrace && !asked; i++)
-		asked = strstr(sel->trace[i], "@plt") != NULL;
+		asked = strstr(sel->trace[i], CT_PLT_SUFFIX) != NULL;
 	if (!asked && (sel->ntrace || strcmp(t->funcs_source, "dynsym")))
 		return 0;
 	struct ct_plt_stub *v;
@@ -218,7 +218,7 @@ size_t ct_plt_add_funcs(struct ct_target *t, const struct ct_selection *sel)
 		/* the stub is its jump through the GOT slot: a lazy binding
 		 * stub's `push $index; jmp .plt` after it runs only until the
 		 * dynamic linker jumps to the function, from that stack */
-		add[k++] = (struct ct_func){.name = xasprintf("%s@plt", v[i].name), .entry = v[i].addr, .end = v[i].jmp_end,
+		add[k++] = (struct ct_func){.name = xasprintf("%s" CT_PLT_SUFFIX, v[i].name), .entry = v[i].addr, .end = v[i].jmp_end,
 					    .args = -1, .flags = CT_FN_PLT};
 	}
 	ct_target_add_funcs(t, add, k);

@@ -26,7 +26,7 @@ size_t ct_plt_stubs(const struct ct_elf *e, struct ct_plt_stub **out);
 /* Adds T's PLT stubs to its functions as "SYMBOL@plt" (CT_FN_PLT), so that
  * the program's calls of library functions can be traced from its own
  * call sites, as uftrace does by default -- when SEL will pick them: a glob
- * of it names "@plt", or it has none and T is stripped (its exported
+ * of it names CT_PLT_SUFFIX, or it has none and T is stripped (its exported
  * functions, if any, are all it has besides).  C programs only; how many. */
 size_t ct_plt_add_funcs(struct ct_target *t, const struct ct_selection *sel);
 

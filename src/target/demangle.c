@@ -36,17 +36,14 @@ static char *prefixed(const char *prefix, size_t plen, char *name, const char *s
 	return s;
 }
 
-void ct_names_init(struct ct_names *n, const char *sym)
+void ct_names_init(struct ct_names *n, const char *sym, size_t symlen)
 {
-	/* A PLT stub, "SYMBOL@plt" (plan/plt.c): the symbol's names, and the
-	 * suffix after each. */
-	size_t len = strlen(sym);
-	if (len > 4 && !strcmp(sym + len - 4, "@plt")) {
-		char *bare = xasprintf("%.*s", (int)(len - 4), sym);
-		ct_names_init(n, bare);
+	if (sym[symlen]) {
+		char *bare = xasprintf("%.*s", (int)symlen, sym);
+		ct_names_init(n, bare, symlen);
 		free(bare);
-		n->simple = prefixed("", 0, n->simple, "@plt");
-		n->full = prefixed("", 0, n->full, "@plt");
+		n->simple = prefixed("", 0, n->simple, sym + symlen);
+		n->full = prefixed("", 0, n->full, sym + symlen);
 		return;
 	}
 	n->simple = n->full = NULL;

@@ -37,8 +37,10 @@ struct ct_names {
 	char *full;
 };
 
-/* Demangles SYM ("BIN:SYM" names of other binaries keep their "BIN:"). */
-void ct_names_init(struct ct_names *n, const char *sym);
+/* Demangles SYM's first SYMLEN bytes ("BIN:SYM" names of other binaries
+ * keep their "BIN:"); the rest, a PLT stub's suffix (ct_func_symbol_len
+ * of target.h), follows each form. */
+void ct_names_init(struct ct_names *n, const char *sym, size_t symlen);
 void ct_names_free(struct ct_names *n);
 /* The name to show for SYM under ct_demangle_mode. */
 const char *ct_names_show(const struct ct_names *n, const char *sym);

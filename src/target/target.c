@@ -335,7 +335,7 @@ int ct_target_open(struct ct_target *t, const char *path)
 	}
 	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);
 	for (size_t i = 0; i < t->nfuncs; i++)
-		ct_names_init(&t->funcs[i].dm, t->funcs[i].name);
+		ct_names_init(&t->funcs[i].dm, t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags));
 	if (t->lang == CT_LANG_C && !t->gccgo)
 		ct_rust_read(path, t->funcs, t->nfuncs, &t->rust);
 	return 0;
@@ -348,7 +348,7 @@ void ct_target_add_funcs(struct ct_target *t, struct ct_func *add, size_t n)
 	t->funcs = xrealloc(t->funcs, (t->nfuncs + n) * sizeof(*t->funcs));
 	for (size_t i = 0; i < n; i++) {
 		t->funcs[t->nfuncs] = add[i];
-		ct_names_init(&t->funcs[t->nfuncs].dm, add[i].name);
+		ct_names_init(&t->funcs[t->nfuncs].dm, add[i].name, ct_func_symbol_len(add[i].name, add[i].flags));
 		t->nfuncs++;
 	}
 	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);

@@ -4,6 +4,8 @@
 #ifndef CT_TARGET_H
 #define CT_TARGET_H
 
+#include <string.h>
+
 #include "probes/event.h"
 #include "target/demangle.h"
 #include "target/elf.h"
@@ -24,6 +26,7 @@ enum ct_lang {
 			      at its end (no exit ends it; record file FUNCS) */
 #define CT_FN_PLT 0x40     /* a PLT stub, "NAME@plt": the program's calls of a
 			      library function (plan/plt.c, ct_plt_add_funcs) */
+#define CT_PLT_SUFFIX "@plt" /* after a PLT stub's symbol, its function's name */
 
 struct ct_func {
 	char *name;          /* the symbol (gccgo: its Go name) */
@@ -32,6 +35,15 @@ struct ct_func {
 	uint32_t flags;      /* CT_FN_* */
 	struct ct_names dm;  /* demangled forms (C++, Rust); set by ct_target_open */
 };
+
+/* How much of NAME, a function's with CT_FN_* FLAGS, is the symbol it
+ * stands for: a PLT stub's less CT_PLT_SUFFIX (demangled, matched against
+ * setjmp's names as that symbol), else all of it. */
+static inline size_t ct_func_symbol_len(const char *name, uint32_t flags)
+{
+	size_t n = strlen(name), s = sizeof(CT_PLT_SUFFIX) - 1;
+	return (flags & CT_FN_PLT) && n > s && !strcmp(name + n - s, CT_PLT_SUFFIX) ? n - s : n;
+}
 
 struct ct_target {
 	struct ct_elf elf;

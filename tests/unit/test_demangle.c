@@ -1,12 +1,14 @@
 /* Demangled names (target/demangle.c) and Rust crate paths (target/rust.c). */
 #include "target/demangle.h"
 #include "target/rust.h"
+#include "target/target.h"
 #include "unit.h"
 
-static void check_names(const char *sym, const char *simple, const char *full)
+/* SYM the name of a function with CT_FN_* FLAGS */
+static void check_names_of(const char *sym, uint32_t flags, const char *simple, const char *full)
 {
 	struct ct_names n;
-	ct_names_init(&n, sym);
+	ct_names_init(&n, sym, ct_func_symbol_len(sym, flags));
 	if (!simple) {
 		if (n.simple || n.full)
 			unit_fail(__FILE__, __LINE__, "%s: demangled to %s", sym, n.simple ? n.simple : n.full);
@@ -15,6 +17,11 @@ static void check_names(const char *sym, const char *simple, const char *full)
 			  n.full ? n.full : "NULL", simple, full);
 	}
 	ct_names_free(&n);
+}
+
+static void check_names(const char *sym, const char *simple, const char *full)
+{
+	check_names_of(sym, 0, simple, full);
 }
 
 TEST(demangle_cxx_rust_and_plain)
@@ -34,12 +41,19 @@ TEST(demangle_cxx_rust_and_plain)
 	check_names("_Zbogus", NULL, NULL);
 	check_names("_Rlower", NULL, NULL);
 	check_names("_start", NULL, NULL);
+	/* a PLT stub's (CT_FN_PLT): its symbol's names, the suffix after each;
+	 * a name ending so without the flag is not a stub's */
+	check_names_of("_ZNSt13runtime_errorC1EPKc@plt", CT_FN_PLT, "std::runtime_error::runtime_error@plt",
+		       "std::runtime_error::runtime_error(char const*)@plt");
+	check_names_of("puts@plt", CT_FN_PLT, NULL, NULL);
+	CHECK(ct_func_symbol_len("_setjmp@plt", CT_FN_PLT) == 7 && ct_func_symbol_len("_setjmp@plt", 0) == 11);
+	CHECK(ct_func_symbol_len("@plt", CT_FN_PLT) == 4);
 }
 
 TEST(demangle_show_and_match)
 {
 	struct ct_names n;
-	ct_names_init(&n, "_Z4downi");
+	ct_names_init(&n, "_Z4downi", 8);
 	enum ct_demangle saved = ct_demangle_mode;
 	CHECK_STR(ct_names_show(&n, "_Z4downi"), "down");
 	ct_demangle_mode = CT_DEMANGLE_FULL;
@@ -58,7 +72,7 @@ TEST(demangle_show_and_match)
 	CHECK(ct_demangle_parse("pretty", &m) < 0);
 	ct_names_free(&n);
 	struct ct_names plain;
-	ct_names_init(&plain, "c_fib");
+	ct_names_init(&plain, "c_fib", 5);
 	CHECK_STR(ct_names_show(&plain, "c_fib"), "c_fib");
 	CHECK(ct_names_match(&plain, "c_fib", "c_*"));
 	ct_names_free(&plain);
@@ -104,7 +118,7 @@ TEST(demangle_gcc_clones_match_their_name)
 	CHECK(ct_names_match(&c, "libz.so.1:inflate.part.0", "inflate"));
 	/* C++: every form, the full one's "[clone .part.0]" too */
 	struct ct_names n;
-	ct_names_init(&n, "_Z4downi.part.0");
+	ct_names_init(&n, "_Z4downi.part.0", 15);
 	CHECK_STR(n.simple, "down.part.0");
 	CHECK(ct_names_match(&n, "_Z4downi.part.0", "down"));
 	CHECK(ct_names_match(&n, "_Z4downi.part.0", "down(int)"));
