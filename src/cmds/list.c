@@ -291,7 +291,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	for (size_t k = 0; k < f->ncalls; k++) {
 		em += f->calls[k].how == CT_EXIT_EMULATED;
 		st += f->calls[k].how == CT_EXIT_STEPPED;
-		tp += f->calls[k].how == CT_EXIT_TAILPOS;
+		tp += f->calls[k].how == CT_EXIT_TAILPOS || f->calls[k].how == CT_EXIT_VIA;
 	}
 	char after[96] = "";
 	if (f->check_walk)
@@ -329,6 +329,12 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			       : cs->tail_less_prev ? ", which returns its result plus the one of its call before, kept in its "
 						      "frame: the result is the one read at its exits less that one"
 						    : "");
+			continue;
+		}
+		if (cs->how == CT_EXIT_VIA) {
+			printf("      %-7s %-40s -> ends with %s, which is not traced (tail position): at the exit probe "
+			       "where that returns to, found while recording\n", role, at,
+			       ct_names_show(&cs->caller->dm, cs->caller->name));
 			continue;
 		}
 		where(p->t, cs->caller, cs->exit, ex, sizeof(ex));

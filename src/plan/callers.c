@@ -697,6 +697,38 @@ static bool results_pass_through(const struct ct_site_fetch *res, const struct c
 	return true;
 }
 
+/* A call that a wrapper the compiler made (for `go f(x)`, `defer f(x)`, a
+ * method value: pclntab's wrapper flag, never traced) makes last ends when
+ * the wrapper returns, a few instructions later, none of them a call: its
+ * exit can be where the wrapper returns to -- goexit, deferreturn, the
+ * deferring function's call of its open-coded defer -- an emulated
+ * instruction more often than not, instead of the single-stepped return
+ * address.  The wrapper's callers are not known (it is called through its
+ * address), so the CHECK reads the wrapper's return address, VIA bytes
+ * above its own (the walk knows SP at the wrapper's ret), and looks the call
+ * up as one from there: each such place is found while recording as any
+ * call site is (ct_plan_found_caller; the first call from there ends
+ * unobserved), and where one cannot be planned, ct_plan_unvia.  Not other
+ * untraced callers: a user's closure or function is often called from one
+ * place, whose first call would go unobserved (a direct call's never did).
+ * The results, if read, must be in their registers, unchanged, at the
+ * wrapper's ret. */
+static bool via_caller_return(struct ct_callsite *cs, bool caller_traced, bool results,
+			      const struct ct_site_fetch *res)
+{
+	const struct ct_exit_walk *w = &cs->walk;
+	if (caller_traced || w->how != CT_EXIT_TAILPOS || !w->at_ret || w->sp_delta < 0 || w->sp_delta > 0xffff ||
+	    !(cs->caller->flags & CT_FN_GO) || !(cs->caller->flags & CT_FN_WRAPPER) ||
+	    (cs->caller->flags & CT_FN_NOPROBE) || cs->shared || cs->icall ||
+	    cs->closed_by || (results && (!res || !results_pass_through(res, w))))
+		return false;
+	cs->how = CT_EXIT_VIA;
+	cs->exit = 0;
+	cs->sp_delta = w->sp_delta;
+	cs->exit_site = CT_NOSITE;
+	return true;
+}
+
 bool ct_plan_tail_results(const struct ct_site_fetch *res, const struct ct_exit_walk *w, bool go,
 			  struct ct_site_fetch *out)
 {
@@ -1764,6 +1796,9 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			else if (!choose_exit(&a, cs, res != NULL))
 				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at);
+			else if (cs->how == CT_EXIT_STEPPED &&
+				 via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res))
+				; /* (no probe of its own) */
 			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs)) {
 				stepped++; /* the results would be read at the return address */
 				if (!lost[0])
@@ -1879,8 +1914,9 @@ static bool plan_traces(const struct ct_plan *p, uint64_t entry)
 /* Where a call from RET, found while recording, ends (the walk choose_exit
  * makes for planned calls); false with *WHY if nowhere we can probe.
  * RESULTS: the call's results are captured (they need an exit probe). */
-static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, bool results, const char **why)
+static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func, const char **why)
 {
+	bool results = p->funcs.v[func].results;
 	const struct ct_target *t = p->t;
 	const struct ct_func *g = cs->caller;
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, g->entry, g->end - g->entry);
@@ -1912,6 +1948,9 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, bool results, 
 		cs->how = CT_EXIT_TAILPOS;
 		return true;
 	}
+	if (w->how == CT_EXIT_TAILPOS && w->first_site && !p->funcs.v[func].no_via &&
+	    via_caller_return(cs, plan_traces(p, g->entry), results, p->fetch ? p->funcs.v[func].results_view : NULL))
+		return true; /* where the caller returns to */
 	if (w->how == CT_EXIT_TAILPOS && w->first_site) {
 		/* the caller's end is not observed: the return address */
 		cs->how = CT_EXIT_STEPPED;
@@ -2097,7 +2136,7 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	cs->ret = ret;
 	cs->caller = g;
 	cs->call_site = cs->exit_site = CT_NOSITE;
-	if (!found_exit(p, cs, p->funcs.v[func].results, why)) {
+	if (!found_exit(p, cs, func, why)) {
 		free(cs);
 		return CT_NOSITE;
 	}
@@ -2116,6 +2155,8 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	s = &p->sites.v[cs->call_site]; /* (the table may have moved) */
 	if (cs->how == CT_EXIT_TAILPOS) {
 		s->flags |= CT_SITEF_TAILPOS; /* no exit probe: it ends with its caller */
+	} else if (cs->how == CT_EXIT_VIA) {
+		; /* its exit is where its caller returns to */
 	} else if (!at_rets) {
 		s = ct_plan_add_site(p, cs->exit, func, CT_SITE_RETSITE, g);
 		if (!s) {
@@ -2142,8 +2183,51 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	if (cs->exit_site != CT_NOSITE)
 		ride_found_exit(p, cs);
 	*planned = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(ret - check_addr)),
-					    {.site = cs->call_site, .key_delta = -8}};
+					    {.site = cs->call_site, .key_delta = -8,
+					     .via = cs->how == CT_EXIT_VIA ? 8 + (uint32_t)cs->sp_delta : 0}};
 	return cs->call_site;
+}
+
+static void unvia(struct ct_plan *p, uint32_t func, uint32_t check_site, struct ct_callsite *cs,
+		  struct ct_plan_planned **out, size_t *nout)
+{
+	if (cs->how != CT_EXIT_VIA || cs->call_site >= p->sites.n)
+		return;
+	uint64_t check_addr = p->sites.v[check_site].addr;
+	struct ct_plan_site *s = ct_plan_add_site(p, cs->walk.first_site, func, CT_SITE_RETSITE, cs->caller);
+	if (!s)
+		return; /* (in the file's code: it was planned there once) */
+	cs->how = CT_EXIT_STEPPED;
+	cs->exit = cs->walk.first_site;
+	cs->sp_delta = 0;
+	s->key_adj = 8;
+	s->call_site = cs->call_site;
+	s->cs = cs;
+	s->flags |= CT_SITEF_DYNAMIC | CT_SITEF_STEPPED;
+	cs->exit_site = (uint32_t)(p->sites.n - 1);
+	if (p->fetch) {
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		p->fetch[cs->exit_site] = ct_plan_results_at_exit(p, &p->sites.v[cs->exit_site]);
+	}
+	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+	(*out)[(*nout)++] = (struct ct_plan_planned){CT_PLANNED_KEY(check_site, (int64_t)(cs->ret - check_addr)),
+						     {.site = cs->call_site, .key_delta = -8}};
+}
+
+void ct_plan_unvia(struct ct_plan *p, uint32_t check_site, struct ct_plan_planned **out, size_t *nout)
+{
+	uint32_t func = p->sites.v[check_site].func;
+	struct ct_plan_func *pf = &p->funcs.v[func];
+	if (pf->no_via)
+		return;
+	pf->no_via = true;
+	for (size_t k = 0; k < pf->ncalls; k++)
+		unvia(p, func, check_site, &pf->calls[k], out, nout);
+	for (size_t k = 0; k < p->found_calls.n; k++) {
+		struct ct_callsite *cs = p->found_calls.v[k];
+		if (cs->call_site < p->sites.n && p->sites.v[cs->call_site].func == func)
+			unvia(p, func, check_site, cs, out, nout);
+	}
 }
 
 uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,

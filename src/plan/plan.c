@@ -185,6 +185,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		 * a return site that closes the call opened at the entry */
 		for (size_t k = 0; pf->return_sites && k < pf->ncalls; k++) {
 			struct ct_callsite *cs = &pf->calls[k];
+			if (cs->how == CT_EXIT_VIA) { /* (chosen before its RETs were kept) */
+				cs->how = CT_EXIT_STEPPED;
+				cs->exit = cs->walk.first_site;
+				cs->sp_delta = 0;
+			}
 			struct ct_plan_site *s = add_site(p, cs->exit, j, CT_SITE_RETSITE, 0, gsrc_of(t, cs->caller));
 			if (!s)
 				return -1;
@@ -235,6 +240,13 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	for (size_t k = 0; k < pf->ncalls; k++) {
 		struct ct_callsite *cs = &pf->calls[k];
 		uint8_t cg = gsrc_of(t, cs->caller);
+		if (cs->how == CT_EXIT_VIA && pf->check_site == CT_NOSITE) {
+			/* no CHECK to look the call up again where its caller
+			 * returns to: at the return address, as before */
+			cs->how = CT_EXIT_STEPPED;
+			cs->exit = cs->walk.first_site;
+			cs->sp_delta = 0;
+		}
 		struct ct_plan_site *s = add_site(p, cs->at, j, CT_SITE_CALL, 0, cg);
 		if (!s)
 			return -1;
@@ -249,8 +261,13 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			 * one hit a call instead of two. */
 			s->flags |= CT_SITEF_ATCHECK | check_stepped; /* its hit's cost */
 			struct ct_plan_planned pl = {CT_PLANNED_KEY(pf->check_site, (int64_t)(cs->ret - check_at)),
-						     {.site = cs->call_site, .key_delta = -s->key_adj}};
+						     {.site = cs->call_site, .key_delta = -s->key_adj,
+						      .via = cs->how == CT_EXIT_VIA ? 8 + (uint32_t)cs->sp_delta : 0}};
 			CT_VEC_PUSH(p->planned, pl);
+		}
+		if (cs->how == CT_EXIT_VIA) {
+			cs->exit_site = CT_NOSITE; /* where its caller returns to, found while recording */
+			continue;
 		}
 		if (cs->how == CT_EXIT_TAILPOS) {
 			s->flags |= CT_SITEF_TAILPOS;

@@ -19,7 +19,7 @@ struct ct_callsite {
 	uint64_t at, ret;               /* the call instruction, its return address */
 	const struct ct_func *caller;
 	struct ct_exit_walk walk;       /* from the return address */
-	uint8_t how;                    /* chosen: CT_EXIT_EMULATED/STEPPED/TAILPOS */
+	uint8_t how;                    /* chosen: CT_EXIT_EMULATED/STEPPED/TAILPOS/VIA */
 	uint64_t exit;                  /* the exit probe (0: tail position) */
 	int32_t sp_delta;               /* SP at the exit probe minus SP at the return */
 	uint32_t call_site, exit_site;  /* plan site indices (exit: CT_NOSITE if none) */
@@ -79,6 +79,10 @@ struct ct_plan_func {
 	CT_VEC(uint64_t) tail_watch;
 	bool tail_checked;
 	bool results;             /* results are captured (exits must keep them) */
+	/* a call of it from where a CT_EXIT_VIA caller returns to could not be
+	 * planned: those calls have their exits at the return address again,
+	 * and calls found from now on do too (ct_plan_unvia) */
+	bool no_via;
 	/* Its SPILL site (plan/spill.c: arguments passed in SSE registers, read
 	 * where its prologue stored them), CT_NOSITE if none. */
 	uint32_t spill_site;
@@ -275,6 +279,12 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
  * ones; none for a call in tail position), appended to the site table (and
  * p->fetch), and the "planned_calls" entry that makes the CHECK send its
  * calls as that CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
+/* The calls of CHECK_SITE's function planned with CT_EXIT_VIA, once a place
+ * their untraced callers return to could not be planned (the runtime runs a
+ * `defer` wrapper, another file): each gets its exit probe at its return
+ * address, single-stepped, a RETSITE appended to the site table; their
+ * planned entries, without via, appended to OUT.  Once a function. */
+void ct_plan_unvia(struct ct_plan *p, uint32_t check_site, struct ct_plan_planned **out, size_t *nout);
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why);
 /* What is probed at an address already, for a probe added there while

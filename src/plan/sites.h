@@ -122,6 +122,10 @@ enum ct_exit_how {
 	CT_EXIT_STEPPED = 2,  /* at one it single-steps (no emulated one in reach) */
 	CT_EXIT_TAILPOS = 3,  /* `ret` comes first: the caller returns right after */
 	CT_EXIT_NONE = 4,     /* no instruction after the call can take a probe */
+	/* (chosen, not walked) TAILPOS in a wrapper the Go compiler made: the
+	 * exit where that returns to, found while recording (the CHECK looks
+	 * the call up again from there: struct ct_planned_call.via) */
+	CT_EXIT_VIA = 5,
 };
 
 #define CT_LOC_LOST (-2)  /* struct ct_exit_walk.loc: the value is gone */

@@ -273,6 +273,7 @@ struct run {
 	struct gkey k;
 	struct unobserved_call uc;
 	struct ct_planned_call pc; /* planned_call's finding */
+	__u64 check_sp, check_ret, check_k; /* check_planned's */
 	struct scratch s;
 };
 
@@ -1036,6 +1037,31 @@ __noinline int planned_call(struct run *r, __u64 k)
 	return 1;
 }
 
+/* A CHECK's call from the return address at SP: planned (1), and from
+ * where the wrapper that made it last returns to (2: struct
+ * ct_planned_call.via, looked up again from there); R->check_sp, check_ret
+ * and check_k say where it was looked up last, R->pc what was found.  A
+ * global function: on_hit's frame stays small (see struct run). */
+__noinline int check_planned(struct run *r, __u64 sp, __u64 site, __u64 ip)
+{
+	if (!r)
+		return 0;
+	int planned = 0, via = 0;
+	for (int n = 0; n <= CT_VIA_LEVELS; n++) {
+		if (n) {
+			if (!planned || !r->pc.via)
+				break;
+			via = 2;
+			sp += r->pc.via;
+		}
+		r->check_sp = sp;
+		r->check_ret = read_u64(sp);
+		r->check_k = CT_PLANNED_KEY(site, r->check_ret - ip);
+		planned = planned_call(r, r->check_k);
+	}
+	return planned | via;
+}
+
 /* Go keeps a frame pointer chain in every function that calls (BP: the
  * saved BP, the return address above it): is the call watched at key
  * WKEY still on it, seen from the hit of R at SP whose BP is BP?  A live
@@ -1138,9 +1164,12 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		 * call site is that site's CALL event; from anywhere else, an
 		 * unplanned call, whose return address user space learns once
 		 * (it adds the exit probe there and plans the call site). */
-		__u64 ret = read_u64(sp);
-		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
-		if (planned_call(r, k)) {
+		/* (made last by a wrapper: the call from where that returns
+		 * to, whose exit sees this call end; its frame key from there) */
+		int found = check_planned(r, sp, CT_COOKIE_SITE(h->cookie), PT_REGS_IP(ctx));
+		sp = r->check_sp;
+		__u64 ret = r->check_ret, k = r->check_k;
+		if ((found & 1) && !r->pc.via) {
 			h->site = r->pc.site;
 			r->key_delta = r->pc.key_delta;
 			r->caller_depth = r->pc.caller_depth;
@@ -1149,10 +1178,13 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 				h->cookie = (h->cookie & ~(__u64)(CT_MAX_SITES - 1)) | (r->pc.fetch - 1) | 1ULL << 30;
 		} else {
 			r->unobserved_ret = ret;
-			count(CT_COOKIE_INDIRECT(h->cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
-			/* the first hit from there is reported, once */
+			/* (where a wrapper returns to is found as an indirect
+			 * call's site is) */
+			count((found & 2) || CT_COOKIE_INDIRECT(h->cookie) ? CT_CNT_INDIRECT : CT_CNT_UNPLANNED, 1);
+			/* the first hit from there is reported, once (not past
+			 * CT_VIA_LEVELS wrappers: that one is planned) */
 			__u8 seen = 1;
-			if (cfg.report_callers &&
+			if (cfg.report_callers && !(found & 1) &&
 			    bpf_map_update_elem(&callers_seen, &k, &seen, BPF_NOEXIST) == 0) {
 				r->new_caller = k;
 				r->new_ret = ret;

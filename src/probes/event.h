@@ -160,15 +160,21 @@ struct ct_cookie_parts {
  * so the caller's entry key; CALLER_CHECK: the caller's CHECK site + 1 (0:
  * the caller is not a traced function observed at a CHECK).  A call without
  * an exit probe at that key, of another function, has ended: the caller runs
- * at its level (track_unobserved). */
+ * at its level (track_unobserved).  VIA (0: none): the call is in tail
+ * position in an untraced caller (a `go` or `defer` wrapper), so it ends
+ * when that caller returns: it is looked up again as the call from where
+ * that caller returns to, whose return address is VIA bytes above this
+ * one's (CT_VIA_LEVELS such callers at most), and its event keyed as that
+ * call's. */
 struct ct_planned_call {
 	__u32 site;
 	__s32 key_delta;
 	__u32 fetch;
 	__u32 caller_depth;
 	__u32 caller_check;
-	__u32 pad;
+	__u32 via;
 };
+#define CT_VIA_LEVELS 2
 /* The same entries in an open-addressed table (array "planned_slots"),
  * which the program reads without a helper call (an array lookup is
  * inlined: the hash map's cost ~45 ns a CHECK hit): key K is in one of the

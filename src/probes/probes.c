@@ -385,8 +385,8 @@ bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t 
 		if (sk && sk != key + 1)
 			continue;
 		/* the value first: a probe that finds the key reads it after
-		 * (a key added while recording is a new one: no value of it
-		 * changes under a probe) */
+		 * (a key added while recording is a new one; an old one's
+		 * value changes only in its `via`, one word: ct_plan_unvia) */
 		s->val = *call;
 		__atomic_store_n(&s->key, key + 1, __ATOMIC_RELEASE);
 		return true;

@@ -1633,6 +1633,7 @@ struct found_planned {
 	uint64_t key;
 	uint32_t bin, local;
 	int32_t key_delta;
+	uint32_t via;
 };
 struct found_batch {
 	CT_VEC(struct found_probe) probes;
@@ -1640,6 +1641,35 @@ struct found_batch {
 	uint32_t first[CT_MAX_BINS]; /* each object's plan size before the batch */
 	uint32_t added;              /* sites added to the plans so far */
 };
+
+/* Exit probes at their return addresses again for the calls of CHECK's
+ * function that an untraced caller's return was to see end (CT_EXIT_VIA),
+ * one place it returns to having no exit probe (BEFORE: the plan's size
+ * before): those calls from there end unobserved, the others from now on
+ * are seen where they are. */
+static void unvia(struct ct_session *s, const struct object *o, uint32_t check, uint32_t before,
+		  struct found_batch *b)
+{
+	struct ct_plan *p = o->plan;
+	struct ct_plan_planned *pl = NULL;
+	size_t n = 0;
+	ct_plan_unvia(p, check, &pl, &n);
+	for (uint32_t i = before; i < p->sites.n; i++)
+		if (ct_site_is_probe(&p->sites.v[i])) {
+			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};
+			CT_VEC_PUSH(b->probes, fp);
+		}
+	uint32_t gcheck = global_site(s, o->bin, check);
+	for (size_t k = 0; k < n; k++) {
+		struct found_planned fd = {CT_PLANNED_KEY(gcheck, (uint32_t)pl[k].key), o->bin, pl[k].val.site,
+					   pl[k].val.key_delta, 0};
+		CT_VEC_PUSH(b->planned, fd);
+	}
+	if (n)
+		ct_debug("calls of %s: %zu exits at their return addresses again", p->funcs.v[p->sites.v[check].func].fn->name,
+			 n);
+	free(pl);
+}
 
 /* A CHECK's call from a return address it had no call site for (D): the
  * call site, planned in the CHECK's object O, whose code it must be in. */
@@ -1661,6 +1691,7 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 	if (call == CT_NOSITE) {
 		ct_debug("calls of %s from 0x%llx keep no exit: %s", ct_names_show(&fn->dm, fn->name),
 			 (unsigned long long)ret, *why);
+		unvia(s, o, check, before, b);
 		return false;
 	}
 	/* its exit probe; or its function's RETs, probed from now on */
@@ -1670,7 +1701,7 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};
 			CT_VEC_PUSH(b->probes, fp);
 		}
-	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta};
+	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta, pl.val.via};
 	CT_VEC_PUSH(b->planned, fd);
 	ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (key_adj %d)", ct_names_show(&fn->dm, fn->name),
 		 (unsigned long long)ret, exit != CT_NOSITE ? (unsigned long long)p->sites.v[exit].addr : 0ULL,
@@ -1729,7 +1760,7 @@ static bool found_return(struct ct_session *s, const struct ct_deferred *d, cons
 			 busy ? "a probe is there already" : "exit probe at",
 			 busy ? 0ULL : (unsigned long long)o->plan->sites.v[exit].addr);
 	}
-	struct found_planned fd = {d->caller, o->bin, exit, 0};
+	struct found_planned fd = {d->caller, o->bin, exit, 0, 0};
 	CT_VEC_PUSH(b->planned, fd);
 	return true;
 }
@@ -1857,7 +1888,8 @@ static void add_callers(struct ct_session *s)
 	 * see that call end, and so does a tail jump not flagged unwatched */
 	for (size_t k = 0; ok && k < b.planned.n; k++) {
 		const struct found_planned *fp = &b.planned.v[k];
-		struct ct_planned_call val = {.site = global_site(s, fp->bin, fp->local), .key_delta = fp->key_delta};
+		struct ct_planned_call val = {.site = global_site(s, fp->bin, fp->local), .key_delta = fp->key_delta,
+					      .via = fp->via};
 		ct_plan_call_caller(object_n(s, fp->bin).plan, fp->local, &val);
 		if (val.caller_check)
 			val.caller_check = global_site(s, fp->bin, val.caller_check - 1) + 1;
