@@ -35,6 +35,8 @@ struct ct_writer {
 	uint64_t chunk_base_ts;
 	uint64_t events, bytes;
 	bool failed;
+	bool running;   /* the header is out: the program runs from now on */
+	int err;        /* errno of the write that failed, 0 for a short one */
 	uint32_t ntypes; /* entries of the file's type table written */
 };
 
@@ -90,6 +92,11 @@ void ct_writer_stat(struct ct_writer *w, const char *key, const char *fmt, ...)
 	va_end(ap);
 }
 
+static const char *write_error(const struct ct_writer *w)
+{
+	return w->err ? strerror(w->err) : "short write";
+}
+
 static int write_all(struct ct_writer *w, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -98,9 +105,15 @@ static int write_all(struct ct_writer *w, const void *p, size_t n)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			if (!w->failed)
-				ct_warn("writing %s failed: %s; the trace ends here", w->path,
-					k < 0 ? strerror(errno) : "short write");
+			/* said now, once, while the program runs on; the
+			 * exit status says it again (ct_writer_close) */
+			if (!w->failed) {
+				w->err = k < 0 ? errno : 0;
+				if (w->running)
+					ct_print_errorf("writing %s failed: %s; the trace ends here, the program runs on "
+							"(free space, or record with -o to another disk)",
+							w->path, write_error(w));
+			}
 			w->failed = true;
 			return -1;
 		}
@@ -176,12 +189,15 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
 	uint32_t v = CT_FILE_VERSION, hs = HEADER_SIZE;
 	memcpy(hdr + 8, &v, 4);
 	memcpy(hdr + 12, &hs, 4);
-	if (write_all(w, hdr, sizeof(hdr)))
-		return ct_fail("cannot write %s", w->path);
-	write_chunk(w, CT_CHUNK_META, w->meta.p, w->meta.n, 0);
-
-	ct_writer_tables(w, funcs, nfuncs, sites, nsites);
-	return w->failed ? ct_fail("cannot write %s", w->path) : 0;
+	if (!write_all(w, hdr, sizeof(hdr))) {
+		write_chunk(w, CT_CHUNK_META, w->meta.p, w->meta.n, 0);
+		ct_writer_tables(w, funcs, nfuncs, sites, nsites);
+	}
+	if (w->failed) /* before the program ran: the caller says it */
+		return ct_fail("cannot write %s: %s (free space, or record with -o to another disk)", w->path,
+			       write_error(w));
+	w->running = true;
+	return 0;
 }
 
 uint32_t ct_type_ids_file(const struct ct_type_ids *ids, uint32_t id)
@@ -431,10 +447,11 @@ int ct_writer_close(struct ct_writer *w)
 {
 	ct_writer_flush(w);
 	write_chunk(w, CT_CHUNK_STATS, w->stats.p, w->stats.n, 0);
-	int rc = w->failed ? -1 : 0;
-	if (fsync(w->fd) != 0 && errno != EINVAL)
-		rc = -1;
-	if (ct_output_commit(&w->out))
+	/* a write that failed while the program ran was said then (write_all) */
+	int rc = !w->failed ? 0 : w->running ? ct_fail_said() : ct_fail("cannot write %s: %s", w->path, write_error(w));
+	if (fsync(w->fd) != 0 && errno != EINVAL && !rc)
+		rc = ct_fail("writing %s failed: %s", w->path, strerror(errno));
+	if (ct_output_commit(&w->out) && !w->failed)
 		rc = -1;
 	free_writer(w);
 	return rc;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 static char err_line[1024];
+static bool err_said; /* err_line's failure is on stderr already */
 int ct_verbose;
 
 /* Formatted apart first: a caller may wrap the line already recorded
@@ -18,6 +19,7 @@ static void record_error(const char *fmt, va_list ap)
 	char line[sizeof(err_line)];
 	vsnprintf(line, sizeof(line), fmt, ap);
 	memcpy(err_line, line, sizeof(err_line));
+	err_said = false;
 }
 
 int ct_fail(const char *fmt, ...)
@@ -29,6 +31,12 @@ int ct_fail(const char *fmt, ...)
 	return -1;
 }
 
+int ct_fail_said(void)
+{
+	err_said = true;
+	return -1;
+}
+
 const char *ct_error(void)
 {
 	return err_line[0] ? err_line : "unknown error";
@@ -36,6 +44,8 @@ const char *ct_error(void)
 
 void ct_print_error(void)
 {
+	if (err_said)
+		return;
 	fprintf(stderr, "calltrace: %s\n", ct_error());
 }
 

@@ -14,6 +14,9 @@
  * command prints it once with ct_print_error() as "calltrace: <line>";
  * every command error goes out through that one function. */
 int ct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* -1, for a failure whose one line is already on stderr (a warning printed
+ * at the moment it happened): ct_print_error() then prints nothing. */
+int ct_fail_said(void);
 const char *ct_error(void);
 void ct_print_error(void);                  /* ct_error() as one line on stderr */
 void ct_print_errorf(const char *fmt, ...)  /* ct_fail(FMT...), then ct_print_error() */

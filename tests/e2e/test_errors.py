@@ -151,7 +151,8 @@ def test_full_disk_keeps_what_was_written():
         p = ct("record", "-o", out, "--", fixture("go_core"), "fib", "22")
         assert "fib 17711" in p.stdout, p.stdout  # the program's own output
         assert p.returncode == 1, (p.returncode, p.stderr)
-        assert "No space left on device" in p.stderr and out in p.stderr, p.stderr
+        said = [l for l in p.stderr.splitlines() if out in l]
+        assert len(said) == 1 and "No space left on device" in said[0], p.stderr
         assert our_links() == [], "probe links left behind"
         assert os.stat(out).st_mode & 0o777 == 0o600
         info = ct("info", out)
@@ -159,5 +160,11 @@ def test_full_disk_keeps_what_was_written():
         rp = ct("replay", out)
         assert rp.returncode == 0 and "main.fib(" in rp.stdout, rp.stderr
         assert "ends early (tracer killed, or its disk full?)" in rp.stdout, rp.stdout[-300:]
+        # full before the program starts: it is not started, one line says why
+        p = ct("record", "-o", os.path.join(mnt, "y.data"), "--", fixture("go_core"), "fib", "22")
+        assert p.returncode == 1 and "fib 17711" not in p.stdout, (p.returncode, p.stdout)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "No space left on device" in lines[0], p.stderr
+        assert our_links() == [], "probe links left behind"
     finally:
         run(["umount", mnt])
