@@ -1396,6 +1396,22 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 		for (size_t q = 0; q < pc->ncalls; q++)
 			map_put(&planned_at, pc->calls[q].at, (void *)1);
 	}
+	/* the callees an itab call through slot K may reach (K 0..63, 63 for
+	 * any beyond) and those a funcval call may (reach[64]), in callees'
+	 * order: supersets of what the test below keeps, so that it looks at
+	 * a few, not every callee for every call (docker: 2 s of 3 in plan) */
+	CT_VEC(uint32_t) reach[65] = {{0}};
+	CT_VEC(uint32_t) every = {0};
+	for (size_t c = 0; c < callees.n; c++) {
+		const struct callee *ce = &a->c[callees.v[c]];
+		bool itab_only = !ce->in_funcval && !ce->in_code;
+		for (int k = 0; k < 64; k++)
+			if (ce->itab_slots ? (ce->itab_slots >> k & 1) : itab_only)
+				CT_VEC_PUSH(reach[k], (uint32_t)c);
+		if (!itab_only)
+			CT_VEC_PUSH(reach[64], (uint32_t)c);
+		CT_VEC_PUSH(every, (uint32_t)c);
+	}
 	struct ct_site_fetch **res = xcalloc(n, sizeof(*res));
 	bool *res_done = xcalloc(n, sizeof(*res_done));
 	typedef CT_VEC(struct ct_callsite) callsite_vec;
@@ -1437,7 +1453,10 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 			size_t wlen = 0, first = cand.n;
 			const char *wm = wrapper ? go_method_of(g->name, &wlen) : NULL;
 			bool seen = map_get(&planned_at, ic[k_].at) != NULL;
-			for (size_t c = 0; c < callees.n; c++) {
+			const uint32_t *look = wm ? every.v : itab ? reach[k < 63 ? k : 63].v : value ? reach[64].v : every.v;
+			size_t nlook = wm ? every.n : itab ? reach[k < 63 ? k : 63].n : value ? reach[64].n : every.n;
+			for (size_t l = 0; l < nlook && cand.n - first <= ICALL_FANOUT; l++) {
+				size_t c = look[l];
 				const struct callee *ce = &a->c[callees.v[c]];
 				/* a wrapper calls the method it is named for */
 				if (wm && (method[c].len != wlen || memcmp(method[c].m, wm, wlen)))
@@ -1569,6 +1588,9 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 	free(method);
 	map_free(&planned_at);
 	CT_VEC_FREE(callees);
+	CT_VEC_FREE(every);
+	for (int k = 0; k < 65; k++)
+		CT_VEC_FREE(reach[k]);
 }
 
 /* W, a walk's state at a call instruction, as it is after the call pushed
