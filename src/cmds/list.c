@@ -505,6 +505,8 @@ int cmd_list(int argc, char **argv)
 	ct_plan_args(&p, &ao);
 	if (args && p.args_note)
 		printf("# arguments: %s\n", p.args_note);
+	if (t.lang == CT_LANG_GO)
+		printf("# goroutine ids: %s\n", ct_plan_goid_note(&p, note, sizeof(note)));
 	printf("# %-18s %-12s %-6s %s\n", "ENTRY", "SITE", "EXITS", "FUNCTION");
 	size_t si = 0;
 	for (size_t i = 0; i < p.funcs.n; i++) {

@@ -219,6 +219,12 @@ struct ct_bin_config {
 	__u32 is_go;       /* Go code: equal keys + other function = tail call */
 	__u32 gopc_off;    /* offsetof(runtime.g, gopc), 0 unknown: read by the
 			      goroutine-creation probe's fetch program */
+	__u32 goid_site;   /* the site id + 1 of the first of GOID_SITES probes
+			      whose hits see every goroutine id the runtime
+			      gives out before the g runs (GOCREATE, then
+			      others that send nothing: plan/goroutines.c),
+			      once they are in */
+	__u32 goid_sites;  /* 0: each hit reads g.goid */
 };
 
 /* Frame keys of non-Go frames: deeper frames have lower SP, so flip the

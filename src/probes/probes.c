@@ -365,7 +365,26 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 		p->link_is_exit[p->nlinks] = i == 0;
 		p->links[p->nlinks++] = fd;
 	}
+	/* The goroutine-creation probe is in from here on: what a thread
+	 * cached before (another process's links, an entry link first) may
+	 * come from a g reused without its bump (calltrace.bpf.c goid_gen). */
+	__atomic_fetch_add(&p->skel->bss->goid_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+void ct_probes_set_goid_sites(struct ct_probes *p, uint32_t bin, uint32_t first, uint32_t n)
+{
+	if (bin >= CT_MAX_BINS)
+		return;
+	struct ct_bin_config *c = &p->skel->bss->bins[bin];
+	if (c->goid_site == first + 1 && c->goid_sites == n)
+		return; /* (another process's links) */
+	/* off while the range changes: its hits read g.goid, and bump as
+	 * none -- what they cache meanwhile goes stale at the bump after */
+	__atomic_store_n(&c->goid_sites, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->goid_site, first + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->goid_sites, n, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&p->skel->bss->goid_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)

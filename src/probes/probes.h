@@ -67,6 +67,10 @@ void ct_probes_released(struct ct_probes *p, uint32_t pid);
 size_t ct_probes_traced(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
+/* Hits of binary BIN take a thread's cached goroutine id while no goroutine
+ * got an id since: sites FIRST..FIRST+N-1 (attached) are the probes whose
+ * hits see each one the runtime gives (ct_plan_goid_site). */
+void ct_probes_set_goid_sites(struct ct_probes *p, uint32_t bin, uint32_t first, uint32_t n);
 /* A planned call site of a CHECK site: CT_PLANNED_KEY(site, delta) and the
  * CALL site a hit from it is sent as. */
 int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_planned_call *call);

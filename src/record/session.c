@@ -693,6 +693,9 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	if (rc == 0)
 		ct_debug("attached %zu sites (%zu entry, %zu exit) of %s%s in %.1f ms", n, ne, nx, path,
 			 pid ? "" : " (all processes)", (now_mono_ns() - t0) / 1e6);
+	uint32_t goid_site = ct_plan_goid_site(plan, n);
+	if (rc == 0 && goid_site != CT_NOSITE)
+		ct_probes_set_goid_sites(s->probes, bin, site_base + goid_site, plan->goid_sites);
 	free(eo);
 	free(ec);
 	free(xo);
