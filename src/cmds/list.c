@@ -304,7 +304,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	       f->check_site == CT_NOSITE ? "" : ", which looks up the caller (from: not probed)");
 	size_t via = 0;
 	for (size_t k = 0; k < f->ncalls; k++)
-		via += f->calls[k].icall;
+		via += f->calls[k].icall && !f->calls[k].via_place;
 	if (f->indirect && via)
 		printf("      and calls through its address (%s): at %zu indirect call%s of traced code planned for it (`via`), "
 		       "each other call site found while recording, its exit probe added then\n",
@@ -319,21 +319,26 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	const char *role_of = f->check_site == CT_NOSITE ? "call" : "from";
 	for (size_t k = 0; k < f->ncalls; k++) {
 		const struct ct_callsite *cs = &f->calls[k];
-		const char *role = cs->icall ? "via" : role_of;
+		/* "after": where a wrapper that makes its call last returns to */
+		const char *role = cs->via_place ? "after" : cs->icall ? "via" : role_of;
 		char at[160], ex[160], text[128];
 		where(p->t, cs->caller, cs->at, at, sizeof(at));
 		if (cs->how == CT_EXIT_TAILPOS) {
-			printf("      %-7s %-40s -> ends with %s (tail position%s)\n", role, at,
+			printf("      %-7s %-40s -> ends with %s (tail position%s%s%s%s)\n", role, at,
 			       ct_names_show(&cs->caller->dm, cs->caller->name),
 			       cs->tail_results ? ", which returns its results as they are: read at its exits"
 			       : cs->tail_less_prev ? ", which returns its result plus the one of its call before, kept in its "
 						      "frame: the result is the one read at its exits less that one"
-						    : "");
+						    : "",
+			       cs->via_place ? "; where " : "",
+			       cs->via_place ? (cs->wrapper ? ct_names_show(&cs->wrapper->dm, cs->wrapper->name)
+							    : "a `go` or `defer` wrapper the runtime runs") : "",
+			       cs->via_place ? " returns to" : "");
 			continue;
 		}
 		if (cs->how == CT_EXIT_VIA) {
 			printf("      %-7s %-40s -> ends with %s, which is not traced (tail position): at the exit probe "
-			       "where that returns to, found while recording\n", role, at,
+			       "where that returns to (an `after` line; another place found while recording)\n", role, at,
 			       ct_names_show(&cs->caller->dm, cs->caller->name));
 			continue;
 		}
@@ -362,6 +367,11 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			snprintf(why + len, sizeof(why) - len, "; at the entry of the deferred closure the call after it calls");
 		}
 		float_results_note(f, cs, why, sizeof(why));
+		if (cs->via_place) {
+			size_t len = strlen(why);
+			snprintf(why + len, sizeof(why) - len, "; where %s returns to", cs->wrapper ?
+				 ct_names_show(&cs->wrapper->dm, cs->wrapper->name) : "a `go` or `defer` wrapper the runtime runs");
+		}
 		if (cs->rides_on) {
 			size_t len = strlen(why);
 			snprintf(why + len, sizeof(why) - len, "; rides on the exit probe of %s there",

@@ -115,7 +115,6 @@ struct analysis {
 	 * and no symbol with a size), each edge the entries of the two */
 	CT_VEC(struct part_edge) part_edges;
 	struct ct_map plt_stubs;     /* PLT stub -> the name of the symbol it jumps to */
-	CT_VEC(struct ct_callsite) runtime_calls; /* Go: where the runtime calls closures */
 	/* Go: the wrapper closures the compiler made for `go` and `defer`
 	 * (they take nothing), by the hash of their enclosing function's
 	 * name; built at the first need (wrapper_calls) */
@@ -1178,8 +1177,9 @@ static void find_runtime_calls(struct analysis *a)
 				continue; /* not the code this was written for */
 		}
 		for (size_t k = 0; k < n; k++) {
-			struct ct_callsite cs = {at[k], at[k] + lens[k], g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0, 0};
-			CT_VEC_PUSH(a->runtime_calls, cs);
+			struct ct_callsite cs = {.at = at[k], .ret = at[k] + lens[k], .caller = g, .call_site = CT_NOSITE,
+						 .exit_site = CT_NOSITE, .shared = true};
+			CT_VEC_PUSH(a->p->runtime_calls, cs);
 		}
 	}
 }
@@ -1253,7 +1253,8 @@ static bool wrapper_calls(struct analysis *a, const struct ct_func *fn, struct c
 		ct_exit_walk(code + (ret - g->entry), g->end - ret, ret, &w);
 		if (w.how != CT_EXIT_TAILPOS)
 			continue;
-		struct ct_callsite cs = {at[0], ret, g, {0}, 0, 0, 0, CT_NOSITE, CT_NOSITE, true, false, 0, false, false, 0, 0, 0};
+		struct ct_callsite cs = {.at = at[0], .ret = ret, .caller = g, .call_site = CT_NOSITE, .exit_site = CT_NOSITE,
+					 .shared = true};
 		CT_VEC_PUSH(out->calls, cs);
 		any = true;
 	}
@@ -1724,6 +1725,121 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 	free(wf);
 }
 
+/* ---- where a wrapper that makes a call last returns to ----
+ * A call a Go wrapper makes last (CT_EXIT_VIA) is looked up again, by its
+ * CHECK, as the call from where the wrapper returns to.  Found while
+ * recording, each such place costs the first call from there (it ends
+ * unobserved: no exit probe yet) and it takes two steps to find where a
+ * wrapper's call ends.  So the places the code shows are planned as call
+ * sites of the function before the program runs (plan_via_returns), or
+ * with the wrapper's call site where that is found while recording
+ * (ct_plan_via_places): where the runtime calls closures (goexit for a
+ * `go` wrapper; deferreturn, gopanic, deferCallSave for a `defer` one:
+ * p->runtime_calls, shared, as every argless closure's) and the open-coded
+ * defers of the wrapper in the function it was made in
+ * (ct_go_deferred_calls).  Each has the exit a call site found there would
+ * have where that is emulated, or in tail position in a traced caller
+ * (without results); another place is found while recording, as before.
+ * Whatever that call instruction calls, the call of the function looked
+ * up from there was made by it: a place planned for nothing costs its exit
+ * probe's hits, never a wrong tree. */
+#define VIA_PLACES 24 /* places of one wrapper */
+
+/* The function named NAME (LEN bytes), the first of that name; NULL if none. */
+static const struct ct_func *func_named(struct ct_plan *p, const char *name, size_t len)
+{
+	const struct ct_target *t = p->t;
+	if (!p->by_name_done) {
+		p->by_name_done = true;
+		for (size_t i = t->nfuncs; i-- > 0;)
+			map_put(&p->by_name, hash_strn(t->funcs[i].name, strlen(t->funcs[i].name)) | 1,
+				(void *)(uintptr_t)(i + 1));
+	}
+	size_t i = (size_t)(uintptr_t)map_get(&p->by_name, hash_strn(name, len) | 1);
+	const struct ct_func *f = i ? &t->funcs[i - 1] : NULL;
+	return f && strlen(f->name) == len && !strncmp(f->name, name, len) ? f : NULL;
+}
+
+/* Where wrapper W may return to, as call sites (at, ret, caller; the
+ * runtime's shared): up to MAX in OUT, how many. */
+static size_t via_places(struct ct_plan *p, const struct ct_func *w, struct ct_callsite *out, size_t max)
+{
+	size_t n = 0;
+	/* (a method value's wrapper, not made for `go` or `defer`, is
+	 * rarely run by the runtime) */
+	size_t plen = ct_go_is_closure(w->name) ? ct_go_closure_parent_len(w->name) : 0;
+	for (size_t k = 0; plen && k < p->runtime_calls.n && n < max; k++) {
+		out[n] = p->runtime_calls.v[k];
+		out[n++].via_place = true;
+	}
+	const struct ct_func *g = plen ? func_named(p, w->name, plen) : NULL;
+	const uint8_t *code = g && g->end > g->entry ? ct_elf_bytes_at(&p->t->elf, g->entry, g->end - g->entry) : NULL;
+	if (!code || !(g->flags & CT_FN_GO) || (g->flags & CT_FN_NOPROBE))
+		return n;
+	uint64_t at[VIA_PLACES];
+	uint8_t lens[VIA_PLACES];
+	size_t nd = ct_go_deferred_calls(code, g->end - g->entry, g->entry, w->entry, at, lens, VIA_PLACES);
+	for (size_t k = 0; k < nd && k < VIA_PLACES && n < max; k++)
+		out[n++] = (struct ct_callsite){.at = at[k], .ret = at[k] + lens[k], .caller = g, .call_site = CT_NOSITE,
+						.exit_site = CT_NOSITE, .via_place = true, .wrapper = w};
+	return n;
+}
+
+/* C2 (at, ret, caller set) with the exit a call found there would have,
+ * where its hits cost no single-step; RES: the results, if captured. */
+static bool via_place_exit(struct analysis *a, struct ct_callsite *c2, const struct ct_site_fetch *res)
+{
+	if (!choose_exit(a, c2, res != NULL))
+		return false;
+	return c2->how == CT_EXIT_TAILPOS || (c2->how == CT_EXIT_EMULATED && (!res || results_survive(res, c2)));
+}
+
+static void plan_via_returns(struct analysis *a, const struct ct_fn_sites *found, const struct ct_selection *sel)
+{
+	struct ct_plan *p = a->p;
+	struct ct_callsite *place = xmalloc(VIA_PLACES * sizeof(*place));
+	CT_VEC(struct ct_callsite) add = {0};
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		/* (without a CHECK its calls end at their return addresses) */
+		if (!pf->in_caller || !(found[j].entry_emulated || pf->indirect))
+			continue;
+		struct ct_site_fetch *res = NULL;
+		bool res_done = false;
+		add.n = 0;
+		for (size_t k = 0; k < pf->ncalls; k++) {
+			if (pf->calls[k].how != CT_EXIT_VIA)
+				continue;
+			if (!res_done && pf->results && sel->args)
+				res = ct_plan_results_fetch(p, sel->args, pf->fn);
+			res_done = true;
+			const struct ct_func *w = pf->calls[k].caller;
+			size_t n = via_places(p, w, place, VIA_PLACES);
+			for (size_t q = 0; q < n; q++) {
+				struct ct_callsite *c2 = &place[q];
+				bool dup = false;
+				for (size_t m = 0; m < pf->ncalls && !dup; m++)
+					dup = pf->calls[m].at == c2->at;
+				for (size_t m = 0; m < add.n && !dup; m++)
+					dup = add.v[m].at == c2->at;
+				/* (a shared exit reads no results) */
+				c2->icall = !c2->shared || res;
+				c2->shared = !c2->icall;
+				if (dup || !via_place_exit(a, c2, res))
+					continue;
+				CT_VEC_PUSH(add, *c2);
+			}
+		}
+		if (res) {
+			ct_site_fetch_free(res);
+			free(res);
+		}
+		add_calls(pf, add.v, add.n);
+	}
+	CT_VEC_FREE(add);
+	free(place);
+}
+
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
 		     struct ct_code_scan *scan)
 {
@@ -1788,9 +1904,9 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0])
 			calls_of(c); /* the direct calls first */
 		bool go_taken = c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO);
-		if (go_taken && a.runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
-			for (size_t k = 0; k < a.runtime_calls.n; k++)
-				CT_VEC_PUSH(c->calls, a.runtime_calls.v[k]);
+		if (go_taken && p->runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
+			for (size_t k = 0; k < p->runtime_calls.n; k++)
+				CT_VEC_PUSH(c->calls, p->runtime_calls.v[k]);
 		else if (go_taken && closure_with_args(t, pf->fn)) {
 			/* results: a wrapper's exit probe is shared by whatever
 			 * its call reaches, which reads none */
@@ -1871,6 +1987,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	if (t->lang == CT_LANG_GO) {
 		plan_indirect_sites(&a, found, sel);
 		exits_at_deferred_closures(&a, found, sel);
+		plan_via_returns(&a, found, sel);
 	}
 	pass_tail_results(&a, sel);
 	derive_tail_results(&a, sel);
@@ -1889,7 +2006,6 @@ out:
 	map_free(&a.twice);
 	map_free(&a.twice_callers);
 	map_free(&a.plt_stubs);
-	CT_VEC_FREE(a.runtime_calls);
 	free(a.argless);
 	free(a.fdes);
 	CT_VEC_FREE(a.part_edges);
@@ -2250,6 +2366,43 @@ void ct_plan_unvia(struct ct_plan *p, uint32_t check_site, struct ct_plan_planne
 		if (cs->call_site < p->sites.n && p->sites.v[cs->call_site].func == func)
 			unvia(p, func, check_site, cs, out, nout);
 	}
+}
+
+void ct_plan_via_places(struct ct_plan *p, uint32_t check_site, uint32_t call, struct ct_plan_planned **out,
+			size_t *nout)
+{
+	const struct ct_callsite *cs = call < p->sites.n ? p->sites.v[call].cs : NULL;
+	uint32_t func = p->sites.v[check_site].func;
+	if (!cs || cs->how != CT_EXIT_VIA || p->funcs.v[func].no_via)
+		return;
+	const struct ct_func *w = cs->caller;
+	struct ct_callsite *place = xmalloc(VIA_PLACES * sizeof(*place)), *trial = xmalloc(sizeof(*trial));
+	size_t n = via_places(p, w, place, VIA_PLACES);
+	for (size_t q = 0; q < n; q++) {
+		/* (not where a call of it is planned, or was found) */
+		const struct ct_plan_func *pf = &p->funcs.v[func];
+		bool dup = false;
+		for (size_t m = 0; m < pf->ncalls && !dup; m++)
+			dup = pf->calls[m].ret == place[q].ret;
+		for (size_t m = 0; m < p->found_calls.n && !dup; m++) {
+			const struct ct_callsite *f = p->found_calls.v[m];
+			dup = f->ret == place[q].ret && f->call_site < p->sites.n && p->sites.v[f->call_site].func == func;
+		}
+		const char *why;
+		memset(trial, 0, sizeof(*trial));
+		trial->ret = place[q].ret;
+		trial->caller = place[q].caller;
+		if (dup || !found_exit(p, trial, func, &why) ||
+		    (trial->how != CT_EXIT_EMULATED && trial->how != CT_EXIT_TAILPOS))
+			continue; /* (one single-stepped there: found if it is ever hit) */
+		struct ct_plan_planned pl;
+		if (ct_plan_found_caller(p, check_site, place[q].ret, &pl, &why) == CT_NOSITE)
+			continue;
+		*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+		(*out)[(*nout)++] = pl;
+	}
+	free(place);
+	free(trial);
 }
 
 uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,

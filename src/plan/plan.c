@@ -782,6 +782,8 @@ void ct_plan_free(struct ct_plan *p)
 	map_free(&p->tail_users_of);
 	map_free(&p->plt_traced);
 	map_free(&p->shared_exits);
+	CT_VEC_FREE(p->runtime_calls);
+	map_free(&p->by_name);
 	ct_plan_captures_free(p);
 	for (size_t i = 0; i < p->gap_callers.n; i++)
 		free(p->gap_callers.v[i]);

@@ -49,6 +49,12 @@ struct ct_callsite {
 	 * function + 1, whose CHECK, the call from there, sees this call end
 	 * (0: none) */
 	uint32_t closed_by;
+	/* a place where a wrapper that makes one of the function's calls last
+	 * (CT_EXIT_VIA) may return to, planned before the program runs
+	 * (callers.c plan_via_returns): the runtime's (wrapper NULL) or the
+	 * open-coded defer of WRAPPER in the function it was made in */
+	bool via_place;
+	const struct ct_func *wrapper;
 };
 
 struct ct_plan_func {
@@ -217,6 +223,12 @@ struct ct_plan {
 	 * the `caller` of those call sites (heap, one each) */
 	CT_VEC(struct ct_func *) gap_callers;
 	struct ct_map shared_exits; /* exit of a shared call site -> its RETSITE (index + 1) */
+	/* Go: where the runtime calls closures (goexit's return address for a
+	 * goroutine's function, deferreturn's fn(), ...), as call sites */
+	CT_VEC(struct ct_callsite) runtime_calls;
+	/* every function by the hash of its name (callers.c func_named) */
+	struct ct_map by_name;
+	bool by_name_done;
 	/* indirect call instructions of traced code planned for the
 	 * address-taken functions they may call (plan_indirect_sites), and the
 	 * (call instruction, function) pairs; the sites left to be found while
@@ -291,14 +303,22 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
  * ones; none for a call in tail position), appended to the site table (and
  * p->fetch), and the "planned_calls" entry that makes the CHECK send its
  * calls as that CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
+uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
+			      const char **why);
 /* The calls of CHECK_SITE's function planned with CT_EXIT_VIA, once a place
  * their untraced callers return to could not be planned (the runtime runs a
  * `defer` wrapper, another file): each gets its exit probe at its return
  * address, single-stepped, a RETSITE appended to the site table; their
  * planned entries, without via, appended to OUT.  Once a function. */
 void ct_plan_unvia(struct ct_plan *p, uint32_t check_site, struct ct_plan_planned **out, size_t *nout);
-uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
-			      const char **why);
+/* CALL, a call site of CHECK_SITE's function just found while recording
+ * (ct_plan_found_caller), made last by a wrapper (CT_EXIT_VIA): the places
+ * the code shows that wrapper returns to, planned as found call sites of
+ * the function now (where their exits are emulated, or in tail position),
+ * not each at its first call from there; their planned entries appended to
+ * OUT (callers.c plan_via_returns does the same before the program runs). */
+void ct_plan_via_places(struct ct_plan *p, uint32_t check_site, uint32_t call, struct ct_plan_planned **out,
+			size_t *nout);
 /* What is probed at an address already, for a probe added there while
  * recording: a second probe at one instruction sends its events in no
  * known order, harmless only beside other return sites. */

@@ -2194,6 +2194,38 @@ static bool overlaps(int64_t a, int64_t alen, int64_t b, int64_t blen)
  * epilogues' `add`), or an address in the slot is taken (`lea`): for a
  * closure's code (STORED_CODE), but the closure's own, which goes to the
  * slot that holds it. */
+/* Go's stack check's slow path: the code its branch at the entry, before
+ * the prologue moves SP, jumps to, up to its jump back to the entry
+ * ([*LO, *HI)), where the arguments are spilled above the return address,
+ * outside the frame, around the call of morestack.  False if none. */
+static bool morestack_path(const uint8_t *code, size_t len, uint64_t entry, uint64_t *lo, uint64_t *hi)
+{
+	struct insn x;
+	uint64_t to = 0;
+	for (size_t off = 0, k = 0; off < len && k < 4 && !to; off += x.in.length, k++) {
+		if (!decode(code + off, len - off, entry + off, &x) || writes_rsp(&x))
+			return false;
+		if (x.in.meta.category == ZYDIS_CATEGORY_COND_BR)
+			to = branch_target(&x);
+		else if (leaves_line(&x))
+			return false;
+	}
+	if (!to || to <= entry || to >= entry + len)
+		return false;
+	for (size_t off = to - entry; off < len; off += x.in.length) {
+		if (!decode(code + off, len - off, entry + off, &x))
+			return false;
+		if (x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR && branch_target(&x) == entry) {
+			*lo = to;
+			*hi = x.addr + x.in.length;
+			return true;
+		}
+		if (leaves_line(&x) && x.in.meta.category != ZYDIS_CATEGORY_CALL)
+			return false;
+	}
+	return false;
+}
+
 static bool slot_stores(const uint8_t *code, size_t len, uint64_t entry, int64_t slot, enum stored want, int64_t *val,
 			uint64_t *at, size_t max, size_t *n)
 {
@@ -2201,9 +2233,13 @@ static bool slot_stores(const uint8_t *code, size_t len, uint64_t entry, int64_t
 	bool have_prev = false;
 	int64_t frame = -1;
 	*val = 0;
+	uint64_t slow_lo = 0, slow_hi = 0; /* (its stores are not into the frame) */
+	morestack_path(code, len, entry, &slow_lo, &slow_hi);
 	for (size_t off = 0; off < len; off += x.in.length, prev = x, have_prev = true) {
 		if (!decode(code + off, len - off, entry + off, &x))
 			return only_padding(code + off, len - off);
+		if (x.addr >= slow_lo && x.addr < slow_hi)
+			continue;
 		if (writes_rsp(&x) && x.in.meta.category != ZYDIS_CATEGORY_CALL && x.in.meta.category != ZYDIS_CATEGORY_RET) {
 			bool subadd = (x.in.mnemonic == ZYDIS_MNEMONIC_SUB || x.in.mnemonic == ZYDIS_MNEMONIC_ADD) &&
 				      x.ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && x.ops[0].reg.value == ZYDIS_REGISTER_RSP &&
@@ -2326,4 +2362,28 @@ uint64_t ct_go_deferred_closure(const uint8_t *code, size_t len, uint64_t entry,
 				return 0;
 	}
 	return (uint64_t)fn;
+}
+
+size_t ct_go_deferred_calls(const uint8_t *code, size_t len, uint64_t entry, uint64_t fn, uint64_t *at, uint8_t *lens,
+			    size_t max)
+{
+	if (!may_call_indirect(code, len))
+		return 0;
+	size_t n = 0;
+	uint64_t line = entry; /* where the straight line to the next instruction starts */
+	struct insn x;
+	for (size_t off = 0; off < len; off += x.in.length) {
+		if (!decode(code + off, len - off, entry + off, &x))
+			break;
+		if (is_indirect_call(&x) && ct_go_deferred_closure(code, len, entry, line, x.addr) == fn) {
+			if (n < max) {
+				at[n] = x.addr;
+				lens[n] = x.in.length;
+			}
+			n++;
+		}
+		if (leaves_line(&x) || writes_rsp(&x))
+			line = x.addr + x.in.length;
+	}
+	return n;
 }

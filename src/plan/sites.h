@@ -274,6 +274,12 @@ struct ct_icall ct_indirect_call_shape(const uint8_t *code, size_t len, uint64_t
  * `lea`, SP moved only by the prologue and epilogues.  0 if not shown.
  * Register ABI code only: a store of X15 is taken for a zero. */
 uint64_t ct_go_deferred_closure(const uint8_t *code, size_t len, uint64_t entry, uint64_t from, uint64_t icall);
+/* The indirect calls of the Go function in CODE (LEN bytes at ENTRY) that
+ * the code shows call FN, each from the straight line that ends in it
+ * (ct_go_deferred_closure): FN's open-coded defers there.  Up to MAX in AT
+ * and LENS; returns how many there are. */
+size_t ct_go_deferred_calls(const uint8_t *code, size_t len, uint64_t entry, uint64_t fn, uint64_t *at, uint8_t *lens,
+			    size_t max);
 
 /* A function whose entry the kernel single-steps (a Go leaf without a
  * stack check: `sub $0x18,%rsp; mov %rbp,0x10(%rsp); ...`) may still be seen

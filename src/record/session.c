@@ -1699,6 +1699,20 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 	}
 	/* its exit probe; or its function's RETs, probed from now on */
 	uint32_t exit = p->sites.v[call].cs->exit_site;
+	/* (made last by a wrapper: where that returns to, now, not each
+	 * place at the first call from there) */
+	struct ct_plan_planned *more = NULL;
+	size_t nmore = 0;
+	if (pl.val.via)
+		ct_plan_via_places(p, check, call, &more, &nmore);
+	uint32_t gcheck = global_site(s, o->bin, check);
+	for (size_t k = 0; k < nmore; k++) {
+		struct found_planned fd = {CT_PLANNED_KEY(gcheck, (uint32_t)more[k].key), o->bin, more[k].val.site,
+					   more[k].val.key_delta, more[k].val.via};
+		CT_VEC_PUSH(b->planned, fd);
+		map_put(&s->callers_done, fd.key, (void *)1);
+	}
+	free(more);
 	for (uint32_t i = before; i < p->sites.n; i++)
 		if (ct_site_is_probe(&p->sites.v[i])) {
 			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};

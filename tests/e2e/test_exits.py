@@ -212,7 +212,10 @@ def calls_info(path):
     out = ct("info", "--calls", path).stdout
     m = re.search(r"returned (\d+) \(at a RET (\d+), after the call (\d+) \((\d+) single-stepped[,)]", out)
     assert m, out
-    return dict(zip(("returned", "ret", "after", "stepped"), map(int, m.groups())))
+    d = dict(zip(("returned", "ret", "after", "stepped"), map(int, m.groups())))
+    m = re.search(r"single-stepped, (\d+) at exit probes added while recording", out)
+    d["dynamic"] = int(m.group(1)) if m else 0
+    return d
 
 
 def record_mode(argv, flags, env, mode):
@@ -482,9 +485,9 @@ def test_calls_found_in_tail_position_end_with_their_callers():
     assert ends[("main.tellIface", "main.tellChain", True)] == 2, ends
     assert ends[("main.tellDeferred", "main.tellChain", True)] == 2, ends
     assert ends[("main.(*byK).note", "main.tellValue", False)] == 4, ends
-    # (where the wrapper returns to is found from the calls after its own
-    # call site's: the first from there may come after the sleep, unobserved)
-    assert ends[("main.(*byK).note", "main.tellDeferred", True)] in (5, 6), ends
+    # (where the wrapper returns to is planned with its call site, found at
+    # the first call: every call from the third on ends there)
+    assert ends[("main.(*byK).note", "main.tellDeferred", True)] == 6, ends
     assert not ends[("main.noteFree", "main.tellValue", False)], ends
     # an empty function (`ret`) called through a value keeps its entry
     # probe, its RET too: one single-stepped hit a call, not a CHECK there
@@ -500,11 +503,12 @@ def test_calls_last_in_go_and_defer_wrappers_end_where_those_return():
     """c.add, called last by the wrapper of `defer c.add(n)`, and c.work, by
     the wrapper of `go c.work(n, done)` (compiler-made, never traced), end
     when those return: where they return to -- addLater's call of its
-    open-coded defer, goexit -- each found while recording (its first call
-    from there unobserved), at an exit probe there, emulated; not at the
-    wrapper's return address, single-stepped, as before.  c.sub's wrapper is
-    run by the runtime (a defer in a loop): its calls end at the exit probe
-    after deferreturn's call of it."""
+    open-coded defer, goexit -- each planned before the program runs, so
+    the first call from there ends there too, at an exit probe there,
+    emulated; not at the wrapper's return address, single-stepped.  c.sub's
+    wrapper is run by the runtime (a defer in a loop): its calls end at the
+    exit probe after deferreturn's call of it, planned before the run as
+    well.  Nothing is found while recording."""
     argv = [fixture("go_core"), "wrappers", "4"]
     plain = run(argv, env=dict(os.environ, **GO1)).stdout
     p, out = record(argv, "-F", "main.(*counter).add", "-F", "main.(*counter).work", "-F", "main.addLater",
@@ -515,20 +519,24 @@ def test_calls_last_in_go_and_defer_wrappers_end_where_those_return():
     works = [c for c in calls if c.get("func") == "main.(*counter).work"]
     assert [c["args"][1]["value"] for c in adds] == [0, 1, 2, 3], adds
     assert [c["args"][1]["value"] for c in works] == [0, 1, 2, 3], works
-    # (the first from each place before its exit probe was in)
-    assert all(c["status"] == "returned" for c in adds[1:] + works[1:]), adds + works
+    assert all(c["status"] == "returned" for c in adds + works), adds + works
     assert all(c["depth"] == 1 for c in adds) and all(c["depth"] == 0 for c in works), adds + works
     ci = calls_info(out)
-    assert ci["stepped"] == 0 and ci["after"] >= 7, ci
+    assert ci["stepped"] == 0 and ci["after"] >= 8 and ci["dynamic"] == 0, ci
     lst = ct("list", "-v", fixture("go_core"), "main.(*counter).add").stdout
     assert "ends with main.addLater.func1, which is not traced (tail position): at the exit probe where " \
            "that returns to" in lst, lst
+    assert re.search(r"after +runtime\.goexit\+0 .* -> runtime\.goexit\+1 .*\(emulated; where a `go` or "
+                     r"`defer` wrapper the runtime runs returns to\)", lst), lst
+    lst = ct("list", "-v", fixture("go_core"), "main.(*counter).add", "main.addLater").stdout
+    assert re.search(r"after +main\.addLater\+\d+ .* -> ends with main\.addLater \(tail position; where "
+                     r"main\.addLater\.func1 returns to\)", lst), lst
     p, out = record(argv, "-F", "main.(*counter).sub", "-F", "main.subEach", env=GO1)
     assert p.stdout == plain, (p.stdout, plain)
     subs = [c for c in replay_json(out) if c.get("func") == "main.(*counter).sub"]
-    assert len(subs) == 8 and all(c["status"] == "returned" and c["depth"] == 1 for c in subs[2:]), subs
+    assert len(subs) == 8 and all(c["status"] == "returned" and c["depth"] == 1 for c in subs), subs
     ci = calls_info(out)
-    assert ci["stepped"] == 0 and ci["after"] >= 6, ci
+    assert ci["stepped"] == 0 and ci["after"] >= 8 and ci["dynamic"] == 0, ci
 
 
 def test_leaf_entry_seen_after_its_prologue():
