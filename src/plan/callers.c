@@ -97,6 +97,9 @@ struct analysis {
 	struct callee *c;         /* per plan function */
 	struct ct_map by_entry;   /* traced entry -> plan index + 1 */
 	struct ct_map by_textoff; /* Go: entry - runtime.text -> plan index + 1 */
+	/* the keys' bounds: most words of data are no address of traced code,
+	 * and a compare is cheaper than a hash (docker: ~5% of its plan) */
+	uint64_t entry_lo, entry_hi, textoff_lo, textoff_hi;
 	struct ct_map twice;      /* addresses of returns-twice functions and their PLT stubs */
 	struct ct_map twice_callers; /* entry of a function that calls one -> 1 */
 	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
@@ -158,6 +161,8 @@ static void note_taken(struct analysis *a, size_t j, const char *fmt, ...)
 
 static size_t traced(struct analysis *a, uint64_t addr)
 {
+	if (addr < a->entry_lo || addr > a->entry_hi)
+		return 0;
 	return (size_t)(uintptr_t)map_get(&a->by_entry, addr);
 }
 
@@ -564,7 +569,7 @@ static void scan_data(struct analysis *a)
 				else if (j1)
 					a->c[j1 - 1].in_funcval = true;
 			}
-			if (!j1 && go)
+			if (!j1 && go && w32 >= a->textoff_lo && w32 <= a->textoff_hi)
 				j1 = (size_t)(uintptr_t)map_get(&a->by_textoff, w32);
 			if (j1)
 				note_taken(a, j1 - 1, "its address is stored in %s (at 0x%llx)", name,
@@ -1857,10 +1862,18 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	a.t = t;
 	a.p = p;
 	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
+	a.entry_lo = a.textoff_lo = UINT64_MAX;
 	for (size_t j = 0; j < n; j++) {
-		map_put(&a.by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
-		if (t->lang == CT_LANG_GO && t->go_text_start && p->funcs.v[j].fn->entry > t->go_text_start)
-			map_put(&a.by_textoff, p->funcs.v[j].fn->entry - t->go_text_start, (void *)(uintptr_t)(j + 1));
+		uint64_t e = p->funcs.v[j].fn->entry;
+		map_put(&a.by_entry, e, (void *)(uintptr_t)(j + 1));
+		a.entry_lo = e < a.entry_lo ? e : a.entry_lo;
+		a.entry_hi = e > a.entry_hi ? e : a.entry_hi;
+		if (t->lang == CT_LANG_GO && t->go_text_start && e > t->go_text_start) {
+			uint64_t o = e - t->go_text_start;
+			map_put(&a.by_textoff, o, (void *)(uintptr_t)(j + 1));
+			a.textoff_lo = o < a.textoff_lo ? o : a.textoff_lo;
+			a.textoff_hi = o > a.textoff_hi ? o : a.textoff_hi;
+		}
 	}
 	/* (a PLT stub again by its symbol in find_plt_stubs, which knows
 	 * every stub, also when stubs are no functions) */
