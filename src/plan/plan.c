@@ -831,6 +831,32 @@ unsigned ct_plan_hit_classes(const struct ct_plan *p)
 	return classes;
 }
 
+/* The plan function whose entry is ENTRY, or NULL (the plan's functions are
+ * in the target's order, by entry). */
+static const struct ct_plan_func *plan_func_at_entry(const struct ct_plan *p, uint64_t entry)
+{
+	size_t lo = 0, hi = p->funcs.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->funcs.v[mid].fn->entry < entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->funcs.n && p->funcs.v[lo].fn->entry == entry ? &p->funcs.v[lo] : NULL;
+}
+
+bool ct_plan_call_walks(const struct ct_plan *p, size_t i)
+{
+	for (size_t k = i; k < p->sites.n; k = p->sites.v[k].next) {
+		const struct ct_plan_site *s = &p->sites.v[k];
+		const struct ct_func *c = s->kind == CT_SITE_CALL && s->cs ? s->cs->caller : NULL;
+		if (c && (c->flags & CT_FN_GO) && !plan_func_at_entry(p, c->entry))
+			return true;
+	}
+	return false;
+}
+
 void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_planned_call *val)
 {
 	val->caller_depth = val->caller_check = 0;
@@ -841,20 +867,12 @@ void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_
 	 * call instruction (C: not known) */
 	if (!c || !(c->flags & CT_FN_GO) || !p->t->pcln.nfuncs || !ct_pclntab_sp_at(&p->t->pcln, s->cs->at, &sp))
 		return;
-	/* is the caller traced, and entered at its CHECK?  (the plan's
-	 * functions are in the target's order, by entry) */
-	size_t lo = 0, hi = p->funcs.n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->funcs.v[mid].fn->entry < c->entry)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < p->funcs.n && p->funcs.v[lo].fn->entry == c->entry) {
-		if (p->funcs.v[lo].check_site == CT_NOSITE)
+	/* is the caller traced, and entered at its CHECK? */
+	const struct ct_plan_func *pc = plan_func_at_entry(p, c->entry);
+	if (pc) {
+		if (pc->check_site == CT_NOSITE)
 			return; /* traced, not at a CHECK: never a call without an exit */
-		val->caller_check = p->funcs.v[lo].check_site + 1;
+		val->caller_check = pc->check_site + 1;
 	}
 	val->caller_depth = (uint32_t)sp + 8; /* and the return address the call pushes */
 }

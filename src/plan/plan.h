@@ -387,6 +387,12 @@ size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry,
 /* The caller fields of a planned call's entry (struct ct_planned_call) for
  * CALL site CALL_SITE (plan-local ids; none for other sites). */
 void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_planned_call *val);
+/* Site I (and the roles after it) has a CALL from a Go function that is not
+ * traced (a closure made for a generic function's value, a wrapper): its
+ * hit walks the frame pointer chain when a call without an exit probe is
+ * open in the goroutine (CT_COOKIE_CALLWALK), as an entry from an unknown
+ * caller does.  A traced caller's entry did that already. */
+bool ct_plan_call_walks(const struct ct_plan *p, size_t i);
 /* The capture of F's results at its RETs (as ct_plan_args will plan it), or
  * NULL; the caller frees it (ct_site_fetch_free, free). */
 struct ct_site_fetch *ct_plan_results_fetch(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn);

@@ -1124,8 +1124,9 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, 
 		__u32 kind = CT_COOKIE_KIND(h->cookie);
 		if (!over && (read_u64(h->key + sp - w->key) != w->ret ||
 			      (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1) ||
-			      ((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !(r->caller_depth && r->caller_check) && h->goid &&
-			       !(h->flags & CT_EV_SYSSTACK) && !go_call_on_stack(r, bp, sp, w->key)))) {
+			      ((((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !(r->caller_depth && r->caller_check)) ||
+				(kind != CT_SITE_ENTRY && CT_COOKIE_CALLWALK(h->cookie))) &&
+			       h->goid && !(h->flags & CT_EV_SYSSTACK) && !go_call_on_stack(r, bp, sp, w->key)))) {
 			h->flags |= CT_EV_UNOBSERVED_DONE;
 			over = 1;
 		}

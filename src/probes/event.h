@@ -114,7 +114,9 @@ enum ct_site_kind {
  *                limits): the bytes SP went down from the entry to the
  *                probe (one after the prologue), where the return address is
  *   bit  61      ENTRY site of a function whose code runs on into the next
- *                function's entry, which is a tail call (CT_FN_FALLS)
+ *                function's entry, which is a tail call (CT_FN_FALLS);
+ *                other sites: a CALL from a Go function not traced
+ *                (ct_plan_call_walks)
  *   bit  62      ENTRY site that is its function's tail jump too (`f: jmp g`)
  *   bit  63      ... whose target is a traced function (or a pointer)
  */
@@ -132,16 +134,18 @@ enum ct_site_kind {
 #define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38) & 0x7fffff)
 #define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38) & 0x7fffff) /* CHECK sites */
 #define CT_COOKIE_FALLS(c) ((__u32)((c) >> 61) & 1)           /* ENTRY sites */
+#define CT_COOKIE_CALLWALK(c) ((__u32)((c) >> 61) & 1)        /* other sites */
 #define CT_COOKIE_ENTRYTAIL(c) ((__u32)((c) >> 62) & 1)
 #define CT_COOKIE_ENTRYTAIL_TRACED(c) ((__u32)((c) >> 63) & 1)
 struct ct_cookie_parts {
-	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func, falls, entry_tail, entry_tail_traced;
+	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func, falls, call_walk, entry_tail,
+		entry_tail_traced;
 };
 #define CT_COOKIE(p)                                                                        \
 	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |               \
 	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |     \
 	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).retcheck << 37) |                     \
-	 ((__u64)((p).func & 0x7fffff) << 38) | ((__u64)(p).falls << 61) |                   \
+	 ((__u64)((p).func & 0x7fffff) << 38) | ((__u64)((p).falls | (p).call_walk) << 61) |                   \
 	 ((__u64)(p).entry_tail << 62) | ((__u64)(p).entry_tail_traced << 63))
 
 /* A CHECK site's planned callers (map "planned_calls"): the key is the site

@@ -582,6 +582,7 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	    plan->funcs.v[site->func].falls_through &&
 	    plan->funcs.v[site->func + 1].fn->entry == plan->funcs.v[site->func].fn->end)
 		cp.falls = 1;
+	cp.call_walk = site->kind != CT_SITE_ENTRY && ct_plan_call_walks(plan, i);
 	const uint64_t *rets;
 	size_t nrets;
 	cp.retcheck = ct_plan_tail_check(plan, i, &rets, &nrets);

@@ -76,7 +76,7 @@ CASES = [
     # unobserved (no exit probe at its call site yet) and whose return
     # address is still in its slot: not inside it (docker's NaturalLess)
     ("go reflect call after an unobserved call", ["go_core", "reflectafter", "8"],
-     ["-F", "main.raLeaf", "-F", "main.raNext"], GO1),
+     ["-F", "main.raLeaf", "-F", "main.raHelp", "-F", "main.raNext*"], GO1),
     # a leaf called through its address, its entry seen after its prologue
     ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
