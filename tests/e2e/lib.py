@@ -68,6 +68,20 @@ def record(prog_args, *flags, out=None, check=True, env=None):
 _recorded = {}
 
 
+def attach_verbose(pid, *flags):
+    """calltrace record -v FLAGS -p PID, started and returned once attached
+    (-v says so: a fixed sleep raced start-up on a loaded machine), with
+    its stderr so far."""
+    rec = subprocess.Popen([os.path.join(ROOT, "build", "calltrace"), "record", "-v", *flags, "-p", str(pid)],
+                           stderr=subprocess.PIPE, text=True)
+    head = ""
+    while "attached " not in head:
+        line = rec.stderr.readline()
+        assert line, head
+        head += line
+    return rec, head
+
+
 def recorded(name, prog, *args, exit_status=0):
     """Records fixture PROG ARGS once per test run (several tests, of any
     file, read the same record); NAME names the file."""

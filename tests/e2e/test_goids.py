@@ -12,8 +12,9 @@ says where the ids are seen given out, in real binaries of Go 1.13 to 1.27
 call after; iter.Pull's coroutines where the binary has them)."""
 import collections
 import re
+import subprocess
 
-from lib import ct, fixture, record, replay_json, run, tmp
+from lib import attach_verbose, ct, fixture, record, replay_json, run, tmp
 from test_realworld import FETCH
 
 LINE = re.compile(r"^G (\d+) at (0x[0-9a-f]+)$")
@@ -32,8 +33,12 @@ def program_view(stdout):
 
 def check_ids(flags, name):
     p, out = record([fixture("go_goidreuse"), str(N)], "-F", "main.mark", *flags, out=tmp(name))
-    view = program_view(p.stdout)
-    assert len(view) == N + N // 8 * 8, (name, len(view))
+    check_calls(name, p.stdout, out, N + N // 8 * 8)
+
+
+def check_calls(name, stdout, out, made):
+    view = program_view(stdout)
+    assert len(view) == made, (name, len(view))
     # g structs served many goroutines each (else this tests nothing)
     per_g = collections.Counter(view.values())
     assert per_g.most_common(1)[0][1] >= N // 4, (name, per_g.most_common(3))
@@ -51,6 +56,27 @@ def test_reused_g_structs_show_their_new_ids():
 
 def test_reused_g_structs_show_their_new_ids_at_ret_probes():
     check_ids(["--exit=ret"], "goids-ret.data")
+
+
+def test_attached_to_running_goroutines():
+    """-p: threads that ran goroutines before the attach, and goroutines
+    made before it, which end and leave their g's to new ones."""
+    prog = subprocess.Popen([fixture("go_goidreuse"), str(N), "wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        out = tmp("goids-attach.data")
+        rec, head = attach_verbose(prog.pid, "-F", "main.mark", "-o", out)
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        rest, _ = prog.communicate(timeout=60)
+        assert prog.returncode == 0, rest
+        _, err = rec.communicate(timeout=60)
+        assert rec.returncode == 0, head + err
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+    check_calls("attach", rest, out, 8 + N + N // 8 * 8)
 
 
 def goid_line(path):

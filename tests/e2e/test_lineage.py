@@ -12,7 +12,7 @@ import re
 import subprocess
 import time
 
-from lib import ROOT, ct, fixture, record, replay_json, run, tmp, trees
+from lib import attach_verbose, ct, fixture, record, replay_json, run, tmp, trees
 
 import yaml
 
@@ -183,14 +183,7 @@ def test_attach_to_running_goroutines():
     try:
         workers = [int(prog.stdout.readline().split()[1]) for _ in range(2)]
         out = tmp("lineage-attach.data")
-        rec = subprocess.Popen([os.path.join(ROOT, "build", "calltrace"), "record", "-v", "-o", out, "-p",
-                                str(prog.pid), "--duration", "3s"], stderr=subprocess.PIPE, text=True)
-        # go on once attached (-v says so): a fixed sleep raced start-up on a loaded machine
-        head = ""
-        while "attached " not in head:
-            line = rec.stderr.readline()
-            assert line, head
-            head += line
+        rec, head = attach_verbose(prog.pid, "-o", out, "--duration", "3s")
         prog.stdin.write("go\n")
         prog.stdin.flush()
         rest, _ = prog.communicate(timeout=60)
