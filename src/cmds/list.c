@@ -297,11 +297,16 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	if (f->check_walk)
 		snprintf(after, sizeof(after), " after its prologue (its first instruction is single-stepped; SP %d lower)",
 			 -f->check_walk->sp_delta);
+	bool jump_at_calls = false; /* a PLT stub's jump, a role of its calls' probes */
+	for (size_t i = 0; i < p->sites.n && !jump_at_calls; i++)
+		jump_at_calls = p->sites.v[i].at_call && &p->funcs.v[p->sites.v[i].func] == f;
 	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s%s%s\n",
 	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
-	       f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
-					  : "; entries at its own entry", after,
-	       f->check_site == CT_NOSITE ? "" : ", which looks up the caller (from: not probed)");
+	       jump_at_calls ? "; entries at the calls, and its jump into the library there too (the stub jumps at once; "
+			       "its own instruction is not probed: calls from elsewhere go unseen)"
+	       : f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
+					    : "; entries at its own entry",
+	       after, f->check_site == CT_NOSITE ? "" : ", which looks up the caller (from: not probed)");
 	size_t via = 0;
 	for (size_t k = 0; k < f->ncalls; k++)
 		via += f->calls[k].icall && !f->calls[k].via_place;
@@ -548,7 +553,7 @@ int cmd_list(int argc, char **argv)
 		for (; si < p.sites.n && p.sites.v[si].func == i; si++) {
 			const struct ct_plan_site *s = &p.sites.v[si];
 			if (s->kind == CT_SITE_CALL || s->kind == CT_SITE_RETSITE || s->kind == CT_SITE_SPILL ||
-			    s->kind == CT_SITE_TAILRES || s->kind == CT_SITE_TAILDIFF)
+			    s->kind == CT_SITE_TAILRES || s->kind == CT_SITE_TAILDIFF || s->at_call)
 				continue; /* shown with the call sites above, or below */
 			char text[128];
 			insn_text(&t, s->addr, f->fn->end, text, sizeof(text));

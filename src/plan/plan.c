@@ -165,6 +165,15 @@ static void add_marker(struct ct_plan *p, const char *name, uint8_t kind)
 	}
 }
 
+/* Is PF, observed from its callers, a PLT stub whose one instruction
+ * that leaves is its jump through the GOT slot (FS), no probe at its entry
+ * (no CHECK: every call of it is a planned call's, seen at the call)? */
+static bool stub_jumps_at_once(const struct ct_plan_func *pf, const struct ct_fn_sites *fs)
+{
+	return (pf->fn->flags & CT_FN_PLT) && pf->check_site == CT_NOSITE && fs->nexits == 1 &&
+	       fs->exits[0].kind == CT_SITE_TAIL && !fs->exits[0].target;
+}
+
 /* Function J's sites, contiguous (args.c relies on it): callee side
  * (entry, then exits) or caller side (CHECK, tail jumps, then per call its
  * CALL and RETSITE). */
@@ -223,8 +232,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	/* A tail jump hands the call over to its target: a traced one enters
 	 * at the same key (a tail call); untraced code returns to the return
 	 * site (and if a traced function enters at the same key first, the
-	 * call ended at the jump). */
-	for (size_t i = 0; i < fs->nexits; i++)
+	 * call ended at the jump).  A PLT stub is that jump alone, entered
+	 * only by the planned calls: its jump is a role of each call's probe
+	 * (the same instant), not a single-stepped hit of its own. */
+	bool tail_at_calls = stub_jumps_at_once(pf, fs);
+	for (size_t i = 0; i < fs->nexits && !tail_at_calls; i++)
 		if (fs->exits[i].kind == CT_SITE_TAIL &&
 		    !add_site(p, fs->exits[i].addr, j, CT_SITE_TAIL, fs->exits[i].target, gsrc))
 			return -1;
@@ -264,6 +276,14 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 						     {.site = cs->call_site, .key_delta = -s->key_adj,
 						      .via = cs->how == CT_EXIT_VIA ? 8 + (uint32_t)cs->sp_delta : 0}};
 			CT_VEC_PUSH(p->planned, pl);
+		}
+		if (tail_at_calls) {
+			struct ct_plan_site *tj = add_site(p, cs->at, j, CT_SITE_TAIL, fs->exits[0].target, cg);
+			if (!tj)
+				return -1;
+			tj->key_adj = 8; /* the stub's frame: the CALL's */
+			tj->at_call = true;
+			s = &p->sites.v[cs->call_site];
 		}
 		if (cs->how == CT_EXIT_VIA) {
 			cs->exit_site = CT_NOSITE; /* where its caller returns to, found while recording */
@@ -323,9 +343,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
  * comes first, opening the next call last.  A function's own entry comes
  * before its exits: a function whose first instruction is a RET or its tail
  * jump (`bar: jmp usleep@plt`) has both at one address. */
-static int role_rank(uint8_t kind)
+static int role_rank(const struct ct_plan_site *s)
 {
-	switch (kind) {
+	if (s->at_call)
+		return 9; /* the jump the called PLT stub makes: after the call */
+	switch (s->kind) {
 	case CT_SITE_RETSITE:
 		return 0;
 	case CT_SITE_TAILRES: /* after the exit it rides on (never a probe itself) */
@@ -381,7 +403,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 		if (s->rides != CT_NOSITE)
 			s->flags |= CT_SITEF_COMPANION; /* no chain names it */
 		else if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF) /* no probe, no role in one */
-			r[nr++] = (struct role_ref){s->addr, role_rank(s->kind), (uint32_t)i};
+			r[nr++] = (struct role_ref){s->addr, role_rank(s), (uint32_t)i};
 	}
 	n = nr;
 	qsort(r, n, sizeof(*r), cmp_role);
@@ -431,8 +453,8 @@ static void plan_tail_watch(struct ct_plan *p)
 	bool *out = xcalloc(n ? n : 1, sizeof(*out));
 	for (size_t i = 0; i < p->sites.n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
-		if (s->kind != CT_SITE_TAIL || s->func == CT_NOFUNC)
-			continue;
+		if (s->kind != CT_SITE_TAIL || s->func == CT_NOFUNC || s->at_call)
+			continue; /* (at a planned call: its return address is watched) */
 		if (s->target_func != CT_NOFUNC) {
 			struct tail_edge e = {s->target_func, s->func};
 			CT_VEC_PUSH(edges, e);

@@ -135,6 +135,10 @@ struct ct_plan_site {
 	 * same call instruction, the same fetch program) on whose probe it
 	 * rides, a companion no `next` names (CT_NOSITE: none) */
 	uint32_t rides;
+	/* TAIL of a PLT stub observed from its callers: a role of a call's
+	 * probe, after its CALL (plan.c emit_function), never a probe of its
+	 * own, no return check */
+	bool at_call;
 };
 
 struct ct_tail_user {

@@ -38,7 +38,9 @@ enum ct_reg {
  *   ENTRY     the function starts (its first cheap instruction)
  *   RET       a RET: the call returns
  *   TAIL      a JMP out of the function: the call goes on in its target
- *             (a traced one enters at the same frame key: a tail call)
+ *             (a traced one enters at the same frame key: a tail call);
+ *             also a role of a CALL's probe, a PLT stub's `jmp *slot`
+ *             that follows that call at once
  *   RESTART   CALL runtime.morestack, or a C/C++/Rust branch back to the
  *             function's own entry (self-recursion made a loop): the entry
  *             will run again for the same call

@@ -429,12 +429,35 @@ static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, 
 	while (s->f.n && s->f.v[s->f.n - 1].c.key == key);
 }
 
+/* Was a call entered at SITE made by the call instruction of CALL_SITE (one
+ * CALL site per callee: the runtime's shared ones have one exit probe)? */
+static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_site)
+{
+	return site == call_site || (site < r->nsites && call_site < r->nsites && r->sites[site].kind == CT_SITE_CALL &&
+				     r->sites[call_site].kind == CT_SITE_CALL && r->sites[site].addr == r->sites[call_site].addr);
+}
+
+/* Is EV the exit of the frame the top frames end with (calls in tail
+ * position in it, tail calls), which return_frame closes with them? */
+static bool closes_its_caller(const struct ct_recon *r, const struct stack *s, const struct ct_rec_event *ev)
+{
+	long i = frame_at(s, ev->key);
+	if (i < 0 || (ev->kind != CT_SITE_RET && (ev->kind != CT_SITE_RETSITE ||
+						   !same_call(r, s->f.v[i].c.entry_site, r->sites[ev->site].call_site))))
+		return false;
+	for (size_t m = (size_t)i + 1; m < s->f.n; m++)
+		if (!ends_with_parent(s, m))
+			return false;
+	return (size_t)i + 1 < s->f.n;
+}
+
 /* A frame left by a tail jump goes on in its target: a traced target enters
  * at the same key (a tail call); untraced code returns to the caller, where
  * a return site closes the frame, and whatever it calls meanwhile is deeper;
  * a RET at the key is the target's, whose entry record-time limits cut
- * (--max-depth): the frame returns there.  Any other event means that
- * never happened: it ended at the jump. */
+ * (--max-depth): the frame returns there; a call in tail position (no exit
+ * probe of its own) returns with its caller, at the caller's exit.  Any
+ * other event means that never happened: it ended at the jump. */
 static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	if (!s->f.n)
@@ -447,6 +470,8 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 	    ((ev->kind == CT_SITE_ENTRY && (site->func == top->tail_target || top->tail_any)) ||
 	     ev->kind == CT_SITE_RETSITE || ev->kind == CT_SITE_RET))
 		return;
+	if (closes_its_caller(r, s, ev))
+		return; /* the code it jumped to returned to its caller, which returns now */
 	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }
 
@@ -676,14 +701,6 @@ static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_even
 	/* The returning frame, the frames it replaced by tail calls, and the
 	 * calls in tail position in it. */
 	return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
-}
-
-/* Was a call entered at SITE made by the call instruction of CALL_SITE (one
- * CALL site per callee: the runtime's shared ones have one exit probe)? */
-static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_site)
-{
-	return site == call_site || (site < r->nsites && call_site < r->nsites && r->sites[site].kind == CT_SITE_CALL &&
-				     r->sites[call_site].kind == CT_SITE_CALL && r->sites[site].addr == r->sites[call_site].addr);
 }
 
 /* Caller side: the first probe after a call's return address.  It closes

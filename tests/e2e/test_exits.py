@@ -97,6 +97,16 @@ CASES = [
     ("c tplongjmp, PLT stubs", ["c_core", "tplongjmp"], ["-F", "*", "-F", "*@plt"], None),
     ("c longjmp, PLT stubs", ["c_core", "longjmp"], ["-F", "*", "-F", "*@plt"], None),
     ("c threads, PLT stubs", ["c_core", "threads"], ["-F", "*", "-F", "*@plt"], None),
+    # PLT stubs seen from their callers, their jump a role of the call's probe:
+    # called in a loop; qsort calling the program back inside qsort@plt; one
+    # called last in its caller; setjmp and longjmp through theirs; one
+    # also tail-jumped to (to_num, untraced: the stub keeps its own probe)
+    ("c stubs in a loop", ["c_stubs", "loop", "5"], ["-F", "*", "-F", "*@plt"], None),
+    ("c stubs, a callback inside qsort@plt", ["c_stubs", "sort", "5"], ["-F", "*", "-F", "*@plt"], None),
+    ("c stubs, one called last", ["c_stubs", "last", "3"], ["-F", "*", "-F", "*@plt"], None),
+    ("c stubs, setjmp and longjmp", ["c_stubs", "jump", "4"], ["-F", "*", "-F", "*@plt"], None),
+    ("c stubs, one called and tail-jumped to", ["c_stubs", "mixed", "3"],
+     ["-F", "*@plt", "-F", "doubled", "-F", "main"], None),
     ("c signal", ["c_core", "signal"], [], None),
     ("c static glibc", ["c_vex_static", "xyz"], [], None),
     # built -pg -mfentry -mnop-mcount: entries at 5-byte nops, no trap
@@ -1149,6 +1159,47 @@ def test_untraced_tail_jump_to_a_traced_library_function_is_a_tail_call():
                 continue
             assert len(kids) == 1 and kids[0].func.startswith("libc.so.6:__strcasecmp_"), (name, calls)
             assert kids[0].call.get("tail") and kids[0].call["depth"] == 1, (name, kids[0].call)
+
+
+def test_plt_stub_jump_seen_at_the_call():
+    """A PLT stub observed from its callers is its `jmp *slot` alone,
+    which the kernel single-steps: that jump is a role of each call's probe
+    (a TAIL after the CALL, same instant), and the stub has no probe of its
+    own -- two emulated hits a call (the call, the exit after it), none
+    single-stepped.  A stub also reached by a tail jump keeps its own."""
+    binary, n = fixture("c_stubs"), 300
+    text = ct("list", "-v", binary, "strtol@plt", "strtoul@plt").stdout
+    assert "its jump into the library there too" in text.split("strtoul@plt")[0], text
+    assert "entered by a jump from to_num" in text, text
+    p, out = record([binary, "loop", str(n)], "-F", "strtol@plt", out=tmp("stubjump.data"))
+    assert p.stdout == "loop %d\n" % (21 * n), p.stdout
+    # (main's atoi calls strtol too)
+    calls = [c for c in replay_json(out) if c.get("func")]
+    assert len(calls) == n + 1, len(calls)
+    assert {(c["func"], c["status"]) for c in calls} == {("strtol@plt", "returned")}, calls[:3]
+    st = info_stats(out)
+    assert int(st["events"]) == 2 * (n + 1), st["events"]
+    assert calls_info(out) == dict(returned=n + 1, ret=0, after=n + 1, stepped=0), calls_info(out)
+    stub = int(ct("list", binary, "strtol@plt").stdout.split("\n  0x", 1)[1].split()[0], 16)
+    sites = file_sites(out)
+    tails = [s for s in sites if s["kind"] == 2]
+    assert tails and all(s["flags"] & 0x2 and s["addr"] != stub for s in tails), tails  # companions at the calls
+    assert all(s["addr"] != stub for s in sites), sites
+
+
+def test_library_function_behind_a_stub_seen_at_the_call_is_its_tail_call():
+    """libc's strtol traced behind strtol@plt, whose jump is seen at the
+    call: it enters at the stub's key, inside the stub's call (a tail
+    call), as in --exit=ret where the stub's own probe sees the jump."""
+    got = differential("c stubs, the library function traced", ["c_stubs", "loop", "4"],
+                       ["--no-args", "-F", "strtol@plt", "-F", "libc.so.6:strtol"], None)
+    for mode in ("auto", "ret"):
+        roots = next(iter(trees(got[mode][2]).values()))
+        assert [r.func for r in roots] == ["strtol@plt"] * 5, (mode, [r.func for r in roots])  # (main's atoi)
+        for r in roots:
+            assert r.call["status"] == "returned", (mode, r.call)
+            assert [k.func for k in r.children] == ["libc.so.6:strtol"] and r.children[0].call.get("tail"), \
+                (mode, [k.call for k in r.children])
 
 
 def test_limits_keep_ret_probes():
