@@ -270,11 +270,15 @@ static void float_results_note(const struct ct_plan_func *f, const struct ct_cal
 /* --exit=auto: how the function's calls are observed, and why. */
 static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
 {
+	size_t at_emulated = 0; /* return sites at the first emulated instruction after the call */
+	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++)
+		at_emulated += f->calls[k].how == CT_EXIT_EMULATED;
 	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
 		if (verbose)
 			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "
-			       "library function, which returns there)%s%s\n",
-			       f->ncalls, f->ncalls == 1 ? "" : "s", f->why ? "; not seen from its callers: " : "",
+			       "library function, which returns there; %zu of them at the first emulated instruction "
+			       "after)%s%s\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated, f->why ? "; not seen from its callers: " : "",
 			       f->why ? f->why : "");
 		return;
 	}
@@ -283,8 +287,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			printf("      exits: RET probes%s%s%s\n", p->exits_note || f->why ? " (" : "",
 			       p->exits_note ? p->exits_note : f->why ? f->why : "", p->exits_note || f->why ? ")" : "");
 		if (verbose && f->return_sites)
-			printf("      and the return addresses of its %zu call site%s (it tail-jumps to untraced code)\n",
-			       f->ncalls, f->ncalls == 1 ? "" : "s");
+			printf("      and the return addresses of its %zu call site%s (it tail-jumps to untraced code; %zu "
+			       "of them at the first emulated instruction after)\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated);
 		return;
 	}
 	size_t em = 0, st = 0, tp = 0;

@@ -666,6 +666,55 @@ static void twice_in_parts(struct analysis *a)
 	}
 }
 
+static int cmp_range(const void *x, const void *y)
+{
+	const struct ct_fde *a = x, *b = y;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* p->unproven: the code of the functions (or parts) that call setjmp. */
+static void unproven_returns(struct analysis *a)
+{
+	MAP_FOREACH(&a->twice_callers, i) {
+		uint64_t at = a->twice_callers.keys[i], end = 0;
+		const struct ct_func *f = ct_target_func_at(a->t, at);
+		if (f && f->entry == at)
+			end = f->end;
+		for (size_t d = 0; !end && d < a->nfdes; d++)
+			if (a->fdes[d].start == at)
+				end = a->fdes[d].end;
+		struct ct_fde r = {at, end > at ? end : at + 1, false};
+		CT_VEC_PUSH(a->p->unproven, r);
+	}
+	if (!a->p->unproven.n)
+		return;
+	/* sorted, overlaps (a function and a part of it) merged */
+	struct ct_fde *v = a->p->unproven.v;
+	size_t n = 0;
+	qsort(v, a->p->unproven.n, sizeof(*v), cmp_range);
+	for (size_t i = 0; i < a->p->unproven.n; i++)
+		if (n && v[i].start < v[n - 1].end) {
+			if (v[i].end > v[n - 1].end)
+				v[n - 1].end = v[i].end;
+		} else {
+			v[n++] = v[i];
+		}
+	a->p->unproven.n = n;
+}
+
+bool ct_plan_return_unproven(const struct ct_plan *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->unproven.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->unproven.v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < p->unproven.v[lo - 1].end;
+}
+
 /* Can the results be read at the call's emulated exit probe? */
 static bool results_survive(const struct ct_site_fetch *res, const struct ct_callsite *cs)
 {
@@ -1064,7 +1113,8 @@ static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
  * address already has a probe of a traced function (the caller's own RET or
  * tail jump, a function entry after a call that never returns): one probe
  * has one kind for the kernel-side limits. */
-static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await)
+static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await,
+			      const struct ct_map *with_lsda)
 {
 	struct ct_plan *p = a->p;
 	size_t n = p->funcs.n;
@@ -1086,13 +1136,27 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			struct ct_callsite *cs = &c->calls.v[k];
 			const struct ct_func *g = cs->caller;
 			const uint8_t *code = g->end > cs->ret ? ct_elf_bytes_at(&a->t->elf, cs->ret, g->end - cs->ret) : NULL;
-			if (!code)
-				continue;
+			if (!code || ct_plan_return_unproven(p, cs->ret))
+				continue; /* (the call's end unobserved there) */
 			if (map_get(&busy, cs->ret)) {
 				CT_VEC_PUSH(pf->watched, cs->ret); /* that probe sees it */
 				continue;
 			}
 			ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
+			/* --exit=auto (WITH_LSDA): at the first instruction
+			 * after it the kernel emulates, as a call observed from
+			 * its caller ends (not where results would be read after
+			 * the caller moved them, nor after a call an exception's
+			 * landing pad may go on past) */
+			if (with_lsda && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
+			    !map_get(&busy, cs->walk.site) && !map_get((struct ct_map *)with_lsda, g->entry)) {
+				CT_VEC_PUSH(pf->watched, cs->ret);
+				cs->how = CT_EXIT_EMULATED;
+				cs->exit = cs->walk.site;
+				cs->sp_delta = cs->walk.sp_delta;
+				CT_VEC_PUSH(keep[j], *cs);
+				continue;
+			}
 			if (cs->walk.first_site != cs->ret)
 				continue; /* the kernel takes no probe there */
 			CT_VEC_PUSH(pf->watched, cs->ret);
@@ -1859,6 +1923,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		from_callers = false;
 	}
 	struct analysis a = {0};
+	struct ct_map with_lsda = {0}; /* functions with landing pads: entry -> 1 */
 	a.t = t;
 	a.p = p;
 	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
@@ -1889,14 +1954,14 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	if (!from_callers && !await)
 		goto out;
 	scan_functions(&a, scan);
+	twice_in_parts(&a);
+	unproven_returns(&a);
 	if (!from_callers)
 		goto returns;
 	scan_data(&a);
 	if (t->lang == CT_LANG_GO)
 		find_runtime_calls(&a);
-	struct ct_map with_lsda = {0};
 	scan_landing_pads(&a, &with_lsda);
-	twice_in_parts(&a);
 
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
@@ -1996,7 +2061,6 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		memset(&c->calls, 0, sizeof(c->calls));
 		p->in_caller++;
 	}
-	map_free(&with_lsda);
 	if (t->lang == CT_LANG_GO) {
 		plan_indirect_sites(&a, found, sel);
 		exits_at_deferred_closures(&a, found, sel);
@@ -2006,8 +2070,9 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	derive_tail_results(&a, sel);
 returns:
 	if (await)
-		plan_return_sites(&a, found, await);
+		plan_return_sites(&a, found, await, from_callers ? &with_lsda : NULL);
 out:
+	map_free(&with_lsda);
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);

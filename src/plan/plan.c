@@ -202,10 +202,10 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			struct ct_plan_site *s = add_site(p, cs->exit, j, CT_SITE_RETSITE, 0, gsrc_of(t, cs->caller));
 			if (!s)
 				return -1;
-			s->key_adj = 8; /* at the return address: the callee's SP + 8 */
+			s->key_adj = 8 + cs->sp_delta; /* the callee's SP + 8, SP moved as far on the way */
 			s->call_site = cs->call_site = entry;
 			s->cs = cs;
-			if (!cs->walk.first_emulated)
+			if (cs->how == CT_EXIT_STEPPED && !cs->walk.first_emulated)
 				s->flags |= CT_SITEF_STEPPED;
 			cs->exit_site = (uint32_t)(p->sites.n - 1);
 		}
@@ -803,6 +803,7 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->tail_users);
 	map_free(&p->tail_users_of);
 	map_free(&p->plt_traced);
+	CT_VEC_FREE(p->unproven);
 	map_free(&p->shared_exits);
 	CT_VEC_FREE(p->runtime_calls);
 	map_free(&p->by_name);

@@ -6,6 +6,7 @@
 #include "plan/fetch.h"
 #include "plan/sites.h"
 #include "format/tracefile.h"
+#include "target/fde.h"
 #include "target/target.h"
 
 /* --exit: where calls end (and start) are observed. */
@@ -233,6 +234,11 @@ struct ct_plan {
 	/* every function by the hash of its name (callers.c func_named) */
 	struct ct_map by_name;
 	bool by_name_done;
+	/* Code where a return address proves no return (plan/callers.c): a
+	 * function that calls setjmp, whose longjmp resumes it past that call
+	 * and may go on to the address after any of its calls.  Link-time
+	 * [start, end), sorted. */
+	CT_VEC(struct ct_fde) unproven;
 	/* indirect call instructions of traced code planned for the
 	 * address-taken functions they may call (plan_indirect_sites), and the
 	 * (call instruction, function) pairs; the sites left to be found while
@@ -353,6 +359,9 @@ struct ct_found_return {
  * CT_NOSITE with *BUSY when a RET or tail jump of a traced function is
  * probed at RET already (it sees the call end, as at the planned ones:
  * plan_return_sites). */
+/* Is ADDR, a return address in P's target, in code where it proves no
+ * return (p->unproven)?  No return site goes there. */
+bool ct_plan_return_unproven(const struct ct_plan *p, uint64_t addr);
 uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct_found_return *fr, bool *busy,
 			      const char **why);
 /* ... the same for a call of FUNC (ENTRY: its entry site) known before

@@ -1521,9 +1521,10 @@ static int cmp_u64(const void *x, const void *y)
  * after each, as after a return address found while recording (each
  * function of the call's tail jumps its own, a frame the call may be), and
  * for each probe whose tail jump may end the call, the return address in
- * that file.  How many calls got them. */
+ * that file; not where that file's plan CALLER_PLAN says a return address
+ * proves no return (a setjmp caller's).  How many calls got them. */
 static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_ends *ends, struct ct_map *by_name,
-			   const struct ct_target *ct, const char *path)
+			   const struct ct_target *ct, const struct ct_plan *caller_plan, const char *path)
 {
 	struct ct_plan *p = &s->libs[k].plan;
 	struct ct_plt_stub *stubs;
@@ -1562,6 +1563,8 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 	for (size_t i = 0; i < ncalls; i++) {
 		uint32_t j = (uint32_t)((uintptr_t)map_get(&stub_func, calls[i].target) - 1);
 		uint64_t ret = calls[i].at + 5;
+		if (caller_plan && ct_plan_return_unproven(caller_plan, ret))
+			continue; /* (the call's end unobserved there) */
 		int64_t off = ct_elf_vaddr_to_offset(&m->elf, ret);
 		size_t len = 256;
 		while (len > 1 && !ct_elf_bytes_at(&m->elf, ret, len))
@@ -1616,7 +1619,8 @@ static void plan_returns_elsewhere(struct ct_session *s)
 			if (c == k + 1)
 				continue; /* its own calls are planned with it */
 			const struct ct_target *ct = c ? &s->libs[c - 1].target : &s->target;
-			size_t n = returns_from(s, k, ends, &by_name, ct, ct->elf.path);
+			const struct ct_plan *cp = c ? &s->libs[c - 1].plan : &s->plan;
+			size_t n = returns_from(s, k, ends, &by_name, ct, cp, ct->elf.path);
 			if (n)
 				ct_debug("%s: exit probes after %zu calls of its functions from %s", s->libs[k].name, n,
 					 ct->elf.path);
@@ -1747,6 +1751,10 @@ static bool found_return(struct ct_session *s, const struct ct_deferred *d, cons
 		nb--;
 	if (nb < 2 || !ct_call_ends_at(ct_elf_bytes_at(&m->elf, link - nb, nb), nb)) {
 		*why = "no call instruction returns there";
+		return false;
+	}
+	if (m->bin >= 0 && ct_plan_return_unproven(m->bin ? &s->libs[m->bin - 1].plan : &s->plan, link)) {
+		*why = "its caller calls setjmp (a longjmp out of the call may go on there)";
 		return false;
 	}
 	size_t len = 256;

@@ -1188,6 +1188,26 @@ def test_plt_stub_jump_seen_at_the_call():
     assert all(s["addr"] != stub for s in sites), sites
 
 
+def test_stub_reached_by_a_jump_ends_at_emulated_exits():
+    """strtoul@plt, tail-jumped to by to_num, keeps its own probe (its
+    entry and jump); its direct calls (doubled's) end, in auto mode, at the
+    first instruction after them the kernel emulates, not at their return
+    addresses, single-stepped (ret mode: there, as before)."""
+    binary = fixture("c_stubs")
+    text = ct("list", "-v", binary, "strtoul@plt").stdout
+    assert "1 of them at the first emulated instruction after" in text, text
+    for mode, stepped in (("auto", 0), ("ret", 3)):
+        p, out = record([binary, "mixed", "3"], "--exit=" + mode, "-F", "strtoul@plt", out=tmp("mixed-%s.data" % mode))
+        assert p.stdout == "mixed 69\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        # (to_num's calls: the first ends unobserved, its return address
+        # found while recording; then returned, or not if found too late)
+        mine = [c for c in calls if c["status"] == "returned"]
+        assert len(mine) >= 3, (mode, calls)
+        ci = calls_info(out)
+        assert ci["stepped"] <= stepped + 2 and (mode == "ret" or ci["stepped"] == 0), (mode, ci)
+
+
 def test_library_function_behind_a_stub_seen_at_the_call_is_its_tail_call():
     """libc's strtol traced behind strtol@plt, whose jump is seen at the
     call: it enters at the stub's key, inside the stub's call (a tail
@@ -1201,6 +1221,25 @@ def test_library_function_behind_a_stub_seen_at_the_call_is_its_tail_call():
             assert r.call["status"] == "returned", (mode, r.call)
             assert [k.func for k in r.children] == ["libc.so.6:strtol"] and r.children[0].call.get("tail"), \
                 (mode, [k.call for k in r.children])
+
+
+def test_no_return_site_where_a_longjmp_goes_on():
+    """hop tail-jumps to bounce (untraced), which longjmps back to
+    catch_hop, whose setjmp path joins hop's return address: an exit probe
+    there (as after the calls of a function whose call may go on in
+    untraced code) would return hop's call that longjmp'd, the setjmp's
+    value its result.  None goes there, planned or found while recording
+    (the program pauses for it): hop's calls end unobserved, in both
+    modes."""
+    got = differential("c hop through a setjmp caller", ["c_stubs", "hop", "4"],
+                       ["-F", "hop", "-F", "catch_hop", "-F", "after_hop"], None)
+    for mode in ("auto", "ret"):
+        hops = [c for c in got[mode][2] if c.get("func") == "hop"]
+        assert len(hops) == 4 and all(c["status"] == "unobserved" for c in hops), (mode, hops)
+        after = [c for c in got[mode][2] if c.get("func") == "after_hop"]
+        assert after and all(c["status"] == "returned" and c["depth"] == 1 for c in after), (mode, after[:2])
+    text = ct("list", "-v", fixture("c_stubs"), "hop").stdout
+    assert "return addresses" not in text, text
 
 
 def test_limits_keep_ret_probes():
