@@ -19,14 +19,82 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
+struct stepped_site {
+	uint32_t site;
+	uint64_t hits;
+};
+
+static int cmp_stepped(const void *x, const void *y)
+{
+	const struct stepped_site *a = x, *b = y;
+	if (a->hits != b->hits)
+		return a->hits < b->hits ? 1 : -1;
+	return (a->site > b->site) - (a->site < b->site);
+}
+
+/* The probes the kernel single-steps (~20x an emulated hit's cost: where a
+ * trace's overhead goes), by how often they were hit, the TOP most; `list
+ * -v` says why each is where it is. */
+static void print_steps(struct ct_trace *t, size_t top)
+{
+	uint64_t *hits = xcalloc(t->nsites ? t->nsites : 1, sizeof(*hits));
+	uint64_t events = 0, stepped = 0;
+	struct ct_event_iter it;
+	struct ct_rec_event ev;
+	ct_iter_init(&it, t);
+	while (ct_iter_next(&it, &ev)) {
+		if (ev.kind >= CT_SITE_NKINDS || ev.site >= t->nsites)
+			continue;
+		events++;
+		if (t->sites[ev.site].flags & CT_SITEF_STEPPED) {
+			hits[ev.site]++;
+			stepped++;
+		}
+	}
+	ct_iter_free(&it);
+	struct stepped_site *v = xcalloc(t->nsites ? t->nsites : 1, sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < t->nsites; i++)
+		if (hits[i])
+			v[n++] = (struct stepped_site){(uint32_t)i, hits[i]};
+	qsort(v, n, sizeof(*v), cmp_stepped);
+	printf("%-12s %llu of %llu probe hits (%.1f%%)%s\n", "stepped:", (unsigned long long)stepped,
+	       (unsigned long long)events, events ? 100.0 * (double)stepped / (double)events : 0.0,
+	       n ? ", by probe (calltrace list -v BINARY FUNCTION says why each is single-stepped):" : "");
+	for (size_t k = 0; k < n && k < top; k++) {
+		const struct ct_file_site *s = &t->sites[v[k].site];
+		const char *fn = s->func < t->nfuncs ? ct_names_show(&t->func_names[s->func], t->funcs[s->func].name) : "-";
+		/* a CALL site's event is sent by the callee's entry probe (its
+		 * CHECK), hit for a call from there; a return site's closes a call
+		 * from its CALL site */
+		bool at_check = s->kind == CT_SITE_CALL && (s->flags & CT_SITEF_ATCHECK);
+		uint64_t from = at_check ? s->addr
+			      : s->kind == CT_SITE_RETSITE && s->call_site < t->nsites ? t->sites[s->call_site].addr : 0;
+		char where[40] = "";
+		if (!at_check)
+			snprintf(where, sizeof(where), "0x%llx", (unsigned long long)s->addr);
+		char call[48] = "";
+		if (from)
+			snprintf(call, sizeof(call), " (its call at 0x%llx)", (unsigned long long)from);
+		printf("  %10llu  %-7s %-10s %s%s\n", (unsigned long long)v[k].hits,
+		       at_check || s->kind == CT_SITE_ENTRY || s->kind == CT_SITE_CHECK ? "entry"
+		       : s->kind == CT_SITE_RETSITE ? "return"
+							      : s->kind == CT_SITE_RET ? "ret" : "other",
+		       where, fn, call);
+	}
+	free(v);
+	free(hits);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"calls", no_argument, NULL, 'c'},
+		{"steps", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool calls = false;
+	bool calls = false, steps = false;
 	int c;
 	optind = 1;
 	opterr = 0; /* one line of our own: ct_bad_option */
@@ -35,15 +103,22 @@ int cmd_info(int argc, char **argv)
 		case 'c':
 			calls = true;
 			break;
+		case 's':
+			steps = true;
+			break;
 		case 'h':
-			printf("Usage: calltrace info [--calls] [FILE]\n"
+			printf("Usage: calltrace info [--calls] [--steps] [FILE]\n"
 			       "\n"
 			       "  FILE                  record file (default: calltrace.data)\n"
 			       "  --calls               also rebuild the calls and count how each ended:\n"
 			       "                        returned (seen at a RET, at the probe after the call, or\n"
 			       "                        with the call it is in tail position in), unwound,\n"
 			       "                        unfinished; and calls from call sites the plan did not\n"
-			       "                        know (--exit=auto)\n");
+			       "                        know (--exit=auto)\n"
+			       "  --steps               also count the hits of the probes the kernel\n"
+			       "                        single-steps (each costs ~20x an emulated one), the 20\n"
+			       "                        most hit: the entry, return (the probe after a call)\n"
+			       "                        or ret of the function named (list -v says why)\n");
 			return 0;
 		default:
 			return ct_bad_option("info", c, argv, opts);
@@ -113,6 +188,8 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)st.unfinished, (unsigned long long)st.unobserved, (unsigned long long)st.unplanned,
 		       (unsigned long long)st.indirect);
 	}
+	if (steps)
+		print_steps(&t, 20);
 	printf("\n# metadata\n");
 	for (size_t i = 0; i < t.meta.n; i++)
 		printf("%-22s %s\n", t.meta.v[i].key, t.meta.v[i].val);

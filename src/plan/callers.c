@@ -2470,8 +2470,12 @@ void ct_plan_via_places(struct ct_plan *p, uint32_t check_site, uint32_t call, s
 		memset(trial, 0, sizeof(*trial));
 		trial->ret = place[q].ret;
 		trial->caller = place[q].caller;
+		/* (its results, if read, where they are still in their places
+		 * there: else the exit would move to the return address, args.c) */
+		const struct ct_site_fetch *res = p->fetch && pf->results ? pf->results_view : NULL;
 		if (dup || !found_exit(p, trial, func, &why) ||
-		    (trial->how != CT_EXIT_EMULATED && trial->how != CT_EXIT_TAILPOS))
+		    (trial->how != CT_EXIT_EMULATED && trial->how != CT_EXIT_TAILPOS) ||
+		    (trial->how == CT_EXIT_EMULATED && res && !results_survive(res, trial)))
 			continue; /* (one single-stepped there: found if it is ever hit) */
 		struct ct_plan_planned pl;
 		if (ct_plan_found_caller(p, check_site, place[q].ret, &pl, &why) == CT_NOSITE)

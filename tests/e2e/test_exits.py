@@ -547,6 +547,23 @@ def test_calls_last_in_go_and_defer_wrappers_end_where_those_return():
     assert len(subs) == 8 and all(c["status"] == "returned" and c["depth"] == 1 for c in subs), subs
     ci = calls_info(out)
     assert ci["stepped"] == 0 and ci["after"] >= 8 and ci["dynamic"] == 0, ci
+    # c.get, with a result, called through an interface by the wrapper of
+    # `defer g.get()`: that call site is found while recording, and with
+    # it the places the wrapper may return to where the result can be read
+    # at an emulated exit -- not deferreturn's, where it is gone before
+    # anything emulated (an exit probe at its return address would
+    # single-step every call deferreturn makes: subEach's).  getLater's is
+    # found at the next call (in tail position there: at the return
+    # address, single-stepped, for its result).
+    p, out = record(argv, "-F", "main.(*counter).get", "-F", "main.getLater", env=GO1)
+    assert p.stdout == plain, (p.stdout, plain)
+    gets = [c for c in replay_json(out) if c.get("func") == "main.(*counter).get"]
+    assert len(gets) == 4 and all(c["status"] == "returned" for c in gets[2:]), gets
+    assert [c["ret"][0]["value"] for c in gets[2:]] == [-1, -3], gets
+    steps = ct("info", "--steps", out).stdout
+    assert re.search(r"^stepped: +2 of \d+ probe hits \([\d.]+%\), by probe", steps, re.M), steps
+    assert re.search(r"^ +2  return +0x[0-9a-f]+ +main\.\(\*counter\)\.get \(its call at 0x[0-9a-f]+\)$", steps,
+                     re.M), steps
 
 
 def test_leaf_entry_seen_after_its_prologue():
