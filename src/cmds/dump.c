@@ -17,13 +17,13 @@
 #include "util/files.h"
 #include "util/util.h"
 
-enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG, DUMP_OTLP };
+enum dump_format { DUMP_NONE, DUMP_CHROME, DUMP_FOLDED, DUMP_SVG, DUMP_OTLP, DUMP_EVENTS };
 
-static const char *const format_names[] = {"", "chrome", "folded", "svg", "otlp"};
+static const char *const format_names[] = {"", "chrome", "folded", "svg", "otlp", "events"};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: calltrace dump [--chrome|--folded|--svg|--otlp] [-o FILE] [filters] [RECORD]\n"
+	fprintf(f, "Usage: calltrace dump [--chrome|--folded|--svg|--otlp|--events] [-o FILE] [filters] [RECORD]\n"
 		   "\n"
 		   "  RECORD                record file (default: calltrace.data)\n"
 		   "      --chrome          Chrome trace-event JSON (default): open in ui.perfetto.dev,\n"
@@ -36,12 +36,16 @@ static void usage(FILE *f)
 		   "                        format; POST a line to a collector's /v1/traces).  One span per\n"
 		   "                        call, one trace per root call, Unix-time timestamps, status\n"
 		   "                        ERROR for unwound calls; arguments and results as attributes\n"
+		   "      --events          the raw events in file order, one line each (ts, pid, tid,\n"
+		   "                        goid, probe site and its kind and function, frame key, flags):\n"
+		   "                        what the probes saw, before the calls are rebuilt; filters\n"
+		   "                        do not apply\n"
 		   "      --service NAME    otlp: service.name (default: the traced binary's name)\n"
 		   "      --otlp-endpoint URL  send the spans to an OTLP/HTTP collector instead, e.g.\n"
 		   "                        http://localhost:4318 (plain HTTP, no TLS; path /v1/traces\n"
 		   "                        unless given); exits 1 if some could not be sent\n"
 		   "      --otlp-protocol P  http/protobuf (default) or http/json\n"
-		   "  -f, --format FMT      the same as a word: chrome, folded, svg or otlp\n"
+		   "  -f, --format FMT      the same as a word: chrome, folded, svg, otlp or events\n"
 		   "  -o, --output FILE     write to FILE instead of standard output (Chrome or OTLP with\n"
 		   "                        argument values is created mode 0600, like the record;\n"
 		   "                        a symlink or non-regular file there is refused)\n"
@@ -128,12 +132,13 @@ static FILE *open_output(struct ct_output *o, const char *path, const char *reco
 
 int cmd_dump(int argc, char **argv)
 {
-	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS, OPT_OTLP, OPT_SERVICE, OPT_ENDPOINT, OPT_PROTOCOL };
+	enum { OPT_CHROME = 0x2001, OPT_FOLDED, OPT_SVG, OPT_NO_ARGS, OPT_OTLP, OPT_SERVICE, OPT_ENDPOINT, OPT_PROTOCOL, OPT_EVENTS };
 	static const struct option opts[] = {
 		{"chrome", no_argument, NULL, OPT_CHROME},
 		{"folded", no_argument, NULL, OPT_FOLDED},
 		{"svg", no_argument, NULL, OPT_SVG},
 		{"otlp", no_argument, NULL, OPT_OTLP},
+		{"events", no_argument, NULL, OPT_EVENTS},
 		{"service", required_argument, NULL, OPT_SERVICE},
 		{"otlp-endpoint", required_argument, NULL, OPT_ENDPOINT},
 		{"otlp-protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -162,8 +167,9 @@ int cmd_dump(int argc, char **argv)
 		case OPT_FOLDED:
 		case OPT_SVG:
 		case OPT_OTLP:
+		case OPT_EVENTS:
 			if (set_format(&fmt, c == OPT_CHROME ? DUMP_CHROME : c == OPT_FOLDED ? DUMP_FOLDED
-					   : c == OPT_SVG  ? DUMP_SVG : DUMP_OTLP))
+					   : c == OPT_SVG  ? DUMP_SVG : c == OPT_OTLP ? DUMP_OTLP : DUMP_EVENTS))
 				goto out;
 			break;
 		case OPT_SERVICE:
@@ -187,11 +193,11 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'f': {
 			enum dump_format want = DUMP_NONE;
-			for (int i = DUMP_CHROME; i <= DUMP_OTLP; i++)
+			for (int i = DUMP_CHROME; i <= DUMP_EVENTS; i++)
 				if (!strcmp(optarg, format_names[i]))
 					want = (enum dump_format)i;
 			if (want == DUMP_NONE) {
-				ct_print_errorf("dump: unknown format '%s' (use chrome, folded, svg or otlp)",
+				ct_print_errorf("dump: unknown format '%s' (use chrome, folded, svg, otlp or events)",
 					optarg);
 				goto out;
 			}
@@ -254,6 +260,7 @@ int cmd_dump(int argc, char **argv)
 	int r = fmt == DUMP_CHROME ? ct_render_chrome(&t, &ro, with_values)
 	      : fmt == DUMP_FOLDED ? ct_render_folded(&t, &ro)
 	      : fmt == DUMP_OTLP   ? dump_otlp(&t, &ro, service, with_values, endpoint, otlp_json)
+	      : fmt == DUMP_EVENTS ? ct_render_events(&t, &ro)
 				   : ct_render_svg(&t, &ro);
 	if (r)
 		ct_print_error();

@@ -49,6 +49,8 @@ uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
 int ct_render_chrome(struct ct_trace *t, const struct ct_render_opts *o, bool with_values);
 /* dump --folded: flamegraph.pl folded stacks weighted by self time in ns. */
 int ct_render_folded(struct ct_trace *t, const struct ct_render_opts *o);
+/* dump --events: the raw events in file order, one line each (render/events.c). */
+int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o);
 /* dump --svg: a self-contained interactive flame graph. */
 int ct_render_svg(struct ct_trace *t, const struct ct_render_opts *o);
 /* "server --port 80": the recorded command line without the program's

@@ -450,3 +450,56 @@ def test_usage_errors_are_one_line():
         assert lines[0].startswith("calltrace: ") and r.stdout == "", (args, r.stdout)
     assert os.path.getsize(out) > 0 and replay_json(out), "the record was damaged"
     assert ct("dump", "--help").returncode == 0
+
+
+EVENT_LINE = re.compile(r"ts=\d+( \w+=\S+)*$")
+
+
+def events(path):
+    """dump --events, each line a dict of its fields (all key=value)."""
+    text = dump(path, "--events")
+    lines = text.splitlines()
+    assert lines[0].startswith("# ") and "dump --events" in lines[0], lines[:1]
+    out = []
+    for line in lines[1:]:
+        assert EVENT_LINE.match(line), line
+        kv = dict(f.split("=", 1) for f in line.split(" "))
+        assert len(kv) == line.count(" ") + 1, f"a field twice: {line}"
+        out.append(kv)
+    return out
+
+
+def test_events_are_the_files_raw_stream():
+    """dump --events prints every event the file holds (info's count), in
+    file order, each with a known probe kind and the function it is of;
+    a Go program's carry its goroutines, a C program's threads end in
+    thread_exit and exit records."""
+    p, out = record([fixture("go_core"), "fib", "9"], "-F", "main.fib")
+    evs = events(out)
+    calls = [e for e in evs if "site" in e]
+    m = re.search(r"^events: +(\d+)", ct("info", out).stdout, re.M)
+    assert m and len(calls) == int(m.group(1)), (len(calls), m and m.group(0))
+    assert all(e["kind"] != "?" for e in calls), [e for e in calls if e["kind"] == "?"]
+    fib = [e for e in calls if e.get("func", "").startswith("main.fib")]
+    kinds = collections.Counter(e["kind"] for e in fib)
+    # fib(9): 109 calls, observed from their callers (the first recursive
+    # call's exit is the second's call: one probe, one event, two roles)
+    assert kinds["call"] and kinds["retsite"] and "ret" not in kinds, kinds
+    assert {e["goid"] for e in fib} == {"1"}, {e["goid"] for e in fib}
+    assert len({(e["pid"], e["tid"]) for e in fib}) >= 1
+    assert evs[-1].get("proc") == "exit" and evs[-1]["pid"] == fib[0]["pid"], evs[-1]
+    ts = [int(e["ts"]) for e in evs]
+    assert ts[0] >= 0 and max(ts) == ts[-1], "the process's exit comes last"
+    # --exit=ret: the same calls, seen at fib's entry and RETs
+    p, out = record([fixture("go_core"), "fib", "9"], "-F", "main.fib", "--exit=ret")
+    kinds = collections.Counter(e["kind"] for e in events(out) if e.get("func", "").startswith("main.fib"))
+    assert kinds["entry"] == 109 and kinds["ret"] == 109, kinds
+    # C threads: goid 0, several threads, each ending in a record
+    p, out = record([fixture("c_core"), "threads"])
+    evs = events(out)
+    tids = {e["tid"] for e in evs if "site" in e}
+    assert len(tids) >= 2 and {e["goid"] for e in evs if "site" in e} == {"0"}, tids
+    ended = {e["tid"] for e in evs if e.get("proc") in ("thread_exit", "exit")}
+    assert tids <= ended | {evs[-1]["tid"]}, (tids, ended)
+    r = ct("dump", "--events", "--svg", out)
+    assert r.returncode == 2 and "--events and --svg exclude each other" in r.stderr, r.stderr
