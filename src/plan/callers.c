@@ -113,6 +113,7 @@ struct analysis {
 	const struct ct_func *gap; /* the one scanned, copied to p->gap_callers once a call there counts */
 	struct ct_fde *fdes; /* .eh_frame's, by start */
 	size_t nfdes;
+	struct ct_map pads; /* landing pad -> its struct pad_walk (pad_rejoins) */
 	/* direct jumps between two functions but to no function's entry: a
 	 * function split in parts (GCC's `f.cold`, which has an FDE of its own
 	 * and no symbol with a size), each edge the entries of the two */
@@ -186,13 +187,9 @@ static const struct ct_func *caller_kept(struct analysis *a)
 	return a->gap;
 }
 
-/* The entry of the function ADDR is in: a named one, else one only
- * .eh_frame knows (its FDE's start); 0 if none. */
-static uint64_t part_at(const struct analysis *a, uint64_t addr)
+/* The FDE whose code ADDR is in, or NULL. */
+static const struct ct_fde *fde_at(const struct analysis *a, uint64_t addr)
 {
-	const struct ct_func *f = ct_target_func_at(a->t, addr);
-	if (f)
-		return f->entry;
 	size_t lo = 0, hi = a->nfdes;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -201,7 +198,18 @@ static uint64_t part_at(const struct analysis *a, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo && addr < a->fdes[lo - 1].end ? a->fdes[lo - 1].start : 0;
+	return lo && addr < a->fdes[lo - 1].end ? &a->fdes[lo - 1] : NULL;
+}
+
+/* The entry of the function ADDR is in: a named one, else one only
+ * .eh_frame knows (its FDE's start); 0 if none. */
+static uint64_t part_at(const struct analysis *a, uint64_t addr)
+{
+	const struct ct_func *f = ct_target_func_at(a->t, addr);
+	if (f)
+		return f->entry;
+	const struct ct_fde *d = fde_at(a, addr);
+	return d ? d->start : 0;
 }
 
 static void on_ref(void *ctx, const struct ct_code_ref *r)
@@ -629,12 +637,10 @@ static void scan_dynamic(struct analysis *a)
 	}
 }
 
-/* C++ exceptions: an exception caught (or cleaned up) in a caller resumes
- * it at a landing pad with the callee's frame gone: if a return site lay on
- * that path, the callee would look returned.  So calls made from functions
- * that have a language-specific data area (their FDE in .eh_frame names an
- * LSDA) keep RET probes.  Marks them (map: entry -> 1): the function an FDE
- * starts in, and the FDE's own start (a function only .eh_frame knows). */
+/* C++ and Rust exceptions: functions with a language-specific data area
+ * (their FDE in .eh_frame names an LSDA), whose calls pad_rejoins looks at
+ * one by one.  Marks them (map: entry -> 1): the function an FDE starts in,
+ * and the FDE's own start (a function only .eh_frame knows). */
 static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
 {
 	for (size_t i = 0; i < a->nfdes; i++) {
@@ -645,6 +651,87 @@ static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
 			map_put(with_lsda, fn->entry, (void *)1);
 		map_put(with_lsda, a->fdes[i].start, (void *)1);
 	}
+}
+
+/* The code from one landing pad, followed once (however many calls
+ * share the pad). */
+struct pad_walk {
+	enum ct_pad_end how;
+	struct ct_map seen; /* each instruction's address + 1 */
+};
+
+/* Paths from a landing pad longer than this (a catch that goes on with the
+ * rest of a big function) are not followed: its calls keep RET probes. */
+#define PAD_WALK_MAX 4096
+
+static const uint8_t *code_at(void *ctx, uint64_t addr, size_t *avail)
+{
+	const struct analysis *a = ctx;
+	for (size_t n = 16; n; n--) {
+		const uint8_t *p = ct_elf_bytes_at(&a->t->elf, addr, n);
+		if (p) {
+			*avail = n;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The functions a landing pad's code calls that do not come back: it ends
+ * there, the exception going on up (or the program). */
+static bool pad_noreturn(void *ctx, uint64_t callee)
+{
+	struct analysis *a = ctx;
+	const char *name = map_get(&a->plt_stubs, callee);
+	const struct ct_func *f = name ? NULL : ct_target_func_at(a->t, callee);
+	if (f && f->entry == callee)
+		name = f->name;
+	if (!name)
+		return false;
+	static const char *const never[] = {"_Unwind_Resume", "__cxa_rethrow", "__cxa_throw", "_ZSt9terminatev",
+					    "__cxa_call_terminate", "__cxa_call_unexpected", "abort",
+					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow"};
+	size_t len = strcspn(name, "@");
+	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
+		if (strlen(never[i]) == len && !strncmp(name, never[i], len))
+			return true;
+	return false;
+}
+
+/* An exception thrown under a call resumes its caller at the call's
+ * landing pad (the LSDA's record for the call site), the callee's frame
+ * gone.  If the code from there could reach the call's exit probe (a
+ * catch that joins the normal path, cx_merge), the callee would look
+ * returned there; if the call is in tail position (it ends with its
+ * caller) and that code could return from the caller, it would look
+ * returned with the caller.  A cleanup (destructors, then _Unwind_Resume)
+ * does neither, nor does a call without a landing pad: the exception
+ * leaves the caller too, and what comes next unwinds the frame.  NULL if
+ * the call's exit holds, else why not.  TAIL: the call ends with its
+ * caller (in tail position, or where its caller returns to). */
+static const char *pad_rejoins(struct analysis *a, const struct ct_callsite *cs, bool tail)
+{
+	const struct ct_fde *f = fde_at(a, cs->ret - 1);
+	uint64_t pad;
+	if (!f || !f->lsda)
+		return NULL;
+	if (!ct_lsda_landing_pad(&a->t->elf, f->lsda, f->start, cs->ret, &pad) && pad == UINT64_MAX)
+		return "its exception table cannot be read";
+	if (!pad)
+		return NULL;
+	struct pad_walk *w = map_get(&a->pads, pad);
+	if (!w) {
+		w = xcalloc(1, sizeof(*w));
+		w->how = ct_pad_walk(pad, code_at, pad_noreturn, a, PAD_WALK_MAX, &w->seen);
+		map_put(&a->pads, pad, w);
+	}
+	if (w->how == CT_PAD_UNKNOWN)
+		return "its landing pad's code goes where it cannot be followed";
+	if (tail && w->how == CT_PAD_LEAVES)
+		return "it ends with its caller, which its landing pad may return from";
+	if (!tail && map_get(&w->seen, cs->exit + 1))
+		return "its landing pad may go on to where its return is seen";
+	return NULL;
 }
 
 /* A function split in parts calls setjmp if any part does: a longjmp
@@ -839,8 +926,9 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 			struct ct_callsite *cs = &pf->calls[k];
 			size_t jc = traced(a, cs->caller->entry);
 			const struct ct_plan_func *pc = jc ? &p->funcs.v[jc - 1] : NULL;
+			/* (and not where a landing pad may return from the caller) */
 			if (cs->how != CT_EXIT_STEPPED || cs->walk.how != CT_EXIT_TAILPOS || cs->shared || !pc ||
-			    !pc->in_caller || (!pc->ncalls && !pc->indirect))
+			    !pc->in_caller || (!pc->ncalls && !pc->indirect) || pad_rejoins(a, cs, true))
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
@@ -922,7 +1010,7 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 			const struct ct_exit_walk *w = &cs->walk;
 			size_t jc = traced(a, cs->caller->entry);
 			if (cs->how != CT_EXIT_STEPPED || w->how != CT_EXIT_TAILPOS || cs->shared || !jc || !w->at_ret ||
-			    w->stack_written || w->mem_written || !w->left_regs)
+			    w->stack_written || w->mem_written || !w->left_regs || pad_rejoins(a, cs, true))
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
@@ -1146,10 +1234,11 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			/* --exit=auto (WITH_LSDA): at the first instruction
 			 * after it the kernel emulates, as a call observed from
 			 * its caller ends (not where results would be read after
-			 * the caller moved them, nor after a call an exception's
-			 * landing pad may go on past) */
+			 * the caller moved them, nor where the call's exception
+			 * landing pad may go on to: pad_rejoins) */
+			cs->exit = cs->walk.site;
 			if (with_lsda && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
-			    !map_get(&busy, cs->walk.site) && !map_get((struct ct_map *)with_lsda, g->entry)) {
+			    !map_get(&busy, cs->walk.site) && !pad_rejoins(a, cs, false)) {
 				CT_VEC_PUSH(pf->watched, cs->ret);
 				cs->how = CT_EXIT_EMULATED;
 				cs->exit = cs->walk.site;
@@ -1159,9 +1248,11 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			}
 			if (cs->walk.first_site != cs->ret)
 				continue; /* the kernel takes no probe there */
+			cs->exit = cs->ret;
+			if (pad_rejoins(a, cs, false))
+				continue; /* (a catch may jump there: the call ends unobserved at its jump) */
 			CT_VEC_PUSH(pf->watched, cs->ret);
 			cs->how = CT_EXIT_STEPPED; /* at the return address: nothing moved yet */
-			cs->exit = cs->ret;
 			cs->sp_delta = 0;
 			CT_VEC_PUSH(keep[j], *cs);
 		}
@@ -2003,17 +2094,25 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		char lost[112] = ""; /* why the first results could not be read at an emulated exit */
 		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
-			if (map_get(&a.twice_callers, cs->caller->entry))
+			if (map_get(&a.twice_callers, cs->caller->entry)) {
 				keep_ret(&a, j, "called from %s, which calls setjmp (a longjmp may resume it past the call)",
 					 ct_names_show(&cs->caller->dm, cs->caller->name));
-			else if (map_get(&with_lsda, cs->caller->entry))
-				keep_ret(&a, j, "called from %s, which has exception landing pads (they are not return sites)",
-					 ct_names_show(&cs->caller->dm, cs->caller->name));
-			else if (!choose_exit(&a, cs, res != NULL))
+				continue;
+			}
+			if (!choose_exit(&a, cs, res != NULL)) {
 				keep_ret(&a, j, "no instruction after its call in %s (at 0x%llx) can take a probe",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at);
-			else if (cs->how == CT_EXIT_STEPPED &&
-				 via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res))
+				continue;
+			}
+			bool via = cs->how == CT_EXIT_STEPPED &&
+				   via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res);
+			const char *pad = map_get(&with_lsda, cs->caller->entry)
+						  ? pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA)
+						  : NULL;
+			if (pad)
+				keep_ret(&a, j, "called from %s (at 0x%llx), which handles exceptions: %s",
+					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at, pad);
+			else if (via)
 				; /* (no probe of its own) */
 			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs)) {
 				stepped++; /* the results would be read at the return address */
@@ -2073,6 +2172,12 @@ returns:
 		plan_return_sites(&a, found, await, from_callers ? &with_lsda : NULL);
 out:
 	map_free(&with_lsda);
+	MAP_FOREACH(&a.pads, i) {
+		struct pad_walk *w = a.pads.vals[i];
+		map_free(&w->seen);
+		free(w);
+	}
+	map_free(&a.pads);
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);

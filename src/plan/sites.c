@@ -2387,3 +2387,66 @@ size_t ct_go_deferred_calls(const uint8_t *code, size_t len, uint64_t entry, uin
 	}
 	return n;
 }
+
+enum ct_pad_end ct_pad_walk(uint64_t pad, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx, size_t max,
+			    struct ct_map *seen)
+{
+	CT_VEC(uint64_t) todo = {0};
+	enum ct_pad_end how = CT_PAD_RESUMES;
+	size_t steps = 0;
+	CT_VEC_PUSH(todo, pad);
+	while (todo.n && how != CT_PAD_UNKNOWN) {
+		uint64_t at = todo.v[--todo.n];
+		for (;;) {
+			if (map_get(seen, at + 1))
+				break;
+			if (++steps > max) {
+				how = CT_PAD_UNKNOWN; /* (too long to follow: in doubt) */
+				break;
+			}
+			size_t avail = 0;
+			const uint8_t *p = code_at(ctx, at, &avail);
+			struct insn x;
+			if (!p || !decode(p, avail < ZYDIS_MAX_INSTRUCTION_LENGTH ? avail : ZYDIS_MAX_INSTRUCTION_LENGTH, at,
+					  &x)) {
+				how = CT_PAD_UNKNOWN;
+				break;
+			}
+			map_put(seen, at + 1, (void *)(uintptr_t)x.in.length);
+			uint64_t next = at + x.in.length, t;
+			ZydisInstructionCategory cat = x.in.meta.category;
+			if (cat == ZYDIS_CATEGORY_RET) {
+				if (how < CT_PAD_LEAVES)
+					how = CT_PAD_LEAVES; /* the function returns */
+				break;
+			}
+			if (x.in.mnemonic == ZYDIS_MNEMONIC_UD2 || x.in.mnemonic == ZYDIS_MNEMONIC_INT3 ||
+			    x.in.mnemonic == ZYDIS_MNEMONIC_HLT)
+				break;
+			if (cat == ZYDIS_CATEGORY_CALL) {
+				t = branch_target(&x);
+				if (t && noreturn(ctx, t))
+					break; /* _Unwind_Resume: the exception goes on up */
+				at = next;     /* (an indirect call returns too) */
+				continue;
+			}
+			if (cat == ZYDIS_CATEGORY_COND_BR || cat == ZYDIS_CATEGORY_UNCOND_BR) {
+				if (!(t = branch_target(&x))) {
+					how = CT_PAD_UNKNOWN; /* a jump table, a tail jump through a pointer */
+					break;
+				}
+				if (cat == ZYDIS_CATEGORY_COND_BR)
+					CT_VEC_PUSH(todo, next);
+				at = t;
+				continue;
+			}
+			if (cat == ZYDIS_CATEGORY_SYSTEM || cat == ZYDIS_CATEGORY_INTERRUPT) {
+				how = CT_PAD_UNKNOWN;
+				break;
+			}
+			at = next;
+		}
+	}
+	CT_VEC_FREE(todo);
+	return how;
+}

@@ -296,6 +296,25 @@ bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struc
  * table?  Code that does not decode (but for padding at its end) may. */
 bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t lo, uint64_t hi);
 
+/* Where the code from a C++/Rust landing pad goes (ct_pad_walk), worst
+ * first last: it only leaves the function by an exception (a call of a
+ * function that does not return: _Unwind_Resume, __cxa_rethrow, abort);
+ * it may return from the function; it goes where the walk cannot follow
+ * (an indirect jump, code that does not decode, too long a way). */
+enum ct_pad_end { CT_PAD_RESUMES, CT_PAD_LEAVES, CT_PAD_UNKNOWN };
+/* The code at ADDR, *AVAIL bytes of it (NULL: none). */
+typedef const uint8_t *(*ct_code_at_fn)(void *ctx, uint64_t addr, size_t *avail);
+/* Does the function at CALLEE never return (it unwinds or ends the
+ * program)? */
+typedef bool (*ct_noreturn_fn)(void *ctx, uint64_t callee);
+struct ct_map;
+/* Every instruction reachable from PAD (both ways of each jcc, into direct
+ * jumps' targets wherever they are, past calls but those NORETURN says do
+ * not return), at most MAX of them: each one's address + 1 put in SEEN (its
+ * length the value), and how the paths end. */
+enum ct_pad_end ct_pad_walk(uint64_t pad, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx, size_t max,
+			    struct ct_map *seen);
+
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);
 

@@ -155,11 +155,54 @@ size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out)
 			continue;
 		if (!len || pc + len < pc)
 			continue;
-		struct ct_fde f = {pc, pc + len, lsda != 0};
+		struct ct_fde f = {pc, pc + len, lsda};
 		CT_VEC_PUSH(v, f);
 	}
 	if (v.n)
 		qsort(v.v, v.n, sizeof(*v.v), cmp_fde);
 	*out = v.v;
 	return v.n;
+}
+
+bool ct_lsda_landing_pad(const struct ct_elf *e, uint64_t lsda, uint64_t start, uint64_t ret, uint64_t *pad)
+{
+	*pad = UINT64_MAX;
+	size_t n = 0; /* as many bytes as the segment has from there, up to 64 KiB */
+	for (size_t step = 1u << 16; step; step /= 2)
+		if (ct_elf_bytes_at(e, lsda, n + step))
+			n += step;
+	const uint8_t *base = ct_elf_bytes_at(e, lsda, n), *p = base, *end = base ? base + n : NULL;
+	if (!p || n < 3)
+		return false;
+	uint64_t lpstart = start, skip;
+	uint8_t enc = *p++;
+	if (enc != 0xff && !ct_eh_pointer(&p, end, enc, lsda + (uint64_t)(p - base), 0, true, &lpstart))
+		return false;
+	if (p >= end)
+		return false;
+	if ((enc = *p++) != 0xff && !leb(&p, end, false, &skip)) /* the type table's offset */
+		return false;
+	if (p >= end)
+		return false;
+	uint8_t cs_enc = *p++;
+	uint64_t cs_len;
+	if (!leb(&p, end, false, &cs_len) || cs_len > (uint64_t)(end - p))
+		return false;
+	const uint8_t *cs_end = p + cs_len;
+	uint64_t ip = ret - 1;
+	while (p < cs_end) {
+		uint64_t cs_start, len, lp, action;
+		if (!ct_eh_pointer(&p, cs_end, cs_enc & 0x0f, 0, 0, false, &cs_start) ||
+		    !ct_eh_pointer(&p, cs_end, cs_enc & 0x0f, 0, 0, false, &len) ||
+		    !ct_eh_pointer(&p, cs_end, cs_enc & 0x0f, 0, 0, false, &lp) || !leb(&p, cs_end, false, &action))
+			return false;
+		if (ip < start + cs_start)
+			break; /* (sorted: no record for it) */
+		if (ip < start + cs_start + len) {
+			*pad = lp ? lpstart + lp : 0;
+			return true;
+		}
+	}
+	*pad = 0;
+	return false;
 }

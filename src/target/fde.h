@@ -12,13 +12,24 @@
 
 struct ct_fde {
 	uint64_t start, end; /* link-time [start, end) */
-	bool lsda;           /* it names a language-specific data area */
+	uint64_t lsda;       /* its language-specific data area (0: none) */
 };
 
 /* E's FDEs with a non-empty range, sorted by start, in *OUT (malloc'd);
  * how many (0 without .eh_frame).  Entries are read by libdw
  * (dwarf_next_cfi); what it leaves encoded, by ct_eh_pointer. */
 size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out);
+
+/* What the LSDA at link-time address LSDA (of the FDE whose code starts at
+ * START) says of the call whose return address is RET: its landing pad in
+ * *PAD (0: none, an exception leaves the function).  False where there is
+ * no record for the call (*PAD 0: C++'s personality then calls
+ * std::terminate, C's unwinds on; neither resumes the function) or the
+ * table cannot be read (*PAD UINT64_MAX: not known).  The table is gcc_except_table's, which GCC,
+ * clang and rustc write alike (libgcc's unwind-c.c/eh_personality.cc
+ * read it the same way: call sites relative to the FDE's start, landing
+ * pads to LPStart, looked up at RET - 1). */
+bool ct_lsda_landing_pad(const struct ct_elf *e, uint64_t lsda, uint64_t start, uint64_t ret, uint64_t *pad);
 
 /* One pointer in DWARF EH encoding ENC (DW_EH_PE_*) at *P (before END),
  * the bytes at link-time address AT (for pc-relative ones) and DATAREL

@@ -116,6 +116,19 @@ CASES = [
     ("c signal fentry", ["c_core_fentry", "signal"], [], None),
     ("c++ exceptions", ["cxx_exc"], ["-F", "cx_*"], None),
     ("c++ exceptions, inline landing pads", ["cxx_exc_inline"], ["-F", "cx_*"], None),
+    # landing pads looked at one call at a time: a catch that retries, one
+    # that joins the next call, a rethrow, destructors only, a catch that
+    # returns from a try's last call, an exception through a frame without
+    # a pad for it (pads.cc); gcc (pads in .cold parts) and clang
+    ("c++ landing pads", ["cxx_pads"], ["-F", "pd_*"], None),
+    ("c++ landing pads, clang", ["cxx_pads_clang"], ["-F", "pd_*"], None),
+    ("c++ app, exceptions", ["cpp_app", "throw"], [], None),
+    ("c++ app clang, exceptions", ["cpp_app_clang", "throw"], [], None),
+    ("c++ app, values", ["cpp_app", "values"], [], None),
+    ("c++ app -O0, names", ["cpp_app_O0", "names"], [], None),
+    ("rust app, a caught panic", ["rust_app", "panic"], [], None),
+    ("rust app -O0, a caught panic", ["rust_app_O0", "panic"], [], None),
+    ("rust app, values", ["rust_app", "values"], [], None),
     # only a library's functions: the program has no plan, plan.exits says the libraries' mode
     ("c library functions only", ["libargs/gcc-O2/la_main"], ["-F", "libla.so:*"], None),
 ]
@@ -858,6 +871,38 @@ def test_list_shows_exit_modes():
         line = next(l for l in c.splitlines() if l.endswith(" c_fib"))
         assert site in line, (binary, line)
         assert ("at 5-byte nops" in c.splitlines()[1]) == (binary == "c_core_fentry"), c
+
+
+def test_landing_pads_decide_call_by_call():
+    """C++ (and Rust) exceptions resume a caller at the landing pad its
+    exception table gives for the call.  A call is observed after it unless
+    the code from its pad can reach that exit (a catch that joins the normal
+    path, or loops back to the call) or, for a call that ends with its
+    caller, return from the caller; a pad that only runs destructors or
+    rethrows is no way back.  The pads of gcc (in .cold parts) and clang.
+    The recording then has calls observed after the call that were thrown
+    through: unwound, as with --exit=ret (auto_and_ret_give_the_same_calls)."""
+    for binary in ("cxx_pads", "cxx_pads_clang"):
+        text = ct("list", "-v", "--no-args", fixture(binary), "pd_*").stdout
+        modes = {}
+        for block in text.split("\n  0x")[1:]:
+            name = block.split("\n", 1)[0].split()[-1]
+            modes[name] = block
+        for f in ("pd_t_retry", "pd_t_joined", "pd_t_last"):
+            assert "exits: RET probes (called from pd_" + f[5:] in modes[f] and \
+                "handles exceptions: " in modes[f], (binary, f, modes[f][:300])
+        for f in ("pd_t_rethrow", "pd_t_guarded"):
+            assert "exits: at its 1 call site" in modes[f], (binary, f, modes[f][:300])
+        data = tmp(binary + ".pads.data")
+        r = ct("record", "-o", data, "-F", "pd_*", "--", fixture(binary))
+        assert r.returncode == 0 and "pads 251" in r.stdout, r.stderr
+        calls = [c for c in replay_json(data) if "func" in c]
+        thrown = [c for c in calls if c["func"] in ("pd_t_rethrow", "pd_t_guarded") and c["args"][0]["value"] % 3 == 0]
+        assert len(thrown) == 2 and all(c["status"] == "unwound" for c in thrown), thrown
+        ok = [c for c in calls if c["func"] in ("pd_t_rethrow", "pd_t_guarded") and c["args"][0]["value"] % 3]
+        assert len(ok) == 6 and all(c["status"] == "returned" for c in ok), ok
+        st = calls_info(data)
+        assert st["after"] > st["ret"], st
 
 
 def test_results_read_at_emulated_exits():

@@ -217,12 +217,119 @@ TEST(fdes_give_function_bounds_and_landing_pads)
 			if (f[k].start != t.funcs[i].entry)
 				continue;
 			if (!strcmp(t.funcs[i].name, "cx_catch"))
-				catch_lsda = f[k].lsda;
+				catch_lsda = f[k].lsda != 0;
 			if (!strcmp(t.funcs[i].name, "cx_thrower"))
-				thrower_lsda = f[k].lsda;
+				thrower_lsda = f[k].lsda != 0;
 		}
 	free(f);
 	ct_target_close(&t);
 	CHECK(catch_lsda == 1);
 	CHECK(thrower_lsda == 0);
+}
+
+static const struct ct_func *func_named(const struct ct_target *t, const char *name)
+{
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (!strcmp(t->funcs[i].name, name))
+			return &t->funcs[i];
+	return NULL;
+}
+
+/* The return address of FROM's first `call rel32` of TO, or 0. */
+static uint64_t call_ret(const struct ct_target *t, const struct ct_func *from, const struct ct_func *to)
+{
+	const uint8_t *code = ct_elf_bytes_at(&t->elf, from->entry, from->end - from->entry);
+	for (uint64_t a = from->entry; code && a + 5 <= from->end; a++) {
+		const uint8_t *p = code + (a - from->entry);
+		int32_t rel;
+		memcpy(&rel, p + 1, 4);
+		if (p[0] == 0xe8 && a + 5 + (uint64_t)(int64_t)rel == to->entry &&
+		    ct_call_before(code, from->end - from->entry, from->entry, a + 5) == a)
+			return a + 5;
+	}
+	return 0;
+}
+
+struct pad_ctx {
+	const struct ct_target *t;
+	uint64_t unwind_resume; /* _Unwind_Resume@plt */
+};
+
+static const uint8_t *pad_code(void *ctx, uint64_t addr, size_t *avail)
+{
+	const struct pad_ctx *c = ctx;
+	for (size_t n = 16; n; n--)
+		if (ct_elf_bytes_at(&c->t->elf, addr, n)) {
+			*avail = n;
+			return ct_elf_bytes_at(&c->t->elf, addr, n);
+		}
+	return NULL;
+}
+
+static bool pad_noreturn(void *ctx, uint64_t callee)
+{
+	const struct pad_ctx *c = ctx;
+	return callee == c->unwind_resume;
+}
+
+/* The LSDA's record of a call (its landing pad, or none), and where the
+ * code from a pad goes: pd_joined's catch reaches the call's exit;
+ * pd_guarded's pad runs the destructor and resumes unwinding; pd_middle's
+ * call has no pad (tests/fixtures/c/cxx/pads.cc, gcc). */
+TEST(lsda_landing_pads_and_where_they_go)
+{
+	struct ct_target t;
+	if (!unit_open_target("cxx_pads", &t))
+		return;
+	struct ct_fde *f;
+	size_t n = ct_fdes(&t.elf, &f);
+	struct ct_plt_stub *stubs;
+	size_t ns = ct_plt_stubs(&t.elf, &stubs);
+	struct pad_ctx c = {&t, stub_of(stubs, ns, "_Unwind_Resume")};
+	CHECK(c.unwind_resume != 0);
+	const char *callers[] = {"pd_joined", "pd_guarded", "pd_middle"};
+	const char *callees[] = {"pd_t_joined", "pd_t_guarded", "pd_guarded"};
+	for (int i = 0; i < 3; i++) {
+		const struct ct_func *from = func_named(&t, callers[i]), *to = func_named(&t, callees[i]);
+		CHECK(from && to);
+		if (!from || !to)
+			continue;
+		uint64_t ret = call_ret(&t, from, to), pad = 1;
+		CHECK(ret != 0);
+		const struct ct_fde *d = NULL;
+		for (size_t k = 0; k < n; k++)
+			if (f[k].start <= ret - 1 && ret - 1 < f[k].end)
+				d = &f[k];
+		CHECK(d != NULL);
+		if (!d || !ret)
+			continue;
+		if (i == 2) {
+			/* pd_middle handles nothing: no LSDA, or no pad for the call */
+			CHECK(!d->lsda || (ct_lsda_landing_pad(&t.elf, d->lsda, d->start, ret, &pad) && pad == 0));
+			continue;
+		}
+		CHECK(d->lsda != 0);
+		CHECK(ct_lsda_landing_pad(&t.elf, d->lsda, d->start, ret, &pad));
+		CHECK(pad != 0 && pad != UINT64_MAX);
+		struct ct_map seen = {0};
+		enum ct_pad_end how = ct_pad_walk(pad, pad_code, pad_noreturn, &c, 4096, &seen);
+		if (i == 0) {
+			/* the catch joins the path after the call: at the call's
+			 * exit probe (the call of pd_next), on to the ret */
+			struct ct_exit_walk w;
+			const uint8_t *code = ct_elf_bytes_at(&t.elf, ret, from->end - ret);
+			CHECK(code != NULL);
+			if (code)
+				ct_exit_walk(code, from->end - ret, ret, &w);
+			CHECK(code && w.how == CT_EXIT_EMULATED && map_get(&seen, w.site + 1) != NULL);
+			CHECK(how == CT_PAD_LEAVES);
+		} else {
+			CHECK(how == CT_PAD_RESUMES); /* ~Guard, _Unwind_Resume */
+			CHECK(map_get(&seen, ret + 1) == NULL);
+		}
+		map_free(&seen);
+	}
+	free(stubs);
+	free(f);
+	ct_target_close(&t);
 }
