@@ -26,7 +26,9 @@ section (issue 10): --exit=auto (calls observed from the caller) against
 without and with argument capture, and against the raw tracefs floor of the
 addresses auto probes: <name>_ns_per_call[auto|ret|...], <name>_ret_over_auto,
 <name>_auto_over_floor (thread CPU, ratios within rounds), and the share of
-returned calls whose end was seen without a RET probe (exits_not_at_ret).
+returned calls whose end was seen without a RET probe (exits_not_at_ret);
+and that share, with --exit=auto, for fixture programs of each language and
+two stripped Debian C++ programs (exits_not_at_ret[PROGRAM], SHARE_PROGRAMS).
 
 After those lines comes the scale section (issues 5 and 6), on two more
 workloads, bench/http (a net/http server and client on loopback: thousands
@@ -804,6 +806,61 @@ def exits_section(tracefs, rounds, tmp):
     return res
 
 
+# The share of calls whose end was seen without a RET probe, per program
+# (issue 10's last bench line): fixtures of each language (built by the
+# tests' tests/fixtures/build.sh) with their default selection, and real
+# Debian C++ programs, stripped (their PLT stubs, called from code whose
+# landing pads decide, call by call, whether a call's end can be seen
+# after it).
+SHARE_PROGRAMS = [
+    ("go realworld", "realworld", [], []),
+    ("go goroutines", "go_core", ["wrappers", "4"], []),
+    ("c tricks", "c_core", ["tricks"], []),
+    ("c threads", "c_core", ["threads"], []),
+    ("c++ exceptions", "cxx_exc", [], []),
+    ("c++ landing pads", "cxx_pads", [], []),
+    ("c++ app", "cpp_app", ["values"], []),
+    ("c++ app, a throw", "cpp_app", ["throw"], []),
+    ("rust app", "rust_app", ["values"], []),
+    ("rust app, a caught panic", "rust_app", ["panic"], []),
+    ("cmake --version (Debian, stripped C++)", "/usr/bin/cmake", ["--version"], []),
+    ("apt-config dump (Debian, stripped C++)", "/usr/bin/apt-config", ["dump"], []),
+]
+
+
+def exit_shares(tmp):
+    """exits_not_at_ret[PROGRAM]: how the calls of each SHARE_PROGRAMS
+    program ended with --exit=auto (info --calls), and how many of its
+    traced functions are observed from their callers (plan.exits)."""
+    fixtures = os.path.join(BUILD, "fixtures")
+    need = [f for _, f, _, _ in SHARE_PROGRAMS if not f.startswith("/")]
+    if not all(os.path.exists(os.path.join(fixtures, f)) for f in need):
+        b = subprocess.run(["sh", os.path.join(REPO, "tests", "fixtures", "build.sh")], capture_output=True, text=True)
+        if b.returncode != 0:
+            print("exits_not_at_ret=skipped (the fixtures did not build: %s)" % b.stderr.strip()[-200:], flush=True)
+            return
+    datafile = os.path.join(tmp, "share.data")
+    for label, prog, argv, flags in SHARE_PROGRAMS:
+        path = prog if prog.startswith("/") else os.path.join(fixtures, prog)
+        if not os.path.exists(path):
+            print("exits_not_at_ret[%s]=skipped (no %s)" % (label, path), flush=True)
+            continue
+        p = subprocess.run([CALLTRACE, "record", "--exit=auto", *flags, "-o", datafile, "--", path, *argv],
+                           capture_output=True, text=True)
+        if not os.path.exists(datafile):
+            print("exits_not_at_ret[%s]=skipped (record failed: %s)" % (label, p.stderr.strip()[-200:]),
+                  flush=True)
+            continue
+        try:
+            c = calls_line(datafile)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            print("exits_not_at_ret[%s]=skipped (%s)" % (label, e), flush=True)
+            continue
+        plan = info(datafile).get("plan.exits", "?")
+        print("exits_not_at_ret[%s]=%s; plan %s" % (label, share_text(c), plan), flush=True)
+        os.unlink(datafile)
+
+
 def kernel_limit(w, trap):
     """What the goal is up against on this machine: the ratio the kernel's
     own probes of the same sites give, and the price of one trap."""
@@ -1479,12 +1536,14 @@ def main():
     exits_res = {}
     if exits_only:
         exits_res = exits_section(tracefs, rounds, tmp)
+        exit_shares(tmp)
         print("# goals", flush=True)
         exits_goals(exits_res, None)
         return 0
     if not scale_only:
         results = per_call_section(tracefs, rounds, n, breakdown, datafile)
         exits_res = section("exits", exits_section, tracefs, 3 if quick else rounds, tmp) or {}
+        section("exit shares", exit_shares, tmp)
     else:
         results = {}
     if scale:
