@@ -690,7 +690,12 @@ static bool pad_noreturn(void *ctx, uint64_t callee)
 		return false;
 	static const char *const never[] = {"_Unwind_Resume", "__cxa_rethrow", "__cxa_throw", "_ZSt9terminatev",
 					    "__cxa_call_terminate", "__cxa_call_unexpected", "abort",
-					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow"};
+					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow", "__clang_call_terminate"};
+	/* Rust's core::panicking functions all diverge (panic_in_cleanup,
+	 * panic_cannot_unwind: a pad's own failure) */
+	static const char rust_panicking[] = "_ZN4core9panicking";
+	if (!strncmp(name, rust_panicking, sizeof(rust_panicking) - 1))
+		return true;
 	size_t len = strcspn(name, "@");
 	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
 		if (strlen(never[i]) == len && !strncmp(name, never[i], len))
