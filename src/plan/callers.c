@@ -20,6 +20,7 @@
  * exception landing pads (a landing pad is not a return site) also keeps
  * RET probes, and so does every function of a binary built by gccgo (split
  * stacks).  See docs/RECONSTRUCTION.md for the reconstruction rules. */
+#include "plan/pads.h"
 #include "plan/plan.h"
 #include "plan/plt.h"
 #include "target/fde.h"
@@ -113,7 +114,7 @@ struct analysis {
 	const struct ct_func *gap; /* the one scanned, copied to p->gap_callers once a call there counts */
 	struct ct_fde *fdes; /* .eh_frame's, by start */
 	size_t nfdes;
-	struct ct_map pads; /* landing pad -> its struct pad_walk (pad_rejoins) */
+	struct ct_pads *pads; /* the code's landing pads (pad_rejoins), at the first need */
 	/* direct jumps between two functions but to no function's entry: a
 	 * function split in parts (GCC's `f.cold`, which has an FDE of its own
 	 * and no symbol with a size), each edge the entries of the two */
@@ -653,90 +654,17 @@ static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
 	}
 }
 
-/* The code from one landing pad, followed once (however many calls
- * share the pad). */
-struct pad_walk {
-	enum ct_pad_end how;
-	struct ct_map seen; /* each instruction's address + 1 */
-};
-
-/* Paths from a landing pad longer than this (a catch that goes on with the
- * rest of a big function) are not followed: its calls keep RET probes. */
-#define PAD_WALK_MAX 4096
-
-static const uint8_t *code_at(void *ctx, uint64_t addr, size_t *avail)
-{
-	const struct analysis *a = ctx;
-	for (size_t n = 16; n; n--) {
-		const uint8_t *p = ct_elf_bytes_at(&a->t->elf, addr, n);
-		if (p) {
-			*avail = n;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-/* The functions a landing pad's code calls that do not come back: it ends
- * there, the exception going on up (or the program). */
-static bool pad_noreturn(void *ctx, uint64_t callee)
-{
-	struct analysis *a = ctx;
-	const char *name = map_get(&a->plt_stubs, callee);
-	const struct ct_func *f = name ? NULL : ct_target_func_at(a->t, callee);
-	if (f && f->entry == callee)
-		name = f->name;
-	if (!name)
-		return false;
-	static const char *const never[] = {"_Unwind_Resume", "__cxa_rethrow", "__cxa_throw", "_ZSt9terminatev",
-					    "__cxa_call_terminate", "__cxa_call_unexpected", "abort",
-					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow", "__clang_call_terminate"};
-	/* Rust's core::panicking functions all diverge (panic_in_cleanup,
-	 * panic_cannot_unwind: a pad's own failure) */
-	static const char rust_panicking[] = "_ZN4core9panicking";
-	if (!strncmp(name, rust_panicking, sizeof(rust_panicking) - 1))
-		return true;
-	size_t len = strcspn(name, "@");
-	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
-		if (strlen(never[i]) == len && !strncmp(name, never[i], len))
-			return true;
-	return false;
-}
-
 /* An exception thrown under a call resumes its caller at the call's
- * landing pad (the LSDA's record for the call site), the callee's frame
- * gone.  If the code from there could reach the call's exit probe (a
- * catch that joins the normal path, cx_merge), the callee would look
- * returned there; if the call is in tail position (it ends with its
- * caller) and that code could return from the caller, it would look
- * returned with the caller.  A cleanup (destructors, then _Unwind_Resume)
- * does neither, nor does a call without a landing pad: the exception
- * leaves the caller too, and what comes next unwinds the frame.  NULL if
- * the call's exit holds, else why not.  TAIL: the call ends with its
- * caller (in tail position, or where its caller returns to). */
+ * landing pad (pads.h): the callee would look returned at an exit probe
+ * that code may reach (cx_merge), or with a caller it ends with that it may
+ * return from.  NULL if the call's exit holds, else why not.  TAIL: the
+ * call ends with its caller (in tail position, or where its caller returns
+ * to). */
 static const char *pad_rejoins(struct analysis *a, const struct ct_callsite *cs, bool tail)
 {
-	const struct ct_fde *f = fde_at(a, cs->ret - 1);
-	uint64_t pad;
-	if (!f || !f->lsda)
-		return NULL;
-	if (!ct_lsda_landing_pad(&a->t->elf, f->lsda, f->start, cs->ret, &pad) && pad == UINT64_MAX)
-		return "its exception table cannot be read";
-	if (!pad)
-		return NULL;
-	struct pad_walk *w = map_get(&a->pads, pad);
-	if (!w) {
-		w = xcalloc(1, sizeof(*w));
-		w->how = ct_pad_walk(pad, code_at, pad_noreturn, a, PAD_WALK_MAX, &w->seen);
-		map_put(&a->pads, pad, w);
-	}
-	if (w->how == CT_PAD_UNKNOWN)
-		return "its landing pad's code goes where it cannot be followed";
-	if (tail && w->how == CT_PAD_LEAVES)
-		return "it ends with its caller, which its landing pad may return from";
-	if (!tail && map_get(&w->seen, cs->exit + 1))
-		return "its landing pad may go on to where its return is seen";
-	return NULL;
+	if (!a->pads)
+		a->pads = ct_pads_new(&a->t->elf, a->t);
+	return ct_pads_rejoin(a->pads, cs->ret, tail ? 0 : cs->exit, tail);
 }
 
 /* A function split in parts calls setjmp if any part does: a longjmp
@@ -2177,12 +2105,7 @@ returns:
 		plan_return_sites(&a, found, await, from_callers ? &with_lsda : NULL);
 out:
 	map_free(&with_lsda);
-	MAP_FOREACH(&a.pads, i) {
-		struct pad_walk *w = a.pads.vals[i];
-		map_free(&w->seen);
-		free(w);
-	}
-	map_free(&a.pads);
+	ct_pads_free(a.pads);
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);

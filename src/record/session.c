@@ -1,5 +1,6 @@
 #include "record/session.h"
 #include "record/calibrate.h"
+#include "plan/pads.h"
 #include "plan/plt.h"
 #include "target/goruntime.h"
 #include "target/libs.h"
@@ -1416,7 +1417,19 @@ struct ct_module {
 	ino_t ino;
 	struct ct_elf elf;
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
+	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
 };
+
+/* Why an exit probe at a return address in M found while recording (RET)
+ * could take a call that threw for one that returned: a catch in its
+ * caller (any that may resume it; a cleanup that unwinds on is no way
+ * back).  NULL if none. */
+static const char *module_catches(struct ct_session *s, struct ct_module *m, uint64_t ret)
+{
+	if (!m->pads)
+		m->pads = ct_pads_new(&m->elf, m->bin < 0 ? NULL : m->bin ? &s->libs[m->bin - 1].target : &s->target);
+	return ct_pads_rejoin(m->pads, ret, 0, false);
+}
 
 static struct ct_module *module_open(struct ct_session *s, const char *path, unsigned long long ino)
 {
@@ -1565,6 +1578,8 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 		uint64_t ret = calls[i].at + 5;
 		if (caller_plan && ct_plan_return_unproven(caller_plan, ret))
 			continue; /* (the call's end unobserved there) */
+		if (module_catches(s, m, ret))
+			continue; /* (a catch may resume the caller there: the same) */
 		int64_t off = ct_elf_vaddr_to_offset(&m->elf, ret);
 		size_t len = 256;
 		while (len > 1 && !ct_elf_bytes_at(&m->elf, ret, len))
@@ -1755,6 +1770,11 @@ static bool found_return(struct ct_session *s, const struct ct_deferred *d, cons
 	}
 	if (m->bin >= 0 && ct_plan_return_unproven(m->bin ? &s->libs[m->bin - 1].plan : &s->plan, link)) {
 		*why = "its caller calls setjmp (a longjmp out of the call may go on there)";
+		return false;
+	}
+	const char *pad = module_catches(s, m, link);
+	if (pad) {
+		*why = pad; /* an exception caught there would look like the call's return */
 		return false;
 	}
 	size_t len = 256;
@@ -2182,6 +2202,7 @@ void ct_session_free(struct ct_session *s)
 	map_free(&s->found_ids);
 	map_free(&s->found_rets);
 	for (size_t i = 0; i < s->modules.n; i++) {
+		ct_pads_free(s->modules.v[i]->pads);
 		ct_elf_close(&s->modules.v[i]->elf);
 		free(s->modules.v[i]->path);
 		free(s->modules.v[i]);

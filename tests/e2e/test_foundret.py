@@ -144,3 +144,25 @@ def test_xz_liblzma_calls_end_where_found():
     p2 = run(["sh", "-c", f"xz -d -c {data}.xz | cmp - {data}"])
     assert p2.returncode == 0, p2
     assert ct("info", out).returncode == 0
+
+
+def test_no_return_site_where_a_catch_goes_on():
+    """A C++ program calls libpadlib.so's pl_compute (a jump into a static
+    function that throws for multiples of three) through its PLT, in a try
+    whose catch joins the path right after the call.  An exit probe there
+    would take the exception's way for the call's return: pl_compute(3)
+    and (6) were shown returned.  Where the call's landing pad may resume
+    the caller, no return site is planned (nor added while recording): the
+    calls end unobserved at the jump, in both exit modes -- never
+    returned for a call that threw."""
+    exe = fixture("cxx_padmain")
+    plain = run([exe])
+    assert plain.returncode == 0 and "pl 3 -1" in plain.stdout, plain
+    for mode in ("auto", "ret"):
+        p, out = record([exe], f"--exit={mode}", "-F", "libpadlib.so:pl_compute", out=tmp(f"padmain-{mode}.data"))
+        assert p.stdout == plain.stdout, (mode, p.stdout)
+        calls = [c for c in replay_json(out) if "func" in c]
+        assert [c["args"][0]["value"] for c in calls] == [1, 2, 3, 4, 5, 6], (mode, calls)
+        for c in calls:
+            assert c["status"] != "returned" or c["args"][0]["value"] % 3, (mode, c)
+        assert all(c["status"] == "unobserved" for c in calls), (mode, calls)

@@ -1,0 +1,146 @@
+/* Landing pads (pads.h). */
+#include "plan/pads.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plt.h"
+#include "plan/sites.h"
+#include "target/fde.h"
+#include "util/util.h"
+
+/* Paths from a landing pad longer than this (a catch that goes on with the
+ * rest of a big function) are not followed: its calls are in doubt. */
+#define PAD_WALK_MAX 4096
+
+/* The code from one landing pad, followed once (however many calls share
+ * the pad). */
+struct pad_walk {
+	enum ct_pad_end how;
+	struct ct_map seen; /* each instruction's address + 1 */
+};
+
+struct ct_pads {
+	const struct ct_elf *e;
+	const struct ct_target *t;
+	bool read;
+	struct ct_fde *fdes; /* by start */
+	size_t nfdes;
+	struct ct_map stubs; /* PLT stub -> the name of the symbol it jumps to */
+	struct ct_plt_stub *stub_v;
+	struct ct_map walks; /* pad -> struct pad_walk */
+};
+
+struct ct_pads *ct_pads_new(const struct ct_elf *e, const struct ct_target *t)
+{
+	struct ct_pads *pd = xcalloc(1, sizeof(*pd));
+	pd->e = e;
+	pd->t = t;
+	return pd;
+}
+
+void ct_pads_free(struct ct_pads *pd)
+{
+	if (!pd)
+		return;
+	MAP_FOREACH(&pd->walks, i) {
+		struct pad_walk *w = pd->walks.vals[i];
+		map_free(&w->seen);
+		free(w);
+	}
+	map_free(&pd->walks);
+	map_free(&pd->stubs);
+	free(pd->stub_v);
+	free(pd->fdes);
+	free(pd);
+}
+
+static void read_tables(struct ct_pads *pd)
+{
+	pd->read = true;
+	pd->nfdes = ct_fdes(pd->e, &pd->fdes);
+	size_t n = ct_plt_stubs(pd->e, &pd->stub_v);
+	for (size_t i = 0; i < n; i++)
+		map_put(&pd->stubs, pd->stub_v[i].addr, (void *)pd->stub_v[i].name);
+}
+
+static const struct ct_fde *fde_at(const struct ct_pads *pd, uint64_t addr)
+{
+	size_t lo = 0, hi = pd->nfdes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pd->fdes[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < pd->fdes[lo - 1].end ? &pd->fdes[lo - 1] : NULL;
+}
+
+static const uint8_t *code_at(void *ctx, uint64_t addr, size_t *avail)
+{
+	const struct ct_pads *pd = ctx;
+	for (size_t n = 16; n; n--) {
+		const uint8_t *p = ct_elf_bytes_at(pd->e, addr, n);
+		if (p) {
+			*avail = n;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The functions a landing pad's code calls that do not come back: it ends
+ * there, the exception going on up (or the program). */
+static bool pad_noreturn(void *ctx, uint64_t callee)
+{
+	struct ct_pads *pd = ctx;
+	const char *name = map_get(&pd->stubs, callee);
+	const struct ct_func *f = name || !pd->t ? NULL : ct_target_func_at(pd->t, callee);
+	if (f && f->entry == callee)
+		name = f->name;
+	if (!name)
+		return false;
+	static const char *const never[] = {"_Unwind_Resume", "__cxa_rethrow", "__cxa_throw", "_ZSt9terminatev",
+					    "__cxa_call_terminate", "__cxa_call_unexpected", "abort",
+					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow", "__clang_call_terminate"};
+	/* Rust's core::panicking functions all diverge (panic_in_cleanup,
+	 * panic_cannot_unwind: a pad's own failure) */
+	static const char rust_panicking[] = "_ZN4core9panicking";
+	if (!strncmp(name, rust_panicking, sizeof(rust_panicking) - 1))
+		return true;
+	size_t len = strcspn(name, "@");
+	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
+		if (strlen(never[i]) == len && !strncmp(name, never[i], len))
+			return true;
+	return false;
+}
+
+const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool tail)
+{
+	if (!pd->read)
+		read_tables(pd);
+	const struct ct_fde *f = fde_at(pd, ret - 1);
+	uint64_t pad;
+	if (!f || !f->lsda)
+		return NULL;
+	if (!ct_lsda_landing_pad(pd->e, f->lsda, f->start, ret, &pad) && pad == UINT64_MAX)
+		return "its exception table cannot be read";
+	if (!pad)
+		return NULL;
+	struct pad_walk *w = map_get(&pd->walks, pad);
+	if (!w) {
+		w = xcalloc(1, sizeof(*w));
+		w->how = ct_pad_walk(pad, code_at, pad_noreturn, pd, PAD_WALK_MAX, &w->seen);
+		map_put(&pd->walks, pad, w);
+	}
+	if (w->how == CT_PAD_UNKNOWN)
+		return "its landing pad's code goes where it cannot be followed";
+	if (tail && w->how == CT_PAD_LEAVES)
+		return "it ends with its caller, which its landing pad may return from";
+	if (!tail && !exit && w->how != CT_PAD_RESUMES)
+		return "its landing pad may resume its caller (a catch)";
+	if (!tail && exit && map_get(&w->seen, exit + 1))
+		return "its landing pad may go on to where its return is seen";
+	return NULL;
+}

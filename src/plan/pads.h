@@ -1,0 +1,32 @@
+/* C++ and Rust exceptions seen from a call site: an exception thrown under
+ * a call resumes its caller at the landing pad its exception table (LSDA)
+ * gives for the call, the callee's frame gone.  Where that code may go
+ * decides whether a probe after the call can tell that the call returned. */
+#ifndef CT_PLAN_PADS_H
+#define CT_PLAN_PADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/elf.h"
+#include "target/target.h"
+
+struct ct_pads;
+
+/* The landing pads of the code in E (its .eh_frame, LSDAs and PLT stubs,
+ * read at the first need); T, if not NULL, names E's own functions (a
+ * static program's _Unwind_Resume).  Both must outlive it. */
+struct ct_pads *ct_pads_new(const struct ct_elf *e, const struct ct_target *t);
+void ct_pads_free(struct ct_pads *pd);
+
+/* Why the end of the call returning to RET could not be told from a probe
+ * at EXIT (NULL: it can): the code from the call's landing pad may reach
+ * EXIT (a catch joining the normal path, a retry loop), or, with TAIL (the
+ * call ends with its caller: in tail position, or where the caller returns
+ * to), return from the caller; or it goes where it cannot be followed.  A
+ * call without a pad, or whose pad runs destructors and unwinds on, is
+ * safe.  EXIT 0 (not TAIL): wherever the exit is, so any pad that may
+ * resume the caller at all (a catch) is a reason. */
+const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool tail);
+
+#endif
