@@ -188,20 +188,6 @@ static const struct ct_func *caller_kept(struct analysis *a)
 	return a->gap;
 }
 
-/* The FDE whose code ADDR is in, or NULL. */
-static const struct ct_fde *fde_at(const struct analysis *a, uint64_t addr)
-{
-	size_t lo = 0, hi = a->nfdes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->fdes[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < a->fdes[lo - 1].end ? &a->fdes[lo - 1] : NULL;
-}
-
 /* The entry of the function ADDR is in: a named one, else one only
  * .eh_frame knows (its FDE's start); 0 if none. */
 static uint64_t part_at(const struct analysis *a, uint64_t addr)
@@ -209,7 +195,7 @@ static uint64_t part_at(const struct analysis *a, uint64_t addr)
 	const struct ct_func *f = ct_target_func_at(a->t, addr);
 	if (f)
 		return f->entry;
-	const struct ct_fde *d = fde_at(a, addr);
+	const struct ct_fde *d = ct_fde_at(a->fdes, a->nfdes, addr);
 	return d ? d->start : 0;
 }
 

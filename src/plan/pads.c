@@ -64,19 +64,6 @@ static void read_tables(struct ct_pads *pd)
 		map_put(&pd->stubs, pd->stub_v[i].addr, (void *)pd->stub_v[i].name);
 }
 
-static const struct ct_fde *fde_at(const struct ct_pads *pd, uint64_t addr)
-{
-	size_t lo = 0, hi = pd->nfdes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pd->fdes[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < pd->fdes[lo - 1].end ? &pd->fdes[lo - 1] : NULL;
-}
-
 static const uint8_t *code_at(void *ctx, uint64_t addr, size_t *avail)
 {
 	const struct ct_pads *pd = ctx;
@@ -120,7 +107,7 @@ const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool
 {
 	if (!pd->read)
 		read_tables(pd);
-	const struct ct_fde *f = fde_at(pd, ret - 1);
+	const struct ct_fde *f = ct_fde_at(pd->fdes, pd->nfdes, ret - 1);
 	uint64_t pad;
 	if (!f || !f->lsda)
 		return NULL;

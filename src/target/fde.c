@@ -206,3 +206,16 @@ bool ct_lsda_landing_pad(const struct ct_elf *e, uint64_t lsda, uint64_t start, 
 	*pad = 0;
 	return false;
 }
+
+const struct ct_fde *ct_fde_at(const struct ct_fde *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < v[lo - 1].end ? &v[lo - 1] : NULL;
+}

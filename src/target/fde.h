@@ -20,6 +20,10 @@ struct ct_fde {
  * (dwarf_next_cfi); what it leaves encoded, by ct_eh_pointer. */
 size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out);
 
+/* The FDE of V (N, sorted by start, as ct_fdes gives them) whose code ADDR
+ * is in, or NULL. */
+const struct ct_fde *ct_fde_at(const struct ct_fde *v, size_t n, uint64_t addr);
+
 /* What the LSDA at link-time address LSDA (of the FDE whose code starts at
  * START) says of the call whose return address is RET: its landing pad in
  * *PAD (0: none, an exception leaves the function).  False where there is
