@@ -2170,12 +2170,25 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func,
 	}
 	ct_exit_walk(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, &cs->walk);
 	const struct ct_exit_walk *w = &cs->walk;
+	/* C and C++ callers: a longjmp or an exception's landing pad may go on
+	 * to where the call's end would be seen (planned calls: ct_callers_plan) */
+	if (!(g->flags & CT_FN_GO) && ct_plan_return_unproven(p, cs->ret)) {
+		*why = "its caller calls setjmp (a longjmp may resume it past the call)";
+		return false;
+	}
+	if (!(g->flags & CT_FN_GO) && !p->pads)
+		p->pads = ct_pads_new(&t->elf, t);
 	if (w->how == CT_EXIT_EMULATED || w->how == CT_EXIT_STEPPED) {
 		cs->how = (uint8_t)w->how;
 		cs->exit = w->site;
 		cs->sp_delta = w->sp_delta;
+		if (p->pads && !(g->flags & CT_FN_GO) && (*why = ct_pads_rejoin(p->pads, cs->ret, cs->exit, false)))
+			return false;
 		return true;
 	}
+	if (w->how == CT_EXIT_TAILPOS && p->pads && !(g->flags & CT_FN_GO) &&
+	    (*why = ct_pads_rejoin(p->pads, cs->ret, 0, true)))
+		return false;
 	if (w->how == CT_EXIT_TAILPOS && !results && plan_traces(p, g->entry)) {
 		/* in tail position in a traced caller (a deferred closure,
 		 * `func f(s I) { s.m() }`): it ends with that caller, as a

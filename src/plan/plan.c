@@ -1,4 +1,5 @@
 #include "plan/plan.h"
+#include "plan/pads.h"
 #include "format/calib.h"
 #include "target/goruntime.h"
 #include "util/util.h"
@@ -765,6 +766,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 
 void ct_plan_free(struct ct_plan *p)
 {
+	ct_pads_free(p->pads);
+	p->pads = NULL;
 	if (p->fetch)
 		for (size_t i = 0; i < p->sites.n; i++)
 			if (p->fetch[i]) {

@@ -189,8 +189,12 @@ struct ct_args_opts {
 	struct ct_fetch_opts fetch;
 };
 
+struct ct_pads;
 struct ct_plan {
 	const struct ct_target *t;
+	/* the code's exception landing pads, for calls found while recording
+	 * (plan/pads.h; made at the first need) */
+	struct ct_pads *pads;
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
