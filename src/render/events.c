@@ -6,8 +6,9 @@
  *   ts=1234567 pid=10 tid=10 goid=8 site=42 kind=retsite func=main.work+0x1d key=0x1f8 flags=0 len=0 call_site=41
  *
  * ts: ns since the trace started.  site: the probe's site id; kind, func
- * (the traced function and the site's offset in it, or the marker's
- * address) and, where the site has them, the call site a return site
+ * (the traced function and the site's offset in it; for a site in a
+ * caller's code, a call or its return site, the function called and the
+ * site's address: func=NAME at=0x...; or the marker's address) and, where the site has them, the call site a return site
  * closes (call_site), the site's key adjustment (key_adj) and the tail
  * jump's target (target).  key: the frame key the probe computed (Go:
  * g.stack.hi - SP, C: a base - SP; before key_adj).  flags: CT_EV_* of
@@ -82,8 +83,11 @@ static void put_site(FILE *out, const struct ct_trace *t, const struct ct_file_s
 		fputs(" func=", out);
 		for (const char *p = f->name; *p; p++)
 			fputc(*p == ' ' || *p < 0x20 ? '_' : *p, out);
-		if (s->addr >= f->entry)
+		if (s->addr >= f->entry && (!f->size || s->addr - f->entry < f->size))
 			fprintf(out, "+0x%" PRIx64, s->addr - f->entry);
+		else /* a caller-side site (call, return site): in the caller's
+		      * code, named by the function whose call it sees */
+			fprintf(out, " at=0x%" PRIx64, s->addr);
 	} else {
 		fprintf(out, " addr=0x%" PRIx64, s->addr);
 	}
