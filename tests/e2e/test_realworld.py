@@ -477,3 +477,23 @@ def test_debian_openssl_library_calls_from_code_without_symbols():
         assert unobserved <= 40, (mode, unobserved, len(calls))  # 191 of 875 before
         seqs[mode] = [(c["func"], c["depth"], c["status"]) for c in calls]
     same_story(seqs["auto"], seqs["ret"])
+
+
+def test_debian_cxx_calls_judged_by_their_own_landing_pads():
+    """Debian's apt-config and apt-cache (stripped C++ over libapt-pkg) are
+    traced at their PLT stubs, called from functions nearly all of which
+    have exception landing pads.  A call is observed after it unless its own
+    pad may lead back there (a catch; a destructor's cleanup unwinds on):
+    before, every call from such a function kept RET probes (apt-config: 3
+    of 49 functions observed from their callers).  --exit=auto must tell
+    the same story as --exit=ret, and most functions be observed from their
+    callers."""
+    from test_exits import differential
+    for argv in (["apt-config", "dump"], ["apt-cache", "policy"]):
+        exe = shutil.which(argv[0])
+        if not exe:
+            print(f"{argv[0]} not installed: skipped")
+            continue
+        got = differential(" ".join(argv), [exe] + argv[1:], [], None)
+        m = re.match(r"auto: (\d+) of (\d+) functions observed", got["auto"][1].get("plan.exits", ""))
+        assert m and int(m.group(1)) * 4 >= int(m.group(2)) * 3, (argv, got["auto"][1].get("plan.exits"))
