@@ -1563,7 +1563,8 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 			CT_VEC_PUSH(sites, is);
 		}
 	}
-	qsort(sites.v, sites.n, sizeof(*sites.v), cmp_icall_site);
+	if (sites.n)
+		qsort(sites.v, sites.n, sizeof(*sites.v), cmp_icall_site);
 	for (size_t si = 0; si < sites.n; si++) {
 		const struct icall_site *is = &sites.v[si];
 		const uint32_t *cv = cand.v + is->cand_at;

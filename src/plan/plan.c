@@ -463,7 +463,8 @@ static void plan_tail_watch(struct ct_plan *p)
 			out[s->func] = true;
 		}
 	}
-	qsort(edges.v, edges.n, sizeof(*edges.v), cmp_tail_edge);
+	if (edges.n) /* (qsort of NULL is undefined, even of nothing) */
+		qsort(edges.v, edges.n, sizeof(*edges.v), cmp_tail_edge);
 	uint32_t *seen = xcalloc(n ? n : 1, sizeof(*seen)), *queue = xcalloc(n ? n : 1, sizeof(*queue));
 	for (size_t j = 0; j < n; j++) {
 		if (!out[j])

@@ -56,8 +56,11 @@ def test_crafted_record_files_under_sanitizers():
 def test_binaries_read_under_sanitizers():
     # What list/record read from binaries, stripped ones included (a
     # stripped Go binary has no symbols: qsort(NULL, 0) was undefined).
+    # (and the plan list -v makes of them: call sites, exits, C++ and Rust
+    # landing pads, argument locations)
     names = ["gobin_stripped", "gobin_pie_stripped", "realworld_stripped", "realworld_cgo_static_stripped",
-             "go_args", "c_args", "c_core", "realworld_gccgo"]
+             "go_args", "c_args", "c_core", "realworld_gccgo", "cxx_pads", "cxx_pads_clang", "cpp_app",
+             "rust_app"]
     p = run([FUZZ, "--targets", *[fixture(n) for n in names]], timeout=600, cwd=ROOT)
     assert p.returncode == 0, p.stderr[-3000:]
     lines = [l for l in p.stderr.splitlines() if l.startswith("fuzz_records: ")]
