@@ -928,12 +928,14 @@ GOAL_DRAIN_EV_S = 200e3
 GOAL_STREAM_EV_S = 5e6
 DEFAULT_BUFFER_KB = 16 * 1024
 GOAL_RSS_KB = 64 * 1024 + DEFAULT_BUFFER_KB
-# The >= 5 M-event trace: 4 goroutines x 3 x fib(25) = 2,913,420 calls, two
-# events each.  More goroutines than CPUs so that the per-goroutine state
-# replay keeps is more than one stack.  Recording it takes ~1-2 minutes at
-# ~15 us of trap per event, hence the cache.
-BIG = (25, 3, 4)
-SMALL = (22, 1, 4)  # ~12x fewer events, same shape: memory must not differ
+# The >= 5 M-event trace: 4 goroutines x 6 x fib(25) = 5,826,840 calls, one
+# event each with --exit=auto (fib's CHECK also sees the call before it end;
+# two each under --exit=ret, which the 3 rounds this once was were sized
+# for: 2.9 M events since).  More goroutines than CPUs so that the
+# per-goroutine state replay keeps is more than one stack.  Recording it
+# takes ~20-40 s at ~5 us of trap per event, hence the cache.
+BIG = (25, 6, 4)
+SMALL = (22, 1, 4)  # ~25x fewer events, same shape: memory must not differ
 BIG_MIN_EVENTS = 5000000
 
 
