@@ -645,12 +645,15 @@ static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
  * that code may reach (cx_merge), or with a caller it ends with that it may
  * return from.  NULL if the call's exit holds, else why not.  TAIL: the
  * call ends with its caller (in tail position, or where its caller returns
- * to). */
-static const char *pad_rejoins(struct analysis *a, const struct ct_callsite *cs, bool tail)
+ * to).  A pad that comes back to the call itself is no way back for a call
+ * observed from its caller (its CALL, seen again, unwinds the call that
+ * threw); it is for one whose callee's own entry probe opens it (CALLEE_SIDE:
+ * plan_return_sites), as a new call at the same key is not told from it. */
+static const char *pad_rejoins(struct analysis *a, const struct ct_callsite *cs, bool tail, bool callee_side)
 {
 	if (!a->pads)
 		a->pads = ct_pads_new(&a->t->elf, a->t);
-	return ct_pads_rejoin(a->pads, cs->ret, tail ? 0 : cs->exit, tail);
+	return ct_pads_rejoin(a->pads, callee_side ? 0 : cs->at, cs->ret, tail ? 0 : cs->exit, tail);
 }
 
 /* A function split in parts calls setjmp if any part does: a longjmp
@@ -847,7 +850,7 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 			const struct ct_plan_func *pc = jc ? &p->funcs.v[jc - 1] : NULL;
 			/* (and not where a landing pad may return from the caller) */
 			if (cs->how != CT_EXIT_STEPPED || cs->walk.how != CT_EXIT_TAILPOS || cs->shared || !pc ||
-			    !pc->in_caller || (!pc->ncalls && !pc->indirect) || pad_rejoins(a, cs, true))
+			    !pc->in_caller || (!pc->ncalls && !pc->indirect) || pad_rejoins(a, cs, true, false))
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
@@ -929,7 +932,7 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 			const struct ct_exit_walk *w = &cs->walk;
 			size_t jc = traced(a, cs->caller->entry);
 			if (cs->how != CT_EXIT_STEPPED || w->how != CT_EXIT_TAILPOS || cs->shared || !jc || !w->at_ret ||
-			    w->stack_written || w->mem_written || !w->left_regs || pad_rejoins(a, cs, true))
+			    w->stack_written || w->mem_written || !w->left_regs || pad_rejoins(a, cs, true, false))
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
@@ -1157,7 +1160,7 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			 * landing pad may go on to: pad_rejoins) */
 			cs->exit = cs->walk.site;
 			if (with_lsda && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
-			    !map_get(&busy, cs->walk.site) && !pad_rejoins(a, cs, false)) {
+			    !map_get(&busy, cs->walk.site) && !pad_rejoins(a, cs, false, true)) {
 				CT_VEC_PUSH(pf->watched, cs->ret);
 				cs->how = CT_EXIT_EMULATED;
 				cs->exit = cs->walk.site;
@@ -1168,7 +1171,7 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			if (cs->walk.first_site != cs->ret)
 				continue; /* the kernel takes no probe there */
 			cs->exit = cs->ret;
-			if (pad_rejoins(a, cs, false))
+			if (pad_rejoins(a, cs, false, true))
 				continue; /* (a catch may jump there: the call ends unobserved at its jump) */
 			CT_VEC_PUSH(pf->watched, cs->ret);
 			cs->how = CT_EXIT_STEPPED; /* at the return address: nothing moved yet */
@@ -2027,7 +2030,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			bool via = cs->how == CT_EXIT_STEPPED &&
 				   via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res);
 			const char *pad = map_get(&with_lsda, cs->caller->entry)
-						  ? pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA)
+						  ? pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA, false)
 						  : NULL;
 			if (pad)
 				keep_ret(&a, j, "called from %s (at 0x%llx), which handles exceptions: %s",
@@ -2183,12 +2186,12 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func,
 		cs->how = (uint8_t)w->how;
 		cs->exit = w->site;
 		cs->sp_delta = w->sp_delta;
-		if (p->pads && !(g->flags & CT_FN_GO) && (*why = ct_pads_rejoin(p->pads, cs->ret, cs->exit, false)))
+		if (p->pads && !(g->flags & CT_FN_GO) && (*why = ct_pads_rejoin(p->pads, cs->at, cs->ret, cs->exit, false)))
 			return false;
 		return true;
 	}
 	if (w->how == CT_EXIT_TAILPOS && p->pads && !(g->flags & CT_FN_GO) &&
-	    (*why = ct_pads_rejoin(p->pads, cs->ret, 0, true)))
+	    (*why = ct_pads_rejoin(p->pads, cs->at, cs->ret, 0, true)))
 		return false;
 	if (w->how == CT_EXIT_TAILPOS && !results && plan_traces(p, g->entry)) {
 		/* in tail position in a traced caller (a deferred closure,

@@ -116,7 +116,22 @@ static bool pad_noreturn(void *ctx, uint64_t callee)
 	return false;
 }
 
-const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool tail)
+/* What the walk W says of a call whose end is seen at EXIT (TAIL: with its
+ * caller's), NULL if nothing against it. */
+static const char *judge(const struct pad_walk *w, uint64_t exit, bool tail)
+{
+	if (w->how == CT_PAD_UNKNOWN)
+		return "its landing pad's code goes where it cannot be followed";
+	if (tail && w->how == CT_PAD_LEAVES)
+		return "it ends with its caller, which its landing pad may return from";
+	if (!tail && !exit && w->how != CT_PAD_RESUMES)
+		return "its landing pad may resume its caller (a catch)";
+	if (!tail && exit && map_get((struct ct_map *)&w->seen, exit + 1))
+		return "its landing pad may go on to where its return is seen";
+	return NULL;
+}
+
+const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t at, uint64_t ret, uint64_t exit, bool tail)
 {
 	if (!pd->read)
 		read_tables(pd);
@@ -131,16 +146,18 @@ const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool
 	struct pad_walk *w = map_get(&pd->walks, pad);
 	if (!w) {
 		w = xcalloc(1, sizeof(*w));
-		w->how = ct_pad_walk(pad, code_at, pad_noreturn, pd, PAD_WALK_MAX, &w->seen);
+		w->how = ct_pad_walk(pad, 0, code_at, pad_noreturn, pd, PAD_WALK_MAX, &w->seen);
 		map_put(&pd->walks, pad, w);
 	}
-	if (w->how == CT_PAD_UNKNOWN)
-		return "its landing pad's code goes where it cannot be followed";
-	if (tail && w->how == CT_PAD_LEAVES)
-		return "it ends with its caller, which its landing pad may return from";
-	if (!tail && !exit && w->how != CT_PAD_RESUMES)
-		return "its landing pad may resume its caller (a catch)";
-	if (!tail && exit && map_get(&w->seen, exit + 1))
-		return "its landing pad may go on to where its return is seen";
-	return NULL;
+	const char *why = judge(w, exit, tail);
+	if (why && at && w->how != CT_PAD_UNKNOWN) {
+		/* again, each path ending where it comes back to the call (a
+		 * catch in a loop): once for this call, the first walk being
+		 * the pad's for every call it serves */
+		struct pad_walk cw = {0};
+		cw.how = ct_pad_walk(pad, at, code_at, pad_noreturn, pd, PAD_WALK_MAX, &cw.seen);
+		why = judge(&cw, exit, tail);
+		map_free(&cw.seen);
+	}
+	return why;
 }

@@ -21,12 +21,14 @@ void ct_pads_free(struct ct_pads *pd);
 
 /* Why the end of the call returning to RET could not be told from a probe
  * at EXIT (NULL: it can): the code from the call's landing pad may reach
- * EXIT (a catch joining the normal path, a retry loop), or, with TAIL (the
- * call ends with its caller: in tail position, or where the caller returns
- * to), return from the caller; or it goes where it cannot be followed.  A
- * call without a pad, or whose pad runs destructors and unwinds on, is
- * safe.  EXIT 0 (not TAIL): wherever the exit is, so any pad that may
- * resume the caller at all (a catch) is a reason. */
-const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t ret, uint64_t exit, bool tail);
+ * EXIT (a catch joining the normal path), or, with TAIL (the call ends with
+ * its caller: in tail position, or where the caller returns to), return
+ * from the caller; or it goes where it cannot be followed.  A call without
+ * a pad, or whose pad runs destructors and unwinds on, is safe; so is one
+ * whose pad only comes back to the call instruction itself, AT (not 0: a
+ * catch in a loop, a retry), whose probe then sees a new call, which ends
+ * the one that threw.  EXIT 0 (not TAIL): wherever the exit is, so any pad
+ * that may resume the caller at all (a catch) is a reason. */
+const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t at, uint64_t ret, uint64_t exit, bool tail);
 
 #endif

@@ -2388,8 +2388,8 @@ size_t ct_go_deferred_calls(const uint8_t *code, size_t len, uint64_t entry, uin
 	return n;
 }
 
-enum ct_pad_end ct_pad_walk(uint64_t pad, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx, size_t max,
-			    struct ct_map *seen)
+enum ct_pad_end ct_pad_walk(uint64_t pad, uint64_t cut, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx,
+			    size_t max, struct ct_map *seen)
 {
 	CT_VEC(uint64_t) todo = {0};
 	enum ct_pad_end how = CT_PAD_RESUMES;
@@ -2398,7 +2398,7 @@ enum ct_pad_end ct_pad_walk(uint64_t pad, ct_code_at_fn code_at, ct_noreturn_fn 
 	while (todo.n && how != CT_PAD_UNKNOWN) {
 		uint64_t at = todo.v[--todo.n];
 		for (;;) {
-			if (map_get(seen, at + 1))
+			if ((cut && at == cut) || map_get(seen, at + 1))
 				break;
 			if (++steps > max) {
 				how = CT_PAD_UNKNOWN; /* (too long to follow: in doubt) */

@@ -311,9 +311,10 @@ struct ct_map;
 /* Every instruction reachable from PAD (both ways of each jcc, into direct
  * jumps' targets wherever they are, past calls but those NORETURN says do
  * not return), at most MAX of them: each one's address + 1 put in SEEN (its
- * length the value), and how the paths end. */
-enum ct_pad_end ct_pad_walk(uint64_t pad, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx, size_t max,
-			    struct ct_map *seen);
+ * length the value), and how the paths end.  A path that comes to CUT (not
+ * 0) ends there, not taken in SEEN. */
+enum ct_pad_end ct_pad_walk(uint64_t pad, uint64_t cut, ct_code_at_fn code_at, ct_noreturn_fn noreturn, void *ctx,
+			    size_t max, struct ct_map *seen);
 
 /* One instruction's text, for `list -v` ("jbe 0x4810f9"). */
 int ct_disasm_one(const uint8_t *code, size_t len, uint64_t addr, char *out, size_t outlen);

@@ -1428,7 +1428,7 @@ static const char *module_catches(struct ct_session *s, struct ct_module *m, uin
 {
 	if (!m->pads)
 		m->pads = ct_pads_new(&m->elf, m->bin < 0 ? NULL : m->bin ? &s->libs[m->bin - 1].target : &s->target);
-	return ct_pads_rejoin(m->pads, ret, 0, false);
+	return ct_pads_rejoin(m->pads, 0, ret, 0, false);
 }
 
 static struct ct_module *module_open(struct ct_session *s, const char *path, unsigned long long ino)

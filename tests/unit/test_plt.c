@@ -312,7 +312,7 @@ TEST(lsda_landing_pads_and_where_they_go)
 		CHECK(ct_lsda_landing_pad(&t.elf, d->lsda, d->start, ret, &pad));
 		CHECK(pad != 0 && pad != UINT64_MAX);
 		struct ct_map seen = {0};
-		enum ct_pad_end how = ct_pad_walk(pad, pad_code, pad_noreturn, &c, 4096, &seen);
+		enum ct_pad_end how = ct_pad_walk(pad, 0, pad_code, pad_noreturn, &c, 4096, &seen);
 		if (i == 0) {
 			/* the catch joins the path after the call: at the call's
 			 * exit probe (the call of pd_next), on to the ret */
