@@ -16,9 +16,9 @@
  *     method tables (32-bit offsets from the start of text), dynamic
  *     relocations, exported dynamic symbols, the ELF entry point.
  * A function called from a function that calls setjmp (the caller may
- * resume past any of its call sites after a longjmp) or from one with
- * exception landing pads (a landing pad is not a return site) also keeps
- * RET probes, and so does every function of a binary built by gccgo (split
+ * resume past any of its call sites after a longjmp), or from a call whose
+ * exception landing pad may lead back to where its end would be seen
+ * (pads.h), also keeps RET probes, and so does every function of a binary built by gccgo (split
  * stacks).  See docs/RECONSTRUCTION.md for the reconstruction rules. */
 #include "plan/pads.h"
 #include "plan/plan.h"
@@ -624,22 +624,6 @@ static void scan_dynamic(struct analysis *a)
 	}
 }
 
-/* C++ and Rust exceptions: functions with a language-specific data area
- * (their FDE in .eh_frame names an LSDA), whose calls pad_rejoins looks at
- * one by one.  Marks them (map: entry -> 1): the function an FDE starts in,
- * and the FDE's own start (a function only .eh_frame knows). */
-static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
-{
-	for (size_t i = 0; i < a->nfdes; i++) {
-		if (!a->fdes[i].lsda)
-			continue;
-		const struct ct_func *fn = ct_target_func_at(a->t, a->fdes[i].start);
-		if (fn)
-			map_put(with_lsda, fn->entry, (void *)1);
-		map_put(with_lsda, a->fdes[i].start, (void *)1);
-	}
-}
-
 /* An exception thrown under a call resumes its caller at the call's
  * landing pad (pads.h): the callee would look returned at an exit probe
  * that code may reach (cx_merge), or with a caller it ends with that it may
@@ -651,6 +635,9 @@ static void scan_landing_pads(struct analysis *a, struct ct_map *with_lsda)
  * plan_return_sites), as a new call at the same key is not told from it. */
 static const char *pad_rejoins(struct analysis *a, const struct ct_callsite *cs, bool tail, bool callee_side)
 {
+	const struct ct_fde *f = ct_fde_at(a->fdes, a->nfdes, cs->ret - 1);
+	if (!f || !f->lsda)
+		return NULL; /* (no exception table: most C code, nothing more to read) */
 	if (!a->pads)
 		a->pads = ct_pads_new(&a->t->elf, a->t);
 	return ct_pads_rejoin(a->pads, callee_side ? 0 : cs->at, cs->ret, tail ? 0 : cs->exit, tail);
@@ -1124,7 +1111,7 @@ static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
  * tail jump, a function entry after a call that never returns): one probe
  * has one kind for the kernel-side limits. */
 static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await,
-			      const struct ct_map *with_lsda)
+			      bool from_callers)
 {
 	struct ct_plan *p = a->p;
 	size_t n = p->funcs.n;
@@ -1153,13 +1140,13 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 				continue;
 			}
 			ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
-			/* --exit=auto (WITH_LSDA): at the first instruction
+			/* --exit=auto (FROM_CALLERS): at the first instruction
 			 * after it the kernel emulates, as a call observed from
 			 * its caller ends (not where results would be read after
 			 * the caller moved them, nor where the call's exception
 			 * landing pad may go on to: pad_rejoins) */
 			cs->exit = cs->walk.site;
-			if (with_lsda && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
+			if (from_callers && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
 			    !map_get(&busy, cs->walk.site) && !pad_rejoins(a, cs, false, true)) {
 				CT_VEC_PUSH(pf->watched, cs->ret);
 				cs->how = CT_EXIT_EMULATED;
@@ -1937,7 +1924,6 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		from_callers = false;
 	}
 	struct analysis a = {0};
-	struct ct_map with_lsda = {0}; /* functions with landing pads: entry -> 1 */
 	a.t = t;
 	a.p = p;
 	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
@@ -1975,7 +1961,6 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	scan_data(&a);
 	if (t->lang == CT_LANG_GO)
 		find_runtime_calls(&a);
-	scan_landing_pads(&a, &with_lsda);
 
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
@@ -2029,9 +2014,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			}
 			bool via = cs->how == CT_EXIT_STEPPED &&
 				   via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res);
-			const char *pad = map_get(&with_lsda, cs->caller->entry)
-						  ? pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA, false)
-						  : NULL;
+			const char *pad = pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA, false);
 			if (pad)
 				keep_ret(&a, j, "called from %s (at 0x%llx), which handles exceptions: %s",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at, pad);
@@ -2092,9 +2075,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	derive_tail_results(&a, sel);
 returns:
 	if (await)
-		plan_return_sites(&a, found, await, from_callers ? &with_lsda : NULL);
+		plan_return_sites(&a, found, await, from_callers);
 out:
-	map_free(&with_lsda);
 	ct_pads_free(a.pads);
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
@@ -2176,22 +2158,21 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func,
 	const struct ct_exit_walk *w = &cs->walk;
 	/* C and C++ callers: a longjmp or an exception's landing pad may go on
 	 * to where the call's end would be seen (planned calls: ct_callers_plan) */
-	if (!(g->flags & CT_FN_GO) && ct_plan_return_unproven(p, cs->ret)) {
-		*why = "its caller calls setjmp (a longjmp may resume it past the call)";
-		return false;
+	struct ct_pads *pads = NULL;
+	if (!(g->flags & CT_FN_GO)) {
+		if (ct_plan_return_unproven(p, cs->ret)) {
+			*why = "its caller calls setjmp (a longjmp may resume it past the call)";
+			return false;
+		}
+		pads = p->pads ? p->pads : (p->pads = ct_pads_new(&t->elf, t));
 	}
-	if (!(g->flags & CT_FN_GO) && !p->pads)
-		p->pads = ct_pads_new(&t->elf, t);
 	if (w->how == CT_EXIT_EMULATED || w->how == CT_EXIT_STEPPED) {
 		cs->how = (uint8_t)w->how;
 		cs->exit = w->site;
 		cs->sp_delta = w->sp_delta;
-		if (p->pads && !(g->flags & CT_FN_GO) && (*why = ct_pads_rejoin(p->pads, cs->at, cs->ret, cs->exit, false)))
-			return false;
-		return true;
+		return !pads || !(*why = ct_pads_rejoin(pads, cs->at, cs->ret, cs->exit, false));
 	}
-	if (w->how == CT_EXIT_TAILPOS && p->pads && !(g->flags & CT_FN_GO) &&
-	    (*why = ct_pads_rejoin(p->pads, cs->at, cs->ret, 0, true)))
+	if (w->how == CT_EXIT_TAILPOS && pads && (*why = ct_pads_rejoin(pads, cs->at, cs->ret, 0, true)))
 		return false;
 	if (w->how == CT_EXIT_TAILPOS && !results && plan_traces(p, g->entry)) {
 		/* in tail position in a traced caller (a deferred closure,
