@@ -32,21 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Calls to these return twice: a longjmp resumes right after them. */
-static const char *const returns_twice[] = {
-	"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx", "vfork", "getcontext",
-	"__getcontext", NULL,
-};
-
-/* The symbol NAME's first N bytes name (a PLT stub's: ct_func_symbol_len) */
-static bool is_returns_twice(const char *name, size_t n)
-{
-	for (const char *const *r = returns_twice; *r; r++)
-		if (strlen(*r) == n && !strncmp(name, *r, n))
-			return true;
-	return false;
-}
-
 /* A direct call the scan found, until its ct_callsite is needed (those
  * are ~650 bytes; tens of thousands of calls were tens of MB to fault in). */
 struct call_ref {
@@ -67,6 +52,8 @@ struct callee {
 	 * closure made there): which indirect calls may reach it */
 	uint64_t itab_slots;
 	bool in_funcval, in_code;
+	/* a dynamic symbol of the program: modules it loads may call it */
+	bool exported;
 };
 
 /* C's calls as call sites, from the scan's refs (added to any it has). */
@@ -337,7 +324,7 @@ struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_
 	/* (a PLT stub too, traced or not, when stubs are functions: the
 	 * calls of those not selected are kept only so) */
 	for (size_t i = 0; i < t->nfuncs; i++)
-		if (is_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
+		if (ct_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&cs->twice, t->funcs[i].entry, (void *)1);
 	cs->funcs = code_funcs(t, &cs->n);
 	cs->running = pthread_create(&cs->thread, NULL, code_scan_run, cs) == 0;
@@ -392,7 +379,7 @@ static void find_plt_stubs(struct analysis *a)
 	size_t n = ct_plt_stubs(&a->t->elf, &v);
 	for (size_t i = 0; i < n; i++) {
 		map_put(&a->plt_stubs, v[i].addr, (void *)v[i].name);
-		if (is_returns_twice(v[i].name, strlen(v[i].name)))
+		if (ct_returns_twice(v[i].name, strlen(v[i].name)))
 			map_put(&a->twice, v[i].addr, (void *)1);
 	}
 	free(v);
@@ -574,11 +561,33 @@ static void scan_data(struct analysis *a)
 }
 
 /* Dynamic relocations and symbols; the ELF entry point. */
+#define EXPORTED "it is exported (a dynamic symbol: other modules may call it)"
+
+/* Is E a program (an executable, PIE or not), not a shared library? */
+static bool is_program(const struct ct_elf *e)
+{
+	if (!e->pie)
+		return true;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(data = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Dyn d;
+		for (int i = 0; sh.sh_entsize && i < (int)(sh.sh_size / sh.sh_entsize) && gelf_getdyn(data, i, &d); i++)
+			if (d.d_tag == DT_FLAGS_1)
+				return (d.d_un.d_val & DF_1_PIE) != 0;
+	}
+	return false;
+}
+
 static void scan_dynamic(struct analysis *a)
 {
 	const struct ct_target *t = a->t;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
+	bool program = is_program(&t->elf);
 	if (gelf_getehdr(t->elf.elf, &eh)) {
 		size_t j1 = traced(a, eh.e_entry);
 		if (j1)
@@ -596,8 +605,12 @@ static void scan_dynamic(struct analysis *a)
 				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 					continue;
 				size_t j1 = traced(a, sym.st_value);
-				if (j1)
-					keep_ret(a, j1 - 1, "it is exported (a dynamic symbol: other modules may call it)");
+				/* (a program's: its own calls are direct, others
+				 * are found while recording, ct_callers_plan) */
+				if (j1 && program)
+					a->c[j1 - 1].exported = true;
+				else if (j1)
+					keep_ret(a, j1 - 1, "%s", EXPORTED);
 			}
 			continue;
 		}
@@ -1943,7 +1956,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	/* (a PLT stub again by its symbol in find_plt_stubs, which knows
 	 * every stub, also when stubs are no functions) */
 	for (size_t i = 0; i < t->nfuncs; i++)
-		if (is_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
+		if (ct_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
 	scan_dynamic(&a);
 	find_plt_stubs(&a);
@@ -1973,6 +1986,14 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * pthread_create). */
 		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || !(pf->fn->flags & CT_FN_GO)))
 			keep_ret(&a, j, "%s", c->taken);
+		/* A program's exported function (only that): its direct calls
+		 * are planned as any, the CHECK at its entry reports those from
+		 * other modules (a plugin, an addon), each of whose first call
+		 * from a new place ends unobserved and makes its RETs probed
+		 * (session.c found_call).  Not one that only they call. */
+		bool exported = c->exported && !c->taken[0] && !c->why[0];
+		if (exported && sel->fixed_sites)
+			keep_ret(&a, j, "%s", EXPORTED);
 		/* A call site found while recording observes the calls after
 		 * the first from there: few of those that the runtime makes one
 		 * a program, goroutine or defer, from a site of its own for
@@ -1980,6 +2001,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * 'unobserved'). */
 		if (!c->why[0])
 			calls_of(c); /* the direct calls first */
+		if (exported && !c->why[0] && !c->calls.n)
+			keep_ret(&a, j, "%s, and no direct call of it was found", EXPORTED);
+		else if (exported && !c->why[0])
+			note_taken(&a, j, "%s", EXPORTED);
 		bool go_taken = c->taken[0] && !c->why[0] && (pf->fn->flags & CT_FN_GO);
 		if (go_taken && p->runtime_calls.n && ct_go_is_closure(pf->fn->name) && t->regabi && !pf->fn->args)
 			for (size_t k = 0; k < p->runtime_calls.n; k++)
@@ -2039,7 +2064,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * single-stepped (and its own entry is not), nothing is gained:
 		 * its RETs, which see every call whoever makes it.  (Unless its
 		 * address is taken: the calls through it may end cheaply.) */
-		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && !pf->indirect)
+		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && (!pf->indirect || exported))
 			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
 		/* `f: ret` (an empty method called through an interface): a
@@ -2268,6 +2293,33 @@ static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_ca
 		ct_plan_share_fetch(p, cs->exit_site);
 }
 
+/* FUNC's RETs probed from now on (once), where nothing else is probed. */
+static bool probe_rets(struct ct_plan *p, uint32_t func)
+{
+	struct ct_plan_func *pf = &p->funcs.v[func];
+	if (pf->rets_probed)
+		return true;
+	if (!pf->rets.n)
+		return false;
+	for (size_t i = 0; i < p->sites.n; i++)
+		for (size_t k = 0; k < pf->rets.n; k++)
+			if (p->sites.v[i].addr == pf->rets.v[k] && !p->sites.v[i].elsewhere)
+				return false;
+	size_t first = p->sites.n;
+	for (size_t k = 0; k < pf->rets.n; k++)
+		if (!ct_plan_add_site(p, pf->rets.v[k], func, CT_SITE_RET, pf->fn)) {
+			p->sites.n = first;
+			return false;
+		}
+	if (p->fetch) {
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		for (size_t i = first; i < p->sites.n; i++)
+			p->fetch[i] = pf->results_view ? ct_site_fetch_clone(pf->results_view) : NULL;
+	}
+	pf->rets_probed = true;
+	return true;
+}
+
 /* A call found while recording whose exit would be single-stepped at an
  * instruction that other paths of its caller reach too (a branch may land
  * between the return address and it: sync.Pool.Get returns what it had,
@@ -2287,23 +2339,12 @@ static bool rets_instead(struct ct_plan *p, uint32_t func, const struct ct_calls
 	if (cs->how != CT_EXIT_STEPPED || !pf->rets.n || !code ||
 	    !ct_branch_lands(code, g->end - g->entry, g->entry, cs->ret, cs->exit))
 		return false;
-	for (size_t i = 0; i < p->sites.n; i++)
-		for (size_t k = 0; k < pf->rets.n; k++)
-			if (p->sites.v[i].addr == pf->rets.v[k] && !p->sites.v[i].elsewhere)
-				return false;
-	size_t first = p->sites.n;
-	for (size_t k = 0; k < pf->rets.n; k++)
-		if (!ct_plan_add_site(p, pf->rets.v[k], func, CT_SITE_RET, pf->fn)) {
-			p->sites.n = first;
-			return false;
-		}
-	if (p->fetch) {
-		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
-		for (size_t i = first; i < p->sites.n; i++)
-			p->fetch[i] = pf->results_view ? ct_site_fetch_clone(pf->results_view) : NULL;
-	}
-	pf->rets_probed = true;
-	return true;
+	return probe_rets(p, func);
+}
+
+bool ct_plan_rets_from_now(struct ct_plan *p, uint32_t check_site)
+{
+	return probe_rets(p, p->sites.v[check_site].func);
 }
 
 static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b)
@@ -2532,6 +2573,59 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
 	return exit;
 }
 
+/* Where the call of FUNC returning to FR->ret (another file's code) is
+ * seen to end, into CS: the first instruction after it the kernel
+ * emulates when the walk says the results can be read there, else the
+ * return address itself, single-stepped. */
+static bool exit_elsewhere(struct ct_plan *p, uint32_t func, const struct ct_found_return *fr, struct ct_callsite *cs,
+			   const char **why)
+{
+	ct_exit_walk(fr->code, fr->len, fr->ret, &cs->walk);
+	const struct ct_exit_walk *w = &cs->walk;
+	/* results are read as at the planned exits: where the walk says they
+	 * went, or at the return address, where nothing has moved yet */
+	const struct ct_site_fetch *res = p->fetch ? p->funcs.v[func].results_view : NULL;
+	struct ct_site_fetch f;
+	if (w->how == CT_EXIT_EMULATED && fr->probe_at(fr->ctx, w->site) <= CT_THERE_RETSITE &&
+	    (!res || ct_fetch_relocate(res, -8 - w->sp_delta, w, &f) == 0)) {
+		if (res)
+			ct_site_fetch_free(&f);
+		cs->how = CT_EXIT_EMULATED;
+		cs->exit = w->site;
+		cs->sp_delta = w->sp_delta;
+		return true;
+	}
+	if (w->first_site == fr->ret) {
+		cs->how = CT_EXIT_STEPPED;
+		cs->exit = fr->ret;
+		cs->sp_delta = 0;
+		return true;
+	}
+	*why = "the instruction at the return address cannot take a probe";
+	return false;
+}
+
+/* CS's exit probe there (exit_elsewhere found it): a RETSITE closing the
+ * calls opened at CALL_SITE, appended to the site table (and p->fetch). */
+static uint32_t add_exit_elsewhere(struct ct_plan *p, uint32_t func, uint32_t call_site, const struct ct_found_return *fr,
+				   struct ct_callsite *cs, uint8_t gsrc)
+{
+	CT_VEC_PUSH(p->found_calls, cs);
+	struct ct_plan_site *s = ct_plan_add_site_elsewhere(p, cs->exit, (uint64_t)((int64_t)cs->exit + fr->file_off), func,
+							    CT_SITE_RETSITE, gsrc);
+	s->key_adj = 8 + cs->sp_delta;
+	s->call_site = call_site;
+	s->cs = cs;
+	const uint8_t *at = fr->code + (cs->exit - fr->ret);
+	s->flags |= ct_hit_flags_at(at, fr->len - (size_t)(cs->exit - fr->ret), cs->exit);
+	cs->exit_site = (uint32_t)(p->sites.n - 1);
+	if (p->fetch) {
+		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
+		p->fetch[cs->exit_site] = p->funcs.v[func].results_view ? ct_plan_results_at_exit(p, s) : NULL;
+	}
+	return cs->exit_site;
+}
+
 uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t entry, const struct ct_found_return *fr,
 				  bool *busy, const char **why)
 {
@@ -2549,40 +2643,46 @@ uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t ent
 	struct ct_callsite *cs = xcalloc(1, sizeof(*cs));
 	cs->ret = fr->ret;
 	cs->call_site = entry;
-	ct_exit_walk(fr->code, fr->len, fr->ret, &cs->walk);
-	const struct ct_exit_walk *w = &cs->walk;
-	/* results are read as at the planned exits: where the walk says they
-	 * went, or at the return address, where nothing has moved yet */
-	const struct ct_site_fetch *res = p->fetch ? p->funcs.v[func].results_view : NULL;
-	struct ct_site_fetch f;
-	if (w->how == CT_EXIT_EMULATED && fr->probe_at(fr->ctx, w->site) <= CT_THERE_RETSITE &&
-	    (!res || ct_fetch_relocate(res, -8 - w->sp_delta, w, &f) == 0)) {
-		if (res)
-			ct_site_fetch_free(&f);
-		cs->how = CT_EXIT_EMULATED;
-		cs->exit = w->site;
-		cs->sp_delta = w->sp_delta;
-	} else if (w->first_site == fr->ret) {
-		cs->how = CT_EXIT_STEPPED;
-		cs->exit = fr->ret;
-		cs->sp_delta = 0;
-	} else {
+	if (!exit_elsewhere(p, func, fr, cs, why)) {
 		free(cs);
-		*why = "the instruction at the return address cannot take a probe";
 		return CT_NOSITE;
 	}
-	CT_VEC_PUSH(p->found_calls, cs);
-	struct ct_plan_site *s = ct_plan_add_site_elsewhere(p, cs->exit, (uint64_t)((int64_t)cs->exit + fr->file_off), func,
-							    CT_SITE_RETSITE, p->sites.v[entry].gsrc);
-	s->key_adj = 8 + cs->sp_delta;
-	s->call_site = entry;
-	s->cs = cs;
-	const uint8_t *at = fr->code + (cs->exit - fr->ret);
-	s->flags |= ct_hit_flags_at(at, fr->len - (size_t)(cs->exit - fr->ret), cs->exit);
-	cs->exit_site = (uint32_t)(p->sites.n - 1);
-	if (p->fetch) {
-		p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
-		p->fetch[cs->exit_site] = res ? ct_plan_results_at_exit(p, s) : NULL;
+	return add_exit_elsewhere(p, func, entry, fr, cs, p->sites.v[entry].gsrc);
+}
+
+uint32_t ct_plan_found_caller_elsewhere(struct ct_plan *p, uint32_t check_site, const struct ct_found_return *fr,
+					struct ct_planned_call *val, const char **why)
+{
+	const struct ct_plan_site *check = &p->sites.v[check_site];
+	uint32_t func = check->func;
+	uint8_t gsrc = check->gsrc, check_flags = check->flags & (CT_SITEF_INDIRECT | CT_SITEF_STEPPED);
+	/* (a traced caller's RET or tail jump there ends it first, an entry
+	 * or call would take it for unwound) */
+	if (fr->probe_at(fr->ctx, fr->ret) >= CT_THERE_EXIT) {
+		*why = "another probe is at the return address";
+		return CT_NOSITE;
 	}
-	return cs->exit_site;
+	uint64_t call_at = fr->ret - fr->call_len;
+	struct ct_callsite *cs = xcalloc(1, sizeof(*cs));
+	cs->at = call_at;
+	cs->ret = fr->ret;
+	if (!exit_elsewhere(p, func, fr, cs, why)) {
+		free(cs);
+		return CT_NOSITE;
+	}
+	/* like a CALL site found in the CHECK's own file (ct_plan_found_caller) */
+	struct ct_plan_site *s = ct_plan_add_site_elsewhere(p, call_at, (uint64_t)((int64_t)call_at + fr->file_off), func,
+							    CT_SITE_CALL, gsrc);
+	s->key_adj = 8;
+	s->cs = cs;
+	s->flags |= CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC | check_flags;
+	cs->call_site = (uint32_t)(p->sites.n - 1);
+	p->sites.v[add_exit_elsewhere(p, func, cs->call_site, fr, cs, gsrc)].flags |= CT_SITEF_DYNAMIC;
+	if (p->fetch) {
+		/* the CHECK's capture is sent as the CALL site's (same layout) */
+		const struct ct_site_fetch *cf = p->fetch[check_site];
+		p->fetch[cs->call_site] = cf ? ct_site_fetch_clone(cf) : NULL;
+	}
+	*val = (struct ct_planned_call){.site = cs->call_site, .key_delta = -8};
+	return cs->call_site;
 }

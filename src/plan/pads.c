@@ -29,7 +29,23 @@ struct ct_pads {
 	struct ct_map stubs; /* PLT stub -> the name of the symbol it jumps to */
 	struct ct_plt_stub *stub_v;
 	struct ct_map walks; /* pad -> struct pad_walk */
+	bool twice_read;
+	struct ct_map twice; /* FDE start -> 1: its code calls setjmp & co */
 };
+
+/* Calls to these return twice: a longjmp resumes right after them. */
+static const char *const returns_twice[] = {
+	"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx", "vfork", "getcontext",
+	"__getcontext", NULL,
+};
+
+bool ct_returns_twice(const char *name, size_t n)
+{
+	for (const char *const *r = returns_twice; *r; r++)
+		if (strlen(*r) == n && !strncmp(name, *r, n))
+			return true;
+	return false;
+}
 
 struct ct_pads *ct_pads_new(const struct ct_elf *e, const struct ct_target *t)
 {
@@ -49,6 +65,7 @@ void ct_pads_free(struct ct_pads *pd)
 		free(w);
 	}
 	map_free(&pd->walks);
+	map_free(&pd->twice);
 	map_free(&pd->stubs);
 	free(pd->stub_v);
 	free(pd->fdes);
@@ -160,4 +177,64 @@ const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t at, uint64_t ret, uint64
 		map_free(&cw.seen);
 	}
 	return why;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* The functions (by FDE) of the code that call one that returns twice:
+ * directly (the file's own: libc's _setjmp) or through a PLT stub. */
+static void read_twice(struct ct_pads *pd)
+{
+	pd->twice_read = true;
+	if (!pd->read)
+		read_tables(pd);
+	CT_VEC(uint64_t) targets = {0};
+	MAP_FOREACH(&pd->stubs, i) {
+		const char *name = pd->stubs.vals[i];
+		if (ct_returns_twice(name, strcspn(name, "@")))
+			CT_VEC_PUSH(targets, pd->stubs.keys[i]);
+	}
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(pd->e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Sym sym;
+		for (int i = 0; i < (int)(sh.sh_size / sh.sh_entsize) && gelf_getsym(data, i, &sym); i++) {
+			const char *name = elf_strptr(pd->e->elf, sh.sh_link, sym.st_name);
+			if (name && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    ct_returns_twice(name, strcspn(name, "@")))
+				CT_VEC_PUSH(targets, sym.st_value);
+		}
+	}
+	if (targets.n) {
+		uint64_t *starts = xcalloc(pd->nfdes + 1, sizeof(*starts));
+		for (size_t i = 0; i < pd->nfdes; i++)
+			starts[i] = pd->fdes[i].start;
+		qsort(targets.v, targets.n, sizeof(*targets.v), cmp_u64);
+		struct ct_call_to *calls;
+		size_t n = ct_calls_to(pd->e, starts, pd->nfdes, targets.v, targets.n, &calls);
+		for (size_t i = 0; i < n; i++) {
+			const struct ct_fde *f = ct_fde_at(pd->fdes, pd->nfdes, calls[i].at);
+			if (f)
+				map_put(&pd->twice, f->start + 1, (void *)1);
+		}
+		free(calls);
+		free(starts);
+	}
+	CT_VEC_FREE(targets);
+}
+
+bool ct_pads_twice(struct ct_pads *pd, uint64_t ret)
+{
+	if (!pd->twice_read)
+		read_twice(pd);
+	const struct ct_fde *f = ct_fde_at(pd->fdes, pd->nfdes, ret - 1);
+	return f && map_get(&pd->twice, f->start + 1);
 }

@@ -31,4 +31,13 @@ void ct_pads_free(struct ct_pads *pd);
  * that may resume the caller at all (a catch) is a reason. */
 const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t at, uint64_t ret, uint64_t exit, bool tail);
 
+/* Does the function whose code RET is in (its FDE's range) call setjmp or
+ * another function that returns twice, directly or through its PLT?  Then
+ * a longjmp may resume it past any call in it.  For the code of a file no
+ * plan scanned (a library calling back); read at the first need. */
+bool ct_pads_twice(struct ct_pads *pd, uint64_t ret);
+
+/* Does the symbol NAME's first N bytes name a function that returns twice? */
+bool ct_returns_twice(const char *name, size_t n);
+
 #endif

@@ -319,6 +319,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
  * calls as that CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why);
+/* A caller of CHECK_SITE's function found while recording whose call no
+ * exit probe can watch (ct_plan_found_caller refused it, or it is in
+ * another file): the function's RETs, appended to the site table, see its
+ * calls end from now on, from wherever they are made (its planned exits
+ * too: the first hit at a frame's key closes it).  False if they cannot be
+ * probed (none known, or another probe is at one). */
+bool ct_plan_rets_from_now(struct ct_plan *p, uint32_t check_site);
 /* The calls of CHECK_SITE's function planned with CT_EXIT_VIA, once a place
  * their untraced callers return to could not be planned (the runtime runs a
  * `defer` wrapper, another file): each gets its exit probe at its return
@@ -354,6 +361,7 @@ struct ct_found_return {
 	/* what the traced objects probe at ADDR of that module already */
 	enum ct_probe_there (*probe_at)(void *ctx, uint64_t addr);
 	void *ctx;
+	size_t call_len;      /* the call instruction's length (it ends at RET) */
 };
 /* Plans the exit probe there: a RETSITE (flagged CT_SITEF_DYNAMIC, and
  * `elsewhere`) that closes the call opened at the function's ENTRY, at the
@@ -373,6 +381,15 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
  * found while recording. */
 uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t entry, const struct ct_found_return *fr,
 				  bool *busy, const char **why);
+/* A CHECK site saw a call from FR->ret in another file (a library calling
+ * back, the program's exported function called by a plugin), whose call
+ * instruction ends there (FR->call_len): plans that call site (a CALL site,
+ * `elsewhere`) and its exit (a RETSITE there, as ct_plan_return_elsewhere
+ * places it), appended to the site table (and p->fetch), and *VAL, the
+ * entry of map "file_calls" that makes the CHECK send those calls as the
+ * CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
+uint32_t ct_plan_found_caller_elsewhere(struct ct_plan *p, uint32_t check_site, const struct ct_found_return *fr,
+					struct ct_planned_call *val, const char **why);
 /* A site added after planning (ct_plan_found_caller): its own probe. */
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
 				      const struct ct_func *code);

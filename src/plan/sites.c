@@ -2000,14 +2000,14 @@ bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t l
 	return false;
 }
 
-bool ct_call_ends_at(const uint8_t *code, size_t len)
+size_t ct_call_ends_at(const uint8_t *code, size_t len)
 {
 	ZydisDecodedInstruction in;
 	for (size_t k = 2; k <= len && k <= ZYDIS_MAX_INSTRUCTION_LENGTH; k++)
 		if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code + len - k, k, &in)) &&
 		    in.length == k && in.meta.category == ZYDIS_CATEGORY_CALL)
-			return true;
-	return false;
+			return k;
+	return 0;
 }
 
 size_t ct_indirect_calls(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at, uint8_t *lens, size_t max)

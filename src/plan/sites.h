@@ -237,8 +237,9 @@ uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t
 
 /* Without the function's start (a return address found in a module
  * without symbols): does some call instruction end exactly where CODE's LEN
- * bytes end?  A plausibility check of a return address, not a proof. */
-bool ct_call_ends_at(const uint8_t *code, size_t len);
+ * bytes end?  Its length (the shortest such), 0 if none.  A plausibility
+ * check of a return address, not a proof. */
+size_t ct_call_ends_at(const uint8_t *code, size_t len);
 
 /* The indirect calls (through a register or memory) in CODE (LEN bytes at
  * ADDR, a whole function, decoded from its start): up to MAX of their

@@ -115,6 +115,20 @@ struct {
 	__type(value, __u8);
 } file_rets SEC(".maps");
 
+/* CHECK sites' callers in other files than theirs, found while recording
+ * (a library calling back a program's exported function): struct
+ * ct_file_ret (the CHECK's site, the return address's file and offset) ->
+ * the CALL site it reports, as planned_calls' entries.  Looked up after a
+ * miss there, once user space put one in (file_calls_open). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CT_MAX_CALLERS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ct_file_ret);
+	__type(value, struct ct_planned_call);
+} file_calls SEC(".maps");
+__u64 file_calls_open = 0;
+
 /* The return addresses CHECKs reported to user space (CT_PROC_CALLER), as
  * CT_PLANNED_KEY (the value is unused): each once, at most CT_MAX_CALLERS. */
 struct {
@@ -1005,6 +1019,22 @@ static __noinline int watched_in_file(__u32 site, __u64 ret)
 	return bpf_map_lookup_elem(&file_rets, &k) != NULL;
 }
 
+/* Is the call from RET to CHECK site SITE's function one planned in
+ * another file (file_calls)?  Its entry in R->pc if so. */
+static __noinline int planned_in_file(struct run *r, __u32 site, __u64 ret)
+{
+	if (!r)
+		return 0;
+	struct ct_file_ret k = {.site = site, .off = ret};
+	if (bpf_find_vma(bpf_get_current_task_btf(), ret, file_of, &k, 0) || !k.ino)
+		return 0;
+	const struct ct_planned_call *pc = bpf_map_lookup_elem(&file_calls, &k);
+	if (!pc)
+		return 0;
+	r->pc = *pc;
+	return 1;
+}
+
 /* A CHECK's first call from return address KEY (RET: that address), or a
  * tail jump's to untraced code that returns there unwatched: tell user
  * space (before the call's own event), which adds an exit probe there for
@@ -1073,6 +1103,10 @@ __noinline int check_planned(struct run *r, __u64 sp, __u64 site, __u64 ip)
 		r->check_ret = read_u64(sp);
 		r->check_k = CT_PLANNED_KEY(site, r->check_ret - ip);
 		planned = planned_call(r, r->check_k);
+		/* (the caller in another file: where it is loaded is not
+		 * the probe's business, its file and offset are; no via) */
+		if (!planned && !n && file_calls_open)
+			planned = planned_in_file(r, (__u32)site, r->check_ret);
 	}
 	return planned | via;
 }

@@ -434,6 +434,14 @@ int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k)
 	return 0;
 }
 
+int ct_probes_add_file_call(struct ct_probes *p, const struct ct_file_ret *k, const struct ct_planned_call *call)
+{
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.file_calls), k, call, BPF_ANY))
+		return ct_fail("cannot load the call sites found in other files: %s", strerror(errno));
+	__atomic_store_n(&p->skel->bss->file_calls_open, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
 {
 	if (site < p->nsites) {

@@ -81,6 +81,10 @@ bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t 
 #define CT_PLANNED_MAX_BITS 18
 /* A return address in another file where a probe sees a call end. */
 int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k);
+/* A call site of a CHECK site in another file (K: the CHECK's site, the
+ * return address's file and offset), found while recording, and the CALL
+ * site a hit from it is sent as. */
+int ct_probes_add_file_call(struct ct_probes *p, const struct ct_file_ret *k, const struct ct_planned_call *call);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Removes every probe (closes the links). */

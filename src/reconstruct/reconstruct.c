@@ -495,6 +495,10 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 		struct frame *nf = &s->f.v[i];
 		if (!nf->no_exit || nf->c.key < ev->key)
 			return;
+		/* its own RET, probed once a caller of it no exit probe can
+		 * watch was found (ct_plan_rets_from_now): it returns there */
+		if (ev->kind == CT_SITE_RET && nf->c.key == ev->key && r->sites[ev->site].func == nf->c.func)
+			return;
 		if (i == s->f.n - 1) {
 			/* its own tail jump, or morestack re-running its entry
 			 * (after its RESTART: a CHECK without one is the next

@@ -1415,19 +1415,25 @@ typedef CT_VEC(uint64_t) u64_vec;
 struct ct_module {
 	char *path;
 	ino_t ino;
+	uint32_t dev; /* as the kernel has it (MAJOR << 20 | MINOR): struct ct_file_ret */
 	struct ct_elf elf;
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
 	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
 };
 
-/* Why an exit probe at a return address in M found while recording (RET)
- * could take a call that threw for one that returned: a catch in its
- * caller (any that may resume it; a cleanup that unwinds on is no way
- * back).  NULL if none. */
-static const char *module_catches(struct ct_session *s, struct ct_module *m, uint64_t ret)
+/* Why an exit probe at a return address RET in M could take a call that
+ * did not return for one that did (NULL: none): its caller calls setjmp (a
+ * longjmp out of the call may go on there), or catches exceptions there
+ * (any catch that may resume it; a cleanup that unwinds on is no way back). */
+static const char *module_way_back(struct ct_session *s, struct ct_module *m, uint64_t ret)
 {
 	if (!m->pads)
 		m->pads = ct_pads_new(&m->elf, m->bin < 0 ? NULL : m->bin ? &s->libs[m->bin - 1].target : &s->target);
+	/* (a traced file's plan knows its setjmp callers; another's are
+	 * looked for at the first need) */
+	if (m->bin >= 0 ? ct_plan_return_unproven(m->bin ? &s->libs[m->bin - 1].plan : &s->plan, ret)
+			: ct_pads_twice(m->pads, ret))
+		return "its caller calls setjmp (a longjmp out of the call may go on there)";
 	return ct_pads_rejoin(m->pads, 0, ret, 0, false);
 }
 
@@ -1446,6 +1452,7 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	}
 	m->path = xstrdup(path);
 	m->ino = st.st_ino;
+	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
 	m->bin = -1;
 	for (size_t k = 0; k <= s->nlibs && m->bin < 0; k++) {
 		const char *op = k ? s->libs[k - 1].path : s->target.elf.path;
@@ -1576,10 +1583,8 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 	for (size_t i = 0; i < ncalls; i++) {
 		uint32_t j = (uint32_t)((uintptr_t)map_get(&stub_func, calls[i].target) - 1);
 		uint64_t ret = calls[i].at + 5;
-		if (caller_plan && ct_plan_return_unproven(caller_plan, ret))
-			continue; /* (the call's end unobserved there) */
-		if (module_catches(s, m, ret))
-			continue; /* (a catch may resume the caller there: the same) */
+		if (module_way_back(s, m, ret))
+			continue; /* (a longjmp or a catch may resume the caller there: the call's end unobserved) */
 		int64_t off = ct_elf_vaddr_to_offset(&m->elf, ret);
 		size_t len = 256;
 		while (len > 1 && !ct_elf_bytes_at(&m->elf, ret, len))
@@ -1587,7 +1592,7 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 		if (off < 0 || !ct_elf_bytes_at(&m->elf, ret, len))
 			continue;
 		struct ct_found_return fr = {ret, ct_elf_bytes_at(&m->elf, ret, len), len, off - (int64_t)ret,
-					     module_probe_at, &mp};
+					     module_probe_at, &mp, 0};
 		bool busy;
 		const char *why;
 		uint32_t exit = ct_plan_return_elsewhere(p, j, ends[j].entry, &fr, &busy, &why);
@@ -1645,6 +1650,42 @@ static void plan_returns_elsewhere(struct ct_session *s)
 	}
 }
 
+/* A return address LINK in M found while recording, as the place an exit
+ * probe goes after: a call instruction ends there (else it is not one, and
+ * no probe goes in the middle of an instruction; the call's length in
+ * FR->call_len), and nothing but the call's return goes on there
+ * (module_way_back).  *FR: the code from there, for the exit walk (its
+ * probe_at asks *MP).  False with *WHY if not. */
+static bool module_return(struct ct_session *s, struct ct_module *m, uint64_t link, struct module_probes *mp,
+			  struct ct_found_return *fr, const char **why)
+{
+	size_t nb = 16, call_len = 0;
+	while (nb >= 2 && !ct_elf_bytes_at(&m->elf, link - nb, nb))
+		nb--;
+	if (nb >= 2)
+		call_len = ct_call_ends_at(ct_elf_bytes_at(&m->elf, link - nb, nb), nb);
+	if (!call_len) {
+		*why = "no call instruction returns there";
+		return false;
+	}
+	const char *back = module_way_back(s, m, link);
+	if (back) {
+		*why = back; /* that way back would look like the call's return */
+		return false;
+	}
+	size_t len = 256;
+	while (len > 1 && !ct_elf_bytes_at(&m->elf, link, len))
+		len /= 2;
+	*mp = (struct module_probes){s, m};
+	*fr = (struct ct_found_return){link, ct_elf_bytes_at(&m->elf, link, len), len,
+				       ct_elf_vaddr_to_offset(&m->elf, link) - (int64_t)link, module_probe_at, mp, call_len};
+	if (!fr->code) {
+		*why = "the return address is in no code of the file";
+		return false;
+	}
+	return true;
+}
+
 /* What one batch of found call sites and return addresses adds: exit
  * probes (object BIN's plan site LOCAL, probed in file PATH), and the
  * "planned_calls" entries that say they are in. */
@@ -1658,12 +1699,37 @@ struct found_planned {
 	int32_t key_delta;
 	uint32_t via;
 };
+/* ... and a call site in another file than its CHECK's ("file_calls") */
+struct found_file_call {
+	struct ct_file_ret key;
+	uint32_t bin, local;
+};
 struct found_batch {
 	CT_VEC(struct found_probe) probes;
 	CT_VEC(struct found_planned) planned;
+	CT_VEC(struct found_file_call) file_calls;
 	uint32_t first[CT_MAX_BINS]; /* each object's plan size before the batch */
 	uint32_t added;              /* sites added to the plans so far */
 };
+
+/* The probes of the sites object O's plan gained since it had BEFORE, in
+ * file PATH, into the batch. */
+static void probe_new_sites_in(struct ct_session *s, const struct object *o, uint32_t before, const char *path,
+			       struct found_batch *b)
+{
+	const struct ct_plan *p = o->plan;
+	for (uint32_t i = before; i < p->sites.n; i++)
+		if (ct_site_is_probe(&p->sites.v[i])) {
+			struct found_probe fp = {o->bin, i, path};
+			CT_VEC_PUSH(b->probes, fp);
+		}
+}
+
+/* ... in its own file. */
+static void probe_new_sites(struct ct_session *s, const struct object *o, uint32_t before, struct found_batch *b)
+{
+	probe_new_sites_in(s, o, before, o->bin ? o->path : s->attach_path, b);
+}
 
 /* Exit probes at their return addresses again for the calls of CHECK's
  * function that an untraced caller's return was to see end (CT_EXIT_VIA),
@@ -1677,11 +1743,7 @@ static void unvia(struct ct_session *s, const struct object *o, uint32_t check, 
 	struct ct_plan_planned *pl = NULL;
 	size_t n = 0;
 	ct_plan_unvia(p, check, &pl, &n);
-	for (uint32_t i = before; i < p->sites.n; i++)
-		if (ct_site_is_probe(&p->sites.v[i])) {
-			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};
-			CT_VEC_PUSH(b->probes, fp);
-		}
+	probe_new_sites(s, o, before, b);
 	uint32_t gcheck = global_site(s, o->bin, check);
 	for (size_t k = 0; k < n; k++) {
 		struct found_planned fd = {CT_PLANNED_KEY(gcheck, (uint32_t)pl[k].key), o->bin, pl[k].val.site,
@@ -1694,6 +1756,56 @@ static void unvia(struct ct_session *s, const struct object *o, uint32_t check, 
 	free(pl);
 }
 
+/* Calls of CHECK's function (in object O) from a place no exit probe can
+ * watch (why: WHY) would each end unobserved: its RETs see them end
+ * instead (this one too if it is still running when they are in), at a
+ * RET's price from now on.  Else those calls end unobserved. */
+static void rets_from_now(struct ct_session *s, const struct object *o, uint32_t check, uint32_t before,
+			  const struct ct_deferred *d, struct found_batch *b, const char *why)
+{
+	struct ct_plan *p = o->plan;
+	const struct ct_func *fn = p->funcs.v[p->sites.v[check].func].fn;
+	bool rets = ct_plan_rets_from_now(p, check);
+	ct_debug("calls of %s from 0x%llx keep no exit: %s%s", ct_names_show(&fn->dm, fn->name), (unsigned long long)d->ret,
+		 why, rets ? "; its RETs are probed from now on" : "");
+	if (rets)
+		probe_new_sites(s, o, before, b);
+	else
+		unvia(s, o, check, before, b);
+}
+
+/* A CHECK's call from a return address LINK in another file, M (D): its
+ * call site and exit probe planned there, looked up by file and offset
+ * (the two files load anywhere: the distance from the CHECK says nothing). */
+static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred *d, const struct object *o,
+				 uint32_t check, struct ct_module *m, uint64_t link, struct found_batch *b, const char **why)
+{
+	struct ct_plan *p = o->plan;
+	uint32_t before = (uint32_t)p->sites.n, func = p->sites.v[check].func, call = CT_NOSITE;
+	const struct ct_func *fn = p->funcs.v[func].fn;
+	struct module_probes mp;
+	struct ct_found_return fr;
+	struct ct_planned_call val;
+	if (p->funcs.v[func].rets_probed)
+		*why = "its RETs see its calls end";
+	else if (module_return(s, m, link, &mp, &fr, why))
+		call = ct_plan_found_caller_elsewhere(p, check, &fr, &val, why);
+	if (call == CT_NOSITE) {
+		if (!p->funcs.v[func].rets_probed)
+			rets_from_now(s, o, check, before, d, b, *why);
+		return false;
+	}
+	probe_new_sites_in(s, o, before, m->path, b);
+	struct found_file_call fc = {{global_site(s, o->bin, check), m->dev, (uint64_t)m->ino,
+				      (uint64_t)((int64_t)link + fr.file_off)},
+				     o->bin, call};
+	CT_VEC_PUSH(b->file_calls, fc);
+	const struct ct_plan_site *x = &p->sites.v[p->sites.v[call].cs->exit_site];
+	ct_debug("calls of %s from %s+0x%llx: exit probe at 0x%llx there (key_adj %d)", ct_names_show(&fn->dm, fn->name),
+		 m->path, (unsigned long long)link, (unsigned long long)x->addr, (int)x->key_adj);
+	return true;
+}
+
 /* A CHECK's call from a return address it had no call site for (D): the
  * call site, planned in the CHECK's object O, whose code it must be in. */
 static bool found_call(struct ct_session *s, const struct ct_deferred *d, const struct object *o, uint32_t check,
@@ -1701,20 +1813,21 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 {
 	struct ct_plan *p = o->plan;
 	uint64_t ret = p->sites.v[check].addr + (uint64_t)(int64_t)(int32_t)(uint32_t)d->caller, link = 0;
-	/* with other files traced, the caller may be in one of them */
-	struct ct_module *m = s->nlibs ? module_at(s, d->pid, d->ret, &link) : NULL;
-	if (s->nlibs && (!m || m->bin != (int)o->bin || link != ret)) {
-		*why = "the caller is not in the function's own file";
-		return false;
-	}
+	/* The caller may be in another file (a library calling back, an
+	 * exported function's caller): then RET is no address in this one,
+	 * whatever the code there looks like. */
+	struct ct_module *m = module_at(s, d->pid, d->ret, &link);
 	struct ct_plan_planned pl;
-	uint32_t before = (uint32_t)p->sites.n;
-	uint32_t call = ct_plan_found_caller(p, check, ret, &pl, why);
+	uint32_t before = (uint32_t)p->sites.n, call = CT_NOSITE;
 	const struct ct_func *fn = p->funcs.v[p->sites.v[check].func].fn;
+	if (m && m->bin != (int)o->bin)
+		return found_call_elsewhere(s, d, o, check, m, link, b, why);
+	if (!m || link != ret)
+		*why = "the return address is in no file the process runs code from";
+	else
+		call = ct_plan_found_caller(p, check, ret, &pl, why);
 	if (call == CT_NOSITE) {
-		ct_debug("calls of %s from 0x%llx keep no exit: %s", ct_names_show(&fn->dm, fn->name),
-			 (unsigned long long)ret, *why);
-		unvia(s, o, check, before, b);
+		rets_from_now(s, o, check, before, d, b, *why);
 		return false;
 	}
 	/* its exit probe; or its function's RETs, probed from now on */
@@ -1733,11 +1846,7 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 		map_put(&s->callers_done, fd.key, (void *)1);
 	}
 	free(more);
-	for (uint32_t i = before; i < p->sites.n; i++)
-		if (ct_site_is_probe(&p->sites.v[i])) {
-			struct found_probe fp = {o->bin, i, o->bin ? o->path : s->attach_path};
-			CT_VEC_PUSH(b->probes, fp);
-		}
+	probe_new_sites(s, o, before, b);
 	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta, pl.val.via};
 	CT_VEC_PUSH(b->planned, fd);
 	ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (key_adj %d)", ct_names_show(&fn->dm, fn->name),
@@ -1758,31 +1867,10 @@ static bool found_return(struct ct_session *s, const struct ct_deferred *d, cons
 		*why = "the return address is in no file the process runs code from";
 		return false;
 	}
-	/* [SP] at a tail jump is the return address of the call: a call
-	 * instruction ends there (else it is not one, and no probe goes in
-	 * the middle of an instruction) */
-	size_t nb = 16;
-	while (nb >= 2 && !ct_elf_bytes_at(&m->elf, link - nb, nb))
-		nb--;
-	if (nb < 2 || !ct_call_ends_at(ct_elf_bytes_at(&m->elf, link - nb, nb), nb)) {
-		*why = "no call instruction returns there";
+	struct module_probes mp;
+	struct ct_found_return fr;
+	if (!module_return(s, m, link, &mp, &fr, why))
 		return false;
-	}
-	if (m->bin >= 0 && ct_plan_return_unproven(m->bin ? &s->libs[m->bin - 1].plan : &s->plan, link)) {
-		*why = "its caller calls setjmp (a longjmp out of the call may go on there)";
-		return false;
-	}
-	const char *pad = module_catches(s, m, link);
-	if (pad) {
-		*why = pad; /* an exception caught there would look like the call's return */
-		return false;
-	}
-	size_t len = 256;
-	while (len > 1 && !ct_elf_bytes_at(&m->elf, link, len))
-		len /= 2;
-	struct module_probes mp = {s, m};
-	struct ct_found_return fr = {link, ct_elf_bytes_at(&m->elf, link, len), len,
-				     ct_elf_vaddr_to_offset(&m->elf, link) - (int64_t)link, module_probe_at, &mp};
 	uint32_t gprobe = o->site_base + probe;
 	uint64_t seen = (uint64_t)m->ino * 0x9e3779b97f4a7c15ULL ^ link * 0xff51afd7ed558ccdULL ^ gprobe;
 	uintptr_t known = (uintptr_t)map_get(&s->found_rets, seen);
@@ -1941,10 +2029,16 @@ static void add_callers(struct ct_session *s)
 			val.caller_check = global_site(s, fp->bin, val.caller_check - 1) + 1;
 		ok = ct_probes_add_planned(s->probes, fp->key, &val) == 0;
 	}
+	for (size_t k = 0; ok && k < b.file_calls.n; k++) {
+		const struct found_file_call *fc = &b.file_calls.v[k];
+		struct ct_planned_call val = {.site = global_site(s, fc->bin, fc->local), .key_delta = -8};
+		ok = ct_probes_add_file_call(s->probes, &fc->key, &val) == 0;
+	}
 	if (ok)
-		s->callers_found += b.planned.n;
+		s->callers_found += b.planned.n + b.file_calls.n;
 	CT_VEC_FREE(b.probes);
 	CT_VEC_FREE(b.planned);
+	CT_VEC_FREE(b.file_calls);
 }
 
 /* A process the kernel side held stopped (--follow, an exec) goes on. */
