@@ -54,6 +54,10 @@ struct callee {
 	bool in_funcval, in_code;
 	/* a dynamic symbol of the program: modules it loads may call it */
 	bool exported;
+	/* C: its address is in a table in data (a C++ vtable, an array of
+	 * handlers: in_table), or where the loader calls it or code loads it
+	 * (.init_array, the GOT: elsewhere) */
+	bool in_table, elsewhere;
 };
 
 /* C's calls as call sites, from the scan's refs (added to any it has). */
@@ -475,6 +479,32 @@ static void scan_other_code(struct analysis *a)
 	}
 }
 
+/* A C function's address in data section NAME: a table only calls
+ * through it read (.data*, .rodata*: C++ vtables, arrays of handlers), or
+ * elsewhere (the loader's .init_array, the GOT code loads it from). */
+static void note_in_data(struct callee *c, const char *name)
+{
+	if (name && (!strncmp(name, ".data", 5) || !strncmp(name, ".rodata", 7)))
+		c->in_table = true;
+	else
+		c->elsewhere = true;
+}
+
+/* The name of the allocated section E holds ADDR in, or NULL. */
+static const char *section_at(const struct ct_elf *e, uint64_t addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && addr >= sh.sh_addr && addr - sh.sh_addr < sh.sh_size)
+			return elf_strptr(e->elf, shstrndx, sh.sh_name);
+	}
+	return NULL;
+}
+
 static bool excluded_data(const char *name)
 {
 	static const char *const skip[] = {
@@ -553,6 +583,8 @@ static void scan_data(struct analysis *a)
 			}
 			if (!j1 && go && w32 >= a->textoff_lo && w32 <= a->textoff_hi)
 				j1 = (size_t)(uintptr_t)map_get(&a->by_textoff, w32);
+			if (j1 && !go)
+				note_in_data(&a->c[j1 - 1], name);
 			if (j1)
 				note_taken(a, j1 - 1, "its address is stored in %s (at 0x%llx)", name,
 					   (unsigned long long)(sh.sh_addr + off));
@@ -630,6 +662,8 @@ static void scan_dynamic(struct analysis *a)
 			if (si && syms && gelf_getsym(syms, (int)si, &sym) && sym.st_shndx != SHN_UNDEF)
 				val += sym.st_value;
 			size_t j1 = traced(a, val);
+			if (j1 && val && t->lang != CT_LANG_GO)
+				note_in_data(&a->c[j1 - 1], section_at(&t->elf, rel.r_offset));
 			if (j1 && val)
 				note_taken(a, j1 - 1, "its address is in a dynamic relocation (at 0x%llx)",
 					   (unsigned long long)rel.r_offset);
@@ -1984,7 +2018,16 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * exits are added while recording (ct_plan_found_caller).  Not
 		 * C: its callers may be in other modules (qsort,
 		 * pthread_create). */
-		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || !(pf->fn->flags & CT_FN_GO)))
+		/* C whose address only tables in data hold (a C++ virtual
+		 * method, a handler in an array): observed as Go's are, the
+		 * calls through those tables found while recording, in this
+		 * file or another (a library's call of a virtual method); not
+		 * one whose address code takes (a callback handed to a
+		 * library: main, a thread's start routine, a comparator, each
+		 * first call from a new place would end unobserved) or the
+		 * loader calls (.init_array). */
+		bool table = !(pf->fn->flags & CT_FN_GO) && c->in_table && !c->in_code && !c->elsewhere;
+		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || (!(pf->fn->flags & CT_FN_GO) && !table)))
 			keep_ret(&a, j, "%s", c->taken);
 		/* A program's exported function (only that): its direct calls
 		 * are planned as any, the CHECK at its entry reports those from

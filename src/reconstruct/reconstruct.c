@@ -20,6 +20,10 @@ struct frame {
 				   probe watches: any traced function may be the target */
 	uint64_t tail_ts;
 	bool has_children;
+	/* a tail call replaced it: it returns without results (the callee
+	 * returns them); TAKES_EXIT: the top of a tail chain whose replaced
+	 * caller's exit probe closes it, what that reads is this one's */
+	bool replaced, takes_exit;
 	uint64_t losses; /* loss records seen before its entry */
 	/* its last child's exit site (UINT32_MAX: none, or not one that
 	 * returned with an integer word) and that word */
@@ -312,7 +316,10 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	 * function closing it is its caller's, a recursive call's) */
 	bool own = status == CT_CALL_RETURNED && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) &&
 		   ev->site < r->nsites && r->sites[ev->site].func == f->c.func &&
-		   !(f->tailpos && ev->kind == CT_SITE_RETSITE);
+		   !(f->tailpos && ev->kind == CT_SITE_RETSITE) && !f->replaced;
+	/* (a tail jump returns its callee's values as they are: the exit
+	 * probe after the replaced call reads the chain's last function's) */
+	own |= status == CT_CALL_RETURNED && ev && ev->kind == CT_SITE_RETSITE && f->takes_exit;
 	f->c.exit_site = own ? ev->site : UINT32_MAX;
 	bool own_retsite = own && ev->kind == CT_SITE_RETSITE;
 	/* A call in tail position whose caller returned its results as they
@@ -387,6 +394,15 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	while (s->f.n > m + 1)
 		pop(r, s, CT_CALL_UNWOUND, ts, tid, NULL);
 	r->st.returned_with_caller += m - idx;
+	if (ev && ev->kind == CT_SITE_RETSITE && ev->site < r->nsites) {
+		size_t top = idx;
+		while (top + 1 <= m && s->f.v[top + 1].c.key == s->f.v[idx].c.key && s->f.v[top + 1].c.tail)
+			top++;
+		bool group = false; /* (the exit of a call of the chain's) */
+		for (size_t k = idx; k < top && !group; k++)
+			group = r->sites[ev->site].func == s->f.v[k].c.func;
+		s->f.v[top].takes_exit = group;
+	}
 	derive_tail_results(r, s, idx, m, ev);
 	if (ev && ev->kind == CT_SITE_RET)
 		r->st.returned_at_ret++;
@@ -458,6 +474,17 @@ static bool closes_its_caller(const struct ct_recon *r, const struct stack *s, c
  * (--max-depth): the frame returns there; a call in tail position (no exit
  * probe of its own) returns with its caller, at the caller's exit.  Any
  * other event means that never happened: it ended at the jump. */
+/* Is EV a function's entry seen at the function itself: its ENTRY, its
+ * CHECK, or the CALL event a CHECK sends for a call site it knows?  (A
+ * tail jump to an address-taken function -- a C++ `return p->f()` -- is
+ * seen at its CHECK, whose return address is that of the jumping
+ * function's call: the CHECK may have it planned as a call site.) */
+static bool callee_entry(const struct ct_rec_event *ev, const struct ct_file_site *site)
+{
+	return ev->kind == CT_SITE_ENTRY || ev->kind == CT_SITE_CHECK ||
+	       (ev->kind == CT_SITE_CALL && (site->flags & CT_SITEF_ATCHECK));
+}
+
 static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	if (!s->f.n)
@@ -467,7 +494,7 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 		return;
 	const struct ct_file_site *site = &r->sites[ev->site];
 	if (ev->key == top->c.key &&
-	    ((ev->kind == CT_SITE_ENTRY && (site->func == top->tail_target || top->tail_any)) ||
+	    ((callee_entry(ev, site) && (site->func == top->tail_target || top->tail_any)) ||
 	     ev->kind == CT_SITE_RETSITE || ev->kind == CT_SITE_RET))
 		return;
 	if (closes_its_caller(r, s, ev))
@@ -562,6 +589,8 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f->c.depth = s->depth_base + (uint32_t)(s->f.n - 1);
 	f->c.context = s->context;
 	f->c.tail = tail;
+	if (tail && s->f.n >= 2)
+		s->f.v[s->f.n - 2].replaced = true;
 	f->c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
 	f->c.origin = s->origin;
 	f->c.entry_site = ev->site;
@@ -689,6 +718,17 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 			return;
 		}
 	}
+	/* sent by the CHECK at the entry of a function the open call at the
+	 * key jumped to: a tail call, as an entry there is (on_entry) */
+	if (s->f.n && callee_entry(ev, &r->sites[ev->site])) {
+		struct frame *top = &s->f.v[s->f.n - 1];
+		if (top->c.key == ev->key && top->tail_pending) {
+			top->tail_pending = false;
+			r->st.tails++;
+			push_frame(r, s, ev, func, true);
+			return;
+		}
+	}
 	while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 	push_frame(r, s, ev, func, false);
@@ -731,7 +771,18 @@ static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_
 		return;
 	}
 	if (i >= 0 && same_call(r, entry, call_site)) {
-		return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+		/* the last of the tail calls that replaced it may have its exit
+		 * riding on this probe (its function's found there too) */
+		size_t top = (size_t)i;
+		while (top + 1 < s->f.n && s->f.v[top + 1].c.key == ev->key && s->f.v[top + 1].c.tail)
+			top++;
+		void *own = top > (size_t)i && r->sites[ev->site].func != s->f.v[top].c.func
+				    ? map_get(&r->riding_exit_of, (uint64_t)s->f.v[top].c.entry_site + 1)
+				    : NULL;
+		struct ct_rec_event rv = *ev;
+		if (own)
+			rv.site = (uint32_t)((uintptr_t)own - 1);
+		return_frame(r, s, (size_t)i, ev->ts, ev->tid, &rv);
 		return;
 	}
 	/* A callee-side function's call that went on in untraced code (its

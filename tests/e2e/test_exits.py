@@ -122,6 +122,12 @@ CASES = [
     # a pad for it (pads.cc); gcc (pads in .cold parts) and clang
     ("c++ landing pads", ["cxx_pads"], ["-F", "pd_*"], None),
     ("c++ landing pads, clang", ["cxx_pads_clang"], ["-F", "pd_*"], None),
+    # functions whose address only tables in data hold (virtual methods, a
+    # handler array), called through them from the program (one by a tail
+    # jump: `return s->area(k)`) and from libstdc++ (a streambuf's
+    # overrides, under a catch there: their RETs instead)
+    ("c++ virtual methods and handler tables", ["cxx_virt", "3"], [], None),
+    ("c++ virtual methods and handler tables, clang", ["cxx_virt_clang", "3"], [], None),
     ("c++ app, exceptions", ["cpp_app", "throw"], [], None),
     ("c++ app clang, exceptions", ["cpp_app_clang", "throw"], [], None),
     ("c++ app, values", ["cpp_app", "values"], [], None),
@@ -1404,3 +1410,44 @@ def test_tail_call_result_copied_to_the_callers_results():
         assert c["stepped"] == 0, (mode, c)
     assert got["auto"] == got["ret"], got
     assert [r for f, r in got["auto"] if f == "main.(*stash).needsH1"] == [[i % 2 == 1] for i in range(5)], got
+
+
+def test_virtual_methods_and_handler_tables_observed_from_their_callers():
+    """C and C++ functions whose address only a table in data holds (a
+    vtable, a handler array: cxx_virt) are observed from their callers,
+    each call site found while recording: the program's virtual calls (one
+    a tail jump, `return s->area(k)`, which nests under its jumper) end at
+    exit probes after them from the second call of each site on.  A
+    streambuf's overrides that libstdc++ calls under a catch keep no exit
+    there: their RETs from then on.  A comparator handed to qsort (its
+    address taken in code: each first call from a new place would end
+    unobserved, main's and a thread's only call too) keeps its RETs."""
+    for binary in ("cxx_virt", "cxx_virt_clang"):
+        exe = fixture(binary)
+        listing = ct("list", "-v", exe).stdout
+        blocks = {m.group(1): m.group(2) for m in
+                  re.finditer(r"^  0x[0-9a-f]+ +\S+ +\S+ +\d+ +(\S+)\n((?:      .*\n)+)", listing, re.M)}
+        # (clang calls the handlers directly: the table is constant)
+        through = [f for f in ("vt_inc", "vt_dbl") if "and calls through its address" in blocks[f]]
+        assert len(through) == (2 if binary == "cxx_virt" else 0), (binary, blocks["vt_inc"])
+        for f in ("Square::area", "Rect::area", "CountBuf::xsputn"):
+            assert "and calls through its address" in blocks[f], (binary, f, blocks[f])
+        assert re.search(r"exits: RET probes \(its address is taken in main", blocks["vt_cmp"]), \
+            (binary, blocks["vt_cmp"])
+        p, out = record([exe, "3"], "-v", out=tmp(f"{binary}-virt.data"))
+        assert p.returncode == 0, p.stderr
+        for f in ["Square::area", "Rect::area"] + through:
+            assert re.search(rf"calls of {re.escape(f)} from 0x[0-9a-f]+: exit probe at", p.stderr), (binary, f)
+        assert re.search(r"calls of CountBuf::xsputn from 0x[0-9a-f]+ keep no exit: its landing pad may resume "
+                         r"its caller.*its RETs are probed from now on", p.stderr), (binary, p.stderr)
+        calls = [c for c in replay_json(out) if "func" in c]
+        areas = [c for c in calls if c["func"].endswith("::area")]
+        # the last round: every call returned, with its result
+        for c in areas[-8:]:
+            assert c["status"] == "returned" and c.get("ret"), (binary, c)
+        # `return s->area(k)`: a tail call inside first_site, never a sibling
+        firsts = [i for i, c in enumerate(calls) if c["func"] == "first_site"]
+        for i in firsts:
+            nxt = calls[i + 1]
+            assert nxt["func"].endswith("::area") and nxt["depth"] == calls[i]["depth"] + 1 and nxt.get("tail"), \
+                (binary, calls[i], nxt)
