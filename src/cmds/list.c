@@ -268,7 +268,8 @@ static void float_results_note(const struct ct_plan_func *f, const struct ct_cal
 }
 
 /* --exit=auto: how the function's calls are observed, and why. */
-static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool verbose)
+/* JUMP_AT_CALLS: a PLT stub's jump is a role of its calls' probes. */
+static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool jump_at_calls, bool verbose)
 {
 	size_t at_emulated = 0; /* return sites at the first emulated instruction after the call */
 	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++)
@@ -302,9 +303,6 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	if (f->check_walk)
 		snprintf(after, sizeof(after), " after its prologue (its first instruction is single-stepped; SP %d lower)",
 			 -f->check_walk->sp_delta);
-	bool jump_at_calls = false; /* a PLT stub's jump, a role of its calls' probes */
-	for (size_t i = 0; i < p->sites.n && !jump_at_calls; i++)
-		jump_at_calls = p->sites.v[i].at_call && &p->funcs.v[p->sites.v[i].func] == f;
 	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s%s%s\n",
 	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
 	       jump_at_calls ? "; entries at the calls, and its jump into the library there too (the stub jumps at once; "
@@ -529,6 +527,11 @@ int cmd_list(int argc, char **argv)
 		printf("# goroutine ids: %s\n", ct_plan_goid_note(&p, note, sizeof(note)));
 	printf("# %-18s %-12s %-6s %s\n", "ENTRY", "SITE", "EXITS", "FUNCTION");
 	size_t si = 0;
+	/* (one pass: node has 550k sites and 40k functions observed from their callers) */
+	bool *jump_at_calls = xcalloc(p.funcs.n + 1, sizeof(*jump_at_calls));
+	for (size_t i = 0; i < p.sites.n; i++)
+		if (p.sites.v[i].at_call && p.sites.v[i].func < p.funcs.n)
+			jump_at_calls[p.sites.v[i].func] = true;
 	for (size_t i = 0; i < p.funcs.n; i++) {
 		const struct ct_plan_func *f = &p.funcs.v[i];
 		printf("  0x%-16llx +%-3llu %-7s %-6u %s", (unsigned long long)f->fn->entry,
@@ -548,7 +551,7 @@ int cmd_list(int argc, char **argv)
 				printf(")\n");
 			}
 		}
-		print_exit_mode(&p, f, verbose);
+		print_exit_mode(&p, f, jump_at_calls[i], verbose);
 		if (!verbose)
 			continue;
 		for (; si < p.sites.n && (p.sites.v[si].func < i || p.sites.v[si].func == CT_NOFUNC); si++)
@@ -601,6 +604,7 @@ int cmd_list(int argc, char **argv)
 	for (size_t i = 0; i < p.skipped.n; i++)
 		printf("  0x%-16llx %-12s %-6s %s: %s\n", (unsigned long long)p.skipped.v[i].fn->entry, "-", "-",
 		       ct_names_show(&p.skipped.v[i].fn->dm, p.skipped.v[i].fn->name), p.skipped.v[i].why);
+	free(jump_at_calls);
 	ct_plan_free(&p);
 	ct_target_close(&t);
 	CT_VEC_FREE(exclude);
