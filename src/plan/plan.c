@@ -590,6 +590,70 @@ void ct_plan_tail_ends_free(struct ct_tail_ends *e, size_t n)
 	free(e);
 }
 
+/* Each function's tail jumps: the functions they go to, the probe sites
+ * that check the return address when they go to untraced code. */
+struct ct_tail_index {
+	CT_VEC(uint32_t) *to, *probes; /* per function */
+};
+
+static struct ct_tail_index *tail_index(struct ct_plan *p)
+{
+	if (p->tail_index)
+		return p->tail_index;
+	struct ct_tail_index *x = xcalloc(1, sizeof(*x));
+	size_t n = p->funcs.n ? p->funcs.n : 1;
+	x->to = xcalloc(n, sizeof(*x->to));
+	x->probes = xcalloc(n, sizeof(*x->probes));
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *s = &p->sites.v[i];
+		if (s->kind == CT_SITE_TAIL && s->func < p->funcs.n && s->target_func < p->funcs.n)
+			CT_VEC_PUSH(x->to[s->func], s->target_func);
+		uint32_t f = ct_site_is_probe(s) ? tail_checked_func(p, i) : CT_NOFUNC;
+		if (f < p->funcs.n)
+			CT_VEC_PUSH(x->probes[f], (uint32_t)i);
+	}
+	return p->tail_index = x;
+}
+
+static void tail_index_free(struct ct_tail_index *x, size_t n)
+{
+	for (size_t j = 0; x && j < n; j++) {
+		CT_VEC_FREE(x->to[j]);
+		CT_VEC_FREE(x->probes[j]);
+	}
+	if (x) {
+		free(x->to);
+		free(x->probes);
+	}
+	free(x);
+}
+
+size_t ct_plan_tail_probes_of(struct ct_plan *p, uint32_t func, uint32_t **out)
+{
+	*out = NULL;
+	if (func >= p->funcs.n)
+		return 0;
+	const struct ct_tail_index *x = tail_index(p);
+	CT_VEC(uint32_t) probes = {0}, queue = {0};
+	struct ct_map seen = {0};
+	CT_VEC_PUSH(queue, func);
+	map_put(&seen, (uint64_t)func + 1, (void *)1);
+	for (size_t head = 0; head < queue.n && head < 64; head++) {
+		uint32_t f = queue.v[head];
+		for (size_t k = 0; k < x->probes[f].n; k++)
+			CT_VEC_PUSH(probes, x->probes[f].v[k]);
+		for (size_t k = 0; k < x->to[f].n; k++)
+			if (!map_get(&seen, (uint64_t)x->to[f].v[k] + 1)) {
+				map_put(&seen, (uint64_t)x->to[f].v[k] + 1, (void *)1);
+				CT_VEC_PUSH(queue, x->to[f].v[k]);
+			}
+	}
+	map_free(&seen);
+	CT_VEC_FREE(queue);
+	*out = probes.v;
+	return probes.n;
+}
+
 size_t ct_plan_tail_check_entries(const struct ct_plan *p)
 {
 	size_t total = 0;
@@ -769,6 +833,8 @@ void ct_plan_free(struct ct_plan *p)
 {
 	ct_pads_free(p->pads);
 	p->pads = NULL;
+	tail_index_free(p->tail_index, p->funcs.n);
+	p->tail_index = NULL;
 	if (p->fetch)
 		for (size_t i = 0; i < p->sites.n; i++)
 			if (p->fetch[i]) {

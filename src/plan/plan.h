@@ -195,6 +195,9 @@ struct ct_plan {
 	/* the code's exception landing pads, for calls found while recording
 	 * (plan/pads.h; made at the first need) */
 	struct ct_pads *pads;
+	/* per function, its tail jumps' probe sites and targets, for calls
+	 * found while recording (ct_plan_tail_probes_of; made at the first need) */
+	struct ct_tail_index *tail_index;
 	CT_VEC(struct ct_plan_func) funcs;
 	CT_VEC(struct ct_plan_site) sites;
 	size_t cheap_entries, slow_entries;
@@ -470,6 +473,13 @@ struct ct_tail_ends {
 };
 struct ct_tail_ends *ct_plan_tail_ends(const struct ct_plan *p); /* p->funcs.n of them */
 void ct_plan_tail_ends_free(struct ct_tail_ends *e, size_t n);
+/* The probe sites whose tail jumps to untraced code check the return
+ * address (CT_COOKIE_RETCHECK) when a call of FUNC goes on there: its own,
+ * then those of the functions it tail-jumps to, transitively.  A call site
+ * of FUNC found while recording returns where they must know a probe sees
+ * the call end (else they take it for unwatched).  Into *OUT (malloc'd);
+ * how many. */
+size_t ct_plan_tail_probes_of(struct ct_plan *p, uint32_t func, uint32_t **out);
 /* How many return addresses all of P's probes check (planned_calls entries). */
 size_t ct_plan_tail_check_entries(const struct ct_plan *p);
 /* Does S get a probe of its own (not a companion role)? */

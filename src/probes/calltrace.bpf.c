@@ -119,10 +119,11 @@ struct {
  * (a library calling back a program's exported function): struct
  * ct_file_ret (the CHECK's site, the return address's file and offset) ->
  * the CALL site it reports, as planned_calls' entries.  Looked up after a
- * miss there, once user space put one in (file_calls_open). */
+ * miss there, once user space put one in (file_calls_open).  Also, keyed
+ * by a tail jump's probe, where such a call's end is watched (as file_rets). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CT_MAX_CALLERS);
+	__uint(max_entries, 2 * CT_MAX_CALLERS); /* (calls, and tail jumps' checks of them) */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ct_file_ret);
 	__type(value, struct ct_planned_call);
@@ -1016,7 +1017,10 @@ static __noinline int watched_in_file(__u32 site, __u64 ret)
 	struct ct_file_ret k = {.site = site, .off = ret};
 	if (bpf_find_vma(bpf_get_current_task_btf(), ret, file_of, &k, 0) || !k.ino)
 		return 0;
-	return bpf_map_lookup_elem(&file_rets, &k) != NULL;
+	/* (planned before recording, or found while recording: a call
+	 * site in another file, watched by the probe after it) */
+	return bpf_map_lookup_elem(&file_rets, &k) != NULL ||
+	       (file_calls_open && bpf_map_lookup_elem(&file_calls, &k) != NULL);
 }
 
 /* Is the call from RET to CHECK site SITE's function one planned in
@@ -1255,7 +1259,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		__u64 ret = read_u64(sp);
 		__u64 k = CT_PLANNED_KEY(CT_COOKIE_SITE(h->cookie), ret - PT_REGS_IP(ctx));
 		if (!planned_call(r, k) &&
-		    !(cfg.file_rets && watched_in_file(CT_COOKIE_SITE(h->cookie), ret))) {
+		    !((cfg.file_rets || file_calls_open) && watched_in_file(CT_COOKIE_SITE(h->cookie), ret))) {
 			h->flags |= CT_EV_UNWATCHED;
 			__u8 seen = 1;
 			if (cfg.report_callers &&

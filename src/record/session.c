@@ -485,11 +485,12 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	po.nfile_rets = (uint32_t)s->early_rets.n;
 	/* the plans' call sites, the return sites their tail jumps to
 	 * untraced code check, one for each caller a CHECK reports (it
-	 * reports each at most once), the calibration's; --follow's binaries
+	 * reports each at most once) and as many for tail jumps that check
+	 * found ones (watch_tails), the calibration's; --follow's binaries
 	 * add theirs later */
 	if (!o->follow) {
 		po.max_planned = (uint32_t)(s->plan.planned.n + ct_plan_tail_check_entries(&s->plan)) +
-				 (po.report_callers ? CT_MAX_CALLERS : 0) + CT_CALIB_PLANNED;
+				 (po.report_callers ? 2 * CT_MAX_CALLERS : 0) + CT_CALIB_PLANNED;
 		for (size_t k = 0; k < s->nlibs; k++)
 			po.max_planned += (uint32_t)(s->libs[k].plan.planned.n +
 						     ct_plan_tail_check_entries(&s->libs[k].plan));
@@ -1710,7 +1711,40 @@ struct found_batch {
 	CT_VEC(struct found_file_call) file_calls;
 	uint32_t first[CT_MAX_BINS]; /* each object's plan size before the batch */
 	uint32_t added;              /* sites added to the plans so far */
+	size_t watches;              /* of PLANNED and FILE_CALLS: for tail jumps (watch_tails) */
 };
+
+/* The probes whose tail jumps to untraced code check whether a probe sees
+ * the call end (ct_plan_tail_probes_of) learn that one does for the calls
+ * from found call site CALL of object O, returning to RET (link-time, in
+ * O's file; or, with M, at file offset OFF of M): else a call from there
+ * that goes on in untraced code would end unobserved at the jump. */
+static void watch_tails(struct ct_session *s, const struct object *o, uint32_t call, uint64_t ret,
+			const struct ct_module *m, uint64_t off, struct found_batch *b)
+{
+	struct ct_plan *p = o->plan;
+	const struct ct_callsite *cs = p->sites.v[call].cs;
+	if (!cs || (cs->exit_site == CT_NOSITE && cs->how != CT_EXIT_TAILPOS))
+		return; /* (no exit probe of its own: its function's RETs, which a tail jump skips) */
+	uint32_t *t;
+	size_t n = ct_plan_tail_probes_of(p, p->sites.v[call].func, &t);
+	if (s->tail_watches + n > CT_MAX_CALLERS)
+		n = 0; /* (the room the maps were sized with: those calls end at the jump) */
+	s->tail_watches += (uint32_t)n;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t gt = global_site(s, o->bin, t[k]);
+		if (m) {
+			struct found_file_call fc = {{gt, m->dev, (uint64_t)m->ino, off}, o->bin, call};
+			CT_VEC_PUSH(b->file_calls, fc);
+		} else {
+			struct found_planned fd = {CT_PLANNED_KEY(gt, (int64_t)(ret - p->sites.v[t[k]].addr)), o->bin, call, 0,
+						   0};
+			CT_VEC_PUSH(b->planned, fd);
+		}
+	}
+	b->watches += n;
+	free(t);
+}
 
 /* The probes of the sites object O's plan gained since it had BEFORE, in
  * file PATH, into the batch. */
@@ -1800,6 +1834,7 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 				      (uint64_t)((int64_t)link + fr.file_off)},
 				     o->bin, call};
 	CT_VEC_PUSH(b->file_calls, fc);
+	watch_tails(s, o, call, link, m, fc.key.off, b);
 	const struct ct_plan_site *x = &p->sites.v[p->sites.v[call].cs->exit_site];
 	ct_debug("calls of %s from %s+0x%llx: exit probe at 0x%llx there (key_adj %d)", ct_names_show(&fn->dm, fn->name),
 		 m->path, (unsigned long long)link, (unsigned long long)x->addr, (int)x->key_adj);
@@ -1849,6 +1884,8 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 	probe_new_sites(s, o, before, b);
 	struct found_planned fd = {d->caller, o->bin, call, pl.val.key_delta, pl.val.via};
 	CT_VEC_PUSH(b->planned, fd);
+	if (!pl.val.via)
+		watch_tails(s, o, call, ret, NULL, 0, b);
 	ct_debug("calls of %s from 0x%llx: exit probe at 0x%llx (key_adj %d)", ct_names_show(&fn->dm, fn->name),
 		 (unsigned long long)ret, exit != CT_NOSITE ? (unsigned long long)p->sites.v[exit].addr : 0ULL,
 		 exit != CT_NOSITE ? (int)p->sites.v[exit].key_adj : 0);
@@ -2035,7 +2072,7 @@ static void add_callers(struct ct_session *s)
 		ok = ct_probes_add_file_call(s->probes, &fc->key, &val) == 0;
 	}
 	if (ok)
-		s->callers_found += b.planned.n + b.file_calls.n;
+		s->callers_found += b.planned.n + b.file_calls.n - b.watches;
 	CT_VEC_FREE(b.probes);
 	CT_VEC_FREE(b.planned);
 	CT_VEC_FREE(b.file_calls);

@@ -154,6 +154,7 @@ struct ct_session {
 	size_t caller_links;         /* probe links added for them */
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
+	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most CT_MAX_CALLERS */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

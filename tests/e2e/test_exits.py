@@ -1421,7 +1421,9 @@ def test_virtual_methods_and_handler_tables_observed_from_their_callers():
     streambuf's overrides that libstdc++ calls under a catch keep no exit
     there: their RETs from then on.  A comparator handed to qsort (its
     address taken in code: each first call from a new place would end
-    unobserved, main's and a thread's only call too) keeps its RETs."""
+    unobserved, main's and a thread's only call too) keeps its RETs.  One
+    that goes on in untraced code (Label::area: a tail jump to strlen)
+    returns where found call sites' exit probes see it end."""
     for binary in ("cxx_virt", "cxx_virt_clang"):
         exe = fixture(binary)
         listing = ct("list", "-v", exe).stdout
@@ -1445,6 +1447,13 @@ def test_virtual_methods_and_handler_tables_observed_from_their_callers():
         # the last round: every call returned, with its result
         for c in areas[-8:]:
             assert c["status"] == "returned" and c.get("ret"), (binary, c)
+        # Label::area goes on in strlen (a tail jump to untraced code): its
+        # jump's probe knows the call sites found since, whose exit probes
+        # see those calls end -- not unobserved at the jump
+        labels = [c for c in calls if c["func"] == "Label::area"]
+        assert len(labels) == 6, (binary, labels)
+        for c in labels[2:]:
+            assert c["status"] == "returned" and c["ret"][0]["value"] == 5 - c["args"][1]["value"] % 2, (binary, c)
         # `return s->area(k)`: a tail call inside first_site, never a sibling
         firsts = [i for i, c in enumerate(calls) if c["func"] == "first_site"]
         for i in firsts:
