@@ -303,8 +303,12 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	if (f->check_walk)
 		snprintf(after, sizeof(after), " after its prologue (its first instruction is single-stepped; SP %d lower)",
 			 -f->check_walk->sp_delta);
-	printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)%s%s%s\n",
-	       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp,
+	if (!f->ncalls) /* (every caller found while recording: a virtual method, a handler) */
+		printf("      exits: at the call sites found while recording (none is planned before it runs)");
+	else
+		printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)",
+		       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp);
+	printf("%s%s%s\n",
 	       jump_at_calls ? "; entries at the calls, and its jump into the library there too (the stub jumps at once; "
 			       "its own instruction is not probed: calls from elsewhere go unseen)"
 	       : f->check_site == CT_NOSITE ? "; entries at the calls, calls from elsewhere go unseen (its entry is single-stepped)"
