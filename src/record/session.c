@@ -1419,6 +1419,7 @@ struct ct_module {
 	uint32_t dev; /* as the kernel has it (MAJOR << 20 | MINOR): struct ct_file_ret */
 	struct ct_elf elf;
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
+	bool borrowed; /* ELF: that object's own (not a second mapping of the file) */
 	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
 };
 
@@ -1447,19 +1448,25 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	if (stat(path, &st) || st.st_ino != (ino_t)ino)
 		return NULL; /* replaced since it was mapped */
 	struct ct_module *m = xcalloc(1, sizeof(*m));
-	if (ct_elf_open(&m->elf, path)) {
-		free(m);
-		return NULL;
-	}
-	m->path = xstrdup(path);
-	m->ino = st.st_ino;
-	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
 	m->bin = -1;
 	for (size_t k = 0; k <= s->nlibs && m->bin < 0; k++) {
 		const char *op = k ? s->libs[k - 1].path : s->target.elf.path;
 		if (op && stat(op, &os) == 0 && os.st_dev == st.st_dev && os.st_ino == st.st_ino)
 			m->bin = (int)k;
 	}
+	/* a traced object's file is open already (mapped again, its pages
+	 * read were 2 MB more of the tracer's memory on bench/http) */
+	const struct ct_target *ot = m->bin < 0 ? NULL : m->bin ? &s->libs[m->bin - 1].target : &s->target;
+	if (ot && ot->elf.elf) {
+		m->elf = ot->elf;
+		m->borrowed = true;
+	} else if (ct_elf_open(&m->elf, path)) {
+		free(m);
+		return NULL;
+	}
+	m->path = xstrdup(path);
+	m->ino = st.st_ino;
+	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
 	CT_VEC_PUSH(s->modules, m);
 	return m;
 }
@@ -2334,7 +2341,8 @@ void ct_session_free(struct ct_session *s)
 	map_free(&s->found_rets);
 	for (size_t i = 0; i < s->modules.n; i++) {
 		ct_pads_free(s->modules.v[i]->pads);
-		ct_elf_close(&s->modules.v[i]->elf);
+		if (!s->modules.v[i]->borrowed)
+			ct_elf_close(&s->modules.v[i]->elf);
 		free(s->modules.v[i]->path);
 		free(s->modules.v[i]);
 	}
