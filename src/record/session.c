@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -1420,6 +1422,9 @@ struct ct_module {
 	struct ct_elf elf;
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
 	bool borrowed; /* ELF: that object's own (not a second mapping of the file) */
+	/* on overlayfs: the kernel side (bpf_find_vma) sees the file under it,
+	 * whose device this side does not know: no key by file and offset */
+	bool stacked;
 	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
 };
 
@@ -1467,6 +1472,8 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	m->path = xstrdup(path);
 	m->ino = st.st_ino;
 	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
+	struct statfs sf;
+	m->stacked = statfs(path, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC;
 	CT_VEC_PUSH(s->modules, m);
 	return m;
 }
@@ -1829,6 +1836,8 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 	struct ct_planned_call val;
 	if (p->funcs.v[func].rets_probed)
 		*why = "its RETs see its calls end";
+	else if (m->stacked)
+		*why = "its caller's file is on overlayfs (the kernel side sees the file under it, not found by file and offset)";
 	else if (module_return(s, m, link, &mp, &fr, why))
 		call = ct_plan_found_caller_elsewhere(p, check, &fr, &val, why);
 	if (call == CT_NOSITE) {

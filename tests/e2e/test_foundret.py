@@ -7,8 +7,10 @@ call from each call site ends unobserved, the later ones return, with their
 durations and results.  tests/fixtures/c/foundret: libfr.so's fr_compute is
 `jmp *impl(%rip)` (lzma_crc64), fr_usage jumps to a static function
 (lzma_raw_encoder_memusage); Debian's xz traced in liblzma.so.5."""
+import os
 import random
 import re
+import shutil
 
 from lib import ct, fixture, record, replay_json, run, tmp, trees
 from test_exits import info_stats
@@ -229,3 +231,33 @@ def test_exported_functions_observed_from_their_callers():
                                  r"its RETs are probed from now on", p.stderr), (cc, p.stderr)
                 st = info_stats(out)
                 assert st["callers_found"].split()[0] == "1" and "1 refused" in st["callers_found"], (cc, st)
+
+
+def test_calls_from_files_on_overlayfs_end_at_rets():
+    """A container's files are on overlayfs: the kernel side finds a return
+    address's file as the file under the overlay (bpf_find_vma), whose
+    device user space does not know, so a call site there cannot be keyed
+    by file and offset -- it would never be found again, and every call
+    from there would end unobserved.  The exported function's RETs are
+    probed instead: after the first calls, the library's calls return,
+    with their results."""
+    base = tmp("ovl")
+    dirs = {d: os.path.join(base, d) for d in ("lower", "upper", "work", "merged")}
+    for d in dirs.values():
+        os.makedirs(d, exist_ok=True)
+    for f in ("ex_main", "libexcb.so"):
+        shutil.copy2(fixture(f"exported/gcc/{f}"), dirs["lower"])
+    m = run(["mount", "-t", "overlay", "overlay", "-o",
+             f"lowerdir={dirs['lower']},upperdir={dirs['upper']},workdir={dirs['work']}", dirs["merged"]])
+    assert m.returncode == 0, m.stderr
+    try:
+        exe = os.path.join(dirs["merged"], "ex_main")
+        p, out = record([exe], "-v", "-F", "ex_*", out=tmp("ovl.data"))
+        assert re.search(r"calls of ex_add from 0x[0-9a-f]+ keep no exit: its caller's file is on overlayfs.*"
+                         r"its RETs are probed from now on", p.stderr), p.stderr
+        lib_calls = [c for c in replay_json(out) if c.get("func") == "ex_add" and c["args"][1]["value"] == 100]
+        assert len(lib_calls) == 15, lib_calls
+        for c in lib_calls[5:]:
+            assert c["status"] == "returned" and c["ret"][0]["value"] == c["args"][0]["value"] + 100, c
+    finally:
+        run(["umount", dirs["merged"]])
