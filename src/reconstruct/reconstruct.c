@@ -570,7 +570,8 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	/* made in place: a struct frame is ~300 bytes, and building it aside
 	 * and copying it in was ~5% of report's instructions */
 	struct frame *f = &s->f.v[s->f.n++];
-	memset(f, 0, sizeof(*f));
+	_Static_assert(sizeof(*f) % 16 == 0, "zero16n");
+	zero16n(f, sizeof(*f));
 	f->prev_exit = f->derived_site = UINT32_MAX;
 	f->c.seq = r->seq++;
 	f->c.func = func;
