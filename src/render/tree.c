@@ -448,6 +448,17 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 	}
 }
 
+/* A group's buffered lines (P, N bytes: none if P is NULL) out as text,
+ * made in TEXT. */
+static void write_lines(struct tree *tr, const uint8_t *p, size_t n, struct ct_buf *text)
+{
+	text->n = 0;
+	if (p)
+		unpack_lines(tr, p, n, text);
+	if (text->n)
+		fwrite(text->p, 1, text->n, tr->o->out);
+}
+
 static int cmp_group(const void *a, const void *b)
 {
 	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
@@ -483,14 +494,10 @@ static void write_groups(struct tree *tr)
 				    (ssize_t)(sizeof(h) + h.len - (size_t)got))
 					break;
 			}
-			text.n = 0;
-			unpack_lines(tr, buf.p + sizeof(h), h.len, &text);
-			fwrite(text.p, 1, text.n, tr->o->out);
+			write_lines(tr, buf.p + sizeof(h), h.len, &text);
 			at = h.next;
 		}
-		text.n = 0;
-		unpack_lines(tr, g->text.p, g->text.n, &text);
-		fwrite(text.p, 1, text.n, tr->o->out);
+		write_lines(tr, g->text.p, g->text.n, &text);
 		buf_free(&g->text);
 		free(g);
 	}
