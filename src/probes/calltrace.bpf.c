@@ -995,6 +995,7 @@ __noinline int limits_hit(struct run *r)
 }
 
 static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid);
+static __always_inline void fill_proc(struct ct_event *e, __u32 gen, __u32 kind, __u32 pid, __u32 tid);
 
 /* bpf_find_vma's callback: the file and file offset of the address in
  * K->off (no file: ino stays 0). */
@@ -1044,17 +1045,38 @@ static __noinline int planned_in_file(struct run *r, __u32 site, __u64 ret)
  * space (before the call's own event), which adds an exit probe there for
  * the calls after it.  The program is not held meanwhile: a stop would be
  * seen by its parent or tracer, and a SIGCONT by its own handlers (README). */
+/* RET's file as file_of sees it, into OUT (ino 0: none). */
+static __noinline void caller_file(__u64 ret, struct ct_caller_file *out)
+{
+	struct ct_file_ret k = {.off = ret};
+	if (!out)
+		return;
+	out->pad = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), ret, file_of, &k, 0) || !k.ino) {
+		out->dev = 0;
+		out->ino = 0;
+		return;
+	}
+	out->dev = k.dev;
+	out->ino = k.ino;
+}
+
 static __always_inline void report_caller(const struct hit *h, __u64 key, __u64 ret)
 {
-	struct ct_event *e = reserve_proc(CT_PROC_CALLER, h->pid_tgid >> 32, (__u32)h->pid_tgid);
+	__u32 gen = read_loss_gen();
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e) + sizeof(struct ct_caller_file), 0);
 	if (!e) {
+		count_lost();
 		/* dropped (the ring buffer is full): report it again next time,
 		 * or that site would stay without its exit probe for good */
 		bpf_map_delete_elem(&callers_seen, &key);
 		return;
 	}
+	fill_proc(e, gen, CT_PROC_CALLER, h->pid_tgid >> 32, (__u32)h->pid_tgid);
 	e->goid = key;
 	e->key = ret;
+	e->len = sizeof(struct ct_caller_file);
+	caller_file(ret, (struct ct_caller_file *)(e + 1));
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -1350,14 +1372,8 @@ int ct_hit(struct pt_regs *ctx)
 /* A process record, reserved (NULL: counted lost); submit with
  * bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP): process events are rare and
  * user space acts on them, so it is woken. */
-static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid)
+static __always_inline void fill_proc(struct ct_event *e, __u32 gen, __u32 kind, __u32 pid, __u32 tid)
 {
-	__u32 gen = read_loss_gen();
-	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost();
-		return NULL;
-	}
 	e->loss_gen = gen;
 	e->reserved = 0;
 	e->ts = bpf_ktime_get_ns();
@@ -1368,6 +1384,17 @@ static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u3
 	e->site = kind;
 	e->len = 0;
 	e->flags = CT_EV_PROC;
+}
+
+static __always_inline struct ct_event *reserve_proc(__u32 kind, __u32 pid, __u32 tid)
+{
+	__u32 gen = read_loss_gen();
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return NULL;
+	}
+	fill_proc(e, gen, kind, pid, tid);
 	return e;
 }
 

@@ -200,6 +200,17 @@ struct ct_planned_slot {
  * the probe (the two files load anywhere) but by its file and offset, which
  * the BPF side finds from the address (bpf_find_vma).  DEV is the kernel's
  * (MAJOR << 20 | MINOR). */
+/* A CT_PROC_CALLER report's payload: the file of the return address as the
+ * kernel side's file lookups (file_of) see it -- on overlayfs the file
+ * beneath the overlay, whose device and inode neither stat() nor
+ * /proc/PID/maps show -- so user space keys file_calls the same way
+ * (ino 0: in no file). */
+struct ct_caller_file {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
 struct ct_file_ret {
 	__u32 site; /* the probe's */
 	__u32 dev;

@@ -1309,6 +1309,12 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		 * would use up the links one by one).  No event read before
 		 * that names the new sites. */
 		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid, .ret = e->key};
+		if (e->len >= sizeof(struct ct_caller_file)) {
+			struct ct_caller_file cf;
+			memcpy(&cf, payload, sizeof(cf));
+			d.kdev = cf.dev;
+			d.kino = cf.ino;
+		}
 		if (!s->launched && e->pid == s->launch_pid)
 			return 0; /* calltrace's own code, before the program's exec */
 		CT_VEC_PUSH(s->deferred, d);
@@ -1422,9 +1428,14 @@ struct ct_module {
 	struct ct_elf elf;
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
 	bool borrowed; /* ELF: that object's own (not a second mapping of the file) */
-	/* on overlayfs: the kernel side (bpf_find_vma) sees the file under it,
-	 * whose device this side does not know: no key by file and offset */
+	/* The file as the kernel side's lookups by file and offset
+	 * (file_calls) see it: on overlayfs the file under it, whose device
+	 * and inode stat() does not show -- the identity a probe's report of a
+	 * return address in it carries (kino 0: none yet; elsewhere, dev and
+	 * ino) */
 	bool stacked;
+	uint32_t kdev;
+	uint64_t kino;
 	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
 };
 
@@ -1474,6 +1485,10 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
 	struct statfs sf;
 	m->stacked = statfs(path, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC;
+	if (!m->stacked) {
+		m->kdev = m->dev;
+		m->kino = m->ino;
+	}
 	CT_VEC_PUSH(s->modules, m);
 	return m;
 }
@@ -1748,7 +1763,7 @@ static void watch_tails(struct ct_session *s, const struct object *o, uint32_t c
 	for (size_t k = 0; k < n; k++) {
 		uint32_t gt = global_site(s, o->bin, t[k]);
 		if (m) {
-			struct found_file_call fc = {{gt, m->dev, (uint64_t)m->ino, off}, o->bin, call};
+			struct found_file_call fc = {{gt, m->kdev, m->kino, off}, o->bin, call};
 			CT_VEC_PUSH(b->file_calls, fc);
 		} else {
 			struct found_planned fd = {CT_PLANNED_KEY(gt, (int64_t)(ret - p->sites.v[t[k]].addr)), o->bin, call, 0,
@@ -1834,10 +1849,14 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 	struct module_probes mp;
 	struct ct_found_return fr;
 	struct ct_planned_call val;
+	if (!m->kino) { /* (the report of a return address in it says) */
+		m->kino = d->kino;
+		m->kdev = d->kdev;
+	}
 	if (p->funcs.v[func].rets_probed)
 		*why = "its RETs see its calls end";
-	else if (m->stacked)
-		*why = "its caller's file is on overlayfs (the kernel side sees the file under it, not found by file and offset)";
+	else if (!m->kino)
+		*why = "its caller's file is on overlayfs, and the kernel side did not say which file is under it";
 	else if (module_return(s, m, link, &mp, &fr, why))
 		call = ct_plan_found_caller_elsewhere(p, check, &fr, &val, why);
 	if (call == CT_NOSITE) {
@@ -1846,7 +1865,7 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 		return false;
 	}
 	probe_new_sites_in(s, o, before, m->path, b);
-	struct found_file_call fc = {{global_site(s, o->bin, check), m->dev, (uint64_t)m->ino,
+	struct found_file_call fc = {{global_site(s, o->bin, check), m->kdev, m->kino,
 				      (uint64_t)((int64_t)link + fr.file_off)},
 				     o->bin, call};
 	CT_VEC_PUSH(b->file_calls, fc);

@@ -53,6 +53,10 @@ struct ct_deferred {
 	uint32_t pid;
 	uint64_t caller; /* CALLER: CT_PLANNED_KEY(probe site, return address - probe) */
 	uint64_t ret;    /* CALLER: the return address, as process PID maps it */
+	/* CALLER: its file as the kernel side sees it (struct ct_caller_file;
+	 * kino 0: not known) */
+	uint32_t kdev;
+	uint64_t kino;
 };
 
 /* The Go runtime's names of one traced object (the program, a Go binary it

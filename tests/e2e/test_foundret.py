@@ -170,6 +170,58 @@ def test_no_return_site_where_a_catch_goes_on():
         assert all(c["status"] == "unobserved" for c in calls), (mode, calls)
 
 
+def exported_calls_observed(exe, cc, tag):
+    """ex_main EXE (built by CC) traced in both modes: see
+    test_exported_functions_observed_from_their_callers."""
+    listing = ct("list", "-v", exe).stdout
+    blocks = {m.group(1): m.group(2) for m in
+              re.finditer(r"^  0x[0-9a-f]+ +\S+ +\S+ +\d+ +(ex_\w+)\n((?:      .*\n)+)", listing, re.M)}
+    for f in ("ex_add", "ex_mul"):
+        assert re.search(r"exits: at its 2 call sites", blocks[f]), (cc, blocks[f])
+        assert "it is exported" in blocks[f], (cc, blocks[f])
+    assert re.search(r"exits: RET probes \(it is exported.*no direct call of it was found",
+                     blocks["ex_only"]), (cc, blocks["ex_only"])
+    plain = run([exe])
+    assert plain.returncode == 0, plain
+    want = {}
+    for who, f, v in re.findall(r"^(main|lib) (ex_\w+) (\d+)$", plain.stdout, re.M):
+        want.setdefault(f, []).append(int(v))
+    ops = {"ex_add": lambda a, b: a + b, "ex_mul": lambda a, b: a * b}
+    lib_b = {"ex_add": 100, "ex_mul": 7}
+    for mode in ("auto", "ret"):
+        p, out = record([exe], f"--exit={mode}", "-v", "-F", "ex_*", out=tmp(f"exported-{tag}-{mode}.data"))
+        assert p.stdout == plain.stdout, (cc, mode, p.stdout)
+        calls = [c for c in replay_json(out) if "func" in c]
+        only = [c for c in calls if c["func"] == "ex_only"]
+        assert len(only) == 15 and all(c["status"] == "returned" for c in only), (cc, mode, only)
+        for f, op in ops.items():
+            mine = [c for c in calls if c["func"] == f]
+            assert [op(*(a["value"] for a in c["args"])) for c in mine] == want[f], (cc, mode, f)
+            main_calls = [c for c in mine if c["args"][1]["value"] != lib_b[f]]
+            lib_calls = [c for c in mine if c["args"][1]["value"] == lib_b[f]]
+            assert len(main_calls) == 10 and len(lib_calls) == 15, (cc, mode, f)
+            for c in mine:
+                assert c["status"] in ("returned", "unobserved"), (cc, mode, c)
+                if c["status"] == "returned":
+                    assert c["ret"][0]["value"] == op(*(a["value"] for a in c["args"])), (cc, mode, c)
+                else:
+                    assert mode == "auto" and c["dur"] is None and "ret" not in c, (cc, mode, c)
+            assert all(c["status"] == "returned" for c in main_calls), (cc, mode, f)
+            # the first from the library is a call through an address
+            # (its GOT) the CHECK reports; after the program's pause
+            # the probes are in: the later rounds return
+            assert mode == "ret" or lib_calls[0].get("indirect"), (cc, lib_calls[0])
+            assert all(c["status"] == "returned" for c in lib_calls[5:]), (cc, mode, f)
+        if mode == "auto":
+            lib = r"\S*/libexcb\.so"
+            assert re.search(rf"calls of ex_add from {lib}\+0x[0-9a-f]+: exit probe at 0x[0-9a-f]+ there",
+                             p.stderr), (cc, p.stderr)
+            assert re.search(r"calls of ex_mul from 0x[0-9a-f]+ keep no exit: its caller calls setjmp.*"
+                             r"its RETs are probed from now on", p.stderr), (cc, p.stderr)
+            st = info_stats(out)
+            assert st["callers_found"].split()[0] == "1" and "1 refused" in st["callers_found"], (cc, st)
+
+
 def test_exported_functions_observed_from_their_callers():
     """A program's exported functions (-rdynamic; node exports 67k) are
     observed from their callers: its own calls are planned as any, the
@@ -183,64 +235,18 @@ def test_exported_functions_observed_from_their_callers():
     running when they are in), never guessed.  ex_only, which only the
     library calls, keeps its RETs from the start.  tests/fixtures/c/exported."""
     for cc in ("gcc", "clang"):
-        exe = fixture(f"exported/{cc}/ex_main")
-        listing = ct("list", "-v", exe).stdout
-        blocks = {m.group(1): m.group(2) for m in
-                  re.finditer(r"^  0x[0-9a-f]+ +\S+ +\S+ +\d+ +(ex_\w+)\n((?:      .*\n)+)", listing, re.M)}
-        for f in ("ex_add", "ex_mul"):
-            assert re.search(r"exits: at its 2 call sites", blocks[f]), (cc, blocks[f])
-            assert "it is exported" in blocks[f], (cc, blocks[f])
-        assert re.search(r"exits: RET probes \(it is exported.*no direct call of it was found",
-                         blocks["ex_only"]), (cc, blocks["ex_only"])
-        plain = run([exe])
-        assert plain.returncode == 0, plain
-        want = {}
-        for who, f, v in re.findall(r"^(main|lib) (ex_\w+) (\d+)$", plain.stdout, re.M):
-            want.setdefault(f, []).append(int(v))
-        ops = {"ex_add": lambda a, b: a + b, "ex_mul": lambda a, b: a * b}
-        lib_b = {"ex_add": 100, "ex_mul": 7}
-        for mode in ("auto", "ret"):
-            p, out = record([exe], f"--exit={mode}", "-v", "-F", "ex_*", out=tmp(f"exported-{cc}-{mode}.data"))
-            assert p.stdout == plain.stdout, (cc, mode, p.stdout)
-            calls = [c for c in replay_json(out) if "func" in c]
-            only = [c for c in calls if c["func"] == "ex_only"]
-            assert len(only) == 15 and all(c["status"] == "returned" for c in only), (cc, mode, only)
-            for f, op in ops.items():
-                mine = [c for c in calls if c["func"] == f]
-                assert [op(*(a["value"] for a in c["args"])) for c in mine] == want[f], (cc, mode, f)
-                main_calls = [c for c in mine if c["args"][1]["value"] != lib_b[f]]
-                lib_calls = [c for c in mine if c["args"][1]["value"] == lib_b[f]]
-                assert len(main_calls) == 10 and len(lib_calls) == 15, (cc, mode, f)
-                for c in mine:
-                    assert c["status"] in ("returned", "unobserved"), (cc, mode, c)
-                    if c["status"] == "returned":
-                        assert c["ret"][0]["value"] == op(*(a["value"] for a in c["args"])), (cc, mode, c)
-                    else:
-                        assert mode == "auto" and c["dur"] is None and "ret" not in c, (cc, mode, c)
-                assert all(c["status"] == "returned" for c in main_calls), (cc, mode, f)
-                # the first from the library is a call through an address
-                # (its GOT) the CHECK reports; after the program's pause
-                # the probes are in: the later rounds return
-                assert mode == "ret" or lib_calls[0].get("indirect"), (cc, lib_calls[0])
-                assert all(c["status"] == "returned" for c in lib_calls[5:]), (cc, mode, f)
-            if mode == "auto":
-                lib = r"\S*/libexcb\.so"
-                assert re.search(rf"calls of ex_add from {lib}\+0x[0-9a-f]+: exit probe at 0x[0-9a-f]+ there",
-                                 p.stderr), (cc, p.stderr)
-                assert re.search(r"calls of ex_mul from 0x[0-9a-f]+ keep no exit: its caller calls setjmp.*"
-                                 r"its RETs are probed from now on", p.stderr), (cc, p.stderr)
-                st = info_stats(out)
-                assert st["callers_found"].split()[0] == "1" and "1 refused" in st["callers_found"], (cc, st)
+        exported_calls_observed(fixture(f"exported/{cc}/ex_main"), cc, cc)
 
 
-def test_calls_from_files_on_overlayfs_end_at_rets():
+def test_calls_from_files_on_overlayfs_observed_there():
     """A container's files are on overlayfs: the kernel side finds a return
-    address's file as the file under the overlay (bpf_find_vma), whose
-    device user space does not know, so a call site there cannot be keyed
-    by file and offset -- it would never be found again, and every call
-    from there would end unobserved.  The exported function's RETs are
-    probed instead: after the first calls, the library's calls return,
-    with their results."""
+    address's file as the file under the overlay (bpf_find_vma: the
+    backing file of the mapping), whose device and inode neither stat()
+    nor /proc/PID/maps show.  The probe's report of a return address says
+    which file it found, and the call site planned there is keyed with
+    that: ex_main and its library run from an overlay are observed as they
+    are from the plain file system (before: every call from the library
+    would have ended unobserved, or its function's RETs were probed)."""
     base = tmp("ovl")
     dirs = {d: os.path.join(base, d) for d in ("lower", "upper", "work", "merged")}
     for d in dirs.values():
@@ -251,13 +257,6 @@ def test_calls_from_files_on_overlayfs_end_at_rets():
              f"lowerdir={dirs['lower']},upperdir={dirs['upper']},workdir={dirs['work']}", dirs["merged"]])
     assert m.returncode == 0, m.stderr
     try:
-        exe = os.path.join(dirs["merged"], "ex_main")
-        p, out = record([exe], "-v", "-F", "ex_*", out=tmp("ovl.data"))
-        assert re.search(r"calls of ex_add from 0x[0-9a-f]+ keep no exit: its caller's file is on overlayfs.*"
-                         r"its RETs are probed from now on", p.stderr), p.stderr
-        lib_calls = [c for c in replay_json(out) if c.get("func") == "ex_add" and c["args"][1]["value"] == 100]
-        assert len(lib_calls) == 15, lib_calls
-        for c in lib_calls[5:]:
-            assert c["status"] == "returned" and c["ret"][0]["value"] == c["args"][0]["value"] + 100, c
+        exported_calls_observed(os.path.join(dirs["merged"], "ex_main"), "gcc", "overlay")
     finally:
         run(["umount", dirs["merged"]])
