@@ -63,7 +63,10 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		return NULL;
 	}
 	char line[4096], *found = NULL;
+	unsigned long long lo = 0, hi = 0, ino = 0;
 	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
+			continue;
 		/* start-end perms offset dev inode path */
 		char *path = NULL, *p = line;
 		for (int field = 0; field < 5 && p; field++) {
@@ -89,6 +92,14 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		return NULL;
 	}
 	char *out = xasprintf("/proc/%d/root%s", (int)pid, found);
+	struct stat st;
+	if (stat(out, &st) || st.st_ino != (ino_t)ino) {
+		/* a path in a mount namespace whose root is not the process's
+		 * own (a container's overlay root, mounted in its namespace
+		 * only): the mapping's link names the file it maps */
+		free(out);
+		out = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+	}
 	if (shown)
 		*shown = found;
 	else

@@ -264,30 +264,26 @@ def test_calls_from_files_on_overlayfs_observed_there():
         run(["umount", dirs["merged"]])
 
 
-def test_calls_from_a_containers_files_observed_there():
-    """A process in a container (its own mount namespace, its root an
-    overlay mounted there only, chroot) traced from outside with -p: the
-    paths /proc/PID/maps shows are the container's, which name nothing
-    here; the file a return address is in is opened through its mapping's
-    own link (/proc/PID/map_files/LO-HI), so the library's calls of ex_add
-    get their exit probe in the library, and ex_mul's caller is seen to
-    call setjmp (before: "the return address is in no file the process
-    runs code from", and both kept RETs).  ex_main blocks writing to a
-    pipe nobody reads until the tracer is in."""
-    base = tmp("container")
+def run_in_container(tag, n, *flags):
+    """tests/fixtures/c/exported's ex_main N run in a container -- its own
+    mount namespace, its root an overlay mounted there only (chroot) --
+    and traced from outside with -p and FLAGS: (tracer's stderr, record
+    file, what the program printed).  ex_main blocks writing to a pipe
+    nobody reads until the tracer is in."""
+    base = tmp(tag)
     for d in ("lower/app", "lower/proc", "lower/lib/x86_64-linux-gnu", "lower/lib64", "upper", "work", "merged"):
         os.makedirs(os.path.join(base, d), exist_ok=True)
     for f in ("ex_main", "libexcb.so"):
         shutil.copy2(fixture(f"exported/gcc/{f}"), os.path.join(base, "lower/app"))
     shutil.copy2("/lib/x86_64-linux-gnu/libc.so.6", os.path.join(base, "lower/lib/x86_64-linux-gnu"))
     shutil.copy2("/lib64/ld-linux-x86-64.so.2", os.path.join(base, "lower/lib64"))
-    n = 5000
     script = (f"mount --make-rprivate / && mount -t overlay overlay -o lowerdir={base}/lower,"
               f"upperdir={base}/upper,workdir={base}/work {base}/merged && "
               f"mount -t proc proc {base}/merged/proc && exec chroot {base}/merged /app/ex_main {n}")
     # unshare and sh exec: the program keeps their pid
     prog = subprocess.Popen(["unshare", "-m", "sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     rec = None
+    out = tmp(tag + ".data")
     try:
         pid = prog.pid
         for _ in range(200):
@@ -300,9 +296,9 @@ def test_calls_from_a_containers_files_observed_there():
         else:
             raise AssertionError(prog.stderr.read())
         maps = open(f"/proc/{pid}/maps").read()
+        # (its paths name nothing here)
         assert f"{base}/merged/app/ex_main" in maps and not os.path.exists(f"{base}/merged/app/ex_main"), maps
-        out = tmp("container.data")
-        rec = subprocess.Popen([CT, "record", "-v", "-o", out, "-F", "ex_*", "-p", str(pid)],
+        rec = subprocess.Popen([CT, "record", "-v", "-o", out, *flags, "-p", str(pid)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         err = []
         for line in rec.stderr:
@@ -318,6 +314,21 @@ def test_calls_from_a_containers_files_observed_there():
             if p and p.poll() is None:
                 p.kill()
     assert rec.returncode == 0, err
+    return err, out, printed
+
+
+def test_calls_from_a_containers_files_observed_there():
+    """A process in a container traced from outside with -p
+    (run_in_container): the paths /proc/PID/maps shows are the container's,
+    which name nothing here.  The file a return address is in is opened
+    through its mapping's own link (/proc/PID/map_files/LO-HI), so the
+    library's calls of ex_add get their exit probe in the library, and
+    ex_mul's caller is seen to call setjmp (before: "the return address is
+    in no file the process runs code from", and both kept RETs).  A
+    library traced there (-F 'libexcb.so:*') is found the same way (before:
+    "cannot open /proc/PID/root/...")."""
+    n = 5000
+    err, out, printed = run_in_container("container", n, "-F", "ex_*")
     assert re.search(r"calls of ex_add from /proc/\d+/map_files/[0-9a-f]+-[0-9a-f]+\+0x[0-9a-f]+: exit probe at", err), err
     assert re.search(r"calls of ex_mul from 0x[0-9a-f]+ keep no exit: its caller calls setjmp", err), err
     lib_adds = [c for c in replay_json(out) if c.get("func") == "ex_add" and c["args"][1]["value"] == 100]
@@ -328,3 +339,7 @@ def test_calls_from_a_containers_files_observed_there():
             assert c["ret"][0]["value"] == c["args"][0]["value"] + 100, c
     # the last round's calls all end at the exit probe in the library
     assert all(c["status"] == "returned" for c in lib_adds[-n:]), [c["status"] for c in lib_adds[-n:]]
+
+    err, out, printed = run_in_container("container-lib", n, "-F", "libexcb.so:*")
+    runs = [c for c in replay_json(out) if c.get("func") == "libexcb.so:excb_run"]
+    assert len(runs) == 3 and all(c["status"] == "returned" and c["args"][0]["value"] == n for c in runs), runs
