@@ -1040,11 +1040,6 @@ static __noinline int planned_in_file(struct run *r, __u32 site, __u64 ret)
 	return 1;
 }
 
-/* A CHECK's first call from return address KEY (RET: that address), or a
- * tail jump's to untraced code that returns there unwatched: tell user
- * space (before the call's own event), which adds an exit probe there for
- * the calls after it.  The program is not held meanwhile: a stop would be
- * seen by its parent or tracer, and a SIGCONT by its own handlers (README). */
 /* RET's file as file_of sees it, into OUT (ino 0: none). */
 static __noinline void caller_file(__u64 ret, struct ct_caller_file *out)
 {
@@ -1061,6 +1056,11 @@ static __noinline void caller_file(__u64 ret, struct ct_caller_file *out)
 	out->ino = k.ino;
 }
 
+/* A CHECK's first call from return address KEY (RET: that address), or a
+ * tail jump's to untraced code that returns there unwatched: tell user
+ * space (before the call's own event), which adds an exit probe there for
+ * the calls after it.  The program is not held meanwhile: a stop would be
+ * seen by its parent or tracer, and a SIGCONT by its own handlers (README). */
 static __always_inline void report_caller(const struct hit *h, __u64 key, __u64 ret)
 {
 	__u32 gen = read_loss_gen();

@@ -194,12 +194,7 @@ struct ct_planned_slot {
 };
 #define ct_planned_slot_of(k, bits) \
 	((bits) ? (__u32)(((__u64)(k) * 0x9e3779b97f4a7c15ULL) >> (64 - (bits))) : 0)
-/* A return address in another file than the probe's, where a probe sees
- * the end of a call that jumped to untraced code there (map "file_rets",
- * the value unused): planned before recording, so not by its distance from
- * the probe (the two files load anywhere) but by its file and offset, which
- * the BPF side finds from the address (bpf_find_vma).  DEV is the kernel's
- * (MAJOR << 20 | MINOR). */
+
 /* A CT_PROC_CALLER report's payload: the file of the return address as the
  * kernel side's file lookups (file_of) see it -- on overlayfs the file
  * beneath the overlay, whose device and inode neither stat() nor
@@ -211,6 +206,12 @@ struct ct_caller_file {
 	__u64 ino;
 };
 
+/* A return address in another file than the probe's, where a probe sees
+ * the end of a call that jumped to untraced code there (map "file_rets",
+ * the value unused): planned before recording, so not by its distance from
+ * the probe (the two files load anywhere) but by its file and offset, which
+ * the BPF side finds from the address (bpf_find_vma).  DEV is the kernel's
+ * (MAJOR << 20 | MINOR). */
 struct ct_file_ret {
 	__u32 site; /* the probe's */
 	__u32 dev;
