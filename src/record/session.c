@@ -1516,11 +1516,10 @@ static struct ct_module *module_at(struct ct_session *s, uint32_t pid, uint64_t 
 		file[strcspn(file, "\n")] = 0;
 		if (perms[2] == 'x' && file[0] == '/' && !(m = module_open(s, file, ino))) {
 			/* the process sees its files where this one does not (its
-			 * own mount namespace: a container, whose paths are no
-			 * paths here): the mapping's link names the file it maps */
-			char mf[96];
-			snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, lo, hi);
-			m = module_open(s, mf, ino);
+			 * own mount namespace: a container) */
+			char *link_path = ct_mapping_link((pid_t)pid, lo, hi);
+			m = module_open(s, link_path, ino);
+			free(link_path);
 		}
 		if (m) {
 			uint64_t foff = addr - lo + off;

@@ -53,6 +53,11 @@ static bool same_inode_in_dir(pid_t pid, const char *path, const char *lib)
 	return same;
 }
 
+char *ct_mapping_link(pid_t pid, unsigned long long lo, unsigned long long hi)
+{
+	return xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+}
+
 char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 {
 	char maps[64];
@@ -96,9 +101,9 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 	if (stat(out, &st) || st.st_ino != (ino_t)ino) {
 		/* a path in a mount namespace whose root is not the process's
 		 * own (a container's overlay root, mounted in its namespace
-		 * only): the mapping's link names the file it maps */
+		 * only) */
 		free(out);
-		out = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+		out = ct_mapping_link(pid, lo, hi);
 	}
 	if (shown)
 		*shown = found;

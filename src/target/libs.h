@@ -23,6 +23,10 @@ bool ct_lib_name_matches(const char *lib, const char *base);
  * works too.  *SHOWN (if not NULL) gets the path as the process sees it
  * (malloc'd).  NULL with ct_fail() if nothing mapped matches. */
 char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown);
+/* "/proc/PID/map_files/LO-HI" (malloc'd): the file PID maps at [LO, HI),
+ * openable here whatever mount namespace PID sees its paths in (the path
+ * /proc/PID/maps shows may name nothing here: a container's). */
+char *ct_mapping_link(pid_t pid, unsigned long long lo, unsigned long long hi);
 
 /* The library LIB that executable EXE would load, found as ld.so finds it:
  * breadth-first through DT_NEEDED (the executable's, then its libraries'),
