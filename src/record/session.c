@@ -4,6 +4,7 @@
 #include "plan/plt.h"
 #include "target/goruntime.h"
 #include "target/libs.h"
+#include "target/overlay.h"
 #include "wasm/wasm.h"
 #include "util/util.h"
 
@@ -14,9 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -1429,11 +1428,10 @@ struct ct_module {
 	int bin; /* the traced object it is (0: the program, k: s->libs[k-1]), -1: none */
 	bool borrowed; /* ELF: that object's own (not a second mapping of the file) */
 	/* The file as the kernel side's lookups by file and offset
-	 * (file_calls) see it: on overlayfs the file under it, whose device
-	 * and inode stat() does not show -- the identity a probe's report of a
-	 * return address in it carries (kino 0: none yet; elsewhere, dev and
-	 * ino) */
-	bool stacked;
+	 * (file_rets, file_calls) see it: on overlayfs the file under it,
+	 * whose device and inode stat() does not show (ct_overlay_backing),
+	 * and the identity a probe's report of a return address in it carries
+	 * (kino 0: none known yet; elsewhere, dev and ino) */
 	uint32_t kdev;
 	uint64_t kino;
 	struct ct_pads *pads; /* its code's exception landing pads, at the first need */
@@ -1483,11 +1481,13 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	m->path = xstrdup(path);
 	m->ino = st.st_ino;
 	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
-	struct statfs sf;
-	m->stacked = statfs(path, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC;
-	if (!m->stacked) {
+	struct stat bs;
+	if (!ct_on_overlay(path)) {
 		m->kdev = m->dev;
 		m->kino = m->ino;
+	} else if (ct_overlay_backing(path, &bs)) {
+		m->kdev = (uint32_t)(major(bs.st_dev) << 20 | minor(bs.st_dev));
+		m->kino = bs.st_ino;
 	}
 	CT_VEC_PUSH(s->modules, m);
 	return m;
@@ -1615,7 +1615,6 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 		free(fdes);
 		free(starts);
 	}
-	uint32_t dev = m ? (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev)) : 0;
 	struct module_probes mp = {s, m};
 	for (size_t i = 0; i < ncalls; i++) {
 		uint32_t j = (uint32_t)((uintptr_t)map_get(&stub_func, calls[i].target) - 1);
@@ -1643,7 +1642,7 @@ static size_t returns_from(struct ct_session *s, size_t k, const struct ct_tail_
 				CT_VEC_PUSH(s->early_exits, x);
 		}
 		for (size_t q = 0; q < ends[j].probes.n; q++) {
-			struct ct_early_ret r = {(uint32_t)k + 1, ends[j].probes.v[q], dev, (uint64_t)st.st_ino, (uint64_t)off};
+			struct ct_early_ret r = {(uint32_t)k + 1, ends[j].probes.v[q], m->kdev, m->kino, (uint64_t)off};
 			CT_VEC_PUSH(s->early_rets, r);
 		}
 		done++;
@@ -1856,7 +1855,14 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 	struct module_probes mp;
 	struct ct_found_return fr;
 	struct ct_planned_call val;
-	if (!m->kino) { /* (the report of a return address in it says) */
+	if (d->kino && (d->kino != m->kino || d->kdev != m->kdev)) {
+		/* the report of a return address in it says which file the
+		 * kernel side sees (on overlayfs: the one under it, found from
+		 * the mount's layers too, ct_overlay_backing) */
+		if (m->kino)
+			ct_debug("%s: the kernel side sees file %u:%u ino %" PRIu64 ", not the layer's %u:%u ino %" PRIu64,
+				 m->path, d->kdev >> 20, d->kdev & 0xfffff, d->kino, m->kdev >> 20, m->kdev & 0xfffff,
+				 m->kino);
 		m->kino = d->kino;
 		m->kdev = d->kdev;
 	}
