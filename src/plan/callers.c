@@ -2433,6 +2433,36 @@ static void ride_found_exit(struct ct_plan *p, const struct ct_callsite *cs)
 	}
 }
 
+/* The function that return address RET is in where no symbol covers it,
+ * as .eh_frame bounds it (a stripped C program's static functions:
+ * python3's calls through its type slots), kept with the plan as the
+ * callers found in gaps before it ran are (scan_gap); NULL if its FDE is
+ * not a function of its own (a named function in its range) or the code
+ * is Go's (whose gaps are its C code, scan_gap). */
+static const struct ct_func *unnamed_caller(struct ct_plan *p, uint64_t ret)
+{
+	const struct ct_target *t = p->t;
+	if (t->lang != CT_LANG_C)
+		return NULL;
+	if (!p->pads)
+		p->pads = ct_pads_new(&t->elf, t);
+	const struct ct_fde *d = ct_pads_fde_at(p->pads, ret - 1);
+	if (!d)
+		return NULL;
+	size_t k = ct_target_funcs_upto(t, d->end - 1);
+	if (k && t->funcs[k - 1].end > d->start)
+		return NULL; /* (not code of its own) */
+	for (size_t i = 0; i < p->gap_callers.n; i++)
+		if (p->gap_callers.v[i]->entry == d->start && p->gap_callers.v[i]->end == d->end)
+			return p->gap_callers.v[i];
+	char name[32];
+	int len = snprintf(name, sizeof(name), "sub_%llx", (unsigned long long)d->start) + 1;
+	struct ct_func *f = xcalloc(1, sizeof(*f) + (size_t)len);
+	*f = (struct ct_func){.name = memcpy(f + 1, name, (size_t)len), .entry = d->start, .end = d->end, .args = -1};
+	CT_VEC_PUSH(p->gap_callers, f);
+	return f;
+}
+
 uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t ret, struct ct_plan_planned *planned,
 			      const char **why)
 {
@@ -2441,7 +2471,9 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
 	/* the CHECK's: whether calls through its address, and its hit's cost */
 	uint8_t check_flags = p->sites.v[check_site].flags & (CT_SITEF_INDIRECT | CT_SITEF_STEPPED);
 	const struct ct_func *g = ct_target_func_at(p->t, ret);
-	if (!g || g->end <= ret || g->entry >= ret) {
+	if (!g || g->end <= ret || g->entry >= ret)
+		g = unnamed_caller(p, ret);
+	if (!g) {
 		*why = "the return address is in no known function";
 		return CT_NOSITE;
 	}

@@ -231,6 +231,13 @@ static void read_twice(struct ct_pads *pd)
 	CT_VEC_FREE(targets);
 }
 
+const struct ct_fde *ct_pads_fde_at(struct ct_pads *pd, uint64_t addr)
+{
+	if (!pd->read)
+		read_tables(pd);
+	return ct_fde_at(pd->fdes, pd->nfdes, addr);
+}
+
 bool ct_pads_twice(struct ct_pads *pd, uint64_t ret)
 {
 	if (!pd->twice_read)

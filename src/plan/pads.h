@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "target/elf.h"
+#include "target/fde.h"
 #include "target/target.h"
 
 struct ct_pads;
@@ -30,6 +31,10 @@ void ct_pads_free(struct ct_pads *pd);
  * the one that threw.  EXIT 0 (not TAIL): wherever the exit is, so any pad
  * that may resume the caller at all (a catch) is a reason. */
 const char *ct_pads_rejoin(struct ct_pads *pd, uint64_t at, uint64_t ret, uint64_t exit, bool tail);
+
+/* The FDE whose code ADDR is in (the bounds of a function no symbol
+ * names), or NULL. */
+const struct ct_fde *ct_pads_fde_at(struct ct_pads *pd, uint64_t addr);
 
 /* Does the function whose code RET is in (its FDE's range) call setjmp or
  * another function that returns twice, directly or through its PLT?  Then

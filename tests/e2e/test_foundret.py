@@ -127,6 +127,37 @@ def test_tail_jump_calls_from_files_on_overlayfs_end_where_watched():
         tail_jump_calls_end_where_watched(os.path.join(merged, "fr_main"), "gcc", "overlay")
 
 
+def test_calls_from_a_stripped_programs_static_code_end_at_exit_probes():
+    """A static function of a stripped program (no symbol names it, its
+    FDE bounds it) calls the program's exported un_add and un_mul through
+    pointers, as python3's static code calls PyUnicode_RichCompare through
+    a type's slot: that call site is found while recording and gets its
+    exit probe as a named function's does (before: 'the return address is
+    in no known function', and the functions' RETs were probed from then
+    on).  Each function's first call, made before the probe is in, ends
+    unobserved; the ones after the program's pause return.
+    tests/fixtures/c/unnamed."""
+    for exe in ("un_main", "un_main_stripped"):
+        path = fixture(f"unnamed/{exe}")
+        plain = run([path])
+        assert plain.returncode == 0, plain
+        for mode in ("auto", "ret"):
+            p, out = record([path], f"--exit={mode}", "-v", "-F", "un_*", out=tmp(f"unnamed-{exe}-{mode}.data"))
+            assert p.stdout == plain.stdout, (exe, mode, p.stdout)
+            calls = [c for c in replay_json(out) if "func" in c]
+            for f in ("un_add", "un_mul"):
+                mine = [c["status"] for c in calls if c["func"] == f]
+                assert len(mine) == 6, (exe, mode, f, mine)
+                first = "unobserved" if mode == "auto" else "returned"
+                assert mine == [first] + ["returned"] * 5, (exe, mode, f, mine)
+            st = info_stats(out)
+            if mode == "auto":
+                for f in ("un_add", "un_mul"):
+                    assert re.search(rf"calls of {f} from 0x[0-9a-f]+: exit probe at 0x[0-9a-f]+", p.stderr), \
+                        (exe, p.stderr)
+                assert st["callers_found"] == "2 (exits added while recording; 0 refused)", (exe, st)
+
+
 def test_unplanned_callers_found_with_a_library_traced():
     """fr_main's twice (its entry a branch the kernel emulates: a CHECK) is
     called directly once, then through a pointer made from main's address
