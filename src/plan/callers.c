@@ -1121,18 +1121,22 @@ size_t ct_plan_traced_at(const struct ct_plan *p, const struct ct_map *by_entry,
 
 /* Which functions' calls may end in code that is not traced: a tail jump
  * to an untraced function (`bar: jmp usleep@plt`) hands the frame over, and
- * the call ends when that function returns to bar's caller.  Also those
- * that tail-jump to such a function.  NULL if none. */
+ * the call ends when that function returns to bar's caller; a jump into
+ * another part of the function (goes_on_elsewhere) may return from there.
+ * Also those that tail-jump to such a function.  NULL if none. */
 static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
 {
 	struct ct_plan *p = a->p;
 	size_t n = p->funcs.n;
 	bool *await = xcalloc(n ? n : 1, sizeof(*await)), any = false;
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) {
+		if (found[j].goes_on_elsewhere)
+			any = await[j] = true; /* (its other part may return) */
 		for (size_t e = 0; e < found[j].nexits; e++)
 			if (found[j].exits[e].kind == CT_SITE_TAIL &&
 			    !ct_plan_traced_at(p, &a->by_entry, found[j].exits[e].target))
 				any = await[j] = true;
+	}
 	for (bool more = any; more;) {
 		more = false;
 		for (size_t j = 0; j < n; j++)

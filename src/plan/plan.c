@@ -134,8 +134,16 @@ struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t
 	return add_site(p, addr, func, kind, 0, gsrc_of(p->t, code));
 }
 
-/* Decodes F's own sites (entry, exits). */
-static int find_sites(const struct ct_target *t, const struct ct_func *f, struct ct_fn_sites *fs)
+/* Decodes F's own sites (entry, exits).  CFI (C code's, or NULL): a jump
+ * out of F's bounds with its frame still allocated is no tail jump but one
+ * into another part of F (GCC's `f.cold`, whose code a stripped program's
+ * symbol sizes leave out; python3's PyModule_New returns from there): no
+ * probe goes there, which would read no return address at SP (python3: a
+ * trap on each of 3,610 such jumps, and garbage reported as return
+ * addresses); F's calls may end in code not probed, as after a tail jump
+ * to untraced code (goes_on_elsewhere). */
+static int find_sites(const struct ct_target *t, const struct ct_func *f, struct ct_cfi *cfi,
+		      struct ct_fn_sites *fs)
 {
 	size_t len = f->end - f->entry;
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, len);
@@ -144,6 +152,17 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	if (ct_find_sites(code, len, f->entry, ct_callconv_of(f), is_morestack, (void *)t, fs)) {
 		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), ct_error());
 	}
+	size_t n = 0;
+	for (size_t i = 0; i < fs->nexits; i++) {
+		int64_t cfa;
+		if (cfi && fs->exits[i].kind == CT_SITE_TAIL && fs->exits[i].target &&
+		    ct_cfa_sp_offset(cfi, fs->exits[i].addr, &cfa) && cfa != 8) {
+			fs->goes_on_elsewhere = true;
+			continue;
+		}
+		fs->exits[n++] = fs->exits[i];
+	}
+	fs->nexits = n;
 	return 0;
 }
 
@@ -155,7 +174,7 @@ static void add_marker(struct ct_plan *p, const char *name, uint8_t kind)
 		if (strcmp(t->funcs[j].name, name))
 			continue;
 		struct ct_fn_sites fs;
-		if (find_sites(t, &t->funcs[j], &fs) == 0) {
+		if (find_sites(t, &t->funcs[j], NULL, &fs) == 0) {
 			if (!add_site(p, fs.entry_site, CT_NOFUNC, kind, 0, gsrc_of(t, &t->funcs[j])))
 				ct_debug("no %s marker: %s", name, ct_error());
 			ct_fn_sites_free(&fs);
@@ -714,6 +733,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		scan = ct_code_scan_start(t, entries.v, entries.n);
 	CT_VEC_FREE(entries);
 	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
+	struct ct_cfi *cfi = t->lang == CT_LANG_C ? ct_cfi_open(&t->elf) : NULL;
 	CT_VEC(struct ct_fn_sites) found = {0};
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
@@ -721,12 +741,13 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			continue;
 		map_put(&planned, f->entry + 1, (void *)1);
 		struct ct_fn_sites fs;
-		if (find_sites(t, f, &fs)) {
+		if (find_sites(t, f, cfi, &fs)) {
 			bool exact = false;
 			for (size_t i = 0; i < sel->ntrace; i++)
 				exact |= ct_names_equal(&f->dm, f->name, sel->trace[i]);
 			if (exact) {
 				ct_code_scan_free(scan);
+				ct_cfi_free(cfi);
 				free(picked);
 				map_free(&planned);
 				for (size_t k = 0; k < found.n; k++)
@@ -754,6 +775,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		CT_VEC_PUSH(p->funcs, pf);
 		CT_VEC_PUSH(found, fs);
 	}
+	ct_cfi_free(cfi);
 	map_free(&planned);
 	free(picked);
 	if (!p->funcs.n) {

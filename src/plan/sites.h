@@ -30,6 +30,11 @@ struct ct_fn_sites {
 	 * __strcasecmp_avx2 sets up the locale and runs into
 	 * __strcasecmp_l_avx2) */
 	bool falls_through;
+	/* it jumps into another part of its code with its frame still
+	 * allocated (GCC's `f.cold`, outside the bounds a stripped program's
+	 * symbol gives it): it may return from there, where no RET of it is
+	 * probed (set by the plan, which drops those jumps from EXITS) */
+	bool goes_on_elsewhere;
 	/* its indirect calls, for ct_indirect_call_shape (the plan looks at
 	 * them in every traced function: decoded once) */
 	struct ct_icall_at *icalls;

@@ -1,6 +1,7 @@
 /* .eh_frame's FDEs (fde.h). */
 #include "target/fde.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,4 +219,42 @@ const struct ct_fde *ct_fde_at(const struct ct_fde *v, size_t n, uint64_t addr)
 			hi = mid;
 	}
 	return lo && addr < v[lo - 1].end ? &v[lo - 1] : NULL;
+}
+
+struct ct_cfi {
+	Dwarf_CFI *cfi;
+};
+
+struct ct_cfi *ct_cfi_open(const struct ct_elf *e)
+{
+	Dwarf_CFI *cfi = e->elf ? dwarf_getcfi_elf(e->elf) : NULL;
+	if (!cfi)
+		return NULL;
+	struct ct_cfi *c = xcalloc(1, sizeof(*c));
+	c->cfi = cfi;
+	return c;
+}
+
+void ct_cfi_free(struct ct_cfi *c)
+{
+	if (!c)
+		return;
+	dwarf_cfi_end(c->cfi);
+	free(c);
+}
+
+bool ct_cfa_sp_offset(struct ct_cfi *c, uint64_t addr, int64_t *off)
+{
+	Dwarf_Frame *fr;
+	if (!c || dwarf_cfi_addrframe(c->cfi, addr, &fr) != 0)
+		return false;
+	Dwarf_Op *ops;
+	size_t n;
+	/* a register-plus-offset rule comes as one DW_OP_bregx; x86-64's
+	 * DWARF register 7 is RSP */
+	bool sp = dwarf_frame_cfa(fr, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == 7;
+	if (sp)
+		*off = (int64_t)ops[0].number2;
+	free(fr);
+	return sp;
 }

@@ -24,6 +24,18 @@ size_t ct_fdes(const struct ct_elf *e, struct ct_fde **out);
  * is in, or NULL. */
 const struct ct_fde *ct_fde_at(const struct ct_fde *v, size_t n, uint64_t addr);
 
+/* E's call frame information (.eh_frame), to ask where a frame's CFA is;
+ * NULL if it has none.  Free with ct_cfi_free (before E is closed). */
+struct ct_cfi;
+struct ct_cfi *ct_cfi_open(const struct ct_elf *e);
+void ct_cfi_free(struct ct_cfi *c);
+
+/* Where the CFA is when the instruction at ADDR is about to run: SP + *OFF
+ * (true; 8 where SP is at the return address: no frame is allocated).
+ * False where no FDE covers ADDR or the CFA is found another way (from a
+ * frame pointer). */
+bool ct_cfa_sp_offset(struct ct_cfi *c, uint64_t addr, int64_t *off);
+
 /* What the LSDA at link-time address LSDA (of the FDE whose code starts at
  * START) says of the call whose return address is RET: its landing pad in
  * *PAD (0: none, an exception leaves the function).  False where there is

@@ -146,7 +146,7 @@ def test_calls_from_a_stripped_programs_static_code_end_at_exit_probes():
             assert p.stdout == plain.stdout, (exe, mode, p.stdout)
             calls = [c for c in replay_json(out) if "func" in c]
             for f in ("un_add", "un_mul"):
-                mine = [c["status"] for c in calls if c["func"] == f]
+                mine = [c["status"] for c in calls if c["func"] == f and c["depth"] == 0]  # (from apply)
                 assert len(mine) == 6, (exe, mode, f, mine)
                 first = "unobserved" if mode == "auto" else "returned"
                 assert mine == [first] + ["returned"] * 5, (exe, mode, f, mine)
@@ -156,6 +156,31 @@ def test_calls_from_a_stripped_programs_static_code_end_at_exit_probes():
                     assert re.search(rf"calls of {f} from 0x[0-9a-f]+: exit probe at 0x[0-9a-f]+", p.stderr), \
                         (exe, p.stderr)
                 assert st["callers_found"] == "2 (exits added while recording; 0 refused)", (exe, st)
+
+
+def test_a_jump_into_a_functions_other_part_is_no_tail_jump():
+    """un_split (split.S) jumps, its frame still allocated, to its other
+    part, as GCC's functions jump to their `f.cold` (python3's
+    PyModule_New returns from there): no probe goes on that jump, which
+    would read no return address at SP (before: a tail jump's probe, which
+    reported the saved RBX -- 1, 2, 3 -- as return addresses), and its calls
+    still end where they return, in both modes (--exit=ret: at return sites
+    planned after its calls, as after a tail jump to untraced code)."""
+    for exe in ("un_main", "un_main_stripped"):
+        path = fixture(f"unnamed/{exe}")
+        listing = ct("list", "-v", path).stdout
+        block = re.search(r"^  0x[0-9a-f]+ .* un_split\n((?:      .*\n)+)", listing, re.M)
+        assert block and "check" in block.group(1), (exe, listing)
+        assert not re.search(r"^      tail ", block.group(1), re.M), (exe, block.group(1))
+        for mode in ("auto", "ret"):
+            p, out = record([path], f"--exit={mode}", "-v", "-F", "un_*", out=tmp(f"unsplit-{exe}-{mode}.data"))
+            assert "no file the process runs code from" not in p.stderr, (exe, mode, p.stderr)
+            roots = [r for rs in trees([c for c in replay_json(out) if "func" in c]).values() for r in rs]
+            splits = [r for r in roots if r.func == "un_split"]
+            assert len(splits) == 4, (exe, mode, [shape(r) for r in roots])
+            for r in splits:
+                assert r.call["status"] == "returned", (exe, mode, r.call)
+                assert [k.func for k in r.children] == ["un_add"], (exe, mode, shape(r))
 
 
 def test_unplanned_callers_found_with_a_library_traced():
