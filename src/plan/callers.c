@@ -2424,7 +2424,7 @@ static void ride_found_exit(struct ct_plan *p, const struct ct_callsite *cs)
 	struct ct_plan_site *b = &p->sites.v[cs->exit_site];
 	if (b->next != CT_NOSITE)
 		return; /* roles of its own (the results of calls in tail position) */
-	for (uint32_t i = 0; i < cs->exit_site; i++) {
+	for (uint32_t i = (uint32_t)p->built_sites; i < cs->exit_site; i++) {
 		const struct ct_plan_site *a = &p->sites.v[i];
 		if (a->kind != CT_SITE_RETSITE || a->addr != b->addr || a->key_adj != b->key_adj || a->elsewhere ||
 		    !(a->flags & CT_SITEF_DYNAMIC) || !ct_site_is_probe(a) || a->next != CT_NOSITE ||
@@ -2638,9 +2638,14 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
 	/* The call returning there is of that function, or of one that
 	 * tail-jumped to it: a RETSITE whose call_site is an ENTRY closes the
 	 * group of frames at its key that has it (reconstruct.c on_retsite). */
-	for (size_t i = 0; func != CT_NOFUNC && i < p->sites.n && entry == CT_NOSITE; i++)
-		if (p->sites.v[i].kind == CT_SITE_ENTRY && p->sites.v[i].func == func)
-			entry = (uint32_t)i;
+	for (; func != CT_NOFUNC && p->entry_sites_n < p->sites.n; p->entry_sites_n++) {
+		const struct ct_plan_site *s = &p->sites.v[p->entry_sites_n];
+		if (s->kind == CT_SITE_ENTRY && s->func != CT_NOFUNC && !map_get(&p->entry_site_of, (uint64_t)s->func + 1))
+			map_put(&p->entry_site_of, (uint64_t)s->func + 1, (void *)(uintptr_t)(p->entry_sites_n + 1));
+	}
+	uintptr_t e1 = func != CT_NOFUNC ? (uintptr_t)map_get(&p->entry_site_of, (uint64_t)func + 1) : 0;
+	if (e1)
+		entry = (uint32_t)(e1 - 1);
 	if (entry == CT_NOSITE) {
 		*busy = false;
 		*why = "not a tail jump to untraced code of a function with an entry probe";

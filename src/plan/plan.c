@@ -848,6 +848,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	ct_plan_link_roles(p);
 	ct_plan_goroutines(p);
+	p->built_sites = p->sites.n;
 	return 0;
 }
 
@@ -897,6 +898,7 @@ void ct_plan_free(struct ct_plan *p)
 	map_free(&p->plt_traced);
 	CT_VEC_FREE(p->unproven);
 	map_free(&p->shared_exits);
+	map_free(&p->entry_site_of);
 	CT_VEC_FREE(p->runtime_calls);
 	map_free(&p->by_name);
 	ct_plan_captures_free(p);

@@ -235,6 +235,14 @@ struct ct_plan {
 	 * the `caller` of those call sites (heap, one each) */
 	CT_VEC(struct ct_func *) gap_callers;
 	struct ct_map shared_exits; /* exit of a shared call site -> its RETSITE (index + 1) */
+	/* sites when ct_plan_build returned: those found while recording
+	 * (CT_SITEF_DYNAMIC) come after them */
+	size_t built_sites;
+	/* function + 1 -> its ENTRY site + 1, over the first entry_sites_n
+	 * sites (ct_plan_found_return asks while the program runs: not a look
+	 * through every site each time) */
+	struct ct_map entry_site_of;
+	size_t entry_sites_n;
 	/* Go: where the runtime calls closures (goexit's return address for a
 	 * goroutine's function, deferreturn's fn(), ...), as call sites */
 	CT_VEC(struct ct_callsite) runtime_calls;
