@@ -324,6 +324,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	else if (f->indirect)
 		printf("      and calls through its address (%s): each call site found while recording, its exit probe added then\n",
 		       f->why);
+	if (f->interim)
+		printf("      until those are found, its %zu RET%s see%s the calls from them end (interim RETs, a single-step "
+		       "each call: taken out once its calls end at exit probes and no new call site was found for %d ms)\n",
+		       f->rets.n, f->rets.n == 1 ? "" : "s", f->rets.n == 1 ? "s" : "", CT_INTERIM_QUIET_MS);
 	if (!verbose)
 		return;
 	/* "call": the call instruction is probed (the entry); "from": the
@@ -574,6 +578,8 @@ int cmd_list(int argc, char **argv)
 			for (size_t k = 0; s->kind == CT_SITE_TAIL && k < nij; k++)
 				if (ij[k].addr == s->addr)
 					printf(" (indirect: %s)", ij[k].why);
+			if (s->interim)
+				printf(" (interim: until its callers are found)");
 			printf("\n");
 		}
 		/* the indirect jumps not taken for tail jumps, and why */

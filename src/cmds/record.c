@@ -193,9 +193,12 @@ static void usage(FILE *f)
 		"                         the first cheap instruction after the call for\n"
 		"                         functions only ever called directly (and for Go\n"
 		"                         functions called through their address: each new call\n"
-		"                         site's exit probe is added when it is first seen),\n"
-		"                         RET probes for the rest; ret probes every function's\n"
-		"                         entry and RETs\n"
+		"                         site's exit probe is added when it is first seen, and\n"
+		"                         their RETs see the calls end until then), RET probes\n"
+		"                         for the rest; ret probes every function's entry and RETs\n"
+		"      --no-interim       auto: no RET probes until a function's call sites are\n"
+		"                         found (each one's first calls then end unobserved; the\n"
+		"                         single-steps those RETs cost meanwhile are saved)\n"
 		"  -p, --pid PID          attach to a running process instead of starting one\n"
 		"                         (repeatable, for processes of the same binary; a thread\n"
 		"                         id stands for its process)\n"
@@ -555,6 +558,7 @@ enum {
 	OPT_MAX_STRING,
 	OPT_MAX_ITEMS,
 	OPT_EXIT,
+	OPT_NO_INTERIM,
 	OPT_MAX_DEPTH,
 	OPT_MIN_DURATION,
 	OPT_ROOT,
@@ -600,6 +604,7 @@ static const struct option record_options[] = {
 	{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
 	{"service", required_argument, NULL, OPT_SERVICE},
 	{"exit", required_argument, NULL, OPT_EXIT},
+	{"no-interim", no_argument, NULL, OPT_NO_INTERIM},
 	{NULL, 0, NULL, 0},
 };
 
@@ -647,6 +652,9 @@ static int selection_option(struct record_cmd *cmd, int c, char *arg)
 		if (strcmp(arg, "auto") && strcmp(arg, "ret"))
 			return bad_value("--exit is auto (default) or ret", arg);
 		cmd->o.sel.exits = strcmp(arg, "ret") ? CT_EXITS_AUTO : CT_EXITS_RET;
+		return 0;
+	case OPT_NO_INTERIM:
+		cmd->o.sel.no_interim = true;
 		return 0;
 	}
 	return NOT_MINE;

@@ -2348,9 +2348,10 @@ static bool probe_rets(struct ct_plan *p, uint32_t func)
 		return true;
 	if (!pf->rets.n)
 		return false;
+	/* (its interim RETs aside: they go, these stay; session.c) */
 	for (size_t i = 0; i < p->sites.n; i++)
 		for (size_t k = 0; k < pf->rets.n; k++)
-			if (p->sites.v[i].addr == pf->rets.v[k] && !p->sites.v[i].elsewhere)
+			if (p->sites.v[i].addr == pf->rets.v[k] && !p->sites.v[i].elsewhere && !p->sites.v[i].interim)
 				return false;
 	size_t first = p->sites.n;
 	for (size_t k = 0; k < pf->rets.n; k++)
@@ -2364,6 +2365,7 @@ static bool probe_rets(struct ct_plan *p, uint32_t func)
 			p->fetch[i] = pf->results_view ? ct_site_fetch_clone(pf->results_view) : NULL;
 	}
 	pf->rets_probed = true;
+	pf->interim = false;
 	return true;
 }
 

@@ -269,6 +269,22 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	for (size_t i = 0; i < fs->nexits && pf->indirect; i++)
 		if (fs->exits[i].kind == CT_SITE_RET)
 			CT_VEC_PUSH(pf->rets, fs->exits[i].addr);
+	/* Each first call from a call site found while recording would end
+	 * unobserved (a server's first request through its handler: the one
+	 * a user sends to see it): until the callers it has are found, its
+	 * RETs see those calls end.  Interim RETs: a single-step each call,
+	 * sending nothing for one another probe sees end; taken out once that
+	 * is all they see (session.c settle_interim). */
+	if (pf->check_site != CT_NOSITE && pf->indirect && p->interim_rets && pf->rets.n) {
+		for (size_t k = 0; k < pf->rets.n; k++) {
+			struct ct_plan_site *rs = add_site(p, pf->rets.v[k], j, CT_SITE_RET, 0, gsrc);
+			if (!rs)
+				return -1;
+			rs->interim = true;
+		}
+		pf->interim = true;
+		p->interim_funcs++;
+	}
 	for (size_t k = 0; k < pf->ncalls; k++) {
 		struct ct_callsite *cs = &pf->calls[k];
 		uint8_t cg = gsrc_of(t, cs->caller);
@@ -422,7 +438,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 			s->rides = CT_NOSITE;
 		if (s->rides != CT_NOSITE)
 			s->flags |= CT_SITEF_COMPANION; /* no chain names it */
-		else if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF) /* no probe, no role in one */
+		else if (!(s->flags & CT_SITEF_ATCHECK) && s->kind != CT_SITE_TAILDIFF && !s->interim) /* no probe, no role in one; an interim RET's is its own */
 			r[nr++] = (struct role_ref){s->addr, role_rank(s), (uint32_t)i};
 	}
 	n = nr;
@@ -703,6 +719,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	memset(p, 0, sizeof(*p));
 	p->t = t;
 	p->exits = sel->exits;
+	p->interim_rets = sel->exits == CT_EXITS_AUTO && !sel->fixed_sites && !sel->limits && !sel->no_interim;
 	p->no_spills = sel->limits;
 	/* Exact names (no wildcard) the user asked for must exist. */
 	for (size_t i = 0; !sel->lenient && i < sel->ntrace; i++) {
@@ -909,14 +926,16 @@ void ct_plan_free(struct ct_plan *p)
 
 const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n)
 {
-	if (!p->icall_sites && !p->icall_left)
-		return "";
-	snprintf(out, n, "; %zu indirect call instruction%s planned for the functions they may call (%zu pairs%s",
-		 p->icall_sites, p->icall_sites == 1 ? "" : "s", p->icall_pairs, p->icall_left ? ", " : ")");
-	if (p->icall_left) {
-		size_t len = strlen(out);
+	out[0] = 0;
+	if (p->icall_sites || p->icall_left)
+		snprintf(out, n, "; %zu indirect call instruction%s planned for the functions they may call (%zu pairs%s",
+			 p->icall_sites, p->icall_sites == 1 ? "" : "s", p->icall_pairs, p->icall_left ? ", " : ")");
+	size_t len = strlen(out);
+	if (p->icall_left)
 		snprintf(out + len, n - len, "%zu more to be found while recording)", p->icall_left);
-	}
+	len = strlen(out);
+	if (p->interim_funcs)
+		snprintf(out + len, n - len, "; %zu with interim RETs until their call sites are found", p->interim_funcs);
 	return out;
 }
 

@@ -108,11 +108,20 @@ struct ct_plan_func {
 	 * (ct_plan_found_caller), and later ones need no exit probe */
 	CT_VEC(uint64_t) rets;
 	bool rets_probed;
+	/* its RETs are interim RETs, still probed (plan.c emit_function);
+	 * while recording: one of them let a call go by (another probe saw
+	 * it end), and when a caller of it was last reported (session.c) */
+	bool interim, interim_passed;
+	uint64_t interim_report_ns;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
 };
 
 #define CT_NOSITE UINT32_MAX
+
+/* A function's interim RETs go once no new caller of it was reported for
+ * so long (and its calls end at exit probes: session.c settle_interim). */
+#define CT_INTERIM_QUIET_MS 20
 
 struct ct_plan_site {
 	uint64_t addr;   /* link-time vaddr */
@@ -140,6 +149,10 @@ struct ct_plan_site {
 	 * probe, after its CALL (plan.c emit_function), never a probe of its
 	 * own, no return check */
 	bool at_call;
+	/* RET probed only until its function's callers are found (an interim
+	 * RET, emit_function): a probe of its own, never a role of another's,
+	 * in a link of its own that user space closes then (session.c) */
+	bool interim;
 };
 
 struct ct_tail_user {
@@ -167,6 +180,7 @@ struct ct_selection {
 	size_t nexclude;
 	bool lenient;         /* exact names may be missing (--follow: other binaries) */
 	enum ct_exit_mode exits;
+	bool no_interim;      /* auto: no interim RETs (record --no-interim) */
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
 	/* No call site can be added while recording (--follow: exec'd binaries
 	 * take the site ids as they come): address-taken functions keep RETs. */
@@ -204,6 +218,10 @@ struct ct_plan {
 	size_t trapless_entries; /* of the cheap ones, at 5-byte nops (no trap) */
 	enum ct_exit_mode exits;
 	const char *exits_note; /* why everything kept RET probes, if so */
+	/* address-taken functions observed from their callers get interim
+	 * RETs (not under --follow or record-time limits) */
+	bool interim_rets;
+	size_t interim_funcs; /* ... so many */
 	size_t in_caller;       /* functions observed from their callers */
 	/* CHECK sites' planned callers: CT_PLANNED_KEY(site, delta) and the
 	 * CALL site (plan index) each stands for */

@@ -233,6 +233,16 @@ struct {
 /* Entries in unobserved_calls: hits look there only while there are some. */
 __u64 unobserved_open = 0;
 
+/* The interim RETs (their site ids) that saw a call some other probe sees
+ * end: their function's callers are being found, user space takes them
+ * out once that has gone quiet (session.c settle_interim). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} interim_passed SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -1204,6 +1214,28 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, 
 	}
 }
 
+/* An interim RET (CT_COOKIE_INTERIM: its function's RETs are probed until
+ * the callers it has are found): does the innermost call of the hit's
+ * goroutine/thread that no exit probe sees end here -- its frame, its
+ * return address still in the slot at SP?  Then the RET is that call's
+ * exit (track_unobserved then lets it go).  Else some other probe sees the
+ * call end: nothing is sent, and user space learns that this RET passed
+ * one (interim_passed), once. */
+static __noinline int interim_ends(struct run *r, __u64 sp)
+{
+	struct hit *h = &r->h;
+	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, stack_key(r)) : NULL;
+	if (w && w->key == h->key && read_u64(sp) == w->ret) {
+		count(CT_CNT_INTERIM_ENDS, 1);
+		return 1;
+	}
+	__u32 site = CT_COOKIE_SITE(h->cookie);
+	__u8 one = 1;
+	bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
+	count(CT_CNT_INTERIM_PASSES, 1);
+	return 0;
+}
+
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
 	__u32 loss_gen = read_loss_gen();
@@ -1342,6 +1374,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
 			h->flags |= CT_EV_ALTSTACK;
 	}
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RET && CT_COOKIE_INTERIM(h->cookie) && !interim_ends(r, sp))
+		return 0;
 	if (unobserved_open || r->unobserved_ret)
 		track_unobserved(r, sp, ctx->bp, r->unobserved_ret);
 	h->key += r->key_delta;

@@ -106,7 +106,10 @@ enum ct_site_kind {
  *   bit  36      TAIL site whose jump target is a traced function; CHECK
  *                site of a function whose address is taken (called
  *                through interfaces, function values: CT_CNT_INDIRECT);
- *                ENTRY site that is its function's RET too (`f: ret`)
+ *                ENTRY site that is its function's RET too (`f: ret`);
+ *                RET site probed only until its function's callers are
+ *                found (an interim RET): it sends the end of an
+ *                unobserved call only
  *   bit  37      the probe is a tail jump to untraced code (one of its
  *                roles): look the return address (at SP) up among the
  *                planned return sites ("planned_calls", keyed by this
@@ -132,6 +135,7 @@ enum ct_site_kind {
 #define CT_COOKIE_TAILTRACED(c) ((__u32)((c) >> 36) & 1)
 #define CT_COOKIE_INDIRECT(c) ((__u32)((c) >> 36) & 1) /* CHECK sites */
 #define CT_COOKIE_ENTRYRET(c) ((__u32)((c) >> 36) & 1) /* ENTRY sites */
+#define CT_COOKIE_INTERIM(c) ((__u32)((c) >> 36) & 1)  /* RET sites */
 #define CT_COOKIE_RETCHECK(c) ((__u32)((c) >> 37) & 1)
 #define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38) & 0x7fffff)
 #define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38) & 0x7fffff) /* CHECK sites */
@@ -424,7 +428,9 @@ enum ct_counter {
 	CT_CNT_UNPLANNED = 4,/* calls of caller-observed functions from unplanned call sites */
 	CT_CNT_INDIRECT = 5, /* calls of address-taken functions from call sites not
 				known yet (their exits are added as they are found) */
-	CT_CNT_MAX = 6,
+	CT_CNT_INTERIM_ENDS = 6, /* such calls whose end an interim RET saw */
+	CT_CNT_INTERIM_PASSES = 7, /* interim RET hits that sent nothing (their cost) */
+	CT_CNT_MAX = 8,
 };
 
 #endif

@@ -324,6 +324,24 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 }
 
 
+/* A slot of links[] for one more link: one a closed link left
+ * (ct_probes_close_link), else the next; MAX_LINKS if none is left. */
+static size_t free_link_slot(const struct ct_probes *p)
+{
+	for (size_t i = 0; i < p->nlinks; i++)
+		if (p->links[i] < 0)
+			return i;
+	return p->nlinks < MAX_LINKS ? p->nlinks : MAX_LINKS;
+}
+
+static void take_link_slot(struct ct_probes *p, size_t slot, int fd, bool exits)
+{
+	p->links[slot] = fd;
+	p->link_is_exit[slot] = exits;
+	if (slot == p->nlinks)
+		p->nlinks++;
+}
+
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 {
 	struct bpf_program *prog = p->skel->progs.ct_hit;
@@ -345,7 +363,8 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 				return -1;
 			continue;
 		}
-		if (p->nlinks >= MAX_LINKS)
+		size_t slot = free_link_slot(p);
+		if (slot >= MAX_LINKS)
 			return ct_fail("too many probe links");
 		int fd = link_uprobe_multi(bpf_program__fd(prog), a->path, a->pid, sets[i].off,
 					   sets[i].cookie, sets[i].n);
@@ -362,8 +381,7 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 					       sets[i].n, a->path);
 			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, strerror(e));
 		}
-		p->link_is_exit[p->nlinks] = i == 0;
-		p->links[p->nlinks++] = fd;
+		take_link_slot(p, slot, fd, i == 0);
 	}
 	/* The goroutine-creation probe is in from here on: what a thread
 	 * cached before (another process's links, an entry link first) may
@@ -521,6 +539,50 @@ static void close_links(struct ct_probes *p, bool exits)
 				close(p->links[i]);
 			p->links[i] = -1;
 		}
+}
+
+int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const uint64_t *offsets,
+			  const uint64_t *cookies, size_t n)
+{
+	size_t slot = free_link_slot(p);
+	if (p->perf_events || !n || slot >= MAX_LINKS)
+		return -1;
+	int fd = link_uprobe_multi(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
+	if (fd < 0)
+		return -1;
+	take_link_slot(p, slot, fd, true);
+	return (int)slot;
+}
+
+void ct_probes_close_link(struct ct_probes *p, int slot)
+{
+	if (slot < 0 || (size_t)slot >= p->nlinks || p->links[slot] < 0)
+		return;
+	int fd = p->links[slot];
+	p->links[slot] = -1;
+	/* (its breakpoints go at once; the grace period after that is the
+	 * thread's to wait, not the event loop's) */
+	pthread_t th;
+	if (pthread_create(&th, NULL, close_link, (void *)(intptr_t)fd) == 0)
+		pthread_detach(th);
+	else
+		close(fd);
+}
+
+size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n)
+{
+	int fd = bpf_map__fd(p->skel->maps.interim_passed);
+	size_t got = 0;
+	uint32_t key, next;
+	const uint32_t *prev = NULL;
+	while (got < n && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		sites[got++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < got; i++)
+		bpf_map_delete_elem(fd, &sites[i]);
+	return got;
 }
 
 void ct_probes_detach(struct ct_probes *p)

@@ -87,6 +87,17 @@ int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k);
 int ct_probes_add_file_call(struct ct_probes *p, const struct ct_file_ret *k, const struct ct_planned_call *call);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
+/* Exit probes in a link of their own that user space closes before the end
+ * (interim RETs, session.c): its slot, or -1 (no uprobe_multi links, none
+ * left, the kernel refused: those sites stay without probes). */
+int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const uint64_t *offsets,
+			  const uint64_t *cookies, size_t n);
+/* Closes the link in SLOT: its breakpoints go at once; the kernel's grace
+ * period after that is waited for on a thread of its own. */
+void ct_probes_close_link(struct ct_probes *p, int slot);
+/* The interim RETs that let a call go by (another probe sees it end) since
+ * the last time: at most N site ids into SITES, how many. */
+size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n);
 /* Removes every probe (closes the links). */
 void ct_probes_detach(struct ct_probes *p);
 

@@ -220,7 +220,8 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 		if (!s->libs[k].trace.n)
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
 	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1],
-				     .exits = in->exits, .go_markers = in->go_markers, .limits = in->limits};
+				     .exits = in->exits, .no_interim = in->no_interim, .go_markers = in->go_markers,
+				     .limits = in->limits};
 	return 0;
 }
 
@@ -569,6 +570,7 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	/* the same bit: a TAIL's target is traced; a CHECK's function is
 	 * called indirectly (which counter its unplanned calls go to) */
 	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
+			 : site->kind == CT_SITE_RET	 ? site->interim /* (CT_COOKIE_INTERIM) */
 						     : site->target_func != CT_NOFUNC || (site->flags & CT_SITEF_INDIRECT);
 	/* and an ENTRY's: its function's RET is the same instruction */
 	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next) {
@@ -631,12 +633,15 @@ static int attach_early(struct ct_session *s, const struct ct_plan *plan, uint32
 	return rc;
 }
 
+struct ct_interim_link;
+static bool interim_attach(struct ct_session *s, struct ct_interim_link *l);
+
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
  * offset into the file's global tables. */
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
 		       uint32_t func_base, uint32_t bin, const char *path, int pid)
 {
-	size_t n = plan->sites.n, ne = 0, nx = 0;
+	size_t n = plan->sites.n, ne = 0, nx = 0, nint = 0;
 	for (size_t i = 0; i < n; i++)
 		if (plan->sites.v[i].elsewhere)
 			n = i; /* found while recording, in another file: attached then */
@@ -681,7 +686,9 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			return -1;
 		}
 		uint64_t cookie = site_cookie(s, plan, i, site_base + (uint32_t)i, func_base, bin);
-		if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
+		if (site->interim) {
+			nint++; /* a link of their own (interim_attach) */
+		} else if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
 		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
@@ -700,6 +707,11 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	uint32_t goid_site = ct_plan_goid_site(plan, n);
 	if (rc == 0 && goid_site != CT_NOSITE)
 		ct_probes_set_goid_sites(s->probes, bin, site_base + goid_site, plan->goid_sites);
+	if (rc == 0 && nint) {
+		struct ct_interim_link il = {bin, pid, xstrdup(path), -1, 0, false};
+		CT_VEC_PUSH(s->interim_links, il);
+		interim_attach(s, &s->interim_links.v[s->interim_links.n - 1]);
+	}
 	free(eo);
 	free(ec);
 	free(xo);
@@ -1028,6 +1040,94 @@ static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local)
 	uintptr_t id = (uintptr_t)map_get(&s->found_ids, (uint64_t)bin << 32 | local);
 	return id ? (uint32_t)(id - 1) : CT_NOSITE;
 }
+
+/* ---- Interim RETs ----
+ * An address-taken function observed from its callers has its RETs probed
+ * too until the callers it has are found (plan.c emit_function): the first
+ * calls from each would end unobserved, a server's first request through
+ * its handler among them.  They cost a single-step a call, any call, so
+ * they go once a function's have let a call go by (another probe saw it
+ * end: its callers are being found) and no new caller of it was reported
+ * for CT_INTERIM_QUIET_MS: their link is made again without them. */
+#define INTERIM_TICK_NS 10000000ULL  /* how often settle_interim looks */
+#define INTERIM_QUIET_NS (CT_INTERIM_QUIET_MS * 1000000ULL) /* no caller reported for so long */
+
+/* L's link made (again) with the interim RETs of the functions still
+ * interim; the old one closed once the new one is in.  False if that
+ * failed (the old one stays). */
+static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
+{
+	struct object o = object_n(s, l->bin);
+	const struct ct_plan *p = o.plan;
+	CT_VEC(uint64_t) xo = {0}, xc = {0};
+	for (size_t i = 0; i < p->built_sites; i++) {
+		const struct ct_plan_site *st = &p->sites.v[i];
+		if (st->interim && p->funcs.v[st->func].interim) {
+			CT_VEC_PUSH(xo, st->offset);
+			CT_VEC_PUSH(xc, site_cookie(s, p, i, global_site(s, l->bin, (uint32_t)i), o.func_base, l->bin));
+		}
+	}
+	int link = xo.n ? ct_probes_attach_link(s->probes, l->path, l->pid, xo.v, xc.v, xo.n) : -1;
+	bool ok = !xo.n || link >= 0;
+	if (ok) {
+		if (l->link >= 0)
+			s->interim_remade++;
+		ct_probes_close_link(s->probes, l->link);
+		l->link = link;
+		l->nsites = xo.n;
+		ct_debug("interim RETs of %s: %zu", l->path, xo.n);
+	} else {
+		ct_debug("interim RETs of %s: %zu not attached", l->path, xo.n);
+	}
+	CT_VEC_FREE(xo);
+	CT_VEC_FREE(xc);
+	return ok;
+}
+
+/* The functions whose interim RETs go now (see above), and their links
+ * made again. */
+static void settle_interim(struct ct_session *s)
+{
+	uint64_t now = now_mono_ns();
+	if (!s->interim_links.n || s->end_ts || now - s->interim_tick < INTERIM_TICK_NS)
+		return;
+	s->interim_tick = now;
+	uint32_t sites[512];
+	size_t n;
+	do {
+		n = ct_probes_interim_passed(s->probes, sites, sizeof(sites) / sizeof(sites[0]));
+		for (size_t i = 0; i < n; i++) {
+			struct object o;
+			uint32_t local;
+			if (object_of_site(s, sites[i], &o, &local) && local < o.plan->sites.n &&
+			    o.plan->sites.v[local].func < o.plan->funcs.n)
+				o.plan->funcs.v[o.plan->sites.v[local].func].interim_passed = true;
+		}
+	} while (n == sizeof(sites) / sizeof(sites[0]));
+	bool changed[CT_MAX_BINS] = {0};
+	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++) {
+		struct ct_plan *p = object_n(s, k).plan;
+		for (size_t j = 0; p->interim_funcs && j < p->funcs.n; j++) {
+			struct ct_plan_func *pf = &p->funcs.v[j];
+			if (pf->interim && pf->interim_passed && now - pf->interim_report_ns >= INTERIM_QUIET_NS) {
+				pf->interim = false;
+				s->interim_settled++;
+				changed[k] = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < s->interim_links.n; i++) {
+		struct ct_interim_link *l = &s->interim_links.v[i];
+		size_t left = 0;
+		const struct ct_plan *p = object_n(s, l->bin).plan;
+		for (size_t k = 0; l->link >= 0 && !l->stuck && k < p->built_sites; k++)
+			left += p->sites.v[k].interim && p->funcs.v[p->sites.v[k].func].interim;
+		/* (a function's RETs probed for good meanwhile: ct_plan_rets_from_now) */
+		if (l->link >= 0 && !l->stuck && (changed[l->bin] || left < l->nsites) && left != l->nsites)
+			l->stuck = !interim_attach(s, l);
+	}
+}
+
 
 /* Where PID mapped O (PIE), to turn the runtime type pointers found in
  * interface values into link-time addresses. */
@@ -2040,6 +2140,8 @@ static void plan_caller(struct ct_session *s, const struct ct_deferred *d, struc
 	else {
 		uint32_t before = (uint32_t)o.plan->sites.n;
 		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK)
+			o.plan->funcs.v[o.plan->sites.v[probe].func].interim_report_ns = now_mono_ns();
+		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK)
 			ok = found_call(s, d, &o, probe, b, &why);
 		else
 			ok = found_return(s, d, &o, probe, b, &why);
@@ -2236,6 +2338,7 @@ int ct_session_pump(struct ct_session *s, int timeout_ms)
 	static uint64_t last_flush;
 	if (poll_events(s, timeout_ms) < 0)
 		return -1;
+	settle_interim(s);
 	note_losses(s, false);
 	uint64_t now = now_mono_ns();
 	if (now - last_flush >= (s->o.flush_ns ? s->o.flush_ns : FLUSH_EVERY_NS)) {
@@ -2351,6 +2454,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
 		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));
 	}
+	if (s->interim_links.n)
+		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again)",
+			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),
+			       (unsigned long long)counter(s, CT_CNT_INTERIM_PASSES), s->interim_settled, s->interim_remade);
 	if (s->plan.in_caller || s->callers_found || s->callers_refused)
 		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
 			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
@@ -2412,6 +2519,9 @@ void ct_session_free(struct ct_session *s)
 	CT_VEC_FREE(s->deferred);
 	CT_VEC_FREE(s->attach_pids);
 	free(s->attach_path);
+	for (size_t i = 0; i < s->interim_links.n; i++)
+		free(s->interim_links.v[i].path);
+	CT_VEC_FREE(s->interim_links);
 	map_free(&s->callers_done);
 	for (size_t k = 0; k < CT_MAX_BINS; k++)
 		map_free(&s->probes_at[k].there);

@@ -91,6 +91,15 @@ struct ct_libbin {
 	struct ct_go_names go;
 };
 
+struct ct_interim_link {
+	uint32_t bin; /* the object (0: the program, k: libs[k - 1]) */
+	int pid;
+	char *path;   /* where it was attached */
+	int link;     /* ct_probes slot, -1: none now */
+	size_t nsites;
+	bool stuck;   /* making it again failed: it stays as it is */
+};
+
 struct ct_session {
 	struct ct_session_opts o;
 	struct ct_libbin *libs;
@@ -169,6 +178,13 @@ struct ct_session {
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
 	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most CT_MAX_CALLERS */
+	/* Interim RETs (plan.c emit_function), per object and process: the
+	 * link they are in, made again without the functions settled since
+	 * (settle_interim) */
+	CT_VEC(struct ct_interim_link) interim_links;
+	uint64_t interim_tick;       /* when settle_interim last looked */
+	size_t interim_settled;      /* functions whose interim RETs were taken out */
+	size_t interim_remade;       /* links made again for it */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

@@ -135,23 +135,27 @@ def test_calls_from_a_stripped_programs_static_code_end_at_exit_probes():
     exit probe as a named function's does (before: 'the return address is
     in no known function', and the functions' RETs were probed from then
     on).  Each function's first call, made before the probe is in, ends
-    unobserved; the ones after the program's pause return.
+    at the function's interim RET (unobserved with --no-interim); the ones
+    after the program's pause at that exit probe.
     tests/fixtures/c/unnamed."""
     for exe in ("un_main", "un_main_stripped"):
         path = fixture(f"unnamed/{exe}")
         plain = run([path])
         assert plain.returncode == 0, plain
-        for mode in ("auto", "ret"):
-            p, out = record([path], f"--exit={mode}", "-v", "-F", "un_*", out=tmp(f"unnamed-{exe}-{mode}.data"))
+        for mode in ("auto", "ret", "lean"):
+            how = ["--exit=auto", "--no-interim"] if mode == "lean" else [f"--exit={mode}"]
+            p, out = record([path], *how, "-v", "-F", "un_*", out=tmp(f"unnamed-{exe}-{mode}.data"))
             assert p.stdout == plain.stdout, (exe, mode, p.stdout)
             calls = [c for c in replay_json(out) if "func" in c]
             for f in ("un_add", "un_mul"):
                 mine = [c["status"] for c in calls if c["func"] == f and c["depth"] == 0]  # (from apply)
                 assert len(mine) == 6, (exe, mode, f, mine)
-                first = "unobserved" if mode == "auto" else "returned"
+                first = "unobserved" if mode == "lean" else "returned"
                 assert mine == [first] + ["returned"] * 5, (exe, mode, f, mine)
             st = info_stats(out)
             if mode == "auto":
+                assert st["interim"].startswith("2 ("), (exe, st)
+            if mode != "ret":
                 for f in ("un_add", "un_mul"):
                     assert re.search(rf"calls of {f} from 0x[0-9a-f]+: exit probe at 0x[0-9a-f]+", p.stderr), \
                         (exe, p.stderr)
