@@ -21,6 +21,7 @@ static void usage(FILE *f)
 		   "  -v, --verbose     also show every probe site with its instruction, and how\n"
 		   "                    each function's calls are observed (its exit mode and why)\n"
 		   "      --exit MODE   plan as record --exit MODE would: auto (default) or ret\n"
+		   "      --no-interim  plan as record --no-interim would\n"
 		   "      --no-args     do not show the decoded signatures\n"
 		   "      --demangle M  C++/Rust names: simple (default), full (with parameters,\n"
 		   "                    Rust hash) or no (the mangled symbol); GLOBs match any form\n"
@@ -419,12 +420,14 @@ int cmd_list(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"exit", required_argument, NULL, 'x'},
 		{"no-args", no_argument, NULL, 'n'},
+		{"no-interim", no_argument, NULL, 'i'},
 		{"demangle", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	CT_VEC(const char *) exclude = {0};
 	int c, verbose = 0, args = 1;
+	bool no_interim = false;
 	enum ct_exit_mode exits = CT_EXITS_AUTO;
 	optind = 1;
 	opterr = 0; /* one line of our own: ct_bad_option */
@@ -445,6 +448,9 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'n':
 			args = 0;
+			break;
+		case 'i':
+			no_interim = true;
 			break;
 		case 'd':
 			if (ct_demangle_parse(optarg, &ct_demangle_mode)) {
@@ -482,6 +488,7 @@ int cmd_list(int argc, char **argv)
 				   .exclude = exclude.v,
 				   .nexclude = exclude.n,
 				   .exits = exits,
+				   .no_interim = no_interim,
 				   .go_markers = true,
 				   .args = &ao};
 	ct_plt_add_funcs(&t, &sel);

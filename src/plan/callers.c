@@ -2029,7 +2029,11 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		 * one whose address code takes (a callback handed to a
 		 * library: main, a thread's start routine, a comparator, each
 		 * first call from a new place would end unobserved) or the
-		 * loader calls (.init_array). */
+		 * loader calls (.init_array).  (Not even with interim RETs:
+		 * a C call no exit probe sees is tracked only while it is its
+		 * thread's innermost one, and a comparator's unobserved calls
+		 * inside main's left main open past its return, exit's calls
+		 * nested under it.) */
 		bool table = !(pf->fn->flags & CT_FN_GO) && c->in_table && !c->in_code && !c->elsewhere;
 		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || (!(pf->fn->flags & CT_FN_GO) && !table)))
 			keep_ret(&a, j, "%s", c->taken);

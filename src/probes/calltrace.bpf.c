@@ -233,9 +233,10 @@ struct {
 /* Entries in unobserved_calls: hits look there only while there are some. */
 __u64 unobserved_open = 0;
 
-/* The interim RETs (their site ids) that saw a call some other probe sees
- * end: their function's callers are being found, user space takes them
- * out once that has gone quiet (session.c settle_interim). */
+/* The interim RETs (their site ids) that saw a call end that some other
+ * probe sees end too: their function's callers are being found, user
+ * space takes them out once that has gone quiet (session.c
+ * settle_interim). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -1218,9 +1219,12 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, 
  * the callers it has are found): does the innermost call of the hit's
  * goroutine/thread that no exit probe sees end here -- its frame, its
  * return address still in the slot at SP?  Then the RET is that call's
- * exit (track_unobserved then lets it go).  Else some other probe sees the
- * call end: nothing is sent, and user space learns that this RET passed
- * one (interim_passed), once. */
+ * exit (track_unobserved then lets it go).  Else another probe sees the
+ * call end: nothing is sent (a RET's event there would close the call
+ * before the exit probe that reads its results, and a tail call's frames
+ * otherwise than the caller's exit does), and user space learns that this
+ * RET let one go by (interim_passed), once.  (Its single-step is in that
+ * call's duration, not taken out: while the RETs are in.) */
 static __noinline int interim_ends(struct run *r, __u64 sp)
 {
 	struct hit *h = &r->h;

@@ -236,6 +236,19 @@ def info_stats(path):
     return kv
 
 
+def interim_counts(path):
+    """info's interim line: (calls whose end the interim RETs saw, their
+    hits that saw none, functions whose interim RETs were taken out);
+    (0, 0, 0) without interim RETs."""
+    line = info_stats(path).get("interim")
+    if not line:
+        return 0, 0, 0
+    m = re.match(r"(\d+) \(calls whose end the interim RETs saw; (\d+) hits of theirs saw none; "
+                 r"(\d+) functions' taken out, \d+ links made again\)$", line)
+    assert m, line
+    return tuple(map(int, m.groups()))
+
+
 def calls_info(path):
     """How the recorded calls ended (info --calls)."""
     out = ct("info", "--calls", path).stdout
@@ -483,7 +496,8 @@ def test_interface_leaf_drops_its_ret_probes():
     assert all(c["status"] == "returned" for c in steps), [c["status"] for c in steps]
     assert [c["ret"][0]["value"] for c in steps] == [5 * n + 1 for n in range(30)], steps[:3]
     ci = calls_info(out)
-    assert ci["ret"] == 1 and ci["after"] >= 29, ci
+    ends, _, _ = interim_counts(out)
+    assert ends == 1 and ci["ret"] == 1 and ci["after"] >= 29, (ci, ends)
 
 
 def test_calls_found_in_tail_position_end_with_their_callers():
@@ -586,7 +600,7 @@ def test_calls_last_in_go_and_defer_wrappers_end_where_those_return():
     assert [c["ret"][0]["value"] for c in gets[2:]] == [-1, -3], gets
     steps = ct("info", "--steps", out).stdout
     # (and the first calls' ends its interim RET saw)
-    k = int(info_stats(out)["interim"].split()[0])
+    k = interim_counts(out)[0]
     assert re.search(r"^stepped: +%d of \d+ probe hits \([\d.]+%%\), by probe" % (2 + k), steps, re.M), steps
     assert re.search(r"^ +2  return +0x[0-9a-f]+ +main\.\(\*counter\)\.get \(its call at 0x[0-9a-f]+\)$", steps,
                      re.M), steps
@@ -622,7 +636,7 @@ def test_leaf_entry_seen_after_its_prologue():
     assert all(c["status"] == "returned" for c in calls), [c["status"] for c in calls]
     assert [c["ret"][0]["value"] for c in calls] == [chr(r) not in token for r in want], calls[:3]
     ci = calls_info(out)
-    k = int(info_stats(out)["interim"].split()[0])
+    k, _, _ = interim_counts(out)
     assert ci["stepped"] == 0 and 1 <= ci["ret"] == k <= 3, (ci, k)
 
 
@@ -854,6 +868,8 @@ def test_first_call_through_a_handler_adapter_returns_at_an_interim_ret():
     lst = ct("list", "-v", fixture("go_core"), "main.handle.func1").stdout
     assert len(interim_rets(lst)) == 1 and not permanent_rets(lst), lst
     assert "until those are found, its 1 RET sees the calls from them end" in lst, lst
+    lean = ct("list", "-v", "--no-interim", fixture("go_core"), "main.handle.func1").stdout
+    assert not interim_rets(lean) and not permanent_rets(lean) and "until those are found" not in lean, lean
     for lean in (False, True):
         p, out = record(argv, *(["--no-interim"] if lean else []), "-F", "main.handle.func1",
                         out=tmp("handler-%s.data" % lean), env=GO1)
