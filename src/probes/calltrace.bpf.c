@@ -239,7 +239,8 @@ __u64 unobserved_open = 0;
  * settle_interim). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192); /* (full: the others wait for user space's next look) */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u8);
 } interim_passed SEC(".maps");
