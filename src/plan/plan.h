@@ -219,7 +219,7 @@ struct ct_plan {
 	enum ct_exit_mode exits;
 	const char *exits_note; /* why everything kept RET probes, if so */
 	/* address-taken functions observed from their callers get interim
-	 * RETs (not under --follow or record-time limits) */
+	 * RETs (not under --follow, record-time limits or --no-interim) */
 	bool interim_rets;
 	size_t interim_funcs; /* ... so many */
 	size_t in_caller;       /* functions observed from their callers */

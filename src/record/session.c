@@ -1052,6 +1052,12 @@ static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local)
 #define INTERIM_TICK_NS 10000000ULL  /* how often settle_interim looks */
 #define INTERIM_QUIET_NS (CT_INTERIM_QUIET_MS * 1000000ULL) /* no caller reported for so long */
 
+/* Is site I of P an interim RET of a function whose are still in? */
+static bool interim_live(const struct ct_plan *p, size_t i)
+{
+	return p->sites.v[i].interim && p->funcs.v[p->sites.v[i].func].interim;
+}
+
 /* L's link made (again) with the interim RETs of the functions still
  * interim; the old one closed once the new one is in.  False if that
  * failed (the old one stays). */
@@ -1062,7 +1068,7 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 	CT_VEC(uint64_t) xo = {0}, xc = {0};
 	for (size_t i = 0; i < p->built_sites; i++) {
 		const struct ct_plan_site *st = &p->sites.v[i];
-		if (st->interim && p->funcs.v[st->func].interim) {
+		if (interim_live(p, i)) {
 			CT_VEC_PUSH(xo, st->offset);
 			CT_VEC_PUSH(xc, site_cookie(s, p, i, global_site(s, l->bin, (uint32_t)i), o.func_base, l->bin));
 		}
@@ -1104,7 +1110,6 @@ static void settle_interim(struct ct_session *s)
 				o.plan->funcs.v[o.plan->sites.v[local].func].interim_passed = true;
 		}
 	} while (n == sizeof(sites) / sizeof(sites[0]));
-	bool changed[CT_MAX_BINS] = {0};
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++) {
 		struct ct_plan *p = object_n(s, k).plan;
 		for (size_t j = 0; p->interim_funcs && j < p->funcs.n; j++) {
@@ -1112,18 +1117,18 @@ static void settle_interim(struct ct_session *s)
 			if (pf->interim && pf->interim_passed && now - pf->interim_report_ns >= INTERIM_QUIET_NS) {
 				pf->interim = false;
 				s->interim_settled++;
-				changed[k] = true;
 			}
 		}
 	}
+	/* (fewer left also where a function's RETs were probed for good
+	 * meanwhile: ct_plan_rets_from_now) */
 	for (size_t i = 0; i < s->interim_links.n; i++) {
 		struct ct_interim_link *l = &s->interim_links.v[i];
-		size_t left = 0;
 		const struct ct_plan *p = object_n(s, l->bin).plan;
+		size_t left = 0;
 		for (size_t k = 0; l->link >= 0 && !l->stuck && k < p->built_sites; k++)
-			left += p->sites.v[k].interim && p->funcs.v[p->sites.v[k].func].interim;
-		/* (a function's RETs probed for good meanwhile: ct_plan_rets_from_now) */
-		if (l->link >= 0 && !l->stuck && (changed[l->bin] || left < l->nsites) && left != l->nsites)
+			left += interim_live(p, k);
+		if (l->link >= 0 && !l->stuck && left != l->nsites)
 			l->stuck = !interim_attach(s, l);
 	}
 }
@@ -2139,12 +2144,13 @@ static void plan_caller(struct ct_session *s, const struct ct_deferred *d, struc
 		why = "not a planned probe";
 	else {
 		uint32_t before = (uint32_t)o.plan->sites.n;
-		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK)
+		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK) {
+			/* (its interim RETs stay a while longer: settle_interim) */
 			o.plan->funcs.v[o.plan->sites.v[probe].func].interim_report_ns = now_mono_ns();
-		if (o.plan->sites.v[probe].kind == CT_SITE_CHECK)
 			ok = found_call(s, d, &o, probe, b, &why);
-		else
+		} else {
 			ok = found_return(s, d, &o, probe, b, &why);
+		}
 		b->added += (uint32_t)o.plan->sites.n - before;
 	}
 	if (!ok) {
