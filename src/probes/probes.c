@@ -44,9 +44,13 @@ struct uprobe_multi_attr {
 
 struct ct_probes {
 	struct calltrace_bpf *skel;
-	uint32_t nsites;             /* in the fetch array; later ones: fetch_later */
-	struct ct_fetch *fetch;      /* the fetch array, mapped */
+	uint32_t nsites;             /* in the fetch_index array; later ones: fetch_later */
+	struct ct_fetch *fetch;      /* the fetch array, mapped: each program once */
 	size_t fetch_bytes;
+	uint64_t *fetch_index;       /* a site's index in it, mapped */
+	size_t fetch_index_bytes;
+	uint32_t nprograms;          /* the fetch array's size */
+	struct ct_fetch_programs programs; /* those in it */
 	struct ct_planned_slot *planned; /* the planned_slots array, mapped */
 	size_t planned_bytes;
 	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
@@ -187,7 +191,8 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 	cfg->sample_n = o->sample_n ? o->sample_n : 1;
 	cfg->sample_g_n = o->sample_g_n ? o->sample_g_n : 1;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ringbuf_bytes);
-	bpf_map__set_max_entries(skel->maps.fetch, o->nsites ? o->nsites : 1);
+	bpf_map__set_max_entries(skel->maps.fetch, o->nprograms ? o->nprograms : 1);
+	bpf_map__set_max_entries(skel->maps.fetch_index, o->nsites ? o->nsites : 1);
 	bpf_map__set_max_entries(skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
 	/* Entries are allocated as they come, but the buckets are not: 1 << 20
 	 * of them took ~100 ms to create (and to free) where a few thousand
@@ -278,6 +283,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		return NULL;
 	}
 	p->nsites = o->nsites;
+	p->nprograms = o->nprograms ? o->nprograms : 1;
 	/* The verifier's statistics for the probe program (log level 4, a few
 	 * lines): its stack depth per BPF function, see ct_probes_stack_depth.
 	 * Room for more than they end as: a log that ran past the buffer on the
@@ -315,6 +321,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 	_Static_assert(sizeof(struct ct_fetch) % 8 == 0, "struct ct_fetch is the fetch array's stride");
 	_Static_assert(sizeof(struct ct_planned_slot) % 8 == 0, "struct ct_planned_slot is the array's stride");
 	if (!(p->fetch = map_array(p->skel->maps.fetch, sizeof(struct ct_fetch), &p->fetch_bytes)) ||
+	    !(p->fetch_index = map_array(p->skel->maps.fetch_index, sizeof(uint64_t), &p->fetch_index_bytes)) ||
 	    !(p->planned = map_array(p->skel->maps.planned_slots, sizeof(struct ct_planned_slot), &p->planned_bytes))) {
 		ct_fail("cannot map the BPF argument plans or planned call sites: %s", strerror(errno));
 		ct_probes_free(p);
@@ -460,11 +467,74 @@ int ct_probes_add_file_call(struct ct_probes *p, const struct ct_file_ret *k, co
 	return 0;
 }
 
+/* What identical programs have in common, pads (whatever the plan left
+ * there) aside. */
+static uint64_t fetch_program_hash(const struct ct_fetch *f)
+{
+	struct ct_fetch h = {.nops = f->nops, .size = f->size, .guard_lo = f->guard_lo, .guard_hi = f->guard_hi,
+			     .guard_from = f->guard_from, .guard_to = f->guard_to};
+	uint64_t x = hash_strn((const char *)&h, offsetof(struct ct_fetch, ops));
+	return x ^ hash_strn((const char *)f->ops, f->nops * sizeof(f->ops[0]));
+}
+
+static bool fetch_program_same(const struct ct_fetch *a, const struct ct_fetch *b)
+{
+	return a->nops == b->nops && a->size == b->size && a->guard_lo == b->guard_lo && a->guard_hi == b->guard_hi &&
+	       a->guard_from == b->guard_from && a->guard_to == b->guard_to &&
+	       !memcmp(a->ops, b->ops, a->nops * sizeof(a->ops[0]));
+}
+
+struct fetch_program {
+	struct fetch_program *next; /* of the same hash */
+	uint32_t index;
+	struct ct_fetch prog; /* ends after its ops */
+};
+
+uint32_t ct_fetch_program_index(struct ct_fetch_programs *t, const struct ct_fetch *f, uint32_t most, bool *added)
+{
+	*added = false;
+	if (!t->n)
+		t->n = 1; /* index 0: none, what a site without a program reads */
+	void **slot = map_slot(&t->by_hash, fetch_program_hash(f), true);
+	for (struct fetch_program *q = *slot; q; q = q->next)
+		if (fetch_program_same(&q->prog, f))
+			return q->index;
+	if (t->n >= most)
+		return UINT32_MAX;
+	struct fetch_program *q = xmalloc(offsetof(struct fetch_program, prog.ops) + f->nops * sizeof(f->ops[0]));
+	ct_fetch_copy(&q->prog, f);
+	q->index = t->n++;
+	q->next = *slot;
+	*slot = q;
+	*added = true;
+	return q->index;
+}
+
+void ct_fetch_programs_free(struct ct_fetch_programs *t)
+{
+	MAP_FOREACH(&t->by_hash, i)
+	for (struct fetch_program *q = t->by_hash.vals[i], *next; q; q = next) {
+		next = q->next;
+		free(q);
+	}
+	map_free(&t->by_hash);
+	t->n = 0;
+}
+
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f)
 {
 	if (site < p->nsites) {
-		ct_fetch_copy(&p->fetch[site], f); /* no site of it is attached yet */
-		return 0;
+		/* neither the site nor a new program's index is in use yet:
+		 * the site is not attached */
+		bool added;
+		uint32_t i = ct_fetch_program_index(&p->programs, f, p->nprograms, &added);
+		if (i != UINT32_MAX) {
+			if (added)
+				ct_fetch_copy(&p->fetch[i], f);
+			p->fetch_index[site] = i;
+			return 0;
+		}
+		/* more programs than planned for: the site's own, by id */
 	}
 	struct ct_fetch whole = {0}; /* F may end after its ops (the plan's heap copies) */
 	ct_fetch_copy(&whole, f);
@@ -754,6 +824,9 @@ void ct_probes_free(struct ct_probes *p)
 		ring_buffer__free(p->rb);
 	if (p->fetch)
 		munmap(p->fetch, p->fetch_bytes);
+	if (p->fetch_index)
+		munmap(p->fetch_index, p->fetch_index_bytes);
+	ct_fetch_programs_free(&p->programs);
 	if (p->planned)
 		munmap(p->planned, p->planned_bytes);
 	calltrace_bpf__destroy(p->skel);

@@ -369,14 +369,40 @@ int ct_session_exec(struct ct_session *s, char **prog, const char **path, char *
 	return ct_wasm_run_exec(s->wasm, prog, path, argv);
 }
 
+/* The fetch program site I of PLAN runs, NULL if none. */
+static const struct ct_fetch *site_program(const struct ct_plan *plan, size_t i)
+{
+	return plan->fetch && plan->fetch[i] &&
+			       (ct_site_is_probe(&plan->sites.v[i]) || ct_plan_site_runs_fetch(plan, i))
+		       ? &plan->fetch[i]->prog
+		       : NULL;
+}
+
 /* The fetch programs of PLAN's probes, at their ids in the file's tables. */
 static int set_fetches(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base)
 {
-	for (size_t i = 0; plan->fetch && i < plan->sites.n; i++)
-		if (plan->fetch[i] && (ct_site_is_probe(&plan->sites.v[i]) || ct_plan_site_runs_fetch(plan, i)) &&
-		    ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, &plan->fetch[i]->prog))
+	for (size_t i = 0; i < plan->sites.n; i++) {
+		const struct ct_fetch *f = site_program(plan, i);
+		if (f && ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, f))
 			return -1;
+	}
 	return 0;
+}
+
+/* How many distinct fetch programs the plans' sites run (+ 1: index 0). */
+static uint32_t count_programs(const struct ct_session *s)
+{
+	struct ct_fetch_programs t = {0};
+	bool added;
+	for (size_t k = 0; k <= s->nlibs; k++) {
+		const struct ct_plan *plan = k ? &s->libs[k - 1].plan : &s->plan;
+		for (size_t i = 0; i < plan->sites.n; i++)
+			if (site_program(plan, i))
+				ct_fetch_program_index(&t, site_program(plan, i), UINT32_MAX, &added);
+	}
+	uint32_t n = t.n ? t.n : 1;
+	ct_fetch_programs_free(&t);
+	return n;
 }
 
 /* Does a probe of PLAN check where a tail jump to untraced code returns? */
@@ -483,6 +509,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	/* ids for those sites, then the calibration's */
 	s->found_end = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0);
 	po.nsites = s->found_end + CT_CALIB_SITES;
+	/* the plans' programs, and room for one each of the sites after theirs */
+	po.nprograms = count_programs(s) + (po.nsites - s->total_sites);
+	ct_debug("%u distinct argument fetch programs for %u sites", po.nprograms - (po.nsites - s->total_sites) - 1,
+		 s->total_sites);
 	po.filter_pids = o->follow;
 	po.nfile_rets = (uint32_t)s->early_rets.n;
 	/* the plans' call sites, the return sites their tail jumps to
