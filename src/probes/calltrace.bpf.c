@@ -233,7 +233,12 @@ struct unobserved_call {
 	__u64 key;
 	__u64 ret;
 	__u32 check; /* its function's CHECK site */
-	__u32 pad;
+	/* The function's own return address slot, KEY + INNER_DROP, and what
+	 * is there (INNER_RET): the same, unless a wrapper made the call last
+	 * (struct ct_planned_call.via: KEY and RET are where that returns to).
+	 * Its interim RETs see its end from there. */
+	__u32 inner_drop;
+	__u64 inner_ret;
 };
 
 struct {
@@ -321,6 +326,9 @@ struct run {
 	struct unobserved_call uc;
 	struct ct_planned_call pc; /* planned_call's finding */
 	__u64 check_sp, check_ret, check_k; /* check_planned's */
+	__u64 check_ret0;   /* ... and the return address it looked up first */
+	__u32 check_drop;   /* ... check_sp - SP at the function's entry */
+	__u32 pad;
 	struct scratch s;
 };
 
@@ -1146,6 +1154,7 @@ __noinline int check_planned(struct run *r, __u64 sp, __u64 site, __u64 ip)
 	if (!r)
 		return 0;
 	int planned = 0, via = 0;
+	__u64 sp0 = sp;
 	for (int n = 0; n <= CT_VIA_LEVELS; n++) {
 		if (n) {
 			if (!planned || !r->pc.via)
@@ -1154,7 +1163,10 @@ __noinline int check_planned(struct run *r, __u64 sp, __u64 site, __u64 ip)
 			sp += r->pc.via;
 		}
 		r->check_sp = sp;
+		r->check_drop = (__u32)(sp - sp0);
 		r->check_ret = read_u64(sp);
+		if (!n)
+			r->check_ret0 = r->check_ret;
 		r->check_k = CT_PLANNED_KEY(site, r->check_ret - ip);
 		planned = planned_call(r, r->check_k);
 		/* (the caller in another file: where it is loaded is not
@@ -1225,6 +1237,8 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, 
 		r->uc.key = h->key;
 		r->uc.ret = ret;
 		r->uc.check = CT_COOKIE_SITE(h->cookie);
+		r->uc.inner_drop = r->check_drop;
+		r->uc.inner_ret = r->check_ret0;
 		if (bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_NOEXIST) == 0)
 			__sync_fetch_and_add(&unobserved_open, 1);
 		else
@@ -1246,7 +1260,12 @@ static __noinline int interim_ends(struct run *r, __u64 sp)
 {
 	struct hit *h = &r->h;
 	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, stack_key(r)) : NULL;
-	if (w && w->key == h->key && read_u64(sp) == w->ret) {
+	/* (made last by a wrapper, which returns right after it: the call's
+	 * own slot, and the wrapper's still holding where that returns to;
+	 * the event is at the call's frame key, as its entry's) */
+	if (w && w->key + w->inner_drop == h->key && read_u64(sp) == w->inner_ret &&
+	    (!w->inner_drop || read_u64(sp + w->inner_drop) == w->ret)) {
+		h->key = w->key;
 		count(CT_CNT_INTERIM_ENDS, 1);
 		return 1;
 	}
