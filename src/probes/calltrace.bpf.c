@@ -222,13 +222,17 @@ struct gkey {
 	__u64 id; /* goid, or tid for threads */
 };
 
-/* The innermost call of each goroutine/thread entered from a call site
- * without an exit probe (a CHECK's unplanned caller, or one not planned
- * yet): the frame key of its return address slot and what the call put
- * there.  No probe sees that call end; a later, deeper hit that finds
- * something else in the slot (the caller's next call put its own return
- * address there) knows it has ended (CT_EV_UNOBSERVED_DONE), where the
- * frame key alone would take the hit for one inside it. */
+/* The calls of each goroutine/thread entered from a call site without an
+ * exit probe (a CHECK's unplanned caller, or one not planned yet), the
+ * innermost CT_UNOBSERVED_DEPTH of those open at once: the frame key of
+ * its return address slot and what the call put there.  No probe sees
+ * such a call end; a later, deeper hit that finds something else in the
+ * innermost one's slot (the caller's next call put its own return address
+ * there) knows it has ended (CT_EV_UNOBSERVED_DONE), where the frame key
+ * alone would take the hit for one inside it; the one outside it is the
+ * innermost again (an interim RET sees it end: the outer of two calls
+ * through found call sites, main around a C comparator's calls). */
+#define CT_UNOBSERVED_DEPTH 4
 struct unobserved_call {
 	__u64 key;
 	__u64 ret;
@@ -241,11 +245,17 @@ struct unobserved_call {
 	__u64 inner_ret;
 };
 
+struct unobserved_stack {
+	__u32 n; /* calls in c[], the innermost last */
+	__u32 pad;
+	struct unobserved_call c[CT_UNOBSERVED_DEPTH];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct gkey);
-	__type(value, struct unobserved_call);
+	__type(value, struct unobserved_stack);
 } unobserved_calls SEC(".maps");
 
 /* Entries in unobserved_calls: hits look there only while there are some. */
@@ -323,9 +333,10 @@ struct run {
 	__u64 goid_g, goid, goid_gen;
 	__u32 goid_bin;
 	struct gkey k;
-	struct unobserved_call uc;
+	struct unobserved_stack us; /* a goroutine/thread's first (track_unobserved) */
 	struct ct_planned_call pc; /* planned_call's finding */
 	__u64 check_sp, check_ret, check_k; /* check_planned's */
+	__u64 hit_sp, hit_bp; /* track_unobserved's */
 	__u64 check_ret0;   /* ... and the return address it looked up first */
 	__u32 check_drop;   /* ... check_sp - SP at the function's entry */
 	__u32 pad;
@@ -1204,46 +1215,86 @@ __noinline int go_call_on_stack(struct run *r, __u64 bp, __u64 sp, __u64 wkey)
 	return 1;
 }
 
-/* unobserved_calls: H (its key still the probe's own, SP + KEY = the
- * stack's base) is deeper than the call watched in its goroutine/thread
- * and finds its slot changed (that call has ended), or is not deeper (the
- * frame key says so), or enters a function from an untraced or unknown
- * caller on a goroutine's stack whose frame pointer chain skips that
- * call's frame; RET: a call without an exit probe starts here. */
-static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
+/* Has the call watched in W ended, seen from H (its key still the probe's
+ * own, SP + KEY = the stack's base)?  1: H is not deeper (the frame key
+ * says so); 2: H is deeper, but finds the call's slot changed (it has
+ * ended), or enters a function from an untraced or unknown caller on a
+ * goroutine's stack whose frame pointer chain skips that call's frame;
+ * 0: H is inside it. */
+__noinline int unobserved_over(struct run *r, const struct unobserved_call *w)
 {
+	if (!r || !w)
+		return 0;
 	struct hit *h = &r->h;
+	__u64 sp = r->hit_sp, bp = r->hit_bp;
+	if (h->key <= w->key)
+		return 1;
+	/* its slot holds another return address; or the caller of this
+	 * planned call, another function, was entered at its level or above
+	 * (from the same call instruction, the slot holds the same return
+	 * address) */
+	__u32 kind = CT_COOKIE_KIND(h->cookie);
+	if (read_u64(h->key + sp - w->key) != w->ret ||
+	    (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1) ||
+	    ((((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !(r->caller_depth && r->caller_check)) ||
+	      (kind != CT_SITE_ENTRY && CT_COOKIE_CALLWALK(h->cookie))) &&
+	     h->goid && !(h->flags & CT_EV_SYSSTACK) && !go_call_on_stack(r, bp, sp, w->key)))
+		return 2;
+	return 0;
+}
+
+/* unobserved_calls: lets go the calls H shows ended, innermost first (one
+ * found by its slot a hit, CT_EV_UNOBSERVED_DONE: the reconstruction ends
+ * the innermost such call it has open; one further out, if it ended too,
+ * at the next hit); RET: a call without an exit probe starts here. */
+__noinline int track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
+{
+	if (!r)
+		return 0;
+	struct hit *h = &r->h;
+	r->hit_sp = sp;
+	r->hit_bp = bp;
 	struct gkey *k = stack_key(r);
-	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, k) : NULL;
+	struct unobserved_stack *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, k) : NULL;
 	if (w) {
-		int over = h->key <= w->key;
-		/* its slot holds another return address; or the caller of
-		 * this planned call, another function, was entered at its
-		 * level or above (from the same call instruction, the slot
-		 * holds the same return address) */
-		__u32 kind = CT_COOKIE_KIND(h->cookie);
-		if (!over && (read_u64(h->key + sp - w->key) != w->ret ||
-			      (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1) ||
-			      ((((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !(r->caller_depth && r->caller_check)) ||
-				(kind != CT_SITE_ENTRY && CT_COOKIE_CALLWALK(h->cookie))) &&
-			       h->goid && !(h->flags & CT_EV_SYSSTACK) && !go_call_on_stack(r, bp, sp, w->key)))) {
-			h->flags |= CT_EV_UNOBSERVED_DONE;
-			over = 1;
+		for (int i = 0; i < CT_UNOBSERVED_DEPTH; i++) {
+			__u32 n = w->n;
+			if (!n || n > CT_UNOBSERVED_DEPTH)
+				break;
+			int over = unobserved_over(r, &w->c[(n - 1) & (CT_UNOBSERVED_DEPTH - 1)]);
+			if (!over || (over == 2 && (h->flags & CT_EV_UNOBSERVED_DONE)))
+				break;
+			if (over == 2)
+				h->flags |= CT_EV_UNOBSERVED_DONE;
+			w->n = n - 1;
 		}
-		if (over && !ret && bpf_map_delete_elem(&unobserved_calls, k) == 0)
+		if (!w->n && !ret && bpf_map_delete_elem(&unobserved_calls, k) == 0)
 			__sync_fetch_and_add(&unobserved_open, -1);
 	}
-	if (ret) {
-		r->uc.key = h->key;
-		r->uc.ret = ret;
-		r->uc.check = CT_COOKIE_SITE(h->cookie);
-		r->uc.inner_drop = r->check_drop;
-		r->uc.inner_ret = r->check_ret0;
-		if (bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_NOEXIST) == 0)
-			__sync_fetch_and_add(&unobserved_open, 1);
-		else
-			bpf_map_update_elem(&unobserved_calls, k, &r->uc, BPF_EXIST);
+	if (!ret)
+		return 0;
+	struct unobserved_call *c = &r->us.c[0];
+	if (w) {
+		__u32 n = w->n;
+		if (n >= CT_UNOBSERVED_DEPTH) { /* the outermost goes */
+			for (int i = 0; i < CT_UNOBSERVED_DEPTH - 1; i++)
+				w->c[i] = w->c[i + 1];
+			n = CT_UNOBSERVED_DEPTH - 1;
+		}
+		c = &w->c[n & (CT_UNOBSERVED_DEPTH - 1)];
+		w->n = n + 1;
 	}
+	c->key = h->key;
+	c->ret = ret;
+	c->check = CT_COOKIE_SITE(h->cookie);
+	c->inner_drop = r->check_drop;
+	c->inner_ret = r->check_ret0;
+	if (!w) {
+		r->us.n = 1;
+		if (bpf_map_update_elem(&unobserved_calls, k, &r->us, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&unobserved_open, 1);
+	}
+	return 0;
 }
 
 /* An interim RET (CT_COOKIE_INTERIM: its function's RETs are probed until
@@ -1259,7 +1310,9 @@ static __always_inline void track_unobserved(struct run *r, __u64 sp, __u64 bp, 
 static __noinline int interim_ends(struct run *r, __u64 sp)
 {
 	struct hit *h = &r->h;
-	struct unobserved_call *w = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, stack_key(r)) : NULL;
+	struct unobserved_stack *u = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, stack_key(r)) : NULL;
+	__u32 n = u ? u->n : 0;
+	const struct unobserved_call *w = n && n <= CT_UNOBSERVED_DEPTH ? &u->c[(n - 1) & (CT_UNOBSERVED_DEPTH - 1)] : NULL;
 	/* (made last by a wrapper, which returns right after it: the call's
 	 * own slot, and the wrapper's still holding where that returns to;
 	 * the event is at the call's frame key, as its entry's) */

@@ -920,6 +920,33 @@ def test_value_method_behind_its_pointer_wrapper_returns_at_an_interim_ret():
     assert [c[:2] for c in seen["lean"]] == [c[:2] for c in seen["ret"]], seen["lean"]
 
 
+def test_two_calls_from_found_sites_open_at_once_both_return_at_interim_rets():
+    """A traced method called through an interface from untraced code
+    calls another one the same way: at the first call both call sites are
+    found while recording, and both calls are open at once with no exit
+    probe to see them end.  The kernel side keeps both (the innermost 4 of
+    a goroutine): the inner ends at its interim RET, then the outer at its
+    own -- returned, with results, as with --exit=ret (with --no-interim
+    both are unobserved)."""
+    argv = [fixture("go_core"), "nested", "3"]
+    sel = ["-F", "main.(*nestA).outer", "-F", "main.(*nestB).inner"]
+    seen = {}
+    for mode in ("auto", "ret", "lean"):
+        opts = ["--no-interim"] if mode == "lean" else ["--exit=" + mode]
+        p, out = record(argv, *opts, *sel, out=tmp("nested-%s.data" % mode), env=GO1)
+        assert p.stdout == "nested 12\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        seen[mode] = [(c["func"], c["depth"], c["args"][1]["value"], c["status"],
+                       c["ret"][0]["value"] if c.get("ret") else None) for c in calls]
+        if mode == "auto":
+            assert interim_counts(out)[0] >= 2, info_stats(out)
+    assert [c[:3] for c in seen["ret"]] == [("main.(*nestA).outer", 0, i) if k == 0 else ("main.(*nestB).inner", 1, i)
+                                            for i in range(3) for k in range(2)], seen["ret"]
+    assert all(c[3] == "returned" for c in seen["ret"]), seen["ret"]
+    assert seen["auto"] == seen["ret"], (seen["auto"], seen["ret"])
+    assert [c[3] for c in seen["lean"][:2]] == ["unobserved", "unobserved"], seen["lean"]
+
+
 def test_interim_rets_of_a_hot_method_go_once_its_call_sites_are_found():
     """sort.Sort (not traced) calls a traced Less thousands of times from
     a dozen call sites, each found while recording: its interim RETs see
