@@ -58,6 +58,10 @@ struct callee {
 	 * handlers: in_table), or where the loader calls it or code loads it
 	 * (.init_array, the GOT: elsewhere) */
 	bool in_table, elsewhere;
+	/* the lowest address past its entry another function jumps to (0:
+	 * none): glibc's mempcpy sets its result and jumps into memcpy's
+	 * body; a CHECK moved past it would take that for a call */
+	uint64_t jumped_into;
 };
 
 /* C's calls as call sites, from the scan's refs (added to any it has). */
@@ -196,6 +200,9 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	const struct ct_func *g = a->cur;
 	if (r->kind == CT_REF_JUMP && g && (r->target < g->entry || r->target >= g->end)) {
 		const struct ct_func *f = ct_target_func_at(a->t, r->target);
+		size_t into = f && f->entry != r->target ? traced(a, f->entry) : 0;
+		if (into && (!a->c[into - 1].jumped_into || r->target < a->c[into - 1].jumped_into))
+			a->c[into - 1].jumped_into = r->target;
 		uint64_t to = f && f->entry == r->target ? 0 : part_at(a, r->target); /* (not a tail call) */
 		if (to && to != g->entry)
 			CT_VEC_PUSH(a->part_edges, ((struct part_edge){g->entry, to}));
@@ -1035,15 +1042,17 @@ static bool entry_is_ret(const struct ct_fn_sites *fs, uint64_t entry)
 /* An address-taken function whose entry the kernel single-steps (a Go
  * leaf without a stack check) gets its CHECK where it emulates one after
  * the prologue, if that runs once a call and every argument can still be
- * read there (ct_check_after_entry): one emulated hit a call, not a
- * single-step. */
-static void check_after_entry(struct analysis *a, struct ct_plan_func *pf, const struct ct_selection *sel)
+ * read there (ct_check_after_entry), and no other function jumps in on
+ * the way: one emulated hit a call, not a single-step. */
+static void check_after_entry(struct analysis *a, struct ct_plan_func *pf, const struct callee *c,
+			      const struct ct_selection *sel)
 {
 	const struct ct_func *f = pf->fn;
 	size_t len = f->end > f->entry ? f->end - f->entry : 0;
 	const uint8_t *code = len ? ct_elf_bytes_at(&a->t->elf, f->entry, len) : NULL;
 	struct ct_exit_walk *w = xmalloc(sizeof(*w));
-	bool ok = code && ct_check_after_entry(code, len, f->entry, w);
+	bool ok = code && ct_check_after_entry(code, len, f->entry, w) &&
+		  !(c->jumped_into && c->jumped_into <= w->site);
 	struct ct_site_fetch *args = ok && sel->args ? ct_plan_args_fetch(a->p, sel->args, f) : NULL, moved;
 	if (args) {
 		ok = ct_fetch_relocate(args, -w->sp_delta, w, &moved) == 0;
@@ -2134,7 +2143,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (pf->indirect)
 			pf->why = xstrdup(c->taken);
 		if (pf->indirect && !found[j].entry_emulated)
-			check_after_entry(&a, pf, sel);
+			check_after_entry(&a, pf, c, sel);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
 		for (size_t k = 0; k < pf->ncalls; k++)
