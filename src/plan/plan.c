@@ -275,11 +275,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * RETs see those calls end.  Interim RETs: a single-step each call,
 	 * sending nothing for one another probe sees end; taken out once that
 	 * is all they see (session.c settle_interim). */
-	/* (Not a cgo binary's C functions: they run on the thread's system
-	 * stack, and with interim RETs the differential 'go cgo' gave another
-	 * call sequence one run in four: not understood yet.) */
-	bool cgo_c = t->lang == CT_LANG_GO && !(pf->fn->flags & CT_FN_GO);
-	if (pf->check_site != CT_NOSITE && pf->indirect && p->interim_rets && pf->rets.n && !cgo_c) {
+	if (pf->check_site != CT_NOSITE && pf->indirect && p->interim_rets && pf->rets.n) {
 		for (size_t k = 0; k < pf->rets.n; k++) {
 			struct ct_plan_site *rs = add_site(p, pf->rets.v[k], j, CT_SITE_RET, 0, gsrc);
 			if (!rs)

@@ -169,7 +169,10 @@ def canon(calls, unplanned_ok=False):
             continue
         pid = pids.setdefault(c["pid"], len(pids))
         if c.get("stack") == "system":
-            key = (pid, "s", c["goid"], c["tid"])
+            # (not by thread: a goroutine back from a cgo call whose P
+            # sysmon took meanwhile may run on another M, and the slower
+            # the call -- a single-step in it -- the likelier)
+            key = (pid, "s", c["goid"])
         elif c["goid"] is not None:
             key = (pid, "g", c["goid"])
         else:
