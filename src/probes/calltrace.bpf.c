@@ -231,7 +231,7 @@ struct gkey {
  * there) knows it has ended (CT_EV_UNOBSERVED_DONE), where the frame key
  * alone would take the hit for one inside it; the one outside it is the
  * innermost again (an interim RET sees it end: the outer of two calls
- * through found call sites, main around a C comparator's calls). */
+ * through call sites found while recording). */
 #define CT_UNOBSERVED_DEPTH 4
 struct unobserved_call {
 	__u64 key;
@@ -336,10 +336,10 @@ struct run {
 	struct unobserved_stack us; /* a goroutine/thread's first (track_unobserved) */
 	struct ct_planned_call pc; /* planned_call's finding */
 	__u64 check_sp, check_ret, check_k; /* check_planned's */
-	__u64 hit_sp, hit_bp; /* track_unobserved's */
 	__u64 check_ret0;   /* ... and the return address it looked up first */
 	__u32 check_drop;   /* ... check_sp - SP at the function's entry */
 	__u32 pad;
+	__u64 hit_sp, hit_bp; /* track_unobserved's, for unobserved_over */
 	struct scratch s;
 };
 
