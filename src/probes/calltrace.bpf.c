@@ -1227,13 +1227,16 @@ __noinline int unobserved_over(struct run *r, const struct unobserved_call *w)
 		return 0;
 	struct hit *h = &r->h;
 	__u64 sp = r->hit_sp, bp = r->hit_bp;
-	if (h->key <= w->key)
+	__u32 kind = CT_COOKIE_KIND(h->cookie);
+	/* (an exit site at its key is in its own epilogue, its frame already
+	 * given back -- Go 1.21+ `add $n, %rsp; pop %rbp`, then a nop before
+	 * its ret: a call's exit inside it, which goes on to return) */
+	if (h->key < w->key || (h->key == w->key && kind != CT_SITE_RETSITE))
 		return 1;
 	/* its slot holds another return address; or the caller of this
 	 * planned call, another function, was entered at its level or above
 	 * (from the same call instruction, the slot holds the same return
 	 * address) */
-	__u32 kind = CT_COOKIE_KIND(h->cookie);
 	if (read_u64(h->key + sp - w->key) != w->ret ||
 	    (r->caller_depth && h->key - r->caller_depth <= w->key && r->caller_check != w->check + 1) ||
 	    ((((kind == CT_SITE_CHECK || kind == CT_SITE_ENTRY) && !(r->caller_depth && r->caller_check)) ||
