@@ -467,20 +467,25 @@ int ct_probes_add_file_call(struct ct_probes *p, const struct ct_file_ret *k, co
 	return 0;
 }
 
-/* What identical programs have in common, pads (whatever the plan left
- * there) aside. */
+/* F's header as identical programs have it: its pads zero (whatever the
+ * plan left there). */
+static struct ct_fetch fetch_head(const struct ct_fetch *f)
+{
+	return (struct ct_fetch){.nops = f->nops, .size = f->size, .guard_lo = f->guard_lo, .guard_hi = f->guard_hi,
+				 .guard_from = f->guard_from, .guard_to = f->guard_to};
+}
+
 static uint64_t fetch_program_hash(const struct ct_fetch *f)
 {
-	struct ct_fetch h = {.nops = f->nops, .size = f->size, .guard_lo = f->guard_lo, .guard_hi = f->guard_hi,
-			     .guard_from = f->guard_from, .guard_to = f->guard_to};
-	uint64_t x = hash_strn((const char *)&h, offsetof(struct ct_fetch, ops));
-	return x ^ hash_strn((const char *)f->ops, f->nops * sizeof(f->ops[0]));
+	struct ct_fetch h = fetch_head(f);
+	return hash_strn((const char *)&h, offsetof(struct ct_fetch, ops)) ^
+	       hash_strn((const char *)f->ops, f->nops * sizeof(f->ops[0]));
 }
 
 static bool fetch_program_same(const struct ct_fetch *a, const struct ct_fetch *b)
 {
-	return a->nops == b->nops && a->size == b->size && a->guard_lo == b->guard_lo && a->guard_hi == b->guard_hi &&
-	       a->guard_from == b->guard_from && a->guard_to == b->guard_to &&
+	struct ct_fetch ha = fetch_head(a), hb = fetch_head(b);
+	return !memcmp(&ha, &hb, offsetof(struct ct_fetch, ops)) &&
 	       !memcmp(a->ops, b->ops, a->nops * sizeof(a->ops[0]));
 }
 

@@ -396,9 +396,11 @@ static uint32_t count_programs(const struct ct_session *s)
 	bool added;
 	for (size_t k = 0; k <= s->nlibs; k++) {
 		const struct ct_plan *plan = k ? &s->libs[k - 1].plan : &s->plan;
-		for (size_t i = 0; i < plan->sites.n; i++)
-			if (site_program(plan, i))
-				ct_fetch_program_index(&t, site_program(plan, i), UINT32_MAX, &added);
+		for (size_t i = 0; i < plan->sites.n; i++) {
+			const struct ct_fetch *f = site_program(plan, i);
+			if (f)
+				ct_fetch_program_index(&t, f, UINT32_MAX, &added);
+		}
 	}
 	uint32_t n = t.n ? t.n : 1;
 	ct_fetch_programs_free(&t);
