@@ -65,7 +65,7 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 	return true;
 }
 
-enum ct_hit_class ct_hit_class_of(uint8_t kind, uint8_t flags)
+enum ct_hit_class ct_hit_class_of(uint8_t kind, uint16_t flags)
 {
 	if ((flags & CT_SITEF_NOTRAP) == CT_SITEF_NOTRAP)
 		return CT_HIT_NOTRAP; /* a CHECK there too: its lookup is a small part */

@@ -44,6 +44,6 @@ void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
 /* The class of a hit whose event names a site of KIND (enum
  * ct_site_kind) with FLAGS (CT_SITEF_*). */
-enum ct_hit_class ct_hit_class_of(uint8_t kind, uint8_t flags);
+enum ct_hit_class ct_hit_class_of(uint8_t kind, uint16_t flags);
 
 #endif

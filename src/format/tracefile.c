@@ -175,7 +175,7 @@ void ct_writer_tables(struct ct_writer *w, const struct ct_file_func *funcs, siz
 		buf_svar(&b, sites[i].key_adj);
 		buf_uvar(&b, sites[i].call_site + 1ULL);
 		buf_uvar(&b, sites[i].next + 1ULL);
-		buf_u8(&b, sites[i].flags);
+		buf_uvar(&b, sites[i].flags); /* (version 13: a uvar) */
 	}
 	write_chunk(w, CT_CHUNK_SITES, b.p, b.n, (uint32_t)nsites);
 	buf_free(&b);
@@ -601,7 +601,7 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 			s->key_adj = (int32_t)rd_svar(&r);
 			s->call_site = (uint32_t)(rd_uvar(&r) - 1);
 			s->next = (uint32_t)(rd_uvar(&r) - 1);
-			s->flags = rd_u8(&r);
+			s->flags = t->version >= 13 ? (uint16_t)rd_uvar(&r) : rd_u8(&r);
 		}
 		/* a site that starts or ends a call names its function (markers
 		 * such as goexit have none) */
@@ -1170,7 +1170,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
-		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_THREAD_EXIT)
+		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_INTERIM_GONE || ev->proc == CT_PROC_CALLER)
 			r->bad = true;
 	} else if (head & EV_LOST) {
 		*ev = *p;

@@ -15,14 +15,16 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 12 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 13 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
 			    8: RTYPES and PCPOS name the object (its sites) they hold for;
 			    9: TAILRES sites; 10: TAILDIFF sites;
 			    11: found RETSITEs riding on another's probe;
-			    12: planned ones at indirect call instructions too */
+			    12: planned ones at indirect call instructions too;
+			    13: site flags are a uvar (CT_SITEF_INTERIM), process
+			    records CT_PROC_INTERIM_GONE */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -74,6 +76,12 @@ struct ct_file_func {
  * probed at a 5-byte nop, which the kernel turns into a call to its uprobe
  * trampoline after the first hit (Linux 6.18+): no trap, the cheapest hit */
 #define CT_SITEF_NOTRAP (CT_SITEF_CALLINSN | CT_SITEF_RETINSN)
+#define CT_SITEF_INTERIM 0x100 /* RET: an interim RET (version 13), probed only
+				  until its function's callers are found; it
+				  sends the end of a call that had no exit
+				  probe, nothing for the others, which step
+				  over it unreported until a process record
+				  CT_PROC_INTERIM_GONE names the function */
 
 struct ct_file_site {
 	uint32_t id;
@@ -84,7 +92,7 @@ struct ct_file_site {
 	int32_t key_adj;      /* added to an event's key: the callee frame's key */
 	uint32_t call_site;   /* RETSITE: the CALL site it closes, else UINT32_MAX */
 	uint32_t next;        /* the next role of the same probe, else UINT32_MAX */
-	uint8_t flags;        /* CT_SITEF_* */
+	uint16_t flags;       /* CT_SITEF_* */
 };
 
 /* An event as read back.  kind is from the site table, or LOST, or PROC. */

@@ -1037,11 +1037,12 @@ struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, s
 	return out;
 }
 
-uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i)
+uint16_t ct_plan_site_flags(const struct ct_plan *p, size_t i)
 {
 	/* what its hits cost depends on it (overhead correction); a CALL
 	 * its callee's CHECK sends is priced as the CHECK's hit */
 	const struct ct_plan_site *s = &p->sites.v[i];
 	const uint8_t *code = s->elsewhere ? NULL : ct_elf_bytes_at(&p->t->elf, s->addr, 15);
-	return s->flags | (code && !(s->flags & CT_SITEF_ATCHECK) ? ct_hit_flags_at(code, 15, s->addr) : 0);
+	return s->flags | (s->interim ? CT_SITEF_INTERIM : 0) |
+	       (code && !(s->flags & CT_SITEF_ATCHECK) ? ct_hit_flags_at(code, 15, s->addr) : 0);
 }

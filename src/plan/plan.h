@@ -112,6 +112,7 @@ struct ct_plan_func {
 	 * while recording: one of them let a call go by (another probe saw
 	 * it end), and when a caller of it was last reported (session.c) */
 	bool interim, interim_passed;
+	bool interim_said_gone; /* the file was told they are out (session.c interim_gone) */
 	uint64_t interim_report_ns;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
 	struct ct_site_fetch *args_view, *results_view;
@@ -135,7 +136,7 @@ struct ct_plan_site {
 	uint32_t call_site; /* RETSITE: the CALL site whose call returns here */
 	struct ct_callsite *cs; /* CALL/RETSITE: the call */
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
-	uint8_t flags;   /* CT_SITEF_* (format/tracefile.h) */
+	uint16_t flags;  /* CT_SITEF_* (format/tracefile.h) */
 	uint32_t sp_drop; /* CHECK: bytes SP is below the entry's there (the cookie says) */
 	/* in another module than the plan's target (a return address found
 	 * while recording): addr and offset are that module's, its bytes are
@@ -524,7 +525,7 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, s
 struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n);
 /* Site I's flags as the file has them: with what its instruction says of
  * its hits' cost (CT_SITEF_STEPPED, CALLINSN, RETINSN, NOTRAP). */
-uint8_t ct_plan_site_flags(const struct ct_plan *p, size_t i);
+uint16_t ct_plan_site_flags(const struct ct_plan *p, size_t i);
 /* The hit classes its probes have, a bit (1 << enum ct_hit_class of
  * format/calib.h) each: record's calibration measures the rarer ones only
  * when they occur. */

@@ -373,6 +373,12 @@ struct ct_fetch {
 #define CT_PROC_EXEC 2
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */
 #define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
+/* Written by user space (record/session.c), never by the probes: the
+ * interim RETs of function `child` (a file function id, CT_SITEF_INTERIM)
+ * are not probed from ts on; pid = the process, tid 0.  Calls of it that
+ * returned before stepped over one of them on the way out, unreported
+ * (replay's overhead correction takes that hit out). */
+#define CT_PROC_INTERIM_GONE 6
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first

@@ -57,8 +57,8 @@ struct stack {
 	struct stack *park_prev, *park_next;
 	/* the corrected clock (struct ct_costs): the cost of the hits on this
 	 * stack so far, the last corrected time, and measured minus corrected
-	 * for the event being applied */
-	uint64_t cost, last, shift;
+	 * for the event being applied; BEFORE: LAST before that event */
+	uint64_t cost, last, shift, before;
 };
 
 struct ct_recon {
@@ -94,6 +94,9 @@ struct ct_recon {
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
 	uint8_t *site_class; /* each site's enum ct_hit_class (hit_cost) */
 	void *free_args; /* entry payload buffers of CT_SMALL_ARGS bytes to reuse (args_alloc) */
+	/* function id -> until when (raw ns) its interim RETs were probed,
+	 * UINT64_MAX: to the end; 0: it has none (CT_SITEF_INTERIM) */
+	CT_VEC(uint64_t) interim_until;
 };
 
 /* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
@@ -220,6 +223,7 @@ static void image_exec(struct ct_recon *r, uint32_t pid)
 static uint64_t corrected_time(struct stack *s, uint64_t ts, uint64_t pre)
 {
 	uint64_t v = ts > s->cost + pre ? ts - s->cost - pre : 0;
+	s->before = s->last;
 	if (v < s->last)
 		v = s->last;
 	s->last = v;
@@ -383,6 +387,41 @@ static bool ends_with_parent(const struct stack *s, size_t i)
 	return s->f.v[i].tailpos || s->f.v[i].c.tail;
 }
 
+/* Frames IDX..M return at EV, at TS on S's corrected clock: those of
+ * them that stepped over an interim RET of their function on the way out
+ * (it sent nothing: another probe saw the call end) had a hit no event
+ * shows.  Its cost comes off S's clock, and off TS when it came before
+ * EV's hit (EV the exit in the caller); returns the end time. */
+static uint64_t interim_passes(const struct ct_recon *r, struct stack *s, size_t idx, size_t m,
+			       const struct ct_rec_event *ev, uint64_t ts)
+{
+	uint64_t raw = ts + s->shift;
+	size_t before = 0, after = 0;
+	for (size_t k = idx; k <= m; k++) {
+		const struct frame *f = &s->f.v[k];
+		/* (a call a tail call replaced ran no RET of its own; EV may be
+		 * the top one's RET, which sent it) */
+		if (f->replaced || f->c.func >= r->interim_until.n || raw >= r->interim_until.v[f->c.func] ||
+		    (k == m && ev->kind == CT_SITE_RET && r->sites[ev->site].func == f->c.func))
+			continue;
+		/* a call's RET runs after its callee's: after EV if that is one */
+		if (ev->kind == CT_SITE_RET)
+			after++;
+		else
+			before++;
+	}
+	uint64_t step = r->hit_ns[CT_HIT_RET], cost = before * step;
+	s->cost += (before + after) * step;
+	if (!cost)
+		return ts;
+	uint64_t at = ts > cost ? ts - cost : 0;
+	if (at < s->before)
+		at = s->before;
+	s->last = at;
+	s->shift = raw - at;
+	return at;
+}
+
 /* Frame IDX returns (at EV): the frames above it that end with it return
  * with it, any other frame above it was unwound. */
 static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64_t ts, uint32_t tid,
@@ -391,6 +430,8 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	size_t m = idx;
 	while (m + 1 < s->f.n && ends_with_parent(s, m + 1))
 		m++;
+	if (ev && r->interim_until.n && r->costs.ok)
+		ts = interim_passes(r, s, idx, m, ev, ts);
 	while (s->f.n > m + 1)
 		pop(r, s, CT_CALL_UNWOUND, ts, tid, NULL);
 	r->st.returned_with_caller += m - idx;
@@ -1352,6 +1393,10 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 	case CT_PROC_THREAD_EXIT:
 		end_stacks(r, ev->pid, ev->tid, ev->ts);
 		break;
+	case CT_PROC_INTERIM_GONE:
+		if (ev->child < r->interim_until.n && r->interim_until.v[ev->child])
+			r->interim_until.v[ev->child] = ev->ts ? ev->ts : 1;
+		break;
 	}
 }
 
@@ -1504,7 +1549,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
 		struct ct_rec_event rv = *ev;
-		rv.ts = at;
+		rv.ts = s->last; /* at, or before it: an earlier role's interim_passes */
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)((int64_t)rs->key_adj + role_adj[i]);
@@ -1645,6 +1690,12 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites)
 			map_put(&r->tail_diff_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
+		if ((sites[i].flags & CT_SITEF_INTERIM) && sites[i].func != CT_NOFUNC) {
+			while (r->interim_until.n <= sites[i].func)
+				CT_VEC_PUSH(r->interim_until, 0);
+			if (!r->interim_until.v[sites[i].func])
+				r->interim_until.v[sites[i].func] = UINT64_MAX;
+		}
 	}
 	free(named);
 }
@@ -1701,6 +1752,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->check_roles_of);
 	CT_VEC_FREE(r->waiting);
 	free(r->site_class);
+	CT_VEC_FREE(r->interim_until);
 	free(r);
 }
 

@@ -1090,6 +1090,24 @@ static bool interim_live(const struct ct_plan *p, size_t i)
 	return p->sites.v[i].interim && p->funcs.v[p->sites.v[i].func].interim;
 }
 
+/* The file learns which functions' interim RETs are out as of TS (all of
+ * L's if NONE_IN: its first link failed), so that replay prices the hits
+ * of theirs that saw nothing before (the calls that returned stepped over
+ * one) and none after.  TS is taken before the old link goes: a call
+ * ending while it goes is taken to have had none. */
+static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, uint64_t ts, bool none_in)
+{
+	struct object o = object_n(s, l->bin);
+	struct ct_plan *p = o.plan;
+	for (size_t i = 0; i < p->built_sites; i++) {
+		struct ct_plan_func *pf = p->sites.v[i].interim ? &p->funcs.v[p->sites.v[i].func] : NULL;
+		if (pf && !pf->interim_said_gone && (none_in || !interim_live(p, i))) {
+			pf->interim_said_gone = true;
+			ct_writer_proc(s->w, ts, CT_PROC_INTERIM_GONE, l->pid, 0, o.func_base + p->sites.v[i].func);
+		}
+	}
+}
+
 /* L's link made (again) with the interim RETs of the functions still
  * interim; the old one closed once the new one is in.  False if that
  * failed (the old one stays). */
@@ -1110,11 +1128,14 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 	if (ok) {
 		if (l->link >= 0)
 			s->interim_remade++;
+		interim_gone(s, l, now_mono_ns(), false);
 		ct_probes_close_link(s->probes, l->link);
 		l->link = link;
 		l->nsites = xo.n;
 		ct_debug("interim RETs of %s: %zu", l->path, xo.n);
 	} else {
+		if (l->link < 0)
+			interim_gone(s, l, now_mono_ns(), true);
 		ct_debug("interim RETs of %s: %zu not attached", l->path, xo.n);
 	}
 	CT_VEC_FREE(xo);

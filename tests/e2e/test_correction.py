@@ -108,3 +108,36 @@ def test_text_note_and_report():
     by = {r["func"]: r for r in rep}
     for r in raw:
         assert by[r["func"]]["total_ns"] < r["total_ns"], (by[r["func"]], r)
+
+
+def test_interim_ret_steps_taken_out_until_they_go():
+    """main.settleLeaf's address is taken, so besides being observed from
+    its callers it has interim RETs until its callers are found.  Called
+    only directly, each of its calls steps over one, which sends nothing
+    (the call's exit probe in its caller closes it), until they go during
+    the program's sleep: the file says when (a process record), and replay
+    takes that step out of the calls before, not of those after."""
+    n = 300
+    p, out = record([fixture("go_core"), "settles", str(n)], "-F", "main.settleLeaf", out=tmp("settles.data"))
+    assert p.stdout == "settles 269700 true\n", p.stdout
+    m = CALIB.search(ct("info", out).stdout.split("# stats")[1])
+    ret = classes(m).get("ret", int(m[2]))
+    gone = [l for l in ct("dump", "--events", out).stdout.splitlines() if "proc=interim_gone" in l]
+    assert len(gone) == 1 and gone[0].endswith(" func=main.settleLeaf"), gone
+    gone_ts = int(re.match(r"ts=(\d+) ", gone[0])[1])
+    calls = sorted((c for c in replay_json(out) if c["func"] == "main.settleLeaf"), key=lambda c: c["ts"])
+    assert len(calls) == 2 * n and {c["status"] for c in calls} == {"returned"}, len(calls)
+    first, second = calls[:n], calls[n:]
+    # the sleep is where they went
+    assert first[-1]["ts"] + first[-1]["dur_raw"] < gone_ts < second[0]["ts"], (first[-1], gone_ts, second[0])
+
+    def median(key, cs):
+        return sorted(c[key] for c in cs)[len(cs) // 2]
+    # the step was there: measured, the first calls are longer by about one
+    # stepped hit (a tiny leaf: nearly all of its time is probe hits)
+    assert median("dur_raw", first) > median("dur_raw", second) + ret // 2, (
+        median("dur_raw", first), median("dur_raw", second), ret)
+    # and corrected, they are not (taken out: the first ones would be
+    # longer by a whole stepped hit if it were not)
+    assert median("dur", first) < median("dur", second) + ret // 2, (
+        median("dur", first), median("dur", second), ret)

@@ -678,9 +678,9 @@ def file_sites(path):
             _, i = uvar(p, i)  # key_adj
             call_site, i = uvar(p, i)
             nxt, i = uvar(p, i)
+            flags, i = uvar(p, i)  # (version 13 on: a uvar)
             sites[sid] = dict(addr=addr, func=none(func), kind=kind, call_site=none(call_site), next=none(nxt),
-                              flags=p[i])
-            i += 1
+                              flags=flags)
         assert i == len(p), (path, i, len(p))
     return [sites[k] for k in sorted(sites)]
 

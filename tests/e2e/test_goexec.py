@@ -9,7 +9,7 @@ import json
 import os
 import struct
 
-from lib import ct, fixture, record, record_chunks, replay_json, tmp, uvar
+from lib import FORMAT_VERSION, ct, fixture, record, record_chunks, replay_json, tmp, uvar
 
 
 def calls_of(path, prefix=None):
@@ -81,7 +81,7 @@ def rtypes_by_object(path):
     """{(first_site, nsites): {runtime address: type id}} from the file's
     RTYPES chunks (docs/FORMAT.md, version 8 on)."""
     raw = open(path, "rb").read()
-    assert struct.unpack_from("<I", raw, 8)[0] == 12
+    assert struct.unpack_from("<I", raw, 8)[0] == FORMAT_VERSION
     objs = {}
     for typ, p in record_chunks(path):
         if typ == 8:
@@ -120,16 +120,17 @@ def test_go_program_exec_d_by_another_go_build():
 def test_newer_format_refused_in_one_line():
     _, out = record([fixture("go_exec_launch")], "--follow", out=tmp("goexec-newer.data"))
     raw = bytearray(open(out, "rb").read())
-    assert struct.unpack_from("<I", raw, 8)[0] == 12
-    struct.pack_into("<I", raw, 8, 13)
-    newer = tmp("goexec-newer-13.data")
+    assert struct.unpack_from("<I", raw, 8)[0] == FORMAT_VERSION
+    struct.pack_into("<I", raw, 8, FORMAT_VERSION + 1)
+    newer = tmp("goexec-newer.data")
     with open(newer, "wb") as f:
         f.write(raw)
     for cmd in ("replay", "info", "report"):
         p = ct(cmd, newer)
         lines = p.stderr.strip().splitlines()
         assert p.returncode != 0 and len(lines) == 1, (cmd, p.returncode, p.stderr)
-        assert "format version 13, newer than this calltrace (12): upgrade calltrace" in lines[0], lines
+        assert "format version %d, newer than this calltrace (%d): upgrade calltrace" % (
+            FORMAT_VERSION + 1, FORMAT_VERSION) in lines[0], lines
 
 
 def test_exec_d_program_goroutines_are_blocks_of_their_own():
