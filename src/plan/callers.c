@@ -1030,6 +1030,15 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 	}
 }
 
+/* Does the function FS is of have a RET (interim RETs: plan.c)? */
+static bool has_rets(const struct ct_fn_sites *fs)
+{
+	for (size_t e = 0; e < fs->nexits; e++)
+		if (fs->exits[e].kind == CT_SITE_RET)
+			return true;
+	return false;
+}
+
 /* Is the first instruction of the function at ENTRY (its sites FS) a RET? */
 static bool entry_is_ret(const struct ct_fn_sites *fs, uint64_t entry)
 {
@@ -2028,23 +2037,23 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		/* Address-taken Go code: the CHECK at its entry (single-stepped
 		 * where the entry is: then it saves the RETs' single-steps)
 		 * reports the calls from sites not planned here, and their
-		 * exits are added while recording (ct_plan_found_caller).  Not
-		 * C: its callers may be in other modules (qsort,
-		 * pthread_create). */
-		/* C whose address only tables in data hold (a C++ virtual
+		 * exits are added while recording (ct_plan_found_caller).
+		 * C whose address only tables in data hold (a C++ virtual
 		 * method, a handler in an array): observed as Go's are, the
 		 * calls through those tables found while recording, in this
-		 * file or another (a library's call of a virtual method); not
-		 * one whose address code takes (a callback handed to a
-		 * library: main, a thread's start routine, a comparator, each
-		 * first call from a new place would end unobserved) or the
-		 * loader calls (.init_array).  (Not even with interim RETs:
-		 * a C call no exit probe sees is tracked only while it is its
-		 * thread's innermost one, and a comparator's unobserved calls
-		 * inside main's left main open past its return, exit's calls
-		 * nested under it.) */
-		bool table = !(pf->fn->flags & CT_FN_GO) && c->in_table && !c->in_code && !c->elsewhere;
-		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || (!(pf->fn->flags & CT_FN_GO) && !table)))
+		 * file or another (a library's call of a virtual method).  So
+		 * is one whose address code takes (a callback handed to a
+		 * library: main, a thread's start routine, a comparator) while
+		 * its interim RETs see the first call from each new place end
+		 * (BPF keeps the innermost 4 such calls of a thread: a
+		 * comparator's inside main's); without them each would end
+		 * unobserved.  Not one the loader calls (.init_array) or code
+		 * loads from the GOT. */
+		bool c_code = !(pf->fn->flags & CT_FN_GO);
+		bool table = c_code && c->in_table && !c->in_code && !c->elsewhere;
+		bool callback = c_code && c->in_code && !c->elsewhere && p->interim_rets && t->lang != CT_LANG_GO &&
+				has_rets(&found[j]);
+		if (c->taken[0] && !c->why[0] && (sel->fixed_sites || (c_code && !table && !callback)))
 			keep_ret(&a, j, "%s", c->taken);
 		/* A program's exported function (only that): its direct calls
 		 * are planned as any, the CHECK at its entry reports those from

@@ -231,8 +231,8 @@ struct gkey {
  * there) knows it has ended (CT_EV_UNOBSERVED_DONE), where the frame key
  * alone would take the hit for one inside it; the one outside it is the
  * innermost again (an interim RET sees it end: the outer of two calls
- * through call sites found while recording). */
-#define CT_UNOBSERVED_DEPTH 4
+ * through call sites found while recording).  (CT_UNOBSERVED_DEPTH:
+ * event.h) */
 struct unobserved_call {
 	__u64 key;
 	__u64 ret;
@@ -272,6 +272,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } interim_passed SEC(".maps");
+
+/* Each interim RET's function's CHECK (struct ct_interim_check). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* (user space sets it: the plan's sites) */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ct_interim_check);
+} interim_checks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -1310,7 +1319,7 @@ __noinline int track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
  * otherwise than the caller's exit does), and user space learns that this
  * RET let one go by (interim_passed), once.  (Its single-step is in that
  * call's duration, not taken out: while the RETs are in.) */
-static __noinline int interim_ends(struct run *r, __u64 sp)
+static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 {
 	struct hit *h = &r->h;
 	struct unobserved_stack *u = unobserved_open ? bpf_map_lookup_elem(&unobserved_calls, stack_key(r)) : NULL;
@@ -1326,6 +1335,22 @@ static __noinline int interim_ends(struct run *r, __u64 sp)
 		return 1;
 	}
 	__u32 site = CT_COOKIE_SITE(h->cookie);
+	/* The probes may no longer track the call: a coroutine's body, on a
+	 * stack of its own, is let go by the first hit on the thread's other
+	 * stack (its key is not deeper), and only the innermost
+	 * CT_UNOBSERVED_DEPTH are kept.  The CHECK's own lookup of the return
+	 * address, done again, says whether its call site has an exit probe
+	 * (the slot is the one the CHECK read): if not, this is its end --
+	 * at the key its CHECK gave it (a wrapper's). */
+	const struct ct_interim_check *ic = bpf_map_lookup_elem(&interim_checks, &site);
+	if (ic) {
+		int found = check_planned(r, sp, ic->check, ip - (__s64)ic->delta);
+		if (!((found & 1) && !r->pc.via)) {
+			h->key -= r->check_drop;
+			count(CT_CNT_INTERIM_ENDS, 1);
+			return 1;
+		}
+	}
 	__u8 one = 1;
 	bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
 	count(CT_CNT_INTERIM_PASSES, 1);
@@ -1470,7 +1495,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
 			h->flags |= CT_EV_ALTSTACK;
 	}
-	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RET && CT_COOKIE_INTERIM(h->cookie) && !interim_ends(r, sp))
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RET && CT_COOKIE_INTERIM(h->cookie) &&
+	    !interim_ends(r, sp, PT_REGS_IP(ctx)))
 		return 0;
 	if (unobserved_open || r->unobserved_ret)
 		track_unobserved(r, sp, ctx->bp, r->unobserved_ret);

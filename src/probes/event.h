@@ -199,6 +199,16 @@ struct ct_planned_slot {
 #define ct_planned_slot_of(k, bits) \
 	((bits) ? (__u32)(((__u64)(k) * 0x9e3779b97f4a7c15ULL) >> (64 - (bits))) : 0)
 
+/* An interim RET's function's CHECK (map "interim_checks", keyed by the
+ * RET's site id): its site id and how far the RET is past the CHECK's
+ * probe (link-time addresses of one file), for the CHECK's own lookup of
+ * the call's return address, done again at the RET when the probes no
+ * longer track the call (calltrace.bpf.c interim_ends). */
+struct ct_interim_check {
+	__u32 check;
+	__s32 delta;
+};
+
 /* A CT_PROC_CALLER report's payload: the file of the return address as the
  * kernel side's file lookups (file_of) see it -- on overlayfs the file
  * beneath the overlay, whose device and inode neither stat() nor
@@ -367,6 +377,11 @@ struct ct_fetch {
 				  entered from a call site without an exit probe
 				  (a CHECK's) has ended before this hit: the word
 				  at its return address slot changed */
+/* How many of a goroutine's/thread's calls entered from call sites without
+ * an exit probe the probes track at once, the innermost (interim RETs end
+ * them; replay: a call an interim RET did not end among them had not
+ * returned) */
+#define CT_UNOBSERVED_DEPTH 4
 #define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
 				  (sigaltstack): a signal handler's frames */
 #define CT_PROC_FORK 1

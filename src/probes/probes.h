@@ -83,6 +83,8 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call);
 /* the most slots: 6 MiB */
 #define CT_PLANNED_MAX_BITS 18
+/* Interim RET SITE's function's CHECK (calltrace.bpf.c interim_ends). */
+int ct_probes_set_interim_check(struct ct_probes *p, uint32_t site, const struct ct_interim_check *c);
 /* A return address in another file where a probe sees a call end. */
 int ct_probes_add_file_ret(struct ct_probes *p, const struct ct_file_ret *k);
 /* A call site of a CHECK site in another file (K: the CHECK's site, the

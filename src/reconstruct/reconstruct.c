@@ -387,6 +387,15 @@ static bool ends_with_parent(const struct stack *s, size_t i)
 	return s->f.v[i].tailpos || s->f.v[i].c.tail;
 }
 
+/* Were FUNC's interim RETs probed at (raw) time TS?  Then a call of it
+ * without an exit probe that did not end at one of them, among the
+ * innermost CT_UNOBSERVED_DEPTH of its thread (those the probes track),
+ * had not returned (a `main` that called exit()). */
+static bool interim_in(const struct ct_recon *r, uint32_t func, uint64_t ts)
+{
+	return func < r->interim_until.n && ts < r->interim_until.v[func];
+}
+
 /* Frames IDX..M return at EV, at TS on S's corrected clock: those of
  * them that stepped over an interim RET of their function on the way out
  * (it sent nothing: another probe saw the call end) had a hit no event
@@ -401,7 +410,7 @@ static uint64_t interim_passes(const struct ct_recon *r, struct stack *s, size_t
 		const struct frame *f = &s->f.v[k];
 		/* (a call a tail call replaced ran no RET of its own; EV may be
 		 * the top one's RET, which sent it) */
-		if (f->replaced || f->c.func >= r->interim_until.n || raw >= r->interim_until.v[f->c.func] ||
+		if (f->replaced || !interim_in(r, f->c.func, raw) ||
 		    (k == m && ev->kind == CT_SITE_RET && r->sites[ev->site].func == f->c.func))
 			continue;
 		/* a call's RET runs after its callee's: after EV if that is one */
@@ -1263,12 +1272,14 @@ static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint
 		end_frames(r, alt, status, ts);
 	uint64_t at = corrected_time(s, ts, 0);
 	bool live = false; /* a call that was surely running is inside */
+	size_t no_exits = 0;
 	while (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		uint32_t tid = top->c.tid;
+		no_exits += top->no_exit;
 		if (top->tail_pending && status == CT_CALL_UNFINISHED)
 			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
-		else if (!live && top->no_exit)
+		else if (!live && top->no_exit && !(no_exits <= CT_UNOBSERVED_DEPTH && interim_in(r, top->c.func, ts)))
 			pop(r, s, CT_CALL_UNOBSERVED, at, tid, NULL);
 		else {
 			pop(r, s, status, at, tid, NULL);

@@ -710,6 +710,12 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 				rc = ct_probes_add_planned(s->probes, CT_PLANNED_KEY(site_base + i, (int64_t)(rets[k] - site->addr)),
 							   &val);
 			}
+		/* (an interim RET: the CHECK whose lookup it does again) */
+		uint32_t check = site->interim ? plan->funcs.v[site->func].check_site : CT_NOSITE;
+		if (!rc && check < plan->sites.n) {
+			struct ct_interim_check ic = {site_base + check, (int32_t)(site->addr - plan->sites.v[check].addr)};
+			rc = ct_probes_set_interim_check(s->probes, site_base + (uint32_t)i, &ic);
+		}
 		if (rc) {
 			free(eo);
 			free(ec);
