@@ -10,7 +10,7 @@
  * kept by the first pass, when LONG_SPAN callbacks or more came between its
  * enter and its exit: only such a call can be at the head of a full queue
  * (QUEUE - 1 came after it there). */
-#define QUEUE (1u << 14)
+#define QUEUE (1u << 12)
 #define LONG_SPAN (QUEUE / 2)
 /* Ends of long calls kept in memory; each time this many are, they go to
  * the temp file as a run sorted by entry order. */
@@ -18,7 +18,6 @@
 /* A held call's payloads (arguments, spilled arguments, results) up to
  * this size are kept in its slot. */
 #define INLINE_BYTES 64
-#define NO_EXIT UINT64_MAX
 
 /* The end of a long call, the ORDER-th call entered (callback order, the
  * same in both passes).  In a run on file, its ret_len result bytes follow
@@ -45,15 +44,6 @@ struct run {
 
 enum held_kind { HELD_ENTER, HELD_EXIT, HELD_LOST, HELD_SPAWN };
 
-/* What an entered call's callbacks point to, for a call entered from the
- * first pass's ends: kept until its exit is delivered, as the
- * reconstruction keeps a call's arguments while it is open (the tree holds
- * an entry back until the next line of its goroutine). */
-struct open_copy {
-	struct ct_goroutine_origin origin;
-	uint8_t bytes[]; /* arguments, then spilled arguments */
-};
-
 /* Second pass: one callback held back. */
 struct held {
 	uint8_t kind;
@@ -64,12 +54,6 @@ struct held {
 	struct ct_call c;  /* HELD_ENTER, HELD_EXIT (payloads: set when delivered) */
 	struct ct_goroutine_origin origin; /* c.origin's, or HELD_SPAWN's */
 	struct ct_exit_info e;             /* HELD_ENTER: how it ended */
-	/* HELD_ENTER: its exit's position, which holds the same copies and
-	 * stays until the exit is delivered (NO_EXIT: not in the queue, the
-	 * copies are in OPEN) */
-	uint64_t exit_at;
-	struct open_copy *open;
-	struct open_copy *close; /* HELD_EXIT: its entry's copy, freed once delivered */
 	uint64_t ts, lost;                 /* HELD_LOST */
 	uint8_t inline_bytes[INLINE_BYTES];
 	uint8_t *heap;     /* the copies when they do not fit inline_bytes */
@@ -94,7 +78,6 @@ struct ct_exitindex {
 	uint64_t head, tail;
 	uint64_t *where;        /* seq % (2 * QUEUE) -> position of its HELD_ENTER */
 	uint64_t entered2;
-	struct ct_map open;     /* seq -> struct open_copy *, of entries delivered from the first pass's ends */
 	const struct held *cur; /* the enter being delivered */
 	const uint8_t *cur_ret;
 };
@@ -286,8 +269,6 @@ static struct held *hold(struct ct_exitindex *x, uint8_t kind, const struct ct_c
 	h->kind = kind;
 	h->ended = false;
 	h->nbytes = 0;
-	h->exit_at = NO_EXIT;
-	h->open = h->close = NULL;
 	if (c) {
 		h->c = *c;
 		h->has_origin = c->origin != NULL;
@@ -308,21 +289,9 @@ static void deliver(struct ct_exitindex *x, struct held *h)
 	uint8_t *b = held_bytes(h);
 	uint32_t ret_at = h->c.args_len + h->c.spill_len;
 	if (h->kind == HELD_ENTER || h->kind == HELD_EXIT) {
-		/* an entry's copies are its exit's or its open_copy: they
-		 * stay while the call is open */
-		const uint8_t *args = b;
-		const struct ct_goroutine_origin *origin = &h->origin;
-		if (h->exit_at != NO_EXIT) {
-			struct held *x_exit = &x->q[h->exit_at % QUEUE];
-			args = held_bytes(x_exit);
-			origin = &x_exit->origin;
-		} else if (h->open) {
-			args = h->open->bytes;
-			origin = &h->open->origin;
-		}
-		h->c.args = h->c.args_len ? args : NULL;
-		h->c.spill = h->c.spill_len ? args + h->c.args_len : NULL;
-		h->c.origin = h->has_origin ? origin : NULL;
+		h->c.args = h->c.args_len ? b : NULL;
+		h->c.spill = h->c.spill_len ? b + h->c.args_len : NULL;
+		h->c.origin = h->has_origin ? &h->origin : NULL;
 	}
 	switch (h->kind) {
 	case HELD_ENTER:
@@ -336,8 +305,6 @@ static void deliver(struct ct_exitindex *x, struct held *h)
 		h->c.ret = h->c.ret_len ? b + ret_at : NULL;
 		if (x->down.exit)
 			x->down.exit(x->ctx, &h->c);
-		free(h->close);
-		h->close = NULL;
 		break;
 	case HELD_LOST:
 		if (x->down.lost)
@@ -364,11 +331,6 @@ static void drain(struct ct_exitindex *x, bool all)
 				memset(&h->e, 0, sizeof(h->e)); /* (the first pass keeps every call that can get here) */
 			held_put(h, ret, h->e.ret_len);
 			h->ended = true;
-			size_t n = h->c.args_len + h->c.spill_len;
-			h->open = xmalloc(sizeof(*h->open) + n);
-			h->open->origin = h->origin;
-			memcpy(h->open->bytes, held_bytes(h), n);
-			map_put(&x->open, h->c.seq, h->open);
 		}
 		x->head++;
 		deliver(x, h);
@@ -389,17 +351,12 @@ static void second_exit(void *ctx, const struct ct_call *c)
 	struct ct_exitindex *x = ctx;
 	uint64_t at = x->where[c->seq % (2 * QUEUE)];
 	struct held *e = &x->q[at % QUEUE];
-	struct open_copy *close = NULL;
 	if (at >= x->head && at < x->tail && e->kind == HELD_ENTER && e->c.seq == c->seq && !e->ended) {
 		e->e = exit_of(c);
 		held_put(e, c->ret, e->e.ret_len);
 		e->ended = true;
-		e->exit_at = x->tail;
-	} else if (x->open.n && (close = map_get(&x->open, c->seq))) {
-		map_del(&x->open, c->seq);
 	}
 	struct held *h = hold(x, HELD_EXIT, c);
-	h->close = close;
 	h->c.ret_len = c->ret ? c->ret_len : 0;
 	held_put(h, c->ret, h->c.ret_len);
 	drain(x, false);
@@ -451,12 +408,8 @@ void ct_exitindex_free(struct ct_exitindex *x)
 	if (!x)
 		return;
 	if (x->q)
-		for (size_t i = 0; i < QUEUE; i++) {
+		for (size_t i = 0; i < QUEUE; i++)
 			free(x->q[i].heap);
-			free(x->q[i].close);
-		}
-	MAP_FOREACH(&x->open, i) free(x->open.vals[i]);
-	map_free(&x->open);
 	free(x->q);
 	free(x->where);
 	for (size_t i = 0; i < x->runs.n; i++)

@@ -1,6 +1,6 @@
 /* The exit index (src/reconstruct/exitindex.c) against a direct
  * reconstruction pass, on a real trace file with many more calls than the
- * second pass holds back (2^14 callbacks), including calls that outlive
+ * second pass holds back (2^12 callbacks), including calls that outlive
  * that window by far (their ends come from the first pass). */
 #include "unit.h"
 
