@@ -51,6 +51,10 @@ struct stack {
 	 * interrupted), and the depth its frames start at (under that frame) */
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
+	/* its frames with no_exit set: close_unplanned has nothing to close
+	 * without one (its walk down the tail-position frames of a deep
+	 * recursion was ~4% of report's time) */
+	uint32_t no_exit_open;
 	size_t th_idx;                         /* in th->all */
 	bool parked;                           /* in th->parked (a suspended stack) */
 	uint64_t park_bucket;
@@ -292,6 +296,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		const struct ct_rec_event *ev)
 {
 	struct frame *f = &s->f.v[--s->f.n];
+	s->no_exit_open -= f->no_exit;
 	/* entered before events were lost: not a panic or longjmp we can
 	 * vouch for, nor that the process ended inside it (it may have
 	 * returned among the lost events) */
@@ -565,7 +570,7 @@ static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_r
  * (they end with it), which may be open above it then. */
 static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
-	while (s->f.n) {
+	while (s->no_exit_open && s->f.n) {
 		size_t i = s->f.n - 1;
 		while (i > 0 && !s->f.v[i].no_exit && s->f.v[i].tailpos)
 			i--;
@@ -655,6 +660,7 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	f->c.unplanned = fresh && !(sf & CT_SITEF_INDIRECT);
 	f->c.indirect = fresh && (sf & CT_SITEF_INDIRECT);
 	f->no_exit = ev->kind == CT_SITE_CHECK;
+	s->no_exit_open += f->no_exit;
 	f->tailpos = ev->kind == CT_SITE_CALL && (r->sites[ev->site].flags & CT_SITEF_TAILPOS);
 	f->losses = r->losses;
 	void *spill = map_get(&r->spill_of, (uint64_t)func + 1);
@@ -763,6 +769,7 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 			r->st.restarts++;
 			if (top->no_exit) {
 				top->no_exit = false;
+				s->no_exit_open--;
 				top->c.entry_site = ev->site;
 				top->tailpos = (r->sites[ev->site].flags & CT_SITEF_TAILPOS) != 0;
 			}
@@ -1380,6 +1387,7 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 			f.c.spill = f.spill;
 		}
 		CT_VEC_PUSH(s->f, f);
+		s->no_exit_open += f.no_exit;
 		r->st.calls++;
 		if (r->ops.enter)
 			r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);

@@ -290,16 +290,24 @@ struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_
 	return st;
 }
 
+/* T's events into OPS, through X's second pass if there is one (X knows a
+ * call's end at its entry then). */
+static struct ct_recon_stats run_indexed(struct ct_trace *t, struct ct_exitindex *x, const struct ct_recon_ops *ops,
+					 void *ctx)
+{
+	return x ? ct_exitindex_run(x, ops, ctx) : ct_recon_run(t, ops, ctx);
+}
+
 static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filter_opts *o, struct ct_exitindex *x,
 					const struct ct_recon_ops *down, void *ctx)
 {
 	if (!o || !ct_filter_active(o))
-		return ct_recon_run(t, down, ctx);
+		return run_indexed(t, x, down, ctx);
 	struct filt F = {t, o, down, ctx, x, {0}, 0, false, {0}};
 	if (o->min_dur && !x)
 		F.x = ct_exitindex_build(t);
 	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn};
-	struct ct_recon_stats st = ct_recon_run(t, &ops, &F);
+	struct ct_recon_stats st = run_indexed(t, F.x, &ops, &F);
 	MAP_FOREACH(&F.stacks, i)
 	{
 		struct fstack *s = F.stacks.vals[i];

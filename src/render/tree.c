@@ -53,6 +53,7 @@ enum { LINE_TEXT = 1, LINE_PACKED = 2 };
 struct group {
 	uint64_t order;  /* first appearance */
 	struct ct_call pend;
+	struct ct_buf pend_bytes; /* its arguments' copy, then its spilled ones' */
 	bool pend_valid;
 	struct ct_buf text;
 	uint64_t first, last; /* its spilled blocks (NO_BLOCK: none yet) */
@@ -380,6 +381,13 @@ static struct group *group_of(struct tree *tr, const struct ct_call *c, struct g
 	return *slot;
 }
 
+static void free_group(struct group *g)
+{
+	buf_free(&g->text);
+	buf_free(&g->pend_bytes);
+	free(g);
+}
+
 static void flush_pending(struct tree *tr, struct group *g, struct group *out)
 {
 	if (g->pend_valid) {
@@ -393,8 +401,16 @@ static void on_call_enter(void *ctx, const struct ct_call *c)
 	struct tree *tr = ctx;
 	struct group *out, *g = group_of(tr, c, &out);
 	flush_pending(tr, g, out);
-	g->pend = *c; /* its args stay valid while the call is open */
+	/* its values are read when its line is made: kept (a callback's call
+	 * is valid only during it) */
+	g->pend = *c;
 	g->pend.ret = NULL;
+	g->pend.origin = NULL;
+	g->pend_bytes.n = 0;
+	buf_put(&g->pend_bytes, c->args, c->args ? c->args_len : 0);
+	buf_put(&g->pend_bytes, c->spill, c->spill ? c->spill_len : 0);
+	g->pend.args = c->args ? g->pend_bytes.p : NULL;
+	g->pend.spill = c->spill ? g->pend_bytes.p + (c->args ? c->args_len : 0) : NULL;
 	g->pend_valid = true;
 	g->open++;
 }
@@ -419,7 +435,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			/* merged: nothing of this goroutine is pending */
 			if (tr->last_group == g)
 				tr->last_group = NULL;
-			free(g);
+			free_group(g);
 			map_del(&tr->groups, ct_call_thread_key(c));
 		}
 	}
@@ -498,8 +514,7 @@ static void write_groups(struct tree *tr)
 			at = h.next;
 		}
 		write_lines(tr, g->text.p, g->text.n, &text);
-		buf_free(&g->text);
-		free(g);
+		free_group(g);
 	}
 	buf_free(&buf);
 	buf_free(&text);
@@ -521,7 +536,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	struct ct_recon_stats st = ct_filter_run(t, o->filter, &ops, &tr);
 	if (o->merge) {
-		MAP_FOREACH(&tr.groups, i) free(tr.groups.vals[i]);
+		MAP_FOREACH(&tr.groups, i) free_group(tr.groups.vals[i]);
 	} else {
 		write_groups(&tr);
 	}
@@ -572,7 +587,7 @@ void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
 void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 {
 	ct_recon_finish(l->r, end_ts);
-	MAP_FOREACH(&l->tr.groups, i) free(l->tr.groups.vals[i]);
+	MAP_FOREACH(&l->tr.groups, i) free_group(l->tr.groups.vals[i]);
 	map_free(&l->tr.groups);
 	map_free(&l->tr.announced);
 	fflush(l->tr.o->out);
