@@ -393,9 +393,10 @@ static bool ends_with_parent(const struct stack *s, size_t i)
 }
 
 /* Were FUNC's interim RETs probed at (raw) time TS?  Then a call of it
- * without an exit probe that did not end at one of them, among the
- * innermost CT_UNOBSERVED_DEPTH of its thread (those the probes track),
- * had not returned (a `main` that called exit()). */
+ * without an exit probe that did not end at one of them had not returned
+ * (a `main` that called exit()): they end every such call, tracked by the
+ * probes (the innermost CT_UNOBSERVED_DEPTH of its thread) or not (the
+ * RET looks the return address up again: calltrace.bpf.c interim_ends). */
 static bool interim_in(const struct ct_recon *r, uint32_t func, uint64_t ts)
 {
 	return func < r->interim_until.n && ts < r->interim_until.v[func];
@@ -1279,14 +1280,12 @@ static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint
 		end_frames(r, alt, status, ts);
 	uint64_t at = corrected_time(s, ts, 0);
 	bool live = false; /* a call that was surely running is inside */
-	size_t no_exits = 0;
 	while (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
 		uint32_t tid = top->c.tid;
-		no_exits += top->no_exit;
 		if (top->tail_pending && status == CT_CALL_UNFINISHED)
 			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
-		else if (!live && top->no_exit && !(no_exits <= CT_UNOBSERVED_DEPTH && interim_in(r, top->c.func, ts)))
+		else if (!live && top->no_exit && !interim_in(r, top->c.func, ts))
 			pop(r, s, CT_CALL_UNOBSERVED, at, tid, NULL);
 		else {
 			pop(r, s, status, at, tid, NULL);

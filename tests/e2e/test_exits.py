@@ -959,6 +959,29 @@ def test_two_calls_from_found_sites_open_at_once_both_return_at_interim_rets():
     assert [c[3] for c in seen["lean"][:2]] == ["unobserved", "unobserved"], seen["lean"]
 
 
+def test_calls_past_the_innermost_four_from_found_sites_return_at_interim_rets():
+    """A traced method called through an interface from untraced code
+    calls itself the same way 6 levels deep: 7 calls open at once from one
+    call site found while recording, none with an exit probe (it comes
+    milliseconds later).  The kernel side tracks the innermost 4 of a
+    goroutine; the RET of each of the 3 outer ones looks its return address
+    up again as its CHECK did, finds no exit probe there, and is its end:
+    every call returned, with its result, as with --exit=ret (with
+    --no-interim the first ones are unobserved)."""
+    argv = [fixture("go_core"), "deepnest", "6"]
+    seen = {}
+    for mode in ("auto", "ret", "lean"):
+        opts = ["--no-interim"] if mode == "lean" else ["--exit=" + mode]
+        p, out = record(argv, *opts, "-F", "main.(*nestC).down", out=tmp("deepnest-%s.data" % mode), env=GO1)
+        assert p.stdout == "deepnest 12\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        seen[mode] = [(c["depth"], c["args"][1]["value"], c["status"], c["ret"][0]["value"] if c.get("ret") else None)
+                      for c in calls]
+    assert seen["ret"] == [(6 - n, n, "returned", 2 * n) for n in range(6, -1, -1)], seen["ret"]
+    assert seen["auto"] == seen["ret"], (seen["auto"], seen["ret"])
+    assert seen["lean"][0][2] == "unobserved", seen["lean"]
+
+
 def test_interim_rets_of_a_hot_method_go_once_its_call_sites_are_found():
     """sort.Sort (not traced) calls a traced Less thousands of times from
     a dozen call sites, each found while recording: its interim RETs see
