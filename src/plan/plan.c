@@ -273,7 +273,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * unobserved (a server's first request through its handler: the one
 	 * a user sends to see it): until the callers it has are found, its
 	 * RETs see those calls end.  Interim RETs: a single-step each call,
-	 * sending nothing for one another probe sees end; taken out once that
+	 * a call another probe sees end is left to that one; taken out once that
 	 * is all they see (session.c settle_interim). */
 	if (pf->check_site != CT_NOSITE && pf->indirect && p->interim_rets && pf->rets.n) {
 		for (size_t k = 0; k < pf->rets.n; k++) {

@@ -1313,12 +1313,11 @@ __noinline int track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
  * the callers it has are found): does the innermost call of the hit's
  * goroutine/thread that no exit probe sees end here -- its frame, its
  * return address still in the slot at SP?  Then the RET is that call's
- * exit (track_unobserved then lets it go).  Else another probe sees the
- * call end: nothing is sent (a RET's event there would close the call
- * before the exit probe that reads its results, and a tail call's frames
- * otherwise than the caller's exit does), and user space learns that this
- * RET let one go by (interim_passed), once.  (Its single-step is in that
- * call's duration, not taken out: while the RETs are in.) */
+ * exit (track_unobserved then lets it go).  Else (below) its call site's
+ * lookup decides; where that has an exit probe, the RET's event says it
+ * may not be the call's end (CT_EV_INTERIM_PASS: replay does not close a
+ * call that has an exit probe there, which reads its results), and user
+ * space learns that this RET let one go by (interim_passed), once. */
 static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 {
 	struct hit *h = &r->h;
@@ -1343,18 +1342,22 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 	 * (the slot is the one the CHECK read): if not, this is its end --
 	 * at the key its CHECK gave it (a wrapper's). */
 	const struct ct_interim_check *ic = bpf_map_lookup_elem(&interim_checks, &site);
-	if (ic) {
-		int found = check_planned(r, sp, ic->check, ip - (__s64)ic->delta);
-		if (!((found & 1) && !r->pc.via)) {
-			h->key -= r->check_drop;
-			count(CT_CNT_INTERIM_ENDS, 1);
-			return 1;
-		}
+	int found = ic ? check_planned(r, sp, ic->check, ip - (__s64)ic->delta) : 1;
+	if (ic && !((found & 1) && !r->pc.via)) {
+		h->key -= r->check_drop;
+		count(CT_CNT_INTERIM_ENDS, 1);
+		return 1;
 	}
 	__u8 one = 1;
 	bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
 	count(CT_CNT_INTERIM_PASSES, 1);
-	return 0;
+	if (!ic)
+		return 0;
+	/* Its call site has an exit probe: from before the call (that one
+	 * sees it end, with its results), or added while it ran (none
+	 * will: it began as a call without one).  Replay knows which. */
+	h->flags |= CT_EV_INTERIM_PASS;
+	return 1;
 }
 
 static __always_inline int on_hit(struct pt_regs *ctx)

@@ -382,6 +382,10 @@ struct ct_fetch {
  * them; replay: a call an interim RET did not end among them had not
  * returned) */
 #define CT_UNOBSERVED_DEPTH 4
+#define CT_EV_INTERIM_PASS 0x200 /* an interim RET whose call the probes do
+				  not track and whose call site has an exit
+				  probe now: added while the call ran, or there
+				  when it began (then the call has its own exit) */
 #define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
 				  (sigaltstack): a signal handler's frames */
 #define CT_PROC_FORK 1

@@ -61,8 +61,8 @@ struct stack {
 	struct stack *park_prev, *park_next;
 	/* the corrected clock (struct ct_costs): the cost of the hits on this
 	 * stack so far, the last corrected time, and measured minus corrected
-	 * for the event being applied; BEFORE: LAST before that event */
-	uint64_t cost, last, shift, before;
+	 * for the event being applied */
+	uint64_t cost, last, shift;
 };
 
 struct ct_recon {
@@ -227,7 +227,6 @@ static void image_exec(struct ct_recon *r, uint32_t pid)
 static uint64_t corrected_time(struct stack *s, uint64_t ts, uint64_t pre)
 {
 	uint64_t v = ts > s->cost + pre ? ts - s->cost - pre : 0;
-	s->before = s->last;
 	if (v < s->last)
 		v = s->last;
 	s->last = v;
@@ -402,41 +401,6 @@ static bool interim_in(const struct ct_recon *r, uint32_t func, uint64_t ts)
 	return func < r->interim_until.n && ts < r->interim_until.v[func];
 }
 
-/* Frames IDX..M return at EV, at TS on S's corrected clock: those of
- * them that stepped over an interim RET of their function on the way out
- * (it sent nothing: another probe saw the call end) had a hit no event
- * shows.  Its cost comes off S's clock, and off TS when it came before
- * EV's hit (EV the exit in the caller); returns the end time. */
-static uint64_t interim_passes(const struct ct_recon *r, struct stack *s, size_t idx, size_t m,
-			       const struct ct_rec_event *ev, uint64_t ts)
-{
-	uint64_t raw = ts + s->shift;
-	size_t before = 0, after = 0;
-	for (size_t k = idx; k <= m; k++) {
-		const struct frame *f = &s->f.v[k];
-		/* (a call a tail call replaced ran no RET of its own; EV may be
-		 * the top one's RET, which sent it) */
-		if (f->replaced || !interim_in(r, f->c.func, raw) ||
-		    (k == m && ev->kind == CT_SITE_RET && r->sites[ev->site].func == f->c.func))
-			continue;
-		/* a call's RET runs after its callee's: after EV if that is one */
-		if (ev->kind == CT_SITE_RET)
-			after++;
-		else
-			before++;
-	}
-	uint64_t step = r->hit_ns[CT_HIT_RET], cost = before * step;
-	s->cost += (before + after) * step;
-	if (!cost)
-		return ts;
-	uint64_t at = ts > cost ? ts - cost : 0;
-	if (at < s->before)
-		at = s->before;
-	s->last = at;
-	s->shift = raw - at;
-	return at;
-}
-
 /* Frame IDX returns (at EV): the frames above it that end with it return
  * with it, any other frame above it was unwound. */
 static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64_t ts, uint32_t tid,
@@ -445,8 +409,6 @@ static void return_frame(struct ct_recon *r, struct stack *s, size_t idx, uint64
 	size_t m = idx;
 	while (m + 1 < s->f.n && ends_with_parent(s, m + 1))
 		m++;
-	if (ev && r->interim_until.n && r->costs.ok)
-		ts = interim_passes(r, s, idx, m, ev, ts);
 	while (s->f.n > m + 1)
 		pop(r, s, CT_CALL_UNWOUND, ts, tid, NULL);
 	r->st.returned_with_caller += m - idx;
@@ -796,6 +758,14 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	long i = frame_at(s, ev->key);
+	/* An interim RET that could not tell whether the call had an exit
+	 * probe (one was added while it ran): it ends here if it had none;
+	 * one that has is left to that probe, which reads its results. */
+	if (ev->flags & CT_EV_INTERIM_PASS) {
+		if (i >= 0 && s->f.v[i].no_exit)
+			return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+		return;
+	}
 	if (i < 0) {
 		unwind_deeper(r, s, ev);
 		r->st.unmatched_exits++;
@@ -1567,7 +1537,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
 		struct ct_rec_event rv = *ev;
-		rv.ts = s->last; /* at, or before it: an earlier role's interim_passes */
+		rv.ts = at;
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)((int64_t)rs->key_adj + role_adj[i]);
