@@ -42,13 +42,35 @@ struct block_hdr {
 };
 #define NO_BLOCK UINT64_MAX
 
-/* A group's buffered and spilled lines: a kind byte, a 32-bit length, then
- * for LINE_PACKED the prefix's numbers (with_dur byte; varints tid, goid,
- * depth, and the duration if with_dur) and the text after it, for
- * LINE_TEXT the whole text; no newline.  The prefix is ~60% of a line's
+/* A group's buffered and spilled lines: a kind byte (LINE_TEXT or
+ * LINE_PACKED, and the LINE_* flags), the text's length (a varint), then
+ * for LINE_PACKED the prefix's numbers (varints: tid and goid if
+ * LINE_IDS, depth, the duration if LINE_DUR, the function whose name
+ * begins the text if LINE_FUNC), then the text (for LINE_TEXT the whole
+ * line); no newline.  The prefix is ~60% of a line's
  * bytes (blank durations, indentation): packed, a 5.8 M-event replay
- * wrote 537 MB to its temp file and read them back, 193 MB packed. */
-enum { LINE_TEXT = 1, LINE_PACKED = 2 };
+ * wrote 537 MB to its temp file and read them back, 193 MB packed; with
+ * a varint length and the ids only where they change from the group's
+ * previous packed line (a goroutine mostly stays on one thread), 144 MB;
+ * with the function's number for its name, 114 MB. */
+enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16 };
+
+/* The numbers of a LINE_PACKED line's prefix. */
+struct packed_prefix {
+	uint32_t tid;
+	uint64_t goid;
+	uint32_t depth;
+	bool with_dur;
+	uint64_t dur;
+	bool with_func;
+	uint32_t func;
+};
+
+/* A function's name as shown, and its length. */
+struct func_name {
+	const char *s;
+	size_t n;
+};
 
 struct group {
 	uint64_t order;  /* first appearance */
@@ -58,6 +80,10 @@ struct group {
 	struct ct_buf text;
 	uint64_t first, last; /* its spilled blocks (NO_BLOCK: none yet) */
 	uint32_t open;   /* frames currently open */
+	/* the ids of its last LINE_PACKED line (ids_set: there was one) */
+	uint32_t ids_tid;
+	uint64_t ids_goid;
+	bool ids_set;
 };
 
 struct tree {
@@ -81,10 +107,42 @@ struct tree {
 	uint64_t pending_at;
 	bool spill_error;   /* a write failed (disk full?): the output lacks text */
 	struct ct_buf line;
-	size_t packed_end; /* the line is LINE_PACKED: its text starts there */
+	bool packed;       /* the line's prefix is not in it, but these numbers: */
+	struct packed_prefix pp;
 	struct ct_values *vals;
 	struct ct_map announced; /* merged: goroutines whose origin was shown */
+	/* lines going out, written in blocks of OUT_WRITE (a stdio call per
+	 * line was ~3% of replay) */
+	struct ct_buf out;
+	/* the functions' names by number, found once (NULL: not yet); not
+	 * live, where the tables grow */
+	struct func_name *names;
+	size_t nnames;
 };
+
+#define OUT_WRITE (64 * 1024)
+
+static void out_flush(struct tree *tr)
+{
+	if (tr->out.n)
+		fwrite(tr->out.p, 1, tr->out.n, tr->o->out);
+	tr->out.n = 0;
+}
+
+/* Appends function FUNC's name to B. */
+static void put_func_name(struct tree *tr, struct ct_buf *b, uint32_t func)
+{
+	if (!tr->names || func >= tr->nnames) {
+		buf_cstr(b, ct_func_name(tr->t, func));
+		return;
+	}
+	struct func_name *fn = &tr->names[func];
+	if (!fn->s) {
+		fn->s = ct_func_name(tr->t, func);
+		fn->n = strlen(fn->s);
+	}
+	buf_put(b, fn->s, fn->n);
+}
 
 
 #define SPILL_WRITE (1 << 20)
@@ -127,24 +185,40 @@ static void spill(struct tree *tr, struct group *g)
 static void emit(struct tree *tr, struct group *g)
 {
 	if (!g || g->order == 0) {
-		buf_put(&tr->line, "\n", 1);
-		fwrite(tr->line.p, 1, tr->line.n, tr->o->out);
+		buf_put(&tr->out, tr->line.p, tr->line.n);
+		buf_put(&tr->out, "\n", 1);
+		if (tr->out.n >= OUT_WRITE)
+			out_flush(tr);
 	} else {
-		if (tr->packed_end) {
-			/* LINE_PACKED's length field: the text after its numbers */
-			uint32_t len = (uint32_t)(tr->line.n - tr->packed_end);
-			memcpy(tr->line.p + 1, &len, sizeof(len));
+		struct ct_buf *b = &g->text;
+		if (tr->packed) {
+			const struct packed_prefix *pp = &tr->pp;
+			bool ids = !g->ids_set || g->ids_tid != pp->tid || g->ids_goid != pp->goid;
+			buf_u8(b, LINE_PACKED | (pp->with_dur ? LINE_DUR : 0) | (ids ? LINE_IDS : 0) |
+				      (pp->with_func ? LINE_FUNC : 0));
+			buf_uvar(b, tr->line.n);
+			if (ids) {
+				buf_uvar(b, pp->tid);
+				buf_uvar(b, pp->goid);
+				g->ids_tid = pp->tid;
+				g->ids_goid = pp->goid;
+				g->ids_set = true;
+			}
+			buf_uvar(b, pp->depth);
+			if (pp->with_dur)
+				buf_uvar(b, pp->dur);
+			if (pp->with_func)
+				buf_uvar(b, pp->func);
 		} else {
-			uint32_t len = (uint32_t)tr->line.n;
-			buf_u8(&g->text, LINE_TEXT);
-			buf_put(&g->text, &len, sizeof(len));
+			buf_u8(b, LINE_TEXT);
+			buf_uvar(b, tr->line.n);
 		}
-		buf_put(&g->text, tr->line.p, tr->line.n);
-		if (g->text.n >= GROUP_SPILL)
+		buf_put(b, tr->line.p, tr->line.n);
+		if (b->n >= GROUP_SPILL)
 			spill(tr, g);
 	}
 	tr->line.n = 0;
-	tr->packed_end = 0;
+	tr->packed = false;
 }
 
 static const char *dur_color(const struct tree *tr, uint64_t ns)
@@ -207,44 +281,38 @@ static void prefix(struct tree *tr, struct group *out, const struct ct_call *c, 
 		prefix_text(tr, &tr->line, tid, c->goid, c->depth, with_dur, dur);
 		return;
 	}
-	struct ct_buf *b = &tr->line;
-	uint32_t len = 0; /* the rest's length: set by emit */
-	buf_u8(b, LINE_PACKED);
-	buf_put(b, &len, sizeof(len));
-	buf_u8(b, with_dur);
-	buf_uvar(b, tid);
-	buf_uvar(b, c->goid);
-	buf_uvar(b, c->depth);
-	if (with_dur)
-		buf_uvar(b, dur);
-	tr->packed_end = b->n;
+	tr->packed = true;
+	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0};
 }
 
 /* A group's buffered lines (emit's encoding: P, N bytes of whole lines)
- * as text, into OUT. */
-static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct ct_buf *out)
+ * as text, into OUT.  *IDS: the ids of the group's packed line before
+ * them, updated (zero before its first). */
+static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct packed_prefix *ids, struct ct_buf *out)
 {
-	const uint8_t *end = p + n;
-	while (end - p >= 5) {
-		uint8_t kind = *p;
-		uint32_t len;
-		memcpy(&len, p + 1, sizeof(len));
-		struct ct_rd r = ct_rd_of(p + 5, (size_t)(end - p - 5));
-		if (kind == LINE_PACKED) {
-			bool with_dur = rd_u8(&r);
-			uint32_t tid = (uint32_t)rd_uvar(&r);
-			uint64_t goid = rd_uvar(&r);
+	struct ct_rd r = ct_rd_of(p, n);
+	while (r.p < r.end) {
+		uint8_t kind = rd_u8(&r);
+		uint64_t len = rd_uvar(&r);
+		if (kind & LINE_PACKED) {
+			if (kind & LINE_IDS) {
+				ids->tid = (uint32_t)rd_uvar(&r);
+				ids->goid = rd_uvar(&r);
+			}
 			uint32_t depth = (uint32_t)rd_uvar(&r);
-			uint64_t dur = with_dur ? rd_uvar(&r) : 0;
+			uint64_t dur = kind & LINE_DUR ? rd_uvar(&r) : 0;
+			uint32_t func = kind & LINE_FUNC ? (uint32_t)rd_uvar(&r) : 0;
 			if (r.bad)
 				return;
-			prefix_text(tr, out, tid, goid, depth, with_dur, dur);
+			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur);
+			if (kind & LINE_FUNC)
+				put_func_name(tr, out, func);
 		}
-		if ((size_t)(r.end - r.p) < len)
+		if (r.bad || (uint64_t)(r.end - r.p) < len)
 			return; /* (not written by emit: a failed spill read) */
-		buf_put(out, r.p, len);
+		buf_put(out, r.p, (size_t)len);
 		buf_put(out, "\n", 1);
-		p = r.p + len;
+		r.p += len;
 	}
 }
 
@@ -269,7 +337,13 @@ static const char *status_note(const struct ct_call *c)
 /* "name(a=1, b=\"x\")" */
 static void call_text(struct tree *tr, const struct ct_call *c)
 {
-	buf_cstr(&tr->line, ct_func_name(tr->t, c->func));
+	if (tr->packed && !tr->line.n) {
+		/* its number in the line's prefix: the name when it goes out */
+		tr->pp.with_func = true;
+		tr->pp.func = c->func;
+	} else {
+		put_func_name(tr, &tr->line, c->func);
+	}
 	buf_put(&tr->line, "(", 1);
 	if (ct_values_load_args(tr->vals, c))
 		ct_values_text(tr->vals, &tr->line);
@@ -316,7 +390,7 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 		buf_put(&tr->line, " ", 1);
 		buf_cstr(&tr->line, on);
 		buf_put(&tr->line, "/* ", 3);
-		buf_cstr(&tr->line, ct_func_name(tr->t, c->func));
+		put_func_name(tr, &tr->line, c->func);
 		if (note) {
 			buf_put(&tr->line, ": ", 2);
 			buf_cstr(&tr->line, note);
@@ -466,11 +540,12 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 
 /* A group's buffered lines (P, N bytes: none if P is NULL) out as text,
  * made in TEXT. */
-static void write_lines(struct tree *tr, const uint8_t *p, size_t n, struct ct_buf *text)
+static void write_lines(struct tree *tr, const uint8_t *p, size_t n, struct packed_prefix *ids,
+			struct ct_buf *text)
 {
 	text->n = 0;
 	if (p)
-		unpack_lines(tr, p, n, text);
+		unpack_lines(tr, p, n, ids, text);
 	if (text->n)
 		fwrite(text->p, 1, text->n, tr->o->out);
 }
@@ -490,8 +565,10 @@ static void write_groups(struct tree *tr)
 	struct ct_buf buf = {0}, text = {0};
 	if (tr->spill)
 		spill_flush(tr);
+	out_flush(tr);
 	for (size_t i = 0; i < all.n; i++) {
 		struct group *g = all.v[i];
+		struct packed_prefix ids = {0};
 		if (g->order)
 			fputc('\n', tr->o->out); /* group 0 went out while reading */
 		for (uint64_t at = g->first; at != NO_BLOCK;) {
@@ -510,10 +587,10 @@ static void write_groups(struct tree *tr)
 				    (ssize_t)(sizeof(h) + h.len - (size_t)got))
 					break;
 			}
-			write_lines(tr, buf.p + sizeof(h), h.len, &text);
+			write_lines(tr, buf.p + sizeof(h), h.len, &ids, &text);
 			at = h.next;
 		}
-		write_lines(tr, g->text.p, g->text.n, &text);
+		write_lines(tr, g->text.p, g->text.n, &ids, &text);
 		free_group(g);
 	}
 	buf_free(&buf);
@@ -529,6 +606,8 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	tr.o = o;
 	tr.vals = ct_values_new(t);
 	tr.go = ct_trace_has_go(t);
+	tr.nnames = t->nfuncs;
+	tr.names = xcalloc(tr.nnames + 1, sizeof(*tr.names));
 	if (!o->merge && !(tr.spill = tmpfile()))
 		return ct_fail("cannot create a temporary file (set TMPDIR to a writable directory)");
 	fprintf(o->out, "# DURATION     TID%s   FUNCTION\n", tr.go ? "      GID" : "");
@@ -540,6 +619,9 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	} else {
 		write_groups(&tr);
 	}
+	out_flush(&tr);
+	buf_free(&tr.out);
+	free(tr.names);
 	map_free(&tr.groups);
 	map_free(&tr.announced);
 	buf_free(&tr.line);
@@ -582,11 +664,14 @@ void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
 	ct_recon_set_sites(l->r, l->tr.t->sites, l->tr.t->nsites); /* may have grown (--follow) */
 	ct_recon_set_funcs(l->r, l->tr.t->funcs, l->tr.t->nfuncs);
 	ct_recon_event(l->r, ev);
+	out_flush(&l->tr); /* live: each line as it happens */
 }
 
 void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 {
 	ct_recon_finish(l->r, end_ts);
+	out_flush(&l->tr);
+	buf_free(&l->tr.out);
 	MAP_FOREACH(&l->tr.groups, i) free_group(l->tr.groups.vals[i]);
 	map_free(&l->tr.groups);
 	map_free(&l->tr.announced);
