@@ -77,11 +77,11 @@ struct ct_file_func {
  * trampoline after the first hit (Linux 6.18+): no trap, the cheapest hit */
 #define CT_SITEF_NOTRAP (CT_SITEF_CALLINSN | CT_SITEF_RETINSN)
 #define CT_SITEF_INTERIM 0x100 /* RET: an interim RET (version 13), probed only
-				  until its function's callers are found; it
-				  sends the end of a call that had no exit
-				  probe, nothing for the others, which step
-				  over it unreported until a process record
-				  CT_PROC_INTERIM_GONE names the function */
+				  until its function's callers are found
+				  (until a process record CT_PROC_INTERIM_GONE
+				  names the function): its event ends a call
+				  that had no exit probe; one flagged
+				  CT_EV_INTERIM_PASS only such a call */
 
 struct ct_file_site {
 	uint32_t id;

@@ -378,9 +378,8 @@ struct ct_fetch {
 				  (a CHECK's) has ended before this hit: the word
 				  at its return address slot changed */
 /* How many of a goroutine's/thread's calls entered from call sites without
- * an exit probe the probes track at once, the innermost (interim RETs end
- * them; replay: a call an interim RET did not end among them had not
- * returned) */
+ * an exit probe the probes track at once, the innermost (an interim RET
+ * ends them; the others' RETs look their return address up again) */
 #define CT_UNOBSERVED_DEPTH 4
 #define CT_EV_INTERIM_PASS 0x200 /* an interim RET whose call the probes do
 				  not track and whose call site has an exit
@@ -394,9 +393,9 @@ struct ct_fetch {
 #define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
 /* Written by user space (record/session.c), never by the probes: the
  * interim RETs of function `child` (a file function id, CT_SITEF_INTERIM)
- * are not probed from ts on; pid = the process, tid 0.  Calls of it that
- * returned before stepped over one of them on the way out, unreported
- * (replay's overhead correction takes that hit out). */
+ * are not probed from ts on; pid = the process, tid 0.  (Replay: a call
+ * of it without an exit probe still open when its thread ends before then
+ * had not returned -- one of them would have ended it.) */
 #define CT_PROC_INTERIM_GONE 6
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code

@@ -1097,10 +1097,10 @@ static bool interim_live(const struct ct_plan *p, size_t i)
 }
 
 /* The file learns which functions' interim RETs are out as of TS (all of
- * L's if NONE_IN: its first link failed), so that replay prices the hits
- * of theirs that saw nothing before (the calls that returned stepped over
- * one) and none after.  TS is taken before the old link goes: a call
- * ending while it goes is taken to have had none. */
+ * L's if NONE_IN: its first link failed): replay takes a call of one
+ * without an exit probe, still open when its thread ends, for one that had
+ * not returned only while they were in.  TS is taken before the old link
+ * goes: a call ending while it goes is taken to have had none. */
 static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, uint64_t ts, bool none_in)
 {
 	struct object o = object_n(s, l->bin);
