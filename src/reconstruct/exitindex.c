@@ -136,8 +136,11 @@ static void first_enter(void *ctx, const struct ct_call *c)
 	struct ct_exitindex *x = ctx;
 	x->callbacks++;
 	struct open_call *slot = &x->ring[c->seq % QUEUE];
-	if (slot->open) {
-		struct open_call *o = xmalloc(sizeof(*o));
+	if (slot->open && slot->seq != c->seq) {
+		/* (a damaged file may enter one seq twice: one kept copy) */
+		struct open_call *o = map_get(&x->evicted, slot->seq);
+		if (!o)
+			o = xmalloc(sizeof(*o));
 		*o = *slot;
 		map_put(&x->evicted, o->seq, o);
 	}
