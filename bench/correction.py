@@ -23,6 +23,15 @@ the reference is the same function's time untraced, fastest of RUNS calls
   calib                 what record's calibration measured: at the end, on
                         the CPUs the program ran on (used), and at start-up
 
+Also, from bench/firstcall (a C leaf called 50 times on the main thread,
+then 50 times on a new thread), under each exit mode, with and without the
+warm-up probe (CALLTRACE_NO_WARM_UP=1; session.c warm_up):
+
+  first_call_extra_ns   the first call's corrected duration less the
+                        median of its thread's others: what the process's
+                        (and a thread's) first probe hits cost beyond the
+                        rest, which no per-hit price takes out
+
 Goals: |correction_error_pct| <= 10 (on an idle machine; on a loaded one
 the on-CPU error), leaf_corrected_avg_ns < 100.  Each
 configuration runs ROUNDS times (fastest traced outer per round; median of
@@ -90,6 +99,37 @@ def one_round(calltrace, prog, tmp, exit_mode, plain_first):
                 hit_target=(outers[i]["dur_raw"] - u) / hits, hit_taken=(outers[i]["dur_raw"] - outers[i]["dur"]) / hits)
 
 
+def first_calls(calltrace, tmp, rounds):
+    prog = os.path.join(tmp, "firstcall")
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", prog, os.path.join(REPO, "bench", "firstcall", "firstcall.c")],
+                   check=True)
+    data = os.path.join(tmp, "first.data")
+    for mode in ("auto", "ret"):
+        got = {}
+        for r in range(rounds):
+            for warm in (True, False) if r % 2 == 0 else (False, True):
+                env = dict(os.environ)
+                if not warm:
+                    env["CALLTRACE_NO_WARM_UP"] = "1"
+                subprocess.run([calltrace, "record", "-o", data, "--exit=" + mode, "-F", "leaf", "--", prog],
+                               capture_output=True, check=True, env=env)
+                out = subprocess.run([calltrace, "replay", "--format=json", data], capture_output=True, text=True,
+                                     check=True).stdout
+                by_tid = {}
+                for c in map(json.loads, out.splitlines()):
+                    if c.get("func") == "leaf" and c.get("dur") is not None:
+                        by_tid.setdefault(c["tid"], []).append(c["dur"])
+                main_tid = min(by_tid)  # (the process's: its pid)
+                for tid, d in by_tid.items():
+                    key = (warm, "process" if tid == main_tid else "thread")
+                    got.setdefault(key, []).append(d[0] - statistics.median(d[1:]))
+        med = {k: statistics.median(v) for k, v in got.items()}
+        print("first_call_extra_ns (--exit=%s): the process's first call +%.0f with the warm-up probe, +%.0f without; "
+              "a new thread's +%.0f, +%.0f (medians of %d rounds)" % (
+                  mode, med.get((True, "process"), float("nan")), med.get((False, "process"), float("nan")),
+                  med.get((True, "thread"), float("nan")), med.get((False, "thread"), float("nan")), rounds))
+
+
 def main(calltrace, rounds=3):
     with tempfile.TemporaryDirectory(prefix="ct-corr-") as tmp:
         try:
@@ -117,6 +157,10 @@ def main(calltrace, rounds=3):
                 mode, " ".join("%.0f" % r["hit_target"] for r in res), " ".join("%.0f" % r["hit_taken"] for r in res)))
             met = min(abs(err), abs(err_cpu)) <= 10 and m["leaf"] < 100
             print("goal_correction_%s=%s" % (mode, "met" if met else "not_met"))
+        try:
+            first_calls(calltrace, tmp, max(rounds, 5))
+        except Exception as e:  # noqa: BLE001
+            print("first_call_extra_ns=skipped (%s)" % e)
 
 
 if __name__ == "__main__":

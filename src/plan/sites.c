@@ -1416,6 +1416,27 @@ bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr)
 	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, code, len, &x.in)) && kernel_emulates(&x);
 }
 
+uint64_t ct_warm_up_site(uint64_t entry, const uint8_t *(*bytes_at)(void *ctx, uint64_t addr, size_t *len),
+			 void *ctx)
+{
+	uint64_t at = entry;
+	for (int k = 0; k < 32; k++) {
+		size_t len = 0;
+		const uint8_t *code = bytes_at(ctx, at, &len);
+		struct insn x;
+		if (!code || !decode(code, len, at, &x) || probe_refusal(&x))
+			return 0;
+		bool jump = x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR && branch_target(&x);
+		/* (endbr64: the kernel may take it for a nop) */
+		if (!jump && !kernel_emulates(&x) && x.in.mnemonic != ZYDIS_MNEMONIC_ENDBR64)
+			return leaves_line(&x) ? 0 : at;
+		if (!jump && leaves_line(&x))
+			return 0;
+		at = jump ? branch_target(&x) : at + x.in.length;
+	}
+	return 0;
+}
+
 /* Is R (any width) SP or RBP? */
 static bool is_frame_reg(ZydisRegister r)
 {

@@ -223,6 +223,17 @@ const char *ct_reg_name(unsigned r);
 /* Does the kernel emulate the instruction at CODE (a cheap probe) rather
  * than single-step it? */
 bool ct_kernel_emulates_at(const uint8_t *code, size_t len, uint64_t addr);
+/* Where a program's first single-step can happen before any of its code
+ * that is traced runs: the first instruction on the straight line from its
+ * entry point ENTRY (following direct jumps; BYTES_AT gives the file's
+ * bytes at an address, NULL outside its code) that takes a probe and that
+ * the kernel single-steps.  A process's first single-step costs 0.1-0.5 ms
+ * more than the others here (the kernel makes the area the instruction is
+ * stepped in) and its first probe hit of any kind ~15 us more: a probe
+ * there pays both before main, where no call is open to show them.  0 if
+ * none comes before a call, a return or a conditional branch. */
+uint64_t ct_warm_up_site(uint64_t entry, const uint8_t *(*bytes_at)(void *ctx, uint64_t addr, size_t *len),
+			 void *ctx);
 /* Can a callee of the function whose code is CODE (LEN bytes at ADDR) write
  * its frame: does the function compute an address in its stack (an lea off
  * SP or RBP, SP or RBP read as a value) other than to set up or restore its

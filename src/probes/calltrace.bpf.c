@@ -1526,6 +1526,23 @@ int ct_hit(struct pt_regs *ctx)
 	return on_hit(ctx);
 }
 
+/* A process's first probe hit, and its first single-step, cost more than
+ * the others (the thread's state, here and in the kernel; the area the
+ * kernel steps instructions in): one probe on the way from the program's
+ * entry point to main pays for them before any call is open
+ * (ct_warm_up_site).  It sends nothing. */
+SEC("uprobe.s")
+int ct_warm(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	bpf_task_storage_get(&runs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	count(CT_CNT_WARM_UPS, 1);
+	return 0;
+}
+
 /* ---- processes: forks and execs (--follow), ends of threads and processes ---- */
 
 /* A process record, reserved (NULL: counted lost); submit with

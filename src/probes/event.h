@@ -454,7 +454,8 @@ enum ct_counter {
 				known yet (their exits are added as they are found) */
 	CT_CNT_INTERIM_ENDS = 6, /* such calls whose end an interim RET saw */
 	CT_CNT_INTERIM_PASSES = 7, /* interim RET hits that sent nothing (their cost) */
-	CT_CNT_MAX = 8,
+	CT_CNT_WARM_UPS = 8, /* hits of the warm-up probe (session.c warm_up) */
+	CT_CNT_MAX = 9,
 };
 
 #endif

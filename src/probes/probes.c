@@ -86,7 +86,11 @@ static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint6
 	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = (uint32_t)n;
 	a.pid = (uint32_t)pid;
-	return (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
+	struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+	int r = (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("CT_TIMELINKS")) fprintf(stderr, "LINK attach n=%zu %lld %lld\n", n, (long long)(t0.tv_sec*1000000000LL+t0.tv_nsec), (long long)(t1.tv_sec*1000000000LL+t1.tv_nsec));
+	return r;
 }
 
 /* Whether this kernel has uprobe_multi links (Linux 6.6 brought them, but a
@@ -210,8 +214,12 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))
 		bpf_map__set_max_entries(skel->maps.gstates, 1);
-	if (!perf_events)
+	if (!perf_events) {
 		bpf_program__set_expected_attach_type(skel->progs.ct_hit, CT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.ct_warm, CT_BPF_TRACE_UPROBE_MULTI);
+	} else {
+		bpf_program__set_autoload(skel->progs.ct_warm, false);
+	}
 	memcpy(skel->bss->bins, o->bins, sizeof(o->bins));
 	return skel;
 }
@@ -598,7 +606,10 @@ size_t ct_probes_traced(struct ct_probes *p)
 
 static void *close_link(void *fd)
 {
+	struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
 	close((int)(intptr_t)fd);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("CT_TIMELINKS")) fprintf(stderr, "LINK close %lld %lld\n", (long long)(t0.tv_sec*1000000000LL+t0.tv_nsec), (long long)(t1.tv_sec*1000000000LL+t1.tv_nsec));
 	return NULL;
 }
 
@@ -635,6 +646,19 @@ int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const 
 		return -1;
 	take_link_slot(p, slot, fd, true);
 	return (int)slot;
+}
+
+int ct_probes_warm_up(struct ct_probes *p, const char *path, int pid, uint64_t offset)
+{
+	size_t slot = free_link_slot(p);
+	if (p->perf_events || slot >= MAX_LINKS)
+		return -1;
+	uint64_t cookie = 0;
+	int fd = link_uprobe_multi(bpf_program__fd(p->skel->progs.ct_warm), path, pid, &offset, &cookie, 1);
+	if (fd < 0)
+		return -1;
+	take_link_slot(p, slot, fd, false);
+	return 0;
 }
 
 void ct_probes_close_link(struct ct_probes *p, int slot)

@@ -185,6 +185,7 @@ struct ct_session {
 	uint64_t interim_tick;       /* when settle_interim last looked */
 	size_t interim_settled;      /* functions whose interim RETs were taken out */
 	size_t interim_remade;       /* links made again for it */
+	size_t warm_ups;             /* warm-up probes attached (warm_up) */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

@@ -1,5 +1,6 @@
 """Launch, signals, attach/detach and a killed tracer: the traced program must
 run unharmed, and no probe may stay behind."""
+import contextlib
 import os
 import signal
 import stat
@@ -68,13 +69,28 @@ def test_killed_tracer_leaves_program_running():
     assert info.returncode == 0 and "did not finish" in info.stdout, info.stdout
 
 
-def test_attach_and_detach_pid():
-    prog = subprocess.Popen([fixture("c_core"), "slow", "150"], stdout=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def ticking_c_core(ticks):
+    """c_core printing TICKS ticks, once it has begun; killed if a test
+    leaves it running."""
+    prog = subprocess.Popen([fixture("c_core"), "slow", str(ticks)], stdout=subprocess.PIPE, text=True)
     try:
         assert prog.stdout.readline().startswith("tick 0")
+        yield prog
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+
+
+def record_attached(prog, out, duration):
+    r = ct("record", "-o", out, "-p", str(prog.pid), "--duration", duration, "-F", "c_fib")
+    assert r.returncode == 0, r.stderr
+
+
+def test_attach_and_detach_pid():
+    with ticking_c_core(150) as prog:
         out = tmp("attach.data")
-        r = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "400ms", "-F", "c_fib")
-        assert r.returncode == 0, r.stderr
+        record_attached(prog, out, "400ms")
         assert our_links() == []
         calls = replay_json(out)
         fibs = [c for c in calls if c["func"] == "c_fib" and c["depth"] == 0]
@@ -85,9 +101,6 @@ def test_attach_and_detach_pid():
         rest = prog.stdout.read()
         assert prog.wait(timeout=20) == 0
         assert rest.splitlines()[-1] == "tick 149 55"
-    finally:
-        if prog.poll() is None:
-            prog.kill()
 
 
 def test_program_exiting_while_being_attached():
@@ -285,3 +298,65 @@ def test_follow_c_launcher_of_go_shows_goroutines():
         if name.startswith(("c_fib", "go_core:main.")):
             gid.setdefault(name.split(":")[0] if ":" in name else name, set()).add(left.split()[-1])
     assert gid == {"c_fib": {"-"}, "go_core": {"1"}}, gid
+
+
+def _meta(path, key):
+    """A metadata value of `calltrace info PATH` (its first word), or None."""
+    for line in ct("info", path).stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == key:
+            return parts[1]
+    return None
+
+
+def _elf_entry(path):
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+    assert head[:4] == b"\x7fELF" and head[4] == 2, path
+    return struct.unpack_from("<Q", head, 24)[0]
+
+
+def test_warm_up_probe_on_the_way_to_main():
+    """A process's first probe hit and first single-step cost more than the
+    others (0.1-0.5 ms here): a probe between the program's entry point and
+    main pays for them before any traced call is open.  It is hit once per
+    process that starts a traced binary (launched, or exec'd under
+    --follow), not at all when calltrace attaches to a running one."""
+    for prog, args, flt in (("c_core", ["fib", "5"], "c_fib"), ("go_core", ["fib", "5"], "main.fib")):
+        exe = fixture(prog)
+        out = tmp(f"warm-{prog}.data")
+        p = ct("record", "-v", "-o", out, "-F", flt, "--", exe, *args)
+        assert p.returncode == 0, p.stderr
+        line = next((x for x in p.stderr.splitlines() if "warm-up probe at" in x), None)
+        assert line, p.stderr
+        at = int(line.split("warm-up probe at ")[1].split()[0], 16)
+        if prog == "go_core":
+            # _rt0_amd64_linux is `jmp _rt0_amd64`, whose first instruction
+            # is the first one stepped
+            syms = subprocess.run(["nm", exe], capture_output=True, text=True).stdout.split("\n")
+            assert at == int(next(x for x in syms if x.endswith(" T _rt0_amd64")).split()[0], 16), hex(at)
+        else:
+            # glibc's _start: `[endbr64;] xor %ebp,%ebp`: the xor
+            entry = _elf_entry(exe)
+            dis = subprocess.run(["objdump", "-d", "--start-address=%#x" % entry,
+                                  "--stop-address=%#x" % (entry + 8), exe],
+                                 capture_output=True, text=True).stdout
+            xor = next(x for x in dis.splitlines() if "xor" in x and "%ebp,%ebp" in x)
+            assert at == int(xor.split(":")[0], 16), (hex(at), dis)
+        assert _meta(out, "warm_ups") == "1", ct("info", out).stdout
+        plain = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60)
+        assert p.stdout == plain.stdout
+        assert our_links() == []
+    # --follow: the launched C program and the Go program its child execs
+    p, out = record([fixture("c_core"), "forkexec", fixture("go_core"), "fib", "3"], "--follow",
+                    "-F", "c_fib", "-F", "main.*")
+    assert _meta(out, "warm_ups") == "2", ct("info", out).stdout
+    # attached to a running process: it is past its start
+    with ticking_c_core(100) as prog:
+        out = tmp("warm-attach.data")
+        record_attached(prog, out, "200ms")
+        assert _meta(out, "warm_ups") is None
+        prog.stdout.read()
+        assert prog.wait(timeout=20) == 0
+    assert our_links() == []

@@ -2045,3 +2045,63 @@ TEST(sites_falls_through)
 		ct_fn_sites_free(&s);
 	}
 }
+
+/* Bytes at ADDR in a little code map: struct code_piece[] ending with len 0. */
+struct code_piece {
+	uint64_t addr;
+	const uint8_t *bytes;
+	size_t len;
+};
+
+static const uint8_t *piece_at(void *ctx, uint64_t addr, size_t *len)
+{
+	for (const struct code_piece *p = ctx; p->len; p++)
+		if (addr >= p->addr && addr < p->addr + p->len) {
+			*len = p->len - (addr - p->addr);
+			return p->bytes + (addr - p->addr);
+		}
+	return NULL;
+}
+
+TEST(warm_up_site_is_the_first_stepped_instruction_from_the_entry)
+{
+	/* glibc's _start: endbr64 (the kernel may take it for a nop) is
+	 * passed over, xor %ebp,%ebp is single-stepped */
+	static const uint8_t start[] = {
+		0xf3, 0x0f, 0x1e, 0xfa, /* +0 endbr64 */
+		0x31, 0xed,             /* +4 xor %ebp,%ebp */
+		0x49, 0x89, 0xd1,       /* +6 mov %rdx,%r9 */
+	};
+	struct code_piece c[] = {{BASE, start, sizeof(start)}, {0, NULL, 0}};
+	CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, c), BASE + 4);
+	/* Go's _rt0_amd64_linux: jmp _rt0_amd64, whose first instruction is
+	 * stepped; push (emulated) and a nop on the way are passed over */
+	static const uint8_t rt0[] = {0xe9, 0xfb, 0x0f, 0x00, 0x00}; /* jmp BASE+0x1000 */
+	static const uint8_t rt0b[] = {
+		0x55,                   /* +0 push %rbp */
+		0x90,                   /* +1 nop */
+		0x48, 0x8b, 0x3c, 0x24, /* +2 mov (%rsp),%rdi */
+	};
+	struct code_piece g[] = {{BASE, rt0, sizeof(rt0)}, {BASE + 0x1000, rt0b, sizeof(rt0b)}, {0, NULL, 0}};
+	CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, g), BASE + 0x1002);
+	/* a call, a conditional branch or a ret before any: none (the
+	 * traced code may be behind it) */
+	static const uint8_t callfirst[] = {0xe8, 0x00, 0x00, 0x00, 0x00, 0x31, 0xed}; /* call; xor */
+	static const uint8_t jccfirst[] = {0x74, 0x02, 0x31, 0xed, 0x31, 0xed};          /* je; xor */
+	static const uint8_t retfirst[] = {0xc3};
+	static const uint8_t lockfirst[] = {0xf0, 0x48, 0x01, 0x07}; /* lock add %rax,(%rdi): refused */
+	const uint8_t *none[] = {callfirst, jccfirst, retfirst, lockfirst};
+	size_t nlen[] = {sizeof(callfirst), sizeof(jccfirst), sizeof(retfirst), sizeof(lockfirst)};
+	for (size_t i = 0; i < 4; i++) {
+		struct code_piece n[] = {{BASE, none[i], nlen[i]}, {0, NULL, 0}};
+		CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, n), 0);
+	}
+	/* a jump out of the code, or code that runs out */
+	static const uint8_t away[] = {0xeb, 0x10};
+	struct code_piece a[] = {{BASE, away, sizeof(away)}, {0, NULL, 0}};
+	CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, a), 0);
+	/* a loop of jumps ends */
+	static const uint8_t loop[] = {0xeb, 0xfe};
+	struct code_piece l[] = {{BASE, loop, sizeof(loop)}, {0, NULL, 0}};
+	CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, l), 0);
+}
