@@ -399,7 +399,7 @@ void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n)
 		ct_writer_flush(w);
 }
 
-void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child)
+static void proc_record(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child)
 {
 	start_event(w, ts);
 	buf_u8(&w->ev, EV_PROC);
@@ -409,9 +409,26 @@ void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pi
 	buf_uvar(&w->ev, tid);
 	buf_uvar(&w->ev, child);
 	w->prev.ts = ts;
+}
+
+static void proc_done(struct ct_writer *w)
+{
 	w->ev_count++;
 	if (w->ev.n >= EVENT_CHUNK_MAX)
 		ct_writer_flush(w);
+}
+
+void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child)
+{
+	proc_record(w, ts, what, pid, tid, child);
+	proc_done(w);
+}
+
+void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint32_t ns)
+{
+	proc_record(w, ts, CT_PROC_STALL, pid, tid, ns);
+	buf_uvar(&w->ev, goid);
+	proc_done(w);
 }
 
 int ct_writer_flush(struct ct_writer *w)
@@ -1165,12 +1182,12 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->pid = (uint32_t)rd_uvar(r);
 		ev->tid = (uint32_t)rd_uvar(r);
 		ev->child = (uint32_t)rd_uvar(r);
-		ev->goid = 0;
+		ev->goid = ev->proc == CT_PROC_STALL ? rd_uvar(r) : 0;
 		ev->flags = 0;
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
-		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_INTERIM_GONE || ev->proc == CT_PROC_CALLER)
+		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_STALL || ev->proc == CT_PROC_CALLER)
 			r->bad = true;
 	} else if (head & EV_LOST) {
 		*ev = *p;

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 13 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 14 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -24,7 +24,9 @@
 			    11: found RETSITEs riding on another's probe;
 			    12: planned ones at indirect call instructions too;
 			    13: site flags are a uvar (CT_SITEF_INTERIM), process
-			    records CT_PROC_INTERIM_GONE */
+			    records CT_PROC_INTERIM_GONE;
+			    14: process records CT_PROC_STALL (a goroutine id
+			    after them) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -107,7 +109,9 @@ struct ct_rec_event {
 	uint16_t flags;/* CT_EV_* of probes/event.h */
 	uint64_t lost; /* CT_EV_LOST: how many events were dropped */
 	uint8_t proc;  /* CT_EV_PROC_REC: CT_PROC_* of probes/event.h */
-	uint32_t child;/* CT_PROC_FORK: the new process (pid, tid: the forking thread) */
+	uint32_t child;/* CT_PROC_FORK: the new process (pid, tid: the forking thread);
+			  CT_PROC_STALL: how long the thread waited (ns, and
+			  goid the goroutine it ran, 0 for a thread) */
 	const uint8_t *payload;
 	uint32_t payload_len;
 };
@@ -180,6 +184,9 @@ void ct_writer_lost(struct ct_writer *w, uint64_t ts, uint64_t n);
 /* A process record: WHAT (CT_PROC_*) happened to thread TID of process PID
  * (CHILD: the new process of a fork). */
 void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pid, uint32_t tid, uint32_t child);
+/* A CT_PROC_STALL record: thread TID of PID (running goroutine GOID, 0 for
+ * none) waited NS ns, until TS, for calltrace's probe changes. */
+void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint32_t ns);
 int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
 uint64_t ct_writer_events(const struct ct_writer *w);
 uint64_t ct_writer_bytes(const struct ct_writer *w);

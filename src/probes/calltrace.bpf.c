@@ -349,6 +349,7 @@ struct run {
 	__u32 check_drop;   /* ... check_sp - SP at the function's entry */
 	__u32 pad;
 	__u64 hit_sp, hit_bp; /* track_unobserved's, for unobserved_over */
+	__u64 wait_begin;     /* a wait for the mmap_lock began (ct_wait_begin) */
 	struct scratch s;
 };
 
@@ -1622,6 +1623,59 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		}
 	}
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* ---- the program's waits for calltrace's probe changes ---- */
+
+/* Probe links being made or closed right now (user space counts them,
+ * probes.c).  Making or taking out a breakpoint holds the process's
+ * mmap_lock for writing: a thread that faults a page in, or hits a probe
+ * the kernel's fast lookup misses, waits for it meanwhile (30-100 us a
+ * time here, ms in all on a short run whose call sites are found as it
+ * goes).  That wait is sent (CT_PROC_STALL), and replay takes it out. */
+__u64 probe_changes = 0;
+
+static __always_inline bool is_mmap_lock(struct task_struct *task, void *lock)
+{
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	return mm && (__u64)lock == mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(ct_wait_begin, void *lock, unsigned int flags)
+{
+	if (!*(volatile __u64 *)&probe_changes)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	if (!bpf_map_lookup_elem(&traced_pids, &tgid) || !is_mmap_lock(task, lock))
+		return 0;
+	struct run *r = bpf_task_storage_get(&runs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (r)
+		r->wait_begin = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(ct_wait_end, void *lock, int ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	struct run *r = bpf_task_storage_get(&runs, task, NULL, 0);
+	if (!r || !r->wait_begin || !is_mmap_lock(task, lock))
+		return 0;
+	__u64 now = bpf_ktime_get_ns(), waited = now - r->wait_begin;
+	r->wait_begin = 0;
+	struct ct_event *e = reserve_proc(CT_PROC_STALL, tgid, task->pid);
+	if (!e)
+		return 0;
+	e->ts = now;
+	e->key = waited;
+	e->goid = r->goid;
+	bpf_ringbuf_submit(e, wake_flags(sizeof(*e)));
 	return 0;
 }
 

@@ -397,6 +397,13 @@ struct ct_fetch {
  * of it without an exit probe still open when its thread ends before then
  * had not returned -- one of them would have ended it.) */
 #define CT_PROC_INTERIM_GONE 6
+/* A thread of the program waited for its process's mmap_lock while
+ * calltrace made or closed probe links (the kernel holds the lock to write
+ * and take out breakpoints): calltrace's time, which replay takes out of
+ * the calls open on it as it takes out probe hits.  ts = the wait's end,
+ * key = how long it was (ns), goid = the goroutine that last hit a probe
+ * on the thread (0: a thread's own calls). */
+#define CT_PROC_STALL 7
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first

@@ -59,7 +59,7 @@ struct ct_probes {
 	int links[MAX_LINKS];
 	bool link_is_exit[MAX_LINKS];
 	size_t nlinks;
-	struct bpf_link *tps[3]; /* process tracepoints: exit, fork, exec */
+	struct bpf_link *tps[5]; /* process tracepoints: exit, fork, exec; lock waits: begin, end */
 	ct_event_cb cb;
 	void *cb_ctx;
 	int ncpus;
@@ -86,11 +86,34 @@ static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint6
 	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = (uint32_t)n;
 	a.pid = (uint32_t)pid;
-	struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-	int r = (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (getenv("CT_TIMELINKS")) fprintf(stderr, "LINK attach n=%zu %lld %lld\n", n, (long long)(t0.tv_sec*1000000000LL+t0.tv_nsec), (long long)(t1.tv_sec*1000000000LL+t1.tv_nsec));
-	return r;
+	return (int)syscall(__NR_bpf, CT_BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/* Around every link made or closed: the BPF side's probe_changes (see
+ * there), in the bss map, which is mmap'ed; links close on threads of
+ * their own too, hence atomic. */
+static __u64 *probe_changes;
+
+static void changing_probes(int64_t d)
+{
+	if (probe_changes)
+		__atomic_add_fetch(probe_changes, (__u64)d, __ATOMIC_SEQ_CST);
+}
+
+static int link_changing(int prog_fd, const char *path, int pid, const uint64_t *offsets, const uint64_t *cookies,
+			 size_t n)
+{
+	changing_probes(1);
+	int fd = link_uprobe_multi(prog_fd, path, pid, offsets, cookies, n);
+	changing_probes(-1);
+	return fd;
+}
+
+static void close_changing(int fd)
+{
+	changing_probes(1);
+	close(fd);
+	changing_probes(-1);
 }
 
 /* Whether this kernel has uprobe_multi links (Linux 6.6 brought them, but a
@@ -326,6 +349,7 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		return NULL;
 	}
 	p->ncpus = libbpf_num_possible_cpus();
+	probe_changes = &p->skel->bss->probe_changes;
 	/* an array's elements are value_size rounded up to 8 bytes apart */
 	_Static_assert(sizeof(struct ct_fetch) % 8 == 0, "struct ct_fetch is the fetch array's stride");
 	_Static_assert(sizeof(struct ct_planned_slot) % 8 == 0, "struct ct_planned_slot is the array's stride");
@@ -382,7 +406,7 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 		size_t slot = free_link_slot(p);
 		if (slot >= MAX_LINKS)
 			return ct_fail("too many probe links");
-		int fd = link_uprobe_multi(bpf_program__fd(prog), a->path, a->pid, sets[i].off,
+		int fd = link_changing(bpf_program__fd(prog), a->path, a->pid, sets[i].off,
 					   sets[i].cookie, sets[i].n);
 		if (fd < 0) {
 			int e = errno;
@@ -580,6 +604,16 @@ int ct_probes_watch(struct ct_probes *p, bool follow, bool exec)
 		if (!p->tps[i])
 			return ct_fail("cannot attach the process tracepoints: %s", strerror(errno));
 	}
+	/* the program's waits for the probe changes (none when the kernel has
+	 * no lock contention tracepoints: those waits stay in the durations) */
+	struct bpf_program *waits[2] = {p->skel->progs.ct_wait_begin, p->skel->progs.ct_wait_end};
+	for (int i = 0; i < 2; i++) {
+		p->tps[3 + i] = bpf_program__attach(waits[i]);
+		if (!p->tps[3 + i]) {
+			ct_debug("no lock contention tracepoints: waits for probe changes stay in the durations");
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -604,12 +638,20 @@ size_t ct_probes_traced(struct ct_probes *p)
 	return n;
 }
 
+/* Links closing on threads of their own that ct_probes_close_link left
+ * (they count probe_changes: the bss stays until they are done). */
+static int detached_closes;
+
 static void *close_link(void *fd)
 {
-	struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-	close((int)(intptr_t)fd);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (getenv("CT_TIMELINKS")) fprintf(stderr, "LINK close %lld %lld\n", (long long)(t0.tv_sec*1000000000LL+t0.tv_nsec), (long long)(t1.tv_sec*1000000000LL+t1.tv_nsec));
+	close_changing((int)(intptr_t)fd);
+	return NULL;
+}
+
+static void *close_link_detached(void *fd)
+{
+	close_link(fd);
+	__atomic_sub_fetch(&detached_closes, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -630,7 +672,7 @@ static void close_links(struct ct_probes *p, bool exits)
 			if (started[i])
 				pthread_join(th[i], NULL);
 			else
-				close(p->links[i]);
+				close_changing(p->links[i]);
 			p->links[i] = -1;
 		}
 }
@@ -641,7 +683,7 @@ int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const 
 	size_t slot = free_link_slot(p);
 	if (p->perf_events || !n || slot >= MAX_LINKS)
 		return -1;
-	int fd = link_uprobe_multi(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
+	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
 	take_link_slot(p, slot, fd, true);
@@ -654,7 +696,7 @@ int ct_probes_warm_up(struct ct_probes *p, const char *path, int pid, uint64_t o
 	if (p->perf_events || slot >= MAX_LINKS)
 		return -1;
 	uint64_t cookie = 0;
-	int fd = link_uprobe_multi(bpf_program__fd(p->skel->progs.ct_warm), path, pid, &offset, &cookie, 1);
+	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_warm), path, pid, &offset, &cookie, 1);
 	if (fd < 0)
 		return -1;
 	take_link_slot(p, slot, fd, false);
@@ -670,10 +712,13 @@ void ct_probes_close_link(struct ct_probes *p, int slot)
 	/* (its breakpoints go at once; the grace period after that is the
 	 * thread's to wait, not the event loop's) */
 	pthread_t th;
-	if (pthread_create(&th, NULL, close_link, (void *)(intptr_t)fd) == 0)
+	__atomic_add_fetch(&detached_closes, 1, __ATOMIC_SEQ_CST);
+	if (pthread_create(&th, NULL, close_link_detached, (void *)(intptr_t)fd) == 0) {
 		pthread_detach(th);
-	else
-		close(fd);
+	} else {
+		__atomic_sub_fetch(&detached_closes, 1, __ATOMIC_SEQ_CST);
+		close_changing(fd);
+	}
 }
 
 size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n)
@@ -703,7 +748,7 @@ void ct_probes_detach(struct ct_probes *p)
 	for (size_t i = 0; i < p->pe_links.n; i++)
 		bpf_link__destroy(p->pe_links.v[i]);
 	CT_VEC_FREE(p->pe_links);
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(p->tps) / sizeof(p->tps[0]); i++)
 		if (p->tps[i]) {
 			bpf_link__destroy(p->tps[i]);
 			p->tps[i] = NULL;
@@ -855,6 +900,9 @@ void ct_probes_free(struct ct_probes *p)
 	if (!p)
 		return;
 	ct_probes_detach(p);
+	while (__atomic_load_n(&detached_closes, __ATOMIC_SEQ_CST))
+		usleep(1000); /* (a grace period: tens of ms) */
+	probe_changes = NULL;
 	if (p->guard_fd > 0)
 		close(p->guard_fd); /* the guard continues what is still held, and ends */
 	if (p->rb)

@@ -1363,8 +1363,26 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 }
 
+/* A thread waited for calltrace's probe changes (CT_PROC_STALL): the wait
+ * goes on the corrected clock of the stack it ran, as a probe hit's cost
+ * does (a goroutine's: the one that last hit a probe on the thread). */
+static void stalled(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	if (!r->costs.ok)
+		return;
+	/* (a thread's: the stack it is on, when it switched stacks) */
+	struct thread_stacks *th = ev->goid ? NULL : thread_of(r, ev->pid, ev->tid, false);
+	struct stack *s = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
+	if (s)
+		s->cost += ev->child;
+}
+
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 {
+	if (ev->proc == CT_PROC_STALL) {
+		stalled(r, ev);
+		return;
+	}
 	settle_waiting(r, NULL); /* a fork copies, an exit ends what is reported */
 	switch (ev->proc) {
 	case CT_PROC_FORK:

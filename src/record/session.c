@@ -1535,6 +1535,15 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 			s->callers_since = now_mono_ns();
 		return 0;
 	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_STALL) {
+		/* a wait for our probe changes (calltrace.bpf.c ct_wait_end) */
+		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
+			return 0;
+		s->stalls++;
+		s->stall_ns += e->key;
+		ct_writer_stall(s->w, e->ts, e->pid, e->tid, e->goid, e->key > UINT32_MAX ? UINT32_MAX : (uint32_t)e->key);
+		return 0;
+	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {
 		/* the program's own exec: what follows is the program */
 		s->launched = true;
@@ -2563,6 +2572,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->plan.in_caller || s->callers_found || s->callers_refused)
 		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
 			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
+	if (s->stalls)
+		ct_writer_stat(s->w, "stalls", "%llu (waits of the program's threads for calltrace's probe changes, %.3f ms in all, taken out)",
+			       (unsigned long long)s->stalls, s->stall_ns / 1e6);
 	if (s->warm_ups)
 		ct_writer_stat(s->w, "warm_ups", "%llu (processes whose first probe hit and first single-step were paid before main)",
 			       (unsigned long long)counter(s, CT_CNT_WARM_UPS));

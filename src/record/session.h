@@ -186,6 +186,7 @@ struct ct_session {
 	size_t interim_settled;      /* functions whose interim RETs were taken out */
 	size_t interim_remade;       /* links made again for it */
 	size_t warm_ups;             /* warm-up probes attached (warm_up) */
+	uint64_t stalls, stall_ns;   /* CT_PROC_STALL records written, their waits */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
 	void *sink_ctx;

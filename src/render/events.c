@@ -53,6 +53,8 @@ static const char *proc_name(uint8_t what)
 		return "thread_exit";
 	case CT_PROC_INTERIM_GONE:
 		return "interim_gone";
+	case CT_PROC_STALL:
+		return "stall";
 	default:
 		return "?";
 	}
@@ -113,6 +115,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 			fprintf(out, " proc=%s", proc_name(ev.proc));
 			if (ev.proc == CT_PROC_FORK)
 				fprintf(out, " child=%" PRIu32, ev.child);
+			if (ev.proc == CT_PROC_STALL)
+				fprintf(out, " goid=%" PRIu64 " waited_ns=%" PRIu32, ev.goid, ev.child);
 			if (ev.proc == CT_PROC_INTERIM_GONE && ev.child < t->nfuncs)
 				fprintf(out, " func=%s", t->funcs[ev.child].name);
 			fputc('\n', out);

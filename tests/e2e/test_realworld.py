@@ -207,6 +207,22 @@ def test_real_binaries():
             assert all(c["status"] in ("returned", "exited", "unobserved") for c in calls), ident
             if flags:
                 assert {c["func"] for c in calls} <= set(header(path, "main.*")[1]), ident
+            stalls_agree(out)
+
+
+def stalls_agree(path):
+    """The waits for calltrace's probe changes (proc=stall records) agree
+    with the `stalls` stat: as many, none empty, each on a goroutine the
+    trace has events of (or a thread's, goid 0).  How many there are depends
+    on the timing (the program must touch its mmap_lock while calltrace
+    changes a probe)."""
+    ev = ct("dump", "--events", path).stdout.splitlines()
+    goids = {int(m.group(1)) for m in map(re.compile(r" goid=(\d+) site=").search, ev) if m}
+    waits = [re.search(r" goid=(\d+) waited_ns=(\d+)", x) for x in ev if " proc=stall" in x]
+    assert all(w and int(w.group(2)) > 0 and int(w.group(1)) in goids | {0} for w in waits), waits[:3]
+    stat = [x.split() for x in ct("info", path).stdout.splitlines() if x.startswith("stalls ")]
+    assert (int(stat[0][1]) if stat else 0) == len(waits), (stat, len(waits))
+    return len(waits)
 
 
 def test_real_binaries_goroutines():
@@ -508,3 +524,38 @@ def test_debian_cxx_calls_judged_by_their_own_landing_pads():
         got = differential(" ".join(argv), [exe] + argv[1:], [], None)
         m = re.match(r"auto: (\d+) of (\d+) functions observed", got["auto"][1].get("plan.exits", ""))
         assert m and int(m.group(1)) * 4 >= int(m.group(2)) * 3, (argv, got["auto"][1].get("plan.exits"))
+
+
+def test_waits_for_probe_changes_are_taken_out():
+    """lefthook --help traced in cobra (-F '*cobra*'): its call sites are
+    found while it runs, and each probe change makes the kernel hold the
+    process's mmap_lock; the program's threads that wait for it meanwhile
+    (tens of us each) are written down (proc=stall) and taken out of the
+    durations as probe hits are: a call's corrected duration is at most its
+    measured one less the waits inside it.  Not with --exit=ret: its probes
+    never change while the program runs."""
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-1.12.0")
+    seen = 0
+    for _ in range(3):
+        p, out = record([path, "--help"], "-F", "*cobra*", out=tmp("stalls.data"), check=False)
+        assert p.returncode == 0, p.stderr
+        seen += stalls_agree(out)
+        if seen:
+            break
+    assert seen, "no wait for a probe change in 3 runs"
+    waits = [tuple(int(v) for v in m.groups()) for m in
+             map(re.compile(r"^ts=(\d+) .* proc=stall goid=(\d+) waited_ns=(\d+)").search,
+                 ct("dump", "--events", out).stdout.splitlines()) if m]
+    raw, corrected = replay_json(out, "--raw"), replay_json(out)
+    assert len(raw) == len(corrected)
+    checked = 0
+    for r, c in zip(raw, corrected):
+        if r["dur"] is None or r["goid"] == 0:
+            continue
+        inside = sum(w for t, g, w in waits if g == r["goid"] and r["ts"] <= t <= r["ts"] + r["dur"])
+        assert c["dur_raw"] - c["dur"] >= inside, (c, inside)
+        checked += inside > 0
+    assert checked, "no call with a wait inside"
+    p, out = record([path, "--help"], "--exit=ret", "-F", "*cobra*", out=tmp("stalls-ret.data"), check=False)
+    assert p.returncode == 0, p.stderr
+    assert stalls_agree(out) == 0

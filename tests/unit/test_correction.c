@@ -36,11 +36,13 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 		got[ngot++] = *c;
 }
 
+static uint64_t feed_goid = 1; /* 0: a thread's calls */
+
 static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 {
 	struct ct_rec_event ev = {0};
 	ev.ts = ts;
-	ev.goid = 1;
+	ev.goid = feed_goid;
 	ev.key = key;
 	ev.pid = ev.tid = 7;
 	ev.site = site;
@@ -198,4 +200,52 @@ TEST(correction_calib_round_trip)
 	/* a damaged file's hit of 2^64-1 ns would wrap every clock: no correction */
 	CHECK(!ct_costs_parse("emulated=18446744073709551615 stepped=1 emulated+stepped=1 args=0 calls=1 ms=1", &back));
 	CHECK(!back.ok);
+}
+
+static void feed_stall(struct ct_recon *r, uint64_t ts, uint64_t goid, uint32_t tid, uint32_t ns)
+{
+	struct ct_rec_event ev = {0};
+	ev.ts = ts;
+	ev.kind = CT_EV_PROC_REC;
+	ev.proc = CT_PROC_STALL;
+	ev.pid = 7;
+	ev.tid = tid;
+	ev.goid = goid;
+	ev.child = ns;
+	ct_recon_event(r, &ev);
+}
+
+/* A wait for calltrace's probe changes (CT_PROC_STALL) inside the second
+ * child: taken out of it and of the parent, as a hit's cost; not out of
+ * another goroutine's calls, and not with --raw. */
+TEST(correction_takes_out_waits_for_probe_changes)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=300 calls=100 ms=9.5", &c));
+	use_sites = csites;
+	for (int other = 0; other < 4; other++) {
+		/* 0, 1: goroutine 1's calls; 2, 3: thread 7's (C) */
+		feed_goid = other < 2;
+		static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
+		struct ct_recon *r = ct_recon_new(use_sites, NSITES, other < 2, &ops, NULL);
+		ct_recon_set_costs(r, &c);
+		ngot = 0;
+		feed(r, S_P_ENT, 100000, 100);
+		feed(r, S_C_ENT, 110000, 200);
+		feed(r, S_C_RET, 120000, 200);
+		feed(r, S_C_ENT, 130000, 200);
+		/* goroutine 2's, thread 8's: none of these calls' */
+		feed_stall(r, 135000, other == 0 ? 1 : other == 1 ? 2 : 0, other == 3 ? 8 : 7, 4000);
+		feed(r, S_C_RET, 140000, 200);
+		feed(r, S_P_RET, 160000, 100);
+		ct_recon_finish(r, 200000);
+		ct_recon_free(r);
+		CHECK_EQ_U(ngot, 3);
+		feed_goid = 1;
+		uint64_t waited = other % 2 ? 0 : 4000;
+		CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500);
+		CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1500 - waited);
+		CHECK_EQ_U(got[1].raw_exit - got[1].raw_entry, 10000);
+		CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000) - waited);
+	}
 }
