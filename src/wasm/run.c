@@ -35,6 +35,8 @@ struct ct_wasm_run {
 	struct ct_buf in; /* bytes of records not yet whole */
 	size_t in_off;
 	bool eof;
+	uint32_t pid;  /* the runner's, and the goroutine of the records read (wire.h) */
+	uint64_t goid;
 	uint64_t counters[CT_CNT_MAX];
 };
 
@@ -337,20 +339,27 @@ static int drain_records(struct ct_wasm_run *r, int (*fn)(void *, const struct c
 	int n = 0;
 	for (;;) {
 		size_t avail = r->in.n - r->in_off;
-		if (avail < sizeof(struct ct_event))
+		struct ct_wire_event w;
+		if (avail < sizeof(w))
 			break;
-		struct ct_event e;
-		memcpy(&e, r->in.p + r->in_off, sizeof(e));
-		size_t plen = ((size_t)e.len + 7) & ~(size_t)7;
-		if (avail < sizeof(e) + plen)
+		memcpy(&w, r->in.p + r->in_off, sizeof(w));
+		size_t plen = ((size_t)w.len + 7) & ~(size_t)7;
+		if (avail < sizeof(w) + plen)
 			break;
-		const uint8_t *payload = r->in.p + r->in_off + sizeof(e);
-		r->in_off += sizeof(e) + plen;
-		if (e.site == CT_WIRE_STATS) {
-			memcpy(r->counters, payload, e.len < sizeof(r->counters) ? e.len : sizeof(r->counters));
+		const uint8_t *payload = r->in.p + r->in_off + sizeof(w);
+		r->in_off += sizeof(w) + plen;
+		if (w.site == CT_WIRE_STATS) {
+			memcpy(r->counters, payload, w.len < sizeof(r->counters) ? w.len : sizeof(r->counters));
 			continue;
 		}
-		fn(ctx, &e, e.len ? payload : NULL);
+		if (w.site == CT_WIRE_THREAD) {
+			r->pid = (uint32_t)w.ts;
+			r->goid = w.key;
+			continue;
+		}
+		struct ct_event e = {.ts = w.ts, .goid = r->goid, .key = w.key, .pid = r->pid, .tid = r->pid,
+				     .site = w.site, .len = w.len, .flags = w.flags};
+		fn(ctx, &e, w.len ? payload : NULL);
 		n++;
 	}
 	if (r->in_off == r->in.n) {

@@ -2,8 +2,8 @@
  * build time, embedded in calltrace) whose exports are the hooks the
  * instrumented module imports (rewrite.h).  wasm-to-wasm calls cost a few
  * ns, far less than a call into JavaScript; the recorder timestamps each
- * hit (the one host call: the clock), appends a `struct ct_event` to its own
- * memory, and hands full batches to the runner, which writes them to
+ * hit (the one host call: the clock), appends a `struct ct_wire_event` to
+ * its own memory (wire.h), and hands full batches to the runner, which writes them to
  * calltrace's pipe.
  *
  * Record-time limits and sampling (--max-depth, --min-duration, --root,
@@ -103,17 +103,26 @@ static void flush(void)
 	pos = 0;
 }
 
+static __u64 sent_goid = ~0ull; /* the goroutine of the last record (none yet) */
+
 static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const __u64 *payload, __u32 n)
 {
-	struct ct_event *e = (struct ct_event *)((__u8 *)buf + pos);
-	e->ts = ts;
-	e->goid = goid;
-	e->key = key;
-	e->pid = cfg.pid;
-	e->tid = cfg.pid;
+	struct ct_wire_event *e = (struct ct_wire_event *)((__u8 *)buf + pos);
+	if (goid != sent_goid) {
+		sent_goid = goid;
+		e->site = CT_WIRE_THREAD;
+		e->len = 0;
+		e->flags = 0;
+		e->ts = cfg.pid;
+		e->key = goid;
+		e++;
+		pos += sizeof(*e);
+	}
 	e->site = site;
 	e->len = (__u16)(n * 8);
 	e->flags = flags;
+	e->ts = ts;
+	e->key = key;
 	__u64 *out = (__u64 *)(e + 1);
 	for (__u32 i = 0; i < n; i++)
 		out[i] = payload[i];
@@ -482,7 +491,7 @@ WASM_EXPORT(finish) void finish(__u32 trapped)
 		send(0, host_now(), 0, 0, CT_EV_MARKER, 0, 0);
 		depth = 0;
 	}
-	if (pos + sizeof(struct ct_event) + sizeof(counters) >= BUF_SIZE)
+	if (pos + 2 * sizeof(struct ct_wire_event) + sizeof(counters) >= BUF_SIZE)
 		flush();
 	send(CT_WIRE_STATS, host_now(), 0, 0, 0, counters, CT_CNT_MAX);
 	flush();
