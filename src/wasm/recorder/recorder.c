@@ -96,11 +96,19 @@ WASM_EXPORT(stop) void stop(void)
 	pos = 0;
 }
 
-static void flush(void)
+/* (out of line, as everything but the common path of a hit: the hooks stay
+ * small, and V8 has them optimized early) */
+__attribute__((noinline)) static void flush(void)
 {
 	if (pos && !stopped)
 		host_flush(buf, pos);
 	pos = 0;
+}
+
+__attribute__((noinline)) static void copy_words(__u64 *out, const __u64 *in, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++)
+		out[i] = in[i];
 }
 
 static __u64 sent_goid = ~0ull; /* the goroutine of the last record (none yet) */
@@ -123,9 +131,8 @@ static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const
 	e->flags = flags;
 	e->ts = ts;
 	e->key = key;
-	__u64 *out = (__u64 *)(e + 1);
-	for (__u32 i = 0; i < n; i++)
-		out[i] = payload[i];
+	if (n)
+		copy_words((__u64 *)(e + 1), payload, n);
 	pos += sizeof(*e) + n * 8;
 	if (pos >= FLUSH_AT)
 		flush();
@@ -372,19 +379,23 @@ static void limits_hit(const struct hit *h)
 	}
 }
 
-static void hit(__u32 site, __u64 goid, __u64 key)
+__attribute__((noinline)) static void limited_hit(__u32 site, __u64 goid, __u64 key, __u64 now, __u32 n)
 {
-	__u64 now = host_now();
-	__u32 n = nvals;
-	nvals = 0;
-	if (!cfg.limits) {
-		send(site, now, goid, key, 0, vals, n);
-		return;
-	}
 	__u32 s = site < cfg.nsites ? sites[site] : 0;
 	struct hit h = {site, CT_WIRE_SITE_KIND(s), CT_WIRE_SITE_FUNC(s), CT_WIRE_SITE_ROOT(s),
 			goid, key, now, vals, n};
 	limits_hit(&h);
+}
+
+static inline void hit(__u32 site, __u64 goid, __u64 key)
+{
+	__u64 now = host_now();
+	__u32 n = nvals;
+	nvals = 0;
+	if (__builtin_expect(cfg.limits != 0, 0))
+		limited_hit(site, goid, key, now, n);
+	else
+		send(site, now, goid, key, 0, vals, n);
 }
 
 /* ---- the hooks ---- */
