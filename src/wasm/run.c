@@ -35,6 +35,8 @@ struct ct_wasm_run {
 	struct ct_buf in; /* bytes of records not yet whole */
 	size_t in_off;
 	bool eof;
+	uint32_t pid;  /* the runner's, and the goroutine of the records read (wire.h) */
+	uint64_t goid;
 	uint64_t counters[CT_CNT_MAX];
 };
 
@@ -331,26 +333,37 @@ void ct_wasm_run_started(struct ct_wasm_run *r)
 	r->wfd = -1;
 }
 
+/* Reads of at most this much: records still in the cache when decoded */
+#define READ_CHUNK (128u << 10)
+
 /* Hands every whole record in r->in to FN. */
 static int drain_records(struct ct_wasm_run *r, int (*fn)(void *, const struct ct_event *, const void *), void *ctx)
 {
 	int n = 0;
 	for (;;) {
 		size_t avail = r->in.n - r->in_off;
-		if (avail < sizeof(struct ct_event))
+		if (avail < sizeof(struct ct_wire_event))
 			break;
-		struct ct_event e;
-		memcpy(&e, r->in.p + r->in_off, sizeof(e));
-		size_t plen = ((size_t)e.len + 7) & ~(size_t)7;
-		if (avail < sizeof(e) + plen)
+		/* (in place: records are 8-byte multiples, and in.p is malloc'd;
+		 * a copy to the stack cost a store-forwarding stall per record) */
+		const struct ct_wire_event *w = (const struct ct_wire_event *)(r->in.p + r->in_off);
+		size_t plen = ((size_t)w->len + 7) & ~(size_t)7;
+		if (avail < sizeof(*w) + plen)
 			break;
-		const uint8_t *payload = r->in.p + r->in_off + sizeof(e);
-		r->in_off += sizeof(e) + plen;
-		if (e.site == CT_WIRE_STATS) {
-			memcpy(r->counters, payload, e.len < sizeof(r->counters) ? e.len : sizeof(r->counters));
+		const uint8_t *payload = (const uint8_t *)(w + 1);
+		r->in_off += sizeof(*w) + plen;
+		if (w->site == CT_WIRE_STATS) {
+			memcpy(r->counters, payload, w->len < sizeof(r->counters) ? w->len : sizeof(r->counters));
 			continue;
 		}
-		fn(ctx, &e, e.len ? payload : NULL);
+		if (w->site == CT_WIRE_THREAD) {
+			r->pid = (uint32_t)w->ts;
+			r->goid = w->key;
+			continue;
+		}
+		struct ct_event e = {.ts = w->ts, .goid = r->goid, .key = w->key, .pid = r->pid, .tid = r->pid,
+				     .site = w->site, .len = w->len, .flags = w->flags};
+		fn(ctx, &e, w->len ? payload : NULL);
 		n++;
 	}
 	if (r->in_off == r->in.n) {
@@ -378,7 +391,8 @@ int ct_wasm_run_poll(struct ct_wasm_run *r, int timeout_ms,
 	/* read what is there now, in large pieces */
 	for (int rounds = 0; rounds < 64; rounds++) {
 		buf_reserve(&r->in, 1u << 20);
-		ssize_t got = read(r->rfd, r->in.p + r->in.n, r->in.cap - r->in.n);
+		size_t room = r->in.cap - r->in.n;
+		ssize_t got = read(r->rfd, r->in.p + r->in.n, room < READ_CHUNK ? room : READ_CHUNK);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {

@@ -31,11 +31,15 @@ function writeAll(fd, bytes) {
 }
 
 function setupRecorder() {
+	// The recorder's clock: node:wasi's clock_time_get (CLOCK_MONOTONIC, as
+	// the BPF side's timestamps) writing into the recorder's own memory;
+	// "clock": "none" only in bench/wasm.py, to measure what the clock costs
+	const { WASI } = require('wasi');
+	const clock = new WASI({ version: 'preview1' });
+	const wasiImport = cfg.clock === 'none' ? { clock_time_get: () => 0 } : clock.wasiImport;
 	const inst = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(cfg.recorder)), {
+		wasi_snapshot_preview1: wasiImport,
 		env: {
-			// CLOCK_MONOTONIC, as the BPF side's timestamps; "clock": "none"
-			// only in bench/wasm.py, to measure what the clock costs
-			now: cfg.clock === 'none' ? () => 0n : process.hrtime.bigint,
 			flush(ptr, len) {
 				try {
 					writeAll(cfg.fd, new Uint8Array(rec.memory.buffer, ptr, len));
@@ -48,6 +52,7 @@ function setupRecorder() {
 		},
 	});
 	rec = inst.exports;
+	clock.initialize(inst); // binds clock_time_get to the recorder's memory
 	const c = rec.config();
 	let dv = new DataView(rec.memory.buffer);
 	const L = cfg.limits;

@@ -2,8 +2,8 @@
  * build time, embedded in calltrace) whose exports are the hooks the
  * instrumented module imports (rewrite.h).  wasm-to-wasm calls cost a few
  * ns, far less than a call into JavaScript; the recorder timestamps each
- * hit (the one host call: the clock), appends a `struct ct_event` to its own
- * memory, and hands full batches to the runner, which writes them to
+ * hit (the one host call: the clock), appends a `struct ct_wire_event` to
+ * its own memory (wire.h), and hands full batches to the runner, which writes them to
  * calltrace's pipe.
  *
  * Record-time limits and sampling (--max-depth, --min-duration, --root,
@@ -18,7 +18,23 @@
 #define WASM_EXPORT(name) __attribute__((export_name(#name)))
 #define WASM_IMPORT(name) __attribute__((import_module("env"), import_name(#name)))
 
-WASM_IMPORT(now) __u64 host_now(void);
+/* The clock: WASI's clock_time_get(CLOCK_MONOTONIC), served by a node:wasi
+ * instance of the runner's bound to this module's memory.  It is the clock
+ * process.hrtime.bigint() reads (libuv's uv_hrtime, CLOCK_MONOTONIC in ns, as
+ * the BPF side's timestamps), but a call from wasm into node's C++ with no
+ * JavaScript and no BigInt between: the same reading at the same resolution,
+ * without the warm-up of a JavaScript function (the first few thousand
+ * reads through process.hrtime.bigint cost microseconds each). */
+#define WASI_CLOCK_MONOTONIC 1
+__attribute__((import_module("wasi_snapshot_preview1"), import_name("clock_time_get"))) __u32
+wasi_clock_time_get(__u32 id, __u64 precision, __u64 *out);
+static __u64 clock_out;
+
+static inline __u64 host_now(void)
+{
+	wasi_clock_time_get(WASI_CLOCK_MONOTONIC, 1, &clock_out);
+	return clock_out;
+}
 WASM_IMPORT(flush) void host_flush(const void *p, __u32 n);
 
 static struct ct_wire_config cfg;
@@ -80,27 +96,43 @@ WASM_EXPORT(stop) void stop(void)
 	pos = 0;
 }
 
-static void flush(void)
+/* (out of line, as everything but the common path of a hit: the hooks stay
+ * small, and V8 has them optimized early) */
+__attribute__((noinline)) static void flush(void)
 {
 	if (pos && !stopped)
 		host_flush(buf, pos);
 	pos = 0;
 }
 
+__attribute__((noinline)) static void copy_words(__u64 *out, const __u64 *in, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++)
+		out[i] = in[i];
+}
+
+static __u64 sent_goid = ~0ull; /* the goroutine of the last record (none yet) */
+
 static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const __u64 *payload, __u32 n)
 {
-	struct ct_event *e = (struct ct_event *)((__u8 *)buf + pos);
-	e->ts = ts;
-	e->goid = goid;
-	e->key = key;
-	e->pid = cfg.pid;
-	e->tid = cfg.pid;
+	struct ct_wire_event *e = (struct ct_wire_event *)((__u8 *)buf + pos);
+	if (goid != sent_goid) {
+		sent_goid = goid;
+		e->site = CT_WIRE_THREAD;
+		e->len = 0;
+		e->flags = 0;
+		e->ts = cfg.pid;
+		e->key = goid;
+		e++;
+		pos += sizeof(*e);
+	}
 	e->site = site;
 	e->len = (__u16)(n * 8);
 	e->flags = flags;
-	__u64 *out = (__u64 *)(e + 1);
-	for (__u32 i = 0; i < n; i++)
-		out[i] = payload[i];
+	e->ts = ts;
+	e->key = key;
+	if (n)
+		copy_words((__u64 *)(e + 1), payload, n);
 	pos += sizeof(*e) + n * 8;
 	if (pos >= FLUSH_AT)
 		flush();
@@ -347,19 +379,23 @@ static void limits_hit(const struct hit *h)
 	}
 }
 
-static void hit(__u32 site, __u64 goid, __u64 key)
+__attribute__((noinline)) static void limited_hit(__u32 site, __u64 goid, __u64 key, __u64 now, __u32 n)
 {
-	__u64 now = host_now();
-	__u32 n = nvals;
-	nvals = 0;
-	if (!cfg.limits) {
-		send(site, now, goid, key, 0, vals, n);
-		return;
-	}
 	__u32 s = site < cfg.nsites ? sites[site] : 0;
 	struct hit h = {site, CT_WIRE_SITE_KIND(s), CT_WIRE_SITE_FUNC(s), CT_WIRE_SITE_ROOT(s),
 			goid, key, now, vals, n};
 	limits_hit(&h);
+}
+
+static inline void hit(__u32 site, __u64 goid, __u64 key)
+{
+	__u64 now = host_now();
+	__u32 n = nvals;
+	nvals = 0;
+	if (__builtin_expect(cfg.limits != 0, 0))
+		limited_hit(site, goid, key, now, n);
+	else
+		send(site, now, goid, key, 0, vals, n);
 }
 
 /* ---- the hooks ---- */
@@ -466,7 +502,7 @@ WASM_EXPORT(finish) void finish(__u32 trapped)
 		send(0, host_now(), 0, 0, CT_EV_MARKER, 0, 0);
 		depth = 0;
 	}
-	if (pos + sizeof(struct ct_event) + sizeof(counters) >= BUF_SIZE)
+	if (pos + 2 * sizeof(struct ct_wire_event) + sizeof(counters) >= BUF_SIZE)
 		flush();
 	send(CT_WIRE_STATS, host_now(), 0, 0, 0, counters, CT_CNT_MAX);
 	flush();
