@@ -1144,7 +1144,10 @@ static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, 
 	struct ct_plan *p = o.plan;
 	for (size_t i = 0; i < p->built_sites; i++) {
 		struct ct_plan_func *pf = p->sites.v[i].interim ? &p->funcs.v[p->sites.v[i].func] : NULL;
-		if (pf && !pf->interim_said_gone && (none_in || !interim_live(p, i))) {
+		/* (not a function whose RETs are probed for good now,
+		 * ct_plan_rets_from_now: they still see its open call end,
+		 * and one still open when its process exits had not returned) */
+		if (pf && !pf->interim_said_gone && !pf->rets_probed && (none_in || !interim_live(p, i))) {
 			pf->interim_said_gone = true;
 			ct_writer_proc(s->w, ts, CT_PROC_INTERIM_GONE, l->pid, 0, o.func_base + p->sites.v[i].func);
 		}
