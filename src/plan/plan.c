@@ -734,6 +734,10 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 					return ct_fail("%s switches stacks or runs without a goroutine; it cannot be traced",
 						       g);
 			}
+		GElf_Sym sym;
+		if (!found && ct_elf_symbol(&t->elf, g, &sym) && GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+			return ct_fail("%s in %s is an IFUNC: the loader picks one of its variants when the program starts; "
+				       "trace those, see: calltrace list %s '*%s*'", g, t->elf.path, t->elf.path, g);
 		if (!found)
 			return ct_fail("no function named %s in %s; see: calltrace list %s", g, t->elf.path,
 				       t->elf.path);

@@ -52,6 +52,17 @@ def test_unknown_function():
     one_line_error(ct("list", fixture("c_core"), "nosuch_fn"), "nosuch_fn")
 
 
+def test_ifunc_named():
+    """strlen in glibc is an IFUNC symbol (its resolver's address): the
+    function that runs is one of its variants, which the line names how to
+    find."""
+    p = ct("record", "-o", tmp("ifunc.data"), "-F", "libc.so.6:strlen", "--", "/bin/true")
+    one_line_error(p, "strlen in ", "is an IFUNC", "calltrace list", "'*strlen*'")
+    libc = p.stderr.split("strlen in ")[1].split(" is an IFUNC")[0]
+    listed = ct("list", libc, "*strlen*")
+    assert listed.returncode == 0 and "__strlen_" in listed.stdout, listed.stdout
+
+
 def test_library_not_found():
     # The message wraps the resolver's reason; it once printed it garbled,
     # repeated (the wrapping read the line it was overwriting).
