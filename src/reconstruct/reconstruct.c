@@ -76,8 +76,7 @@ struct ct_recon {
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
 	struct ct_map threads; /* C thread key -> struct thread_stacks * */
-	struct stack *last;   /* the stack of the previous event, and its key */
-	uint64_t last_key;
+	struct ct_recent recent; /* the stacks of the last events, by key */
 	struct ct_map seen;   /* thread keys seen (value: pid + 1), for st.threads; an
 				 ended goroutine, thread or process is forgotten */
 	struct ct_recon_stats st;
@@ -91,7 +90,10 @@ struct ct_recon {
 	 * (ct_recon_set_costs) */
 	uint64_t hit_ns[CT_HIT_CLASSES], pre_ns[CT_HIT_CLASSES];
 	struct ct_map spill_of; /* function + 1 -> its SPILL site + 1 */
-	struct ct_map tail_diff_of; /* CALL site + 1 -> its TAILDIFF site + 1 */
+	/* per CALL site: its TAILDIFF site + 1 (0: none), NULL when no site is
+	 * a TAILDIFF; an array, not a map: every return of a call in tail
+	 * position looks it up */
+	uint32_t *tail_diff_of;
 	struct ct_map riding_exit_of; /* CALL site + 1 -> its exit riding on another's probe + 1 */
 	struct ct_map check_roles_of; /* function + 1 -> its CHECK site + 1, where that probe has other roles */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
@@ -271,21 +273,21 @@ static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx,
 				const struct ct_rec_event *ev)
 {
 	uint64_t word = 0;
-	bool have = r->tail_diff_of.n && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
+	bool have = r->tail_diff_of && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE) && ev->site < r->nsites &&
 		    r->sites[ev->site].func == s->f.v[idx].c.func && ev->payload_len &&
 		    !(s->f.v[idx].tailpos && ev->kind == CT_SITE_RETSITE) &&
 		    result_word(r, ev->site, ev->payload, ev->payload_len, &word);
 	for (size_t k = idx + 1; k <= m; k++) {
 		struct frame *f = &s->f.v[k], *caller = &s->f.v[k - 1];
-		void *d = f->tailpos ? map_get(&r->tail_diff_of, (uint64_t)f->c.entry_site + 1) : NULL;
+		uint32_t d = have && f->tailpos && f->c.entry_site < r->nsites ? r->tail_diff_of[f->c.entry_site] : 0;
 		f->derived_site = UINT32_MAX;
 		/* the caller's last call returned at this call's instruction */
-		if (!have || !d || caller->prev_exit >= r->nsites || f->c.entry_site >= r->nsites ||
+		if (!d || caller->prev_exit >= r->nsites ||
 		    r->sites[caller->prev_exit].addr != r->sites[f->c.entry_site].addr) {
 			have = false;
 			continue;
 		}
-		f->derived_site = (uint32_t)((uintptr_t)d - 1);
+		f->derived_site = d - 1;
 		f->derived = word - caller->prev_word;
 		word = f->derived;
 	}
@@ -354,7 +356,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		struct frame *parent = &s->f.v[s->f.n - 1];
 		parent->prev_exit = UINT32_MAX;
 		/* (only a TAILDIFF site needs it: most traces have none) */
-		if (own_retsite && f->c.ret && r->tail_diff_of.n &&
+		if (own_retsite && f->c.ret && r->tail_diff_of &&
 		    result_word(r, f->c.exit_site, f->c.ret, f->c.ret_len, &parent->prev_word))
 			parent->prev_exit = f->c.exit_site;
 	}
@@ -898,8 +900,7 @@ static void forget_stack(struct ct_recon *r, struct stack *s);
 
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
-	if (r->last == s)
-		r->last = NULL;
+	recent_forget(&r->recent, s);
 	if (s->th)
 		forget_stack(r, s);
 	CT_VEC_FREE(s->f);
@@ -1160,14 +1161,14 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 	struct thread_stacks *th = r->threads.n ? map_get(&r->threads, k0) : NULL;
 	if (!th) {
 		/* Most threads use one stack: no bookkeeping until one switches. */
-		struct stack *s0 = r->last && r->last_key == k0 ? r->last : map_get(&r->stacks, k0);
+		struct stack *s0 = recent_get(&r->recent, k0);
+		if (!s0)
+			s0 = map_get(&r->stacks, k0);
 		if (!(ev->flags & CT_EV_ALTSTACK) && (!s0 || !s0->f.n || on_this_stack(s0, ev->key))) {
 			if (!s0 && create)
 				s0 = new_stack(r, k0, k0, ev->pid, 0);
-			if (s0) {
-				r->last = s0;
-				r->last_key = k0;
-			}
+			if (s0)
+				recent_put(&r->recent, k0, s0);
 			return s0;
 		}
 		th = thread_of(r, ev->pid, ev->tid, true);
@@ -1226,14 +1227,14 @@ static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_re
 {
 	if (!r->go && !ev->goid)
 		return thread_stack(r, ev, create);
-	/* Consecutive events mostly belong to one goroutine: skip the hash. */
-	struct stack *s = r->last && r->last_key == k ? r->last : map_get(&r->stacks, k);
+	/* Consecutive events mostly belong to one or two goroutines: skip the hash. */
+	struct stack *s = recent_get(&r->recent, k);
+	if (!s)
+		s = map_get(&r->stacks, k);
 	if (!s && create)
 		s = new_stack(r, k, k, ev->pid, ev->goid);
-	if (s) {
-		r->last = s;
-		r->last_key = k;
-	}
+	if (s)
+		recent_put(&r->recent, k, s);
 	return s;
 }
 
@@ -1670,8 +1671,8 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	r->nsites = nsites;
 	map_free(&r->spill_of);
 	memset(&r->spill_of, 0, sizeof(r->spill_of));
-	map_free(&r->tail_diff_of);
-	memset(&r->tail_diff_of, 0, sizeof(r->tail_diff_of));
+	free(r->tail_diff_of);
+	r->tail_diff_of = NULL;
 	map_free(&r->riding_exit_of);
 	memset(&r->riding_exit_of, 0, sizeof(r->riding_exit_of));
 	map_free(&r->check_roles_of);
@@ -1694,8 +1695,11 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 			map_put(&r->riding_exit_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
 		if (sites[i].kind == CT_SITE_SPILL && sites[i].func != CT_NOFUNC)
 			map_put(&r->spill_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
-		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites)
-			map_put(&r->tail_diff_of, (uint64_t)sites[i].call_site + 1, (void *)(uintptr_t)(i + 1));
+		if (sites[i].kind == CT_SITE_TAILDIFF && sites[i].call_site < nsites) {
+			if (!r->tail_diff_of)
+				r->tail_diff_of = xcalloc(nsites, sizeof(*r->tail_diff_of));
+			r->tail_diff_of[sites[i].call_site] = (uint32_t)(i + 1);
+		}
 		if ((sites[i].flags & CT_SITEF_INTERIM) && sites[i].func != CT_NOFUNC) {
 			while (r->interim_until.n <= sites[i].func)
 				CT_VEC_PUSH(r->interim_until, 0);
@@ -1753,7 +1757,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->origins);
 	map_free(&r->images);
 	map_free(&r->spill_of);
-	map_free(&r->tail_diff_of);
+	free(r->tail_diff_of);
 	map_free(&r->riding_exit_of);
 	map_free(&r->check_roles_of);
 	CT_VEC_FREE(r->waiting);

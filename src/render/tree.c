@@ -92,9 +92,8 @@ struct tree {
 	bool go;
 	struct ct_map groups; /* thread key -> struct group * */
 	uint64_t ngroups;
-	/* one-entry caches: consecutive lines are mostly of one thread */
-	uint64_t last_key;
-	struct group *last_group;
+	struct ct_recent recent; /* the groups of the last lines: consecutive
+				    lines are mostly of one or two threads */
 	uint32_t ids_tid;     /* the " [  tid]   goid | " text of ... */
 	uint64_t ids_goid;
 	struct ct_buf ids;    /* ... these (empty: none yet) */
@@ -437,21 +436,21 @@ static void announce(struct tree *tr, struct group *g, const struct ct_call *c)
 static struct group *group_of(struct tree *tr, const struct ct_call *c, struct group **out)
 {
 	uint64_t k = ct_call_thread_key(c);
-	if (tr->last_group && tr->last_key == k) {
-		*out = tr->o->merge ? NULL : tr->last_group;
-		return tr->last_group;
+	struct group *g = recent_get(&tr->recent, k);
+	if (g) {
+		*out = tr->o->merge ? NULL : g;
+		return g;
 	}
 	void **slot = map_slot(&tr->groups, k, true);
 	if (!*slot) {
-		struct group *g = xcalloc(1, sizeof(*g));
+		g = xcalloc(1, sizeof(*g));
 		g->order = tr->ngroups++;
 		g->first = g->last = NO_BLOCK;
 		*slot = g;
 		announce(tr, g, c);
 	}
 	*out = tr->o->merge ? NULL : *slot;
-	tr->last_key = k;
-	tr->last_group = *slot;
+	recent_put(&tr->recent, k, *slot);
 	return *slot;
 }
 
@@ -507,8 +506,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 			buf_free(&g->text);
 		} else {
 			/* merged: nothing of this goroutine is pending */
-			if (tr->last_group == g)
-				tr->last_group = NULL;
+			recent_forget(&tr->recent, g);
 			free_group(g);
 			map_del(&tr->groups, ct_call_thread_key(c));
 		}

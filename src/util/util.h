@@ -150,6 +150,43 @@ bool map_del(struct ct_map *m, uint64_t key);
 void map_free(struct ct_map *m);
 #define MAP_FOREACH(m, i) for (size_t i = 0; i < (m)->cap; i++) if ((m)->used[i])
 
+/* The two values of a map looked up last, by key, in front of it: a trace's
+ * events mostly come from one or two goroutines in turn (two threads'
+ * events interleave), and a one-entry cache missed at every switch.  Its
+ * owner forgets a value (recent_forget) when it leaves the map. */
+struct ct_recent {
+	uint64_t key[2];
+	void *val[2]; /* [0] the last one; NULL: none */
+};
+static inline void *recent_get(struct ct_recent *c, uint64_t key)
+{
+	if (c->val[0] && c->key[0] == key)
+		return c->val[0];
+	if (!c->val[1] || c->key[1] != key)
+		return NULL;
+	void *v = c->val[1];
+	c->key[1] = c->key[0];
+	c->val[1] = c->val[0];
+	c->key[0] = key;
+	c->val[0] = v;
+	return v;
+}
+static inline void recent_put(struct ct_recent *c, uint64_t key, void *val)
+{
+	if (c->val[0] == val && c->key[0] == key)
+		return;
+	c->key[1] = c->key[0];
+	c->val[1] = c->val[0];
+	c->key[0] = key;
+	c->val[0] = val;
+}
+static inline void recent_forget(struct ct_recent *c, const void *val)
+{
+	for (int i = 0; i < 2; i++)
+		if (c->val[i] == val)
+			c->val[i] = NULL;
+}
+
 uint64_t hash64(uint64_t x); /* murmur3's fmix64 finalizer */
 uint64_t hash_str(const char *s); /* FNV-1a 64 */
 uint64_t hash_strn(const char *s, size_t n); /* of its first N bytes */
