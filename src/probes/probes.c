@@ -40,7 +40,9 @@ struct uprobe_multi_attr {
 	uint8_t pad[128 - 60];
 };
 
-#define MAX_LINKS (2 * CT_MAX_BINS * 4 + 128) /* + the exits found while recording */
+/* + the exits found while recording, + the interim RETs' (session.c
+ * INTERIM_LINKS_MAX per object and process) */
+#define MAX_LINKS (2 * CT_MAX_BINS * 4 + 128 + 1024)
 
 struct ct_probes {
 	struct calltrace_bpf *skel;

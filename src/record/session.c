@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -665,8 +666,8 @@ static int attach_early(struct ct_session *s, const struct ct_plan *plan, uint32
 	return rc;
 }
 
-struct ct_interim_link;
-static bool interim_attach(struct ct_session *s, struct ct_interim_link *l);
+static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, const char *path,
+			   int pid);
 
 static const uint8_t *elf_code_at(void *ctx, uint64_t addr, size_t *len)
 {
@@ -778,11 +779,8 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	uint32_t goid_site = ct_plan_goid_site(plan, n);
 	if (rc == 0 && goid_site != CT_NOSITE)
 		ct_probes_set_goid_sites(s->probes, bin, site_base + goid_site, plan->goid_sites);
-	if (rc == 0 && nint) {
-		struct ct_interim_link il = {bin, pid, xstrdup(path), -1, 0, false};
-		CT_VEC_PUSH(s->interim_links, il);
-		interim_attach(s, &s->interim_links.v[s->interim_links.n - 1]);
-	}
+	if (rc == 0 && nint)
+		attach_interim(s, plan, n, bin, path, pid);
 	free(eo);
 	free(ec);
 	free(xo);
@@ -880,8 +878,21 @@ static int attach_probes(struct ct_session *s, const char *probe_path, int pid);
 static struct ct_map *index_probes(struct ct_session *s, uint32_t bin);
 static struct ct_pads *object_pads(struct ct_session *s, uint32_t bin);
 
+/* Every probe link is a file descriptor, and the interim RETs' alone may
+ * take INTERIM_LINKS_MAX per object: the soft limit goes up to the hard
+ * one (a launched program, forked before this, keeps its own). */
+static void more_files(void)
+{
+	struct rlimit r;
+	if (!getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 {
+	more_files();
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
 	s->attach_path = xstrdup(probe_path ? probe_path : s->binary);
@@ -1127,14 +1138,30 @@ static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local)
 #define INTERIM_TICK_NS 10000000ULL  /* how often settle_interim looks */
 #define INTERIM_QUIET_NS (CT_INTERIM_QUIET_MS * 1000000ULL) /* no caller reported for so long */
 
+/* Links of interim RETs per object and process, at most: a function's are
+ * in a link of their own where there are no more functions than that.
+ * One link for them all was made again whenever a function settled: in
+ * lefthook's --help (-F '*cobra*', 340 interim RETs), ~1,800 probes
+ * placed and taken out while the program ran, each holding its mmap_lock
+ * and flushing its TLBs, and its calls took 1.5-2 ms longer (after the
+ * correction).  Now a settled function's link goes, or its few others'
+ * are made again. */
+#define INTERIM_LINKS_MAX 256
+
 /* Is site I of P an interim RET of a function whose are still in? */
 static bool interim_live(const struct ct_plan *p, size_t i)
 {
 	return p->sites.v[i].interim && p->funcs.v[p->sites.v[i].func].interim;
 }
 
-/* The file learns which functions' interim RETs are out as of TS (all of
- * L's if NONE_IN: its first link failed): replay takes a call of one
+/* ... and one of L's functions' */
+static bool interim_live_in(const struct ct_plan *p, size_t i, const struct ct_interim_link *l)
+{
+	return interim_live(p, i) && p->sites.v[i].func >= l->f0 && p->sites.v[i].func < l->f1;
+}
+
+/* The file learns which of L's functions' interim RETs are out as of TS
+ * (all of them if NONE_IN: its first link failed): replay takes a call of one
  * without an exit probe, still open when its thread ends, for one that had
  * not returned only while they were in.  TS is taken before the old link
  * goes: a call ending while it goes is taken to have had none. */
@@ -1143,7 +1170,8 @@ static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, 
 	struct object o = object_n(s, l->bin);
 	struct ct_plan *p = o.plan;
 	for (size_t i = 0; i < p->built_sites; i++) {
-		struct ct_plan_func *pf = p->sites.v[i].interim ? &p->funcs.v[p->sites.v[i].func] : NULL;
+		uint32_t f = p->sites.v[i].func;
+		struct ct_plan_func *pf = p->sites.v[i].interim && f >= l->f0 && f < l->f1 ? &p->funcs.v[f] : NULL;
 		/* (not a function whose RETs are probed for good now,
 		 * ct_plan_rets_from_now: they still see its open call end,
 		 * and one still open when its process exits had not returned) */
@@ -1154,9 +1182,9 @@ static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, 
 	}
 }
 
-/* L's link made (again) with the interim RETs of the functions still
- * interim; the old one closed once the new one is in.  False if that
- * failed (the old one stays). */
+/* L's link made (again) with the interim RETs of its functions still
+ * interim (none: no link); the old one closed once the new one is in.
+ * False if that failed (the old one stays). */
 static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 {
 	struct object o = object_n(s, l->bin);
@@ -1164,7 +1192,7 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 	CT_VEC(uint64_t) xo = {0}, xc = {0};
 	for (size_t i = 0; i < p->built_sites; i++) {
 		const struct ct_plan_site *st = &p->sites.v[i];
-		if (interim_live(p, i)) {
+		if (interim_live_in(p, i, l)) {
 			CT_VEC_PUSH(xo, st->offset);
 			CT_VEC_PUSH(xc, site_cookie(s, p, i, global_site(s, l->bin, (uint32_t)i), o.func_base, l->bin));
 		}
@@ -1172,8 +1200,10 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 	int link = xo.n ? ct_probes_attach_link(s->probes, l->path, l->pid, xo.v, xc.v, xo.n) : -1;
 	bool ok = !xo.n || link >= 0;
 	if (ok) {
-		if (l->link >= 0)
+		if (l->link >= 0) {
 			s->interim_remade++;
+			s->interim_changes += xo.n + l->nsites;
+		}
 		interim_gone(s, l, now_mono_ns(), false);
 		ct_probes_close_link(s->probes, l->link);
 		l->link = link;
@@ -1189,8 +1219,37 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 	return ok;
 }
 
+/* The interim RETs of PLAN's first N sites (object BIN) in links of up to
+ * INTERIM_LINKS_MAX groups of functions, consecutive by index. */
+static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, const char *path,
+			   int pid)
+{
+	bool *has = xcalloc(plan->funcs.n + 1, sizeof(*has));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (plan->sites.v[i].interim && plan->sites.v[i].func < plan->funcs.n && !has[plan->sites.v[i].func]) {
+			has[plan->sites.v[i].func] = true;
+			m++;
+		}
+	size_t per = (m + INTERIM_LINKS_MAX - 1) / INTERIM_LINKS_MAX, in = 0, seen = 0;
+	uint32_t f0 = 0;
+	for (uint32_t f = 0; f < plan->funcs.n; f++) {
+		if (!has[f])
+			continue;
+		if (!in++)
+			f0 = f;
+		if (++seen < m && in < per)
+			continue;
+		struct ct_interim_link il = {bin, f0, f + 1, pid, xstrdup(path), -1, 0, false};
+		CT_VEC_PUSH(s->interim_links, il);
+		interim_attach(s, &s->interim_links.v[s->interim_links.n - 1]);
+		in = 0;
+	}
+	free(has);
+}
+
 /* The functions whose interim RETs go now (see above), and their links
- * made again. */
+ * made again or closed. */
 static void settle_interim(struct ct_session *s)
 {
 	uint64_t now = now_mono_ns();
@@ -1226,7 +1285,7 @@ static void settle_interim(struct ct_session *s)
 		const struct ct_plan *p = object_n(s, l->bin).plan;
 		size_t left = 0;
 		for (size_t k = 0; l->link >= 0 && !l->stuck && k < p->built_sites; k++)
-			left += interim_live(p, k);
+			left += interim_live_in(p, k, l);
 		if (l->link >= 0 && !l->stuck && left != l->nsites)
 			l->stuck = !interim_attach(s, l);
 	}
@@ -2569,9 +2628,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));
 	}
 	if (s->interim_links.n)
-		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again)",
+		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again or closed, %zu probes placed or taken out)",
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),
-			       (unsigned long long)counter(s, CT_CNT_INTERIM_PASSES), s->interim_settled, s->interim_remade);
+			       (unsigned long long)counter(s, CT_CNT_INTERIM_PASSES), s->interim_settled, s->interim_remade,
+			       s->interim_changes);
 	if (s->plan.in_caller || s->callers_found || s->callers_refused)
 		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
 			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);

@@ -93,6 +93,7 @@ struct ct_libbin {
 
 struct ct_interim_link {
 	uint32_t bin; /* the object (0: the program, k: libs[k - 1]) */
+	uint32_t f0, f1; /* the interim RETs of its functions [f0, f1) */
 	int pid;
 	char *path;   /* where it was attached */
 	int link;     /* ct_probes slot, -1: none now */
@@ -178,13 +179,14 @@ struct ct_session {
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
 	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most CT_MAX_CALLERS */
-	/* Interim RETs (plan.c emit_function), per object and process: the
-	 * link they are in, made again without the functions settled since
-	 * (settle_interim) */
+	/* Interim RETs (plan.c emit_function), per object and process, in
+	 * links of a few functions each: made again without the functions
+	 * settled since, or closed once none is left (settle_interim) */
 	CT_VEC(struct ct_interim_link) interim_links;
 	uint64_t interim_tick;       /* when settle_interim last looked */
 	size_t interim_settled;      /* functions whose interim RETs were taken out */
-	size_t interim_remade;       /* links made again for it */
+	size_t interim_remade;       /* links made again or closed for it */
+	size_t interim_changes;      /* probes placed or taken out meanwhile */
 	size_t warm_ups;             /* warm-up probes attached (warm_up) */
 	uint64_t stalls, stall_ns;   /* CT_PROC_STALL records written, their waits */
 	/* Optional: every event also goes here (live view). */

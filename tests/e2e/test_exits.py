@@ -252,7 +252,7 @@ def interim_counts(path):
     if not line:
         return 0, 0, 0
     m = re.match(r"(\d+) \(calls whose end the interim RETs saw; (\d+) hits of theirs saw none; "
-                 r"(\d+) functions' taken out, \d+ links made again\)$", line)
+                 r"(\d+) functions' taken out, \d+ links made again or closed, \d+ probes placed or taken out\)$", line)
     assert m, line
     return tuple(map(int, m.groups()))
 
@@ -429,7 +429,7 @@ def test_calls_through_an_interface_get_their_exits_while_recording():
     assert m and int(m.group(1)) >= 29 and "unobserved 0;" in line, line
     # the first at the interim RET; the function's taken out after it
     assert re.match(r"1 \(calls whose end the interim RETs saw; \d+ hits of theirs saw none; 1 functions' taken out, "
-                    r"1 links made again\)", st["interim"]), st
+                    r"1 links made again or closed, \d+ probes placed or taken out\)", st["interim"]), st
     lst = ct("list", "-v", fixture("go_core"), "main.(*byK).scale").stdout
     assert "calls through its address (its address is stored in" in lst, lst
 
@@ -897,7 +897,8 @@ def test_first_call_through_a_handler_adapter_returns_at_an_interim_ret():
             calls = calls[1:]
         else:
             m = re.match(r"1 \(calls whose end the interim RETs saw; (\d+) hits of theirs saw none; "
-                         r"1 functions' taken out, 1 links made again\)$", st["interim"])
+                         r"1 functions' taken out, 1 links made again or closed, \d+ probes placed or taken out\)$",
+                         st["interim"])
             assert m and 1 <= int(m.group(1)) <= 3, st["interim"]
             assert calls_info(out)["ret"] == 1, calls_info(out)
         assert all(c["status"] == "returned" for c in calls), calls
@@ -1007,7 +1008,8 @@ def test_interim_rets_of_a_hot_method_go_once_its_call_sites_are_found():
         if mode == "auto":
             st = info_stats(out)
             m = re.match(r"(\d+) \(calls whose end the interim RETs saw; (\d+) hits of theirs saw none; "
-                         r"1 functions' taken out, \d+ links made again\)$", st["interim"])
+                         r"1 functions' taken out, \d+ links made again or closed, \d+ probes placed or taken out\)$",
+                         st["interim"])
             assert m and int(m.group(1)) >= 1 and int(m.group(2)) < len(calls) // 5, (st["interim"], len(calls))
     assert n["auto"] == n["ret"] > 10000, n
 

@@ -559,3 +559,29 @@ def test_waits_for_probe_changes_are_taken_out():
     p, out = record([path, "--help"], "--exit=ret", "-F", "*cobra*", out=tmp("stalls-ret.data"), check=False)
     assert p.returncode == 0, p.stderr
     assert stalls_agree(out) == 0
+
+
+def test_settled_functions_interim_rets_go_without_the_others():
+    """lefthook --help traced in cobra (-F '*cobra*'): ~210 address-taken
+    functions get interim RETs, ~40 of them settle while it runs.  Each
+    function's are in a link of their own (there are fewer than 256 of
+    them), so a settled function's link is closed and nothing else changes:
+    one link per function taken out, and only its few RETs taken out.  (One
+    link for all of them was made again at each settle: ~1,800 probes
+    placed and taken out on this run while the program ran.)"""
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-1.12.0")
+    p, out = record([path, "--help"], "-F", "*cobra*", out=tmp("interim-links.data"), check=False)
+    assert p.returncode == 0, p.stderr
+    st = {}
+    for line in ct("info", out).stdout.splitlines():
+        kv = line.split(None, 1)
+        if len(kv) == 2:
+            st.setdefault(kv[0], kv[1].strip())
+    m = re.search(r"(\d+) with interim RETs", st["plan.exits"])
+    assert m and 20 <= int(m.group(1)) < 256, st["plan.exits"]
+    m = re.match(r"\d+ \(calls whose end the interim RETs saw; \d+ hits of theirs saw none; (\d+) functions' taken out, "
+                 r"(\d+) links made again or closed, (\d+) probes placed or taken out\)$", st["interim"])
+    assert m, st["interim"]
+    settled, links, probes = map(int, m.groups())
+    assert settled >= 1, st["interim"]
+    assert links == settled and probes <= 8 * settled, st["interim"]
