@@ -48,7 +48,8 @@ event rate and big traces):
 then one goal_<name>=met|not_met line per goal of the issues, and last the
 WebAssembly section (bench/wasm.py: wasm_ns_per_call, wasm_slowdown, ...),
 and the overhead correction (bench/correction.py: correction_error_pct next
-to raw_error_pct, leaf_corrected_avg_ns).
+to raw_error_pct, leaf_corrected_avg_ns, first_call_extra_ns, and real_cli_correction
+on a real program: lefthook --help traced in cobra).
 
 Run as root (make bench).  Exits 1 with 'bench: skipped: <reason>' only when
 it cannot run at all (not root, no tracefs, BPF programs cannot be loaded);

@@ -109,9 +109,10 @@ struct ct_plan_func {
 	CT_VEC(uint64_t) rets;
 	bool rets_probed;
 	/* its RETs are interim RETs, still probed (plan.c emit_function);
-	 * while recording: one of them let a call go by (another probe saw
-	 * it end), and when a caller of it was last reported (session.c) */
-	bool interim, interim_passed;
+	 * while recording: how many calls they let go by (another probe saw
+	 * them end), and when a caller of it was last reported (session.c) */
+	bool interim;
+	uint32_t interim_passes;
 	bool interim_said_gone; /* the file was told they are out (session.c interim_gone) */
 	uint64_t interim_report_ns;
 	/* Its captures as seen at its own entry and RET (ct_plan_args), for list. */
@@ -121,8 +122,10 @@ struct ct_plan_func {
 #define CT_NOSITE UINT32_MAX
 
 /* A function's interim RETs go once no new caller of it was reported for
- * so long (and its calls end at exit probes: session.c settle_interim). */
+ * so long, and they let so many calls go by that ended at exit probes
+ * (session.c settle_interim). */
 #define CT_INTERIM_QUIET_MS 20
+#define CT_INTERIM_WORTH 16
 
 struct ct_plan_site {
 	uint64_t addr;   /* link-time vaddr */

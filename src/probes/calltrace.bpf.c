@@ -262,15 +262,16 @@ struct {
 __u64 unobserved_open = 0;
 
 /* The interim RETs (their site ids) that saw a call end that some other
- * probe sees end too: their function's callers are being found, user
- * space takes them out once that has gone quiet (session.c
- * settle_interim). */
+ * probe sees end too, and how many times since user space last looked:
+ * their function's callers are being found, user space takes them out
+ * once that has gone quiet and they are hit often enough to be worth it
+ * (session.c settle_interim). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192); /* (full: the others wait for user space's next look) */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u32);
 } interim_passed SEC(".maps");
 
 /* Each interim RET's function's CHECK (struct ct_interim_check). */
@@ -1318,7 +1319,7 @@ __noinline int track_unobserved(struct run *r, __u64 sp, __u64 bp, __u64 ret)
  * lookup decides; where that has an exit probe, the RET's event says it
  * may not be the call's end (CT_EV_INTERIM_PASS: replay does not close a
  * call that has an exit probe there, which reads its results), and user
- * space learns that this RET let one go by (interim_passed), once. */
+ * space learns that this RET let one go by (interim_passed, counted). */
 static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 {
 	struct hit *h = &r->h;
@@ -1349,8 +1350,11 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 		count(CT_CNT_INTERIM_ENDS, 1);
 		return 1;
 	}
-	__u8 one = 1;
-	bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
+	__u32 *passes = bpf_map_lookup_elem(&interim_passed, &site), one = 1;
+	if (passes)
+		__sync_fetch_and_add(passes, 1);
+	else /* (two CPUs at once: one of the two is not counted) */
+		bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
 	count(CT_CNT_INTERIM_PASSES, 1);
 	if (!ic)
 		return 0;

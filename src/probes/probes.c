@@ -723,7 +723,7 @@ void ct_probes_close_link(struct ct_probes *p, int slot)
 	}
 }
 
-size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n)
+size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, uint32_t *passes, size_t n)
 {
 	int fd = bpf_map__fd(p->skel->maps.interim_passed);
 	size_t got = 0;
@@ -735,7 +735,8 @@ size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n)
 		prev = &key;
 	}
 	for (size_t i = 0; i < got; i++)
-		bpf_map_delete_elem(fd, &sites[i]);
+		if (bpf_map_lookup_and_delete_elem(fd, &sites[i], &passes[i]))
+			passes[i] = 0; /* (gone meanwhile) */
 	return got;
 }
 

@@ -119,8 +119,9 @@ int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const 
  * period after that is waited for on a thread of its own. */
 void ct_probes_close_link(struct ct_probes *p, int slot);
 /* The interim RETs that let a call go by (another probe sees it end) since
- * the last time: at most N site ids into SITES, how many. */
-size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, size_t n);
+ * the last time: at most N site ids into SITES and how many times into
+ * PASSES; how many sites. */
+size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, uint32_t *passes, size_t n);
 /* Removes every probe (closes the links). */
 void ct_probes_detach(struct ct_probes *p);
 

@@ -1132,9 +1132,15 @@ static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local)
  * too until the callers it has are found (plan.c emit_function): the first
  * calls from each would end unobserved, a server's first request through
  * its handler among them.  They cost a single-step a call, any call, so
- * they go once a function's have let a call go by (another probe saw it
- * end: its callers are being found) and no new caller of it was reported
- * for CT_INTERIM_QUIET_MS: their link is made again without them. */
+ * they go once a function's have let CT_INTERIM_WORTH calls go by
+ * (another probe saw them end: its callers are being found) and no new
+ * caller of it was reported for CT_INTERIM_QUIET_MS: their link is closed,
+ * or made again without them.  Not before: a single-step is priced and
+ * taken out of the durations, but the probe change is not, and costs the
+ * program more (it holds its mmap_lock, flushes its TLBs, waits for a
+ * grace period): in lefthook's --help (-F '*cobra*'), ~40 functions
+ * settling made cobra's ExecuteC look 2-4 ms long after the correction,
+ * for ~0.4 ms untraced; their few hits since cost less. */
 #define INTERIM_TICK_NS 10000000ULL  /* how often settle_interim looks */
 #define INTERIM_QUIET_NS (CT_INTERIM_QUIET_MS * 1000000ULL) /* no caller reported for so long */
 
@@ -1256,23 +1262,26 @@ static void settle_interim(struct ct_session *s)
 	if (!s->interim_links.n || s->end_ts || now - s->interim_tick < INTERIM_TICK_NS)
 		return;
 	s->interim_tick = now;
-	uint32_t sites[512];
+	uint32_t sites[512], passes[512];
 	size_t n;
 	do {
-		n = ct_probes_interim_passed(s->probes, sites, sizeof(sites) / sizeof(sites[0]));
+		n = ct_probes_interim_passed(s->probes, sites, passes, sizeof(sites) / sizeof(sites[0]));
 		for (size_t i = 0; i < n; i++) {
 			struct object o;
 			uint32_t local;
 			if (object_of_site(s, sites[i], &o, &local) && local < o.plan->sites.n &&
-			    o.plan->sites.v[local].func < o.plan->funcs.n)
-				o.plan->funcs.v[o.plan->sites.v[local].func].interim_passed = true;
+			    o.plan->sites.v[local].func < o.plan->funcs.n) {
+				struct ct_plan_func *pf = &o.plan->funcs.v[o.plan->sites.v[local].func];
+				pf->interim_passes += passes[i] ? passes[i] : 1;
+			}
 		}
 	} while (n == sizeof(sites) / sizeof(sites[0]));
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++) {
 		struct ct_plan *p = object_n(s, k).plan;
 		for (size_t j = 0; p->interim_funcs && j < p->funcs.n; j++) {
 			struct ct_plan_func *pf = &p->funcs.v[j];
-			if (pf->interim && pf->interim_passed && now - pf->interim_report_ns >= INTERIM_QUIET_NS) {
+			if (pf->interim && pf->interim_passes >= CT_INTERIM_WORTH &&
+			    now - pf->interim_report_ns >= INTERIM_QUIET_NS) {
 				pf->interim = false;
 				s->interim_settled++;
 			}

@@ -563,7 +563,8 @@ def test_waits_for_probe_changes_are_taken_out():
 
 def test_settled_functions_interim_rets_go_without_the_others():
     """lefthook --help traced in cobra (-F '*cobra*'): ~210 address-taken
-    functions get interim RETs, ~40 of them settle while it runs.  Each
+    functions get interim RETs, 5-7 of them settle while it runs (the ones
+    called from known call sites 16 times or more).  Each
     function's are in a link of their own (there are fewer than 256 of
     them), so a settled function's link is closed and nothing else changes:
     one link per function taken out, and only its few RETs taken out.  (One
