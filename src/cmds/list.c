@@ -327,8 +327,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		       f->why);
 	if (f->interim)
 		printf("      until those are found, its %zu RET%s see%s the calls from them end (interim RETs, a single-step "
-		       "each call: taken out once its calls end at exit probes and no new call site was found for %d ms)\n",
-		       f->rets.n, f->rets.n == 1 ? "" : "s", f->rets.n == 1 ? "s" : "", CT_INTERIM_QUIET_MS);
+		       "each call: taken out once %d of its calls ended at exit probes and no new call site was found for "
+		       "%d ms)\n",
+		       f->rets.n, f->rets.n == 1 ? "" : "s", f->rets.n == 1 ? "s" : "", CT_INTERIM_WORTH, CT_INTERIM_QUIET_MS);
 	if (!verbose)
 		return;
 	/* "call": the call instruction is probed (the entry); "from": the

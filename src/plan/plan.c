@@ -266,16 +266,23 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (fs->exits[i].kind == CT_SITE_RESTART &&
 		    !add_site(p, fs->exits[i].addr, j, CT_SITE_RESTART, fs->exits[i].target, gsrc))
 			return -1;
-	for (size_t i = 0; i < fs->nexits && pf->indirect; i++)
+	/* (called by a compiler's wrapper, where it returns to: those places
+	 * are found while recording, as an address-taken function's callers) */
+	bool via = false;
+	for (size_t k = 0; k < pf->ncalls; k++)
+		via |= pf->calls[k].how == CT_EXIT_VIA;
+	for (size_t i = 0; i < fs->nexits && (pf->indirect || via); i++)
 		if (fs->exits[i].kind == CT_SITE_RET)
 			CT_VEC_PUSH(pf->rets, fs->exits[i].addr);
 	/* Each first call from a call site found while recording would end
 	 * unobserved (a server's first request through its handler: the one
-	 * a user sends to see it): until the callers it has are found, its
-	 * RETs see those calls end.  Interim RETs: a single-step each call,
-	 * a call another probe sees end is left to that one; taken out once that
-	 * is all they see (session.c settle_interim). */
-	if (pf->check_site != CT_NOSITE && pf->indirect && p->interim_rets && pf->rets.n) {
+	 * a user sends to see it; urfave/cli's FlagNames from each generic
+	 * Names wrapper's caller, 77 calls in lefthook 2.2.2's `version`):
+	 * until the callers it has are found, its RETs see those calls end.
+	 * Interim RETs: a single-step each call, a call another probe sees end
+	 * is left to that one; taken out once that is all they see (session.c
+	 * settle_interim). */
+	if (pf->check_site != CT_NOSITE && (pf->indirect || via) && p->interim_rets && pf->rets.n) {
 		for (size_t k = 0; k < pf->rets.n; k++) {
 			struct ct_plan_site *rs = add_site(p, pf->rets.v[k], j, CT_SITE_RET, 0, gsrc);
 			if (!rs)
