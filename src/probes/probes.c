@@ -376,6 +376,14 @@ static size_t free_link_slot(const struct ct_probes *p)
 	return p->nlinks < MAX_LINKS ? p->nlinks : MAX_LINKS;
 }
 
+size_t ct_probes_links_left(const struct ct_probes *p)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < p->nlinks; i++)
+		used += p->links[i] >= 0;
+	return MAX_LINKS - used;
+}
+
 static void take_link_slot(struct ct_probes *p, size_t slot, int fd, bool exits)
 {
 	p->links[slot] = fd;

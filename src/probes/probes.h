@@ -115,6 +115,8 @@ int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetc
 int ct_probes_warm_up(struct ct_probes *p, const char *path, int pid, uint64_t offset);
 int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t n);
+/* How many more links there is room for. */
+size_t ct_probes_links_left(const struct ct_probes *p);
 /* Closes the link in SLOT: its breakpoints go at once; the kernel's grace
  * period after that is waited for on a thread of its own. */
 void ct_probes_close_link(struct ct_probes *p, int slot);

@@ -1237,7 +1237,11 @@ static void attach_interim(struct ct_session *s, const struct ct_plan *plan, siz
 			has[plan->sites.v[i].func] = true;
 			m++;
 		}
-	size_t per = (m + INTERIM_LINKS_MAX - 1) / INTERIM_LINKS_MAX, in = 0, seen = 0;
+	/* (half the links left at most: other objects, and the exits found
+	 * while recording, need theirs) */
+	size_t most = ct_probes_links_left(s->probes) / 2;
+	most = most < 1 ? 1 : most > INTERIM_LINKS_MAX ? INTERIM_LINKS_MAX : most;
+	size_t per = (m + most - 1) / most, in = 0, seen = 0;
 	uint32_t f0 = 0;
 	for (uint32_t f = 0; f < plan->funcs.n; f++) {
 		if (!has[f])
