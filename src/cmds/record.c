@@ -339,7 +339,9 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	close(go[0]);
 	close(err[1]);
 	s->launch_pid = (uint32_t)*child;
-	if (ct_session_attach(s, path, *child)) {
+	/* (and the file it execs is the one whose probes those are: not
+	 * rewritten since it was read, by a build running meanwhile) */
+	if (ct_session_attach(s, path, *child) || ct_session_program_replaced(s, path)) {
 		close(go[1]); /* child reads EOF and exits without running */
 		waitpid(*child, NULL, 0);
 		return -1;
