@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -353,7 +354,10 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	if (read(err[0], &e, sizeof(e)) == sizeof(e)) {
 		waitpid(*child, NULL, 0);
 		close(err[0]);
-		return ct_fail("cannot execute %s: %s", exec_path, strerror(e));
+		struct statvfs fs;
+		bool noexec = e == EACCES && !statvfs(exec_path, &fs) && (fs.f_flag & ST_NOEXEC);
+		return ct_fail("cannot execute %s: %s%s", exec_path, strerror(e),
+			       noexec ? " (its file system is mounted noexec)" : "");
 	}
 	close(err[0]);
 	return 0;

@@ -249,3 +249,18 @@ def test_program_rewritten_while_calltrace_reads_it():
             one_line_error(p, prog + " changed while calltrace was reading it", "record again")
             assert p.stdout == "", (other, p.stdout)
 
+
+def test_program_on_a_noexec_mount():
+    """A program on a file system mounted noexec: calltrace reads and plans
+    it, the exec is refused (EACCES), and the line says why."""
+    mnt = tmp("noexec")
+    os.makedirs(mnt, exist_ok=True)
+    m = run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "tmpfs", mnt])
+    assert m.returncode == 0, m.stderr
+    try:
+        prog = os.path.join(mnt, "c_core")
+        shutil.copy(fixture("c_core"), prog)
+        one_line_error(ct("record", "-o", tmp("noexec.data"), "--", prog, "fib", "3"),
+                       "cannot execute " + prog, "mounted noexec")
+    finally:
+        run(["umount", mnt])
