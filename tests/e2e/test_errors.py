@@ -253,7 +253,7 @@ def test_program_rewritten_while_calltrace_reads_it():
 def test_program_on_a_noexec_mount():
     """A program on a file system mounted noexec: calltrace reads and plans
     it, the exec is refused (EACCES), and the line says why."""
-    mnt = tmp("noexec")
+    mnt = tmp("noexec_mount")
     os.makedirs(mnt, exist_ok=True)
     m = run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "tmpfs", mnt])
     assert m.returncode == 0, m.stderr
