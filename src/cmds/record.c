@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -339,7 +340,9 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	close(go[0]);
 	close(err[1]);
 	s->launch_pid = (uint32_t)*child;
-	if (ct_session_attach(s, path, *child)) {
+	/* (and the file it execs is the one whose probes those are: not
+	 * rewritten since it was read, by a build running meanwhile) */
+	if (ct_session_attach(s, path, *child) || ct_session_program_replaced(s, path)) {
 		close(go[1]); /* child reads EOF and exits without running */
 		waitpid(*child, NULL, 0);
 		return -1;
@@ -351,7 +354,10 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	if (read(err[0], &e, sizeof(e)) == sizeof(e)) {
 		waitpid(*child, NULL, 0);
 		close(err[0]);
-		return ct_fail("cannot execute %s: %s", exec_path, strerror(e));
+		struct statvfs fs;
+		bool noexec = e == EACCES && !statvfs(exec_path, &fs) && (fs.f_flag & ST_NOEXEC);
+		return ct_fail("cannot execute %s: %s%s", exec_path, strerror(e),
+			       noexec ? " (its file system is mounted noexec)" : "");
 	}
 	close(err[0]);
 	return 0;

@@ -420,7 +420,14 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 					   sets[i].cookie, sets[i].n);
 		if (fd < 0) {
 			int e = errno;
-			if (e == EINVAL || e == EOPNOTSUPP || e == ENOSYS)
+			/* (this kernel has uprobe_multi links: ct_probes_load
+			 * tried one) EINVAL: an offset past the file's end,
+			 * which a file rewritten since it was read has */
+			if (e == EINVAL)
+				return ct_fail("attaching %zu probes to %s failed: %s (an offset past the file's end: was it "
+					       "rewritten after calltrace read it?)",
+					       sets[i].n, a->path, strerror(e));
+			if (e == EOPNOTSUPP || e == ENOSYS)
 				return ct_fail("attaching %zu probes to %s failed: %s (uprobe_multi links need Linux 6.6 or newer)",
 					       sets[i].n, a->path, strerror(e));
 			/* ENOENT: /proc/PID/exe of a process that has exited */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -702,6 +703,51 @@ static void warm_up(struct ct_session *s, const struct ct_target *t, const char 
 	}
 }
 
+/* Whether PATH is no longer the file object BIN was read from: rebuilt or
+ * replaced since (a linker writes a new file under the old name, or
+ * truncates and writes the old one), so the offsets planned are not that
+ * file's.  The kernel then refuses those past its end (EINVAL), or probes
+ * whatever instruction is there now. */
+static bool object_replaced(struct ct_session *s, uint32_t bin, const char *path)
+{
+	const struct ct_elf *e = bin ? &s->libs[bin - 1].target.elf : &s->target.elf;
+	struct stat then, now;
+	if (s->wasm || !e->data || e->fd < 0 || fstat(e->fd, &then))
+		return false;
+	if (stat(path, &now))
+		return strncmp(path, "/proc/", 6) != 0; /* (a process gone says so itself) */
+	if (now.st_dev == then.st_dev && now.st_ino == then.st_ino && (size_t)now.st_size == e->size)
+		return false;
+	/* a new file of the same bytes (a build that wrote what it did
+	 * before): the same offsets, nothing to say */
+	bool same = false;
+	int fd = (size_t)now.st_size == e->size ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		void *m = e->size ? mmap(NULL, e->size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		if (m != MAP_FAILED) {
+			same = !memcmp(m, e->data, e->size);
+			munmap(m, e->size);
+		}
+		close(fd);
+	}
+	return !same;
+}
+
+static int say_replaced(const char *path)
+{
+	return ct_fail("%s changed while calltrace was reading it (rebuilt or replaced meanwhile?): the probes were planned on "
+		       "the file as it was; record again once it is written",
+		       path);
+}
+
+bool ct_session_program_replaced(struct ct_session *s, const char *path)
+{
+	if (!object_replaced(s, 0, path))
+		return false;
+	say_replaced(path);
+	return true;
+}
+
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
  * offset into the file's global tables. */
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
@@ -773,6 +819,8 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	uint64_t t0 = now_mono_ns();
 	int rc = ct_probes_attach(s->probes, &a);
 	s->attach_ns += now_mono_ns() - t0;
+	if (rc && object_replaced(s, bin, path))
+		say_replaced(path);
 	if (rc == 0)
 		ct_debug("attached %zu sites (%zu entry, %zu exit) of %s%s in %.1f ms", n, ne, nx, path,
 			 pid ? "" : " (all processes)", (now_mono_ns() - t0) / 1e6);

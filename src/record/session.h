@@ -203,6 +203,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 int ct_session_exec(struct ct_session *s, char **prog, const char **path, char ***argv);
 /* Attaches every site for process PID (0 = any process running the binary). */
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
+/* Whether the program at PATH is no longer the file read to plan its
+ * probes (rebuilt meanwhile): then true, with one clear line in ct_error(). */
+bool ct_session_program_replaced(struct ct_session *s, const char *path);
 /* More processes of the same binary (-p A -p B): their own links. */
 int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid);
 /* How many traced processes are alive (the program, processes given with -p

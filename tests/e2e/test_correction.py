@@ -127,9 +127,14 @@ def test_interim_ret_steps_taken_out_until_they_go():
     gone_ts = int(re.match(r"ts=(\d+) ", gone[0])[1])
     calls = sorted((c for c in replay_json(out) if c["func"] == "main.settleLeaf"), key=lambda c: c["ts"])
     assert len(calls) == 2 * n and {c["status"] for c in calls} == {"returned"}, len(calls)
-    first, second = calls[:n], calls[n:]
-    # the sleep is where they went
-    assert first[-1]["ts"] + first[-1]["dur_raw"] < gone_ts < second[0]["ts"], (first[-1], gone_ts, second[0])
+    # the calls that ended before they went, and those that began after
+    # (they go CT_INTERIM_QUIET_MS after the last new caller: in the sleep,
+    # or, the program slowed down by a loaded machine, during the first
+    # loop already -- where is a matter of timing, not asserted)
+    first = [c for c in calls if c["ts"] + c["dur_raw"] < gone_ts]
+    second = [c for c in calls if c["ts"] > gone_ts]
+    assert len(first) >= 8 and len(second) >= 8 and len(first) + len(second) >= 2 * n - 1, (
+        len(first), len(second), gone_ts)
 
     def median(key, cs):
         return sorted(c[key] for c in cs)[len(cs) // 2]

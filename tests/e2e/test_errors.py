@@ -3,7 +3,7 @@ left behind."""
 import os
 import shutil
 
-from lib import CT, ct, fixture, our_links, record, run, tmp
+from lib import CT, ct, fixture, our_links, record, replay_json, run, tmp
 
 
 def one_line_error(p, *words):
@@ -177,5 +177,90 @@ def test_full_disk_keeps_what_was_written():
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and "No space left on device" in lines[0], p.stderr
         assert our_links() == [], "probe links left behind"
+    finally:
+        run(["umount", mnt])
+
+
+def rename_at_fork_shim():
+    """A library preloaded into calltrace that, in the parent of its first
+    fork (the program's, after calltrace read the program and before it
+    attaches), renames $CT_TEST_RENAME_FROM over $CT_TEST_RENAME_TO: the
+    program rebuilt meanwhile by a build running beside it (two test runs
+    in one tree: each relinks every fixture).  The program does not inherit
+    it."""
+    src, so = tmp("rename_at_fork.c"), tmp("rename_at_fork.so")
+    with open(src, "w") as f:
+        f.write("""#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static char from[4096], to[4096];
+__attribute__((constructor)) static void init(void)
+{
+	if (getenv("CT_TEST_RENAME_FROM") && getenv("CT_TEST_RENAME_TO")) {
+		snprintf(from, sizeof(from), "%s", getenv("CT_TEST_RENAME_FROM"));
+		snprintf(to, sizeof(to), "%s", getenv("CT_TEST_RENAME_TO"));
+	}
+	unsetenv("LD_PRELOAD");
+	unsetenv("CT_TEST_RENAME_FROM");
+	unsetenv("CT_TEST_RENAME_TO");
+}
+pid_t fork(void)
+{
+	pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	pid_t r = real();
+	if (r > 0 && *from) {
+		rename(from, to);
+		*from = 0;
+	}
+	return r;
+}
+""")
+    b = run(["gcc", "-shared", "-fPIC", "-o", so, src, "-ldl"])
+    assert b.returncode == 0, b.stderr
+    return so
+
+
+def test_program_rewritten_while_calltrace_reads_it():
+    """The program's file replaced by another after calltrace planned its
+    probes and before it attaches them: its offsets are not that file's (the
+    kernel refuses those past its end with EINVAL, which said "uprobe_multi
+    links need Linux 6.6", or probes whatever is there now).  One line says
+    what happened, the program does not run, no probe is left.  A new file
+    of the same bytes (a build writing what it wrote before) is recorded
+    as if nothing happened."""
+    shim = rename_at_fork_shim()
+    prog = tmp("rewritten_prog")
+    plain = run([fixture("c_core"), "fib", "5"])
+    for other, same in ((fixture("cxx_pads"), False), (fixture("c_core_nopie"), False), (fixture("c_core"), True)):
+        shutil.copy(fixture("c_core"), prog)
+        new = tmp("rewritten_prog.new")
+        shutil.copy(other, new)
+        env = dict(os.environ, LD_PRELOAD=shim, CT_TEST_RENAME_FROM=new, CT_TEST_RENAME_TO=prog)
+        p = run([CT, "record", "-o", tmp("rewritten.data"), "--", prog, "fib", "5"], env=env)
+        assert not os.path.exists(new), "the shim did not run"
+        if same:
+            assert (p.returncode, p.stdout, p.stderr) == (0, plain.stdout, ""), p
+            calls = [c for c in replay_json(tmp("rewritten.data")) if "func" in c]
+            assert sum(c["func"] == "c_fib" for c in calls) == 15, calls
+            assert our_links() == []
+        else:
+            one_line_error(p, prog + " changed while calltrace was reading it", "record again")
+            assert p.stdout == "", (other, p.stdout)
+
+
+def test_program_on_a_noexec_mount():
+    """A program on a file system mounted noexec: calltrace reads and plans
+    it, the exec is refused (EACCES), and the line says why."""
+    mnt = tmp("noexec_mount")
+    os.makedirs(mnt, exist_ok=True)
+    m = run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "tmpfs", mnt])
+    assert m.returncode == 0, m.stderr
+    try:
+        prog = os.path.join(mnt, "c_core")
+        shutil.copy(fixture("c_core"), prog)
+        one_line_error(ct("record", "-o", tmp("noexec.data"), "--", prog, "fib", "3"),
+                       "cannot execute " + prog, "mounted noexec")
     finally:
         run(["umount", mnt])
