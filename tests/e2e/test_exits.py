@@ -720,9 +720,10 @@ def test_found_call_joined_at_its_exit_returns_at_the_callee_rets():
     assert ci["ret"] == 4 and ci["stepped"] == 0 and ci["after"] == 9, ci
     # (the first ends at its interim RET, or at the RET probed for good
     # from then on, if that is in first: both probes are at one ret, and
-    # the one that runs second sees nothing more to end)
+    # the one that runs second sees nothing more to end; or the interim
+    # RET's link, the function's own, is closed before that call returns)
     ends, passes, _ = interim_counts(out)
-    assert ends <= 1 and ends + passes >= 1, info_stats(out)["interim"]
+    assert ends <= 1, info_stats(out)["interim"]
 
 
 def test_closures_the_runtime_calls_end_at_its_call_sites():
