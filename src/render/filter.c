@@ -290,7 +290,7 @@ struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_
 	return st;
 }
 
-/* T's events into OPS, through X's second pass if there is one (X knows a
+/* T's events into OPS, through X if there is one (X knows a
  * call's end at its entry then). */
 static struct ct_recon_stats run_indexed(struct ct_trace *t, struct ct_exitindex *x, const struct ct_recon_ops *ops,
 					 void *ctx)
