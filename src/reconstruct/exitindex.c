@@ -56,9 +56,16 @@ struct late_slot {
 /* The delta coder's state: the fields that are mostly the same as the
  * previous record's.  The writer and the reader keep one each, in step. */
 #define CODER_ORIGINS 16
+/* What calls of one function mostly share: a record says it has the
+ * previous one's instead of writing them (REC_SHAPE). */
+struct shape {
+	uint32_t func, status, context, entry_site, exit_site, spill_site, args_len, spill_len, ret_len;
+	uint32_t end_status, end_ret_len, end_exit_site; /* an entry's end: status | leaf << 8, ... */
+};
 struct coder {
 	uint64_t seq, ts, goid, shift;
 	uint32_t pid, tid, image;
+	struct shape shape;
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
 	struct ct_goroutine_origin origin[CODER_ORIGINS];
@@ -344,8 +351,10 @@ enum {
 	F_SAME_ORIGIN = 4, /* ... to the coder's for its goroutine */
 	F_LEAF = 8, F_TAIL = 16, F_SYSSTACK = 32, F_UNPLANNED = 64, F_INDIRECT = 128,
 };
-/* In the kind byte: an entry's end follows its fields. */
+/* In the kind byte: an entry's end follows its fields; the fields of
+ * struct shape are the coder's. */
 #define REC_ENDED 0x40
+#define REC_SHAPE 0x80
 /* A record's fields take at most this many bytes, and its payloads. */
 #define MAX_FIELDS 512
 
@@ -457,7 +466,7 @@ static inline uint32_t get_tid(struct ct_rd *r, uint32_t tid)
 
 /* H's fields and payloads at O (room: MAX_FIELDS + its payloads); returns
  * their end. */
-static uint8_t *put_held(struct coder *k, uint8_t *o, struct held *h)
+static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held *h)
 {
 	if (h->kind == HELD_LOST) {
 		o = put_uv(o, h->ts);
@@ -492,39 +501,49 @@ static uint8_t *put_held(struct coder *k, uint8_t *o, struct held *h)
 		k->goid = c->goid;
 		k->image = c->image;
 	}
-	o = put_uv(o, c->func);
+	bool ended = h->kind == HELD_ENTER && h->ended;
+	const struct ct_exit_info *e = &h->e;
+	struct shape sh = {c->func, c->status, c->context, c->entry_site, c->exit_site, c->spill_site,
+			   c->args_len, c->spill_len, c->ret_len,
+			   ended ? e->status | (uint32_t)e->leaf << 8 : 0, ended ? e->ret_len : 0,
+			   ended ? e->exit_site : 0};
 	o = put_tid(o, c->exit_tid, c->tid);
 	o = put_uv(o, c->key);
 	o = put_uv(o, c->depth);
-	o = put_uv(o, c->status);
-	o = put_uv(o, c->context);
-	o = put_site(o, c->entry_site);
-	o = put_site(o, c->exit_site);
-	o = put_site(o, c->spill_site);
-	o = put_uv(o, c->args_len);
-	o = put_uv(o, c->spill_len);
-	o = put_uv(o, c->ret_len);
+	if (!memcmp(&sh, &k->shape, sizeof(sh))) {
+		*kind |= REC_SHAPE;
+	} else {
+		o = put_uv(o, sh.func);
+		o = put_uv(o, sh.status);
+		o = put_uv(o, sh.context);
+		o = put_site(o, sh.entry_site);
+		o = put_site(o, sh.exit_site);
+		o = put_site(o, sh.spill_site);
+		o = put_uv(o, sh.args_len);
+		o = put_uv(o, sh.spill_len);
+		o = put_uv(o, sh.ret_len);
+		o = put_uv(o, sh.end_status);
+		o = put_uv(o, sh.end_ret_len);
+		o = put_site(o, sh.end_exit_site);
+		k->shape = sh;
+	}
 	if (h->has_origin && !origin) {
 		o = put_origin(o, &h->origin);
 		*ko = h->origin;
 	}
-	if (h->kind == HELD_ENTER && h->ended) {
-		const struct ct_exit_info *e = &h->e;
+	if (ended) {
 		o = put_time(o, e->ts_exit, c->ts_entry);
 		o = put_time(o, e->raw_exit, c->raw_entry + (e->ts_exit - c->ts_entry));
 		o = put_tid(o, e->exit_tid, c->tid);
-		o = put_uv(o, e->status | (uint32_t)e->leaf << 8);
-		o = put_uv(o, e->ret_len);
-		o = put_site(o, e->exit_site);
 	}
 	o = put_uv(o, h->nbytes);
 	memcpy(o, held_bytes(h), h->nbytes);
 	return o + h->nbytes;
 }
 
-/* The callback of KIND put_held wrote (ENDED: an entry with its end), into
- * H. */
-static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended, struct held *h)
+/* The callback of KIND put_held wrote (ENDED: an entry with its end;
+ * SAME_SHAPE: its struct shape is the coder's), into H. */
+static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended, bool same_shape, struct held *h)
 {
 	h->kind = kind;
 	h->ended = false;
@@ -565,18 +584,33 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 	c->tid = k->tid;
 	c->goid = k->goid;
 	c->image = k->image;
-	c->func = (uint32_t)get_uv(r);
 	c->exit_tid = get_tid(r, c->tid);
 	c->key = get_uv(r);
 	c->depth = (uint32_t)get_uv(r);
-	c->status = (uint8_t)get_uv(r);
-	c->context = (uint32_t)get_uv(r);
-	c->entry_site = get_site(r);
-	c->exit_site = get_site(r);
-	c->spill_site = get_site(r);
-	c->args_len = (uint32_t)get_uv(r);
-	c->spill_len = (uint32_t)get_uv(r);
-	c->ret_len = (uint32_t)get_uv(r);
+	struct shape *sh = &k->shape;
+	if (!same_shape) {
+		sh->func = (uint32_t)get_uv(r);
+		sh->status = (uint32_t)get_uv(r);
+		sh->context = (uint32_t)get_uv(r);
+		sh->entry_site = get_site(r);
+		sh->exit_site = get_site(r);
+		sh->spill_site = get_site(r);
+		sh->args_len = (uint32_t)get_uv(r);
+		sh->spill_len = (uint32_t)get_uv(r);
+		sh->ret_len = (uint32_t)get_uv(r);
+		sh->end_status = (uint32_t)get_uv(r);
+		sh->end_ret_len = (uint32_t)get_uv(r);
+		sh->end_exit_site = get_site(r);
+	}
+	c->func = sh->func;
+	c->status = (uint8_t)sh->status;
+	c->context = sh->context;
+	c->entry_site = sh->entry_site;
+	c->exit_site = sh->exit_site;
+	c->spill_site = sh->spill_site;
+	c->args_len = sh->args_len;
+	c->spill_len = sh->spill_len;
+	c->ret_len = sh->ret_len;
 	if (h->has_origin) {
 		struct ct_goroutine_origin *ko = &k->origin[c->goid % CODER_ORIGINS];
 		if (!(f & F_SAME_ORIGIN))
@@ -589,11 +623,10 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 		e->ts_exit = get_time(r, c->ts_entry);
 		e->raw_exit = get_time(r, c->raw_entry + (e->ts_exit - c->ts_entry));
 		e->exit_tid = get_tid(r, c->tid);
-		uint64_t sl = get_uv(r);
-		e->status = (uint8_t)sl;
-		e->leaf = (uint8_t)(sl >> 8);
-		e->ret_len = (uint16_t)get_uv(r);
-		e->exit_site = get_site(r);
+		e->status = (uint8_t)sh->end_status;
+		e->leaf = (uint8_t)(sh->end_status >> 8);
+		e->ret_len = (uint16_t)sh->end_ret_len;
+		e->exit_site = sh->end_exit_site;
 		h->ended = true;
 	}
 	size_t n = get_uv(r);
@@ -607,11 +640,11 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 /* H to the end of the spill stream. */
 static void spill_held(struct ct_exitindex *x, struct held *h)
 {
-	struct ct_buf *t = &x->tmp;
 	bool open = h->kind == HELD_ENTER && !h->ended;
-	t->n = 0;
-	buf_reserve(t, 1 + sizeof(struct late_slot) + MAX_FIELDS + h->nbytes);
-	uint8_t *o = t->p;
+	/* the record straight into wbuf, after room for a one-byte length
+	 * (moved on when the length takes more) */
+	buf_reserve(&x->wbuf, 10 + 1 + sizeof(struct late_slot) + MAX_FIELDS + h->nbytes);
+	uint8_t *body = x->wbuf.p + x->wbuf.n + 1, *o = body;
 	*o++ = (uint8_t)(h->kind | (open ? REC_OPEN : 0) | (h->kind == HELD_ENTER && h->ended ? REC_ENDED : 0));
 	if (open) {
 		struct late_slot z;
@@ -620,12 +653,16 @@ static void spill_held(struct ct_exitindex *x, struct held *h)
 		memcpy(o, &z, sizeof(z));
 		o += sizeof(z);
 	}
-	o = put_held(&x->wr, o, h);
-	t->n = (size_t)(o - t->p);
-	buf_uvar(&x->wbuf, t->n);
+	o = put_held(&x->wr, body, o, h);
+	size_t len = (size_t)(o - body);
+	uint8_t prefix[10];
+	size_t np = (size_t)(put_uv(prefix, len) - prefix);
+	if (np > 1)
+		memmove(body + np - 1, body, len);
+	memcpy(x->wbuf.p + x->wbuf.n, prefix, np);
 	if (open)
-		map_put(&x->late, h->c.seq, (void *)(uintptr_t)(stream_end(x) + 1 + 1));
-	buf_put(&x->wbuf, t->p, t->n);
+		map_put(&x->late, h->c.seq, (void *)(uintptr_t)(stream_end(x) + np + 1 + 1));
+	x->wbuf.n += np + len;
 	stream_flush(x);
 }
 
@@ -700,7 +737,7 @@ static void stream_drain(struct ct_exitindex *x, bool all)
 			x->blocker = s.seq;
 			return;
 		}
-		get_held(&x->rd, &r, kind & 0xf, kind & REC_ENDED, h);
+		get_held(&x->rd, &r, kind & 0xf, kind & REC_ENDED, kind & REC_SHAPE, h);
 		if (kind & REC_OPEN) {
 			h->e = s.e;
 			if (!s.done) {
