@@ -65,7 +65,7 @@ struct shape {
 struct coder {
 	uint64_t seq, ts, goid, shift;
 	uint32_t pid, tid, image;
-	struct shape shape;
+	struct shape shape[2]; /* entries', exits' */
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
 	struct ct_goroutine_origin origin[CODER_ORIGINS];
@@ -100,6 +100,7 @@ struct ct_exitindex {
 	struct ct_map late;     /* seq -> stream offset of its struct late_slot, + 1 */
 	uint64_t blocker;       /* the seq of the open call at rpos (the queue not empty) */
 	struct coder wr, rd;
+	bool thin_exits;        /* ct_exitindex_thin_exits */
 	struct held scratch;    /* a record read back */
 	struct ct_buf tmp;
 };
@@ -510,7 +511,8 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	o = put_tid(o, c->exit_tid, c->tid);
 	o = put_uv(o, c->key);
 	o = put_uv(o, c->depth);
-	if (!memcmp(&sh, &k->shape, sizeof(sh))) {
+	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
+	if (!memcmp(&sh, ksh, sizeof(sh))) {
 		*kind |= REC_SHAPE;
 	} else {
 		o = put_uv(o, sh.func);
@@ -525,7 +527,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_uv(o, sh.end_status);
 		o = put_uv(o, sh.end_ret_len);
 		o = put_site(o, sh.end_exit_site);
-		k->shape = sh;
+		*ksh = sh;
 	}
 	if (h->has_origin && !origin) {
 		o = put_origin(o, &h->origin);
@@ -587,7 +589,7 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 	c->exit_tid = get_tid(r, c->tid);
 	c->key = get_uv(r);
 	c->depth = (uint32_t)get_uv(r);
-	struct shape *sh = &k->shape;
+	struct shape *sh = &k->shape[kind == HELD_EXIT];
 	if (!same_shape) {
 		sh->func = (uint32_t)get_uv(r);
 		sh->status = (uint32_t)get_uv(r);
@@ -815,7 +817,22 @@ static void held_exit(void *ctx, const struct ct_call *c)
 	} else if (x->late.n) {
 		late_end(x, c);
 	}
-	if (x->down.exit) {
+	if (x->down.exit && x->thin_exits) {
+		/* only what names its goroutine or thread */
+		struct ct_call t;
+		zero16n(&t, sizeof(t) / 16 * 16);
+		memset((char *)&t + sizeof(t) / 16 * 16, 0, sizeof(t) % 16);
+		t.seq = c->seq;
+		t.ts_entry = c->ts_entry;
+		t.raw_entry = c->raw_entry;
+		t.pid = c->pid;
+		t.tid = c->tid;
+		t.goid = c->goid;
+		t.image = c->image;
+		t.sysstack = c->sysstack;
+		t.context = c->context;
+		hold(x, HELD_EXIT, &t);
+	} else if (x->down.exit) {
 		/* (held only for a renderer that takes them) */
 		struct held *h = hold(x, HELD_EXIT, c);
 		h->c.ret_len = c->ret ? c->ret_len : 0;
@@ -852,6 +869,11 @@ struct ct_recon_stats ct_exitindex_run(struct ct_exitindex *x, const struct ct_r
 	struct ct_recon_stats st = ct_recon_run(x->t, &held_ops, x);
 	drain(x, true);
 	return st;
+}
+
+void ct_exitindex_thin_exits(struct ct_exitindex *x)
+{
+	x->thin_exits = true;
 }
 
 const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret)

@@ -45,6 +45,10 @@ struct ct_recon_stats ct_exitindex_run(struct ct_exitindex *x, const struct ct_r
  * (anything else: all zero, status OPEN).  *RET (if RET) points to the
  * result payload, valid during that callback. */
 const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret);
+/* The exit callbacks of the pass need only say whose they are (seq, and
+ * what ct_call_thread_key reads; the times of entry): the rest of them is
+ * not held back (a filter whose renderer takes no exits).  Before the pass. */
+void ct_exitindex_thin_exits(struct ct_exitindex *x);
 void ct_exitindex_free(struct ct_exitindex *x);
 /* The temp file's segment size (1 MiB); tests make it small, to exercise
  * records and slots across segment ends.  Set it before an index runs. */
