@@ -1,20 +1,15 @@
 /* How each call ended, at its entry, for renderers that print a call's
  * duration and results at its start (JSON/YAML in entry order), with
- * bounded memory, in one reconstruction pass.
+ * bounded memory.
  *
- * The pass (ct_exitindex_run) holds each callback back, in order, until the
- * call it enters has ended.  Most calls end within a window of QUEUE held
- * callbacks, in memory.  When the window is full and its oldest callback is
- * the entry of a call still open (main.main, a server loop, a goroutine's
- * outermost calls), the oldest half of the window goes on to an unlinked
- * temp file, compactly encoded, as a queue of its own in front of the
- * window; the calls still open there get a fixed-size slot in their record
- * that their end is written into when it comes.  Once the call at the head
- * of the file's queue has ended, the file is read back and delivered up to
- * the next call still open.  (Without a temp file to be had, the queue
- * stays in memory.)  (This replaced a first reconstruction pass
- * that found the ends of the long calls beforehand: a third of replay
- * --format=json's CPU.) */
+ * The second pass (ct_exitindex_run) holds each callback back, in order,
+ * until the call it enters has ended: most calls end within a window of
+ * QUEUE callbacks, and their ends need nothing from the first pass.  The
+ * first pass (ct_exitindex_build) keeps only the ends of the calls that
+ * outlive half that window (main.main, a server loop, a goroutine's
+ * outermost calls), for the second to take when such a call is at the head
+ * of a full window.  (Writing every call's end to a temp file and reading it
+ * back was a fifth of replay --format=json's time.) */
 #ifndef CT_EXITINDEX_H
 #define CT_EXITINDEX_H
 
@@ -34,24 +29,17 @@ struct ct_exit_info {
 
 struct ct_exitindex;
 
-/* An index of T (reads nothing yet). */
+/* Runs the first pass over T. */
 struct ct_exitindex *ct_exitindex_build(struct ct_trace *t);
-/* The pass: every event of the trace through a reconstruction into OPS, as
- * ct_recon_run does (the same callbacks in the same order, each a little
- * later), so that ct_exitindex_get knows how the call being entered ends.
- * Once per index. */
+/* The second pass: every event of the trace through a reconstruction into
+ * OPS, as ct_recon_run does (the same callbacks in the same order, each a
+ * little later), so that ct_exitindex_get knows how the call being entered
+ * ends.  Once per index. */
 struct ct_recon_stats ct_exitindex_run(struct ct_exitindex *x, const struct ct_recon_ops *ops, void *ctx);
 /* Exit info of call SEQ, asked in its enter callback of ct_exitindex_run
  * (anything else: all zero, status OPEN).  *RET (if RET) points to the
  * result payload, valid during that callback. */
 const struct ct_exit_info *ct_exitindex_get(struct ct_exitindex *x, uint64_t seq, const uint8_t **ret);
-/* The exit callbacks of the pass need only say whose they are (seq, and
- * what ct_call_thread_key reads; the times of entry): the rest of them is
- * not held back (a filter whose renderer takes no exits).  Before the pass. */
-void ct_exitindex_thin_exits(struct ct_exitindex *x);
 void ct_exitindex_free(struct ct_exitindex *x);
-/* The temp file's segment size (1 MiB); tests make it small, to exercise
- * records and slots across segment ends.  Set it before an index runs. */
-extern size_t ct_exitindex_seg;
 
 #endif

@@ -290,7 +290,7 @@ struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_
 	return st;
 }
 
-/* T's events into OPS, through X if there is one (X knows a
+/* T's events into OPS, through X's second pass if there is one (X knows a
  * call's end at its entry then). */
 static struct ct_recon_stats run_indexed(struct ct_trace *t, struct ct_exitindex *x, const struct ct_recon_ops *ops,
 					 void *ctx)
@@ -306,10 +306,6 @@ static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filt
 	struct filt F = {t, o, down, ctx, x, {0}, 0, false, {0}};
 	if (o->min_dur && !x)
 		F.x = ct_exitindex_build(t);
-	/* (f_exit needs only which goroutine's or thread's an exit is, unless
-	 * the renderer takes exits) */
-	if (F.x && !down->exit)
-		ct_exitindex_thin_exits(F.x);
 	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn};
 	struct ct_recon_stats st = run_indexed(t, F.x, &ops, &F);
 	MAP_FOREACH(&F.stacks, i)

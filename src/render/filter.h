@@ -35,9 +35,9 @@ bool ct_filter_active(const struct ct_filter_opts *o);
 struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
 				    const struct ct_recon_ops *down, void *ctx);
 /* The same for a renderer that built T's exit index X already (JSON, YAML):
- * the run is X's (ct_exitindex_run), so that each call's end is known at
- * its entry, to the renderer and to -t, which would otherwise hold the
- * callbacks back in an index of its own as well.  X stays the caller's. */
+ * the run is X's second pass (ct_exitindex_run), so that each call's end is
+ * known at its entry, to the renderer and to -t, which would otherwise build
+ * an index of its own and read the trace once more.  X stays the caller's. */
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
 					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx);
 

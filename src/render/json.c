@@ -9,9 +9,8 @@
  * and has the estimated cost of the probe hits inside the call taken out
  * (dur_raw: as measured).
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from the
- * exit index (exitindex.h: calls held back until they end, in memory or,
- * behind a long one, in a temp file), so memory stays bounded for any trace
- * length.
+ * exit index (exitindex.h: calls held back until they end, the long ones'
+ * ends from a first pass), so memory stays bounded for any trace length.
  * The object builder is shared with the YAML renderer (yaml.c), which
  * re-lays out these same objects, so the two formats cannot drift apart. */
 #include "reconstruct/exitindex.h"

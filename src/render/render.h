@@ -98,7 +98,7 @@ struct ct_json_calls;
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t);
 void ct_json_calls_free(struct ct_json_calls *jc);
 /* Runs JC's trace through FILTER into OPS, the filter reading durations
- * from JC's exit index: the trace is read once. */
+ * from JC's exit index: the trace is read once for the index, once here. */
 void ct_json_calls_run(struct ct_json_calls *jc, const struct ct_filter_opts *filter, const struct ct_recon_ops *ops,
 		       void *ctx);
 void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out);
