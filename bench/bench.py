@@ -1349,11 +1349,55 @@ STREAM_CMDS = [("replay", ["replay"]), ("replay_json", ["replay", "--format=json
                ("report", ["report"])]
 
 
+def goroutine_switches(datafile):
+    """How often the trace's next event (file order) is another goroutine's
+    or thread's than the one before: replay's time depends on it (each
+    switch finds another stack, and the text tree another group), and it
+    differs between recordings of the same command (the scheduler, and two
+    CPUs' events merged by time), so the throughputs are comparable only
+    at about the same count."""
+    p = subprocess.Popen([CALLTRACE, "dump", "--events", datafile], stdout=subprocess.PIPE)
+    prev, n = None, 0
+    for line in p.stdout:
+        if line.startswith(b"#"):
+            continue
+        f = line.split(b" ", 4)  # ts= pid= tid= goid= ...
+        if len(f) < 4:
+            continue
+        who = (f[1], f[3] if f[3] != b"goid=0" else f[2])
+        if who != prev:
+            n += prev is not None
+            prev = who
+    p.wait()
+    return n
+
+
+def trace_switches(data, facts):
+    """goroutine_switches of a cached trace, counted once and kept with its
+    facts (NAME-KEY.json)."""
+    if "switches" not in facts:
+        facts["switches"] = goroutine_switches(data)
+        meta = data[:-5] + ".json"
+        try:
+            with open(meta) as f:
+                kept = json.load(f)
+            kept["switches"] = facts["switches"]
+            with open(meta, "w") as f:
+                json.dump(kept, f)
+        except (OSError, ValueError):
+            pass
+    return facts["switches"]
+
+
 def scale_stream(big, small):
     """Throughput and peak RSS of replay, replay --format=json and report on
     the big trace, and peak RSS on the small one: streaming means the two
     peaks are the same."""
     out = {}
+    switches = trace_switches(*big)
+    print("big_trace_switches=%d (of %d events: the next event is another goroutine's or "
+          "thread's; replay's time depends on it: compare replay throughputs at about the "
+          "same count)" % (switches, big[1]["events"]))
     for name, argv in STREAM_CMDS:
         if name == "report":
             p = subprocess.run([CALLTRACE, "report", small[0]], stdout=subprocess.DEVNULL,
@@ -1372,10 +1416,10 @@ def scale_stream(big, small):
         wall, cpu, rss, ev = res["big"]
         out[name] = {"per_core": ev / cpu if cpu > 0 else 0.0, "wall": ev / wall, "rss": rss,
                      "rss_small": res["small"][2], "events": ev, "events_small": res["small"][3],
-                     "cpu": cpu}
+                     "cpu": cpu, "switches": switches}
         o = out[name]
-        print("%s_events_per_s=%.0f (per core: %d events / %.2f s CPU; wall %.0f/s)" % (
-            name, o["per_core"], ev, cpu, o["wall"]))
+        print("%s_events_per_s=%.0f (per core: %d events / %.2f s CPU; wall %.0f/s; "
+              "%d goroutine switches in the trace)" % (name, o["per_core"], ev, cpu, o["wall"], switches))
         print("%s_peak_rss_kb=%d (%d on a trace of %d events)" % (
             name, rss, o["rss_small"], o["events_small"]))
     return out
