@@ -39,7 +39,10 @@ event rate and big traces):
   http_overhead_per_request_us with -F 'net/http.*' (and _ret: --exit=ret; http_ret_over_auto:
   their ratio within rounds, wall; http_hits_per_request: each mode's emulated and
   single-stepped hits a request, which priced at the exits section's bare traps give
-  the ratio the traps alone come to, in the goal's line);
+  the ratio the traps alone come to, in the goal's line); http_floor_per_request_us
+  and _floor_ret_: plain tracefs probes at the sites each mode places at start,
+  http_kernel_ret_over_auto their ratio (what the traps allow in this program),
+  http_auto_over_floor;
   events_per_s_max, the highest event rate recorded without loss;
   replay/report throughput and peak memory on a trace of >= 5 M events
   (recorded once and cached in build/bench/, keyed by the calltrace binary
@@ -71,6 +74,7 @@ Options (for investigation, not needed by make bench):
 """
 import atexit
 import collections
+import contextlib
 import hashlib
 import json
 import os
@@ -442,7 +446,7 @@ def remove_stale(tracefs):
         return
     groups = {}
     for line in lines:
-        m = re.match(r"p:(ctbench(\d+))/(\S+) ", line)
+        m = re.match(r"p:(ctbench[a-z]*(\d+)[a-z_]*)/(\S+) ", line)
         if m and not os.path.exists("/proc/%s" % m.group(2)):
             groups.setdefault(m.group(1), []).append(m.group(3))
     for group, names in groups.items():
@@ -658,35 +662,58 @@ def build_cfib():
     subprocess.run(["gcc", "-no-pie", "-o", CFIB_FENTRY, CFIB_FENTRY + ".o"], check=True)
 
 
+def listed_sites(out):
+    """(function, addresses, line, interim) for every line of `calltrace
+    list -v` OUT under a function; addresses are those it probes (none on
+    most lines but these): call-site entries and the
+    exit probes after calls ("call": the call instruction is probed too;
+    "from", "via", "after": only the exit, and not when it says "not
+    probed": the next call's CHECK sees the call end), and the function's
+    own sites (entry, check, RETs, tail jumps, stack-growth restarts);
+    interim: a RET probed only until its callers are found."""
+    func_addr = func = None
+    for line in out.splitlines():
+        m = re.match(r"\s+0x([0-9a-f]+)\s+\+(\d+)\s+\S+\s+\d+\s+(\S+)$", line)
+        if m:
+            func_addr, func = int(m.group(1), 16), m.group(3)
+            continue
+        if func_addr is None:
+            continue
+        m = re.match(r"\s+(call|from|via|after)\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
+        if m:
+            probed = m.groups()[1 if m.group(1) == "call" else 2:2 if "(not probed" in line else 3]
+            yield func, {int(x, 16) for x in probed if x}, line, False
+            continue
+        m = re.match(r"\s+(entry|check|ret|tail|restart)\s+\+(\d+)", line)
+        yield func, {func_addr + int(m.group(2))} if m else set(), line, "(interim" in line
+
+
 def auto_sites(binary, func):
     """Every address --exit=auto probes for FUNC (its call sites, their exit
     probes, its CHECK or, if it keeps RET probes, its entry and exits), from
     `calltrace list -v`, and the line saying how its calls are observed."""
     out = sh(CALLTRACE, "list", "--no-args", "-v", binary, func)
-    addrs, how, func_addr = set(), "", None
-    for line in out.splitlines():
-        m = re.match(r"\s+0x([0-9a-f]+)\s+\+(\d+)\s+\S+\s+\d+\s+(\S+)$", line)
-        if m:
-            func_addr = int(m.group(1), 16) if m.group(3) == func else None
-            continue
-        if func_addr is None:
-            continue
-        if line.strip().startswith("exits:"):
-            how = line.strip()
-        # "call": the call instruction is probed; "from": the function's
-        # own entry (its check) reports calls from there
-        m = re.match(r"\s+(call|from)\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
-        if m:
-            # an exit "not probed": the next call's CHECK sees the call end
-            probed = m.groups()[1 if m.group(1) == "call" else 2:2 if "(not probed" in line else 3]
-            addrs.update(int(x, 16) for x in probed if x)
-            continue
-        m = re.match(r"\s+(entry|check|ret|tail|restart)\s+\+(\d+)", line)
-        if m:
-            addrs.add(func_addr + int(m.group(2)))
+    addrs, how = set(), ""
+    for f, a, line, _ in listed_sites(out):
+        if f == func:
+            addrs |= a
+            if line.strip().startswith("exits:"):
+                how = line.strip()
     if not addrs:
         raise RuntimeError("calltrace list -v shows no sites for %s:\n%s" % (func, out[-500:]))
     return sorted(addrs), how
+
+
+def planned_offsets(binary, glob, mode):
+    """File offsets of every site `record --exit=MODE -F GLOB` probes from
+    the start (not the interim RETs, which go while it records, nor the exit
+    probes it adds at callers found while recording)."""
+    out = sh(CALLTRACE, "list", "--no-args", "-v", "--exit", mode, binary, glob)
+    addrs = set()
+    for _, a, _, interim in listed_sites(out):
+        if not interim:
+            addrs |= a
+    return sorted(vaddr_to_offset(binary, a) for a in addrs)
 
 
 def calls_line(datafile):
@@ -903,6 +930,8 @@ def exits_goals(res, http):
             priced = "; the hits a request priced as bare traps here (%.0f ns emulated, %.0f " \
                       "single-stepped) come to %.2fx" % (trap["emulated"], trap["single-stepped"],
                                                          trap_priced_ratio(http["mix"], trap))
+        if http.get("kernel"):
+            priced += "; the tracefs floors of both modes' sites in this program: %.2fx" % http["kernel"]
         goal("http_auto_vs_ret", http["ratio"] >= GOAL_HTTP_RATIO,
              "-F 'net/http.*': %.0f us of overhead per request with --exit=auto vs %.0f with "
              "--exit=ret (medians): %.2fx lower within rounds, wall (>= %.0f; %s%s)" % (
@@ -1151,9 +1180,10 @@ def scale_startup(tmp, quick):
             "startup_wall": r["startup_wall"], "shutdown_wall": r["shutdown_wall"]}
 
 
-def scale_http(tmp, quick):
+def scale_http(tracefs, tmp, quick):
     """Per-request overhead of tracing net/http.* in the http workload,
-    --exit=auto (the default) and --exit=ret (issue 10).
+    --exit=auto (the default) and --exit=ret (issue 10), and of the raw
+    tracefs floors of the sites each probes from the start.
 
     Each round runs the untraced workload, auto and ret back to back, order
     alternating, and yields its own ratio ret/auto of overheads over that
@@ -1167,31 +1197,56 @@ def scale_http(tmp, quick):
     waits -- for a CPU the tracer or anyone else holds, for wake-ups -- and
     gave auto the larger ratio in every run we made (3.3-3.7x against
     3.2-3.4x wall), so judging it would flatter; it is printed next to it,
-    steadier per round, for when the load is above the CPU count."""
+    steadier per round, for when the load is above the CPU count.
+
+    The floors say what the traps cost in this program, whose hits miss
+    caches a loop never misses (a hit here costs ~1.5x one in bench/fib):
+    plain `p:` probes at the sites `record -F 'net/http.*'` places at start
+    with --exit=auto and with --exit=ret, on copies of the binary of their
+    own (probes belong to a file), enabled through all rounds (disabling
+    ~1,000 of them takes ~30 s here)."""
     nreq, warm = 200, 20
     rounds = 7 if quick else 15  # ~2.5 s a round on an idle 2-CPU VM
     opts = ["-F", "net/http.*"]
     datafile = os.path.join(tmp, "http.data")
-    runs = {"base": [], "auto": [], "ret": []}
+    runs = {"base": [], "auto": [], "ret": [], "floor": [], "floor_ret": []}
     lost, share, events, loads = 0, None, 0, []
     mix = {}  # hits a request, by mode: (emulated, single-stepped)
-    for r in range(rounds):
-        order = ("base", "auto", "ret")
-        for t in (order if r % 2 == 0 else order[::-1]):
-            if t == "base":
-                runs[t].append(kv_of(sh(HTTP, str(nreq), str(warm))))
-                continue
-            w = record(opts + ["--exit=" + t], [HTTP, str(nreq), str(warm)], datafile)
-            runs[t].append(kv_of(w.out))
-            if t == "auto":
-                inf = info(datafile)
-                lost += int(inf.get("lost", 0))
-                if share is None:
-                    events = int(inf.get("events", 0))
-                    share = calls_line(datafile)
-            if t not in mix:
-                mix[t] = hit_mix(datafile)
-        loads.append(os.getloadavg()[0])
+    floor_of = {}  # floor: (binary copy, its probes, their hits in a run of no requests, sites)
+    hits = {"floor": [], "floor_ret": []}  # a request's, each round
+    with contextlib.ExitStack() as floors:
+        for t, mode in (("floor", "auto"), ("floor_ret", "ret")):
+            copy = os.path.join(tmp, "http_" + t)
+            shutil.copy2(HTTP, copy)
+            up = floors.enter_context(Uprobes(tracefs, "ctbench%d%s" % (os.getpid(), t), copy,
+                                              planned_offsets(HTTP, "net/http.*", mode)))
+            up.enable(True)
+            before = sum(up.hits().values())
+            sh(copy, "0", str(warm))
+            floor_of[t] = (copy, up, sum(up.hits().values()) - before, len(up.names))
+        for r in range(rounds):
+            order = ("base", "auto", "ret", "floor", "floor_ret")
+            for t in (order if r % 2 == 0 else order[::-1]):
+                if t == "base":
+                    runs[t].append(kv_of(sh(HTTP, str(nreq), str(warm))))
+                    continue
+                if t in floor_of:
+                    copy, up, idle, _ = floor_of[t]
+                    before = sum(up.hits().values())
+                    runs[t].append(kv_of(sh(copy, str(nreq), str(warm))))
+                    hits[t].append((sum(up.hits().values()) - before - idle) / nreq)
+                    continue
+                w = record(opts + ["--exit=" + t], [HTTP, str(nreq), str(warm)], datafile)
+                runs[t].append(kv_of(w.out))
+                if t == "auto":
+                    inf = info(datafile)
+                    lost += int(inf.get("lost", 0))
+                    if share is None:
+                        events = int(inf.get("events", 0))
+                        share = calls_line(datafile)
+                if t not in mix:
+                    mix[t] = hit_mix(datafile)
+            loads.append(os.getloadavg()[0])
     # What the requests themselves cost in events: a run without timed
     # requests records server start-up and the warm-up only.
     for t in ("ret", "auto"):
@@ -1204,8 +1259,9 @@ def scale_http(tmp, quick):
         x, b = runs[t][i], runs["base"][i]
         return (x[k] / x["requests"] - b[k] / b["requests"]) / 1e3
 
-    def ratios(k):
-        return sorted(over("ret", i, k) / over("auto", i, k) if over("auto", i, k) > 0 else float("inf")
+    def ratios(a, b, k):
+        """a's overheads over b's, within each round, sorted."""
+        return sorted(over(a, i, k) / over(b, i, k) if over(b, i, k) > 0 else float("inf")
                       for i in range(rounds))
 
     def spread(xs):
@@ -1213,7 +1269,7 @@ def scale_http(tmp, quick):
         return "quartiles %.2f-%.2f, range %.2f-%.2f" % (q[0], q[2], xs[0], xs[-1])
 
     med = lambda t, k: median([over(t, i, k) for i in range(rounds)])
-    wall, cpu = ratios("ns"), ratios("cpu_ns")
+    wall, cpu = ratios("ret", "auto", "ns"), ratios("ret", "auto", "cpu_ns")
     print("http_untraced_per_request_us=%.1f" % median([x["ns"] / x["requests"] / 1e3 for x in runs["base"]]))
     print("http_overhead_per_request_us=%.0f (-F 'net/http.*', %d sequential requests, wall over the "
           "untraced run of the same round, median of %d rounds; process CPU: %.0f)" % (
@@ -1229,8 +1285,21 @@ def scale_http(tmp, quick):
         print("exits_not_at_ret[http]=%s" % share_text(share))
     print("http_hits_per_request=auto %.1f emulated + %.1f single-stepped, ret %.1f + %.1f (info --steps; "
           "each less its run without timed requests)" % tuple(mix["auto"] + mix["ret"]))
+    fh = {t: median(hits[t]) for t in hits}
+    for t, mode in (("floor", "auto"), ("floor_ret", "ret")):
+        print("http_%s_per_request_us=%.0f (tracefs p: at the %d sites --exit=%s probes from the start, "
+              "%.1f hits a request: %.0f ns of process CPU a hit; process CPU: %.0f)" % (
+                  t, med(t, "ns"), floor_of[t][3], mode, fh[t],
+                  med(t, "cpu_ns") * 1e3 / fh[t] if fh[t] else 0, med(t, "cpu_ns")))
+    kernel, over_floor = ratios("floor_ret", "floor", "ns"), ratios("auto", "floor", "cpu_ns")
+    print("http_kernel_ret_over_auto=%.2f (the floors' ratio, wall, within rounds; %s: what these sites' "
+          "traps in this program allow any tracer, or a little more: auto's floor lacks the exit probes "
+          "added at callers found while recording and the interim RETs)" % (median(kernel), spread(kernel)))
+    print("http_auto_over_floor=%.2f (process CPU, within rounds; %s; auto hits %.1f a request to the "
+          "floor's %.1f, %.0f ns a hit)" % (median(over_floor), spread(over_floor), sum(mix["auto"]), fh["floor"],
+                                            med("auto", "cpu_ns") * 1e3 / sum(mix["auto"])))
     return {"over": med("auto", "ns"), "ev_req": ev_req, "over_ret": med("ret", "ns"),
-            "ratio": median(wall), "spread": spread(wall), "mix": mix}
+            "ratio": median(wall), "spread": spread(wall), "mix": mix, "kernel": median(kernel)}
 
 
 def hit_mix(datafile):
@@ -1429,7 +1498,7 @@ def goal(name, met, text):
     print("goal_%s=%s (%s)" % (name, "met" if met else "not_met", text), flush=True)
 
 
-def scale_section(tmp, nproc, per_call, quick, exits_res=None):
+def scale_section(tracefs, tmp, nproc, per_call, quick, exits_res=None):
     print("# scale (issues 5 and 6)", flush=True)
     build_go("http")
     build_go("fibpar")
@@ -1440,7 +1509,7 @@ def scale_section(tmp, nproc, per_call, quick, exits_res=None):
     setup_cpu = setup.cpu_ns
 
     st = section("attach_sites", scale_startup, tmp, quick)
-    http = section("http_overhead_per_request_us", scale_http, tmp, quick)
+    http = section("http_overhead_per_request_us", scale_http, tracefs, tmp, quick)
     rate = section("events_per_s_max", scale_rate, tmp, nproc, setup_cpu)
     if rate:
         rate["what"] = "fibpar, %d goroutines on GOMAXPROCS=%d" % (nproc, nproc)
@@ -1594,7 +1663,7 @@ def main():
     else:
         results = {}
     if scale:
-        scale_section(tmp, nproc, results, quick, exits_res)
+        scale_section(tracefs, tmp, nproc, results, quick, exits_res)
     elif exits_res:
         print("# goals", flush=True)
         exits_goals(exits_res, None)
