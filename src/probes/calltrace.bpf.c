@@ -348,7 +348,7 @@ struct run {
 	__u64 check_sp, check_ret, check_k; /* check_planned's */
 	__u64 check_ret0;   /* ... and the return address it looked up first */
 	__u32 check_drop;   /* ... check_sp - SP at the function's entry */
-	__u32 pad;
+	__u32 interim_drop; /* interim_ends: its event's frame, this far above SP */
 	__u64 hit_sp, hit_bp; /* track_unobserved's, for unobserved_over */
 	__u64 wait_begin;     /* a wait for the mmap_lock began (ct_wait_begin) */
 	struct scratch s;
@@ -1329,9 +1329,11 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 	/* (made last by a wrapper, which returns right after it: the call's
 	 * own slot, and the wrapper's still holding where that returns to;
 	 * the event is at the call's frame key, as its entry's) */
+	r->interim_drop = 0;
 	if (w && w->key + w->inner_drop == h->key && read_u64(sp) == w->inner_ret &&
 	    (!w->inner_drop || read_u64(sp + w->inner_drop) == w->ret)) {
 		h->key = w->key;
+		r->interim_drop = w->inner_drop;
 		count(CT_CNT_INTERIM_ENDS, 1);
 		return 1;
 	}
@@ -1347,6 +1349,7 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 	int found = ic ? check_planned(r, sp, ic->check, ip - (__s64)ic->delta) : 1;
 	if (ic && !((found & 1) && !r->pc.via)) {
 		h->key -= r->check_drop;
+		r->interim_drop = r->check_drop;
 		count(CT_CNT_INTERIM_ENDS, 1);
 		return 1;
 	}
@@ -1503,9 +1506,17 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (sp - t->sas_ss_sp < t->sas_ss_size)
 			h->flags |= CT_EV_ALTSTACK;
 	}
-	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RET && CT_COOKIE_INTERIM(h->cookie) &&
-	    !interim_ends(r, sp, PT_REGS_IP(ctx)))
-		return 0;
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RET && CT_COOKIE_INTERIM(h->cookie)) {
+		if (!interim_ends(r, sp, PT_REGS_IP(ctx)))
+			return 0;
+		/* the SP of the frame the event is at now (a wrapper's, which
+		 * made the call last): what track_unobserved reads the open
+		 * calls' return address slots from -- at the RET's own SP, a
+		 * call still open further out read another slot and passed
+		 * for ended, and the call this RET ends with it (age's
+		 * writeWrapped through its -fm wrapper, in WriterFunc.Write) */
+		sp += r->interim_drop;
+	}
 	if (unobserved_open || r->unobserved_ret)
 		track_unobserved(r, sp, ctx->bp, r->unobserved_ret);
 	h->key += r->key_delta;

@@ -79,6 +79,10 @@ CASES = [
      ["-F", "main.raLeaf", "-F", "main.raHelp", "-F", "main.raNext*"], GO1),
     # a leaf called through its address, its entry seen after its prologue
     ("go leaf entry after its prologue", ["go_core", "tokens", "6"], [], GO1),
+    # a method value's wrapper calling it last, from a Write called by
+    # untraced code: its first calls end at the interim RETs, the method's
+    # one frame below its entry's key, Write's still open (age's writeWrapped)
+    ("go method value under a call found while recording", ["go_core", "fmwrite", "4"], [], GO1),
     ("c fib", ["c_core", "fib", "9"], ["-F", "c_fib"], None),
     ("c fib nopie", ["c_core_nopie", "fib", "6"], ["-F", "c_fib"], None),
     ("c longjmp", ["c_core", "longjmp"], [], None),
