@@ -23,6 +23,40 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 	buf_put(b, units[i], 2);
 }
 
+/* The correction (reconstruct.c) takes out what each probe hit inside a
+ * call cost by the calibration's estimate, which is good to about a tenth
+ * of it: a hit's cost drifts by 5-10% from run to run, a real program's
+ * hits miss caches the calibration's do not, and a tiny call's two hits
+ * vary by as much (on the 2-vCPU VM: an emulated pair 5.6-5.8 us between
+ * its quartiles, in lefthook's cobra).  A corrected duration below a tenth
+ * of what was taken out from it cannot be told from none: "0.000 us" for
+ * most leaves said more than is known. */
+#define TAKEN_OUT_KNOWN_TO 10 /* one part in this many */
+
+uint64_t ct_dur_floor(uint64_t dur, uint64_t raw)
+{
+	uint64_t x = raw > dur ? (raw - dur) / TAKEN_OUT_KNOWN_TO : 0;
+	return dur < x ? x : 0;
+}
+
+void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
+{
+	/* as wide as ct_buf_duration's: "<" and 6 characters of number in
+	 * the unit that keeps it below 100, rounded up to two significant
+	 * digits (a bound, and no more precise than it is) */
+	static const char *const units[] = {"us", "ms", " s"};
+	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000};
+	uint64_t step = 1;
+	while (ns / step >= 100)
+		step *= 10;
+	ns = (ns + step - 1) / step * step;
+	size_t i = 0;
+	while (i < 2 && ns >= 100 * unit_ns[i])
+		i++;
+	uint64_t milli = (ns * 1000 + unit_ns[i] - 1) / unit_ns[i]; /* thousandths of the unit */
+	buf_printf(b, "<%2" PRIu64 ".%03" PRIu64 " %s", milli / 1000, milli % 1000, units[i]);
+}
+
 /* uftrace's duration format: value with 3 decimals and a 2-char unit. */
 void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
 {
@@ -69,6 +103,7 @@ void ct_costs_note(FILE *out, struct ct_trace *t)
 		snprintf(notrap, sizeof(notrap), ", %.1f us at a 5-byte nop", c.hit_ns[CT_HIT_NOTRAP] / 1e3);
 	fprintf(out,
 		"# durations corrected: calltrace's own time taken out (estimated %.1f us per probe hit, "
-		"%.1f us per single-stepped one%s, +%.1f us capturing values); --raw: as measured\n",
+		"%.1f us per single-stepped one%s, +%.1f us capturing values; \"< N\": below a tenth of what was "
+		"taken out, too short to tell from none); --raw: as measured\n",
 		c.hit_ns[CT_HIT_EMULATED] / 1e3, c.hit_ns[CT_HIT_STEPPED] / 1e3, notrap, c.args_ns / 1e3);
 }

@@ -53,7 +53,7 @@ struct block_hdr {
  * a varint length and the ids only where they change from the group's
  * previous packed line (a goroutine mostly stays on one thread), 144 MB;
  * with the function's number for its name, 114 MB. */
-enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16 };
+enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16, LINE_BELOW = 32 };
 
 /* The numbers of a LINE_PACKED line's prefix. */
 struct packed_prefix {
@@ -64,6 +64,7 @@ struct packed_prefix {
 	uint64_t dur;
 	bool with_func;
 	uint32_t func;
+	bool below; /* dur is what the duration is below (LINE_BELOW) */
 };
 
 /* A function's name as shown, and its length. */
@@ -194,7 +195,7 @@ static void emit(struct tree *tr, struct group *g)
 			const struct packed_prefix *pp = &tr->pp;
 			bool ids = !g->ids_set || g->ids_tid != pp->tid || g->ids_goid != pp->goid;
 			buf_u8(b, LINE_PACKED | (pp->with_dur ? LINE_DUR : 0) | (ids ? LINE_IDS : 0) |
-				      (pp->with_func ? LINE_FUNC : 0));
+				      (pp->with_func ? LINE_FUNC : 0) | (pp->below ? LINE_BELOW : 0));
 			buf_uvar(b, tr->line.n);
 			if (ids) {
 				buf_uvar(b, pp->tid);
@@ -227,15 +228,19 @@ static const char *dur_color(const struct tree *tr, uint64_t ns)
 	return ns >= 1000000000ULL ? C_RED : ns >= 1000000ULL ? C_YELLOW : "";
 }
 
-/* A line's " 1.234 us [  tid]   goid |     " part, into B. */
+/* A line's " 1.234 us [  tid]   goid |     " part, into B (BELOW: "< 1.234
+ * us", a duration DUR is below). */
 static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_t goid, uint32_t depth, bool with_dur,
-			uint64_t dur)
+			uint64_t dur, bool below)
 {
 	if (with_dur) {
 		const char *col = dur_color(tr, dur);
 		buf_put(b, " ", 1);
 		buf_cstr(b, col);
-		ct_buf_duration(b, dur);
+		if (below)
+			ct_buf_duration_below(b, dur);
+		else
+			ct_buf_duration(b, dur);
 		if (*col)
 			buf_cstr(b, C_RESET);
 	} else {
@@ -274,14 +279,14 @@ static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_
  * first group), else as the numbers its text is made of (LINE_PACKED),
  * made text when the group is copied out. */
 static void prefix(struct tree *tr, struct group *out, const struct ct_call *c, uint32_t tid, bool with_dur,
-		   uint64_t dur)
+		   uint64_t dur, bool below)
 {
 	if (!out || out->order == 0) {
-		prefix_text(tr, &tr->line, tid, c->goid, c->depth, with_dur, dur);
+		prefix_text(tr, &tr->line, tid, c->goid, c->depth, with_dur, dur, below);
 		return;
 	}
 	tr->packed = true;
-	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0};
+	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0, below};
 }
 
 /* A group's buffered lines (emit's encoding: P, N bytes of whole lines)
@@ -303,7 +308,7 @@ static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct pac
 			uint32_t func = kind & LINE_FUNC ? (uint32_t)rd_uvar(&r) : 0;
 			if (r.bad)
 				return;
-			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur);
+			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur, kind & LINE_BELOW);
 			if (kind & LINE_FUNC)
 				put_func_name(tr, out, func);
 		}
@@ -363,7 +368,7 @@ static bool ret_text(struct tree *tr, const struct ct_call *c)
 
 static void print_open(struct tree *tr, struct group *out, const struct ct_call *c)
 {
-	prefix(tr, out, c, c->tid, false, 0);
+	prefix(tr, out, c, c->tid, false, 0, false);
 	call_text(tr, c);
 	buf_cstr(&tr->line, c->tail ? " { /* tail call */" : " {");
 	emit(tr, out);
@@ -373,7 +378,8 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 {
 	const char *note = status_note(c);
 	bool returned = c->status == CT_CALL_RETURNED;
-	prefix(tr, out, c, c->exit_tid, returned, c->ts_exit - c->ts_entry);
+	uint64_t dur = c->ts_exit - c->ts_entry, floor = returned ? ct_dur_floor(dur, c->raw_exit - c->raw_entry) : 0;
+	prefix(tr, out, c, c->exit_tid, returned, floor ? floor : dur, floor != 0);
 	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
 	if (leaf) {
 		call_text(tr, c);

@@ -95,12 +95,42 @@ def test_json_dur_corrected_dur_raw_measured():
 
 
 def test_text_note_and_report():
+    """The text's second line says what was taken out; a call whose
+    corrected duration is below a tenth of what was taken out of it shows
+    as "< X", X that tenth (rounded up to two digits), as JSON's dur and dur_raw say; the
+    others with their corrected duration."""
     out, _ = overhead_record()
     p = ct("replay", out)
     lines = p.stdout.splitlines()
     assert re.match(r"# durations corrected: calltrace's own time taken out \(estimated [\d.]+ us per probe hit, "
-                    r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values\); --raw: as measured$",
+                    r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values; \"< N\": below a tenth "
+                    r"of what was taken out, too short to tell from none\); --raw: as measured$",
                     lines[1]), lines[:2]
+    shown = sorted(line[:11] for line in lines[2:] if re.match(r"^ [ <0-9][ 0-9][0-9]\.[0-9]{3} (us|ms| s) \[", line))
+    calls = [c for c in replay_json(out) if c["status"] == "returned"]
+
+    def text(c):
+        """the duration as the text should show it"""
+        tenth = (c["dur_raw"] - c["dur"]) // 10
+        if c["dur"] < tenth:
+            step = 1
+            while tenth // step >= 100:
+                step *= 10
+            tenth = -(-tenth // step) * step
+            u, unit = next((u, unit) for u, unit in ((1000, "us"), (10 ** 6, "ms"), (10 ** 9, " s"))
+                           if tenth < 100 * u or unit == " s")
+            milli = -(-tenth * 1000 // u)
+            return " <%2d.%03d %s" % (milli // 1000, milli % 1000, unit)
+        u, unit = next((u, unit) for u, unit in ((1, "us"), (1000, "ms"), (10 ** 6, " s")) if c["dur"] < u * 10 ** 6)
+        t = c["dur"] // u
+        return " %3d.%03d %s" % (t // 1000, t % 1000, unit)
+    want = sorted(text(c) for c in calls)
+    # (the text closes calls in exit order: compared as multisets)
+    assert len(shown) == len(want) > 1000 and shown == want, (
+        len(shown), len(want), [(a, b) for a, b in zip(shown, want) if a != b][:5])
+    # the two-instruction leaf's calls: most of them below
+    leaves = [c for c in calls if c["func"] == "main.leaf"]
+    assert sum(c["dur"] < (c["dur_raw"] - c["dur"]) // 10 for c in leaves) > len(leaves) // 2
     p = ct("replay", "--raw", out)
     assert not any(l.startswith("# durations") for l in p.stdout.splitlines())
     rep = json.loads(ct("report", "--format=json", out).stdout)

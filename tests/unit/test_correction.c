@@ -5,6 +5,7 @@
 #include "unit.h"
 
 #include "reconstruct/reconstruct.h"
+#include "render/render.h"
 #include "util/util.h"
 
 enum { S_P_ENT, S_P_RET, S_C_ENT, S_C_RET, NSITES };
@@ -248,4 +249,37 @@ TEST(correction_takes_out_waits_for_probe_changes)
 		CHECK_EQ_U(got[1].raw_exit - got[1].raw_entry, 10000);
 		CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000) - waited);
 	}
+}
+
+/* The text's "< X": a corrected duration below a tenth of what was taken
+ * out of it, X that tenth rounded up to two digits, as wide as a duration. */
+static const char *below_text(uint64_t ns)
+{
+	static char s[32];
+	struct ct_buf b = {0};
+	ct_buf_duration_below(&b, ns);
+	snprintf(s, sizeof(s), "%.*s", (int)b.n, (const char *)b.p);
+	buf_free(&b);
+	return s;
+}
+
+TEST(correction_below_what_was_taken_out)
+{
+	CHECK_EQ_U(ct_dur_floor(0, 6400), 640);      /* a leaf: nothing left */
+	CHECK_EQ_U(ct_dur_floor(639, 7039), 640);    /* still below */
+	CHECK_EQ_U(ct_dur_floor(640, 7040), 0);      /* a tenth: told from none */
+	CHECK_EQ_U(ct_dur_floor(5000, 5000), 0);     /* nothing taken out (--raw) */
+	CHECK_EQ_U(ct_dur_floor(5000, 4000), 0);
+	CHECK_STR(below_text(640), "< 0.640 us");
+	CHECK_STR(below_text(587), "< 0.590 us");
+	CHECK_STR(below_text(3258), "< 3.300 us");
+	CHECK_STR(below_text(45123), "<46.000 us");
+	CHECK_STR(below_text(99999), "< 0.100 ms");  /* 100 us: the next unit */
+	CHECK_STR(below_text(1234567), "< 1.300 ms");
+	CHECK_STR(below_text(7), "< 0.007 us");
+	CHECK_STR(below_text(150000000000ULL), "<150.000  s");
+	struct ct_buf b = {0};
+	ct_buf_duration(&b, 1234);
+	CHECK_EQ_U(b.n, strlen(below_text(1234)));   /* the column stays aligned */
+	buf_free(&b);
 }
