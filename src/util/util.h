@@ -28,6 +28,8 @@ void ct_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
+/* The heap grows in transparent huge pages from now on (see util.c). */
+void ct_heap_in_huge_pages(void);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -188,3 +188,36 @@ TEST(map_put_get_delete)
 	CHECK_EQ_U(m.n, 2500);
 	map_free(&m);
 }
+
+/* ct_heap_in_huge_pages: the heap's mapping is marked for transparent huge
+ * pages (smaps' VmFlags "hg") and a block from it is still good memory. */
+TEST(heap_in_huge_pages)
+{
+	char mode[64] = "";
+	FILE *t = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (!t || !fgets(mode, sizeof(mode), t) || strstr(mode, "[never]")) {
+		if (t)
+			fclose(t);
+		unit_skip("no transparent huge pages in this kernel");
+		return;
+	}
+	fclose(t);
+	ct_heap_in_huge_pages();
+	char *block = xcalloc(1, 4u << 20);
+	block[(4u << 20) - 1] = 1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	CHECK(f != NULL);
+	char line[512];
+	bool in_heap = false, marked = false;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's first line */
+			in_heap = strstr(line, "[heap]") != NULL;
+		if (in_heap && !strncmp(line, "VmFlags:", 8) && strstr(line, " hg"))
+			marked = true;
+	}
+	if (f)
+		fclose(f);
+	CHECK(marked);
+	free(block);
+}
