@@ -1,7 +1,10 @@
 """Launch, signals, attach/detach and a killed tracer: the traced program must
 run unharmed, and no probe may stay behind."""
 import contextlib
+import json
 import os
+import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -137,6 +140,62 @@ def test_program_exiting_while_being_attached():
         assert lines[-1] == f"calltrace: process {prog.pid} exited before it could be traced", rest
         return
     raise AssertionError("calltrace was attached every time before it could be stopped")
+
+
+def record_found_while_waiting(name, change, *flags):
+    """Records a copy of go_core foundwait (call sites of address-taken
+    functions found while recording, interim RETs' links made again as
+    functions settle) with FLAGS, and runs CHANGE(the copy's path) once
+    the program runs, before those calls.  The program's output, its main.*
+    calls (status, results), calltrace's -v lines and the record's `info`."""
+    exe = tmp(f"{name}-go_core")
+    shutil.copy(fixture("go_core"), exe)
+    out, log = tmp(f"{name}.data"), tmp(f"{name}.log")
+    with open(log, "w") as err:
+        rec = subprocess.Popen([CT, "record", "-v", "-o", out, *flags, "--", exe, "foundwait", "30"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                               env=dict(os.environ, GOMAXPROCS="1"))
+        try:
+            assert rec.stdout.readline() == "ready\n"
+            change(exe)
+            rest, _ = rec.communicate("go\n", timeout=120)
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+    with open(log) as f:
+        verbose = f.read()
+    assert rec.returncode == 0, verbose[-2000:]
+    assert rest == "iface 4307\nsorted 58\nreflected 990\n", rest
+    refused = [line for line in verbose.splitlines() if "not attached" in line or " failed" in line]
+    info = ct("info", out).stdout
+    assert not refused and "probes_refused" not in info, (name, refused[:3], info)
+    calls = [(c["func"], c["status"], json.dumps(c.get("ret"))) for c in replay_json(out)
+             if c.get("func", "").startswith("main.")]
+    return calls, info
+
+
+def test_program_deleted_or_replaced_while_recording():
+    """The probes added while recording (exits of call sites found, interim
+    RETs' links made again) go on the file the plan was read from, through
+    calltrace's open descriptor of it, whatever its name became: deleted,
+    or another program renamed over it (by the name: ENOENT, or the other
+    file's bytes).  No probe change is refused (`info` would count it), and
+    the calls are the same as with the file left alone.  (-F '*': more
+    functions with interim RETs than links for them, a link for several:
+    made again by the name, it failed.)"""
+    def replace(exe):
+        shutil.copy(fixture("c_procs"), exe + ".new")
+        os.rename(exe + ".new", exe)
+
+    calls, _ = record_found_while_waiting("kept", lambda exe: None, "-F", "main.*")
+    assert len(calls) > 500 and all(status == "returned" for _, status, _ in calls), \
+        [c for c in calls if c[1] != "returned"][:5]
+    for name, change in (("deleted", os.unlink), ("replaced", replace)):
+        changed, _ = record_found_while_waiting(name, change, "-F", "main.*")
+        assert changed == calls, (name, [c for c in changed if c not in calls][:3])
+    _, info = record_found_while_waiting("deleted-all", os.unlink, "-F", "*")
+    remade = re.search(r"^interim +\d+ .*, (\d+) links made again or closed", info, re.M)
+    assert remade and int(remade.group(1)) > 0, info
 
 
 def test_shared_library_functions():
