@@ -747,6 +747,23 @@ bool ct_session_program_replaced(struct ct_session *s, const char *path)
 	return true;
 }
 
+bool ct_session_process_execd(struct ct_session *s, int pid)
+{
+	char exe[64], runs[PATH_MAX];
+	struct stat then, now;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (s->wasm || !s->target_open || s->target.elf.fd < 0 || fstat(s->target.elf.fd, &then) || stat(exe, &now))
+		return false; /* (a process gone says so itself) */
+	if (now.st_dev == then.st_dev && now.st_ino == then.st_ino)
+		return false;
+	ssize_t n = readlink(exe, runs, sizeof(runs) - 1);
+	runs[n > 0 ? n : 0] = 0;
+	ct_fail("process %d exec'd %s while calltrace was planning its probes for %s: nothing was traced; run "
+		"calltrace record -p %d again to trace what it runs now",
+		pid, n > 0 ? runs : "another program", s->binary, pid);
+	return true;
+}
+
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
  * offset into the file's global tables. */
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
@@ -998,8 +1015,10 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		if ((k ? s->libs[k - 1].target.lang : s->target.lang) == CT_LANG_C)
 			ct_pads_fde_at(object_pads(s, k), 0);
 	}
+	/* (-p: the file the plan was read from; /proc/PID/exe names whatever
+	 * the process runs now, another program if it exec'd meanwhile) */
 	if (rc == 0)
-		rc = attach_probes(s, probe_path, pid);
+		rc = attach_probes(s, s->launch_pid || !s->target_open ? probe_path : s->attach_path, pid);
 	if (rc == 0 && s->launch_pid && (uint32_t)pid == s->launch_pid)
 		warm_up(s, &s->target, probe_path ? probe_path : s->binary, s->o.follow ? 0 : pid);
 	return rc;
@@ -1109,13 +1128,13 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
 }
 
-int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid)
+int ct_session_attach_more(struct ct_session *s, int pid)
 {
 	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
 		return -1;
 	if (!s->o.follow) {
 		CT_VEC_PUSH(s->attach_pids, pid);
-		return attach_all(s, probe_path, pid);
+		return attach_all(s, s->attach_path, pid);
 	}
 	/* the program's links cover every traced process already */
 	for (size_t k = 0; k < s->nlibs; k++) {

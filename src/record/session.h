@@ -209,8 +209,12 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
 /* Whether the program at PATH is no longer the file read to plan its
  * probes (rebuilt meanwhile): then true, with one clear line in ct_error(). */
 bool ct_session_program_replaced(struct ct_session *s, const char *path);
+/* -p: whether process PID no longer runs the file read to plan the probes
+ * (it exec'd another program meanwhile: the probes, on the planned file,
+ * see nothing): then true, with one clear line in ct_error(). */
+bool ct_session_process_execd(struct ct_session *s, int pid);
 /* More processes of the same binary (-p A -p B): their own links. */
-int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid);
+int ct_session_attach_more(struct ct_session *s, int pid);
 /* How many traced processes are alive (the program, processes given with -p
  * and, with --follow, every descendant). */
 size_t ct_session_traced(struct ct_session *s);

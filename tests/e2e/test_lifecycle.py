@@ -142,6 +142,44 @@ def test_program_exiting_while_being_attached():
     raise AssertionError("calltrace was attached every time before it could be stopped")
 
 
+def test_program_execing_while_being_attached():
+    """The -p program execs another one after calltrace planned its probes
+    and before they go in (calltrace stopped here after its plan): they go
+    on the file planned (not on /proc/PID/exe, the other program now, at
+    offsets that are not its own), which it no longer runs.  One line says
+    so (not "changed while calltrace was reading it"), exit 1, no probe
+    left, and the program it runs now goes on unharmed."""
+    prog = subprocess.Popen([fixture("c_procs"), "floodexec", "0", fixture("go_core"), "ifacewait", "5"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        tracer = subprocess.Popen([CT, "record", "-v", "-o", tmp("execd.data"), "-p", str(prog.pid), "-F", "*"],
+                                  stderr=subprocess.PIPE, text=True)
+        for line in tracer.stderr:
+            if "plan:" in line:
+                os.kill(tracer.pid, signal.SIGSTOP)
+                break
+        prog.stdin.write("exec\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline() == "ready\n"  # go_core's
+        os.kill(tracer.pid, signal.SIGCONT)
+        rest = tracer.stderr.read()
+        assert tracer.wait(timeout=60) == 1, rest
+        assert our_links() == []
+        out, _ = prog.communicate("go\n", timeout=60)
+    finally:
+        for p in (prog, locals().get("tracer")):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert (prog.returncode, out) == (0, "iface 3032\n"), (prog.returncode, out)
+    assert rest.strip().splitlines()[-1] == \
+        f"calltrace: process {prog.pid} exec'd {fixture('go_core')} while calltrace was planning its probes for " \
+        f"{fixture('c_procs')}: nothing was traced; run calltrace record -p {prog.pid} again to trace what it " \
+        "runs now", rest
+    assert not os.path.exists(tmp("execd.data"))
+
+
 def record_found_while_waiting(name, change, *flags):
     """Records a copy of go_core foundwait (call sites of address-taken
     functions found while recording, interim RETs' links made again as
