@@ -487,15 +487,13 @@ static void die_by_signal(int sig)
 
 static int run_attach(struct ct_session *s, const int *pids, size_t npids, const char *probe_path)
 {
-	if (ct_session_attach(s, probe_path, pids[0]))
+	/* (each process checked once its probes are in: an exec after that
+	 * is one the trace sees) */
+	if (ct_session_attach(s, probe_path, pids[0]) || ct_session_process_execd(s, pids[0]))
 		return -1;
-	for (size_t i = 1; i < npids; i++) {
-		char *pp = xasprintf("/proc/%d/exe", pids[i]);
-		int rc = ct_session_attach_more(s, pp, pids[i]);
-		free(pp);
-		if (rc)
+	for (size_t i = 1; i < npids; i++)
+		if (ct_session_attach_more(s, pids[i]) || ct_session_process_execd(s, pids[i]))
 			return -1;
-	}
 	fprintf(stderr, "calltrace: tracing %zu process%s of %s; Ctrl-C to stop\n", npids, npids > 1 ? "es" : "",
 		s->binary);
 	while (!stop_requested) {

@@ -430,8 +430,10 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 			if (e == EOPNOTSUPP || e == ENOSYS)
 				return ct_fail("attaching %zu probes to %s failed: %s (uprobe_multi links need Linux 6.6 or newer)",
 					       sets[i].n, a->path, strerror(e));
-			/* ENOENT: /proc/PID/exe of a process that has exited */
-			if (e == ESRCH || (e == ENOENT && a->pid > 0 && !strncmp(a->path, "/proc/", 6)))
+			/* ENOENT: /proc/PID/exe of a process that has exited
+			 * (not /proc/self/fd/N: calltrace's own open file) */
+			if (e == ESRCH || (e == ENOENT && a->pid > 0 && !strncmp(a->path, "/proc/", 6) &&
+					   strncmp(a->path, "/proc/self/", 11)))
 				return ct_fail("process %d exited before it could be traced", a->pid);
 			if (e == 524) /* ENOTSUPP, the kernel's own: a refused instruction */
 				return ct_fail("attaching %zu probes to %s failed: this kernel refuses a uprobe on one of the instructions calltrace chose (calltrace list -v BINARY shows them); leave that function out with -N",

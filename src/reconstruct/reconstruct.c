@@ -312,6 +312,12 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 			i--;
 		if (i > 0 && s->f.v[i - 1].losses != r->losses)
 			status = CT_CALL_LOST;
+		/* no caller open below it (entered before the trace began: -p
+		 * attached inside it) and the exit of a shallower call here:
+		 * that caller ended, returned or unwound, and the call ended
+		 * with it -- how, the trace does not say */
+		else if (i == 0 && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE))
+			status = CT_CALL_UNOBSERVED;
 	}
 	f->c.status = status;
 	f->c.ts_exit = ts;
@@ -522,10 +528,11 @@ static void settle_tail(struct ct_recon *r, struct stack *s, const struct ct_rec
 	pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, ev->tid, NULL);
 }
 
+/* (EV goes to pop: the exit of a call whose caller the trace never entered) */
 static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	while (s->f.n && s->f.v[s->f.n - 1].c.key > ev->key)
-		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
 }
 
 /* A call entered from a call site without an exit probe (CHECK: nobody

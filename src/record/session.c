@@ -667,8 +667,7 @@ static int attach_early(struct ct_session *s, const struct ct_plan *plan, uint32
 	return rc;
 }
 
-static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, const char *path,
-			   int pid);
+static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, int pid);
 
 static const uint8_t *elf_code_at(void *ctx, uint64_t addr, size_t *len)
 {
@@ -745,6 +744,23 @@ bool ct_session_program_replaced(struct ct_session *s, const char *path)
 	if (!object_replaced(s, 0, path))
 		return false;
 	say_replaced(path);
+	return true;
+}
+
+bool ct_session_process_execd(struct ct_session *s, int pid)
+{
+	char exe[64], runs[PATH_MAX];
+	struct stat then, now;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (s->wasm || !s->target_open || s->target.elf.fd < 0 || fstat(s->target.elf.fd, &then) || stat(exe, &now))
+		return false; /* (a process gone says so itself) */
+	if (now.st_dev == then.st_dev && now.st_ino == then.st_ino)
+		return false;
+	ssize_t n = readlink(exe, runs, sizeof(runs) - 1);
+	runs[n > 0 ? n : 0] = 0;
+	ct_fail("process %d exec'd %s while calltrace was planning its probes for %s: nothing was traced; run "
+		"calltrace record -p %d again to trace what it runs now",
+		pid, n > 0 ? runs : "another program", s->binary, pid);
 	return true;
 }
 
@@ -828,7 +844,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	if (rc == 0 && goid_site != CT_NOSITE)
 		ct_probes_set_goid_sites(s->probes, bin, site_base + goid_site, plan->goid_sites);
 	if (rc == 0 && nint)
-		attach_interim(s, plan, n, bin, path, pid);
+		attach_interim(s, plan, n, bin, pid);
 	free(eo);
 	free(ec);
 	free(xo);
@@ -938,12 +954,26 @@ static void more_files(void)
 	}
 }
 
+/* The file a plan was read from (E, named NAME), as the path of the probes
+ * added to it while recording: its open descriptor's, /proc/self/fd/N,
+ * which the kernel's uprobe_multi lookup follows to that very file, even
+ * deleted or its name given to a rebuilt one since (by its name: ENOENT, or
+ * probes in the new file's bytes, which the program does not run).  Its
+ * name where none is open. */
+static char *object_file(const struct ct_elf *e, const char *name)
+{
+	return e->fd >= 0 ? xasprintf("/proc/self/fd/%d", e->fd) : xstrdup(name);
+}
+
 int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 {
 	more_files();
 	/* The file's tables and clock base go out before the first event. */
 	s->start_ns = now_mono_ns();
-	s->attach_path = xstrdup(probe_path ? probe_path : s->binary);
+	s->attach_path = s->target_open ? object_file(&s->target.elf, s->binary)
+					: xstrdup(probe_path ? probe_path : s->binary);
+	for (size_t k = 0; k < s->nlibs; k++)
+		s->libs[k].attach_path = object_file(&s->libs[k].target.elf, s->libs[k].path);
 	CT_VEC_PUSH(s->attach_pids, s->o.follow ? 0 : pid);
 	write_meta(s);
 	if (s->wasm) {
@@ -985,8 +1015,10 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		if ((k ? s->libs[k - 1].target.lang : s->target.lang) == CT_LANG_C)
 			ct_pads_fde_at(object_pads(s, k), 0);
 	}
+	/* (-p: the file the plan was read from; /proc/PID/exe names whatever
+	 * the process runs now, another program if it exec'd meanwhile) */
 	if (rc == 0)
-		rc = attach_probes(s, probe_path, pid);
+		rc = attach_probes(s, s->launch_pid || !s->target_open ? probe_path : s->attach_path, pid);
 	if (rc == 0 && s->launch_pid && (uint32_t)pid == s->launch_pid)
 		warm_up(s, &s->target, probe_path ? probe_path : s->binary, s->o.follow ? 0 : pid);
 	return rc;
@@ -1059,6 +1091,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	object_args(s, lb);
 	int rc = ct_target_open(&lb->target, exe);
 	if (rc == 0) {
+		lb->attach_path = object_file(&lb->target.elf, lb->path);
 		sel.args = &lb->args;
 		rc = ct_plan_build(&lb->plan, &lb->target, &sel);
 	}
@@ -1068,6 +1101,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 			ct_target_close(&lb->target);
 		free(lb->name);
 		free(lb->path);
+		free(lb->attach_path);
 		CT_VEC_FREE(lb->arg_globs);
 		CT_VEC_FREE(lb->ret_globs);
 		close(fd);
@@ -1094,13 +1128,13 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
 }
 
-int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid)
+int ct_session_attach_more(struct ct_session *s, int pid)
 {
 	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
 		return -1;
 	if (!s->o.follow) {
 		CT_VEC_PUSH(s->attach_pids, pid);
-		return attach_all(s, probe_path, pid);
+		return attach_all(s, s->attach_path, pid);
 	}
 	/* the program's links cover every traced process already */
 	for (size_t k = 0; k < s->nlibs; k++) {
@@ -1123,6 +1157,7 @@ static int64_t maps_bias(uint32_t pid, const char *binary, const struct ct_elf *
  * in the file's table. */
 struct object {
 	const char *path;
+	const char *attach_path; /* where probes added while recording go */
 	struct ct_target *target;
 	struct ct_plan *plan;
 	struct ct_type_ids *type_ids;
@@ -1138,11 +1173,11 @@ struct object {
 static struct object object_n(struct ct_session *s, uint32_t bin)
 {
 	if (!bin) /* alone, the program's found sites follow its own: its range grows */
-		return (struct object){s->binary, &s->target, &s->plan, &s->type_ids, &s->go, 0,
+		return (struct object){s->binary, s->attach_path, &s->target, &s->plan, &s->type_ids, &s->go, 0,
 				       s->nlibs ? s->main_nsites : (uint32_t)s->plan.sites.n, s->main_nsites, 0, 0};
 	struct ct_libbin *lb = &s->libs[bin - 1];
-	return (struct object){lb->path, &lb->target, &lb->plan, &lb->type_ids, &lb->go, lb->site_base,
-			       lb->nsites, lb->nsites, bin, lb->func_base};
+	return (struct object){lb->path, lb->attach_path, &lb->target, &lb->plan, &lb->type_ids, &lb->go,
+			       lb->site_base, lb->nsites, lb->nsites, bin, lb->func_base};
 }
 
 /* The object whose sites include the file's site SITE, and its index in
@@ -1236,6 +1271,19 @@ static void interim_gone(struct ct_session *s, const struct ct_interim_link *l, 
 	}
 }
 
+/* A probe link made while recording for process PID failed (WHY): the
+ * calls its probes were for end unobserved, or interim RETs that should
+ * have gone stay in.  Counted, with the first reason, for the file's stats
+ * (`calltrace info`) -- unless the process is gone (its end raced it). */
+static void probe_refused(struct ct_session *s, int pid, const char *why)
+{
+	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
+		return;
+	s->probes_refused++;
+	if (!s->probes_refused_why)
+		s->probes_refused_why = xstrdup(why);
+}
+
 /* L's link made (again) with the interim RETs of its functions still
  * interim (none: no link); the old one closed once the new one is in.
  * False if that failed (the old one stays). */
@@ -1264,9 +1312,13 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 		l->nsites = xo.n;
 		ct_debug("interim RETs of %s: %zu", l->path, xo.n);
 	} else {
+		int e = errno;
 		if (l->link < 0)
 			interim_gone(s, l, now_mono_ns(), true);
-		ct_debug("interim RETs of %s: %zu not attached", l->path, xo.n);
+		char *why = xasprintf("interim RETs of %s: %zu not attached: %s", l->path, xo.n, strerror(e));
+		ct_debug("%s", why);
+		probe_refused(s, l->pid, why);
+		free(why);
 	}
 	CT_VEC_FREE(xo);
 	CT_VEC_FREE(xc);
@@ -1275,8 +1327,7 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 
 /* The interim RETs of PLAN's first N sites (object BIN) in links of up to
  * INTERIM_LINKS_MAX groups of functions, consecutive by index. */
-static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, const char *path,
-			   int pid)
+static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, int pid)
 {
 	bool *has = xcalloc(plan->funcs.n + 1, sizeof(*has));
 	size_t m = 0;
@@ -1298,7 +1349,7 @@ static void attach_interim(struct ct_session *s, const struct ct_plan *plan, siz
 			f0 = f;
 		if (++seen < m && in < per)
 			continue;
-		struct ct_interim_link il = {bin, f0, f + 1, pid, xstrdup(path), -1, 0, false};
+		struct ct_interim_link il = {bin, f0, f + 1, pid, xstrdup(object_n(s, bin).attach_path), -1, 0, false};
 		CT_VEC_PUSH(s->interim_links, il);
 		interim_attach(s, &s->interim_links.v[s->interim_links.n - 1]);
 		in = 0;
@@ -1768,6 +1819,7 @@ typedef CT_VEC(uint64_t) u64_vec;
  * library, traced or not), as the traced process maps it. */
 struct ct_module {
 	char *path;
+	char *attach_path; /* where probes in it go (object_file) */
 	ino_t ino;
 	uint32_t dev; /* as the kernel has it (MAJOR << 20 | MINOR): struct ct_file_ret */
 	struct ct_elf elf;
@@ -1823,9 +1875,11 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 		return NULL; /* replaced since it was mapped */
 	struct ct_module *m = xcalloc(1, sizeof(*m));
 	m->bin = -1;
+	/* (by the file each object was read from: its name may be gone, or
+	 * another file's now) */
 	for (size_t k = 0; k <= s->nlibs && m->bin < 0; k++) {
-		const char *op = k ? s->libs[k - 1].path : s->target.elf.path;
-		if (op && stat(op, &os) == 0 && os.st_dev == st.st_dev && os.st_ino == st.st_ino)
+		const struct ct_elf *oe = k ? &s->libs[k - 1].target.elf : &s->target.elf;
+		if (oe->fd >= 0 && fstat(oe->fd, &os) == 0 && os.st_dev == st.st_dev && os.st_ino == st.st_ino)
 			m->bin = (int)k;
 	}
 	/* a traced object's file is open already (mapped again, its pages
@@ -1839,6 +1893,7 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 		return NULL;
 	}
 	m->path = xstrdup(path);
+	m->attach_path = object_file(&m->elf, path);
 	m->ino = st.st_ino;
 	m->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
 	struct stat bs;
@@ -2166,7 +2221,7 @@ static void probe_new_sites_in(struct ct_session *s, const struct object *o, uin
 /* ... in its own file. */
 static void probe_new_sites(struct ct_session *s, const struct object *o, uint32_t before, struct found_batch *b)
 {
-	probe_new_sites_in(s, o, before, o->bin ? o->path : s->attach_path, b);
+	probe_new_sites_in(s, o, before, o->attach_path, b);
 }
 
 /* Exit probes at their return addresses again for the calls of CHECK's
@@ -2246,7 +2301,7 @@ static bool found_call_elsewhere(struct ct_session *s, const struct ct_deferred 
 			rets_from_now(s, o, check, before, d, b, *why);
 		return false;
 	}
-	probe_new_sites_in(s, o, before, m->path, b);
+	probe_new_sites_in(s, o, before, m->attach_path, b);
 	struct found_file_call fc = {{global_site(s, o->bin, check), m->kdev, m->kino,
 				      (uint64_t)((int64_t)link + fr.file_off)},
 				     o->bin, call};
@@ -2340,7 +2395,7 @@ static bool found_return(struct ct_session *s, const struct ct_deferred *d, cons
 		if (busy)
 			exit = probe; /* the probe there sees the call end */
 		else {
-			struct found_probe fp = {o->bin, exit, m->path};
+			struct found_probe fp = {o->bin, exit, m->attach_path};
 			CT_VEC_PUSH(b->probes, fp);
 		}
 		map_put(&s->found_rets, seen, (void *)(uintptr_t)(exit + 1));
@@ -2467,6 +2522,7 @@ static void add_callers(struct ct_session *s)
 			struct ct_attach a = {b.probes.v[i].path, s->attach_pids.v[k], NULL, NULL, 0, xo.v, xc.v, xo.n};
 			if (ct_probes_attach(s->probes, &a)) {
 				ct_debug("exits found while recording: %s", ct_error());
+				probe_refused(s, a.pid, ct_error());
 				ok = false;
 			}
 		}
@@ -2696,6 +2752,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->plan.in_caller || s->callers_found || s->callers_refused)
 		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
 			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
+	if (s->probes_refused)
+		ct_writer_stat(s->w, "probes_refused", "%zu (probe links made while recording that failed; the first: %s)",
+			       s->probes_refused, s->probes_refused_why);
 	if (s->stalls)
 		ct_writer_stat(s->w, "stalls", "%llu (waits of the program's threads for calltrace's probe changes, %.3f ms in all, taken out)",
 			       (unsigned long long)s->stalls, s->stall_ns / 1e6);
@@ -2755,11 +2814,13 @@ void ct_session_free(struct ct_session *s)
 		go_names_free(&lb->go);
 		if (lb->exe_fd > 0)
 			close(lb->exe_fd);
+		free(lb->attach_path);
 	}
 	ct_type_ids_free(&s->type_ids);
 	CT_VEC_FREE(s->deferred);
 	CT_VEC_FREE(s->attach_pids);
 	free(s->attach_path);
+	free(s->probes_refused_why);
 	for (size_t i = 0; i < s->interim_links.n; i++)
 		free(s->interim_links.v[i].path);
 	CT_VEC_FREE(s->interim_links);
@@ -2775,6 +2836,7 @@ void ct_session_free(struct ct_session *s)
 		if (!s->modules.v[i]->borrowed)
 			ct_elf_close(&s->modules.v[i]->elf);
 		free(s->modules.v[i]->path);
+		free(s->modules.v[i]->attach_path);
 		free(s->modules.v[i]);
 	}
 	CT_VEC_FREE(s->modules);

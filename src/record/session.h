@@ -83,6 +83,7 @@ struct ct_libbin {
 	dev_t dev;   /* --follow: a binary exec'd by a traced process */
 	ino_t ino;
 	int exe_fd;  /* --follow: that binary, open (path: /proc/self/fd/N); 0 none */
+	char *attach_path; /* where probes added while recording go (object_file) */
 	/* its captures: -A/-R globs that name it as 'LIB:GLOB' (stripped) or
 	 * name no library, and its type ids in the file */
 	struct ct_args_opts args;
@@ -174,7 +175,9 @@ struct ct_session {
 	CT_VEC(struct ct_early_exit) early_exits;
 	CT_VEC(struct ct_early_ret) early_rets;
 	CT_VEC(int) attach_pids;     /* where the program's probes went (0: every process, --follow) */
-	char *attach_path;
+	char *attach_path;           /* where the program's probes added while recording go (object_file) */
+	size_t probes_refused;       /* probe links made while recording that the kernel refused */
+	char *probes_refused_why;    /* the first one's reason */
 	size_t caller_links;         /* probe links added for them */
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
@@ -206,8 +209,12 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid);
 /* Whether the program at PATH is no longer the file read to plan its
  * probes (rebuilt meanwhile): then true, with one clear line in ct_error(). */
 bool ct_session_program_replaced(struct ct_session *s, const char *path);
+/* -p: whether process PID no longer runs the file read to plan the probes
+ * (it exec'd another program meanwhile: the probes, on the planned file,
+ * see nothing): then true, with one clear line in ct_error(). */
+bool ct_session_process_execd(struct ct_session *s, int pid);
 /* More processes of the same binary (-p A -p B): their own links. */
-int ct_session_attach_more(struct ct_session *s, const char *probe_path, int pid);
+int ct_session_attach_more(struct ct_session *s, int pid);
 /* How many traced processes are alive (the program, processes given with -p
  * and, with --follow, every descendant). */
 size_t ct_session_traced(struct ct_session *s);

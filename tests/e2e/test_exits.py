@@ -1032,6 +1032,25 @@ def test_interim_rets_of_a_hot_method_go_once_its_call_sites_are_found():
     assert n["auto"] == n["ret"] > 10000, n
 
 
+def record_attached_then_go_on(prog, pid, out, *flags):
+    """Records process PID (of PROG, waiting for a line) into OUT with
+    FLAGS, from the moment the probes are in: then PROG gets its line.
+    PROG's output after that, once both ended."""
+    rec = subprocess.Popen([CT, "record", "-o", out, *flags, "-p", str(pid)], stderr=subprocess.PIPE, text=True)
+    try:
+        line = rec.stderr.readline()  # attached: "tracing 1 process of ..."
+        assert "tracing 1 process" in line, line
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        rest, _ = prog.communicate(timeout=60)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+    assert rec.returncode == 0, err
+    return rest
+
+
 def test_attached_program_is_never_stopped():
     """Under -p the program's parent is not calltrace: a job-control shell
     waiting with WUNTRACED would see any stop (and take the terminal).
@@ -1047,25 +1066,35 @@ def test_attached_program_is_never_stopped():
         assert prog.stdout.readline() == "ready\n"
         out = tmp("exits-waitstop.data")
         # (viaIface not traced: its call site is found while recording)
-        rec = subprocess.Popen([CT, "record", "-o", out, "-F", "main.(*byK).scale", "-p", str(child)],
-                               stderr=subprocess.PIPE, text=True)
-        line = rec.stderr.readline()  # attached: "tracing 1 process of ..."
-        assert "tracing 1 process" in line, line
-        prog.stdin.write("go\n")
-        prog.stdin.flush()
-        rest, _ = prog.communicate(timeout=60)
-        _, err = rec.communicate(timeout=60)
+        rest = record_attached_then_go_on(prog, child, out, "-F", "main.(*byK).scale")
     finally:
-        for p in (prog, locals().get("rec")):
-            if p and p.poll() is None:
-                p.kill()
+        if prog.poll() is None:
+            prog.kill()
     assert rest.splitlines() == ["iface 4307", "child exited 0"], rest
-    assert rec.returncode == 0, err
     calls = replay_json(out)
     via = [c for c in calls if c["func"] == "main.(*byK).scale" and c["args"][1]["value"] < 1000]
     assert len(via) == 30, via[:2]
     assert all(c["status"] == "returned" and c.get("indirect") for c in via), [c["status"] for c in via]
     assert [c["ret"][0]["value"] for c in via] == [3 * n for n in range(30)], via[:3]
+
+
+def test_attached_inside_the_caller_of_a_call_in_tail_position():
+    """-p attaches while noteAfterLine waits (its entry, and main's, before
+    the trace): its call of addNote, in tail position (no exit probe of its
+    own), ends with noteAfterLine, whose return site in main shows it
+    ended, not how.  addNote's end is unobserved, not unwound (a panic or
+    longjmp the trace never saw); the call after it returns as usual."""
+    prog = subprocess.Popen([fixture("go_core"), "tailwait", "5"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, **GO1))
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        rest = record_attached_then_go_on(prog, prog.pid, tmp("exits-tailwait.data"), "-F", "main.*")
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+    assert rest == "tailwait 10\n", rest
+    calls = [(c["func"], c["depth"], c["status"]) for c in replay_json(tmp("exits-tailwait.data")) if "func" in c]
+    assert calls == [("main.addNote", 0, "unobserved"), ("main.addNote", 0, "returned")], calls
 
 
 def test_list_shows_exit_modes():

@@ -1,7 +1,10 @@
 """Launch, signals, attach/detach and a killed tracer: the traced program must
 run unharmed, and no probe may stay behind."""
 import contextlib
+import json
 import os
+import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -137,6 +140,100 @@ def test_program_exiting_while_being_attached():
         assert lines[-1] == f"calltrace: process {prog.pid} exited before it could be traced", rest
         return
     raise AssertionError("calltrace was attached every time before it could be stopped")
+
+
+def test_program_execing_while_being_attached():
+    """The -p program execs another one after calltrace planned its probes
+    and before they go in (calltrace stopped here after its plan): they go
+    on the file planned (not on /proc/PID/exe, the other program now, at
+    offsets that are not its own), which it no longer runs.  One line says
+    so (not "changed while calltrace was reading it"), exit 1, no probe
+    left, and the program it runs now goes on unharmed."""
+    prog = subprocess.Popen([fixture("c_procs"), "floodexec", "0", fixture("go_core"), "ifacewait", "5"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        tracer = subprocess.Popen([CT, "record", "-v", "-o", tmp("execd.data"), "-p", str(prog.pid), "-F", "*"],
+                                  stderr=subprocess.PIPE, text=True)
+        for line in tracer.stderr:
+            if "plan:" in line:
+                os.kill(tracer.pid, signal.SIGSTOP)
+                break
+        prog.stdin.write("exec\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline() == "ready\n"  # go_core's
+        os.kill(tracer.pid, signal.SIGCONT)
+        rest = tracer.stderr.read()
+        assert tracer.wait(timeout=60) == 1, rest
+        assert our_links() == []
+        out, _ = prog.communicate("go\n", timeout=60)
+    finally:
+        for p in (prog, locals().get("tracer")):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert (prog.returncode, out) == (0, "iface 3032\n"), (prog.returncode, out)
+    assert rest.strip().splitlines()[-1] == \
+        f"calltrace: process {prog.pid} exec'd {fixture('go_core')} while calltrace was planning its probes for " \
+        f"{fixture('c_procs')}: nothing was traced; run calltrace record -p {prog.pid} again to trace what it " \
+        "runs now", rest
+    assert not os.path.exists(tmp("execd.data"))
+
+
+def record_found_while_waiting(name, change, *flags):
+    """Records a copy of go_core foundwait (call sites of address-taken
+    functions found while recording, interim RETs' links made again as
+    functions settle) with FLAGS, and runs CHANGE(the copy's path) once
+    the program runs, before those calls.  The program's output, its main.*
+    calls (status, results), calltrace's -v lines and the record's `info`."""
+    exe = tmp(f"{name}-go_core")
+    shutil.copy(fixture("go_core"), exe)
+    out, log = tmp(f"{name}.data"), tmp(f"{name}.log")
+    with open(log, "w") as err:
+        rec = subprocess.Popen([CT, "record", "-v", "-o", out, *flags, "--", exe, "foundwait", "30"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                               env=dict(os.environ, GOMAXPROCS="1"))
+        try:
+            assert rec.stdout.readline() == "ready\n"
+            change(exe)
+            rest, _ = rec.communicate("go\n", timeout=120)
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+    with open(log) as f:
+        verbose = f.read()
+    assert rec.returncode == 0, verbose[-2000:]
+    assert rest == "iface 4307\nsorted 58\nreflected 990\n", rest
+    refused = [line for line in verbose.splitlines() if "not attached" in line or " failed" in line]
+    info = ct("info", out).stdout
+    assert not refused and "probes_refused" not in info, (name, refused[:3], info)
+    calls = [(c["func"], c["status"], json.dumps(c.get("ret"))) for c in replay_json(out)
+             if c.get("func", "").startswith("main.")]
+    return calls, info
+
+
+def test_program_deleted_or_replaced_while_recording():
+    """The probes added while recording (exits of call sites found, interim
+    RETs' links made again) go on the file the plan was read from, through
+    calltrace's open descriptor of it, whatever its name became: deleted,
+    or another program renamed over it (by the name: ENOENT, or the other
+    file's bytes).  No probe change is refused (`info` would count it), and
+    the calls are the same as with the file left alone.  (-F '*': more
+    functions with interim RETs than links for them, a link for several:
+    made again by the name, it failed.)"""
+    def replace(exe):
+        shutil.copy(fixture("c_procs"), exe + ".new")
+        os.rename(exe + ".new", exe)
+
+    calls, _ = record_found_while_waiting("kept", lambda exe: None, "-F", "main.*")
+    assert len(calls) > 500 and all(status == "returned" for _, status, _ in calls), \
+        [c for c in calls if c[1] != "returned"][:5]
+    for name, change in (("deleted", os.unlink), ("replaced", replace)):
+        changed, _ = record_found_while_waiting(name, change, "-F", "main.*")
+        assert changed == calls, (name, [c for c in changed if c not in calls][:3])
+    _, info = record_found_while_waiting("deleted-all", os.unlink, "-F", "*")
+    remade = re.search(r"^interim +\d+ .*, (\d+) links made again or closed", info, re.M)
+    assert remade and int(remade.group(1)) > 0, info
 
 
 def test_shared_library_functions():

@@ -1273,6 +1273,59 @@ TEST(recon_caller_side_nesting_and_tail_position)
 	col_reset();
 }
 
+/* A callee-side A (its ENTRY and RET probed) calling C in tail position,
+ * and the runtime's recovery markers; an event at one of them */
+static const struct ct_file_site callee_tail_sites[] = {
+	CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(1, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(2, 0x1100, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_TAILPOS),
+	CS(3, 0x9100, CT_NOFUNC, CT_SITE_RECOVER, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(4, 0x9200, CT_NOFUNC, CT_SITE_DEFERRET, 0, UINT32_MAX, UINT32_MAX, 0),
+};
+
+static void tail_ev(struct ct_recon *r, uint64_t ts, uint64_t goid, uint64_t key, uint32_t site)
+{
+	struct ct_rec_event e = {0};
+	e.pid = PID, e.tid = 7, e.goid = goid;
+	e.ts = ts, e.key = key, e.site = site, e.kind = callee_tail_sites[site].kind;
+	ct_recon_event(r, &e);
+}
+
+/* Attached while B ran (its entry and A's before the trace): C, in tail
+ * position in B, ends with B, whose return site shows B ended but not
+ * how: C's end is unobserved (not unwound).  A call a panic unwound (its
+ * recovery seen) and a call with its caller open stay as they were. */
+TEST(recon_tail_position_call_whose_caller_began_before_the_trace)
+{
+	struct ct_recon *r = new_crecon(false);
+	cev(r, 120, 132, C_C_CALL_TP); /* C's frame: 140 */
+	cev(r, 130, 112, C_B_EXIT1);   /* B returned, or was unwound */
+	cev(r, 140, 112, C_B_CALL1);   /* B again, C in it: B closes C */
+	cev(r, 150, 132, C_C_CALL_TP);
+	cev(r, 160, 112, C_B_EXIT1);
+	NREC(6);
+	EXP_EXIT(1, FC, 0, CT_CALL_UNOBSERVED, 0, 120, 130, false, true);
+	EXP_EXIT(4, FC, 1, RET, 2, 150, 160, false, true);
+	EXP_EXIT(5, FB, 0, RET, 1, 140, 160, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unobserved, 1);
+	CHECK_EQ_U(ct_recon_stats(r)->unwound, 0);
+	ct_recon_free(r);
+	/* the same with a callee-side caller's RET */
+	col_reset();
+	r = ct_recon_new(callee_tail_sites, 5, true, &ops, NULL);
+	tail_ev(r, 110, 1, 112, 2);
+	tail_ev(r, 150, 1, 100, 1);
+	/* C panicked, recovered in a frame entered before the trace: unwound */
+	tail_ev(r, 160, 1, 112, 2);
+	tail_ev(r, 170, 1, 0, 3);
+	tail_ev(r, 180, 1, 50, 4);
+	NREC(4);
+	EXP_EXIT(1, FC, 0, CT_CALL_UNOBSERVED, 0, 110, 150, false, true);
+	EXP_EXIT(3, FC, 0, UNW, 1, 160, 180, false, true);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* The untraced code A jumps to (a PLT stub) returns where a probe watches
  * (the kernel side found one at the return address, CT_EV_WATCHED; or A
  * was entered at a planned call site, whose exit probe is there): B
@@ -1357,21 +1410,11 @@ TEST(recon_tail_position_follows_its_caller)
 	EXP_EXIT(5, FA, 0, RET, 0, 100, 200, false, false);
 	ct_recon_free(r);
 	/* C in tail position in a callee-side A: A's RET ends it */
-	static const struct ct_file_site tp[] = {
-		CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
-		CS(1, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
-		CS(2, 0x1100, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, CT_SITEF_TAILPOS),
-	};
 	col_reset();
-	r = ct_recon_new(tp, 3, false, &ops, NULL);
-	struct ct_rec_event e = {0};
-	e.pid = PID, e.tid = 7;
-	e.ts = 100, e.key = 100, e.site = 0, e.kind = CT_SITE_ENTRY;
-	ct_recon_event(r, &e);
-	e.ts = 110, e.key = 112, e.site = 2, e.kind = CT_SITE_CALL;
-	ct_recon_event(r, &e);
-	e.ts = 150, e.key = 100, e.site = 1, e.kind = CT_SITE_RET;
-	ct_recon_event(r, &e);
+	r = ct_recon_new(callee_tail_sites, 3, false, &ops, NULL);
+	tail_ev(r, 100, 0, 100, 0);
+	tail_ev(r, 110, 0, 112, 2);
+	tail_ev(r, 150, 0, 100, 1);
 	NREC(4);
 	EXP_EXIT(2, FC, 1, RET, 1, 110, 150, false, true);
 	EXP_EXIT(3, FA, 0, RET, 0, 100, 150, false, false);
