@@ -282,6 +282,11 @@ static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats 
 	ct_note_never_ran(bin, nf, src && !strcmp(src, "dynsym") && !libs);
 }
 
+struct ct_exitindex *ct_filter_exitindex(struct ct_trace *t, const struct ct_filter_opts *o)
+{
+	return o && ct_filter_active(o) && o->min_dur ? ct_exitindex_build(t) : ct_exitindex_new(t);
+}
+
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
 					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx)
 {
@@ -290,8 +295,8 @@ struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_
 	return st;
 }
 
-/* T's events into OPS, through X's second pass if there is one (X knows a
- * call's end at its entry then). */
+/* T's events into OPS, through X if there is one (X knows a call's end at
+ * its entry then). */
 static struct ct_recon_stats run_indexed(struct ct_trace *t, struct ct_exitindex *x, const struct ct_recon_ops *ops,
 					 void *ctx)
 {
@@ -304,10 +309,26 @@ static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filt
 	if (!o || !ct_filter_active(o))
 		return run_indexed(t, x, down, ctx);
 	struct filt F = {t, o, down, ctx, x, {0}, 0, false, {0}};
-	if (o->min_dur && !x)
-		F.x = ct_exitindex_build(t);
-	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn};
-	struct ct_recon_stats st = run_indexed(t, F.x, &ops, &F);
+	struct ct_recon_ops ops = {f_enter, f_exit, f_lost, f_spawn}, held;
+	struct ct_recon_stats st;
+	if (x && !o->min_dur) {
+		/* every decision made at entry: the filter goes before the index,
+		 * which holds back only the calls shown */
+		held = ct_exitindex_hold(x, down, ctx);
+		F.down = &held;
+		F.ctx = x;
+		F.x = NULL;
+		st = ct_recon_run(t, &ops, &F);
+		ct_exitindex_finish(x);
+	} else {
+		if (o->min_dur && !x)
+			F.x = ct_exitindex_build(t);
+		/* (f_exit needs only which goroutine's or thread's an exit is,
+		 * unless the renderer takes exits) */
+		if (F.x && !down->exit)
+			ct_exitindex_thin_exits(F.x);
+		st = run_indexed(t, F.x, &ops, &F);
+	}
 	MAP_FOREACH(&F.stacks, i)
 	{
 		struct fstack *s = F.stacks.vals[i];
@@ -316,7 +337,7 @@ static struct ct_recon_stats filter_run(struct ct_trace *t, const struct ct_filt
 	}
 	map_free(&F.stacks);
 	map_free(&F.family);
-	if (F.x != x)
+	if (F.x && F.x != x)
 		ct_exitindex_free(F.x);
 	return st;
 }

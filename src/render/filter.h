@@ -34,10 +34,17 @@ bool ct_filter_active(const struct ct_filter_opts *o);
  * reconstruction stats. */
 struct ct_recon_stats ct_filter_run(struct ct_trace *t, const struct ct_filter_opts *o,
 				    const struct ct_recon_ops *down, void *ctx);
-/* The same for a renderer that built T's exit index X already (JSON, YAML):
- * the run is X's second pass (ct_exitindex_run), so that each call's end is
- * known at its entry, to the renderer and to -t, which would otherwise build
- * an index of its own and read the trace once more.  X stays the caller's. */
+/* The same for a renderer that needs T's exit index X (JSON, YAML), made
+ * by ct_filter_exitindex: the run is X's (ct_exitindex_run), so that each
+ * call's end is known at its entry, to the renderer and to -t, which would
+ * otherwise build an index of its own and read the trace once more.  X
+ * stays the caller's. */
+/* The exit index to pass to ct_filter_run_indexed under O: one pass, the
+ * filter before it (only the calls shown held back), unless O has -t, whose
+ * decision needs the index first: then two passes (spilling nearly every
+ * callback behind each goroutine's outermost call costs more than a first
+ * pass). */
+struct ct_exitindex *ct_filter_exitindex(struct ct_trace *t, const struct ct_filter_opts *o);
 struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_filter_opts *o,
 					    struct ct_exitindex *x, const struct ct_recon_ops *down, void *ctx);
 

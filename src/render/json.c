@@ -9,8 +9,9 @@
  * and has the estimated cost of the probe hits inside the call taken out
  * (dur_raw: as measured).
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from the
- * exit index (exitindex.h: calls held back until they end, the long ones'
- * ends from a first pass), so memory stays bounded for any trace length.
+ * exit index (exitindex.h: calls held back until they end, in memory or,
+ * behind a long one, in a temp file or with its end from a first pass), so
+ * memory stays bounded for any trace length.
  * The object builder is shared with the YAML renderer (yaml.c), which
  * re-lays out these same objects, so the two formats cannot drift apart. */
 #include "reconstruct/exitindex.h"
@@ -30,12 +31,8 @@ struct ct_json_calls {
 
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 {
-	struct ct_exitindex *x = ct_exitindex_build(t);
-	if (!x)
-		return NULL;
 	struct ct_json_calls *jc = xcalloc(1, sizeof(*jc));
 	jc->t = t;
-	jc->x = x;
 	jc->vals = ct_values_new(t);
 	return jc;
 }
@@ -60,6 +57,7 @@ static const struct ct_buf *quoted_name(struct ct_json_calls *jc, uint32_t func)
 void ct_json_calls_run(struct ct_json_calls *jc, const struct ct_filter_opts *filter, const struct ct_recon_ops *ops,
 		       void *ctx)
 {
+	jc->x = ct_filter_exitindex(jc->t, filter);
 	ct_filter_run_indexed(jc->t, filter, jc->x, ops, ctx);
 }
 
@@ -197,8 +195,6 @@ static void on_lost(void *ctx, uint64_t ts, uint64_t n)
 int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 {
 	struct json j = {t, o->out, ct_json_calls_new(t), {0}};
-	if (!j.calls)
-		return -1;
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
 	ct_json_calls_run(j.calls, o->filter, &ops, &j);
 	if (j.block.n)

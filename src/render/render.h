@@ -96,13 +96,14 @@ void ct_flame_free(struct ct_flame *fl);
 
 /* The JSON object of one call (a JSON Lines line without its newline), shared
  * by the JSON Lines and YAML renderers so both show the same keys and values.
- * Durations and results come from an exit index built by ct_json_calls_new
- * (NULL after ct_fail); calls must be passed in entry order. */
+ * Durations and results come from an exit index that ct_json_calls_run
+ * makes for its filter; calls must be passed in entry order. */
 struct ct_json_calls;
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t);
 void ct_json_calls_free(struct ct_json_calls *jc);
 /* Runs JC's trace through FILTER into OPS, the filter reading durations
- * from JC's exit index: the trace is read once for the index, once here. */
+ * from JC's exit index: the trace is read once (twice under -t: see
+ * ct_filter_exitindex). */
 void ct_json_calls_run(struct ct_json_calls *jc, const struct ct_filter_opts *filter, const struct ct_recon_ops *ops,
 		       void *ctx);
 void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out);

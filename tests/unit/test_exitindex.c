@@ -1,7 +1,9 @@
 /* The exit index (src/reconstruct/exitindex.c) against a direct
  * reconstruction pass, on a real trace file with many more calls than the
- * second pass holds back (2^12 callbacks), including calls that outlive
- * that window by far (their ends come from the first pass). */
+ * index holds back in memory (2^12 callbacks), including calls that
+ * outlive that window by far (in one pass, what comes after them goes
+ * through its temp file, megabytes of it; in two, their ends come from the
+ * first pass). */
 #include "unit.h"
 
 #include "plan/sites.h"
@@ -50,6 +52,7 @@ static void put(uint32_t tid, uint64_t goid, uint64_t key, uint32_t site)
 
 struct direct {
 	struct ct_exit_info *v;
+	struct ct_call *calls; /* as entered (pointers cleared) */
 	uint64_t n;
 	uint64_t dup;
 	CT_VEC(uint64_t) order; /* each callback: seq << 2 | 0 enter, 1 exit, 2 lost, 3 spawn */
@@ -59,6 +62,24 @@ static void direct_enter(void *ctx, const struct ct_call *c)
 {
 	struct direct *d = ctx;
 	CT_VEC_PUSH(d->order, c->seq << 2);
+	if (c->seq < d->n) {
+		d->calls[c->seq] = *c;
+		d->calls[c->seq].args = d->calls[c->seq].ret = d->calls[c->seq].spill = NULL;
+		d->calls[c->seq].origin = c->origin ? (const void *)(uintptr_t)(c->origin->goid + 1) : NULL;
+	}
+}
+
+/* Whether C is the call as entered in the direct pass. */
+static bool same_entry(const struct ct_call *w, const struct ct_call *c)
+{
+	return w->func == c->func && w->ts_entry == c->ts_entry && w->raw_entry == c->raw_entry &&
+	       w->ts_exit == c->ts_exit && w->raw_exit == c->raw_exit && w->pid == c->pid && w->tid == c->tid &&
+	       w->exit_tid == c->exit_tid && w->goid == c->goid && w->image == c->image && w->key == c->key &&
+	       w->depth == c->depth && w->status == c->status && w->tail == c->tail && w->sysstack == c->sysstack &&
+	       w->context == c->context && w->leaf == c->leaf && w->unplanned == c->unplanned &&
+	       w->indirect == c->indirect && w->entry_site == c->entry_site && w->exit_site == c->exit_site &&
+	       w->spill_site == c->spill_site &&
+	       (uintptr_t)w->origin == (c->origin ? (uintptr_t)c->origin->goid + 1 : 0);
 }
 
 static void direct_exit(void *ctx, const struct ct_call *c)
@@ -76,6 +97,8 @@ static void direct_exit(void *ctx, const struct ct_call *c)
 	e->exit_tid = c->exit_tid;
 	e->status = c->status;
 	e->leaf = c->leaf;
+	e->exit_site = c->exit_site;
+	e->raw_exit = c->raw_exit;
 }
 
 static void direct_spawn(void *ctx, const struct ct_goroutine_origin *o)
@@ -107,7 +130,8 @@ static void indexed_enter(void *ctx, const struct ct_call *c)
 	const struct ct_exit_info *e = ct_exitindex_get(ix->x, c->seq, NULL);
 	const struct ct_exit_info *w = c->seq < ix->d->n ? &ix->d->v[c->seq] : NULL;
 	if (ix->bad == UINT64_MAX && (!w || e->ts_exit != w->ts_exit || e->exit_tid != w->exit_tid ||
-				      e->status != w->status || e->leaf != w->leaf))
+				      e->status != w->status || e->leaf != w->leaf || e->exit_site != w->exit_site ||
+				      e->raw_exit != w->raw_exit || !same_entry(&ix->d->calls[c->seq], c)))
 		ix->bad = c->seq;
 	/* asked for another call, or outside its enter: nothing */
 	if (ct_exitindex_get(ix->x, c->seq + 1, NULL)->status != CT_CALL_OPEN)
@@ -227,32 +251,105 @@ static void check_index(const char *path, uint64_t min_calls, uint8_t status1)
 	       st.calls, st.returned, st.unwound, st.unfinished, st.tails);
 	CHECK(st.calls >= min_calls);
 	CHECK_EQ_U(st.calls, st.returned + st.unwound + st.unfinished);
-	struct direct d = {xcalloc(st.calls, sizeof(struct ct_exit_info)), st.calls, 0, {0}};
+	struct direct d = {xcalloc(st.calls, sizeof(struct ct_exit_info)), xcalloc(st.calls, sizeof(struct ct_call)),
+			   st.calls, 0, {0}};
 	struct ct_recon_ops ops = {direct_enter, direct_exit, NULL, direct_spawn};
 	ct_recon_run(&t, &ops, &d);
 	CHECK_EQ_U(d.dup, 0);
 
-	struct ct_exitindex *x = ct_exitindex_build(&t);
-	CHECK(x != NULL);
-	/* the same callbacks in the same order, each entry knowing its end */
+	/* one pass (spilling) and two */
+	struct ct_exitindex *(*make_index[])(struct ct_trace *) = {ct_exitindex_new, ct_exitindex_build};
+	for (size_t i = 0; i < sizeof(make_index) / sizeof(*make_index); i++) {
+		struct ct_exitindex *x = make_index[i](&t);
+		CHECK(x != NULL);
+		/* the same callbacks in the same order, each entry knowing its end */
+		struct indexed ix = {x, &d, 0, UINT64_MAX, 0};
+		struct ct_recon_ops iops = {indexed_enter, indexed_exit, NULL, indexed_spawn};
+		ct_exitindex_run(x, &iops, &ix);
+		CHECK_EQ_U(ix.at, d.order.n);
+		CHECK_EQ_U(ix.misordered, 0);
+		if (ix.bad != UINT64_MAX) {
+			unit_fail(__FILE__, __LINE__,
+				  "index %zu, seq %" PRIu64 ": its end differs from the direct pass's {ts %" PRIu64
+				  " tid %u status %u leaf %u}",
+				  i, ix.bad, d.v[ix.bad].ts_exit, d.v[ix.bad].exit_tid, d.v[ix.bad].status,
+				  d.v[ix.bad].leaf);
+		}
+		ct_exitindex_free(x);
+	}
+	/* The ones that outlived the window. */
+	CHECK_EQ_U(d.v[0].status, CT_CALL_RETURNED);
+	CHECK_EQ_U(d.v[1].status, status1);
+	CT_VEC_FREE(d.order);
+	free(d.v);
+	free(d.calls);
+	ct_trace_close(&t);
+}
+
+/* A stage before the index, as a filter is: it passes on only the calls
+ * whose seq is a multiple of SPARSE_EVERY: main.main (seq 0), held open in
+ * the window throughout, and calls that take its slot in the index. */
+#define SPARSE_EVERY 8192
+struct sparse {
+	const struct ct_recon_ops *down;
+	void *ctx;
+};
+
+static bool sparse_passes(const struct ct_call *c)
+{
+	return c->seq % SPARSE_EVERY == 0;
+}
+
+static void sparse_enter(void *ctx, const struct ct_call *c)
+{
+	struct sparse *s = ctx;
+	if (sparse_passes(c))
+		s->down->enter(s->ctx, c);
+}
+
+static void sparse_exit(void *ctx, const struct ct_call *c)
+{
+	struct sparse *s = ctx;
+	if (sparse_passes(c))
+		s->down->exit(s->ctx, c);
+}
+
+static void sparse_spawn(void *ctx, const struct ct_goroutine_origin *o)
+{
+	struct sparse *s = ctx;
+	s->down->spawn(s->ctx, o);
+}
+
+/* The one-pass index behind the sparse stage (ct_exitindex_hold) against a
+ * direct pass through it. */
+static void check_sparse(const char *path)
+{
+	struct ct_trace t;
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	struct ct_recon_ops count_ops = {NULL, NULL, NULL, NULL};
+	uint64_t calls = ct_recon_run(&t, &count_ops, NULL).calls;
+	struct direct d = {xcalloc(calls, sizeof(struct ct_exit_info)), xcalloc(calls, sizeof(struct ct_call)), calls,
+			   0, {0}};
+	struct ct_recon_ops sparse_ops = {sparse_enter, sparse_exit, NULL, sparse_spawn};
+	struct ct_recon_ops ops = {direct_enter, direct_exit, NULL, direct_spawn};
+	struct sparse s = {&ops, &d};
+	ct_recon_run(&t, &sparse_ops, &s);
+	CHECK_EQ_U(d.dup, 0);
+	struct ct_exitindex *x = ct_exitindex_new(&t);
 	struct indexed ix = {x, &d, 0, UINT64_MAX, 0};
 	struct ct_recon_ops iops = {indexed_enter, indexed_exit, NULL, indexed_spawn};
-	ct_exitindex_run(x, &iops, &ix);
+	struct ct_recon_ops held = ct_exitindex_hold(x, &iops, &ix);
+	s = (struct sparse){&held, x};
+	ct_recon_run(&t, &sparse_ops, &s);
+	ct_exitindex_finish(x);
 	CHECK_EQ_U(ix.at, d.order.n);
 	CHECK_EQ_U(ix.misordered, 0);
-	if (ix.bad != UINT64_MAX) {
-		unit_fail(__FILE__, __LINE__,
-			  "seq %" PRIu64 ": the index's end differs from the direct pass's {ts %" PRIu64
-			  " tid %u status %u leaf %u}",
-			  ix.bad, d.v[ix.bad].ts_exit, d.v[ix.bad].exit_tid, d.v[ix.bad].status, d.v[ix.bad].leaf);
-	} else {
-		/* The ones that outlived the window. */
-		CHECK_EQ_U(d.v[0].status, CT_CALL_RETURNED);
-		CHECK_EQ_U(d.v[1].status, status1);
-	}
+	CHECK_EQ_U(ix.bad, UINT64_MAX);
+	CHECK_EQ_U(d.v[0].status, CT_CALL_RETURNED); /* main.main, sharing its slot */
 	ct_exitindex_free(x);
 	CT_VEC_FREE(d.order);
 	free(d.v);
+	free(d.calls);
 	ct_trace_close(&t);
 }
 
@@ -285,6 +382,56 @@ TEST(exitindex_matches_direct_pass)
 {
 	/* ~1.3 calls per work iteration: > 300,000 calls in all. */
 	check_written(write_big, 240000, 300001, CT_CALL_UNFINISHED);
+}
+
+/* fib(N) as calls of work (leaves: leaf), on goroutine G, at KEY. */
+static void fib_calls(uint64_t g, uint64_t key, int n)
+{
+	put(1, g, key, n < 2 ? S_LEAF_ENT : S_WORK_ENT);
+	if (n >= 2) {
+		fib_calls(g, key + 32, n - 1);
+		fib_calls(g, key + 32, n - 2);
+	}
+	put(1, g, key, n < 2 ? S_LEAF_RET : S_WORK_RET);
+}
+
+/* main.main open throughout, around REPEAT recursions of fib(18): calls of
+ * every length, many of them still open when what follows main.main's
+ * entry goes to the temp file, ending soon after. */
+static int write_fib(const char *path, int repeat)
+{
+	if (begin_go_trace(path))
+		return -1;
+	put(1, 1, 100, S_MAIN_ENT);
+	for (int i = 0; i < repeat; i++)
+		fib_calls(1, 200, 18);
+	put(1, 1, 100, S_MAIN_RET);
+	return end_trace();
+}
+
+/* The same with a temp file of 4 KiB segments: records, the slots that
+ * calls still open get, and the reads back cross segment ends all the time. */
+TEST(exitindex_small_segments)
+{
+	size_t seg = ct_exitindex_seg;
+	ct_exitindex_seg = 4096;
+	check_written(write_big, 60000, 75001, CT_CALL_UNFINISHED);
+	check_written(write_long, 20000, 40000, CT_CALL_RETURNED);
+	check_written(write_fib, 8, 60000, CT_CALL_RETURNED);
+	ct_exitindex_seg = seg;
+}
+
+TEST(exitindex_behind_a_stage_that_passes_on_few_calls)
+{
+	char *dir = tmp_dir();
+	CHECK(dir != NULL);
+	char *path = xasprintf("%s/x.data", dir);
+	CHECK_EQ_I(write_big(path, 60000), 0);
+	check_sparse(path);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(dir);
 }
 
 TEST(exitindex_small_trace)

@@ -132,32 +132,45 @@ TEST(filters_select_calls)
 	free(path);
 }
 
-/* replay --format=json|yaml -t: the exit index the JSON needs for
- * durations and results serves the filter too; the events are read once
- * for it and once for the output. */
-TEST(json_time_filter_reads_the_trace_twice)
+/* replay --format=json|yaml under a filter: -t decides on a call's
+ * duration, from the exit index the JSON needs for durations and results:
+ * the events are read once for the index's first pass and once for the
+ * output.  -D decides at entry, before the index, which then holds back
+ * only the calls shown, in one pass. */
+TEST(json_filters_read_the_trace_once_or_twice)
 {
+	static const struct {
+		char opt;
+		const char *val;
+		unsigned passes;
+		const char *shown_json, *shown_yaml, *hidden_json, *hidden_yaml; /* a shown call's, a hidden one's */
+	} cases[] = {
+		/* the helper that took 200 ns is shown, the one of 50 ns is not */
+		{'t', "100ns", 2, "\"dur\":200,", "dur: 200\n", "\"dur\":50,", "dur: 50\n"},
+		/* work, at depth 1, is shown with its end (500 ns); helper, at 2, is not */
+		{'D', "2", 1, "\"dur\":500,", "dur: 500\n", "helper", "helper"},
+	};
+	int (*render[])(struct ct_trace *, const struct ct_render_opts *) = {ct_render_json, ct_render_yaml};
 	char *path = write_trace();
 	CHECK(path != NULL);
-	int (*render[])(struct ct_trace *, const struct ct_render_opts *) = {ct_render_json, ct_render_yaml};
-	for (size_t i = 0; i < 2; i++) {
-		struct ct_filter_opts o = opt('t', "100ns");
-		struct ct_trace t;
-		CHECK_EQ_I(ct_trace_open(&t, path), 0);
-		char *text = NULL;
-		size_t len = 0;
-		FILE *out = open_memstream(&text, &len);
-		struct ct_render_opts ro = {out, false, false, &o};
-		CHECK_EQ_I(render[i](&t, &ro), 0);
-		fclose(out);
-		CHECK_EQ_U(t.event_passes, 2);
-		/* the helper that took 50 ns is not shown; the one of 200 ns is */
-		CHECK(strstr(text, "\"dur\":200") || strstr(text, "dur: 200"));
-		CHECK(!strstr(text, "\"dur\":50,") && !strstr(text, "dur: 50\n"));
-		ct_trace_close(&t);
-		ct_filter_free(&o);
-		free(text);
-	}
+	for (size_t k = 0; k < sizeof(cases) / sizeof(*cases); k++)
+		for (size_t i = 0; i < 2; i++) {
+			struct ct_filter_opts o = opt(cases[k].opt, cases[k].val);
+			struct ct_trace t;
+			CHECK_EQ_I(ct_trace_open(&t, path), 0);
+			char *text = NULL;
+			size_t len = 0;
+			FILE *out = open_memstream(&text, &len);
+			struct ct_render_opts ro = {out, false, false, &o};
+			CHECK_EQ_I(render[i](&t, &ro), 0);
+			fclose(out);
+			CHECK_EQ_U(t.event_passes, cases[k].passes);
+			CHECK(strstr(text, i ? cases[k].shown_yaml : cases[k].shown_json));
+			CHECK(!strstr(text, i ? cases[k].hidden_yaml : cases[k].hidden_json));
+			ct_trace_close(&t);
+			ct_filter_free(&o);
+			free(text);
+		}
 	unlink(path);
 	free(path);
 }
