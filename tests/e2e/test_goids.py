@@ -39,9 +39,11 @@ def check_ids(flags, name):
 def check_calls(name, stdout, out, made):
     view = program_view(stdout)
     assert len(view) == made, (name, len(view))
-    # g structs served many goroutines each (else this tests nothing)
+    # g structs served many goroutines each (else this tests nothing): the
+    # most used one 127-225 of them when the machine is idle, 44 in a
+    # clean-clone CI run under load (the scheduler spreads them over more)
     per_g = collections.Counter(view.values())
-    assert per_g.most_common(1)[0][1] >= N // 4, (name, per_g.most_common(3))
+    assert per_g.most_common(1)[0][1] >= N // 8, (name, per_g.most_common(3))
     marks = [c for c in replay_json(out) if c["func"] == "main.mark"]
     wrong = [(c["goid"], c["args"][0]["value"], c["tid"]) for c in marks if c["goid"] != c["args"][0]["value"]]
     assert not wrong, (name, len(wrong), len(marks), wrong[:5])
