@@ -42,7 +42,9 @@ event rate and big traces):
   the ratio the traps alone come to, in the goal's line); http_floor_per_request_us
   and _floor_ret_: plain tracefs probes at the sites each mode places at start,
   http_kernel_ret_over_auto their ratio (what the traps allow in this program),
-  http_auto_over_floor;
+  http_auto_over_floor; http_floor_same_per_request_us: the same at the sites
+  auto has at its end, those it adds while recording included
+  (http_kernel_ret_over_auto_same, http_auto_over_same_floor);
   events_per_s_max, the highest event rate recorded without loss;
   replay/report throughput and peak memory on a trace of >= 5 M events
   (recorded once and cached in build/bench/, keyed by the calltrace binary
@@ -71,6 +73,7 @@ Options (for investigation, not needed by make bench):
   --quick         scale section with fewer rounds and no 5 M-event trace
                   of its own (uses the cached one if there is one)
   --exits-only    only the exits section (issue 10)
+  --http-only     only bench/http's overheads and floors (issue 10), no goals
 """
 import atexit
 import collections
@@ -704,16 +707,37 @@ def auto_sites(binary, func):
     return sorted(addrs), how
 
 
-def planned_offsets(binary, glob, mode):
-    """File offsets of every site `record --exit=MODE -F GLOB` probes from
-    the start (not the interim RETs, which go while it records, nor the exit
-    probes it adds at callers found while recording)."""
+def planned_sites(binary, glob, mode):
+    """Link-time addresses of every site `record --exit=MODE -F GLOB`
+    probes from the start (not the interim RETs, which go while it records,
+    nor the exit probes it adds at callers found while recording)."""
     out = sh(CALLTRACE, "list", "--no-args", "-v", "--exit", mode, binary, glob)
     addrs = set()
     for _, a, _, interim in listed_sites(out):
         if not interim:
             addrs |= a
-    return sorted(vaddr_to_offset(binary, a) for a in addrs)
+    return sorted(addrs)
+
+
+def planned_offsets(binary, glob, mode):
+    """planned_sites as file offsets (where uprobes are placed)."""
+    return [vaddr_to_offset(binary, a) for a in planned_sites(binary, glob, mode)]
+
+
+def final_sites(binary, glob, datafile):
+    """Link-time addresses of every probe a --exit=auto recording of BINARY
+    under -F GLOB (DATAFILE) had in at its end: those it places at start
+    (not the interim RETs, which go while it records -- bench/http's
+    within its warm-up requests) and the exit probes it added at callers
+    found while recording, which its events name (a caller-side site of
+    any kind but `call`: a CALL event of a call site found while recording
+    comes from the callee's CHECK, the call instruction has no probe)."""
+    addrs = set(planned_sites(binary, glob, "auto"))
+    for line in sh(CALLTRACE, "dump", "--events", datafile).splitlines():
+        m = re.search(r" kind=(\S+) func=\S+ at=0x([0-9a-f]+) key=", line)
+        if m and m.group(1) != "call":
+            addrs.add(int(m.group(2), 16))
+    return sorted(addrs)
 
 
 def calls_line(datafile):
@@ -932,10 +956,16 @@ def exits_goals(res, http):
                                                          trap_priced_ratio(http["mix"], trap))
         if http.get("kernel"):
             priced += "; the tracefs floors of both modes' sites in this program: %.2fx" % http["kernel"]
+        if http.get("kernel_same"):
+            priced += ", of ret's and of those auto has at its end: %.2fx" % http["kernel_same"]
         goal("http_auto_vs_ret", http["ratio"] >= GOAL_HTTP_RATIO,
              "-F 'net/http.*': %.0f us of overhead per request with --exit=auto vs %.0f with "
              "--exit=ret (medians): %.2fx lower within rounds, wall (>= %.0f; %s%s)" % (
                  http["over"], http["over_ret"], http["ratio"], GOAL_HTTP_RATIO, http["spread"], priced))
+    if http and http.get("over_same"):
+        goal("http_auto_vs_floor", http["over_same"] <= GOAL_FLOOR_RATIO,
+             "-F 'net/http.*': %.2f x the tracefs floor of the same sites (those auto has at its end), process "
+             "CPU within rounds <= %.2f (%s)" % (http["over_same"], GOAL_FLOOR_RATIO, http["spread_same"]))
 
 
 # ---------------------------------------------------------------- scale (issues 5 and 6)
@@ -1209,23 +1239,27 @@ def scale_http(tracefs, tmp, quick):
     rounds = 7 if quick else 15  # ~2.5 s a round on an idle 2-CPU VM
     opts = ["-F", "net/http.*"]
     datafile = os.path.join(tmp, "http.data")
-    runs = {"base": [], "auto": [], "ret": [], "floor": [], "floor_ret": []}
+    runs = {"base": [], "auto": [], "ret": [], "floor": [], "floor_ret": [], "floor_same": []}
     lost, share, events, loads = 0, None, 0, []
     mix = {}  # hits a request, by mode: (emulated, single-stepped)
     floor_of = {}  # floor: (binary copy, its probes, their hits in a run of no requests, sites)
-    hits = {"floor": [], "floor_ret": []}  # a request's, each round
+    hits = {"floor": [], "floor_ret": [], "floor_same": []}  # a request's, each round
+    # floor_same: the sites auto has at the end, those it adds while recording too
+    record(opts + ["--exit=auto"], [HTTP, str(nreq), str(warm)], datafile)
+    same = [vaddr_to_offset(HTTP, a) for a in final_sites(HTTP, "net/http.*", datafile)]
     with contextlib.ExitStack() as floors:
-        for t, mode in (("floor", "auto"), ("floor_ret", "ret")):
+        for t, mode in (("floor", "auto"), ("floor_ret", "ret"), ("floor_same", "auto")):
             copy = os.path.join(tmp, "http_" + t)
             shutil.copy2(HTTP, copy)
             up = floors.enter_context(Uprobes(tracefs, "ctbench%d%s" % (os.getpid(), t), copy,
+                                              same if t == "floor_same" else
                                               planned_offsets(HTTP, "net/http.*", mode)))
             up.enable(True)
             before = sum(up.hits().values())
             sh(copy, "0", str(warm))
             floor_of[t] = (copy, up, sum(up.hits().values()) - before, len(up.names))
         for r in range(rounds):
-            order = ("base", "auto", "ret", "floor", "floor_ret")
+            order = ("base", "auto", "ret", "floor", "floor_ret", "floor_same")
             for t in (order if r % 2 == 0 else order[::-1]):
                 if t == "base":
                     runs[t].append(kv_of(sh(HTTP, str(nreq), str(warm))))
@@ -1243,6 +1277,7 @@ def scale_http(tracefs, tmp, quick):
                     lost += int(inf.get("lost", 0))
                     if share is None:
                         events = int(inf.get("events", 0))
+                        probe_hits = int(inf.get("probe_hits", "0").split()[0])
                         share = calls_line(datafile)
                 if t not in mix:
                     mix[t] = hit_mix(datafile)
@@ -1253,6 +1288,8 @@ def scale_http(tracefs, tmp, quick):
         record(opts + ["--exit=" + t], [HTTP, "0", str(warm)], datafile)
         mix[t] = [(a - b) / nreq for a, b in zip(mix[t], hit_mix(datafile))]
     ev_req = (events - int(info(datafile).get("events", 0))) / nreq
+    # (and in probe hits, those that send no event too)
+    hits_req = (probe_hits - int(info(datafile).get("probe_hits", "0").split()[0])) / nreq
 
     def over(t, i, k):
         """Overhead us per request of run i of t over round i's untraced run."""
@@ -1286,10 +1323,12 @@ def scale_http(tracefs, tmp, quick):
     print("http_hits_per_request=auto %.1f emulated + %.1f single-stepped, ret %.1f + %.1f (info --steps; "
           "each less its run without timed requests)" % tuple(mix["auto"] + mix["ret"]))
     fh = {t: median(hits[t]) for t in hits}
-    for t, mode in (("floor", "auto"), ("floor_ret", "ret")):
-        print("http_%s_per_request_us=%.0f (tracefs p: at the %d sites --exit=%s probes from the start, "
+    for t, mode in (("floor", "auto"), ("floor_ret", "ret"), ("floor_same", "auto")):
+        print("http_%s_per_request_us=%.0f (tracefs p: at the %d sites --exit=%s, "
               "%.1f hits a request: %.0f ns of process CPU a hit; process CPU: %.0f)" % (
-                  t, med(t, "ns"), floor_of[t][3], mode, fh[t],
+                  t, med(t, "ns"), floor_of[t][3], mode + (" has at its end, those added while recording "
+                                                           "too, not the interim RETs" if t == "floor_same" else
+                                                           " probes from the start"), fh[t],
                   med(t, "cpu_ns") * 1e3 / fh[t] if fh[t] else 0, med(t, "cpu_ns")))
     kernel, over_floor = ratios("floor_ret", "floor", "ns"), ratios("auto", "floor", "cpu_ns")
     print("http_kernel_ret_over_auto=%.2f (the floors' ratio, wall, within rounds; %s: what these sites' "
@@ -1298,8 +1337,16 @@ def scale_http(tracefs, tmp, quick):
     print("http_auto_over_floor=%.2f (process CPU, within rounds; %s; auto hits %.1f a request to the "
           "floor's %.1f, %.0f ns a hit)" % (median(over_floor), spread(over_floor), sum(mix["auto"]), fh["floor"],
                                             med("auto", "cpu_ns") * 1e3 / sum(mix["auto"])))
+    kernel_same, over_same = ratios("floor_ret", "floor_same", "ns"), ratios("auto", "floor_same", "cpu_ns")
+    print("http_kernel_ret_over_auto_same=%.2f (wall, within rounds; %s: ret's floor over the floor of the sites "
+          "auto has at its end -- what the traps allow at the sites it ends up with)" % (
+              median(kernel_same), spread(kernel_same)))
+    print("http_auto_over_same_floor=%.2f (process CPU, within rounds; %s; auto hits %.1f a request (%.1f send "
+          "an event), that floor %.1f: it has every probe in all along)" % (
+              median(over_same), spread(over_same), hits_req, sum(mix["auto"]), fh["floor_same"]))
     return {"over": med("auto", "ns"), "ev_req": ev_req, "over_ret": med("ret", "ns"),
-            "ratio": median(wall), "spread": spread(wall), "mix": mix, "kernel": median(kernel)}
+            "ratio": median(wall), "spread": spread(wall), "mix": mix, "kernel": median(kernel),
+            "kernel_same": median(kernel_same), "over_same": median(over_same), "spread_same": spread(over_same)}
 
 
 def hit_mix(datafile):
@@ -1598,7 +1645,7 @@ def main():
     global CALLTRACE
     args = sys.argv[1:]
     rounds, n, breakdown = 5, 22, True
-    scale, scale_only, quick, exits_only = True, False, False, False
+    scale, scale_only, quick, exits_only, http_only = True, False, False, False, False
     while args:
         a = args.pop(0)
         if a == "--rounds":
@@ -1615,6 +1662,8 @@ def main():
             quick = True
         elif a == "--exits-only":
             exits_only = True
+        elif a == "--http-only":
+            http_only = True
         else:
             print(__doc__)
             return 2
@@ -1650,6 +1699,10 @@ def main():
         nproc, kernel, model, os.getloadavg()[0]))
 
     exits_res = {}
+    if http_only:  # the http section alone (its floors), without goals
+        build_go("http")
+        scale_http(tracefs, tmp, quick)
+        return 0
     if exits_only:
         exits_res = exits_section(tracefs, rounds, tmp)
         exit_shares(tmp)

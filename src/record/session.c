@@ -2686,6 +2686,10 @@ static void calibrate_at_end(struct ct_session *s)
 		f->entry_class = ct_hit_class_of(eo.plan->sites.v[e].kind, ct_plan_site_flags(eo.plan, e));
 		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
 	}
+	uint64_t hits = ct_calib_program_hits(s->calib);
+	if (hits)
+		ct_writer_stat(s->w, "probe_hits", "%llu (in the program, those that sent no event too)",
+			       (unsigned long long)hits);
 	struct ct_costs c;
 	if (ct_calib_again(s->calib, on_event, s, &s->insitu, &c)) {
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());

@@ -41,6 +41,9 @@ def test_max_depth():
     assert got == want, (got, want)
     assert all(c["status"] == "returned" for c in calls)
     assert int(stat(out, "cut")) > 0
+    # probe_hits counts the hits the limit kept from sending an event too
+    hits = int(stat(out, "probe_hits").split()[0])
+    assert hits >= int(stat(out, "events")) + int(stat(out, "cut")), ct("info", out).stdout
 
 
 def test_max_depth_counts_tail_calls_the_kernel_cannot_see_as_jumps():
