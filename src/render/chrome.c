@@ -39,6 +39,10 @@
  * topmost slice on the track, which is the instant itself (dur 0, still on
  * its stack at that ts), so the arrow starts at the moment of creation.
  *
+ * A slice is as long as the call's corrected duration; a returned call's
+ * E args carry "dur_below_ns":N where that is too short to tell from none
+ * (the text's "< N", ct_dur_below), with the values (not under --no-args).
+ *
  * Calls that did not return are closed where the reconstruction ended them,
  * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"}, {"status":"lost"} or
  * {"status":"unobserved"}.  Losses are global
@@ -297,10 +301,21 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 			ch->unobserved++;
 		else
 			ch->unfinished++;
-	} else if (ch->with_values && ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
-		put(ch, ",\"args\":{\"results\":");
-		ct_values_json(ch->vals, &ch->ev);
-		put(ch, "}");
+	} else if (ch->with_values) {
+		size_t start = ch->ev.n;
+		const char *sep = ",\"args\":{";
+		if (ct_values_load(ch->vals, c->exit_site, c->ret, c->ret_len)) {
+			put(ch, "%s\"results\":", sep);
+			ct_values_json(ch->vals, &ch->ev);
+			sep = ",";
+		}
+		/* the slice's length is the corrected duration: where that is too
+		 * short to tell from none, what it is below (the text's "< N") */
+		uint64_t below = ct_dur_below(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry);
+		if (below)
+			put(ch, "%s\"dur_below_ns\":%" PRIu64, sep, below);
+		if (ch->ev.n > start)
+			put(ch, "}");
 	}
 	end_event(ch);
 }

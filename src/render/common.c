@@ -33,23 +33,26 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns)
  * most leaves said more than is known. */
 #define TAKEN_OUT_KNOWN_TO 10 /* one part in this many */
 
-uint64_t ct_dur_floor(uint64_t dur, uint64_t raw)
+uint64_t ct_dur_below(uint64_t dur, uint64_t raw)
 {
 	uint64_t x = raw > dur ? (raw - dur) / TAKEN_OUT_KNOWN_TO : 0;
-	return dur < x ? x : 0;
+	if (dur >= x)
+		return 0;
+	/* rounded up to two significant digits: a bound, and no more precise
+	 * than it is (the text and JSON/YAML's dur_below give this number) */
+	uint64_t step = 1;
+	while (x / step >= 100)
+		step *= 10;
+	return (x + step - 1) / step * step;
 }
 
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
 {
 	/* as wide as ct_buf_duration's: "<" and 6 characters of number in
-	 * the unit that keeps it below 100, rounded up to two significant
-	 * digits (a bound, and no more precise than it is) */
+	 * the unit that keeps it below 100; NS has two significant digits
+	 * (ct_dur_below), so it is shown exactly */
 	static const char *const units[] = {"us", "ms", " s"};
 	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000};
-	uint64_t step = 1;
-	while (ns / step >= 100)
-		step *= 10;
-	ns = (ns + step - 1) / step * step;
 	size_t i = 0;
 	while (i < 2 && ns >= 100 * unit_ns[i])
 		i++;

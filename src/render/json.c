@@ -1,5 +1,5 @@
 /* JSON Lines: one object per call in entry order:
- *   {"ts":12345,"dur":678,"pid":1,"tid":1,"goid":1,"depth":0,
+ *   {"ts":12345,"dur":678,"dur_raw":7012,"pid":1,"tid":1,"goid":1,"depth":0,
  *    "func":"main.add","status":"returned",
  *    "args":[{"name":"a","type":"int","value":40},...],
  *    "ret":[{"name":"~r0","type":"int","value":42}]}
@@ -7,7 +7,11 @@
  * "func","file","line"} when its creation was seen.
  * ts is ns since the trace started; dur is null unless the call returned,
  * and has the estimated cost of the probe hits inside the call taken out
- * (dur_raw: as measured).
+ * (dur_raw: as measured).  A returned call whose dur is below a tenth of
+ * what was taken out of it (too short to tell from none: the text shows
+ * "< N") also has "dur_below":N, ns, that tenth rounded up to two
+ * significant digits (ct_dur_below); dur is kept as computed, so sums
+ * still add up.
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from the
  * exit index (exitindex.h: calls held back until they end, in memory or,
  * behind a long one, in a temp file or with its end from a first pass), so
@@ -80,17 +84,23 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	const struct ct_buf *qname = quoted_name(jc, c->func);
 	buf_cstr(out, "{\"ts\":");
 	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry)); /* the corrected clock, as Chrome/OTLP */
-	/* dur without the tracer's own time (struct ct_costs), dur_raw as measured */
-	buf_cstr(out, ",\"dur\":");
-	if (e->status == CT_CALL_RETURNED)
-		buf_dec(out, e->ts_exit - c->ts_entry);
-	else
-		buf_cstr(out, "null");
-	buf_cstr(out, ",\"dur_raw\":");
-	if (e->status == CT_CALL_RETURNED)
-		buf_dec(out, e->raw_exit - c->raw_entry);
-	else
-		buf_cstr(out, "null");
+	/* dur without the tracer's own time (struct ct_costs), dur_raw as
+	 * measured; dur_below only where dur is too small to tell from none
+	 * (the text's "< N", the same N) */
+	if (e->status == CT_CALL_RETURNED) {
+		uint64_t dur = e->ts_exit - c->ts_entry, raw = e->raw_exit - c->raw_entry;
+		uint64_t below = ct_dur_below(dur, raw);
+		buf_cstr(out, ",\"dur\":");
+		buf_dec(out, dur);
+		buf_cstr(out, ",\"dur_raw\":");
+		buf_dec(out, raw);
+		if (below) {
+			buf_cstr(out, ",\"dur_below\":");
+			buf_dec(out, below);
+		}
+	} else {
+		buf_cstr(out, ",\"dur\":null,\"dur_raw\":null");
+	}
 	buf_cstr(out, ",\"pid\":");
 	buf_dec(out, c->pid);
 	buf_cstr(out, ",\"tid\":");

@@ -11,7 +11,9 @@
  * it), thread.id (the OS thread the call started on).  calltrace's own:
  * calltrace.goroutine.id, calltrace.arg.NAME / calltrace.result[.NAME] (the
  * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost|unobserved),
- * calltrace.tail_call, calltrace.system_stack; a goroutine's root spans
+ * calltrace.tail_call, calltrace.system_stack, calltrace.dur_below_ns (a
+ * returned call's corrected duration too short to tell from none: what it
+ * is below, the text's "< N"); a goroutine's root spans
  * calltrace.goroutine.parent_id and calltrace.goroutine.created_by ("F at
  * FILE:LINE", the `go` statement) when its creation was seen: attributes,
  * not links, as the creating span lies in another trace whose ids the
@@ -519,6 +521,13 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		add_int(x, "calltrace.context", c->context);
 	if (c->status != CT_CALL_RETURNED)
 		add_str(x, "calltrace.status", ct_status_name(c->status));
+	if (c->status == CT_CALL_RETURNED) {
+		/* the span is as long as the corrected duration: where that is too
+		 * short to tell from none, what it is below (the text's "< N") */
+		uint64_t below = ct_dur_below(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry);
+		if (below)
+			add_int(x, "calltrace.dur_below_ns", (int64_t)below);
+	}
 	add_values(x, c, false);
 	if (c->status == CT_CALL_RETURNED)
 		add_values(x, c, true);

@@ -34,8 +34,10 @@ void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts);
 void ct_fmt_duration(char *buf, size_t n, uint64_t ns);  /* "  1.234 us" */
 void ct_buf_duration(struct ct_buf *b, uint64_t ns);      /* the same, appended */
 /* A corrected duration DUR of a call that measured RAW: 0 if it can be told
- * from no time at all, else what it is below (ct_buf_duration_below). */
-uint64_t ct_dur_floor(uint64_t dur, uint64_t raw);
+ * from no time at all, else what it is below, in ns with two significant
+ * digits: the text's "< N" (ct_buf_duration_below), JSON/YAML's dur_below,
+ * Chrome's and OTLP's too, by this one rule. */
+uint64_t ct_dur_below(uint64_t dur, uint64_t raw);
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns); /* "< 0.590 us", as wide */
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
 /* Goroutine lineage: is O worth showing (a creator is known), and its text,

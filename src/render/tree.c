@@ -378,8 +378,8 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 {
 	const char *note = status_note(c);
 	bool returned = c->status == CT_CALL_RETURNED;
-	uint64_t dur = c->ts_exit - c->ts_entry, floor = returned ? ct_dur_floor(dur, c->raw_exit - c->raw_entry) : 0;
-	prefix(tr, out, c, c->exit_tid, returned, floor ? floor : dur, floor != 0);
+	uint64_t dur = c->ts_exit - c->ts_entry, below = returned ? ct_dur_below(dur, c->raw_exit - c->raw_entry) : 0;
+	prefix(tr, out, c, c->exit_tid, returned, below ? below : dur, below != 0);
 	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
 	if (leaf) {
 		call_text(tr, c);

@@ -130,8 +130,8 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                     cands = [s for s in cands if agree(s) == best]
                 if len(cands) > 1 and c["status"] == "returned":
                     # or their durations (the same function, no values told apart)
-                    cands = [s for s in cands if int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"]) == c["dur"]] \
-                        or cands
+                    cands = [s for s in cands if int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"]) == c["dur"]
+                             and s["attrs"].get("calltrace.dur_below_ns") == c.get("dur_below")] or cands
                 assert cands, f"no span for call {c} ({flags})"
                 s = cands[0]
                 where = f"{c['func']} at {c['ts']} ({flags})"
@@ -158,6 +158,9 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                     if end_ns is not None:
                         assert int(s["endTimeUnixNano"]) - realtime == max(end_ns, c["ts"]), where
                 assert bool(s["attrs"].get("calltrace.tail_call")) == bool(c.get("tail")), where
+                # too short to tell from none: the same bound as replay's
+                assert s["attrs"].get("calltrace.dur_below_ns") == c.get("dur_below"), (
+                    f"{where}: dur_below_ns {s['attrs'].get('calltrace.dur_below_ns')}, replay {c.get('dur_below')}")
                 if parent is None:
                     assert "parentSpanId" not in s, f"{where}: a root with a parent"
                 else:

@@ -9,7 +9,12 @@ import collections
 import json
 import re
 
-from lib import ct, fixture, record, replay_json, run, tmp
+from lib import TEXT_LINE, ct, fixture, record, replay_json, run, tmp
+
+try:
+    import yaml
+except ImportError:  # asserted where needed, so the other tests still run
+    yaml = None
 
 CALIB = re.compile(r"^calib +emulated=(\d+) stepped=(\d+) emulated\+stepped=(\d+) args=(\d+) calls=\d+ "
                    r"ms=[\d.]+((?: (?:call|ret|check)=\d+)*)$", re.M)
@@ -138,6 +143,98 @@ def test_text_note_and_report():
     by = {r["func"]: r for r in rep}
     for r in raw:
         assert by[r["func"]]["total_ns"] < r["total_ns"], (by[r["func"]], r)
+
+
+# "< 0.640 us" -> 640: the text's bound in ns (two significant digits, so
+# exact in thousandths of its unit)
+BELOW_UNITS = {"us": 1000, "ms": 10 ** 6, "s": 10 ** 9}
+
+
+def below_ns(shown):
+    m = re.match(r"^ *< *(\d+)\.(\d{3}) +(us|ms|s)$", shown)
+    return None if not m else (int(m[1]) * 1000 + int(m[2])) * BELOW_UNITS[m[3]] // 1000
+
+
+def text_durations_in_entry_order(text):
+    """Per goroutine (or thread), the duration column of each call the
+    text tree shows, in the order the calls were entered (a call's column
+    is on its leaf line or its closing "}" line, which come in exit order)."""
+    by_key, stacks = {}, {}
+    for line in text.splitlines()[1:]:
+        if line.startswith("#") or line.startswith("/*") or not line.strip():
+            continue
+        m = TEXT_LINE.match(line)
+        assert m, line
+        key = m["gid"] if m["gid"] not in (None, "-") else "t" + m["tid"]
+        st = stacks.setdefault(key, [])
+        body = m["body"]
+        if body.startswith("}"):
+            st.pop()[1] = m["dur"].strip()
+            continue
+        call = [body.split("(", 1)[0], m["dur"].strip()]
+        by_key.setdefault(key, []).append(call)
+        if body.endswith("{") or body.endswith("{ /* tail call */"):
+            st.append(call)
+    assert not any(stacks.values()), "calls left open in the text"
+    return by_key
+
+
+def test_dur_below_exactly_where_the_text_shows_below():
+    """JSON's and YAML's dur_below is on exactly the calls the text tree
+    shows as "< N", with the same N; on the others there is none.  The
+    same calls' Chrome slices carry it as dur_below_ns."""
+    out, _ = overhead_record()
+    text = text_durations_in_entry_order(ct("replay", out).stdout)
+    calls = replay_json(out)
+    by_key = {}
+    for c in calls:
+        by_key.setdefault(str(c["goid"]) if c["goid"] is not None else "t%d" % c["tid"], []).append(c)
+    assert sorted(by_key) == sorted(text), (sorted(by_key), sorted(text))
+    below = 0
+    for key, jcalls in by_key.items():
+        assert [c["func"] for c in jcalls] == [t[0] for t in text[key]], key
+        for c, (_, shown) in zip(jcalls, text[key]):
+            if c["status"] != "returned":
+                assert "dur_below" not in c and not shown, (c, shown)
+            elif below_ns(shown) is not None:
+                assert c.get("dur_below") == below_ns(shown), (c, shown)
+                # what it says: dur is below it, and it is a tenth of what was
+                # taken out, rounded up to two significant digits
+                tenth = (c["dur_raw"] - c["dur"]) // 10
+                assert c["dur"] < tenth <= c["dur_below"] < tenth * 1.1 + 1, c
+                below += 1
+            else:
+                assert "dur_below" not in c, (c, shown)
+                assert c["dur"] >= (c["dur_raw"] - c["dur"]) // 10, c
+    # most of the two-instruction leaf's calls, and not every call
+    returned = [c for c in calls if c["status"] == "returned"]
+    assert len(returned) // 2 < below < len(returned), (below, len(returned))
+
+    # YAML read back with a real parser: the same numbers on the same calls
+    assert yaml is not None, "python3 module 'yaml' is missing: run `make deps` (installs python3-yaml)"
+    p = ct("replay", "--format=yaml", out)
+    assert p.returncode == 0, p.stderr
+    ycalls = yaml.safe_load(p.stdout)
+    assert [c.get("dur_below") for c in ycalls] == [c.get("dur_below") for c in calls]
+
+    # --raw takes nothing out: nothing is below anything
+    assert not any("dur_below" in c for c in replay_json(out, "--raw"))
+
+    # Chrome: each E of a returned call, the JSON call's bound (calls
+    # are paired by where and when they start, depth and corrected duration)
+    doc = json.loads(ct("dump", "--chrome", out).stdout)
+    stacks, got = {}, collections.Counter()
+    for e in doc["traceEvents"]:
+        if e["ph"] == "B":
+            stacks.setdefault((e["pid"], e["tid"]), []).append(e)
+        elif e["ph"] == "E":
+            b = stacks[(e["pid"], e["tid"])].pop()
+            args = e.get("args") or {}
+            if "status" not in args:
+                got[(b["name"], round(b["ts"] * 1000), round((e["ts"] - b["ts"]) * 1000),
+                     args.get("dur_below_ns"))] += 1
+    want = collections.Counter((c["func"], c["ts"], c["dur"], c.get("dur_below")) for c in returned)
+    assert got == want, (list((got - want).items())[:5], list((want - got).items())[:5])
 
 
 def test_interim_ret_steps_taken_out_until_they_go():

@@ -251,8 +251,9 @@ TEST(correction_takes_out_waits_for_probe_changes)
 	}
 }
 
-/* The text's "< X": a corrected duration below a tenth of what was taken
- * out of it, X that tenth rounded up to two digits, as wide as a duration. */
+/* The text's "< X" and JSON/YAML's dur_below X: a corrected duration below
+ * a tenth of what was taken out of it, X that tenth rounded up to two
+ * digits (ct_dur_below), shown as wide as a duration. */
 static const char *below_text(uint64_t ns)
 {
 	static char s[32];
@@ -265,21 +266,31 @@ static const char *below_text(uint64_t ns)
 
 TEST(correction_below_what_was_taken_out)
 {
-	CHECK_EQ_U(ct_dur_floor(0, 6400), 640);      /* a leaf: nothing left */
-	CHECK_EQ_U(ct_dur_floor(639, 7039), 640);    /* still below */
-	CHECK_EQ_U(ct_dur_floor(640, 7040), 0);      /* a tenth: told from none */
-	CHECK_EQ_U(ct_dur_floor(5000, 5000), 0);     /* nothing taken out (--raw) */
-	CHECK_EQ_U(ct_dur_floor(5000, 4000), 0);
-	CHECK_STR(below_text(640), "< 0.640 us");
-	CHECK_STR(below_text(587), "< 0.590 us");
-	CHECK_STR(below_text(3258), "< 3.300 us");
-	CHECK_STR(below_text(45123), "<46.000 us");
-	CHECK_STR(below_text(99999), "< 0.100 ms");  /* 100 us: the next unit */
-	CHECK_STR(below_text(1234567), "< 1.300 ms");
-	CHECK_STR(below_text(7), "< 0.007 us");
-	CHECK_STR(below_text(150000000000ULL), "<150.000  s");
+	CHECK_EQ_U(ct_dur_below(0, 6400), 640);      /* a leaf: nothing left */
+	CHECK_EQ_U(ct_dur_below(639, 7039), 640);    /* still below */
+	CHECK_EQ_U(ct_dur_below(640, 7040), 0);      /* a tenth: told from none */
+	CHECK_EQ_U(ct_dur_below(5000, 5000), 0);     /* nothing taken out (--raw) */
+	CHECK_EQ_U(ct_dur_below(5000, 4000), 0);
+	CHECK_EQ_U(ct_dur_below(0, 9), 0);           /* a tenth of under 10 ns is 0: nothing to be below */
+	/* the tenth rounded up to two significant digits, as the text shows it */
+	CHECK_EQ_U(ct_dur_below(0, 5870), 590);
+	CHECK_EQ_U(ct_dur_below(100, 5970), 590);    /* what was taken out, not what was measured */
+	CHECK_EQ_U(ct_dur_below(0, 5800), 580);      /* exact: not rounded up further */
+	CHECK_EQ_U(ct_dur_below(0, 32580), 3300);
+	CHECK_EQ_U(ct_dur_below(0, 451230), 46000);
+	CHECK_EQ_U(ct_dur_below(0, 999990), 100000);  /* 99,999 rounds up to three digits' worth */
+	CHECK_EQ_U(ct_dur_below(0, 70), 7);
+	CHECK_EQ_U(ct_dur_below(1000, 1500000000000ULL), 150000000000ULL);
+	CHECK_STR(below_text(ct_dur_below(0, 6400)), "< 0.640 us");
+	CHECK_STR(below_text(ct_dur_below(0, 5870)), "< 0.590 us");
+	CHECK_STR(below_text(ct_dur_below(0, 32580)), "< 3.300 us");
+	CHECK_STR(below_text(ct_dur_below(0, 451230)), "<46.000 us");
+	CHECK_STR(below_text(ct_dur_below(0, 999990)), "< 0.100 ms"); /* 100 us: the next unit */
+	CHECK_STR(below_text(ct_dur_below(0, 12345670)), "< 1.300 ms");
+	CHECK_STR(below_text(ct_dur_below(0, 70)), "< 0.007 us");
+	CHECK_STR(below_text(ct_dur_below(0, 1500000000000ULL)), "<150.000  s");
 	struct ct_buf b = {0};
 	ct_buf_duration(&b, 1234);
-	CHECK_EQ_U(b.n, strlen(below_text(1234)));   /* the column stays aligned */
+	CHECK_EQ_U(b.n, strlen(below_text(ct_dur_below(0, 12340))));   /* the column stays aligned */
 	buf_free(&b);
 }
