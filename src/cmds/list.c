@@ -148,9 +148,11 @@ static void where(const struct ct_target *t, const struct ct_func *caller, uint6
 /* A call in tail position with results, single-stepped: why its caller's
  * end cannot stand for it (the caller does not return them as they are, or
  * its own exits cannot read them).  Appended to OUT. */
-static void tail_results_why(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+static void tail_results_why(const struct ct_plan *p, const struct ct_plan_func *f, const struct ct_callsite *cs,
+			     char *out, size_t n)
 {
-	const struct ct_exit_walk *w = &cs->walk;
+	struct ct_exit_walk buf;
+	const struct ct_exit_walk *w = ct_callsite_walk(p, cs, &buf);
 	size_t len = strlen(out);
 	char *o = out + len;
 	if (len + 1 >= n)
@@ -183,12 +185,15 @@ static void tail_results_why(const struct ct_plan_func *f, const struct ct_calls
 
 /* Why a call's exit is single-stepped (the return address, or an emulated
  * site's results could not be read there: which value is gone where). */
-static void results_stepped_why(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+static void results_stepped_why(const struct ct_plan *p, const struct ct_plan_func *f, const struct ct_callsite *cs,
+				char *out, size_t n)
 {
 	struct ct_site_fetch moved;
+	struct ct_exit_walk buf;
 	switch (cs->walk.how) {
 	case CT_EXIT_EMULATED:
-		if (f->results_view && ct_fetch_relocate(f->results_view, -8 - cs->walk.sp_delta, &cs->walk, &moved) != 0)
+		if (f->results_view && ct_fetch_relocate(f->results_view, -8 - cs->walk.sp_delta,
+							 ct_callsite_walk(p, cs, &buf), &moved) != 0)
 			snprintf(out, n, "single-stepped to read the results: at 0x%llx, %s",
 				 (unsigned long long)cs->walk.site, ct_error());
 		else {
@@ -203,7 +208,7 @@ static void results_stepped_why(const struct ct_plan_func *f, const struct ct_ca
 			return;
 		}
 		snprintf(out, n, "single-stepped: in tail position (the caller returns before any emulated instruction), but the results are captured");
-		tail_results_why(f, cs, out, n);
+		tail_results_why(p, f, cs, out, n);
 		return;
 	default:
 		snprintf(out, n, "single-stepped: nothing the kernel emulates before the next branch");
@@ -212,17 +217,20 @@ static void results_stepped_why(const struct ct_plan_func *f, const struct ct_ca
 
 /* Results the caller stored through a register before the exit site (a
  * struct field), read there from memory: where.  Appended to OUT. */
-static void stored_results_note(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+static void stored_results_note(const struct ct_plan *p, const struct ct_plan_func *f, const struct ct_callsite *cs,
+				char *out, size_t n)
 {
 	const struct ct_fetch *prog = &f->results_view->prog;
+	struct ct_exit_walk buf;
+	const struct ct_exit_walk *w = prog->nops ? ct_callsite_walk(p, cs, &buf) : NULL;
 	for (uint32_t i = 0; i < prog->nops && i < CT_MAX_OPS; i++) {
 		const struct ct_fetch_op *op = &prog->ops[i];
 		size_t len = strlen(out);
-		if (op->code != CT_OP_REG || op->reg >= 15 || cs->walk.loc[op->reg].reg != CT_LOC_MEM || len + 1 >= n)
+		if (op->code != CT_OP_REG || op->reg >= 15 || w->loc[op->reg].reg != CT_LOC_MEM || len + 1 >= n)
 			continue;
-		int32_t off = cs->walk.loc[op->reg].addend;
+		int32_t off = w->loc[op->reg].addend;
 		snprintf(out + len, n - len, "; %s from memory at %s%s0x%x, where the caller stored it",
-			 ct_reg_name(op->reg), ct_reg_name((unsigned)cs->walk.loc[op->reg].base), off < 0 ? "-" : "+",
+			 ct_reg_name(op->reg), ct_reg_name((unsigned)w->loc[op->reg].base), off < 0 ? "-" : "+",
 			 off < 0 ? -(unsigned)off : (unsigned)off);
 	}
 }
@@ -230,9 +238,12 @@ static void stored_results_note(const struct ct_plan_func *f, const struct ct_ca
 /* Results in SSE registers (BPF cannot read them) at one call's exit: where
  * the exit probe reads each (the caller stored or copied it there), or why
  * it stays unavailable.  Appended to OUT ("" if there are none). */
-static void float_results_note(const struct ct_plan_func *f, const struct ct_callsite *cs, char *out, size_t n)
+static void float_results_note(const struct ct_plan *p, const struct ct_plan_func *f, const struct ct_callsite *cs,
+			       char *out, size_t n)
 {
 	const struct ct_site_fetch *r = f->results_view;
+	struct ct_exit_walk buf;
+	const struct ct_exit_walk *w = NULL; /* (walked at the first such register) */
 	uint32_t seen = 0;
 	size_t len = strlen(out);
 	for (uint32_t i = 0; r && i < r->nvals; i++)
@@ -242,7 +253,9 @@ static void float_results_note(const struct ct_plan_func *f, const struct ct_cal
 			if (pc->kind != CT_PIECE_XREG || x >= 16 || (seen >> x & 1) || len + 1 >= n)
 				continue;
 			seen |= 1u << x;
-			const __typeof__(cs->walk.xloc[0]) *l = &cs->walk.xloc[x];
+			if (!w)
+				w = ct_callsite_walk(p, cs, &buf);
+			const __typeof__(w->xloc[0]) *l = &w->xloc[x];
 			char *o = out + len;
 			size_t left = n - len;
 			if (cs->how != CT_EXIT_EMULATED)
@@ -371,10 +384,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		char why[512] = "emulated";
 		if (cs->how == CT_EXIT_EMULATED && f->results_view && f->results_view->nvals) {
 			snprintf(why, sizeof(why), "emulated, results read there");
-			stored_results_note(f, cs, why, sizeof(why));
+			stored_results_note(p, f, cs, why, sizeof(why));
 		}
 		else if (cs->how != CT_EXIT_EMULATED)
-			results_stepped_why(f, cs, why, sizeof(why));
+			results_stepped_why(p, f, cs, why, sizeof(why));
 		if (cs->exit_site < p->sites.n && p->sites.v[cs->exit_site].kind == CT_SITE_RETSITE &&
 		    (p->sites.v[cs->exit_site].flags & CT_SITEF_ATCHECK))
 			snprintf(why, sizeof(why), "not probed: that call's callee's entry probe sees this call end%s",
@@ -384,7 +397,7 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			size_t len = strlen(why);
 			snprintf(why + len, sizeof(why) - len, "; at the entry of the deferred closure the call after it calls");
 		}
-		float_results_note(f, cs, why, sizeof(why));
+		float_results_note(p, f, cs, why, sizeof(why));
 		if (cs->via_place) {
 			size_t len = strlen(why);
 			snprintf(why + len, sizeof(why) - len, "; where %s returns to", cs->wrapper ?

@@ -295,7 +295,8 @@ static struct ct_site_fetch *results_at_exit(const struct ct_plan *p, struct ct_
 {
 	struct ct_callsite *cs = site->cs;
 	struct ct_site_fetch f;
-	if (cs->how == CT_EXIT_EMULATED && ct_fetch_relocate(ret, -8 - cs->sp_delta, &cs->walk, &f) == 0)
+	struct ct_exit_walk buf;
+	if (cs->how == CT_EXIT_EMULATED && ct_fetch_relocate(ret, -8 - cs->sp_delta, ct_callsite_walk(p, cs, &buf), &f) == 0)
 		return ct_site_fetch_keep(&f);
 	if (cs->walk.first_site && ct_fetch_relocate(ret, -8, NULL, &f) == 0) {
 		if (site->addr != cs->walk.first_site) {
@@ -634,7 +635,8 @@ static struct ct_site_fetch *results_at_role(const struct ct_plan *p, struct ct_
 					       ? p->sites.v[site->call_site].cs
 					       : NULL;
 	struct ct_site_fetch tv;
-	if (!tc || !ct_plan_tail_results(ret, &tc->walk, (tc->caller->flags & CT_FN_GO) != 0, &tv))
+	struct ct_exit_walk buf;
+	if (!tc || !ct_plan_tail_results(ret, ct_callsite_walk(p, tc, &buf), (tc->caller->flags & CT_FN_GO) != 0, &tv))
 		return results_at_exit(p, site, ret, moved);
 	struct ct_site_fetch *f = results_at_exit(p, site, &tv, moved);
 	ct_site_fetch_free(&tv);

@@ -32,8 +32,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A direct call the scan found, until its ct_callsite is needed (those
- * are ~650 bytes; tens of thousands of calls were tens of MB to fault in). */
+/* A direct call the scan found, until its ct_callsite is needed (tens of
+ * thousands of calls, each call site a few cache lines, to fault in). */
 struct call_ref {
 	uint64_t at, ret;
 	const struct ct_func *caller;
@@ -765,11 +765,44 @@ bool ct_plan_return_unproven(const struct ct_plan *p, uint64_t addr)
 	return lo && addr < p->unproven.v[lo - 1].end;
 }
 
-/* Can the results be read at the call's emulated exit probe? */
-static bool results_survive(const struct ct_site_fetch *res, const struct ct_callsite *cs)
+void ct_callsite_set_walk(struct ct_plan *p, struct ct_callsite *cs, const struct ct_exit_walk *w, bool keep)
+{
+	ct_exit_brief_of(w, &cs->walk);
+	cs->full = NULL;
+	if (keep) {
+		struct ct_exit_walk *k = xmalloc(sizeof(*k));
+		*k = *w;
+		CT_VEC_PUSH(p->kept_walks, k);
+		cs->full = k;
+	}
+}
+
+const struct ct_exit_walk *ct_callsite_walk(const struct ct_plan *p, const struct ct_callsite *cs,
+					    struct ct_exit_walk *buf)
+{
+	if (cs->full)
+		return cs->full;
+	const struct ct_func *g = cs->caller;
+	const uint8_t *code = g && g->end > cs->ret ? ct_elf_bytes_at(&p->t->elf, cs->ret, g->end - cs->ret) : NULL;
+	if (code && cs->walk.how) {
+		ct_exit_walk(code, g->end - cs->ret, cs->ret, buf);
+		return buf;
+	}
+	/* (a bug: nothing can be read where nothing was walked) */
+	memset(buf, 0, sizeof(*buf));
+	for (int r = 0; r < 15; r++)
+		buf->loc[r].reg = CT_LOC_LOST;
+	buf->mem_written = true;
+	return buf;
+}
+
+/* Can the results be read at the call's emulated exit probe?  W: its
+ * whole walk (ct_callsite_walk). */
+static bool results_survive(const struct ct_site_fetch *res, const struct ct_callsite *cs,
+			    const struct ct_exit_walk *w)
 {
 	struct ct_site_fetch f;
-	if (ct_fetch_relocate(res, -8 - cs->sp_delta, &cs->walk, &f))
+	if (ct_fetch_relocate(res, -8 - cs->sp_delta, w, &f))
 		return false;
 	ct_site_fetch_free(&f);
 	return true;
@@ -816,14 +849,15 @@ static bool results_pass_through(const struct ct_site_fetch *res, const struct c
  * place, whose first call would go unobserved (a direct call's never did).
  * The results, if read, must be in their registers, unchanged, at the
  * wrapper's ret. */
-static bool via_caller_return(struct ct_callsite *cs, bool caller_traced, bool results,
+static bool via_caller_return(const struct ct_plan *p, struct ct_callsite *cs, bool caller_traced, bool results,
 			      const struct ct_site_fetch *res)
 {
-	const struct ct_exit_walk *w = &cs->walk;
+	const struct ct_exit_brief *w = &cs->walk;
+	struct ct_exit_walk buf;
 	if (caller_traced || w->how != CT_EXIT_TAILPOS || !w->at_ret || w->sp_delta < 0 || w->sp_delta > 0xffff ||
 	    !(cs->caller->flags & CT_FN_GO) || !(cs->caller->flags & CT_FN_WRAPPER) ||
 	    (cs->caller->flags & CT_FN_NOPROBE) || cs->shared || cs->icall ||
-	    cs->closed_by || (results && (!res || !results_pass_through(res, w))))
+	    cs->closed_by || (results && (!res || !results_pass_through(res, ct_callsite_walk(p, cs, &buf)))))
 		return false;
 	cs->how = CT_EXIT_VIA;
 	cs->exit = 0;
@@ -863,12 +897,26 @@ bool ct_plan_tail_results(const struct ct_site_fetch *res, const struct ct_exit_
  * results, if captured) pass as they are?  Then it ends with the call of PC
  * it is in, outermost first, and all of them at the exits of PC's other
  * calls (pass_tail_results makes it a tail call with results itself). */
-static bool recursion_passes_through(const struct ct_callsite *cc, const struct ct_plan_func *pc,
-				     const struct ct_site_fetch *res, const struct ct_site_fetch *cres)
+static bool recursion_passes_through(const struct ct_plan *p, const struct ct_callsite *cc,
+				     const struct ct_plan_func *pc, const struct ct_site_fetch *res,
+				     const struct ct_site_fetch *cres)
 {
-	return cc->caller == pc->fn && cc->walk.how == CT_EXIT_TAILPOS && !cc->shared &&
-	       (cc->how == CT_EXIT_STEPPED || cc->how == CT_EXIT_TAILPOS) && results_pass_through(res, &cc->walk) &&
-	       (!cres || results_pass_through(cres, &cc->walk));
+	if (cc->caller != pc->fn || cc->walk.how != CT_EXIT_TAILPOS || cc->shared ||
+	    (cc->how != CT_EXIT_STEPPED && cc->how != CT_EXIT_TAILPOS))
+		return false;
+	struct ct_exit_walk buf;
+	const struct ct_exit_walk *w = ct_callsite_walk(p, cc, &buf);
+	return results_pass_through(res, w) && (!cres || results_pass_through(cres, w));
+}
+
+/* Can TV, and CRES if any (PC's own results), be read at CC's exit, a call
+ * of PC's emulated there? */
+static bool results_survive_both(const struct ct_plan *p, const struct ct_callsite *cc, const struct ct_site_fetch *tv,
+				 const struct ct_site_fetch *cres)
+{
+	struct ct_exit_walk buf;
+	const struct ct_exit_walk *w = ct_callsite_walk(p, cc, &buf);
+	return results_survive(tv, cc, w) && (!cres || results_survive(cres, cc, w));
 }
 
 /* A call in tail position with results (single-stepped at its return
@@ -896,10 +944,12 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
 			struct ct_site_fetch tv;
-			if (!ct_plan_tail_results(res, &cs->walk, (cs->caller->flags & CT_FN_GO) != 0, &tv))
+			struct ct_exit_walk buf;
+			const struct ct_exit_walk *w = ct_callsite_walk(p, cs, &buf);
+			if (!ct_plan_tail_results(res, w, (cs->caller->flags & CT_FN_GO) != 0, &tv))
 				continue;
 			/* (passed on by a recursive call only where they stay as they are) */
-			bool same = results_pass_through(res, &cs->walk);
+			bool same = results_pass_through(res, w);
 			struct ct_site_fetch *cres = pc->results ? ct_plan_results_fetch(p, sel->args, pc->fn) : NULL;
 			bool ok = true;
 			for (size_t m = 0; m < pc->ncalls && ok; m++) {
@@ -911,9 +961,8 @@ static void pass_tail_results(struct analysis *a, const struct ct_selection *sel
 				 * `return isKnown(inner)`; its roles go to the exits of
 				 * the others) */
 				ok = !cc->shared && !cc->icall && ((cc->how == CT_EXIT_STEPPED && cc->walk.how != CT_EXIT_TAILPOS) ||
-						     (cc->how == CT_EXIT_EMULATED && results_survive(&tv, cc) &&
-						      (!cres || results_survive(cres, cc))) ||
-						     (same && recursion_passes_through(cc, pc, res, cres)));
+						     (cc->how == CT_EXIT_EMULATED && results_survive_both(p, cc, &tv, cres)) ||
+						     (same && recursion_passes_through(p, cc, pc, res, cres)));
 			}
 			ct_site_fetch_free(&tv);
 			if (cres) {
@@ -970,10 +1019,13 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 		int reg = -1;
 		for (size_t k = 0; pf->in_caller && pf->results && k < pf->ncalls; k++) {
 			struct ct_callsite *cs = &pf->calls[k];
-			const struct ct_exit_walk *w = &cs->walk;
 			size_t jc = traced(a, cs->caller->entry);
-			if (cs->how != CT_EXIT_STEPPED || w->how != CT_EXIT_TAILPOS || cs->shared || !jc || !w->at_ret ||
-			    w->stack_written || w->mem_written || !w->left_regs || pad_rejoins(a, cs, true, false))
+			if (cs->how != CT_EXIT_STEPPED || cs->walk.how != CT_EXIT_TAILPOS || cs->shared || !jc ||
+			    !cs->walk.at_ret)
+				continue;
+			struct ct_exit_walk buf;
+			const struct ct_exit_walk *w = ct_callsite_walk(p, cs, &buf);
+			if (w->stack_written || w->mem_written || !w->left_regs || pad_rejoins(a, cs, true, false))
 				continue;
 			if (!res && !(res = ct_plan_results_fetch(p, sel->args, pf->fn)))
 				break;
@@ -995,13 +1047,14 @@ static void derive_tail_results(struct analysis *a, const struct ct_selection *s
 					const struct ct_callsite *ca = &pa->calls[q];
 					int areg;
 					struct ct_site_fetch f;
+					struct ct_exit_walk abuf;
 					if (ca->caller != cs->caller || ca->how != CT_EXIT_EMULATED || ca->exit != cs->at ||
 					    ca->shared || ca->icall)
 						continue;
 					if (!ares && !(ares = ct_plan_results_fetch(p, sel->args, pa->fn)))
 						break;
 					if (!one_int_word(p, ares, &areg) ||
-					    ct_fetch_relocate(ares, -8 - ca->sp_delta, &ca->walk, &f))
+					    ct_fetch_relocate(ares, -8 - ca->sp_delta, ct_callsite_walk(p, ca, &abuf), &f))
 						continue;
 					prev = f.prog.nops == 1 && f.prog.ops[0].code == CT_OP_STACKWORD &&
 					       f.prog.ops[0].off == w->left_off[reg];
@@ -1076,15 +1129,18 @@ static void check_after_entry(struct analysis *a, struct ct_plan_func *pf, const
 		free(w);
 }
 
-/* Where the call's end is observed; false if nowhere. */
+/* Where the call's end is observed; false if nowhere.  RESULTS: they are
+ * read at its exit (which keeps its whole walk: several passes read it). */
 static bool choose_exit(struct analysis *a, struct ct_callsite *cs, bool results)
 {
 	const struct ct_func *g = cs->caller;
 	const uint8_t *code = ct_elf_bytes_at(&a->t->elf, cs->ret, g->end - cs->ret);
 	if (!code || g->end <= cs->ret)
 		return false;
-	ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
-	const struct ct_exit_walk *w = &cs->walk;
+	struct ct_exit_walk walk;
+	ct_exit_walk(code, g->end - cs->ret, cs->ret, &walk);
+	ct_callsite_set_walk(a->p, cs, &walk, results);
+	const struct ct_exit_walk *w = &walk;
 	/* Tail position: the caller's own end closes the call, which needs the
 	 * caller traced (its end observed) and no results to read. */
 	bool caller_traced = traced(a, g->entry) != 0;
@@ -1208,7 +1264,9 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 				CT_VEC_PUSH(pf->watched, cs->ret); /* that probe sees it */
 				continue;
 			}
-			ct_exit_walk(code, g->end - cs->ret, cs->ret, &cs->walk);
+			struct ct_exit_walk walk;
+			ct_exit_walk(code, g->end - cs->ret, cs->ret, &walk);
+			ct_callsite_set_walk(p, cs, &walk, false); /* (no results read there) */
 			/* --exit=auto (FROM_CALLERS): at the first instruction
 			 * after it the kernel emulates, as a call observed from
 			 * its caller ends (not where results would be read after
@@ -1450,10 +1508,12 @@ static const char *go_method_of(const char *name, size_t *len)
 
 /* RES read at the exit of CS (as args.c will read them there): true with
  * the program in *OUT, false if they cannot be. */
-static bool icall_results(const struct ct_site_fetch *res, const struct ct_callsite *cs, struct ct_site_fetch *out)
+static bool icall_results(const struct ct_plan *p, const struct ct_site_fetch *res, const struct ct_callsite *cs,
+			  struct ct_site_fetch *out)
 {
+	struct ct_exit_walk buf;
 	if (cs->how == CT_EXIT_EMULATED)
-		return ct_fetch_relocate(res, -8 - cs->sp_delta, &cs->walk, out) == 0;
+		return ct_fetch_relocate(res, -8 - cs->sp_delta, ct_callsite_walk(p, cs, &buf), out) == 0;
 	return cs->how == CT_EXIT_STEPPED && cs->exit == cs->walk.first_site && ct_fetch_relocate(res, -8, NULL, out) == 0;
 }
 
@@ -1557,6 +1617,7 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 	callsite_vec *add = xcalloc(n, sizeof(*add));
 	struct ct_icall *ic = xmalloc(ICALL_MAX * sizeof(*ic));
 	struct ct_callsite *cs = xmalloc(sizeof(*cs));
+	struct ct_exit_walk *wbuf = xmalloc(sizeof(*wbuf));
 	/* the callers: traced functions, then the wrappers the selection
 	 * names (never traced themselves) */
 	CT_VEC(const struct ct_func *) callers = {0};
@@ -1662,15 +1723,18 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 				 * have it: where its results cannot be read (in tail
 				 * position, none; lost on the way to an emulated exit),
 				 * at the return address, single-stepped */
+				bool has = res[j] != NULL;
+				if (has && !cs->full) /* (its results are read there) */
+					ct_callsite_set_walk(p, cs, ct_callsite_walk(p, cs, wbuf), true);
 				CT_VEC_PUSH(add[j], *cs);
 				struct ct_callsite *c2 = &add[j].v[add[j].n - 1];
 				struct ct_site_fetch f;
-				bool has = res[j] != NULL, read = has && icall_results(res[j], c2, &f);
+				bool read = has && icall_results(p, res[j], c2, &f);
 				if (has && !read && c2->walk.first_site && stepped_ok) {
 					c2->how = CT_EXIT_STEPPED;
 					c2->exit = c2->walk.first_site;
 					c2->sp_delta = 0;
-					read = icall_results(res[j], c2, &f);
+					read = icall_results(p, res[j], c2, &f);
 				}
 				if (has && !read) {
 					add[j].n--; /* nowhere: found while recording (its RETs then) */
@@ -1721,6 +1785,7 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 	CT_VEC_FREE(cand);
 	CT_VEC_FREE(sites);
 	free(cs);
+	free(wbuf);
 	free(ic);
 	free(add);
 	free(res);
@@ -1787,7 +1852,7 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 	typedef CT_VEC(struct ct_callsite) callsite_vec;
 	callsite_vec *add = xcalloc(n ? n : 1, sizeof(*add));
 	struct ct_callsite *trial = xmalloc(sizeof(*trial)), *c2 = xmalloc(sizeof(*c2));
-	struct ct_exit_walk *wf = xmalloc(sizeof(*wf));
+	struct ct_exit_walk *wf = xmalloc(sizeof(*wf)), *wt = xmalloc(sizeof(*wt));
 	for (size_t j = 0; j < n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
 		struct ct_site_fetch *res = NULL;
@@ -1809,23 +1874,26 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 				continue;
 			/* the call's exit at the indirect call, its results read there */
 			*trial = *cs;
-			ct_exit_walk_to(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, icall, &trial->walk);
-			if (trial->walk.how != CT_EXIT_EMULATED || trial->walk.site != icall)
+			ct_exit_walk_to(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, icall, wt);
+			if (wt->how != CT_EXIT_EMULATED || wt->site != icall)
 				continue;
 			trial->how = CT_EXIT_EMULATED;
 			trial->exit = icall;
 			if (wrapper_site) {
 				/* or at the closure's entry, SP 8 lower */
-				walk_past_push(&trial->walk);
+				walk_past_push(wt);
 				trial->exit = wrapper_site;
 			}
-			trial->sp_delta = trial->walk.sp_delta;
+			trial->sp_delta = wt->sp_delta;
 			if (!res_done && pf->results && sel->args)
 				res = ct_plan_results_fetch(p, sel->args, pf->fn);
 			res_done = true;
-			if (res && !results_survive(res, trial))
+			if (res && !results_survive(res, trial, wt))
 				continue;
+			/* (kept: a walk to the indirect call, not the one from the
+			 * return address ct_callsite_walk would make again) */
 			if (wrapper_site) {
+				ct_callsite_set_walk(p, trial, wt, true);
 				*cs = *trial;
 				continue;
 			}
@@ -1846,6 +1914,7 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 					continue; /* (a deferred closure has none) */
 				CT_VEC_PUSH(add[jf1 - 1], *c2);
 			}
+			ct_callsite_set_walk(p, trial, wt, true);
 			*cs = *trial;
 			cs->closed_by = (uint32_t)jf1;
 		}
@@ -1862,6 +1931,7 @@ static void exits_at_deferred_closures(struct analysis *a, const struct ct_fn_si
 	free(trial);
 	free(c2);
 	free(wf);
+	free(wt);
 }
 
 /* ---- where a wrapper that makes a call last returns to ----
@@ -1928,9 +1998,11 @@ static size_t via_places(struct ct_plan *p, const struct ct_func *w, struct ct_c
  * where its hits cost no single-step; RES: the results, if captured. */
 static bool via_place_exit(struct analysis *a, struct ct_callsite *c2, const struct ct_site_fetch *res)
 {
+	struct ct_exit_walk buf;
 	if (!choose_exit(a, c2, res != NULL))
 		return false;
-	return c2->how == CT_EXIT_TAILPOS || (c2->how == CT_EXIT_EMULATED && (!res || results_survive(res, c2)));
+	return c2->how == CT_EXIT_TAILPOS ||
+	       (c2->how == CT_EXIT_EMULATED && (!res || results_survive(res, c2, ct_callsite_walk(a->p, c2, &buf))));
 }
 
 static void plan_via_returns(struct analysis *a, const struct ct_fn_sites *found, const struct ct_selection *sel)
@@ -2093,6 +2165,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0] && pf->results && sel->args)
 			res = ct_plan_results_fetch(p, sel->args, pf->fn);
 		size_t stepped = 0;
+		struct ct_exit_walk wbuf;
 		char lost[112] = ""; /* why the first results could not be read at an emulated exit */
 		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
 			struct ct_callsite *cs = &c->calls.v[k];
@@ -2107,14 +2180,14 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 				continue;
 			}
 			bool via = cs->how == CT_EXIT_STEPPED &&
-				   via_caller_return(cs, traced(&a, cs->caller->entry) != 0, pf->results, res);
+				   via_caller_return(p, cs, traced(&a, cs->caller->entry) != 0, pf->results, res);
 			const char *pad = pad_rejoins(&a, cs, cs->how == CT_EXIT_TAILPOS || cs->how == CT_EXIT_VIA, false);
 			if (pad)
 				keep_ret(&a, j, "called from %s (at 0x%llx), which handles exceptions: %s",
 					 ct_names_show(&cs->caller->dm, cs->caller->name), (unsigned long long)cs->at, pad);
 			else if (via)
 				; /* (no probe of its own) */
-			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs)) {
+			else if (cs->how == CT_EXIT_EMULATED && res && !results_survive(res, cs, ct_callsite_walk(p, cs, &wbuf))) {
 				stepped++; /* the results would be read at the return address */
 				if (!lost[0])
 					snprintf(lost, sizeof(lost), ": %s", ct_error());
@@ -2248,8 +2321,10 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func,
 		*why = "no call instruction returns there";
 		return false;
 	}
-	ct_exit_walk(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, &cs->walk);
-	const struct ct_exit_walk *w = &cs->walk;
+	struct ct_exit_walk walk;
+	ct_exit_walk(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, &walk);
+	ct_callsite_set_walk(p, cs, &walk, results);
+	const struct ct_exit_walk *w = &walk;
 	/* C and C++ callers: a longjmp or an exception's landing pad may go on
 	 * to where the call's end would be seen (planned calls: ct_callers_plan) */
 	struct ct_pads *pads = NULL;
@@ -2276,7 +2351,7 @@ static bool found_exit(struct ct_plan *p, struct ct_callsite *cs, uint32_t func,
 		return true;
 	}
 	if (w->how == CT_EXIT_TAILPOS && w->first_site && !p->funcs.v[func].no_via &&
-	    via_caller_return(cs, plan_traces(p, g->entry), results, p->fetch ? p->funcs.v[func].results_view : NULL))
+	    via_caller_return(p, cs, plan_traces(p, g->entry), results, p->fetch ? p->funcs.v[func].results_view : NULL))
 		return true; /* where the caller returns to */
 	if (w->how == CT_EXIT_TAILPOS && w->first_site) {
 		/* the caller's end is not observed: the return address */
@@ -2336,11 +2411,12 @@ static void add_tail_result_roles(struct ct_plan *p, uint32_t func, struct ct_ca
 		const struct ct_plan_func *pf = &p->funcs.v[j];
 		const struct ct_callsite *t = &pf->calls[p->tail_users.v[u].call];
 		struct ct_site_fetch f, tv;
+		struct ct_exit_walk tbuf, buf;
 		const struct ct_site_fetch *res = pf->results_view;
-		if (!res || !ct_plan_tail_results(res, &t->walk, (t->caller->flags & CT_FN_GO) != 0, &tv))
+		if (!res || !ct_plan_tail_results(res, ct_callsite_walk(p, t, &tbuf), (t->caller->flags & CT_FN_GO) != 0, &tv))
 			continue;
 		int rc = ct_fetch_relocate(&tv, cs->how == CT_EXIT_EMULATED ? -8 - cs->sp_delta : -8,
-					   cs->how == CT_EXIT_EMULATED ? &cs->walk : NULL, &f);
+					   cs->how == CT_EXIT_EMULATED ? ct_callsite_walk(p, cs, &buf) : NULL, &f);
 		ct_site_fetch_free(&tv);
 		if (rc)
 			continue;
@@ -2628,6 +2704,7 @@ void ct_plan_via_places(struct ct_plan *p, uint32_t check_site, uint32_t call, s
 			dup = f->ret == place[q].ret && f->call_site < p->sites.n && p->sites.v[f->call_site].func == func;
 		}
 		const char *why;
+		struct ct_exit_walk buf;
 		memset(trial, 0, sizeof(*trial));
 		trial->ret = place[q].ret;
 		trial->caller = place[q].caller;
@@ -2636,7 +2713,7 @@ void ct_plan_via_places(struct ct_plan *p, uint32_t check_site, uint32_t call, s
 		const struct ct_site_fetch *res = p->fetch && pf->results ? pf->results_view : NULL;
 		if (dup || !found_exit(p, trial, func, &why) ||
 		    (trial->how != CT_EXIT_EMULATED && trial->how != CT_EXIT_TAILPOS) ||
-		    (trial->how == CT_EXIT_EMULATED && res && !results_survive(res, trial)))
+		    (trial->how == CT_EXIT_EMULATED && res && !results_survive(res, trial, ct_callsite_walk(p, trial, &buf))))
 			continue; /* (one single-stepped there: found if it is ever hit) */
 		struct ct_plan_planned pl;
 		if (ct_plan_found_caller(p, check_site, place[q].ret, &pl, &why) == CT_NOSITE)
@@ -2688,8 +2765,10 @@ uint32_t ct_plan_found_return(struct ct_plan *p, uint32_t probe, const struct ct
 static bool exit_elsewhere(struct ct_plan *p, uint32_t func, const struct ct_found_return *fr, struct ct_callsite *cs,
 			   const char **why)
 {
-	ct_exit_walk(fr->code, fr->len, fr->ret, &cs->walk);
-	const struct ct_exit_walk *w = &cs->walk;
+	struct ct_exit_walk walk;
+	ct_exit_walk(fr->code, fr->len, fr->ret, &walk);
+	ct_callsite_set_walk(p, cs, &walk, true); /* (another module's code: not walked again) */
+	const struct ct_exit_walk *w = &walk;
 	/* results are read as at the planned exits: where the walk says they
 	 * went, or at the return address, where nothing has moved yet */
 	const struct ct_site_fetch *res = p->fetch ? p->funcs.v[func].results_view : NULL;

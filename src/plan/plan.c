@@ -928,6 +928,9 @@ void ct_plan_free(struct ct_plan *p)
 	map_free(&p->shared_exits);
 	map_free(&p->entry_site_of);
 	CT_VEC_FREE(p->runtime_calls);
+	for (size_t i = 0; i < p->kept_walks.n; i++)
+		free(p->kept_walks.v[i]);
+	CT_VEC_FREE(p->kept_walks);
 	map_free(&p->by_name);
 	ct_plan_captures_free(p);
 	for (size_t i = 0; i < p->gap_callers.n; i++)

@@ -19,7 +19,12 @@ enum ct_exit_mode {
 struct ct_callsite {
 	uint64_t at, ret;               /* the call instruction, its return address */
 	const struct ct_func *caller;
-	struct ct_exit_walk walk;       /* from the return address */
+	/* the walk from the return address, what choosing its exit reads;
+	 * the whole of it (where each register's value went) is
+	 * ct_callsite_walk's: FULL where the plan keeps it (p->kept_walks
+	 * owns it, copies of the call site share it), else walked again */
+	struct ct_exit_brief walk;
+	const struct ct_exit_walk *full;
 	uint8_t how;                    /* chosen: CT_EXIT_EMULATED/STEPPED/TAILPOS/VIA */
 	uint64_t exit;                  /* the exit probe (0: tail position) */
 	int32_t sp_delta;               /* SP at the exit probe minus SP at the return */
@@ -265,6 +270,10 @@ struct ct_plan {
 	 * through every site each time) */
 	struct ct_map entry_site_of;
 	size_t entry_sites_n;
+	/* the whole walks of the call sites that keep theirs (struct
+	 * ct_callsite.full: where results are read, or a walk the code from
+	 * the return address does not give again) */
+	CT_VEC(struct ct_exit_walk *) kept_walks;
 	/* Go: where the runtime calls closures (goexit's return address for a
 	 * goroutine's function, deferreturn's fn(), ...), as call sites */
 	CT_VEC(struct ct_callsite) runtime_calls;
@@ -344,6 +353,18 @@ void ct_code_scan_free(struct ct_code_scan *scan);
  * here). */
 void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const struct ct_selection *sel,
 		     struct ct_code_scan *scan);
+/* CS's walk is W (from its return address): its brief, and the whole of it
+ * kept by the plan if KEEP -- which must be set where W is not what
+ * ct_exit_walk gives from the caller's code at the return address (a walk
+ * to an indirect call, code of another module). */
+void ct_callsite_set_walk(struct ct_plan *p, struct ct_callsite *cs, const struct ct_exit_walk *w, bool keep);
+/* CS's whole walk: the one the plan kept, else walked again from its
+ * caller's code into BUF (the same bytes give the same walk; one walk is
+ * cheaper than keeping 700 bytes for each of 100k call sites).  A call site
+ * never walked gets one where every value is lost. */
+const struct ct_exit_walk *ct_callsite_walk(const struct ct_plan *p, const struct ct_callsite *cs,
+					    struct ct_exit_walk *buf);
+
 /* A CHECK site saw a call from return address RET (link-time) that it has
  * no planned call site for: plans that call site (a CALL site flagged
  * CT_SITEF_DYNAMIC) and its exit (a RETSITE, the same walk as for planned

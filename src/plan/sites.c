@@ -1976,6 +1976,14 @@ void ct_exit_walk_to(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_
 	exit_walk(code, len, ret_addr, stop, out);
 }
 
+void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out)
+{
+	*out = (struct ct_exit_brief){.site = w->site, .first_site = w->first_site, .icall_at = w->icall_at,
+				      .sp_delta = w->sp_delta, .how = (uint8_t)w->how,
+				      .first_emulated = w->first_emulated, .at_ret = w->at_ret,
+				      .icall_len = w->icall_len};
+}
+
 uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret)
 {
 	ZydisDecodedInstruction in;

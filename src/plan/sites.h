@@ -207,6 +207,24 @@ struct ct_exit_walk {
 	uint8_t icall_len;
 };
 
+/* What a planned call keeps of the walk from its return address: where its
+ * exit can go.  The whole walk (~700 bytes, most of it where each
+ * register's value went) is what reading results there needs, and a big
+ * program has 100k+ call sites (lefthook -F '*': 160k, 120 MB of walks
+ * zeroed and faulted in): struct ct_callsite holds this, the plan keeps
+ * the whole walk only where results are read (ct_callsite_walk). */
+struct ct_exit_brief {
+	uint64_t site;          /* the fields of struct ct_exit_walk of these names */
+	uint64_t first_site;
+	uint64_t icall_at;
+	int32_t sp_delta;
+	uint8_t how;            /* enum ct_exit_how */
+	bool first_emulated;
+	bool at_ret;
+	uint8_t icall_len;
+};
+void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out);
+
 /* Walks from RET_ADDR (CODE: LEN bytes from there to the end of the
  * caller).  Pure logic on bytes. */
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out);
