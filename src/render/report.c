@@ -37,11 +37,17 @@
 #define CHUNKS CT_HIST_CHUNKS          /* chunk 0: [0,128); chunk c: [2^(c+6), 2^(c+7)) */
 
 
-/* Child time of each open frame of one goroutine/thread, by depth: the
- * shown children that returned so far.  A frame's slot is read and cleared
- * when it exits, so every slot above the open frames is 0. */
+/* What the shown children that returned so far of an open frame took, and
+ * what the correction took out of them. */
+struct kids {
+	uint64_t dur, taken;
+};
+
+/* Child time of each open frame of one goroutine/thread, by depth.  A
+ * frame's slot is read and cleared when it exits, so every slot above the
+ * open frames is 0. */
 struct tstack {
-	CT_VEC(uint64_t) kids;
+	CT_VEC(struct kids) kids;
 	bool idle; /* its outermost frame exited and nothing ran inside since */
 };
 
@@ -160,11 +166,11 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	uint32_t d = c->depth;
 	if (d >= s->kids.n) {
 		CT_VEC_GROW(s->kids, (size_t)d + 1);
-		memset(s->kids.v + s->kids.n, 0, ((size_t)d + 1 - s->kids.n) * sizeof(uint64_t));
+		memset(s->kids.v + s->kids.n, 0, ((size_t)d + 1 - s->kids.n) * sizeof(*s->kids.v));
 		s->kids.n = (size_t)d + 1;
 	}
-	uint64_t kids = s->kids.v[d];
-	s->kids.v[d] = 0;
+	struct kids kids = s->kids.v[d];
+	s->kids.v[d] = (struct kids){0, 0};
 	s->idle = d == 0;
 	if (c->status != CT_CALL_RETURNED) {
 		if (c->status == CT_CALL_UNWOUND)
@@ -180,11 +186,19 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		return;
 	}
 	uint64_t dur = call_duration(c);
-	if (d)
-		s->kids.v[d - 1] += dur;
+	uint64_t raw = c->raw_exit > c->raw_entry ? c->raw_exit - c->raw_entry : 0;
+	uint64_t taken = raw > dur ? raw - dur : 0;
+	if (d) {
+		s->kids.v[d - 1].dur += dur;
+		s->kids.v[d - 1].taken += taken;
+	}
 	f->returned++;
 	f->total += dur;
-	f->self += dur > kids ? dur - kids : 0;
+	f->self += dur > kids.dur ? dur - kids.dur : 0;
+	f->taken_out += taken;
+	/* (what was taken out between its children: their own hits and
+	 * those inside them are theirs) */
+	f->self_taken_out += taken > kids.taken ? taken - kids.taken : 0;
 	if (dur < f->min)
 		f->min = dur;
 	if (dur > f->max)
@@ -324,6 +338,12 @@ void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 	json_u64_or_null(b, "p50_ns", dur, f->p50);
 	json_u64_or_null(b, "p99_ns", dur, f->p99);
 	json_u64_or_null(b, "max_ns", dur, f->max);
+	/* what the correction took out of them, in all and between their
+	 * children: a figure below a tenth of what was taken out of it cannot
+	 * be told from none (the text shows it "< N") */
+	if (dur && !ct_raw_durations)
+		buf_printf(b, ",\"taken_out_ns\":%" PRIu64 ",\"self_taken_out_ns\":%" PRIu64, f->taken_out,
+			   f->self_taken_out);
 }
 
 static void write_json(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
@@ -358,14 +378,32 @@ static void write_json(struct report *R, const struct ct_report_opts *o, struct 
 	buf_free(&b);
 }
 
-static void dur_cell(FILE *out, bool known, uint64_t ns)
+/* A duration cell: NS, "< BELOW" where it is too small to tell from none
+ * (ct_dur_below; BELOW 0: it is not), "-" where there is none. */
+static bool dur_cell(FILE *out, bool known, uint64_t ns, uint64_t below)
 {
 	char d[32];
-	if (known)
+	if (known && below) {
+		struct ct_buf b = {0};
+		ct_buf_duration_below(&b, below);
+		snprintf(d, sizeof(d), "%.*s", (int)b.n, b.p);
+		buf_free(&b);
+	} else if (known) {
 		ct_fmt_duration(d, sizeof(d), ns);
-	else
+	} else {
 		snprintf(d, sizeof(d), "%10s", "-");
+	}
 	fprintf(out, "  %10s", d);
+	return known && below;
+}
+
+/* The bound of a figure NS that had TAKEN taken out of it (ct_dur_below).
+ * A figure of one call (the average, min, max, percentiles) is judged by
+ * what was taken out of the function's calls on average, so that the JSON's
+ * fields give every cell: the tree judges each call by its own. */
+static uint64_t below(uint64_t ns, uint64_t taken)
+{
+	return ct_dur_below(ns, ns + taken);
 }
 
 static void write_histogram(FILE *out, const struct report *R, const struct ct_func_stats *f)
@@ -393,6 +431,7 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 {
 	FILE *out = o->out;
 	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0, unobserved = 0;
+	bool any_below = false;
 	for (size_t i = 0; i < n; i++) {
 		unobserved += fs[i]->unobserved;
 		unwound += fs[i]->unwound;
@@ -411,14 +450,15 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_func_stats *f = fs[i];
 		bool dur = f->returned != 0;
-		dur_cell(out, dur, f->total);
-		dur_cell(out, dur, f->self);
+		uint64_t per_call = dur ? f->taken_out / f->returned : 0;
+		any_below |= dur_cell(out, dur, f->total, below(f->total, f->taken_out));
+		any_below |= dur_cell(out, dur, f->self, below(f->self, f->self_taken_out));
 		fprintf(out, "  %10" PRIu64, ct_func_calls(f));
-		dur_cell(out, dur, ct_func_avg(f));
-		dur_cell(out, dur, f->min);
-		dur_cell(out, dur, f->p50);
-		dur_cell(out, dur, f->p99);
-		dur_cell(out, dur, f->max);
+		any_below |= dur_cell(out, dur, ct_func_avg(f), below(ct_func_avg(f), per_call));
+		any_below |= dur_cell(out, dur, f->min, below(f->min, per_call));
+		any_below |= dur_cell(out, dur, f->p50, below(f->p50, per_call));
+		any_below |= dur_cell(out, dur, f->p99, below(f->p99, per_call));
+		any_below |= dur_cell(out, dur, f->max, below(f->max, per_call));
 		if (status_cols)
 			fprintf(out, "  %10" PRIu64 "  %10" PRIu64, f->unwound, f->unfinished);
 		if (exited)
@@ -442,9 +482,13 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	if (unobserved)
 		fprintf(out, "# %" PRIu64 " unobserved calls (from a call site without an exit probe yet) have no duration either\n",
 			unobserved);
+	if (any_below)
+		fprintf(out, "%s# \"< N\": below a tenth of what the correction took out of it (a call's figure: of the "
+			     "function's calls on average), too short to tell from none\n",
+			status_cols || exited || lost || unobserved ? "" : "\n");
 	if (R->lost)
 		fprintf(out, "%s# LOST %" PRIu64 " events while recording: counts may be incomplete\n",
-			status_cols ? "" : "\n", R->lost);
+			status_cols || exited || lost || unobserved || any_below ? "" : "\n", R->lost);
 	for (size_t i = 0; i < n; i++)
 		if (fs[i]->returned && wants_histogram(R, o, fs[i]))
 			write_histogram(out, R, fs[i]);

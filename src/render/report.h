@@ -17,6 +17,9 @@ struct ct_func_stats {
 	uint64_t returned, unwound, unfinished, exited, lost; /* lost: ended among lost events */
 	uint64_t unobserved; /* it returns where no probe is: end not observed */
 	uint64_t total, self, min, max; /* of the returned calls; min 0 without any */
+	/* what the correction took out of them (raw - corrected), in all and
+	 * between their children (self's share) */
+	uint64_t taken_out, self_taken_out;
 	uint64_t p50, p99;
 	uint64_t *chunk[CT_HIST_CHUNKS]; /* log-linear duration histogram */
 };
