@@ -92,7 +92,9 @@ struct late_slot {
  * previous one's instead of writing them (REC_SHAPE). */
 struct shape {
 	uint32_t func, status, context, entry_site, exit_site, spill_site, args_len, spill_len, ret_len;
-	uint32_t end_status, end_ret_len, end_exit_site; /* an entry's end: status | leaf << 8, ... */
+	/* an entry's end: status | leaf << 8 | end_bound << 9, ... (status:
+	 * the callback's, | end_bound << 8 for an exit's) */
+	uint32_t end_status, end_ret_len, end_exit_site;
 };
 struct coder {
 	uint64_t seq, ts, goid, shift;
@@ -156,7 +158,7 @@ struct ct_exitindex {
 
 static struct ct_exit_info exit_of(const struct ct_call *c)
 {
-	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, c->exit_site, c->raw_exit};
+	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, c->exit_site, c->end_bound, c->raw_exit};
 	if (c->ret && c->ret_len <= UINT16_MAX)
 		e.ret_len = (uint16_t)c->ret_len;
 	return e;
@@ -698,9 +700,10 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	}
 	bool ended = h->kind == HELD_ENTER && h->ended;
 	const struct ct_exit_info *e = &h->e;
-	struct shape sh = {c->func, c->status, c->context, c->entry_site, c->exit_site, c->spill_site,
-			   c->args_len, c->spill_len, c->ret_len,
-			   ended ? e->status | (uint32_t)e->leaf << 8 : 0, ended ? e->ret_len : 0,
+	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
+			   c->spill_site, c->args_len, c->spill_len, c->ret_len,
+			   ended ? e->status | (uint32_t)e->leaf << 8 | (uint32_t)e->end_bound << 9 : 0,
+			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
 	o = put_tid(o, c->exit_tid, c->tid);
 	o = put_uv(o, c->key);
@@ -800,6 +803,7 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 	}
 	c->func = sh->func;
 	c->status = (uint8_t)sh->status;
+	c->end_bound = (sh->status >> 8) & 1;
 	c->context = sh->context;
 	c->entry_site = sh->entry_site;
 	c->exit_site = sh->exit_site;
@@ -820,7 +824,8 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 		e->raw_exit = get_time(r, c->raw_entry + (e->ts_exit - c->ts_entry));
 		e->exit_tid = get_tid(r, c->tid);
 		e->status = (uint8_t)sh->end_status;
-		e->leaf = (uint8_t)(sh->end_status >> 8);
+		e->leaf = (uint8_t)((sh->end_status >> 8) & 1);
+		e->end_bound = (uint8_t)((sh->end_status >> 9) & 1);
 		e->ret_len = (uint16_t)sh->end_ret_len;
 		e->exit_site = sh->end_exit_site;
 		h->ended = true;

@@ -36,6 +36,7 @@ struct ct_exit_info {
 	uint8_t leaf;
 	uint16_t ret_len;  /* captured results (compacted payload), 0 if none */
 	uint32_t exit_site;
+	uint8_t end_bound; /* ct_call.end_bound: ts_exit bounds an UNOBSERVED call's end */
 	uint64_t raw_exit; /* ts_exit as measured (no overhead correction) */
 };
 

@@ -293,10 +293,33 @@ static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx,
 	}
 }
 
+/* pop's STATUS for a call that ends UNOBSERVED at TS without having ended
+ * before TS: it went on past its tail jump into untraced code (TS is that
+ * jump), or it may have been running still (its thread's or the trace's
+ * end).  Plain CT_CALL_UNOBSERVED is a call over before TS (end_bound):
+ * TS is the time of a later event of its goroutine/thread that showed it
+ * over -- one not deeper, one whose hit found its return address slot
+ * overwritten, a shallower call's exit -- and that event's hit came after
+ * the call's return in the goroutine's own order.  Its time is after it
+ * too: bpf_ktime_get_ns is CLOCK_MONOTONIC, one clock for every CPU, so
+ * a goroutine that moved to another CPU (or thread) in between reads a
+ * later time there (the move goes through the scheduler's locks, after
+ * the return); the events of one goroutine/thread come in the order of
+ * its hits (one ring buffer, each hit's event written within the hit) and
+ * the corrected clock never goes back (corrected_time).  Corrected, the
+ * bound is the event's corrected time: the hits in the window, inside the
+ * call or after its return, are taken out as if the call had ended there,
+ * so the bound stays above the call's corrected duration as long as the
+ * calibration does not overestimate them; raw_exit is the strict bound. */
+#define UNOBSERVED_UNBOUNDED (CT_CALL_UNOBSERVED | 0x80)
+
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 		const struct ct_rec_event *ev)
 {
 	struct frame *f = &s->f.v[--s->f.n];
+	bool unbounded = status == UNOBSERVED_UNBOUNDED;
+	if (unbounded)
+		status = CT_CALL_UNOBSERVED;
 	s->no_exit_open -= f->no_exit;
 	/* entered before events were lost: not a panic or longjmp we can
 	 * vouch for, nor that the process ended inside it (it may have
@@ -320,6 +343,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 			status = CT_CALL_UNOBSERVED;
 	}
 	f->c.status = status;
+	f->c.end_bound = status == CT_CALL_UNOBSERVED && !unbounded;
 	f->c.ts_exit = ts;
 	f->c.raw_exit = ts + s->shift;
 	f->c.exit_tid = tid;
@@ -860,7 +884,7 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	for (long k = i; watched && k < (long)s->f.n; k++)
 		watched = !s->f.v[k].no_exit || target != CT_NOFUNC;
 	if (!watched) {
-		pop_tail_chain(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, NULL);
+		pop_tail_chain(r, s, UNOBSERVED_UNBOUNDED, ev->ts, ev->tid, NULL);
 		return;
 	}
 	top->tail_pending = true;
@@ -1264,7 +1288,7 @@ static void end_frames(struct ct_recon *r, struct stack *s, uint8_t status, uint
 		if (top->tail_pending && status == CT_CALL_UNFINISHED)
 			pop_tail_chain(r, s, CT_CALL_RETURNED, top->tail_ts, tid, NULL);
 		else if (!live && top->no_exit && !interim_in(r, top->c.func, ts))
-			pop(r, s, CT_CALL_UNOBSERVED, at, tid, NULL);
+			pop(r, s, UNOBSERVED_UNBOUNDED, at, tid, NULL);
 		else {
 			pop(r, s, status, at, tid, NULL);
 			live = true;

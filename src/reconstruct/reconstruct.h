@@ -33,7 +33,8 @@
  *                thread without them.
  *  unplanned(f,K): a call from a call site with no exit probe (CHECK) ends
  *                at the next event of its goroutine/thread that is not
- *                deeper: UNOBSERVED (never RETURNED).
+ *                deeper: UNOBSERVED (never RETURNED), before that
+ *                event's time (end_bound).
  *  end of trace: open frames are UNFINISHED.
  *  After a loss record (ring buffer full), a frame entered before it that
  *  would be popped as UNWOUND is LOST instead (its return may be among the
@@ -105,6 +106,14 @@ struct ct_call {
 	bool indirect;     /* entered from a call site of an address-taken
 			      function found while recording (its exit probe
 			      added then; the first calls may be UNOBSERVED) */
+	bool end_bound;    /* UNOBSERVED: ts_exit (raw_exit) is the time of the
+			      later event of its goroutine/thread that showed
+			      it over, so it ended before then and lasted at
+			      most ts_exit - ts_entry (JSON dur_max, the text's
+			      "<=").  False for every other call, and for one
+			      that ended with its thread or the trace, or at
+			      its tail jump into untraced code: its end is not
+			      bounded by anything seen */
 	/* Captured arguments / results: compacted payloads of the entry and
 	 * exit site (decode with render/values.h), NULL when absent. */
 	uint32_t entry_site, exit_site; /* exit_site: RET/TAIL site, or UINT32_MAX */

@@ -45,7 +45,10 @@
  *
  * Calls that did not return are closed where the reconstruction ended them,
  * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"}, {"status":"lost"} or
- * {"status":"unobserved"}.  Losses are global
+ * {"status":"unobserved"} -- the slice of an unobserved call ends at the
+ * event that showed it over, or at its thread's or the trace's end; in the
+ * first case "dur_max_ns":N says it lasted at most that (JSON's dur_max),
+ * as the slice's length does.  Losses are global
  * instant events "LOST N events".
  *
  * Perfetto quirks honoured: no array-valued key at the top level of an event
@@ -290,7 +293,13 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 	uint64_t key = track_of(ch, c);
 	put_head(ch, 'E', c, track_ts(ch, key, c->ts_exit));
 	if (c->status != CT_CALL_RETURNED) {
-		put(ch, ",\"args\":{\"status\":\"%s\"}", ct_status_name(c->status));
+		put(ch, ",\"args\":{\"status\":\"%s\"", ct_status_name(c->status));
+		/* the slice ends at the event that showed an unobserved call
+		 * over: it lasted at most that long (JSON's dur_max) */
+		if (c->status == CT_CALL_UNOBSERVED && c->end_bound)
+			put(ch, ",\"dur_max_ns\":%" PRIu64,
+			    ct_dur_max(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry));
+		put(ch, "}");
 		if (c->status == CT_CALL_UNWOUND)
 			ch->unwound++;
 		else if (c->status == CT_CALL_LOST)

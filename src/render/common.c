@@ -46,6 +46,14 @@ uint64_t ct_dur_below(uint64_t dur, uint64_t raw)
 	return (x + step - 1) / step * step;
 }
 
+uint64_t ct_dur_max(uint64_t bound, uint64_t raw)
+{
+	/* a bound corrected to below what the correction can tell from none
+	 * says no more than that: at most that much, never "<= 0.000 us" */
+	uint64_t below = ct_dur_below(bound, raw);
+	return below > bound ? below : bound;
+}
+
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
 {
 	/* as wide as ct_buf_duration's: "<" and 6 characters of number in
@@ -58,6 +66,22 @@ void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
 		i++;
 	uint64_t milli = (ns * 1000 + unit_ns[i] - 1) / unit_ns[i]; /* thousandths of the unit */
 	buf_printf(b, "<%2" PRIu64 ".%03" PRIu64 " %s", milli / 1000, milli % 1000, units[i]);
+}
+
+void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns)
+{
+	/* "<=" over the column's leading blank, then 6 characters of number
+	 * in the unit that keeps it below 100, thousandths rounded up (a
+	 * bound stays one): the line's other columns stay where they are,
+	 * and no measured duration (a blank, then 3 digits) nor "< N" (a
+	 * blank, then '<' and a blank or digit) looks like it */
+	static const char *const units[] = {"us", "ms", " s", " m", " h"};
+	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000, 60000000000, 3600000000000};
+	size_t i = 0;
+	while (i < 4 && ns >= 100 * unit_ns[i])
+		i++;
+	uint64_t milli = ns / unit_ns[i] * 1000 + ((ns % unit_ns[i]) * 1000 + unit_ns[i] - 1) / unit_ns[i];
+	buf_printf(b, "<=%2" PRIu64 ".%03" PRIu64 " %s", milli / 1000, milli % 1000, units[i]);
 }
 
 /* uftrace's duration format: value with 3 decimals and a 2-char unit. */
@@ -107,6 +131,7 @@ void ct_costs_note(FILE *out, struct ct_trace *t)
 	fprintf(out,
 		"# durations corrected: calltrace's own time taken out (estimated %.1f us per probe hit, "
 		"%.1f us per single-stepped one%s, +%.1f us capturing values; \"< N\": below a tenth of what was "
-		"taken out, too short to tell from none); --raw: as measured\n",
+		"taken out, too short to tell from none; \"<=N\": a call whose end was not observed, over before "
+		"the event that showed it, at most N); --raw: as measured\n",
 		c.hit_ns[CT_HIT_EMULATED] / 1e3, c.hit_ns[CT_HIT_STEPPED] / 1e3, notrap, c.args_ns / 1e3);
 }

@@ -11,7 +11,9 @@
  * what was taken out of it (too short to tell from none: the text shows
  * "< N") also has "dur_below":N, ns, that tenth rounded up to two
  * significant digits (ct_dur_below); dur is kept as computed, so sums
- * still add up.
+ * still add up.  An "unobserved" call (its end not seen) that a later
+ * event of its goroutine/thread showed over has "dur_max":N, ns, corrected
+ * as dur is: it lasted at most that (ct_call.end_bound); dur stays null.
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from the
  * exit index (exitindex.h: calls held back until they end, in memory or,
  * behind a long one, in a temp file or with its end from a first pass), so
@@ -100,6 +102,13 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 		}
 	} else {
 		buf_cstr(out, ",\"dur\":null,\"dur_raw\":null");
+		/* an unobserved call that a later event showed over: it lasted
+		 * at most this (corrected as dur is; dur stays null: a bound is
+		 * no duration) */
+		if (e->status == CT_CALL_UNOBSERVED && e->end_bound) {
+			buf_cstr(out, ",\"dur_max\":");
+			buf_dec(out, ct_dur_max(e->ts_exit - c->ts_entry, e->raw_exit - c->raw_entry));
+		}
 	}
 	buf_cstr(out, ",\"pid\":");
 	buf_dec(out, c->pid);

@@ -13,7 +13,9 @@
  * value as the text tree shows it), calltrace.status (unwound|unfinished|exited|lost|unobserved),
  * calltrace.tail_call, calltrace.system_stack, calltrace.dur_below_ns (a
  * returned call's corrected duration too short to tell from none: what it
- * is below, the text's "< N"); a goroutine's root spans
+ * is below, the text's "< N"), calltrace.dur_max_ns (an unobserved
+ * call's, whose span ends at the event that showed it over: it lasted at
+ * most that, JSON's dur_max); a goroutine's root spans
  * calltrace.goroutine.parent_id and calltrace.goroutine.created_by ("F at
  * FILE:LINE", the `go` statement) when its creation was seen: attributes,
  * not links, as the creating span lies in another trace whose ids the
@@ -521,6 +523,10 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		add_int(x, "calltrace.context", c->context);
 	if (c->status != CT_CALL_RETURNED)
 		add_str(x, "calltrace.status", ct_status_name(c->status));
+	/* the span ends at the event that showed an unobserved call over: it
+	 * lasted at most that long (JSON's dur_max) */
+	if (c->status == CT_CALL_UNOBSERVED && c->end_bound)
+		add_int(x, "calltrace.dur_max_ns", (int64_t)ct_dur_max(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry));
 	if (c->status == CT_CALL_RETURNED) {
 		/* the span is as long as the corrected duration: where that is too
 		 * short to tell from none, what it is below (the text's "< N") */

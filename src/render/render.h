@@ -38,7 +38,16 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns);      /* the same, appended 
  * digits: the text's "< N" (ct_buf_duration_below), JSON/YAML's dur_below,
  * Chrome's and OTLP's too, by this one rule. */
 uint64_t ct_dur_below(uint64_t dur, uint64_t raw);
+/* What an unobserved call whose end a later event bounds (ct_call.end_bound)
+ * lasted at most: BOUND, the corrected time from its entry to that event
+ * (RAW measured), or where that is too short to tell from none, what it is
+ * below (ct_dur_below).  JSON/YAML's dur_max, the text's "<=N", Chrome's
+ * and OTLP's dur_max_ns: the same number. */
+uint64_t ct_dur_max(uint64_t bound, uint64_t raw);
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns); /* "< 0.590 us", as wide */
+/* "<=12.346 us": what an UNOBSERVED call with end_bound lasted at most,
+ * one character wider, over the blank before the duration column */
+void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns);
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
 /* Goroutine lineage: is O worth showing (a creator is known), and its text,
  * "created by main.main at main.go:42 in goroutine 1" (the file's base

@@ -53,7 +53,8 @@ struct block_hdr {
  * a varint length and the ids only where they change from the group's
  * previous packed line (a goroutine mostly stays on one thread), 144 MB;
  * with the function's number for its name, 114 MB. */
-enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16, LINE_BELOW = 32 };
+enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16, LINE_BELOW = 32, LINE_AT_MOST = 64 };
+#define LINE_NOTATION (LINE_BELOW | LINE_AT_MOST)
 
 /* The numbers of a LINE_PACKED line's prefix. */
 struct packed_prefix {
@@ -64,7 +65,9 @@ struct packed_prefix {
 	uint64_t dur;
 	bool with_func;
 	uint32_t func;
-	bool below; /* dur is what the duration is below (LINE_BELOW) */
+	/* how dur is shown: 0 a duration; LINE_BELOW what one is below
+	 * ("< N"); LINE_AT_MOST what an unobserved call lasted at most ("<=N") */
+	uint8_t notation;
 };
 
 /* A function's name as shown, and its length. */
@@ -195,7 +198,7 @@ static void emit(struct tree *tr, struct group *g)
 			const struct packed_prefix *pp = &tr->pp;
 			bool ids = !g->ids_set || g->ids_tid != pp->tid || g->ids_goid != pp->goid;
 			buf_u8(b, LINE_PACKED | (pp->with_dur ? LINE_DUR : 0) | (ids ? LINE_IDS : 0) |
-				      (pp->with_func ? LINE_FUNC : 0) | (pp->below ? LINE_BELOW : 0));
+				      (pp->with_func ? LINE_FUNC : 0) | pp->notation);
 			buf_uvar(b, tr->line.n);
 			if (ids) {
 				buf_uvar(b, pp->tid);
@@ -228,16 +231,19 @@ static const char *dur_color(const struct tree *tr, uint64_t ns)
 	return ns >= 1000000000ULL ? C_RED : ns >= 1000000ULL ? C_YELLOW : "";
 }
 
-/* A line's " 1.234 us [  tid]   goid |     " part, into B (BELOW: "< 1.234
- * us", a duration DUR is below). */
+/* A line's " 1.234 us [  tid]   goid |     " part, into B (NOTATION
+ * LINE_BELOW: "< 1.234 us", a duration DUR is below; LINE_AT_MOST:
+ * "<=1.234 us", at most DUR, not colored: no duration was measured). */
 static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_t goid, uint32_t depth, bool with_dur,
-			uint64_t dur, bool below)
+			uint64_t dur, uint8_t notation)
 {
-	if (with_dur) {
+	if (with_dur && notation == LINE_AT_MOST) {
+		ct_buf_duration_at_most(b, dur);
+	} else if (with_dur) {
 		const char *col = dur_color(tr, dur);
 		buf_put(b, " ", 1);
 		buf_cstr(b, col);
-		if (below)
+		if (notation == LINE_BELOW)
 			ct_buf_duration_below(b, dur);
 		else
 			ct_buf_duration(b, dur);
@@ -279,14 +285,14 @@ static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_
  * first group), else as the numbers its text is made of (LINE_PACKED),
  * made text when the group is copied out. */
 static void prefix(struct tree *tr, struct group *out, const struct ct_call *c, uint32_t tid, bool with_dur,
-		   uint64_t dur, bool below)
+		   uint64_t dur, uint8_t notation)
 {
 	if (!out || out->order == 0) {
-		prefix_text(tr, &tr->line, tid, c->goid, c->depth, with_dur, dur, below);
+		prefix_text(tr, &tr->line, tid, c->goid, c->depth, with_dur, dur, notation);
 		return;
 	}
 	tr->packed = true;
-	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0, below};
+	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0, notation};
 }
 
 /* A group's buffered lines (emit's encoding: P, N bytes of whole lines)
@@ -308,7 +314,7 @@ static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct pac
 			uint32_t func = kind & LINE_FUNC ? (uint32_t)rd_uvar(&r) : 0;
 			if (r.bad)
 				return;
-			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur, kind & LINE_BELOW);
+			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur, kind & LINE_NOTATION);
 			if (kind & LINE_FUNC)
 				put_func_name(tr, out, func);
 		}
@@ -368,7 +374,7 @@ static bool ret_text(struct tree *tr, const struct ct_call *c)
 
 static void print_open(struct tree *tr, struct group *out, const struct ct_call *c)
 {
-	prefix(tr, out, c, c->tid, false, 0, false);
+	prefix(tr, out, c, c->tid, false, 0, 0);
 	call_text(tr, c);
 	buf_cstr(&tr->line, c->tail ? " { /* tail call */" : " {");
 	emit(tr, out);
@@ -379,7 +385,13 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	const char *note = status_note(c);
 	bool returned = c->status == CT_CALL_RETURNED;
 	uint64_t dur = c->ts_exit - c->ts_entry, below = returned ? ct_dur_below(dur, c->raw_exit - c->raw_entry) : 0;
-	prefix(tr, out, c, c->exit_tid, returned, below ? below : dur, below != 0);
+	/* an unobserved call that a later event showed over: at most until
+	 * that event (its note still says the end was not observed) */
+	bool at_most = c->status == CT_CALL_UNOBSERVED && c->end_bound;
+	if (at_most)
+		dur = ct_dur_max(dur, c->raw_exit - c->raw_entry);
+	prefix(tr, out, c, c->exit_tid, returned || at_most, below ? below : dur,
+	       at_most ? LINE_AT_MOST : below ? LINE_BELOW : 0);
 	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
 	if (leaf) {
 		call_text(tr, c);

@@ -214,7 +214,8 @@ def _links_left():
 
 
 TEXT_LINE = re.compile(
-    r"^(?P<dur> +[0-9]+\.[0-9]{3} (?:us|ms| s| m| h)| +<[ 0-9][0-9]\.[0-9]{3} (?:us|ms| s)| +) \[ *(?P<tid>\d+)\](?: +(?P<gid>\d+|-))? \| (?P<indent> *)(?P<body>.*)$")
+    r"^(?P<dur> +[0-9]+\.[0-9]{3} (?:us|ms| s| m| h)| +<[ 0-9][0-9]\.[0-9]{3} (?:us|ms| s)"
+    r"|<=[ 0-9][0-9]\.[0-9]{3} (?:us|ms| s| m| h)| +) \[ *(?P<tid>\d+)\](?: +(?P<gid>\d+|-))? \| (?P<indent> *)(?P<body>.*)$")
 
 
 def parse_text_tree(text, names):

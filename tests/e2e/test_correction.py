@@ -109,7 +109,8 @@ def test_text_note_and_report():
     lines = p.stdout.splitlines()
     assert re.match(r"# durations corrected: calltrace's own time taken out \(estimated [\d.]+ us per probe hit, "
                     r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values; \"< N\": below a tenth "
-                    r"of what was taken out, too short to tell from none\); --raw: as measured$",
+                    r"of what was taken out, too short to tell from none; \"<=N\": a call whose end was not "
+                    r"observed, over before the event that showed it, at most N\); --raw: as measured$",
                     lines[1]), lines[:2]
     shown = sorted(line[:11] for line in lines[2:] if re.match(r"^ [ <0-9][ 0-9][0-9]\.[0-9]{3} (us|ms| s) \[", line))
     calls = [c for c in replay_json(out) if c["status"] == "returned"]

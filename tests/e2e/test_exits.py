@@ -8,11 +8,12 @@ deep down where the recovering frame resumes at a return site, a loop and
 jump tables landing on return sites, a longjmp out of calls in tail
 position, a signal handler, a call from a call site nobody planned."""
 import collections
+import json
 import os
 import re
 import subprocess
 
-from lib import CT, all_nodes, ct, fixture, record, record_chunks, replay_json, run, tmp, trees, uvar
+from lib import CT, TEXT_LINE, all_nodes, ct, fixture, record, record_chunks, replay_json, run, tmp, trees, uvar
 
 GO1 = {"GOMAXPROCS": "1"}  # goroutine ids repeat between runs
 
@@ -1709,3 +1710,108 @@ def test_virtual_methods_and_handler_tables_observed_from_their_callers():
             nxt = calls[i + 1]
             assert nxt["func"].endswith("::area") and nxt["depth"] == calls[i]["depth"] + 1 and nxt.get("tail"), \
                 (binary, calls[i], nxt)
+
+
+def check_unobserved_bounds(path):
+    """Each unobserved call of record PATH that a later event of its
+    goroutine/thread shows over says how long it lasted at most (dur_max),
+    dur and dur_raw staying null.  Under --raw dur_max is exactly from its
+    entry to an event of its goroutine that follows every call inside it
+    and precedes the next call at its level or above; corrected, it is no
+    more than that.  Returns how many calls had one."""
+    raw, corrected = replay_json(path, "--raw"), replay_json(path)
+    raw = [c for c in raw if "func" in c]
+    corrected = [c for c in corrected if "func" in c]
+    assert [(c["func"], c["status"]) for c in raw] == [(c["func"], c["status"]) for c in corrected]
+    p = ct("dump", "--events", path)
+    assert p.returncode == 0, p.stderr
+    ev_ts = collections.defaultdict(set)  # (pid, goid or tid) -> event times (ns since the start)
+    for line in p.stdout.splitlines():
+        f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+        if "ts" in f and "goid" in f:
+            ev_ts[(int(f["pid"]), int(f["goid"]) or -int(f["tid"]))].add(int(f["ts"]))
+    who = lambda c: (c["pid"], c["goid"] or -c["tid"])
+    bounded = 0
+    for i, (c, cc) in enumerate(zip(raw, corrected)):
+        if "dur_max" not in c:
+            assert "dur_max" not in cc, (c, cc)
+            if c["status"] == "unobserved":
+                # none only where nothing of its goroutine came after it
+                assert not any(t > c["ts"] for t in ev_ts[who(c)]), c
+            continue
+        assert c["status"] == "unobserved" and c["dur"] is None and c["dur_raw"] is None, c
+        assert cc["dur"] is None and cc["dur_raw"] is None and isinstance(cc["dur_max"], int), cc
+        bounded += 1
+        end = c["ts"] + c["dur_max"]
+        assert c["dur_max"] >= 0 and end in ev_ts[who(c)], (c, sorted(t for t in ev_ts[who(c)] if t > c["ts"])[:5])
+        later = [d for d in raw[i + 1:] if who(d) == who(c) and d.get("stack") == c.get("stack")]
+        nxt = next((k for k, d in enumerate(later) if d["depth"] <= c["depth"]), len(later))
+        assert all(d["ts"] <= end for d in later[:nxt]), (c, later[:nxt][-1:])  # calls inside it
+        assert nxt == len(later) or later[nxt]["ts"] >= end, (c, later[nxt])
+        assert 0 <= cc["dur_max"] <= c["dur_max"], (c, cc)
+    return bounded
+
+
+def test_unobserved_calls_say_how_long_they_lasted_at_most():
+    """An unobserved call's end is not seen, but the event that showed it
+    over is: it lasted at most until then (dur_max; the text's "<=N").  The
+    call in tail position whose caller began before -p attached ends at
+    that caller's return site; without interim RETs, the first calls from
+    call sites found while recording end at the next call at their level."""
+    prog = subprocess.Popen([fixture("go_core"), "tailwait", "5"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, **GO1))
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        out = tmp("exits-bound-tailwait.data")
+        rest = record_attached_then_go_on(prog, prog.pid, out, "-F", "main.*")
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+    assert rest == "tailwait 10\n", rest
+    assert check_unobserved_bounds(out) == 1
+    text = ct("replay", out)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert '"<=N": a call whose end was not observed' in lines[1], lines[1]
+    unobserved = [l for l in lines if "end not observed" in l]
+    assert len(unobserved) == 1 and re.match(r"<=[ \d]\d\.\d{3} (us|ms| s) \[", unobserved[0]), unobserved
+    funcs = ["main.(*slLeaf).build", "main.(*slInner).build"]
+    p, out = record([fixture("go_core"), "samelevel", "3"], "--no-interim", *sum((["-F", f] for f in funcs), []),
+                    out=tmp("exits-bound-samelevel.data"), env=GO1)
+    assert p.stdout == "samelevel 72\n", (p.stdout, p.stderr)
+    assert check_unobserved_bounds(out) >= 8
+
+
+def test_unobserved_bound_exact_on_a_written_record():
+    """A record written here: goroutine 2's calls of leaf from a call site
+    without an exit probe (CHECK events) end at the next call from there and
+    at work's RET, 2.5 and 1.5 us after their entries; goroutine 3's is
+    still open when the trace ends.  Every output gives the first two that
+    bound (no calibration: as measured), the text in goroutine 2's own
+    block (buffered apart from the first one's) and merged alike, and the
+    third none."""
+    import recfile as R
+    r = R.Record("go")
+    r.funcs(["main.work", "main.leaf"])
+    r.sites([(0, R.ENTRY), (0, R.RET), (1, 7)])  # 7: CHECK
+    ev = lambda site, ts, goid, key: dict(site=site, ts=ts, tid=7, goid=goid, key=key)
+    r.events([ev(0, 2000, 1, 100), ev(1, 3000, 1, 100),
+              ev(0, 4000, 2, 100), ev(2, 5000, 2, 150), ev(2, 7500, 2, 150), ev(1, 9000, 2, 100),
+              ev(2, 10000, 3, 50)])
+    path = r.write(tmp("unobserved_bound.data"))
+    calls = [(c["goid"], c["func"], c["status"], c["dur"], c.get("dur_max")) for c in replay_json(path)]
+    assert calls == [(1, "main.work", "returned", 1000, None), (2, "main.work", "returned", 5000, None),
+                     (2, "main.leaf", "unobserved", None, 2500), (2, "main.leaf", "unobserved", None, 1500),
+                     (3, "main.leaf", "unobserved", None, None)], calls
+    for flags in ([], ["--merge"]):
+        p = ct("replay", *flags, path)
+        assert p.returncode == 0, p.stderr
+        leaves = [l for l in p.stdout.splitlines() if "main.leaf(" in l]
+        assert [l.split(" [")[0] for l in leaves] == ["<= 2.500 us", "<= 1.500 us", " " * 11], (flags, leaves)
+        assert all(TEXT_LINE.match(l) and l.endswith("/* end not observed: it returns where no probe is */")
+                   for l in leaves), leaves
+    p = ct("dump", "--chrome", path)
+    assert p.returncode == 0, p.stderr
+    ends = [e["args"] for e in json.loads(p.stdout)["traceEvents"] if e.get("ph") == "E" and e["name"] == "main.leaf"]
+    assert ends == [{"status": "unobserved", "dur_max_ns": 2500}, {"status": "unobserved", "dur_max_ns": 1500},
+                    {"status": "unobserved"}], ends

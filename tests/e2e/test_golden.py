@@ -1,8 +1,9 @@
 """Golden outputs: the text tree and the JSON of a few fixture runs, so that
 a change of layout is seen as a diff.  Normalised the way uftrace's
 runtest.py does: of the text only what follows `|` (no durations, thread or
-goroutine ids), of the JSON no times and ids (ts, dur, dur_raw and
-dur_below, which is there or not by the run's timing); addresses read 0xADDR.
+goroutine ids), of the JSON no times and ids (ts, dur, dur_raw,
+dur_below, which is there or not by the run's timing, and an unobserved
+call's dur_max, a time); addresses read 0xADDR.
 
 After a deliberate change of the output, rewrite the files with
 CT_GOLDEN_UPDATE=1 python3 tests/run.py golden, and review the diff."""
@@ -40,7 +41,7 @@ def json_of(path):
     out = []
     for line in p.stdout.splitlines():
         call = json.loads(line)
-        for k in ("ts", "dur", "dur_raw", "dur_below", "pid", "tid", "goid"):
+        for k in ("ts", "dur", "dur_raw", "dur_below", "dur_max", "pid", "tid", "goid"):
             call.pop(k, None)
         out.append(ADDR.sub("0xADDR", json.dumps(call, sort_keys=True)) + "\n")
     return "".join(out)

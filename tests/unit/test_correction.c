@@ -294,3 +294,58 @@ TEST(correction_below_what_was_taken_out)
 	CHECK_EQ_U(b.n, strlen(below_text(ct_dur_below(0, 12340))));   /* the column stays aligned */
 	buf_free(&b);
 }
+
+/* An unobserved call's bound is corrected as a call ending at the event
+ * that showed it over would be: the hits inside the window (its own
+ * entry's end, a call inside it, that event's start) taken out, raw as
+ * measured. */
+TEST(correction_of_an_unobserved_calls_bound)
+{
+	enum { P_ENT, U_CHECK, C_ENT, C_RET, P_RET };
+	static const struct ct_file_site k[] = {
+		{P_ENT, 0x1000, 0, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+		{U_CHECK, 0x2004, 1, CT_SITE_CHECK, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+		{C_ENT, 0x3000, 2, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+		{C_RET, 0x3010, 2, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+		{P_RET, 0x1010, 0, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	};
+	/* P { U (no exit probe) { C } C }: the second C, at U's level,
+	 * shows U over */
+	static const struct {
+		uint32_t site;
+		uint64_t ts, key;
+	} evs[] = {{P_ENT, 100000, 100}, {U_CHECK, 110000, 120}, {C_ENT, 120000, 130}, {C_RET, 130000, 130},
+		   {C_ENT, 150000, 120},  {C_RET, 160000, 120},   {P_RET, 200000, 100}};
+	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5 check=1300", &c));
+	for (int corrected = 0; corrected < 2; corrected++) {
+		struct ct_recon *r = ct_recon_new(k, 5, true, &ops, NULL);
+		if (corrected)
+			ct_recon_set_costs(r, &c);
+		ngot = 0;
+		for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+			struct ct_rec_event ev = {0};
+			ev.goid = 1;
+			ev.pid = ev.tid = 7;
+			ev.key = evs[i].key;
+			ev.site = evs[i].site;
+			ev.kind = k[evs[i].site].kind;
+			ev.ts = evs[i].ts;
+			ct_recon_event(r, &ev);
+		}
+		ct_recon_finish(r, 300000);
+		ct_recon_free(r);
+		CHECK_EQ_U(ngot, 4);
+		const struct ct_call *u = &got[1];
+		CHECK(u->func == 1 && u->status == CT_CALL_UNOBSERVED && u->end_bound);
+		CHECK_EQ_U(u->raw_exit - u->raw_entry, 150000 - 110000);
+		/* corrected: less the CHECK's end (1300 less its start, 500 +
+		 * 300 for the lookup), C's two whole emulated hits, and the
+		 * revealing entry's start (half an emulated hit) */
+		CHECK_EQ_U(u->ts_exit - u->ts_entry, corrected ? 40000 - 500 - 2 * 1000 - 500 : 40000);
+		/* as the second C's entry on the same clock: U ended before it */
+		CHECK_EQ_U(u->ts_exit, got[2].ts_entry);
+		CHECK(!got[0].end_bound && !got[2].end_bound && !got[3].end_bound);
+	}
+}

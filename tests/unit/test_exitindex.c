@@ -18,7 +18,7 @@
 
 enum { F_MAIN, F_WORK, F_LEAF, F_TAILEE, NF };
 enum { S_MAIN_ENT, S_MAIN_RET, S_WORK_ENT, S_WORK_RET, S_LEAF_ENT, S_LEAF_RET, S_TAILEE_ENT, S_TAILEE_RET,
-       S_GOEXIT, NS };
+       S_GOEXIT, S_LEAF_CHECK, NS };
 
 static struct ct_file_func xfuncs[NF] = {
 	{0, "main.main", 0x401000, 0x100, 1},
@@ -32,6 +32,8 @@ static const struct ct_file_site xsites[NS] = {
 	{4, 0x401204, F_LEAF, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},   {5, 0x4012f0, F_LEAF, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{6, 0x401304, F_TAILEE, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0}, {7, 0x4013f0, F_TAILEE, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 	{8, 0x402000, CT_NOFUNC, CT_SITE_GOEXIT, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
+	/* a leaf's entry from a call site without an exit probe: unobserved */
+	{9, 0x401208, F_LEAF, CT_SITE_CHECK, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 };
 
 static struct ct_writer *W;
@@ -78,7 +80,7 @@ static bool same_entry(const struct ct_call *w, const struct ct_call *c)
 	       w->depth == c->depth && w->status == c->status && w->tail == c->tail && w->sysstack == c->sysstack &&
 	       w->context == c->context && w->leaf == c->leaf && w->unplanned == c->unplanned &&
 	       w->indirect == c->indirect && w->entry_site == c->entry_site && w->exit_site == c->exit_site &&
-	       w->spill_site == c->spill_site &&
+	       w->spill_site == c->spill_site && w->end_bound == c->end_bound &&
 	       (uintptr_t)w->origin == (c->origin ? (uintptr_t)c->origin->goid + 1 : 0);
 }
 
@@ -99,6 +101,7 @@ static void direct_exit(void *ctx, const struct ct_call *c)
 	e->leaf = c->leaf;
 	e->exit_site = c->exit_site;
 	e->raw_exit = c->raw_exit;
+	e->end_bound = c->end_bound;
 }
 
 static void direct_spawn(void *ctx, const struct ct_goroutine_origin *o)
@@ -131,7 +134,8 @@ static void indexed_enter(void *ctx, const struct ct_call *c)
 	const struct ct_exit_info *w = c->seq < ix->d->n ? &ix->d->v[c->seq] : NULL;
 	if (ix->bad == UINT64_MAX && (!w || e->ts_exit != w->ts_exit || e->exit_tid != w->exit_tid ||
 				      e->status != w->status || e->leaf != w->leaf || e->exit_site != w->exit_site ||
-				      e->raw_exit != w->raw_exit || !same_entry(&ix->d->calls[c->seq], c)))
+				      e->raw_exit != w->raw_exit || e->end_bound != w->end_bound ||
+				      !same_entry(&ix->d->calls[c->seq], c)))
 		ix->bad = c->seq;
 	/* asked for another call, or outside its enter: nothing */
 	if (ct_exitindex_get(ix->x, c->seq + 1, NULL)->status != CT_CALL_OPEN)
@@ -144,6 +148,9 @@ static void indexed_exit(void *ctx, const struct ct_call *c)
 	next_callback(ix, c->seq << 2 | 1);
 	if (ct_exitindex_get(ix->x, c->seq, NULL)->status != CT_CALL_OPEN)
 		ix->misordered++;
+	/* an exit held back (spilled, under -t) says the same of its bound */
+	if (ix->bad == UINT64_MAX && c->seq < ix->d->n && c->end_bound != ix->d->v[c->seq].end_bound)
+		ix->bad = c->seq;
 }
 
 static void indexed_spawn(void *ctx, const struct ct_goroutine_origin *o)
@@ -179,6 +186,7 @@ static int write_big(const char *path, int nwork)
 		return -1;
 	put(1, 1, 100, S_MAIN_ENT);  /* seq 0: open across the whole trace */
 	put(2, 2, 100, S_WORK_ENT);  /* seq 1: never returns -> unfinished */
+	put(2, 2, 200, S_LEAF_CHECK); /* seq 2: open at the end, unobserved: no bound */
 	uint32_t tid = 1;
 	for (int i = 0; i < nwork; i++) {
 		if (i % 1000 == 999)
@@ -210,6 +218,10 @@ static int write_big(const char *path, int nwork)
 		case 6: /* a C thread */
 			put(7, 0, CT_C_KEY_BASE - 0x7ffd000, S_LEAF_ENT);
 			put(7, 0, CT_C_KEY_BASE - 0x7ffd000, S_LEAF_RET);
+			put(tid, 1, 200, S_WORK_RET);
+			break;
+		case 7: /* a leaf without an exit probe: unobserved, work's RET its bound */
+			put(tid, 1, 300, S_LEAF_CHECK);
 			put(tid, 1, 200, S_WORK_RET);
 			break;
 		default:
@@ -247,10 +259,10 @@ static void check_index(const char *path, uint64_t min_calls, uint8_t status1)
 	struct ct_recon_ops count_ops = {NULL, NULL, NULL, NULL};
 	struct ct_recon_stats st = ct_recon_run(&t, &count_ops, NULL);
 	printf("# exitindex: %" PRIu64 " calls (%" PRIu64 " returned, %" PRIu64 " unwound, %" PRIu64
-	       " unfinished, %" PRIu64 " tails)\n",
-	       st.calls, st.returned, st.unwound, st.unfinished, st.tails);
+	       " unfinished, %" PRIu64 " unobserved, %" PRIu64 " tails)\n",
+	       st.calls, st.returned, st.unwound, st.unfinished, st.unobserved, st.tails);
 	CHECK(st.calls >= min_calls);
-	CHECK_EQ_U(st.calls, st.returned + st.unwound + st.unfinished);
+	CHECK_EQ_U(st.calls, st.returned + st.unwound + st.unfinished + st.unobserved);
 	struct direct d = {xcalloc(st.calls, sizeof(struct ct_exit_info)), xcalloc(st.calls, sizeof(struct ct_call)),
 			   st.calls, 0, {0}};
 	struct ct_recon_ops ops = {direct_enter, direct_exit, NULL, direct_spawn};
@@ -280,6 +292,15 @@ static void check_index(const char *path, uint64_t min_calls, uint8_t status1)
 	/* The ones that outlived the window. */
 	CHECK_EQ_U(d.v[0].status, CT_CALL_RETURNED);
 	CHECK_EQ_U(d.v[1].status, status1);
+	if (status1 == CT_CALL_UNFINISHED) {
+		/* write_big's: unobserved calls with a bound and one without
+		 * went through the index (its spill file) as they ended */
+		CHECK(d.v[2].status == CT_CALL_UNOBSERVED && !d.v[2].end_bound);
+		uint64_t bounded = 0;
+		for (uint64_t k = 0; k < d.n; k++)
+			bounded += d.v[k].end_bound;
+		CHECK(bounded > 0 && bounded == st.unobserved - 1);
+	}
 	CT_VEC_FREE(d.order);
 	free(d.v);
 	free(d.calls);

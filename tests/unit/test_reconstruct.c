@@ -1591,6 +1591,7 @@ TEST(recon_unplanned_call_open_at_the_end_is_unobserved)
 		}
 		NREC(4);
 		EXP_EXIT(2, FC, 1, CT_CALL_UNOBSERVED, 1, 110, 300, false, true);
+		CHECK(!col.v[2].c.end_bound); /* no event showed it over: no bound */
 		EXP_EXIT(3, FA, 0, end ? UNF : CT_CALL_EXITED, 0, 100, 300, false, false);
 		ct_recon_free(r);
 	}
@@ -1789,6 +1790,81 @@ TEST(recon_recovered_panic_resumes_at_a_return_site)
 	cevf(r, 120, 5, 7, 112, C_B_EXIT1, 0);
 	NREC(3);
 	EXP_EXIT(2, FB, 1, RET, 1, 110, 120, false, true);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* The exit callback of call SEQ among those collected (NULL: none). */
+static const struct ct_call *exit_of_seq(uint64_t seq)
+{
+	for (size_t i = 0; i < col.n; i++)
+		if (col.v[i].type == 'X' && col.v[i].c.seq == seq)
+			return &col.v[i].c;
+	return NULL;
+}
+
+/* An unobserved call that a later event showed over is bounded by that
+ * event: end_bound, ts_exit its time -- the first event not deeper (with
+ * the call in tail position in it, which ends with it), a deeper one
+ * whose hit found the return address slot overwritten (with the call that
+ * was open inside it), a shallower call's exit for a call in tail position
+ * whose caller began before the trace.  Not one that went on past its
+ * tail jump into untraced code (its end came after the jump), nor any
+ * other call (one still open at its thread's or the trace's end:
+ * recon_unplanned_call_open_at_the_end_is_unobserved). */
+TEST(recon_unobserved_end_bound)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 115, 5, 7, 132, C_C_CALL_TP, 0);
+	cevf(r, 130, 5, 7, 112, C_B_CALL1, 0); /* back at A's level */
+	cevf(r, 140, 5, 7, 112, C_B_EXIT1, 0);
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	for (uint64_t seq = 1; seq <= 2; seq++) {
+		const struct ct_call *c = exit_of_seq(seq);
+		CHECK(c && c->status == CT_CALL_UNOBSERVED && c->end_bound);
+		CHECK_EQ_U(c->ts_exit, 130);
+	}
+	CHECK(!exit_of_seq(0)->end_bound && !exit_of_seq(3)->end_bound);
+	ct_recon_free(r);
+
+	r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 120, C_C_CHECK, 0);
+	cevf(r, 115, 5, 7, 132, C_B_CALL1, 0); /* inside it, its end not seen */
+	cevf(r, 130, 5, 7, 152, C_B_CALL1, CT_EV_UNOBSERVED_DONE);
+	cevf(r, 140, 5, 7, 152, C_B_EXIT1, 0);
+	ct_recon_finish(r, 300);
+	const struct ct_call *c = exit_of_seq(1), *in = exit_of_seq(2);
+	CHECK(c && c->status == CT_CALL_UNOBSERVED && c->end_bound && c->ts_exit == 130);
+	CHECK(in && in->status == CT_CALL_UNOBSERVED && in->end_bound && in->ts_exit == 130);
+	CHECK(!exit_of_seq(3)->end_bound && exit_of_seq(3)->status == RET);
+	CHECK(!exit_of_seq(0)->end_bound && exit_of_seq(0)->status == UNF);
+	ct_recon_free(r);
+
+	/* C in tail position in B, entered before the trace: B's exit */
+	r = new_crecon(false);
+	cev(r, 120, 132, C_C_CALL_TP);
+	cev(r, 130, 112, C_B_EXIT1);
+	c = exit_of_seq(0);
+	CHECK(c && c->status == CT_CALL_UNOBSERVED && c->end_bound && c->ts_exit == 130);
+	ct_recon_free(r);
+
+	col_reset();
+	/* (open at the process's end, or the trace's: no bound, in
+	 * recon_unplanned_call_open_at_the_end_is_unobserved) */
+
+	/* A's jump to untraced code returns where no probe is: it ended after
+	 * the jump, not before it */
+	r = new_recon(false);
+	ev(r, 90, 0, 1, 5, S_D_ENT);
+	ev(r, 100, 0, 1, 10, S_A_ENT);
+	ev_unwatched(r, 105, 10, S_A_TAIL_OUT);
+	ev(r, 120, 0, 1, 40, S_C_ENT);
+	c = exit_of_seq(1);
+	CHECK(c && c->status == CT_CALL_UNOBSERVED && !c->end_bound);
 	ct_recon_free(r);
 	col_reset();
 }
