@@ -343,6 +343,97 @@ static void exit_order(char *out, size_t n)
 			at += (size_t)snprintf(out + at, n - at, "%s%u", at ? " " : "", seen.v[i].func);
 }
 
+/* A hit of goroutine GOID (0: the thread's own) of a Go program. */
+static void ghit(struct ct_recon *r, uint32_t site, uint64_t goid, uint64_t key, uint16_t flags)
+{
+	struct ct_rec_event e = {0};
+	e.ts = ++now;
+	e.pid = e.tid = 7;
+	e.goid = goid;
+	e.key = key;
+	e.site = site;
+	e.kind = ssites[site].kind;
+	e.flags = flags;
+	ct_recon_event(r, &e);
+}
+
+static struct ct_recon *start_go(void)
+{
+	struct ct_recon *r = start();
+	ct_recon_free(r);
+	return ct_recon_new(ssites, 2 * SNF, true, &ops, NULL);
+}
+
+TEST(recon_go_signal_handler_nests_under_the_goroutine)
+{
+	/* Go's handler on the gsignal stack (reconstruct.c "A Go thread's
+	 * signal handler"): runtime.sigtrampgo (2) and sighandler (3), keyed
+	 * from the signal stack's top, smaller keys than the goroutine's */
+	struct ct_recon *r = start_go();
+	ghit(r, ENT(0), 5, 0x100, 0);
+	ghit(r, ENT(1), 5, 0x200, 0);
+	ghit(r, ENT(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(3), 5, 0x80, CT_EV_ALTSTACK);
+	ghit(r, RET(3), 5, 0x80, CT_EV_ALTSTACK);
+	ghit(r, RET(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(4), 5, 0x300, 0);
+	ghit(r, RET(4), 5, 0x300, 0);
+	ghit(r, RET(1), 5, 0x200, 0);
+	ghit(r, RET(0), 5, 0x100, 0);
+	ct_recon_finish(r, 1000);
+	for (uint32_t f = 0; f < 5; f++) {
+		const struct seen *x = exit_of(f);
+		CHECK(x != NULL);
+		CHECK_EQ_U(x->status, CT_CALL_RETURNED);
+		CHECK_EQ_U(x->depth, f < 4 ? f : 2);
+		CHECK_EQ_U(x->goid, 5);
+	}
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 1);
+	ct_recon_free(r);
+
+	/* a handler whose end was not seen: unwound at the thread's next hit
+	 * off the signal stack; a handler on an idle thread (no goroutine) is
+	 * the thread's, at depth 0 */
+	r = start_go();
+	ghit(r, ENT(0), 5, 0x100, 0);
+	ghit(r, ENT(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(1), 5, 0x200, 0);
+	ghit(r, RET(1), 5, 0x200, 0);
+	ghit(r, ENT(3), 0, 0x40, CT_EV_ALTSTACK);
+	ghit(r, RET(3), 0, 0x40, CT_EV_ALTSTACK);
+	ghit(r, RET(0), 5, 0x100, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(2)->depth, 1);
+	CHECK_EQ_U(exit_of(1)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(1)->depth, 1);
+	CHECK_EQ_U(exit_of(3)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(3)->depth, 0);
+	CHECK_EQ_U(exit_of(3)->goid, 0);
+	CHECK_EQ_U(exit_of(0)->status, CT_CALL_RETURNED);
+	ct_recon_free(r);
+
+	/* a trace or thread that ends inside a handler: its frames end first */
+	for (int thread_ends = 0; thread_ends < 2; thread_ends++) {
+		r = start_go();
+		ghit(r, ENT(0), 0, 0x100, 0);
+		ghit(r, ENT(1), 0, 0x200, 0);
+		ghit(r, ENT(2), 0, 0x40, CT_EV_ALTSTACK);
+		ghit(r, ENT(3), 0, 0x80, CT_EV_ALTSTACK);
+		if (thread_ends)
+			proc(r, CT_PROC_THREAD_EXIT, 7, 7, 0, ++now);
+		ct_recon_finish(r, 1000);
+		char order[64];
+		exit_order(order, sizeof(order));
+		CHECK_STR(order, "3 2 1 0");
+		CHECK_EQ_U(exit_of(3)->depth, 3);
+		CHECK_EQ_U(exit_of(3)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
+		ct_recon_free(r);
+	}
+	CT_VEC_FREE(seen);
+}
+
+
 TEST(recon_frames_open_in_a_handler_end_innermost_first)
 {
 	/* A trace that ends (or a thread that ends) inside a handler: the
