@@ -4,6 +4,7 @@ to 1.27 (fetched from the npm registry, pinned and checksummed, by
 tests/fixtures/real/fetch.sh), and a process in another mount namespace.
 Each must list, record a correct tree with the right goroutine ids, and run
 with its output and exit status unchanged."""
+import collections
 import os
 import re
 import shutil
@@ -611,6 +612,28 @@ def test_first_calls_through_compiler_wrappers_end_at_interim_rets():
     assert len(status["auto"]) == len(status["ret"]) == len(status["lean"]) > 50, status
     assert set(status["auto"]) == set(status["ret"]) == {"returned"}, status
     assert "unobserved" in status["lean"], status["lean"]
+
+
+def test_exit_that_is_a_wrappers_last_call_is_probed():
+    """Go 1.26's runtime.call16 (reflectcall's frame for the called
+    function; lefthook --help runs text/template methods through it) calls
+    spillArgs, then callRet last: callRet's calls end where call16 returns
+    to (via), and spillArgs's exit is the instruction calling callRet.  That
+    exit was left to callRet's CHECK, which looks a call made last by a
+    wrapper up again from where the wrapper returns to and sends that entry:
+    spillArgs never ended, callRet's entry unwound it, every time."""
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
+    sel = ["-F", "runtime.spillArgs", "-F", "callRet"]
+    counts = {}
+    for mode in ("auto", "ret"):
+        p, out = record([path, "--help"], "--exit=" + mode, *sel, out=tmp("spillargs-%s.data" % mode), check=False)
+        assert p.returncode == 0, p.stderr
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert {c["status"] for c in calls} == {"returned"}, (mode, collections.Counter(
+            (c["func"], c["status"]) for c in calls))
+        assert not [c for c in calls if c.get("tail")], mode
+        counts[mode] = collections.Counter(c["func"] for c in calls)
+    assert counts["auto"] == counts["ret"] and counts["auto"]["runtime.spillArgs"] > 10, counts
 
 
 def info_stat(path, key):
