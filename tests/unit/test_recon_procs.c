@@ -271,16 +271,30 @@ static struct ct_recon *start(void)
 
 static uint64_t now;
 
-static void hit(struct ct_recon *r, uint32_t site, uint64_t key, uint16_t flags)
+/* A hit of thread 7 (in a Go program: of goroutine GOID, 0 the thread's own). */
+static void ghit(struct ct_recon *r, uint32_t site, uint64_t goid, uint64_t key, uint16_t flags)
 {
 	struct ct_rec_event e = {0};
 	e.ts = ++now;
 	e.pid = e.tid = 7;
+	e.goid = goid;
 	e.key = key;
 	e.site = site;
 	e.kind = ssites[site].kind;
 	e.flags = flags;
 	ct_recon_event(r, &e);
+}
+
+static void hit(struct ct_recon *r, uint32_t site, uint64_t key, uint16_t flags)
+{
+	ghit(r, site, 0, key, flags);
+}
+
+static struct ct_recon *start_go(void)
+{
+	struct ct_recon *r = start();
+	ct_recon_free(r);
+	return ct_recon_new(ssites, 2 * SNF, true, &ops, NULL);
 }
 
 /* The exit record of FUNC: its depth, context and status. */
@@ -343,27 +357,6 @@ static void exit_order(char *out, size_t n)
 			at += (size_t)snprintf(out + at, n - at, "%s%u", at ? " " : "", seen.v[i].func);
 }
 
-/* A hit of goroutine GOID (0: the thread's own) of a Go program. */
-static void ghit(struct ct_recon *r, uint32_t site, uint64_t goid, uint64_t key, uint16_t flags)
-{
-	struct ct_rec_event e = {0};
-	e.ts = ++now;
-	e.pid = e.tid = 7;
-	e.goid = goid;
-	e.key = key;
-	e.site = site;
-	e.kind = ssites[site].kind;
-	e.flags = flags;
-	ct_recon_event(r, &e);
-}
-
-static struct ct_recon *start_go(void)
-{
-	struct ct_recon *r = start();
-	ct_recon_free(r);
-	return ct_recon_new(ssites, 2 * SNF, true, &ops, NULL);
-}
-
 TEST(recon_go_signal_handler_nests_under_the_goroutine)
 {
 	/* Go's handler on the gsignal stack (reconstruct.c "A Go thread's
@@ -412,24 +405,6 @@ TEST(recon_go_signal_handler_nests_under_the_goroutine)
 	CHECK_EQ_U(exit_of(3)->goid, 0);
 	CHECK_EQ_U(exit_of(0)->status, CT_CALL_RETURNED);
 	ct_recon_free(r);
-
-	/* a trace or thread that ends inside a handler: its frames end first */
-	for (int thread_ends = 0; thread_ends < 2; thread_ends++) {
-		r = start_go();
-		ghit(r, ENT(0), 0, 0x100, 0);
-		ghit(r, ENT(1), 0, 0x200, 0);
-		ghit(r, ENT(2), 0, 0x40, CT_EV_ALTSTACK);
-		ghit(r, ENT(3), 0, 0x80, CT_EV_ALTSTACK);
-		if (thread_ends)
-			proc(r, CT_PROC_THREAD_EXIT, 7, 7, 0, ++now);
-		ct_recon_finish(r, 1000);
-		char order[64];
-		exit_order(order, sizeof(order));
-		CHECK_STR(order, "3 2 1 0");
-		CHECK_EQ_U(exit_of(3)->depth, 3);
-		CHECK_EQ_U(exit_of(3)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
-		ct_recon_free(r);
-	}
 	CT_VEC_FREE(seen);
 }
 
@@ -439,9 +414,11 @@ TEST(recon_frames_open_in_a_handler_end_innermost_first)
 	/* A trace that ends (or a thread that ends) inside a handler: the
 	 * handler's frames end before the frames it interrupted, as each
 	 * renderer expects of one thread (the filter and the text tree kept
-	 * the interrupted call's freed arguments, found by the fuzzer). */
-	for (int thread_ends = 0; thread_ends < 2; thread_ends++) {
-		struct ct_recon *r = start();
+	 * the interrupted call's freed arguments, found by the fuzzer).  So
+	 * do a Go thread's (go_signal_stack). */
+	for (int run = 0; run < 4; run++) {
+		int thread_ends = run & 1, go = run >> 1;
+		struct ct_recon *r = go ? start_go() : start();
 		hit(r, ENT(0), K, 0);
 		hit(r, ENT(1), K + 0x100, 0);
 		hit(r, ENT(2), K + 0x40, CT_EV_ALTSTACK);
@@ -452,6 +429,7 @@ TEST(recon_frames_open_in_a_handler_end_innermost_first)
 		char order[64];
 		exit_order(order, sizeof(order));
 		CHECK_STR(order, "3 2 1 0");
+		CHECK_EQ_U(exit_of(3)->depth, 3);
 		CHECK_EQ_U(exit_of(3)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
 		CHECK_EQ_U(exit_of(0)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
 		ct_recon_free(r);
