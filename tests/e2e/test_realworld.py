@@ -125,6 +125,24 @@ def test_cgo_trees_and_goroutines():
             name
 
 
+def test_cgo_runtime_entry_and_g_setters_are_not_traced():
+    """A cgo program's runtime code named without its package (static in
+    the runtime's assembly since Go 1.17) is kept from probes as the
+    runtime.* names are: setg_gcc sets g between its entry and its RET (it
+    ended unwound, its RET on another stack), gogo jumps to a goroutine's
+    stack, and Go's own `main` jumps to rt0_go and never returns (with
+    --exit=ret its jump ended it as returned)."""
+    path = fixture("realworld_cgo")
+    for name in ("setg_gcc", "gogo", "main"):
+        p = ct("list", path, name)
+        assert p.returncode != 0 and p.stderr.strip() == \
+            f"calltrace: {name} switches stacks or runs without a goroutine; it cannot be traced", (name, p.stderr)
+    p, out = record([path], "--exit=ret", "-F", "*", out=tmp("cgo-all.data"), check=False)
+    assert p.returncode == 3 and p.stdout == "result 618\ngoroutine 242\n", (p.returncode, p.stdout, p.stderr)
+    funcs = {c["func"] for c in replay_json(out) if c.get("func")}
+    assert "runtime.mstart1" in funcs and not funcs & {"setg_gcc", "gogo", "main"}, sorted(funcs)[:20]
+
+
 # ---------------------------------------------------------------------------
 # gccgo
 
