@@ -1498,6 +1498,13 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 					h->flags |= CT_EV_SYSSTACK;
 			}
 		}
+		/* A thread's own code on g0, for no goroutine: keyed as C
+		 * code is, whose frames may be below it on the same stack
+		 * (a cgo thread's threadentry, _start), set up before g was:
+		 * keyed from g0's stack.hi instead, they seemed to return
+		 * into a frame far above them and unwound those. */
+		if (!h->goid)
+			h->key = CT_C_KEY_BASE - sp;
 		/* On the signal stack (the M's gsignal stack, which Go gives
 		 * sigaltstack): a signal handler, whatever g says.
 		 * runtime.sigtrampgo enters with the interrupted g (R14 or

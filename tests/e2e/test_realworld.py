@@ -137,10 +137,18 @@ def test_cgo_runtime_entry_and_g_setters_are_not_traced():
         p = ct("list", path, name)
         assert p.returncode != 0 and p.stderr.strip() == \
             f"calltrace: {name} switches stacks or runs without a goroutine; it cannot be traced", (name, p.stderr)
-    p, out = record([path], "--exit=ret", "-F", "*", out=tmp("cgo-all.data"), check=False)
-    assert p.returncode == 3 and p.stdout == "result 618\ngoroutine 242\n", (p.returncode, p.stdout, p.stderr)
-    funcs = {c["func"] for c in replay_json(out) if c.get("func")}
-    assert "runtime.mstart1" in funcs and not funcs & {"setg_gcc", "gogo", "main"}, sorted(funcs)[:20]
+    for mode in ("auto", "ret"):
+        p, out = record([path], "--exit=" + mode, "-F", "*", out=tmp("cgo-all.data"), check=False)
+        assert p.returncode == 3 and p.stdout == "result 618\ngoroutine 242\n", (p.returncode, p.stdout, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        funcs = {c["func"] for c in calls}
+        assert "runtime.mstart1" in funcs and not funcs & {"setg_gcc", "gogo", "main"}, sorted(funcs)[:20]
+        # A cgo thread starts in C (threadentry), which never returns:
+        # the runtime's frames on g0 above it, keyed as C's, nest in it
+        # (keyed from g0's stack.hi, they unwound it)
+        roots = [r for rs in trees(calls).values() for r in rs if r.func == "threadentry"]
+        assert roots and all(r.call["status"] == "exited" and r.children[0].func == "runtime.mstart1"
+                             for r in roots), (mode, [(r.call["status"], r.shape()[:80]) for r in roots])
 
 
 # ---------------------------------------------------------------------------
