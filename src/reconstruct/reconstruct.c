@@ -754,7 +754,15 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	 * key jumped to: a tail call, as an entry there is (on_entry) */
 	if (s->f.n && callee_entry(ev, &r->sites[ev->site])) {
 		struct frame *top = &s->f.v[s->f.n - 1];
-		if (top->c.key == ev->key && top->tail_pending) {
+		/* ... and the call a wrapper made last, keyed as the wrapper's
+		 * frame (via), whose call instruction is the one the open call
+		 * at the key came from: the open call went on into that
+		 * wrapper (Go 1.26's reflectcall jumps to runtime.call16,
+		 * which calls callRet last) -- its exit probe would have seen
+		 * it end before that instruction ran again */
+		if (top->c.key == ev->key && (top->tail_pending ||
+					      (!top->no_exit && top->c.func != func && top->losses == r->losses &&
+					       top->c.entry_site != ev->site && same_call(r, top->c.entry_site, ev->site)))) {
 			top->tail_pending = false;
 			r->st.tails++;
 			push_frame(r, s, ev, func, true);

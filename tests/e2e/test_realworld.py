@@ -660,6 +660,16 @@ def test_exit_that_is_a_wrappers_last_call_is_probed():
         assert not [c for c in calls if c.get("tail")], mode
         counts[mode] = collections.Counter(c["func"] for c in calls)
     assert counts["auto"] == counts["ret"] and counts["auto"]["runtime.spillArgs"] > 10, counts
+    # reflectcall (its ABI wrapper's call of it is where call16 returns
+    # to): callRet's call, keyed as call16's frame, is reflectcall's going
+    # on, not the end of it (it was unwound there).  (--exit=ret sees no
+    # end of it: it leaves by an indirect jump, to untraced code.)
+    p, out = record([path, "--help"], "-F", "runtime.reflectcall", *sel, out=tmp("reflectcall.data"), check=False)
+    assert p.returncode == 0, p.stderr
+    calls = [c for c in replay_json(out) if c.get("func")]
+    assert {c["status"] for c in calls} == {"returned"}, collections.Counter((c["func"], c["status"]) for c in calls)
+    shapes = collections.Counter(r.shape() for rs in trees(calls).values() for r in rs)
+    assert shapes == {"runtime.reflectcall(runtime.spillArgs,callRet)": counts["auto"]["callRet"]}, shapes
 
 
 def info_stat(path, key):
