@@ -561,6 +561,13 @@ void ct_plan_merge_exits_into_checks(struct ct_plan *p)
 		struct ct_plan_site *call = &p->sites.v[pc->site];
 		if (call->kind != CT_SITE_CALL || !(call->flags & CT_SITEF_ATCHECK) || call->next != CT_NOSITE)
 			continue;
+		/* A call a wrapper makes last (via): the CHECK looks it up
+		 * again from where the wrapper returns to, and sends that
+		 * entry, never this one -- the exits chained here would never
+		 * be seen (Go 1.26's runtime.call16: spillArgs, whose exit is
+		 * the call of callRet, unwound by it every time). */
+		if (pc->via)
+			continue;
 		size_t head1 = (size_t)(uintptr_t)map_get(&probe_at, call->addr);
 		bool values;
 		if (!head1 || !only_exits(p, (uint32_t)(head1 - 1), &values))

@@ -1498,6 +1498,27 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 					h->flags |= CT_EV_SYSSTACK;
 			}
 		}
+		/* A thread's own code on g0, for no goroutine: keyed as C
+		 * code is, whose frames may be below it on the same stack
+		 * (a cgo thread's threadentry, _start), set up before g was:
+		 * keyed from g0's stack.hi instead, they seemed to return
+		 * into a frame far above them and unwound those. */
+		if (!h->goid)
+			h->key = CT_C_KEY_BASE - sp;
+		/* On the signal stack (the M's gsignal stack, which Go gives
+		 * sigaltstack): a signal handler, whatever g says.
+		 * runtime.sigtrampgo enters with the interrupted g (R14 or
+		 * TLS) and calls setg(gsignal) partway, so its entry and RET
+		 * were keyed from one g's stack and its calls from another's
+		 * (its calls unwound it).  Keyed from the signal stack's top,
+		 * and all for the M's goroutine (the interrupted g's, or
+		 * gsignal's m.curg: the same one, without telling whether it
+		 * ran on g0 for it), they nest in one stack. */
+		struct task_struct *t = bpf_get_current_task_btf();
+		if (sp - t->sas_ss_sp < t->sas_ss_size) {
+			h->key = t->sas_ss_sp + t->sas_ss_size - sp;
+			h->flags = (h->flags & ~CT_EV_SYSSTACK) | CT_EV_ALTSTACK;
+		}
 	} else {
 		h->key = CT_C_KEY_BASE - sp;
 		/* On the alternate signal stack (a handler): its keys come from

@@ -270,7 +270,8 @@ struct ct_bin_config {
 struct ct_event {
 	__u64 ts;   /* bpf_ktime_get_ns() */
 	__u64 goid; /* goroutine id; 0 = not a goroutine (C thread or g0) */
-	__u64 key;  /* frame key: g.stack.hi - SP (Go), CT_C_KEY_BASE - SP (C) */
+	__u64 key;  /* frame key: g.stack.hi - SP (Go), CT_C_KEY_BASE - SP (C, and Go on
+		       g0 for no goroutine), sigaltstack top - SP (CT_EV_ALTSTACK, Go) */
 	__u32 pid;  /* tgid */
 	__u32 tid;
 	__u32 site; /* site id from the cookie */

@@ -51,6 +51,7 @@ struct stack {
 	 * interrupted), and the depth its frames start at (under that frame) */
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
+	bool go_signal; /* a Go thread's signal handler (go_signal_stack) */
 	/* its frames with no_exit set: close_unplanned has nothing to close
 	 * without one (its walk down the tail-position frames of a deep
 	 * recursion was ~4% of report's time) */
@@ -76,6 +77,7 @@ struct ct_recon {
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
 	struct ct_map threads; /* C thread key -> struct thread_stacks * */
+	size_t go_signal_stacks; /* go_signal_stack's, open */
 	struct ct_recent recent; /* the stacks of the last events, by key */
 	struct ct_map seen;   /* thread keys seen (value: pid + 1), for st.threads; an
 				 ended goroutine, thread or process is forgotten */
@@ -776,7 +778,15 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	 * key jumped to: a tail call, as an entry there is (on_entry) */
 	if (s->f.n && callee_entry(ev, &r->sites[ev->site])) {
 		struct frame *top = &s->f.v[s->f.n - 1];
-		if (top->c.key == ev->key && top->tail_pending) {
+		/* ... and the call a wrapper made last, keyed as the wrapper's
+		 * frame (via), whose call instruction is the one the open call
+		 * at the key came from: the open call went on into that
+		 * wrapper (Go 1.26's reflectcall jumps to runtime.call16,
+		 * which calls callRet last) -- its exit probe would have seen
+		 * it end before that instruction ran again */
+		if (top->c.key == ev->key && (top->tail_pending ||
+					      (!top->no_exit && top->c.func != func && top->losses == r->losses &&
+					       top->c.entry_site != ev->site && same_call(r, top->c.entry_site, ev->site)))) {
 			top->tail_pending = false;
 			r->st.tails++;
 			push_frame(r, s, ev, func, true);
@@ -932,6 +942,7 @@ static void forget_stack(struct ct_recon *r, struct stack *s);
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
 	recent_forget(&r->recent, s);
+	r->go_signal_stacks -= s->go_signal;
 	if (s->th)
 		forget_stack(r, s);
 	CT_VEC_FREE(s->f);
@@ -1254,10 +1265,65 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 	return s;
 }
 
+/* ---- A Go thread's signal handler ----
+ *
+ * Go runs signal handlers on the M's gsignal stack, its sigaltstack, for the
+ * goroutine the M runs (or none).  The probes key those hits from the signal
+ * stack's top and flag them CT_EV_ALTSTACK, with that goroutine's id:
+ * runtime.sigtrampgo enters with the interrupted g and switches to gsignal
+ * partway, and its frame and its calls' are one stack all the same.  Its
+ * frames nest under that goroutine's (or the thread's) innermost open frame,
+ * as a C thread's handler's do.  A Go handler returns (the sigpanic or
+ * asyncPreempt it injects runs after it, on the goroutine's stack): a hit of
+ * the thread off the signal stack while handler frames are open means their
+ * ends were not seen, and they are unwound (left_go_signal). */
+static uint64_t go_signal_key(uint32_t pid, uint32_t tid)
+{
+	return make_thread_key(pid, tid, 0, false, ALT_CONTEXT);
+}
+
+static struct stack *go_signal_stack(struct ct_recon *r, const struct ct_rec_event *ev, bool create)
+{
+	uint64_t k = go_signal_key(ev->pid, ev->tid);
+	struct stack *s = map_get(&r->stacks, k);
+	if (s && s->f.n)
+		return s;
+	uint64_t ik = make_thread_key(ev->pid, ev->tid, ev->goid, false, 0);
+	if (!s) {
+		if (!create)
+			return NULL;
+		s = new_stack(r, k, ik, ev->pid, ev->goid);
+		s->go_signal = true;
+		r->go_signal_stacks++;
+	}
+	/* a handler starts: under what it interrupted */
+	struct stack *in = map_get(&r->stacks, ik);
+	s->goid = ev->goid;
+	s->origin = ev->goid ? map_get(&r->origins, ik) : NULL;
+	s->depth_base = in ? in->depth_base + (uint32_t)in->f.n : 0;
+	return s;
+}
+
+/* A hit of EV's thread off its signal stack: the handler is over. */
+static void left_go_signal(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	uint64_t k = go_signal_key(ev->pid, ev->tid);
+	struct stack *s = map_get(&r->stacks, k);
+	if (!s)
+		return;
+	while (s->f.n)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+	drop_stack(r, k, s);
+}
+
 static struct stack *stack_of(struct ct_recon *r, uint64_t k, const struct ct_rec_event *ev, bool create)
 {
 	if (!r->go && !ev->goid)
 		return thread_stack(r, ev, create);
+	if (ev->flags & CT_EV_ALTSTACK)
+		return go_signal_stack(r, ev, create);
+	if (r->go_signal_stacks)
+		left_go_signal(r, ev);
 	/* Consecutive events mostly belong to one or two goroutines: skip the hash. */
 	struct stack *s = recent_get(&r->recent, k);
 	if (!s)
@@ -1332,9 +1398,10 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 			CT_VEC_PUSH(ends, th->all.v[i]);
 		if (th && th->alt)
 			CT_VEC_PUSH(ends, th->alt);
-		uint64_t keys[2] = {make_thread_key(pid, tid, 1, true, 0), /* its system stack (cgo) */
+		uint64_t keys[3] = {make_thread_key(pid, tid, 1, true, 0), /* its system stack (cgo) */
+				    go_signal_key(pid, tid),                  /* its signal handler (Go) */
 				    make_thread_key(pid, tid, 0, false, 0)}; /* a thread of a Go program */
-		for (int i = 0; i < (th ? 1 : 2); i++) {
+		for (int i = 0; i < (th ? 1 : 3); i++) {
 			struct stack *s = map_get(&r->stacks, keys[i]);
 			if (s)
 				CT_VEC_PUSH(ends, s);
@@ -1601,9 +1668,13 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		forget_goroutine(r, k);
 }
 
+/* (A Go signal handler's stack first: its frames nest in another's, and
+ * end before them.) */
 static int cmp_stack_first(const void *a, const void *b)
 {
 	const struct stack *x = *(struct stack *const *)a, *y = *(struct stack *const *)b;
+	if (x->go_signal != y->go_signal)
+		return x->go_signal ? -1 : 1;
 	uint64_t sx = x->f.n ? x->f.v[0].c.seq : 0, sy = y->f.n ? y->f.v[0].c.seq : 0;
 	return sx < sy ? -1 : sx > sy;
 }

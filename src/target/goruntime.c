@@ -25,6 +25,12 @@ static const char *const go_noprobe[] = {
 	"runtime.gosave_systemstack_switch", "runtime.abort", "runtime.settls",
 	"runtime.debugCallV2", "runtime.debugCallV1", "runtime.gcWriteBarrier",
 	"runtime.setg", "runtime.setg_gcc", "runtime.gosave", "runtime.rt0_go.abi0",
+	/* static in the runtime's assembly since Go 1.17 (`TEXT gogo<>`),
+	 * named without the package: gogo jumps to another goroutine's
+	 * stack; setg_gcc, which a cgo thread's C start calls, sets g (its
+	 * entry sees none, its RET the new g0: another stack's key, it was
+	 * unwound) */
+	"gogo", "gosave_systemstack_switch", "setg_gcc",
 	NULL,
 };
 
@@ -85,6 +91,11 @@ bool ct_go_called_by_runtime(const char *name)
 bool ct_go_is_goexit(const char *name)
 {
 	return !strcmp(name, "runtime.goexit") || !strcmp(name, "runtime.goexit.abi0");
+}
+
+bool ct_go_pclntab_must_not_probe(const char *name)
+{
+	return ct_go_must_not_probe(name) || !strcmp(name, "main");
 }
 
 bool ct_go_must_not_probe(const char *name)

@@ -19,6 +19,12 @@
  * returns normally: never probed (NAME may end in ".abi0"). */
 bool ct_go_must_not_probe(const char *name);
 
+/* Of a Go function in the pclntab, also Go's own `main` (asm_amd64.s, an
+ * externally linked program's C entry), which jumps to rt0_go and never
+ * returns: its jump to untraced code ended it as returned, with --exit=ret.
+ * (A C program's main, linked with a Go archive, is no pclntab function.) */
+bool ct_go_pclntab_must_not_probe(const char *name);
+
 /* runtime.morestack and runtime.morestack_noctxt (NAME may end in ".abi0"):
  * a prologue's call of one means its entry is about to run again. */
 bool ct_go_is_morestack(const char *name);

@@ -233,7 +233,7 @@ static int load_go(struct ct_target *t, struct ct_pclntab *pcln)
 			f->flags |= CT_FN_ABI0;
 		if (g->wrapper)
 			f->flags |= CT_FN_WRAPPER;
-		if (ct_go_must_not_probe(f->name) || (g->flag & CT_GO_FLAG_TOPFRAME))
+		if (ct_go_pclntab_must_not_probe(f->name) || (g->flag & CT_GO_FLAG_TOPFRAME))
 			f->flags |= CT_FN_NOPROBE;
 	}
 	t->ncfuncs = add_c_functions(t, pcln, &syms);

@@ -73,6 +73,34 @@ def test_text_tree_matches_json():
     assert sorted(r.shape() for roots in mforest.values() for r in roots) == jshapes
 
 
+def test_signal_handler_is_one_call_on_the_signal_stack():
+    # runtime.sigtrampgo runs on the M's signal stack, entered with the
+    # interrupted g and switching to gsignal partway (setg): its calls were
+    # keyed from another g's stack, unwound it, and went to another
+    # goroutine's tree.  Its frame and its calls' are one stack, nested under
+    # the call the signal interrupted (a SIGURG preempting the spinning
+    # goroutine), and it returns.
+    for mode in ("auto", "ret"):
+        p, out = record([fixture(GO), "signals", "20"], "--exit=" + mode, "-F", "runtime.sig*",
+                        "-F", "main.spinUntil")
+        assert p.stdout == "signals 20\n", p.stdout
+        calls = replay_json(out)
+        forest = trees(calls)
+        statuses = collections.Counter(c["status"] for c in calls)
+        assert set(statuses) == {"returned"}, (mode, statuses)
+        tramps = [n for n in all_nodes(forest) if n.func == "runtime.sigtrampgo"]
+        sigs = collections.Counter(n.call["args"][0]["value"] for n in tramps)
+        assert sigs[10] >= 20 and sigs[23] >= 1, (mode, sigs)  # SIGUSR1, SIGURG
+        for n in tramps:
+            kids = [k.func for k in n.children]
+            assert "runtime.sighandler" in kids, (mode, n.call, kids)
+        handlers = [n for n in all_nodes(forest) if n.func == "runtime.sighandler"]
+        assert len(handlers) == len(tramps), (mode, len(handlers), len(tramps))
+        (spin,) = [n for n in all_nodes(forest) if n.func == "main.spinUntil"]
+        preempted = [k for k in spin.children if k.func == "runtime.sigtrampgo"]
+        assert preempted and all(k.call["args"][0]["value"] == 23 for k in preempted), (mode, spin.shape())
+
+
 def test_goroutines():
     n = 9
     p, out = record([fixture(GO), "goroutines", str(n)])

@@ -4,6 +4,7 @@ to 1.27 (fetched from the npm registry, pinned and checksummed, by
 tests/fixtures/real/fetch.sh), and a process in another mount namespace.
 Each must list, record a correct tree with the right goroutine ids, and run
 with its output and exit status unchanged."""
+import collections
 import os
 import re
 import shutil
@@ -122,6 +123,32 @@ def test_cgo_trees_and_goroutines():
         # between its channel send and its RET when the process exits
         assert all(c["status"] == "returned" for c in calls if c["func"] not in ("main.main", "main.main.func1")), \
             name
+
+
+def test_cgo_runtime_entry_and_g_setters_are_not_traced():
+    """A cgo program's runtime code named without its package (static in
+    the runtime's assembly since Go 1.17) is kept from probes as the
+    runtime.* names are: setg_gcc sets g between its entry and its RET (it
+    ended unwound, its RET on another stack), gogo jumps to a goroutine's
+    stack, and Go's own `main` jumps to rt0_go and never returns (with
+    --exit=ret its jump ended it as returned)."""
+    path = fixture("realworld_cgo")
+    for name in ("setg_gcc", "gogo", "main"):
+        p = ct("list", path, name)
+        assert p.returncode != 0 and p.stderr.strip() == \
+            f"calltrace: {name} switches stacks or runs without a goroutine; it cannot be traced", (name, p.stderr)
+    for mode in ("auto", "ret"):
+        p, out = record([path], "--exit=" + mode, "-F", "*", out=tmp("cgo-all.data"), check=False)
+        assert p.returncode == 3 and p.stdout == "result 618\ngoroutine 242\n", (p.returncode, p.stdout, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        funcs = {c["func"] for c in calls}
+        assert "runtime.mstart1" in funcs and not funcs & {"setg_gcc", "gogo", "main"}, sorted(funcs)[:20]
+        # A cgo thread starts in C (threadentry), which never returns:
+        # the runtime's frames on g0 above it, keyed as C's, nest in it
+        # (keyed from g0's stack.hi, they unwound it)
+        roots = [r for rs in trees(calls).values() for r in rs if r.func == "threadentry"]
+        assert roots and all(r.call["status"] == "exited" and r.children[0].func == "runtime.mstart1"
+                             for r in roots), (mode, [(r.call["status"], r.shape()[:80]) for r in roots])
 
 
 # ---------------------------------------------------------------------------
@@ -611,6 +638,38 @@ def test_first_calls_through_compiler_wrappers_end_at_interim_rets():
     assert len(status["auto"]) == len(status["ret"]) == len(status["lean"]) > 50, status
     assert set(status["auto"]) == set(status["ret"]) == {"returned"}, status
     assert "unobserved" in status["lean"], status["lean"]
+
+
+def test_exit_that_is_a_wrappers_last_call_is_probed():
+    """Go 1.26's runtime.call16 (reflectcall's frame for the called
+    function; lefthook --help runs text/template methods through it) calls
+    spillArgs, then callRet last: callRet's calls end where call16 returns
+    to (via), and spillArgs's exit is the instruction calling callRet.  That
+    exit was left to callRet's CHECK, which looks a call made last by a
+    wrapper up again from where the wrapper returns to and sends that entry:
+    spillArgs never ended, callRet's entry unwound it, every time."""
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
+    sel = ["-F", "runtime.spillArgs", "-F", "callRet"]
+    counts = {}
+    for mode in ("auto", "ret"):
+        p, out = record([path, "--help"], "--exit=" + mode, *sel, out=tmp("spillargs-%s.data" % mode), check=False)
+        assert p.returncode == 0, p.stderr
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert {c["status"] for c in calls} == {"returned"}, (mode, collections.Counter(
+            (c["func"], c["status"]) for c in calls))
+        assert not [c for c in calls if c.get("tail")], mode
+        counts[mode] = collections.Counter(c["func"] for c in calls)
+    assert counts["auto"] == counts["ret"] and counts["auto"]["runtime.spillArgs"] > 10, counts
+    # reflectcall (its ABI wrapper's call of it is where call16 returns
+    # to): callRet's call, keyed as call16's frame, is reflectcall's going
+    # on, not the end of it (it was unwound there).  (--exit=ret sees no
+    # end of it: it leaves by an indirect jump, to untraced code.)
+    p, out = record([path, "--help"], "-F", "runtime.reflectcall", *sel, out=tmp("reflectcall.data"), check=False)
+    assert p.returncode == 0, p.stderr
+    calls = [c for c in replay_json(out) if c.get("func")]
+    assert {c["status"] for c in calls} == {"returned"}, collections.Counter((c["func"], c["status"]) for c in calls)
+    shapes = collections.Counter(r.shape() for rs in trees(calls).values() for r in rs)
+    assert shapes == {"runtime.reflectcall(runtime.spillArgs,callRet)": counts["auto"]["callRet"]}, shapes
 
 
 def info_stat(path, key):

@@ -271,16 +271,30 @@ static struct ct_recon *start(void)
 
 static uint64_t now;
 
-static void hit(struct ct_recon *r, uint32_t site, uint64_t key, uint16_t flags)
+/* A hit of thread 7 (in a Go program: of goroutine GOID, 0 the thread's own). */
+static void ghit(struct ct_recon *r, uint32_t site, uint64_t goid, uint64_t key, uint16_t flags)
 {
 	struct ct_rec_event e = {0};
 	e.ts = ++now;
 	e.pid = e.tid = 7;
+	e.goid = goid;
 	e.key = key;
 	e.site = site;
 	e.kind = ssites[site].kind;
 	e.flags = flags;
 	ct_recon_event(r, &e);
+}
+
+static void hit(struct ct_recon *r, uint32_t site, uint64_t key, uint16_t flags)
+{
+	ghit(r, site, 0, key, flags);
+}
+
+static struct ct_recon *start_go(void)
+{
+	struct ct_recon *r = start();
+	ct_recon_free(r);
+	return ct_recon_new(ssites, 2 * SNF, true, &ops, NULL);
 }
 
 /* The exit record of FUNC: its depth, context and status. */
@@ -343,14 +357,68 @@ static void exit_order(char *out, size_t n)
 			at += (size_t)snprintf(out + at, n - at, "%s%u", at ? " " : "", seen.v[i].func);
 }
 
+TEST(recon_go_signal_handler_nests_under_the_goroutine)
+{
+	/* Go's handler on the gsignal stack (reconstruct.c "A Go thread's
+	 * signal handler"): runtime.sigtrampgo (2) and sighandler (3), keyed
+	 * from the signal stack's top, smaller keys than the goroutine's */
+	struct ct_recon *r = start_go();
+	ghit(r, ENT(0), 5, 0x100, 0);
+	ghit(r, ENT(1), 5, 0x200, 0);
+	ghit(r, ENT(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(3), 5, 0x80, CT_EV_ALTSTACK);
+	ghit(r, RET(3), 5, 0x80, CT_EV_ALTSTACK);
+	ghit(r, RET(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(4), 5, 0x300, 0);
+	ghit(r, RET(4), 5, 0x300, 0);
+	ghit(r, RET(1), 5, 0x200, 0);
+	ghit(r, RET(0), 5, 0x100, 0);
+	ct_recon_finish(r, 1000);
+	for (uint32_t f = 0; f < 5; f++) {
+		const struct seen *x = exit_of(f);
+		CHECK(x != NULL);
+		CHECK_EQ_U(x->status, CT_CALL_RETURNED);
+		CHECK_EQ_U(x->depth, f < 4 ? f : 2);
+		CHECK_EQ_U(x->goid, 5);
+	}
+	CHECK_EQ_U(ct_recon_stats(r)->threads, 1);
+	ct_recon_free(r);
+
+	/* a handler whose end was not seen: unwound at the thread's next hit
+	 * off the signal stack; a handler on an idle thread (no goroutine) is
+	 * the thread's, at depth 0 */
+	r = start_go();
+	ghit(r, ENT(0), 5, 0x100, 0);
+	ghit(r, ENT(2), 5, 0x40, CT_EV_ALTSTACK);
+	ghit(r, ENT(1), 5, 0x200, 0);
+	ghit(r, RET(1), 5, 0x200, 0);
+	ghit(r, ENT(3), 0, 0x40, CT_EV_ALTSTACK);
+	ghit(r, RET(3), 0, 0x40, CT_EV_ALTSTACK);
+	ghit(r, RET(0), 5, 0x100, 0);
+	ct_recon_finish(r, 1000);
+	CHECK_EQ_U(exit_of(2)->status, CT_CALL_UNWOUND);
+	CHECK_EQ_U(exit_of(2)->depth, 1);
+	CHECK_EQ_U(exit_of(1)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(1)->depth, 1);
+	CHECK_EQ_U(exit_of(3)->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(exit_of(3)->depth, 0);
+	CHECK_EQ_U(exit_of(3)->goid, 0);
+	CHECK_EQ_U(exit_of(0)->status, CT_CALL_RETURNED);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+
 TEST(recon_frames_open_in_a_handler_end_innermost_first)
 {
 	/* A trace that ends (or a thread that ends) inside a handler: the
 	 * handler's frames end before the frames it interrupted, as each
 	 * renderer expects of one thread (the filter and the text tree kept
-	 * the interrupted call's freed arguments, found by the fuzzer). */
-	for (int thread_ends = 0; thread_ends < 2; thread_ends++) {
-		struct ct_recon *r = start();
+	 * the interrupted call's freed arguments, found by the fuzzer).  So
+	 * do a Go thread's (go_signal_stack). */
+	for (int run = 0; run < 4; run++) {
+		int thread_ends = run & 1, go = run >> 1;
+		struct ct_recon *r = go ? start_go() : start();
 		hit(r, ENT(0), K, 0);
 		hit(r, ENT(1), K + 0x100, 0);
 		hit(r, ENT(2), K + 0x40, CT_EV_ALTSTACK);
@@ -361,6 +429,7 @@ TEST(recon_frames_open_in_a_handler_end_innermost_first)
 		char order[64];
 		exit_order(order, sizeof(order));
 		CHECK_STR(order, "3 2 1 0");
+		CHECK_EQ_U(exit_of(3)->depth, 3);
 		CHECK_EQ_U(exit_of(3)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
 		CHECK_EQ_U(exit_of(0)->status, thread_ends ? CT_CALL_EXITED : CT_CALL_UNFINISHED);
 		ct_recon_free(r);
