@@ -47,7 +47,6 @@ int main(int argc, char **argv)
 		printf("calltrace %s\n", CT_VERSION);
 		return 0;
 	}
-	ct_heap_in_huge_pages();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
