@@ -54,34 +54,33 @@ uint64_t ct_dur_max(uint64_t bound, uint64_t raw)
 	return below > bound ? below : bound;
 }
 
+/* MARK, then NS in the first of the first NUNITS units (us, ms, s, m, h)
+ * that keeps it below 100, thousandths rounded up (a bound stays one): as
+ * wide as ct_buf_duration's column, MARK over its leading blanks. */
+static void buf_bound(struct ct_buf *b, const char *mark, uint64_t ns, size_t nunits)
+{
+	static const char *const units[] = {"us", "ms", " s", " m", " h"};
+	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000, 60000000000, 3600000000000};
+	size_t i = 0;
+	while (i + 1 < nunits && ns >= 100 * unit_ns[i])
+		i++;
+	uint64_t milli = ns / unit_ns[i] * 1000 + ((ns % unit_ns[i]) * 1000 + unit_ns[i] - 1) / unit_ns[i];
+	buf_printf(b, "%s%2" PRIu64 ".%03" PRIu64 " %s", mark, milli / 1000, milli % 1000, units[i]);
+}
+
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
 {
-	/* as wide as ct_buf_duration's: "<" and 6 characters of number in
-	 * the unit that keeps it below 100; NS has two significant digits
-	 * (ct_dur_below), so it is shown exactly */
-	static const char *const units[] = {"us", "ms", " s"};
-	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000};
-	size_t i = 0;
-	while (i < 2 && ns >= 100 * unit_ns[i])
-		i++;
-	uint64_t milli = (ns * 1000 + unit_ns[i] - 1) / unit_ns[i]; /* thousandths of the unit */
-	buf_printf(b, "<%2" PRIu64 ".%03" PRIu64 " %s", milli / 1000, milli % 1000, units[i]);
+	/* "<" and 6 characters of number, up to seconds; NS has two
+	 * significant digits (ct_dur_below), so it is shown exactly */
+	buf_bound(b, "<", ns, 3);
 }
 
 void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns)
 {
-	/* "<=" over the column's leading blank, then 6 characters of number
-	 * in the unit that keeps it below 100, thousandths rounded up (a
-	 * bound stays one): the line's other columns stay where they are,
-	 * and no measured duration (a blank, then 3 digits) nor "< N" (a
-	 * blank, then '<' and a blank or digit) looks like it */
-	static const char *const units[] = {"us", "ms", " s", " m", " h"};
-	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000, 60000000000, 3600000000000};
-	size_t i = 0;
-	while (i < 4 && ns >= 100 * unit_ns[i])
-		i++;
-	uint64_t milli = ns / unit_ns[i] * 1000 + ((ns % unit_ns[i]) * 1000 + unit_ns[i] - 1) / unit_ns[i];
-	buf_printf(b, "<=%2" PRIu64 ".%03" PRIu64 " %s", milli / 1000, milli % 1000, units[i]);
+	/* "<=" over the column's leading blank: the line's other columns stay
+	 * where they are, and no measured duration (a blank, then 3 digits)
+	 * nor "< N" (a blank, then '<' and a blank or digit) looks like it */
+	buf_bound(b, "<=", ns, 5);
 }
 
 /* uftrace's duration format: value with 3 decimals and a 2-char unit. */
