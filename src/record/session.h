@@ -57,6 +57,7 @@ struct ct_deferred {
 	 * kino 0: not known) */
 	uint32_t kdev;
 	uint64_t kino;
+	uint64_t ts, read_ns;
 };
 
 /* The Go runtime's names of one traced object (the program, a Go binary it
@@ -94,7 +95,11 @@ struct ct_libbin {
 
 struct ct_interim_link {
 	uint32_t bin; /* the object (0: the program, k: libs[k - 1]) */
-	uint32_t f0, f1; /* the interim RETs of its functions [f0, f1) */
+	uint32_t f0, f1; /* the interim RETs of its functions [f0, f1) ... */
+	size_t s0, s1;   /* ... all among the plan's sites [s0, s1): a function's
+			    sites are contiguous, in function order (plan.c
+			    emit_function), so each look at a link is over its
+			    own sites, not the whole plan's */
 	int pid;
 	char *path;   /* where it was attached */
 	int link;     /* ct_probes slot, -1: none now */
