@@ -129,8 +129,18 @@ void ct_costs_note(FILE *out, struct ct_trace *t)
 		snprintf(notrap, sizeof(notrap), ", %.1f us at a 5-byte nop", c.hit_ns[CT_HIT_NOTRAP] / 1e3);
 	fprintf(out,
 		"# durations corrected: calltrace's own time taken out (estimated %.1f us per probe hit, "
-		"%.1f us per single-stepped one%s, +%.1f us capturing values; \"< N\": below a tenth of what was "
-		"taken out, too short to tell from none; \"<=N\": a call whose end was not observed, over before "
-		"the event that showed it, at most N); --raw: as measured\n",
+		"%.1f us per single-stepped one%s, +%.1f us capturing values); --raw: as measured\n",
 		c.hit_ns[CT_HIT_EMULATED] / 1e3, c.hit_ns[CT_HIT_STEPPED] / 1e3, notrap, c.args_ns / 1e3);
+}
+
+void ct_bounds_note(FILE *out, bool below, bool at_most)
+{
+	if (below || at_most)
+		fputc('\n', out);
+	if (below)
+		fputs("# \"< N\": below a tenth of what the correction took out of it, too short to tell from none\n",
+		      out);
+	if (at_most)
+		fputs("# \"<=N\": a call whose end was not observed, over before the event that showed it: at most N\n",
+		      out);
 }

@@ -56,6 +56,9 @@ bool ct_origin_shown(const struct ct_goroutine_origin *o);
 void ct_buf_origin(struct ct_buf *b, const struct ct_trace *t, const struct ct_goroutine_origin *o);
 /* The text outputs' note on the overhead correction (nothing without one). */
 void ct_costs_note(FILE *out, struct ct_trace *t);
+/* After the tree: what its "< N" (BELOW) and "<=N" (AT_MOST) durations
+ * mean, for those it showed. */
+void ct_bounds_note(FILE *out, bool below, bool at_most);
 /* ns since the trace started (0 for anything earlier). */
 uint64_t ct_rel_ts(const struct ct_trace *t, uint64_t ts);
 

@@ -121,6 +121,9 @@ struct tree {
 	 * live, where the tables grow */
 	struct func_name *names;
 	size_t nnames;
+	/* a "< N" or a "<=N" duration was shown: a note at the end says what
+	 * it means (the header is out before any call is known) */
+	bool shown_below, shown_at_most;
 };
 
 #define OUT_WRITE (64 * 1024)
@@ -239,13 +242,15 @@ static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_
 {
 	if (with_dur && notation == LINE_AT_MOST) {
 		ct_buf_duration_at_most(b, dur);
+		tr->shown_at_most = true;
 	} else if (with_dur) {
 		const char *col = dur_color(tr, dur);
 		buf_put(b, " ", 1);
 		buf_cstr(b, col);
-		if (notation == LINE_BELOW)
+		if (notation == LINE_BELOW) {
 			ct_buf_duration_below(b, dur);
-		else
+			tr->shown_below = true;
+		} else
 			ct_buf_duration(b, dur);
 		if (*col)
 			buf_cstr(b, C_RESET);
@@ -636,6 +641,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 		write_groups(&tr);
 	}
 	out_flush(&tr);
+	ct_bounds_note(o->out, tr.shown_below, tr.shown_at_most);
 	buf_free(&tr.out);
 	free(tr.names);
 	map_free(&tr.groups);
@@ -687,6 +693,7 @@ void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 {
 	ct_recon_finish(l->r, end_ts);
 	out_flush(&l->tr);
+	ct_bounds_note(l->tr.o->out, l->tr.shown_below, l->tr.shown_at_most);
 	buf_free(&l->tr.out);
 	MAP_FOREACH(&l->tr.groups, i) free_group(l->tr.groups.vals[i]);
 	map_free(&l->tr.groups);

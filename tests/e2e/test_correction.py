@@ -103,15 +103,17 @@ def test_text_note_and_report():
     """The text's second line says what was taken out; a call whose
     corrected duration is below a tenth of what was taken out of it shows
     as "< X", X that tenth (rounded up to two digits), as JSON's dur and dur_raw say; the
-    others with their corrected duration."""
+    others with their corrected duration.  A note after the tree says what
+    "< X" means, there only when one was shown."""
     out, _ = overhead_record()
     p = ct("replay", out)
     lines = p.stdout.splitlines()
     assert re.match(r"# durations corrected: calltrace's own time taken out \(estimated [\d.]+ us per probe hit, "
-                    r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values; \"< N\": below a tenth "
-                    r"of what was taken out, too short to tell from none; \"<=N\": a call whose end was not "
-                    r"observed, over before the event that showed it, at most N\); --raw: as measured$",
+                    r"[\d.]+ us per single-stepped one, \+[\d.]+ us capturing values\); --raw: as measured$",
                     lines[1]), lines[:2]
+    below_note = '# "< N": below a tenth of what the correction took out of it, too short to tell from none'
+    assert lines[-2:] == ["", below_note], lines[-3:]
+    assert not any(l.startswith('# "<=N"') for l in lines), "no call is unobserved here"
     shown = sorted(line[:11] for line in lines[2:] if re.match(r"^ [ <0-9][ 0-9][0-9]\.[0-9]{3} (us|ms| s) \[", line))
     calls = [c for c in replay_json(out) if c["status"] == "returned"]
 
@@ -138,7 +140,7 @@ def test_text_note_and_report():
     leaves = [c for c in calls if c["func"] == "main.leaf"]
     assert sum(c["dur"] < (c["dur_raw"] - c["dur"]) // 10 for c in leaves) > len(leaves) // 2
     p = ct("replay", "--raw", out)
-    assert not any(l.startswith("# durations") for l in p.stdout.splitlines())
+    assert not any(l.startswith("# durations") or l.startswith('# "< N"') for l in p.stdout.splitlines())
     rep = json.loads(ct("report", "--format=json", out).stdout)
     raw = json.loads(ct("report", "--format=json", "--raw", out).stdout)
     by = {r["func"]: r for r in rep}

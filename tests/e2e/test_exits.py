@@ -1772,7 +1772,8 @@ def test_unobserved_calls_say_how_long_they_lasted_at_most():
     text = ct("replay", out)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert '"<=N": a call whose end was not observed' in lines[1], lines[1]
+    assert lines[-1] == ('# "<=N": a call whose end was not observed, over before the event that showed it: '
+                         'at most N'), lines[-3:]
     unobserved = [l for l in lines if "end not observed" in l]
     assert len(unobserved) == 1 and re.match(r"<=[ \d]\d\.\d{3} (us|ms| s) \[", unobserved[0]), unobserved
     funcs = ["main.(*slLeaf).build", "main.(*slInner).build"]
