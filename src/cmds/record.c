@@ -867,6 +867,38 @@ struct record_target {
 	char *probe_path;
 };
 
+/* Why process PID has no program to trace, its /proc/PID/exe unreadable
+ * (ERR): it exists, but is a kernel thread or a zombie; or it is gone, or
+ * not ours to see. */
+static void no_program(int pid, const char *exe, int err)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = err == ENOENT ? fopen(path, "r") : NULL;
+	bool exists = f != NULL;
+	const char *state = NULL;
+	unsigned flags = 0;
+	if (f && fgets(line, sizeof(line), f)) {
+		/* pid (comm) state ppid pgrp session tty tpgid flags: comm may
+		 * hold anything, the fields start after its last ')' */
+		const char *rp = strrchr(line, ')');
+		char st;
+		if (rp && sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) == 2)
+			state = st == 'Z' || st == 'X' ? "Z" : (flags & 0x00200000) /* PF_KTHREAD */ ? "K" : "";
+	}
+	if (f)
+		fclose(f);
+	if (state && *state == 'Z')
+		ct_print_errorf("process %d has exited (a zombie its parent has not waited for): nothing to trace", pid);
+	else if (state && *state == 'K')
+		ct_print_errorf("process %d is a kernel thread: it runs no program to trace; give a user process's PID",
+				pid);
+	else if (err == ENOENT && !exists)
+		ct_print_errorf("there is no process %d (not running, or in another PID namespace); check the PID", pid);
+	else
+		ct_print_errorf("cannot read %s: %s (is process %d running, and are you root?)", exe, strerror(err), pid);
+}
+
 /* The -p processes' binary (one: one plan; each process gets its links). */
 static bool resolve_processes(const struct record_cmd *cmd, struct record_target *t)
 {
@@ -875,8 +907,7 @@ static bool resolve_processes(const struct record_cmd *cmd, struct record_target
 	char buf[PATH_MAX];
 	ssize_t n = readlink(t->probe_path, buf, sizeof(buf) - 1);
 	if (n < 0) {
-		ct_print_errorf("cannot read %s: %s (is process %d running, and are you root?)", t->probe_path,
-				strerror(errno), pid);
+		no_program(pid, t->probe_path, errno);
 		return false;
 	}
 	buf[n] = 0;

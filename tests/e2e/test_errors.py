@@ -264,3 +264,27 @@ def test_program_on_a_noexec_mount():
                        "cannot execute " + prog, "mounted noexec")
     finally:
         run(["umount", mnt])
+
+
+def test_pid_without_a_program():
+    """-p of a PID that runs no program says which case it is: a kernel
+    thread (kthreadd is PID 2), a zombie, or no such process."""
+    import subprocess
+    import time
+    one_line_error(ct("record", "-p", "2", "-o", tmp("k.data")), "process 2 is a kernel thread")
+    child = subprocess.Popen(["true"])
+    for _ in range(200):  # not waited for: a zombie once it has exited
+        with open(f"/proc/{child.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    try:
+        one_line_error(ct("record", "-p", str(child.pid), "-o", tmp("z.data")), f"process {child.pid} has exited",
+                       "zombie")
+    finally:
+        child.wait()
+    pid = child.pid  # gone now, and not reused this soon in practice: check
+    if not os.path.exists(f"/proc/{pid}"):
+        one_line_error(ct("record", "-p", str(pid), "-o", tmp("n.data")), f"there is no process {pid}")
+    for name in ("k.data", "z.data", "n.data"):
+        assert not os.path.exists(tmp(name))
