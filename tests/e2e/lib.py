@@ -228,7 +228,7 @@ def parse_text_tree(text, names):
     forest, stacks = {}, {}
     for line in lines[1:]:
         if not line.strip() or line.startswith("/*") or line.startswith("# goroutine ") or \
-                line.startswith("# durations "):
+                line.startswith("# durations ") or line.startswith('# "< N"') or line.startswith('# "<=N"'):
             continue
         m = TEXT_LINE.match(line)
         assert m, f"unparsable tree line: {line!r}"
