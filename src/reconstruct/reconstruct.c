@@ -914,12 +914,21 @@ static void on_tail(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	top->tail_ts = ev->ts;
 }
 
-static void on_restart(struct stack *s, const struct ct_rec_event *ev, uint32_t func)
+static void on_restart(const struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
 {
 	if (!s->f.n)
 		return;
 	struct frame *top = &s->f.v[s->f.n - 1];
-	if (top->c.key == ev->key && top->c.func == func)
+	/* A call its CHECK sent from where the untraced wrapper that made it
+	 * was called (struct ct_planned_call.via) is keyed at the wrapper's
+	 * frame, shallower than the callee's own by the wrapper's; its entry
+	 * was seen (that CALL), so this is its restart, not an unseen call's
+	 * (restic's pflag VarPF: fmt.Sprintf preempted in its prologue showed
+	 * as an unwound call and a second one). */
+	const struct ct_file_site *entry = top->c.entry_site < r->nsites ? &r->sites[top->c.entry_site] : NULL;
+	bool via = top->c.key < ev->key && entry && entry->kind == CT_SITE_CALL &&
+		   (entry->flags & (CT_SITEF_ATCHECK | CT_SITEF_DYNAMIC));
+	if ((top->c.key == ev->key || via) && top->c.func == func)
 		top->restart_pending = true;
 }
 
@@ -999,7 +1008,7 @@ static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_
 		on_tail(r, s, ev, site->func, site->target_func);
 		break;
 	case CT_SITE_RESTART:
-		on_restart(s, ev, site->func);
+		on_restart(r, s, ev, site->func);
 		break;
 	case CT_SITE_GOEXIT:
 		while (s->f.n)

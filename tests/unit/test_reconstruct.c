@@ -1518,6 +1518,34 @@ TEST(recon_call_sent_again_after_a_restart)
 	col_reset();
 }
 
+/* The same when the CHECK sent the CALL from where an untraced wrapper was
+ * called (via): keyed at the wrapper's frame (120), the restart at the
+ * callee's own, deeper by the wrapper's frame (0x48).  A call probed at its
+ * own call instruction is keyed exactly: a deeper restart of its function
+ * is not its. */
+TEST(recon_call_sent_via_a_wrapper_again_after_a_restart)
+{
+	struct ct_recon *r = new_crecon(true);
+	cevf(r, 100, 5, 7, 100, C_A_ENT, 0);
+	cevf(r, 110, 5, 7, 112, C_D_DCALL, 0);       /* D's frame as sent: 120 */
+	cevf(r, 111, 5, 7, 120 + 0x48, C_D_RESTART, 0); /* D's own frame */
+	cevf(r, 112, 5, 7, 112, C_D_DCALL, 0);       /* the entry again: dropped */
+	cevf(r, 130, 5, 7, 112, C_D_DEXIT, 0);
+	cevf(r, 140, 5, 7, 112, C_B_CALL1, 0);
+	cevf(r, 141, 5, 7, 120 + 0x48, C_B_RESTART, 0); /* not B's at 120 */
+	cevf(r, 142, 5, 7, 112, C_B_CALL1, 0);        /* another call */
+	cevf(r, 200, 5, 7, 100, C_A_RET, 0);
+	NREC(8);
+	EXP_ENTER(1, FD, 1, 1, 110, false);
+	EXP_EXIT(2, FD, 1, RET, 1, 110, 130, false, true);
+	EXP_ENTER(3, FB, 1, 2, 140, false);
+	EXP_EXIT(4, FB, 1, UNW, 2, 140, 142, false, true);
+	EXP_ENTER(5, FB, 1, 3, 142, false);
+	CHECK_EQ_U(ct_recon_stats(r)->restarts, 1);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* A call from a call site nobody planned: its own entry says so (CHECK);
  * it ends at the first event of its thread that is not deeper, which is
  * not when it returned: unobserved. */
