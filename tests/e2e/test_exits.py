@@ -383,6 +383,29 @@ def test_exits_seen_by_the_next_calls_entry_give_the_same_calls():
         assert merged.get(name), (name, merged)
 
 
+def test_reflectcall_jump_through_a_register_to_its_call_frame():
+    """runtime.reflectcall is the runtime's assembly: `lea runtime.call16(%rip),
+    %rax; jmp *%rax` (by the frame's size), untraced code that calls the
+    function reflect.Value.Call was given and returns to reflectcall's
+    caller.  That jump is a tail jump to a known address, as `jmp f` is:
+    with --exit=ret its call returns at the probe on its return address
+    (was unwound there: a Go function's jump through a register was never
+    taken for an exit), as with --exit=auto, the reflected function inside."""
+    flags = ["-F", "main.ra*", "-F", "runtime.reflectcall"]
+    got = differential("go reflectcall", ["go_core", "reflectafter", "8"], flags, GO1)
+    for mode in ("auto", "ret"):
+        calls = got[mode][2]
+        rc = [n for roots in trees(calls).values() for r in roots for n in r.walk() if n.func == "runtime.reflectcall"]
+        assert len(rc) == 8, (mode, len(rc))
+        # auto: reflectcall's ABI wrapper calls it last, from reflect's code:
+        # where that returns to is found while recording (the program is not
+        # held for its probe), the calls before it is in end unobserved
+        want = {"returned"} if mode == "ret" else {"returned", "unobserved"}
+        assert {n.call["status"] for n in rc} <= want, (mode, [(n.shape(), n.call["status"]) for n in rc])
+        assert all(len(n.children) == 1 and n.children[0].func.startswith("main.raNext") for n in rc), \
+            (mode, [n.shape() for n in rc])
+
+
 def test_unplanned_caller_counted_and_tree_right():
     argv, env = ["go_core", "unplanned"], GO1
     got = differential("go unplanned", argv, [], env, unplanned_ok=True)
