@@ -105,6 +105,8 @@ struct ct_recon {
 	/* function id -> until when (raw ns) its interim RETs were probed,
 	 * UINT64_MAX: to the end; 0: it has none (CT_SITEF_INTERIM) */
 	CT_VEC(uint64_t) interim_until;
+	/* function id -> it has a tail jump (a TAIL site): 1 */
+	CT_VEC(uint8_t) jumps_out;
 };
 
 /* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
@@ -561,11 +563,25 @@ static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_r
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
 }
 
+/* How frame F, a call without an exit probe that an event at (corrected)
+ * time TS of S shows over, ended: its function's interim RETs were in all
+ * along (interim_in), and they end every such call that returns, so it
+ * never returned -- a function an untraced caller calls never to return,
+ * Go's mcall(park_m), whose frame on g0 is left when it switches to another
+ * goroutine: UNWOUND, as with --exit=ret, whose RETs see the same; else
+ * when it ended is not known: UNOBSERVED (also after its tail jump: it may
+ * have returned through the jump's target). */
+static uint8_t unobserved_end(const struct ct_recon *r, const struct stack *s, const struct frame *f, uint64_t ts)
+{
+	return interim_in(r, f->c.func, ts + s->shift) && !f->tail_pending ? CT_CALL_UNWOUND : CT_CALL_UNOBSERVED;
+}
+
 /* A call entered from a call site without an exit probe (CHECK: nobody
  * planned it, or its probe was not in yet) ends at the first event of its
  * goroutine/thread that is not deeper: when exactly is not known, so it is
- * UNOBSERVED, never RETURNED; and so are the calls in tail position in it
- * (they end with it), which may be open above it then. */
+ * UNOBSERVED, never RETURNED (unwound where it surely did not return:
+ * unobserved_end); and so are the calls in tail position in it (they end
+ * with it), which may be open above it then. */
 static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	while (s->no_exit_open && s->f.n) {
@@ -592,8 +608,9 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 			    (r->sites[ev->site].func == nf->tail_target || nf->tail_any))
 				return; /* the tail call it jumped to */
 		}
+		uint8_t status = unobserved_end(r, s, nf, ev->ts);
 		while (s->f.n > i)
-			pop(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, NULL);
+			pop(r, s, status, ev->ts, ev->tid, NULL);
 	}
 }
 
@@ -606,8 +623,9 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 	size_t i = s->f.n;
 	while (i > 0 && !s->f.v[i - 1].no_exit)
 		i--;
+	uint8_t status = i > 0 ? unobserved_end(r, s, &s->f.v[i - 1], ts) : CT_CALL_UNOBSERVED;
 	while (i > 0 && s->f.n >= i)
-		pop(r, s, CT_CALL_UNOBSERVED, ts, tid, NULL);
+		pop(r, s, status, ts, tid, NULL);
 }
 
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
@@ -721,6 +739,18 @@ static bool runs_into(const struct ct_recon *r, uint32_t from, uint32_t to)
 	return r->funcs && from < r->nfuncs && to < r->nfuncs && ct_file_func_runs_into(&r->funcs[from], &r->funcs[to]);
 }
 
+/* Is another Go function FUNC entered at open frame TOP's key TOP going on
+ * there, a tail call whose jump was not seen?  Not where TOP has no tail
+ * jump to make, on a system stack: every mcall starts g0 again at its top,
+ * and a function it called that never returns (runtime.park_m schedules
+ * another goroutine) is left there, not gone on in the next one. */
+static bool go_tail_unseen(const struct ct_recon *r, const struct frame *top, uint32_t func)
+{
+	if (!is_go_code(r, func) || top->c.func == func || top->losses != r->losses)
+		return false;
+	return !top->c.sysstack || (top->c.func < r->jumps_out.n && r->jumps_out.v[top->c.func]);
+}
+
 /* Callee side: the function's own entry (ENTRY), or a call from a site
  * nobody planned (CHECK). */
 static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
@@ -736,8 +766,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				r->st.restarts++;
 				return;
 			}
-			if (top->tail_pending || runs_into(r, top->c.func, func) ||
-			    (is_go_code(r, func) && top->c.func != func && top->losses == r->losses)) {
+			if (top->tail_pending || runs_into(r, top->c.func, func) || go_tail_unseen(r, top, func)) {
 				tail = true;
 				top->tail_pending = false;
 				r->st.tails++;
@@ -1802,6 +1831,11 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 				r->tail_diff_of = xcalloc(nsites, sizeof(*r->tail_diff_of));
 			r->tail_diff_of[sites[i].call_site] = (uint32_t)(i + 1);
 		}
+		if (sites[i].kind == CT_SITE_TAIL && sites[i].func != CT_NOFUNC) {
+			while (r->jumps_out.n <= sites[i].func)
+				CT_VEC_PUSH(r->jumps_out, 0);
+			r->jumps_out.v[sites[i].func] = 1;
+		}
 		if ((sites[i].flags & CT_SITEF_INTERIM) && sites[i].func != CT_NOFUNC) {
 			while (r->interim_until.n <= sites[i].func)
 				CT_VEC_PUSH(r->interim_until, 0);
@@ -1865,6 +1899,7 @@ void ct_recon_free(struct ct_recon *r)
 	CT_VEC_FREE(r->waiting);
 	free(r->site_class);
 	CT_VEC_FREE(r->interim_until);
+	CT_VEC_FREE(r->jumps_out);
 	free(r);
 }
 
