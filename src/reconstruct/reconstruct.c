@@ -24,14 +24,17 @@ struct frame {
 	 * returns them); TAKES_EXIT: the top of a tail chain whose replaced
 	 * caller's exit probe closes it, what that reads is this one's */
 	bool replaced, takes_exit;
+	/* when an interim RET of it passed (CT_EV_INTERIM_PASS; 0: none): it
+	 * returned, its exit probe is yet to read its results */
+	uint64_t ret_passed_ts;
 	uint64_t losses; /* loss records seen before its entry */
 	/* its last child's exit site (UINT32_MAX: none, or not one that
 	 * returned with an integer word) and that word */
 	uint32_t prev_exit;
-	uint64_t prev_word;
 	/* a tail call's result worked out from its caller's (CT_SITE_TAILDIFF
 	 * derived_site, UINT32_MAX: none) */
 	uint32_t derived_site;
+	uint64_t prev_word;
 	uint64_t derived;
 };
 
@@ -56,6 +59,7 @@ struct stack {
 	 * without one (its walk down the tail-position frames of a deep
 	 * recursion was ~4% of report's time) */
 	uint32_t no_exit_open;
+	uint32_t ret_passed_open; /* its frames with ret_passed_ts set */
 	size_t th_idx;                         /* in th->all */
 	bool parked;                           /* in th->parked (a suspended stack) */
 	uint64_t park_bucket;
@@ -107,6 +111,8 @@ struct ct_recon {
 	CT_VEC(uint64_t) interim_until;
 	/* function id -> it has a tail jump (a TAIL site): 1 */
 	CT_VEC(uint8_t) jumps_out;
+	/* the functions named runtime.asyncPreempt2 (one a Go program) */
+	CT_VEC(uint32_t) preempt_funcs;
 };
 
 /* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
@@ -325,6 +331,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	if (unbounded)
 		status = CT_CALL_UNOBSERVED;
 	s->no_exit_open -= f->no_exit;
+	s->ret_passed_open -= f->ret_passed_ts != 0;
 	/* entered before events were lost: not a panic or longjmp we can
 	 * vouch for, nor that the process ended inside it (it may have
 	 * returned among the lost events) */
@@ -614,6 +621,27 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 	}
 }
 
+/* Is EV's CT_EV_UNOBSERVED_DONE the kernel side's frame pointer walk
+ * (go_call_on_stack) misled by a call the code never made?  A signal's
+ * handler makes the goroutine it preempts call runtime.asyncPreempt where
+ * it runs, which calls asyncPreempt2: in a leaf, or in a function's first
+ * instructions, that has no frame record (yet), and the walk from there
+ * takes the innermost call without an exit probe for gone.  Where that
+ * call's function has its interim RETs in, which would have ended it had
+ * it returned, it is the one preempted: it goes on (its RET ends it). */
+static bool preempted_inside(const struct ct_recon *r, const struct stack *s, const struct ct_rec_event *ev)
+{
+	if (ev->site >= r->nsites || r->sites[ev->site].kind != CT_SITE_ENTRY)
+		return false;
+	bool preempt = false;
+	for (size_t k = 0; k < r->preempt_funcs.n && !preempt; k++)
+		preempt = r->preempt_funcs.v[k] == r->sites[ev->site].func;
+	size_t i = s->f.n;
+	while (preempt && i > 0 && !s->f.v[i - 1].no_exit)
+		i--;
+	return preempt && i > 0 && interim_in(r, s->f.v[i - 1].c.func, ev->ts);
+}
+
 /* The kernel side saw the return address slot of the innermost call
  * without an exit probe hold something else (CT_EV_UNOBSERVED_DONE): that
  * call has ended, however deeper this event is, and so has what was open
@@ -827,6 +855,15 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	push_frame(r, s, ev, func, false);
 }
 
+/* Is RET EV the return of frame I or of a tail call at its key? */
+static bool returns_at(const struct ct_recon *r, const struct stack *s, size_t i, const struct ct_rec_event *ev)
+{
+	for (size_t k = i; k < s->f.n && s->f.v[k].c.key == ev->key; k++)
+		if (s->f.v[k].c.func == r->sites[ev->site].func)
+			return true;
+	return false;
+}
+
 static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	long i = frame_at(s, ev->key);
@@ -836,6 +873,10 @@ static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_even
 	if (ev->flags & CT_EV_INTERIM_PASS) {
 		if (i >= 0 && s->f.v[i].no_exit)
 			return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+		else if (i >= 0 && !s->f.v[i].ret_passed_ts && returns_at(r, s, (size_t)i, ev)) {
+			s->f.v[i].ret_passed_ts = ev->ts ? ev->ts : 1;
+			s->ret_passed_open++;
+		}
 		return;
 	}
 	if (i < 0) {
@@ -1002,10 +1043,30 @@ static bool opens_frame(uint8_t kind)
 	return kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
 }
 
+/* A call opens at or deeper than KEY, which is not inside a frame whose
+ * RET passed, waiting for its exit probe, at or above KEY.  The goroutine
+ * was made to call it where that frame had returned to (a signal's
+ * handler preempting it right after the single-stepped RET:
+ * runtime.asyncPreempt; the handler itself, which comes first, at any
+ * KEY): the frame returned then, its results unread (its exit probe finds
+ * it closed), and so did the frames above it whose RETs passed before. */
+static void close_passed(struct ct_recon *r, struct stack *s, uint64_t key, uint32_t tid)
+{
+	size_t lo = s->f.n;
+	for (size_t i = s->f.n; i > 0; i--)
+		if (s->f.v[i - 1].ret_passed_ts && s->f.v[i - 1].c.key <= key)
+			lo = i - 1;
+	for (size_t i = s->f.n; lo < s->f.n && i > lo; i--)
+		if (i <= s->f.n && s->f.v[i - 1].ret_passed_ts)
+			return_frame(r, s, i - 1, s->f.v[i - 1].ret_passed_ts, tid, NULL);
+}
+
 /* One role of the probe that fired (EV is the event as that role sees it). */
 static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	const struct ct_file_site *site = &r->sites[ev->site];
+	if (s->ret_passed_open && opens_frame(ev->kind))
+		close_passed(r, s, ev->key, ev->tid);
 	close_unplanned(r, s, ev);
 	settle_tail(r, s, ev);
 	if (resume_after_recover(r, s, ev))
@@ -1327,6 +1388,8 @@ static struct stack *go_signal_stack(struct ct_recon *r, const struct ct_rec_eve
 	}
 	/* a handler starts: under what it interrupted */
 	struct stack *in = map_get(&r->stacks, ik);
+	if (in && in->ret_passed_open)
+		close_passed(r, in, UINT64_MAX, ev->tid);
 	s->goid = ev->goid;
 	s->origin = ev->goid ? map_get(&r->origins, ik) : NULL;
 	s->depth_base = in ? in->depth_base + (uint32_t)in->f.n : 0;
@@ -1678,7 +1741,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	uint64_t pre, cost = hit_cost(r, ev, &pre);
 	uint64_t at = corrected_time(s, ev->ts, pre);
 	s->cost += cost;
-	if (ev->flags & CT_EV_UNOBSERVED_DONE)
+	if ((ev->flags & CT_EV_UNOBSERVED_DONE) && !preempted_inside(r, s, ev))
 		end_unobserved(r, s, at, ev->tid);
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
@@ -1852,8 +1915,11 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 	r->nfuncs = nfuncs;
 	/* what no function decides (events on no goroutine): Go if any is;
 	 * called again as the table grows, it looks at the new ones only */
-	for (size_t i = r->nfuncs_seen; i < nfuncs; i++)
+	for (size_t i = r->nfuncs_seen; i < nfuncs; i++) {
 		r->go |= ct_file_func_is_go(&funcs[i]);
+		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.asyncPreempt2"))
+			CT_VEC_PUSH(r->preempt_funcs, (uint32_t)i);
+	}
 	r->nfuncs_seen = nfuncs;
 }
 
@@ -1900,6 +1966,7 @@ void ct_recon_free(struct ct_recon *r)
 	free(r->site_class);
 	CT_VEC_FREE(r->interim_until);
 	CT_VEC_FREE(r->jumps_out);
+	CT_VEC_FREE(r->preempt_funcs);
 	free(r);
 }
 
