@@ -430,9 +430,10 @@ static bool ij_join(struct ij_insn *d, bool spk, int32_t sp, bool bpk, int32_t b
  * straight line before it: true for a tail jump (a pointer loaded from
  * memory, returned by a call, or there before that line), false with *WHY
  * for a target computed from a table (a frameless function's jump table)
- * or made some other way. */
+ * or made some other way, and with *KONST for a constant address (lea
+ * f(%rip) or an immediate), which the caller places. */
 static bool ij_pointer_target(const uint8_t *code, size_t len, uint64_t addr, const struct ij_insn *v, long i,
-			      ZydisRegister reg, const char **why)
+			      ZydisRegister reg, const char **why, uint64_t *konst)
 {
 	for (long k = i - 1; k >= 0 && !(v[k + 1].flags & IJ_BRANCH_TARGET) && !(v[k].flags & IJ_END); k--) {
 		struct insn x;
@@ -459,12 +460,21 @@ static bool ij_pointer_target(const uint8_t *code, size_t len, uint64_t addr, co
 				reg = gpr64(src->reg.value); /* a copy: where from */
 				continue;
 			}
+			if (src->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && src->size == 64)
+				*konst = src->imm.value.u;
 			*why = src->type == ZYDIS_OPERAND_TYPE_IMMEDIATE ? "its target is a constant"
 									 : "its target is computed some other way";
 			return false;
+		case ZYDIS_MNEMONIC_LEA:
+			if (src->mem.base == ZYDIS_REGISTER_RIP && src->mem.index == ZYDIS_REGISTER_NONE &&
+			    x.ops[0].size == 64) {
+				*konst = x.addr + x.in.length + (uint64_t)src->mem.disp.value;
+				*why = "its target is a constant";
+				return false;
+			}
+			/* fall through */
 		case ZYDIS_MNEMONIC_ADD:
 		case ZYDIS_MNEMONIC_SUB:
-		case ZYDIS_MNEMONIC_LEA:
 		case ZYDIS_MNEMONIC_MOVSXD:
 		case ZYDIS_MNEMONIC_MOVSX:
 			*why = "its target is computed (a table's offset added to its base): a frameless "
@@ -487,6 +497,7 @@ static void ij_classify(const uint8_t *code, size_t len, uint64_t addr, const st
 	o->sp_known = v[i].seen && v[i].sp_known;
 	o->sp_below = o->sp_known ? -v[i].sp : 0;
 	o->kind = CT_IJUMP_UNDECIDED;
+	o->target = 0;
 	if (!decode(code + off, len - off, v[i].addr, &x)) {
 		o->why = "it does not decode";
 		return;
@@ -535,10 +546,19 @@ static void ij_classify(const uint8_t *code, size_t len, uint64_t addr, const st
 		return;
 	}
 	const char *why = NULL;
-	if (ij_pointer_target(code, len, addr, v, i, r, &why)) {
+	uint64_t konst = 0;
+	if (ij_pointer_target(code, len, addr, v, i, r, &why, &konst)) {
 		o->kind = CT_IJUMP_TAIL;
 		o->why = "SP is back at its entry level, the target a pointer (loaded, returned or passed in): a tail "
 			 "jump";
+	} else if (konst && (konst < addr || konst >= addr + len)) {
+		o->kind = CT_IJUMP_TAIL;
+		o->target = konst;
+		o->why = "SP is back at its entry level, the target a constant address outside the function: a tail "
+			 "jump to it";
+	} else if (konst) {
+		o->kind = CT_IJUMP_INSIDE;
+		o->why = "its target is a constant address inside the function";
 	} else {
 		o->kind = why && strstr(why, "jump table") ? CT_IJUMP_INSIDE : CT_IJUMP_UNDECIDED;
 		o->why = why;
@@ -646,9 +666,10 @@ size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct 
 }
 
 /* The tail jumps among a function's indirect jumps (ct_indirect_jumps),
- * added to its exits as TAIL sites whose target is not known.  Were any? */
-static bool add_pointer_tails(const uint8_t *code, size_t len, uint64_t addr, struct ct_exit_site **v, size_t *n,
-			      size_t *cap)
+ * added to its exits as TAIL sites, to their target where it is a constant
+ * (only those with KNOWN_ONLY).  Were any? */
+static bool add_pointer_tails(const uint8_t *code, size_t len, uint64_t addr, bool known_only,
+			      struct ct_exit_site **v, size_t *n, size_t *cap)
 {
 	size_t nj = ct_indirect_jumps(code, len, addr, NULL, 0), added = 0;
 	struct ct_ijump *j = xcalloc(nj ? nj : 1, sizeof(*j));
@@ -658,8 +679,8 @@ static bool add_pointer_tails(const uint8_t *code, size_t len, uint64_t addr, st
 		size_t n, cap;
 	} exits = {*v, *n, *cap};
 	for (size_t k = 0; k < nj; k++)
-		if (j[k].kind == CT_IJUMP_TAIL) {
-			struct ct_exit_site e = {j[k].addr, CT_SITE_TAIL, 0};
+		if (j[k].kind == CT_IJUMP_TAIL && (j[k].target || !known_only)) {
+			struct ct_exit_site e = {j[k].addr, CT_SITE_TAIL, j[k].target};
 			CT_VEC_PUSH(exits, e);
 			added++;
 		}
@@ -748,7 +769,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				CT_VEC_PUSH(exits, e);
 			} else if (t && inside) {
 				CT_VEC_PUSH(targets, t);
-			} else if (!t && !ct_callconv_is_go(cc) && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
+			} else if (!t && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
 				ijumps++;
 			}
 			break;
@@ -784,7 +805,12 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		CT_VEC_FREE(icalls);
 		return ct_fail("empty function body");
 	}
-	if (ijumps && add_pointer_tails(code, len, addr, &exits.v, &exits.n, &exits.cap))
+	/* Go's compiler jumps through a pointer only inside a function (its
+	 * jump tables, `jmp *(%rcx,%rax,8)`, which in a frameless function
+	 * would pass for a tail jump): there only the runtime's assembly's
+	 * jumps to a constant address count (reflectcall's `lea
+	 * runtime.call16(%rip),%rax; jmp *%rax`, a tail jump as `jmp f` is). */
+	if (ijumps && add_pointer_tails(code, len, addr, ct_callconv_is_go(cc), &exits.v, &exits.n, &exits.cap))
 		qsort(exits.v, exits.n, sizeof(*exits.v), cmp_exit_addr);
 
 	/* The entry site must run exactly once per call: no branch may land

@@ -67,11 +67,14 @@ void ct_fn_sites_free(struct ct_fn_sites *s);
  * frameless function's jump table runs at the entry level too: there the
  * way the target is made decides (an offset from a table added to its base:
  * a jump table; a pointer loaded from memory, a struct field or a method
- * table, or passed in: a tail jump).  Where it cannot be decided the jump
- * is not taken for a tail jump (the function's call then stays open until
- * something shallower happens, as before). */
+ * table, or passed in: a tail jump).  A target made from a constant
+ * address (`lea f(%rip),%rax; jmp *%rax`, Go's reflectcall dispatching to
+ * runtime.call16...) is known: outside the function a tail jump to it, as a
+ * direct `jmp f` is, inside it a jump inside.  Where it cannot be decided
+ * the jump is not taken for a tail jump (the function's call then stays
+ * open until something shallower happens, as before). */
 enum ct_ijump_kind {
-	CT_IJUMP_TAIL = 1,      /* a tail jump (a TAIL exit site, target unknown) */
+	CT_IJUMP_TAIL = 1,      /* a tail jump (a TAIL exit site, to TARGET when known) */
 	CT_IJUMP_GOT = 2,       /* through a GOT slot (`jmp *f@GOTPCREL(%rip)`): a tail jump too */
 	CT_IJUMP_INSIDE = 3,    /* a jump inside the function */
 	CT_IJUMP_UNDECIDED = 4, /* cannot tell: not a tail jump */
@@ -82,6 +85,7 @@ struct ct_ijump {
 	enum ct_ijump_kind kind;
 	bool sp_known;
 	int32_t sp_below; /* sp_known: bytes SP is below its entry level there */
+	uint64_t target;  /* a constant target address, else 0 */
 	const char *why;  /* what decided it (static text) */
 };
 

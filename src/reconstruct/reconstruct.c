@@ -24,14 +24,17 @@ struct frame {
 	 * returns them); TAKES_EXIT: the top of a tail chain whose replaced
 	 * caller's exit probe closes it, what that reads is this one's */
 	bool replaced, takes_exit;
+	/* when an interim RET of it passed (CT_EV_INTERIM_PASS; 0: none): it
+	 * returned, its exit probe is yet to read its results */
+	uint64_t ret_passed_ts;
 	uint64_t losses; /* loss records seen before its entry */
 	/* its last child's exit site (UINT32_MAX: none, or not one that
 	 * returned with an integer word) and that word */
 	uint32_t prev_exit;
-	uint64_t prev_word;
 	/* a tail call's result worked out from its caller's (CT_SITE_TAILDIFF
 	 * derived_site, UINT32_MAX: none) */
 	uint32_t derived_site;
+	uint64_t prev_word;
 	uint64_t derived;
 };
 
@@ -56,6 +59,7 @@ struct stack {
 	 * without one (its walk down the tail-position frames of a deep
 	 * recursion was ~4% of report's time) */
 	uint32_t no_exit_open;
+	uint32_t ret_passed_open; /* its frames with ret_passed_ts set */
 	size_t th_idx;                         /* in th->all */
 	bool parked;                           /* in th->parked (a suspended stack) */
 	uint64_t park_bucket;
@@ -105,6 +109,10 @@ struct ct_recon {
 	/* function id -> until when (raw ns) its interim RETs were probed,
 	 * UINT64_MAX: to the end; 0: it has none (CT_SITEF_INTERIM) */
 	CT_VEC(uint64_t) interim_until;
+	/* function id -> it has a tail jump (a TAIL site): 1 */
+	CT_VEC(uint8_t) jumps_out;
+	/* the functions named runtime.asyncPreempt2 (one a Go program) */
+	CT_VEC(uint32_t) preempt_funcs;
 };
 
 /* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
@@ -323,6 +331,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	if (unbounded)
 		status = CT_CALL_UNOBSERVED;
 	s->no_exit_open -= f->no_exit;
+	s->ret_passed_open -= f->ret_passed_ts != 0;
 	/* entered before events were lost: not a panic or longjmp we can
 	 * vouch for, nor that the process ended inside it (it may have
 	 * returned among the lost events) */
@@ -561,11 +570,25 @@ static void unwind_deeper(struct ct_recon *r, struct stack *s, const struct ct_r
 		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
 }
 
+/* How frame F, a call without an exit probe that an event at (corrected)
+ * time TS of S shows over, ended: its function's interim RETs were in all
+ * along (interim_in), and they end every such call that returns, so it
+ * never returned -- a function an untraced caller calls never to return,
+ * Go's mcall(park_m), whose frame on g0 is left when it switches to another
+ * goroutine: UNWOUND, as with --exit=ret, whose RETs see the same; else
+ * when it ended is not known: UNOBSERVED (also after its tail jump: it may
+ * have returned through the jump's target). */
+static uint8_t unobserved_end(const struct ct_recon *r, const struct stack *s, const struct frame *f, uint64_t ts)
+{
+	return interim_in(r, f->c.func, ts + s->shift) && !f->tail_pending ? CT_CALL_UNWOUND : CT_CALL_UNOBSERVED;
+}
+
 /* A call entered from a call site without an exit probe (CHECK: nobody
  * planned it, or its probe was not in yet) ends at the first event of its
  * goroutine/thread that is not deeper: when exactly is not known, so it is
- * UNOBSERVED, never RETURNED; and so are the calls in tail position in it
- * (they end with it), which may be open above it then. */
+ * UNOBSERVED, never RETURNED (unwound where it surely did not return:
+ * unobserved_end); and so are the calls in tail position in it (they end
+ * with it), which may be open above it then. */
 static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	while (s->no_exit_open && s->f.n) {
@@ -592,9 +615,31 @@ static void close_unplanned(struct ct_recon *r, struct stack *s, const struct ct
 			    (r->sites[ev->site].func == nf->tail_target || nf->tail_any))
 				return; /* the tail call it jumped to */
 		}
+		uint8_t status = unobserved_end(r, s, nf, ev->ts);
 		while (s->f.n > i)
-			pop(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, NULL);
+			pop(r, s, status, ev->ts, ev->tid, NULL);
 	}
+}
+
+/* Is EV's CT_EV_UNOBSERVED_DONE the kernel side's frame pointer walk
+ * (go_call_on_stack) misled by a call the code never made?  A signal's
+ * handler makes the goroutine it preempts call runtime.asyncPreempt where
+ * it runs, which calls asyncPreempt2: in a leaf, or in a function's first
+ * instructions, that has no frame record (yet), and the walk from there
+ * takes the innermost call without an exit probe for gone.  Where that
+ * call's function has its interim RETs in, which would have ended it had
+ * it returned, it is the one preempted: it goes on (its RET ends it). */
+static bool preempted_inside(const struct ct_recon *r, const struct stack *s, const struct ct_rec_event *ev)
+{
+	if (ev->site >= r->nsites || r->sites[ev->site].kind != CT_SITE_ENTRY)
+		return false;
+	bool preempt = false;
+	for (size_t k = 0; k < r->preempt_funcs.n && !preempt; k++)
+		preempt = r->preempt_funcs.v[k] == r->sites[ev->site].func;
+	size_t i = s->f.n;
+	while (preempt && i > 0 && !s->f.v[i - 1].no_exit)
+		i--;
+	return preempt && i > 0 && interim_in(r, s->f.v[i - 1].c.func, ev->ts);
 }
 
 /* The kernel side saw the return address slot of the innermost call
@@ -606,8 +651,9 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 	size_t i = s->f.n;
 	while (i > 0 && !s->f.v[i - 1].no_exit)
 		i--;
+	uint8_t status = i > 0 ? unobserved_end(r, s, &s->f.v[i - 1], ts) : CT_CALL_UNOBSERVED;
 	while (i > 0 && s->f.n >= i)
-		pop(r, s, CT_CALL_UNOBSERVED, ts, tid, NULL);
+		pop(r, s, status, ts, tid, NULL);
 }
 
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
@@ -721,6 +767,18 @@ static bool runs_into(const struct ct_recon *r, uint32_t from, uint32_t to)
 	return r->funcs && from < r->nfuncs && to < r->nfuncs && ct_file_func_runs_into(&r->funcs[from], &r->funcs[to]);
 }
 
+/* Is another Go function FUNC entered at open frame TOP's key TOP going on
+ * there, a tail call whose jump was not seen?  Not where TOP has no tail
+ * jump to make, on a system stack: every mcall starts g0 again at its top,
+ * and a function it called that never returns (runtime.park_m schedules
+ * another goroutine) is left there, not gone on in the next one. */
+static bool go_tail_unseen(const struct ct_recon *r, const struct frame *top, uint32_t func)
+{
+	if (!is_go_code(r, func) || top->c.func == func || top->losses != r->losses)
+		return false;
+	return !top->c.sysstack || (top->c.func < r->jumps_out.n && r->jumps_out.v[top->c.func]);
+}
+
 /* Callee side: the function's own entry (ENTRY), or a call from a site
  * nobody planned (CHECK). */
 static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
@@ -736,8 +794,7 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 				r->st.restarts++;
 				return;
 			}
-			if (top->tail_pending || runs_into(r, top->c.func, func) ||
-			    (is_go_code(r, func) && top->c.func != func && top->losses == r->losses)) {
+			if (top->tail_pending || runs_into(r, top->c.func, func) || go_tail_unseen(r, top, func)) {
 				tail = true;
 				top->tail_pending = false;
 				r->st.tails++;
@@ -798,6 +855,15 @@ static void on_call(struct ct_recon *r, struct stack *s, const struct ct_rec_eve
 	push_frame(r, s, ev, func, false);
 }
 
+/* Is RET EV the return of frame I or of a tail call at its key? */
+static bool returns_at(const struct ct_recon *r, const struct stack *s, size_t i, const struct ct_rec_event *ev)
+{
+	for (size_t k = i; k < s->f.n && s->f.v[k].c.key == ev->key; k++)
+		if (s->f.v[k].c.func == r->sites[ev->site].func)
+			return true;
+	return false;
+}
+
 static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	long i = frame_at(s, ev->key);
@@ -807,6 +873,10 @@ static void on_ret(struct ct_recon *r, struct stack *s, const struct ct_rec_even
 	if (ev->flags & CT_EV_INTERIM_PASS) {
 		if (i >= 0 && s->f.v[i].no_exit)
 			return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
+		else if (i >= 0 && !s->f.v[i].ret_passed_ts && returns_at(r, s, (size_t)i, ev)) {
+			s->f.v[i].ret_passed_ts = ev->ts ? ev->ts : 1;
+			s->ret_passed_open++;
+		}
 		return;
 	}
 	if (i < 0) {
@@ -982,10 +1052,30 @@ static bool opens_frame(uint8_t kind)
 	return kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
 }
 
+/* A call opens at or deeper than KEY, which is not inside a frame whose
+ * RET passed, waiting for its exit probe, at or above KEY.  The goroutine
+ * was made to call it where that frame had returned to (a signal's
+ * handler preempting it right after the single-stepped RET:
+ * runtime.asyncPreempt; the handler itself, which comes first, at any
+ * KEY): the frame returned then, its results unread (its exit probe finds
+ * it closed), and so did the frames above it whose RETs passed before. */
+static void close_passed(struct ct_recon *r, struct stack *s, uint64_t key, uint32_t tid)
+{
+	size_t lo = s->f.n;
+	for (size_t i = s->f.n; i > 0; i--)
+		if (s->f.v[i - 1].ret_passed_ts && s->f.v[i - 1].c.key <= key)
+			lo = i - 1;
+	for (size_t i = s->f.n; lo < s->f.n && i > lo; i--)
+		if (i <= s->f.n && s->f.v[i - 1].ret_passed_ts)
+			return_frame(r, s, i - 1, s->f.v[i - 1].ret_passed_ts, tid, NULL);
+}
+
 /* One role of the probe that fired (EV is the event as that role sees it). */
 static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
 {
 	const struct ct_file_site *site = &r->sites[ev->site];
+	if (s->ret_passed_open && opens_frame(ev->kind))
+		close_passed(r, s, ev->key, ev->tid);
 	close_unplanned(r, s, ev);
 	settle_tail(r, s, ev);
 	if (resume_after_recover(r, s, ev))
@@ -1307,6 +1397,8 @@ static struct stack *go_signal_stack(struct ct_recon *r, const struct ct_rec_eve
 	}
 	/* a handler starts: under what it interrupted */
 	struct stack *in = map_get(&r->stacks, ik);
+	if (in && in->ret_passed_open)
+		close_passed(r, in, UINT64_MAX, ev->tid);
 	s->goid = ev->goid;
 	s->origin = ev->goid ? map_get(&r->origins, ik) : NULL;
 	s->depth_base = in ? in->depth_base + (uint32_t)in->f.n : 0;
@@ -1658,7 +1750,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	uint64_t pre, cost = hit_cost(r, ev, &pre);
 	uint64_t at = corrected_time(s, ev->ts, pre);
 	s->cost += cost;
-	if (ev->flags & CT_EV_UNOBSERVED_DONE)
+	if ((ev->flags & CT_EV_UNOBSERVED_DONE) && !preempted_inside(r, s, ev))
 		end_unobserved(r, s, at, ev->tid);
 	for (size_t i = 0; i < nroles; i++) {
 		const struct ct_file_site *rs = &r->sites[roles[i]];
@@ -1811,6 +1903,11 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 				r->tail_diff_of = xcalloc(nsites, sizeof(*r->tail_diff_of));
 			r->tail_diff_of[sites[i].call_site] = (uint32_t)(i + 1);
 		}
+		if (sites[i].kind == CT_SITE_TAIL && sites[i].func != CT_NOFUNC) {
+			while (r->jumps_out.n <= sites[i].func)
+				CT_VEC_PUSH(r->jumps_out, 0);
+			r->jumps_out.v[sites[i].func] = 1;
+		}
 		if ((sites[i].flags & CT_SITEF_INTERIM) && sites[i].func != CT_NOFUNC) {
 			while (r->interim_until.n <= sites[i].func)
 				CT_VEC_PUSH(r->interim_until, 0);
@@ -1827,8 +1924,11 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 	r->nfuncs = nfuncs;
 	/* what no function decides (events on no goroutine): Go if any is;
 	 * called again as the table grows, it looks at the new ones only */
-	for (size_t i = r->nfuncs_seen; i < nfuncs; i++)
+	for (size_t i = r->nfuncs_seen; i < nfuncs; i++) {
 		r->go |= ct_file_func_is_go(&funcs[i]);
+		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.asyncPreempt2"))
+			CT_VEC_PUSH(r->preempt_funcs, (uint32_t)i);
+	}
 	r->nfuncs_seen = nfuncs;
 }
 
@@ -1874,6 +1974,8 @@ void ct_recon_free(struct ct_recon *r)
 	CT_VEC_FREE(r->waiting);
 	free(r->site_class);
 	CT_VEC_FREE(r->interim_until);
+	CT_VEC_FREE(r->jumps_out);
+	CT_VEC_FREE(r->preempt_funcs);
 	free(r);
 }
 

@@ -383,6 +383,61 @@ def test_exits_seen_by_the_next_calls_entry_give_the_same_calls():
         assert merged.get(name), (name, merged)
 
 
+def test_reflectcall_jump_through_a_register_to_its_call_frame():
+    """runtime.reflectcall is the runtime's assembly: `lea runtime.call16(%rip),
+    %rax; jmp *%rax` (by the frame's size), untraced code that calls the
+    function reflect.Value.Call was given and returns to reflectcall's
+    caller.  That jump is a tail jump to a known address, as `jmp f` is:
+    with --exit=ret its call returns at the probe on its return address
+    (was unwound there: a Go function's jump through a register was never
+    taken for an exit), as with --exit=auto, the reflected function inside."""
+    flags = ["-F", "main.ra*", "-F", "runtime.reflectcall"]
+    got = differential("go reflectcall", ["go_core", "reflectafter", "8"], flags, GO1)
+    for mode in ("auto", "ret"):
+        calls = got[mode][2]
+        rc = [n for roots in trees(calls).values() for r in roots for n in r.walk() if n.func == "runtime.reflectcall"]
+        assert len(rc) == 8, (mode, len(rc))
+        # auto: reflectcall's ABI wrapper calls it last, from reflect's code:
+        # where that returns to is found while recording (the program is not
+        # held for its probe), the calls before it is in end unobserved
+        want = {"returned"} if mode == "ret" else {"returned", "unobserved"}
+        assert {n.call["status"] for n in rc} <= want, (mode, [(n.shape(), n.call["status"]) for n in rc])
+        assert all(len(n.children) == 1 and n.children[0].func.startswith("main.raNext") for n in rc), \
+            (mode, [n.shape() for n in rc])
+
+
+def test_functions_an_untraced_caller_calls_never_to_return():
+    """runtime.mcall(fn) switches to g0 and calls fn, which never returns:
+    park_m and goexit0 schedule another goroutine, and g0's frames are
+    left, its stack started again at its top by the next mcall.  mcall's
+    `call *%r12` has no exit probe: auto took them for calls whose end it
+    did not see (unobserved), ret for unwound (their RETs never ran), and
+    the next one at the same key for a tail call of the one left there
+    (another goroutine's park_m inside goexit0 inside park_m).  Their
+    interim RETs were in all along, which end every call of them that
+    returns: they did not return, unwound in both (exited: the process
+    ended inside one; which M runs which goroutine is the scheduler's
+    choice), each a call of its own; main's calls the same in both."""
+    argv = [fixture("go_core"), "goroutines", "6"]
+    flags = ["-F", "main.*", "-F", "runtime.park_m", "-F", "runtime.goexit0"]
+    never, mains = {}, {}
+    for mode in ("auto", "ret"):
+        p, out = record_mode(argv, flags, GO1, mode)
+        assert p.returncode == 0, (mode, p.stderr)
+        calls = [c for c in replay_json(out) if "func" in c]
+        check_nesting(calls, mode)
+        ours = [c for c in calls if c["func"] in ("runtime.park_m", "runtime.goexit0")]
+        by = collections.Counter((c["func"], c["status"]) for c in ours)
+        assert by[("runtime.park_m", "unwound")] >= 3 and by[("runtime.goexit0", "unwound")] >= 3, (mode, by)
+        assert {c["status"] for c in ours} <= {"unwound", "exited"}, (mode, by)
+        never[mode] = sorted((c["func"], c["goid"], c["depth"], bool(c.get("tail"))) for c in ours)
+        assert all(n[2] == 0 and not n[3] for n in never[mode]), (mode, never[mode])
+        mains[mode] = canon([c for c in calls if c["func"].startswith("main.")])
+    assert never["auto"] == never["ret"], never
+    a, r = first_calls_alike(mains["auto"], mains["ret"])
+    assert a == r, (a, r)
+
+
 def test_unplanned_caller_counted_and_tree_right():
     argv, env = ["go_core", "unplanned"], GO1
     got = differential("go unplanned", argv, [], env, unplanned_ok=True)
