@@ -25,6 +25,8 @@ const calltrace = {
 	depth() { return depth; },
 	unwind(d) { depth = d + 1; },
 	arg_i32() {}, arg_i64() {}, arg_f32() {}, arg_f64() {},
+	enter1(s) { calltrace.enter(s); }, enter2(s) { calltrace.enter(s); }, enter3(s) { calltrace.enter(s); },
+	enter4(s) { calltrace.enter(s); }, exit1(s) { calltrace.exit(s); },
 	genter(s, resume, goid, key) { if (!resume) hit(s, goid, key); },
 	gexit(s, unwinding, goid, key) { if (!unwinding) hit(s, goid, key); },
 	grestart(s, goid, key) { hit(s, goid, key); },

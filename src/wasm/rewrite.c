@@ -4,6 +4,7 @@
 
 const char *const ct_wasm_hook_names[WH_COUNT] = {
 	"enter", "exit", "depth", "unwind", "arg_i32", "arg_i64", "arg_f32", "arg_f64",
+	"enter1", "enter2", "enter3", "enter4", "exit1",
 	"genter", "gexit", "grestart",
 };
 
@@ -13,6 +14,8 @@ static const struct {
 } hook_sigs[WH_COUNT] = {
 	{"\x7f", ""}, {"\x7f", ""}, {"", "\x7f"}, {"\x7f", ""},
 	{"\x7f", ""}, {"\x7e", ""}, {"\x7d", ""}, {"\x7c", ""},
+	{"\x7f\x7e", ""}, {"\x7f\x7e\x7e", ""}, {"\x7f\x7e\x7e\x7e", ""}, {"\x7f\x7e\x7e\x7e\x7e", ""},
+	{"\x7f\x7e", ""},
 	{"\x7f\x7f\x7e\x7e", ""}, {"\x7f\x7f\x7e\x7e", ""}, {"\x7f\x7e\x7e", ""},
 };
 
@@ -121,6 +124,22 @@ static enum ct_wasm_hook arg_hook(uint8_t code)
 	return code == WT_I32 ? WH_ARG_I32 : code == WT_I64 ? WH_ARG_I64 : code == WT_F32 ? WH_ARG_F32 : WH_ARG_F64;
 }
 
+/* The most values an entry hook takes along (WH_ENTER1..WH_ENTER4); the
+ * values before those go through arg hooks. */
+#define FUSED_MAX 4
+
+/* The numeric value on the stack, of type CODE, as the i64 an arg hook of
+ * its type would store: i32 and f32 bits zero-extended, f64 bits. */
+static void widen_to_i64(struct ct_buf *b, uint8_t code)
+{
+	if (code == WT_F32)
+		buf_u8(b, 0xbc); /* i32.reinterpret_f32 */
+	if (code == WT_I32 || code == WT_F32)
+		buf_u8(b, 0xad); /* i64.extend_i32_u */
+	else if (code == WT_F64)
+		buf_u8(b, 0xbd); /* i64.reinterpret_f64 */
+}
+
 /* Go: push goid and key (g.stack.hi - SP, + ADJ) for the hooks. */
 static void go_ident(struct ct_buf *b, const struct ct_wasm_go *go, int adj)
 {
@@ -173,18 +192,23 @@ static void emit_exit(struct ct_buf *b, const struct rw *w, const struct fn_ctx 
 		return;
 	}
 	if (with_rets && fc->capture_rets) {
+		/* the results saved, all but the last through arg hooks, the
+		 * last with the exit, then put back */
 		uint32_t n = fc->t->nresults;
 		for (uint32_t i = n; i-- > 0;) {
 			buf_u8(b, 0x21);
 			put_u(b, fc->res_local0 + i);
 		}
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0; i + 1 < n; i++) {
 			buf_u8(b, 0x20);
 			put_u(b, fc->res_local0 + i);
 			call_hook(b, w, arg_hook(fc->t->results[i].code));
 		}
 		i32_const(b, ins->exit_site);
-		call_hook(b, w, WH_EXIT);
+		buf_u8(b, 0x20);
+		put_u(b, fc->res_local0 + n - 1);
+		widen_to_i64(b, fc->t->results[n - 1].code);
+		call_hook(b, w, WH_EXIT1);
 		for (uint32_t i = 0; i < n; i++) {
 			buf_u8(b, 0x20);
 			put_u(b, fc->res_local0 + i);
@@ -211,15 +235,26 @@ static void emit_entry(struct ct_buf *b, const struct rw *w, const struct fn_ctx
 		buf_u8(b, 0x21);
 		put_u(b, fc->saved_local);
 	}
-	if (fc->capture_args) {
-		for (uint32_t i = 0; i < fc->t->nparams; i++) {
-			buf_u8(b, 0x20);
-			put_u(b, i);
-			call_hook(b, w, arg_hook(fc->t->params[i].code));
-		}
+	if (!fc->capture_args) {
+		i32_const(b, ins->entry_site);
+		call_hook(b, w, WH_ENTER);
+		return;
+	}
+	/* the last FUSED_MAX parameters go with the entry, any before them
+	 * through arg hooks: one import call per entry in most functions */
+	uint32_t n = fc->t->nparams, fused = n < FUSED_MAX ? n : FUSED_MAX;
+	for (uint32_t i = 0; i < n - fused; i++) {
+		buf_u8(b, 0x20);
+		put_u(b, i);
+		call_hook(b, w, arg_hook(fc->t->params[i].code));
 	}
 	i32_const(b, ins->entry_site);
-	call_hook(b, w, WH_ENTER);
+	for (uint32_t i = n - fused; i < n; i++) {
+		buf_u8(b, 0x20);
+		put_u(b, i);
+		widen_to_i64(b, fc->t->params[i].code);
+	}
+	call_hook(b, w, (enum ct_wasm_hook)(WH_ENTER1 + fused - 1));
 }
 
 static bool is_morestack(const struct rw *w, uint32_t f)

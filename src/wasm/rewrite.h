@@ -4,11 +4,11 @@
  * intact: the hooks run inside the function itself, never in a wrapper.
  *
  *   func f (params) (results)
- *     [depth-saving / arguments]  i32.const ENTRY  call $enter
+ *     [depth-saving]  i32.const ENTRY  [arguments]  call $enterN
  *     block (results)
  *       original body; every `return` became `br` to this block
  *     end
- *     [results]  i32.const EXIT  call $exit
+ *     i32.const EXIT  [results]  call $exitN
  *   end
  *
  * `return_call*` get `call $exit` right before them (an exit, then the
@@ -35,6 +35,11 @@ enum ct_wasm_hook {
 	WH_ARG_I64,
 	WH_ARG_F32,
 	WH_ARG_F64,
+	WH_ENTER1,   /* (i32 site, i64 v0): an entry with its last value(s), */
+	WH_ENTER2,   /* one import call instead of one per value and one for */
+	WH_ENTER3,   /* the entry; values widened to i64 bits as arg_* store */
+	WH_ENTER4,   /* them (i32 and f32 zero-extended) */
+	WH_EXIT1,    /* (i32 site, i64 r0): an exit with its last result */
 	WH_GENTER,   /* Go: (i32 site, i32 resume_pc, i64 goid, i64 key) */
 	WH_GEXIT,    /* Go: (i32 site, i32 unwinding, i64 goid, i64 key) */
 	WH_GRESTART, /* Go: (i32 site, i64 goid, i64 key): morestack, the entry re-runs */

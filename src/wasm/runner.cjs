@@ -30,6 +30,25 @@ function writeAll(fd, bytes) {
 		off += fs.writeSync(fd, bytes, off, bytes.length - off);
 }
 
+// The recorder's hooks run millions of times from the program's first call:
+// all compiled by TurboFan up front (the module is small: about a
+// millisecond), not lazily by Liftoff on first call with a tier-up later.
+// That tier-up is queued on V8's background compiler behind the program's
+// own hot functions: a Go module's runtime keeps it busy for 100-200 ms at
+// start, hooks in Liftoff code all that time.  The flags are V8's defaults
+// again before the program's code runs, which compiles as it would untraced.
+function compileOptimized(bytes) {
+	const v8 = require('v8');
+	v8.setFlagsFromString('--no-liftoff');
+	v8.setFlagsFromString('--no-wasm-lazy-compilation');
+	try {
+		return new WebAssembly.Module(bytes);
+	} finally {
+		v8.setFlagsFromString('--wasm-lazy-compilation');
+		v8.setFlagsFromString('--liftoff');
+	}
+}
+
 function setupRecorder() {
 	// The recorder's clock: node:wasi's clock_time_get (CLOCK_MONOTONIC, as
 	// the BPF side's timestamps) writing into the recorder's own memory;
@@ -37,7 +56,7 @@ function setupRecorder() {
 	const { WASI } = require('wasi');
 	const clock = new WASI({ version: 'preview1' });
 	const wasiImport = cfg.clock === 'none' ? { clock_time_get: () => 0 } : clock.wasiImport;
-	const inst = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(cfg.recorder)), {
+	const inst = new WebAssembly.Instance(compileOptimized(fs.readFileSync(cfg.recorder)), {
 		wasi_snapshot_preview1: wasiImport,
 		env: {
 			flush(ptr, len) {
@@ -68,7 +87,7 @@ function setupRecorder() {
 	new Uint32Array(rec.memory.buffer, st, cfg.sites.length).set(cfg.sites);
 	const hooks = {};
 	for (const name of ['enter', 'exit', 'depth', 'unwind', 'arg_i32', 'arg_i64', 'arg_f32', 'arg_f64',
-		'genter', 'gexit', 'grestart'])
+		'enter1', 'enter2', 'enter3', 'enter4', 'exit1', 'genter', 'gexit', 'grestart'])
 		hooks[name] = rec[name];
 	return hooks;
 }

@@ -35,7 +35,7 @@ def test_wasi_tree_values_output_and_exit_status():
     want = plain(mod, "x", "7")
     assert want.returncode == 7, want
     p, out = record([mod, "x", "7"], "-F", "main", "-F", "outer", "-F", "mid", "-F", "leaf", "-F", "fib",
-                    "-F", "scale", check=False)
+                    "-F", "scale", "-F", "mix6", check=False)
     assert p.returncode == 7, p.stderr
     assert p.stdout == want.stdout == "outer=23 scale=6.00 args=3\n"
     forest, rs = roots(out)
@@ -57,6 +57,11 @@ def test_wasi_tree_values_output_and_exit_status():
     assert [(a["name"], a["type"], a["value"]) for a in sc["args"]] == \
         [("p0", "f64", 1.5), ("p1", "f32", 2), ("p2", "i64", 3)], sc["args"]
     assert sc["ret"][0]["value"] == 6
+    # two values through arg hooks, the last four with the entry (rewrite.c)
+    m6 = by["mix6"][0]
+    assert [(a["type"], a["value"]) for a in m6["args"]] == \
+        [("i32", 1), ("i64", 2), ("f32", 3), ("f64", 4), ("i32", 5), ("i32", 6)], m6["args"]
+    assert m6["ret"] == [{"name": "", "type": "i64", "value": 45}], m6["ret"]
     assert by["main"][0]["args"][0]["value"] == 3  # argc
     assert fib4  # (documented shape for fib(4) without the loop transformation)
     text = ct("replay", out).stdout

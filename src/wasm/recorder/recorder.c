@@ -131,7 +131,9 @@ static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const
 	e->flags = flags;
 	e->ts = ts;
 	e->key = key;
-	if (n)
+	if (n == 1) /* the common case (one argument, one result) inline */
+		*(__u64 *)(e + 1) = payload[0];
+	else if (n)
 		copy_words((__u64 *)(e + 1), payload, n);
 	pos += sizeof(*e) + n * 8;
 	if (pos >= FLUSH_AT)
@@ -440,10 +442,54 @@ WASM_EXPORT(unwind) void unwind(__u32 d)
 		send(0, now, 0, depth, CT_EV_MARKER, 0, 0);
 }
 
-WASM_EXPORT(arg_i32) void arg_i32(__u32 v)
+static inline void put_val(__u64 v)
 {
 	if (nvals < MAX_VALS)
 		vals[nvals++] = v;
+}
+
+/* An entry or exit with its last values (widened to i64 by the caller as
+ * the arg hooks below store them): one import call instead of one per value
+ * more (rewrite.h). */
+WASM_EXPORT(enter1) void enter1(__u32 site, __u64 a)
+{
+	put_val(a);
+	enter(site);
+}
+
+WASM_EXPORT(enter2) void enter2(__u32 site, __u64 a, __u64 b)
+{
+	put_val(a);
+	put_val(b);
+	enter(site);
+}
+
+WASM_EXPORT(enter3) void enter3(__u32 site, __u64 a, __u64 b, __u64 c)
+{
+	put_val(a);
+	put_val(b);
+	put_val(c);
+	enter(site);
+}
+
+WASM_EXPORT(enter4) void enter4(__u32 site, __u64 a, __u64 b, __u64 c, __u64 d)
+{
+	put_val(a);
+	put_val(b);
+	put_val(c);
+	put_val(d);
+	enter(site);
+}
+
+WASM_EXPORT(exit1) void exit1(__u32 site, __u64 r)
+{
+	put_val(r);
+	exit_(site);
+}
+
+WASM_EXPORT(arg_i32) void arg_i32(__u32 v)
+{
+	put_val(v);
 }
 
 WASM_EXPORT(arg_i64) void arg_i64(__u64 v)
