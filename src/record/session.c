@@ -1,5 +1,3 @@
-#include <sched.h>
-#include <sys/resource.h>
 #include "record/session.h"
 #include "record/calibrate.h"
 #include "plan/pads.h"
@@ -1356,7 +1354,6 @@ static void attach_interim(struct ct_session *s, const struct ct_plan *plan, siz
 		if (!in++) {
 			f0 = f;
 			s0 = lo[f];
-			s1 = hi[f];
 		}
 		s0 = lo[f] < s0 ? lo[f] : s0;
 		s1 = hi[f] > s1 ? hi[f] : s1;
@@ -1367,6 +1364,7 @@ static void attach_interim(struct ct_session *s, const struct ct_plan *plan, siz
 		CT_VEC_PUSH(s->interim_links, il);
 		interim_attach(s, &s->interim_links.v[s->interim_links.n - 1]);
 		in = 0;
+		s1 = 0;
 	}
 	free(lo);
 	free(hi);
@@ -1715,7 +1713,7 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		 * brings (a burst of them, as a library's initialization makes,
 		 * would use up the links one by one).  No event read before
 		 * that names the new sites. */
-		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid, .ret = e->key, .ts = e->ts, .read_ns = now_mono_ns()};
+		struct ct_deferred d = {.kind = CT_DEFER_CALLER, .pid = e->pid, .caller = e->goid, .ret = e->key};
 		if (e->len >= sizeof(struct ct_caller_file)) {
 			struct ct_caller_file cf;
 			memcpy(&cf, payload, sizeof(cf));
@@ -2513,8 +2511,6 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 static void add_callers(struct ct_session *s)
 {
 	struct found_batch b = {0};
-	uint64_t T0 = now_mono_ns(), first_ts = ~0ull, first_read = 0; size_t ncall = 0;
-	for (size_t i = 0; i < s->deferred.n; i++) if (s->deferred.v[i].kind == CT_DEFER_CALLER) { ncall++; if (s->deferred.v[i].ts < first_ts) { first_ts = s->deferred.v[i].ts; first_read = s->deferred.v[i].read_ns; } }
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
 		b.first[k] = (uint32_t)object_n(s, k).plan->sites.n;
 	for (size_t i = 0; i < s->deferred.n; i++)
@@ -2524,7 +2520,6 @@ static void add_callers(struct ct_session *s)
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
 		if (object_n(s, k).plan->sites.n > b.first[k] && !write_found_sites(s, k, b.first[k]))
 			ok = false;
-	uint64_t T1 = now_mono_ns();
 	/* one link per file and process */
 	bool *done = xcalloc(b.probes.n ? b.probes.n : 1, sizeof(*done));
 	for (size_t i = 0; ok && i < b.probes.n; i++) {
@@ -2554,7 +2549,6 @@ static void add_callers(struct ct_session *s)
 		CT_VEC_FREE(xc);
 	}
 	free(done);
-	uint64_t T2 = now_mono_ns();
 	/* only once their exits are in: a CALL event means an exit probe will
 	 * see that call end, and so does a tail jump not flagged unwatched */
 	for (size_t k = 0; ok && k < b.planned.n; k++) {
@@ -2573,7 +2567,6 @@ static void add_callers(struct ct_session *s)
 	}
 	if (ok)
 		s->callers_found += b.planned.n + b.file_calls.n - b.watches;
-	if (getenv("CTTIME")) fprintf(stderr, "CALLERS n=%zu probes=%zu read lag %.2f ms, first_ev->start %.2f ms, plan %.2f ms, attach %.2f ms, planned %.2f ms\n", ncall, b.probes.n, (first_read - first_ts)/1e6, (T0 - first_ts)/1e6, (T1-T0)/1e6, (T2-T1)/1e6, (now_mono_ns()-T2)/1e6);
 	CT_VEC_FREE(b.probes);
 	CT_VEC_FREE(b.planned);
 	CT_VEC_FREE(b.file_calls);
@@ -2650,22 +2643,8 @@ static void note_losses(struct ct_session *s, bool at_end)
 
 int ct_session_pump(struct ct_session *s, int timeout_ms)
 {
-	static uint64_t last_ret, out_max, out_sum, in_sum; static int npump;
-	uint64_t t_in = now_mono_ns();
-	if (last_ret) { uint64_t o = t_in - last_ret; out_sum += o; if (o > out_max) out_max = o; }
-	npump++;
-	if (getenv("CTTIME") && npump % 50 == 0) fprintf(stderr, "PUMP n=%d outside sum %.1f ms max %.2f ms, inside %.1f ms\n", npump, out_sum/1e6, out_max/1e6, in_sum/1e6);
-	static int prio_done;
-	if (!prio_done && getenv("CTPRIO")) {
-		prio_done = 1;
-		const char *m = getenv("CTPRIO");
-		if (*m == 'f') { struct sched_param sp = {.sched_priority = 1}; if (sched_setscheduler(0, SCHED_FIFO, &sp)) perror("sched"); }
-		else if (setpriority(PRIO_PROCESS, 0, atoi(m))) perror("prio");
-	}
 	static uint64_t last_flush;
-	int pe = poll_events(s, timeout_ms);
-	in_sum += now_mono_ns() - t_in; last_ret = now_mono_ns();
-	if (pe < 0)
+	if (poll_events(s, timeout_ms) < 0)
 		return -1;
 	settle_interim(s);
 	note_losses(s, false);

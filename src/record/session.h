@@ -57,7 +57,6 @@ struct ct_deferred {
 	 * kino 0: not known) */
 	uint32_t kdev;
 	uint64_t kino;
-	uint64_t ts, read_ns;
 };
 
 /* The Go runtime's names of one traced object (the program, a Go binary it
