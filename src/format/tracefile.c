@@ -1187,7 +1187,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
-		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_STALL || ev->proc == CT_PROC_CALLER)
+		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_PROBES_IN || ev->proc == CT_PROC_CALLER)
 			r->bad = true;
 	} else if (head & EV_LOST) {
 		*ev = *p;

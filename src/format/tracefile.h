@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 14 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 15 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -26,7 +26,8 @@
 			    13: site flags are a uvar (CT_SITEF_INTERIM), process
 			    records CT_PROC_INTERIM_GONE;
 			    14: process records CT_PROC_STALL (a goroutine id
-			    after them) */
+			    after them);
+			    15: process records CT_PROC_PROBES_IN */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */

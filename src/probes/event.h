@@ -405,6 +405,14 @@ struct ct_fetch {
  * key = how long it was (ns), goid = the goroutine that last hit a probe
  * on the thread (0: a thread's own calls). */
 #define CT_PROC_STALL 7
+/* Written by user space when it attaches to a process already running
+ * (record -p): calltrace began making the probe links of process pid at ts
+ * (child 0), and all of them were in at ts (child 1).  The kernel makes a
+ * link's probes live one after another and the links go in one by one,
+ * while the program runs: a call entered in between may have ended
+ * before the probe that would see its end was live.  (Replay: such a
+ * call, closed other than by its own exit, is unobserved, never unwound.) */
+#define CT_PROC_PROBES_IN 8
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first

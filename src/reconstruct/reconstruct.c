@@ -113,6 +113,10 @@ struct ct_recon {
 	CT_VEC(uint8_t) jumps_out;
 	/* the functions named runtime.asyncPreempt2 (one a Go program) */
 	CT_VEC(uint32_t) preempt_funcs;
+	/* pid -> (raw ns) when the last of its probes went in, where calltrace
+	 * attached to it running (CT_PROC_PROBES_IN; UINT64_MAX while that
+	 * went on): a call entered before then was maybe ended unseen */
+	struct ct_map probes_in;
 };
 
 /* Entry payloads of up to CT_SMALL_ARGS bytes (nearly all) reuse buffers of
@@ -337,6 +341,11 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	 * returned among the lost events) */
 	if ((status == CT_CALL_UNWOUND || status == CT_CALL_EXITED) && f->losses != r->losses)
 		status = CT_CALL_LOST;
+	/* entered while the probes of a running process went in: its exit
+	 * probe, or the interim RET or caller's exit that would have seen it
+	 * end, may not have been live yet (CT_PROC_PROBES_IN) */
+	if (status == CT_CALL_UNWOUND && f->c.raw_entry < (uint64_t)(uintptr_t)map_get(&r->probes_in, s->pid))
+		status = CT_CALL_UNOBSERVED;
 	if (status == CT_CALL_UNWOUND && f->tailpos) {
 		/* a call in tail position ends with the call whose exit closes
 		 * it: if that one began before a loss, the caller between them
@@ -1599,6 +1608,9 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 	case CT_PROC_THREAD_EXIT:
 		end_stacks(r, ev->pid, ev->tid, ev->ts);
 		break;
+	case CT_PROC_PROBES_IN:
+		map_put(&r->probes_in, ev->pid, (void *)(uintptr_t)(ev->child ? ev->ts : UINT64_MAX));
+		break;
 	case CT_PROC_INTERIM_GONE:
 		if (ev->child < r->interim_until.n && r->interim_until.v[ev->child])
 			r->interim_until.v[ev->child] = ev->ts ? ev->ts : 1;
@@ -1967,6 +1979,7 @@ void ct_recon_free(struct ct_recon *r)
 	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
 	map_free(&r->origins);
 	map_free(&r->images);
+	map_free(&r->probes_in);
 	map_free(&r->spill_of);
 	free(r->tail_diff_of);
 	map_free(&r->riding_exit_of);

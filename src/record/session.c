@@ -669,6 +669,35 @@ static int attach_early(struct ct_session *s, const struct ct_plan *plan, uint32
 
 static void attach_interim(struct ct_session *s, const struct ct_plan *plan, size_t n, uint32_t bin, int pid);
 
+/* The roles probe site I of PLAN plays: its own kind and those its `next`
+ * chain names (one probe is often a call's exit and the next call's CALL).
+ * Bit 0: one opens a call (or marks where a goroutine goes); bit 1: one
+ * ends a call.  attach_plan attaches by it. */
+#define ROLE_OPENS 1u
+#define ROLE_ENDS 2u
+static unsigned probe_roles(const struct ct_plan *plan, size_t i)
+{
+	unsigned roles = 0;
+	for (uint32_t k = (uint32_t)i, n = 0; k < plan->sites.n && n < 64; k = plan->sites.v[k].next, n++) {
+		enum ct_site_kind kind = plan->sites.v[k].kind;
+		roles |= kind == CT_SITE_ENTRY || kind == CT_SITE_GOEXIT || kind == CT_SITE_CALL || kind == CT_SITE_CHECK ||
+				 kind == CT_SITE_RECOVER || kind == CT_SITE_DEFERRET
+			 ? ROLE_OPENS
+			 : ROLE_ENDS;
+	}
+	return roles;
+}
+
+struct offset_cookie {
+	uint64_t off, cookie;
+};
+
+static int cmp_offset_down(const void *x, const void *y)
+{
+	const struct offset_cookie *a = x, *b = y;
+	return a->off < b->off ? 1 : a->off > b->off ? -1 : 0;
+}
+
 static const uint8_t *elf_code_at(void *ctx, uint64_t addr, size_t *len)
 {
 	for (size_t n = 15; n; n--) {
@@ -769,13 +798,14 @@ bool ct_session_process_execd(struct ct_session *s, int pid)
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
 		       uint32_t func_base, uint32_t bin, const char *path, int pid)
 {
-	size_t n = plan->sites.n, ne = 0, nx = 0, nint = 0;
+	size_t n = plan->sites.n, ne = 0, nx = 0, nm = 0, nint = 0;
 	for (size_t i = 0; i < n; i++)
 		if (plan->sites.v[i].elsewhere)
 			n = i; /* found while recording, in another file: attached then */
 	if (!n)
 		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
+	struct offset_cookie *mixed = xcalloc(n, sizeof(*mixed));
 	for (size_t k = 0; k < plan->planned.n; k++) {
 		uint64_t key = plan->planned.v[k].key;
 		struct ct_planned_call val = plan->planned.v[k].val;
@@ -789,6 +819,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			free(ec);
 			free(xo);
 			free(xc);
+			free(mixed);
 			return -1;
 		}
 	}
@@ -817,43 +848,83 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			free(ec);
 			free(xo);
 			free(xc);
+			free(mixed);
 			return -1;
 		}
 		uint64_t cookie = site_cookie(s, plan, i, site_base + (uint32_t)i, func_base, bin);
 		if (site->interim) {
 			nint++; /* a link of their own (interim_attach) */
-		} else if (site->kind == CT_SITE_ENTRY || site->kind == CT_SITE_GOEXIT || site->kind == CT_SITE_CALL ||
-		    site->kind == CT_SITE_CHECK || site->kind == CT_SITE_RECOVER || site->kind == CT_SITE_DEFERRET) {
+		} else if (probe_roles(plan, i) == ROLE_OPENS) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
-		} else {
+		} else if (probe_roles(plan, i) == ROLE_ENDS) {
 			xo[nx] = site->offset;
 			xc[nx++] = cookie;
+		} else {
+			mixed[nm].off = site->offset;
+			mixed[nm++].cookie = cookie;
 		}
 	}
-	struct ct_attach a = {path, pid, eo, ec, ne, xo, xc, nx};
+	/* Every probe that ends a call goes in before any that opens one: the
+	 * exits, the interim RETs, the exits elsewhere of calls into this
+	 * object, the probes that end one call and open the next, then the
+	 * entries.  A process already running (-p) makes calls meanwhile, and
+	 * attaching takes a while (the interim RETs' links: ~50-100 ms under
+	 * -F '*'; the kernel makes a link's probes live one after another);
+	 * a call entered before its exit probe was in ended unseen where the
+	 * reconstruction, which takes every probe as in from the start, called
+	 * it unwound (a server's sort.Slice less function, its memmoves:
+	 * hundreds of calls).  The probes that end one call and open another
+	 * go in from the highest address down: the exit of a call is after it
+	 * on the straight line, so each is live before the probe opening the
+	 * calls it ends. */
+	qsort(mixed, nm, sizeof(*mixed), cmp_offset_down);
+	for (size_t k = 0; k < nm; k++) {
+		xo[nx + k] = mixed[k].off;
+		xc[nx + k] = mixed[k].cookie;
+	}
+	struct ct_attach exits = {path, pid, NULL, NULL, 0, xo, xc, nx},
+			 both = {path, pid, NULL, NULL, 0, xo + nx, xc + nx, nm},
+			 entries = {path, pid, eo, ec, ne, NULL, NULL, 0};
 	uint64_t t0 = now_mono_ns();
-	int rc = ct_probes_attach(s->probes, &a);
-	s->attach_ns += now_mono_ns() - t0;
-	if (rc && object_replaced(s, bin, path))
-		say_replaced(path);
-	if (rc == 0)
-		ct_debug("attached %zu sites (%zu entry, %zu exit) of %s%s in %.1f ms", n, ne, nx, path,
-			 pid ? "" : " (all processes)", (now_mono_ns() - t0) / 1e6);
+	int rc = ct_probes_attach(s->probes, &exits);
 	uint32_t goid_site = ct_plan_goid_site(plan, n);
 	if (rc == 0 && goid_site != CT_NOSITE)
 		ct_probes_set_goid_sites(s->probes, bin, site_base + goid_site, plan->goid_sites);
 	if (rc == 0 && nint)
 		attach_interim(s, plan, n, bin, pid);
+	if (rc == 0)
+		rc = attach_early(s, plan, site_base, func_base, bin, pid);
+	if (rc == 0)
+		rc = ct_probes_attach(s->probes, &both);
+	if (rc == 0)
+		rc = ct_probes_attach(s->probes, &entries);
+	s->attach_ns += now_mono_ns() - t0;
+	if (rc && object_replaced(s, bin, path))
+		say_replaced(path);
+	if (rc == 0)
+		ct_debug("attached %zu sites (%zu entry, %zu exit, %zu both) of %s%s in %.1f ms", n, ne, nx, nm, path,
+			 pid ? "" : " (all processes)", (now_mono_ns() - t0) / 1e6);
+	free(mixed);
 	free(eo);
 	free(ec);
 	free(xo);
 	free(xc);
-	return rc ? rc : attach_early(s, plan, site_base, func_base, bin, pid);
+	return rc;
+}
+
+/* Process PID runs while its probes go in (-p, not the program record
+ * launched, which waits): when that began (ALL false) and ended, for
+ * replay (CT_PROC_PROBES_IN). */
+static void probes_going_in(struct ct_session *s, int pid, bool all)
+{
+	if (pid > 0 && (uint32_t)pid != s->launch_pid)
+		ct_writer_proc(s->w, now_mono_ns(), CT_PROC_PROBES_IN, (uint32_t)pid, 0, all);
 }
 
 static int attach_all(struct ct_session *s, const char *probe_path, int pid)
 {
+	probes_going_in(s, pid, false);
 	if (attach_plan(s, &s->plan, 0, 0, 0, probe_path, pid))
 		return -1;
 	for (size_t k = 0; k < s->nlibs; k++) {
@@ -861,6 +932,7 @@ static int attach_all(struct ct_session *s, const char *probe_path, int pid)
 		if (attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid))
 			return -1;
 	}
+	probes_going_in(s, pid, true);
 	return 0;
 }
 
@@ -1030,11 +1102,14 @@ static int attach_probes(struct ct_session *s, const char *probe_path, int pid)
 	if (s->o.follow) {
 		/* children are found by the kernel: links for every process of
 		 * the binary, filtered in BPF by the traced pids */
+		probes_going_in(s, pid, false);
 		rc = attach_plan(s, &s->plan, 0, 0, 0, probe_path, 0);
 		for (size_t k = 0; rc == 0 && k < s->nlibs; k++) {
 			struct ct_libbin *lb = &s->libs[k];
 			rc = attach_plan(s, &lb->plan, lb->site_base, lb->func_base, (uint32_t)k + 1, lb->path, pid);
 		}
+		if (rc == 0)
+			probes_going_in(s, pid, true);
 		struct stat st;
 		if (rc == 0 && stat(probe_path, &st) == 0) {
 			s->main_dev = st.st_dev;

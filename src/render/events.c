@@ -55,6 +55,8 @@ static const char *proc_name(uint8_t what)
 		return "interim_gone";
 	case CT_PROC_STALL:
 		return "stall";
+	case CT_PROC_PROBES_IN:
+		return "probes_in";
 	default:
 		return "?";
 	}
@@ -117,6 +119,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 				fprintf(out, " child=%" PRIu32, ev.child);
 			if (ev.proc == CT_PROC_STALL)
 				fprintf(out, " goid=%" PRIu64 " waited_ns=%" PRIu32, ev.goid, ev.child);
+			if (ev.proc == CT_PROC_PROBES_IN)
+				fputs(ev.child ? " all" : " begin", out);
 			if (ev.proc == CT_PROC_INTERIM_GONE && ev.child < t->nfuncs)
 				fprintf(out, " func=%s", t->funcs[ev.child].name);
 			fputc('\n', out);

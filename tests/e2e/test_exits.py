@@ -1134,6 +1134,41 @@ def test_attached_program_is_never_stopped():
     assert [c["ret"][0]["value"] for c in via] == [3 * n for n in range(30)], via[:3]
 
 
+def test_attached_while_busy_no_call_is_taken_for_unwound():
+    """-p on a program sorting in two goroutines (sort.Slice: its less
+    closure called through a function value, its swaps through typedmemmove
+    and memmove), -F '*': the program runs while calltrace attaches, its
+    probes going live one link after another.  Every probe that ends a call
+    is in before any that opens one -- the interim RETs too, and the probes
+    that are one call's exit and the next call's CALL from the highest
+    address down -- so no call entered meanwhile lacks its end: none is
+    unwound (before, hundreds were: the closure's, entered before its
+    interim RETs were in; memmove's, opened by a probe whose exit probe
+    further on was not live yet).  The runtime's scheduler functions that
+    never return (schedule, execute, mcall's targets) are unwound, rightly."""
+    prog = subprocess.Popen([fixture("go_core"), "busy", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        out = tmp("exits-busy.data")
+        r = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "700ms", "-F", "*")
+        assert r.returncode == 0, r.stderr
+        prog.stdin.write("stop\n")
+        prog.stdin.flush()
+        rest, _ = prog.communicate(timeout=60)
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+    assert rest == "busy true true\n" and prog.returncode == 0, (rest, prog.returncode)
+    rows = json.loads(ct("report", "-f", "json", out).stdout)
+    seen = {x["func"]: x for x in rows}
+    assert seen.get("main.busySort.func1", {}).get("returned", 0) > 50, sorted(seen)[:20]
+    assert seen.get("runtime.memmove", {}).get("returned", 0) > 50, seen.get("runtime.memmove")
+    unwound = {x["func"]: x["unwound"] for x in rows
+               if x["unwound"] and x["func"].split(".")[0] in ("main", "sort", "internal/reflectlite", "strings")
+               or x["unwound"] and x["func"] in ("runtime.memmove", "runtime.typedmemmove", "runtime.mallocgc")}
+    assert not unwound, unwound
+
+
 def test_attached_inside_the_caller_of_a_call_in_tail_position():
     """-p attaches while noteAfterLine waits (its entry, and main's, before
     the trace): its call of addNote, in tail position (no exit probe of its

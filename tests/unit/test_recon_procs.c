@@ -639,3 +639,43 @@ TEST(recon_forgets_ended_goroutines_and_threads)
 	CHECK_EQ_U(ct_recon_stats(r)->threads, 11003);
 	ct_recon_free(r);
 }
+
+/* record -p: the probes of a running process go in one after another
+ * (CT_PROC_PROBES_IN, begin then all).  A call entered meanwhile whose end
+ * no probe saw may have returned before its exit probe was live:
+ * unobserved, not unwound; after all were in, the same is unwound. */
+TEST(recon_call_entered_while_the_probes_went_in_is_not_unwound)
+{
+	CT_VEC_FREE(seen);
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	proc(r, CT_PROC_PROBES_IN, 20, 0, 0, 50);
+	call(r, 20, 20, 0, 100, 5, S_M_ENT, 0);
+	call(r, 20, 20, 0, 110, 9, S_W_ENT, 0); /* its RET not live yet */
+	call(r, 20, 20, 0, 140, 5, S_M_RET, 0);
+	proc(r, CT_PROC_PROBES_IN, 20, 0, 1, 150);
+	call(r, 20, 20, 0, 160, 5, S_M_ENT, 0);
+	call(r, 20, 20, 0, 170, 9, S_W_ENT, 0); /* a panic, say */
+	call(r, 20, 20, 0, 180, 5, S_M_RET, 0);
+	/* another process, attached to from the start: as before */
+	call(r, 30, 30, 0, 100, 5, S_M_ENT, 0);
+	call(r, 30, 30, 0, 110, 9, S_W_ENT, 0);
+	call(r, 30, 30, 0, 140, 5, S_M_RET, 0);
+	ct_recon_finish(r, 1000);
+	uint8_t w[3] = {0}, m[3] = {0};
+	size_t nw = 0, nm = 0;
+	for (size_t i = 0; i < seen.n; i++) {
+		if (seen.v[i].type != 'X')
+			continue;
+		if (seen.v[i].func == FW && nw < 3)
+			w[nw++] = seen.v[i].status;
+		if (seen.v[i].func == FM && nm < 3)
+			m[nm++] = seen.v[i].status;
+	}
+	CHECK_EQ_U(nw, 3);
+	CHECK_EQ_U(w[0], CT_CALL_UNOBSERVED);
+	CHECK_EQ_U(w[1], CT_CALL_UNWOUND);
+	CHECK_EQ_U(w[2], CT_CALL_UNWOUND);
+	CHECK_EQ_U(nm, 3);
+	CHECK(m[0] == CT_CALL_RETURNED && m[1] == CT_CALL_RETURNED && m[2] == CT_CALL_RETURNED);
+	ct_recon_free(r);
+}
