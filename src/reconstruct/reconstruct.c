@@ -344,7 +344,8 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	/* entered while the probes of a running process went in: its exit
 	 * probe, or the interim RET or caller's exit that would have seen it
 	 * end, may not have been live yet (CT_PROC_PROBES_IN) */
-	if (status == CT_CALL_UNWOUND && f->c.raw_entry < (uint64_t)(uintptr_t)map_get(&r->probes_in, s->pid))
+	uint64_t probes_in = (uint64_t)(uintptr_t)map_get(&r->probes_in, s->pid);
+	if (status == CT_CALL_UNWOUND && f->c.raw_entry < probes_in)
 		status = CT_CALL_UNOBSERVED;
 	if (status == CT_CALL_UNWOUND && f->tailpos) {
 		/* a call in tail position ends with the call whose exit closes
@@ -356,10 +357,13 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		if (i > 0 && s->f.v[i - 1].losses != r->losses)
 			status = CT_CALL_LOST;
 		/* no caller open below it (entered before the trace began: -p
-		 * attached inside it) and the exit of a shallower call here:
-		 * that caller ended, returned or unwound, and the call ended
-		 * with it -- how, the trace does not say */
-		else if (i == 0 && ev && (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE))
+		 * attached inside it), or only one entered while the probes
+		 * went in, which may have ended unseen long before (its caller
+		 * never entered either), and the exit of a shallower call
+		 * here: that caller ended, returned or unwound, and the call
+		 * ended with it -- how, the trace does not say */
+		else if ((i == 0 || s->f.v[i - 1].c.raw_entry < probes_in) && ev &&
+			 (ev->kind == CT_SITE_RET || ev->kind == CT_SITE_RETSITE))
 			status = CT_CALL_UNOBSERVED;
 	}
 	f->c.status = status;
