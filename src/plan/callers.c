@@ -1236,7 +1236,7 @@ static bool *untraced_tails(struct analysis *a, const struct ct_fn_sites *found)
  * tail jump, a function entry after a call that never returns): one probe
  * has one kind for the kernel-side limits. */
 static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *found, const bool *await,
-			      bool from_callers)
+			      bool from_callers, bool limits)
 {
 	struct ct_plan *p = a->p;
 	size_t n = p->funcs.n;
@@ -1279,12 +1279,15 @@ static void plan_return_sites(struct analysis *a, const struct ct_fn_sites *foun
 			 * probe, the first it plays -- redis's zfree calls
 			 * malloc_usable_size@plt, then `lock sub`, which takes
 			 * no probe, then tail-jumps to free@plt: no return site
-			 * there left 96% of that stub's calls unobserved) */
+			 * there left 96% of that stub's calls unobserved.  Not
+			 * under record-time limits: the kernel's shadow stack
+			 * takes a probe for its first role's kind, and such a
+			 * probe made the caller's call look unwound) */
 			/* (--exit=ret too where the return address takes no
 			 * probe: there is nowhere else to see the call end) */
 			bool no_ret_probe = cs->walk.first_site != cs->ret;
 			if ((from_callers || no_ret_probe) && !pf->results && cs->walk.how == CT_EXIT_EMULATED &&
-			    !map_get(&entries, cs->walk.site) && !pad_rejoins(a, cs, false, true)) {
+			    !map_get(limits ? &busy : &entries, cs->walk.site) && !pad_rejoins(a, cs, false, true)) {
 				CT_VEC_PUSH(pf->watched, cs->ret);
 				cs->how = CT_EXIT_EMULATED;
 				cs->exit = cs->walk.site;
@@ -2253,7 +2256,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	derive_tail_results(&a, sel);
 returns:
 	if (await)
-		plan_return_sites(&a, found, await, from_callers);
+		plan_return_sites(&a, found, await, from_callers, sel->limits);
 out:
 	ct_pads_free(a.pads);
 	for (size_t j = 0; j < n; j++) {

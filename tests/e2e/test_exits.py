@@ -1640,6 +1640,17 @@ def test_stub_return_site_shares_the_callers_tail_jump_probe():
         assert len(outer) == n and all(c["status"] == "returned" for c in outer), (mode, outer[:2])
         tails = [c for c in calls if c["func"] == "len_after"]
         assert len(tails) == n and all(c["depth"] == 1 for c in tails), (mode, tails[:2])
+    # under record-time limits the kernel's shadow stack takes a probe for
+    # its first role: no return site there (the calls end unobserved), and
+    # locked_len's own calls stay right
+    p, out = record([binary, "locked", str(n)], "--max-depth", "8", "-F", "strlen@plt", "-F", "locked_len",
+                    "-F", "len_after", out=tmp("locked-limits.data"))
+    assert p.stdout == plain, (p.stdout, plain)
+    calls = [c for c in replay_json(out) if c.get("func")]
+    outer = [c for c in calls if c["func"] == "locked_len"]
+    assert len(outer) == n and all(c["status"] == "returned" for c in outer), outer[:2]
+    inside = [c for c in calls if c["func"] == "strlen@plt" and c["depth"] == 1]
+    assert len(inside) == n and all(c["status"] in ("returned", "unobserved") for c in inside), inside[:2]
 
 
 def test_library_function_behind_a_stub_seen_at_the_call_is_its_tail_call():
