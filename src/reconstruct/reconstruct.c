@@ -55,6 +55,7 @@ struct stack {
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
 	bool go_signal; /* a Go thread's signal handler (go_signal_stack) */
+	bool orphan;    /* another stack took its key (in ct_recon.orphans) */
 	/* its frames with no_exit set: close_unplanned has nothing to close
 	 * without one (its walk down the tail-position frames of a deep
 	 * recursion was ~4% of report's time) */
@@ -80,6 +81,9 @@ struct ct_recon {
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
+	/* stacks whose key another took (new_stack): still in use where they
+	 * are referred to, ended and freed with the rest */
+	CT_VEC(struct stack *) orphans;
 	struct ct_map threads; /* C thread key -> struct thread_stacks * */
 	size_t go_signal_stacks; /* go_signal_stack's, open */
 	struct ct_recent recent; /* the stacks of the last events, by key */
@@ -1037,9 +1041,17 @@ static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 	r->go_signal_stacks -= s->go_signal;
 	if (s->th)
 		forget_stack(r, s);
+	if (s->orphan) {
+		for (size_t i = 0; i < r->orphans.n; i++)
+			if (r->orphans.v[i] == s) {
+				r->orphans.v[i] = r->orphans.v[--r->orphans.n];
+				break;
+			}
+	} else {
+		map_del(&r->stacks, k);
+	}
 	CT_VEC_FREE(s->f);
 	free(s);
-	map_del(&r->stacks, k);
 }
 
 static int cmp_stack_first(const void *a, const void *b);
@@ -1047,6 +1059,16 @@ static int cmp_stack_first(const void *a, const void *b);
 /* THREAD: the goroutine or thread it is a stack of (st.threads counts those). */
 static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint64_t thread, uint32_t pid, uint64_t goid)
 {
+	/* Keys never meet in a recording; a crafted file can make a goroutine's
+	 * key a thread's (or a C thread's signal stack's a Go one's).  The stack
+	 * that had it lives on where it is referred to and ends with the rest:
+	 * dropped from the map, its frames would leak. */
+	struct stack *old = map_get(&r->stacks, k);
+	if (old) {
+		recent_forget(&r->recent, old);
+		old->orphan = true;
+		CT_VEC_PUSH(r->orphans, old);
+	}
 	struct stack *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
 	s->goid = goid;
@@ -1517,7 +1539,10 @@ static void end_stacks(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t 
 				    make_thread_key(pid, tid, 0, false, 0)}; /* a thread of a Go program */
 		for (int i = 0; i < (th ? 1 : 3); i++) {
 			struct stack *s = map_get(&r->stacks, keys[i]);
-			if (s)
+			bool listed = false; /* (keys of a crafted file may meet) */
+			for (size_t j = 0; s && j < ends.n && !listed; j++)
+				listed = ends.v[j] == s;
+			if (s && !listed)
 				CT_VEC_PUSH(ends, s);
 		}
 	} else {
@@ -1811,6 +1836,9 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	/* Report in a stable order: by when each stack's outermost frame began. */
 	CT_VEC(struct stack *) all = {0};
 	MAP_FOREACH(&r->stacks, i) CT_VEC_PUSH(all, (struct stack *)r->stacks.vals[i]);
+	for (size_t i = 0; i < r->orphans.n; i++)
+		CT_VEC_PUSH(all, r->orphans.v[i]);
+	r->orphans.n = 0;
 	if (all.n)
 		qsort(all.v, all.n, sizeof(*all.v), cmp_stack_first);
 	for (size_t i = 0; i < all.n; i++) {
@@ -1958,20 +1986,25 @@ const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)
 	return &r->st;
 }
 
+/* A stack never ended (ct_recon_free without ct_recon_finish). */
+static void free_stack(struct stack *s)
+{
+	for (size_t j = 0; j < s->f.n; j++) {
+		free(s->f.v[j].args);
+		free(s->f.v[j].spill);
+	}
+	CT_VEC_FREE(s->f);
+	free(s);
+}
+
 void ct_recon_free(struct ct_recon *r)
 {
 	if (!r)
 		return;
-	MAP_FOREACH(&r->stacks, i)
-	{
-		struct stack *s = r->stacks.vals[i];
-		for (size_t j = 0; j < s->f.n; j++) {
-			free(s->f.v[j].args);
-			free(s->f.v[j].spill);
-		}
-		CT_VEC_FREE(s->f);
-		free(s);
-	}
+	MAP_FOREACH(&r->stacks, i) free_stack(r->stacks.vals[i]);
+	for (size_t i = 0; i < r->orphans.n; i++)
+		free_stack(r->orphans.v[i]);
+	CT_VEC_FREE(r->orphans);
 	while (r->free_args) {
 		void *p = r->free_args;
 		memcpy(&r->free_args, p, sizeof(void *));

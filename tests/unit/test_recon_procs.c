@@ -347,6 +347,26 @@ TEST(recon_signal_handler_on_altstack_nests_under_interrupted_call)
 	CT_VEC_FREE(seen);
 }
 
+/* A crafted file can give two stacks one key: a goroutine's signal stack
+ * (goid set, a C program) and then the thread's own signal stack.  The
+ * first lives on; its call still ends (it leaked, never reported). */
+TEST(recon_stacks_whose_keys_meet_both_end)
+{
+	struct ct_recon *r = start();
+	ghit(r, ENT(0), 5, K, CT_EV_ALTSTACK);
+	hit(r, ENT(1), K + 0x40, CT_EV_ALTSTACK);
+	hit(r, ENT(2), K + 0x80, 0);
+	ct_recon_finish(r, 1000);
+	for (uint32_t f = 0; f < 3; f++)
+		CHECK(exit_of(f) != NULL);
+	ct_recon_free(r);
+	r = start();
+	ghit(r, ENT(0), 5, K, CT_EV_ALTSTACK);
+	hit(r, ENT(1), K + 0x40, CT_EV_ALTSTACK);
+	ct_recon_free(r); /* (unfinished: freed all the same) */
+	CT_VEC_FREE(seen);
+}
+
 /* The order of the exit records, as "f f f" (function numbers). */
 static void exit_order(char *out, size_t n)
 {
