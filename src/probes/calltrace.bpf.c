@@ -207,7 +207,10 @@ struct lframe {
 	__u32 tail_site;
 	__u16 adepth; /* recorded ancestors: the depth replay will show */
 	__u8 flags;
-	__u8 pad;
+	/* its tail jump's event is held back with its entry (--min-duration):
+	 * it goes out with the entry, even after its target nested (which
+	 * clears F_TAILPEND) */
+	__u8 tail_held;
 };
 
 struct gstate {
@@ -794,8 +797,9 @@ __noinline int send_delayed_entries(struct run *r, struct gstate *st)
 			return 0;
 		f->flags |= F_EMITTED;
 		send_plain(h, f->site, f->ts, f->key, CT_EV_DELAYED);
-		if ((f->flags & F_TAILPEND) && f->tail_site != f->site) /* (else its entry's event says it) */
+		if (f->tail_held && f->tail_site != f->site) /* (else its entry's event says it) */
 			send_plain(h, f->tail_site, f->tail_ts, f->key, 0);
+		f->tail_held = 0;
 	}
 	return 0;
 }
@@ -893,6 +897,7 @@ __noinline int limits_entry(struct run *r, struct gstate *st)
 	n->func = func;
 	n->adepth = adepth;
 	n->flags = flags | (CT_COOKIE_FALLS(h->cookie) ? F_FALLS : 0);
+	n->tail_held = 0;
 	st->depth++;
 	if ((flags & F_RECORD) && !(cfg.limits & CT_LIM_MINDUR)) {
 		n->flags |= F_EMITTED;
@@ -989,6 +994,7 @@ __noinline int limits_hit(struct run *r)
 							  : F_TAILOUT);
 			t->tail_ts = h->now;
 			t->tail_site = CT_COOKIE_SITE(h->cookie);
+			t->tail_held = !(t->flags & F_EMITTED);
 		}
 		break;
 	case CT_SITE_RET:
@@ -1008,6 +1014,7 @@ __noinline int limits_hit(struct run *r)
 				    (CT_COOKIE_TAILTRACED(h->cookie) || (h->flags & CT_EV_WATCHED) ? 0 : F_TAILOUT);
 			t->tail_ts = h->now;
 			t->tail_site = CT_COOKIE_SITE(h->cookie);
+			t->tail_held = !(t->flags & F_EMITTED);
 			if (t->flags & F_EMITTED) {
 				send_this(h);
 				break;
