@@ -286,15 +286,21 @@ static void float_results_note(const struct ct_plan *p, const struct ct_plan_fun
 static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *f, bool jump_at_calls, bool verbose)
 {
 	size_t at_emulated = 0; /* return sites at the first emulated instruction after the call */
-	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++)
+	size_t at_ret = 0;      /* ... at the caller's RET (the call in tail position) */
+	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++) {
 		at_emulated += f->calls[k].how == CT_EXIT_EMULATED;
+		at_ret += f->calls[k].how == CT_EXIT_STEPPED && f->calls[k].exit != f->calls[k].ret;
+	}
+	char rets[64] = "";
+	if (at_ret)
+		snprintf(rets, sizeof(rets), ", %zu at the caller's RET", at_ret);
 	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
 		if (verbose)
 			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "
 			       "library function, which returns there; %zu of them at the first emulated instruction "
-			       "after)%s%s\n",
-			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated, f->why ? "; not seen from its callers: " : "",
-			       f->why ? f->why : "");
+			       "after%s)%s%s\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated, rets,
+			       f->why ? "; not seen from its callers: " : "", f->why ? f->why : "");
 		return;
 	}
 	if (!f->in_caller) {
@@ -303,8 +309,8 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			       p->exits_note ? p->exits_note : f->why ? f->why : "", p->exits_note || f->why ? ")" : "");
 		if (verbose && f->return_sites)
 			printf("      and the return addresses of its %zu call site%s (it tail-jumps to untraced code; %zu "
-			       "of them at the first emulated instruction after)\n",
-			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated);
+			       "of them at the first emulated instruction after%s)\n",
+			       f->ncalls, f->ncalls == 1 ? "" : "s", at_emulated, rets);
 		return;
 	}
 	size_t em = 0, st = 0, tp = 0;

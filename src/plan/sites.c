@@ -1931,6 +1931,7 @@ static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64
 			out->how = CT_EXIT_TAILPOS;
 			if (w.sp_known) {
 				out->at_ret = true;
+				out->ret_at = x.addr;
 				walk_state_at(&w, out);
 			}
 			return;

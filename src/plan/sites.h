@@ -146,6 +146,7 @@ enum { CT_XLOC_NONE = 0, CT_XLOC_SP = 1, CT_XLOC_RBP = 2, CT_XLOC_REG = 3 };
 struct ct_exit_walk {
 	enum ct_exit_how how;
 	uint64_t site;         /* EMULATED/STEPPED: where the probe goes */
+	uint64_t ret_at;       /* TAILPOS with at_ret: the address of the ret */
 	int32_t sp_delta;      /* SP at the site minus SP right after the return */
 	uint32_t written;      /* enum ct_reg bits: registers written before the site */
 	bool stack_written;    /* memory at SP-relative addresses written before it */
