@@ -48,6 +48,7 @@ static char *write_trace(void)
 	if (fd < 0)
 		return NULL;
 	close(fd);
+	unlink(path); /* (a name no other has; the writer would keep it as PATH.old) */
 	struct ct_writer *w = ct_writer_create(path);
 	if (!w)
 		return NULL;
