@@ -2525,7 +2525,22 @@ static bool rets_instead(struct ct_plan *p, uint32_t func, const struct ct_calls
 
 bool ct_plan_rets_from_now(struct ct_plan *p, uint32_t check_site)
 {
-	return probe_rets(p, p->sites.v[check_site].func);
+	uint32_t func = p->sites.v[check_site].func;
+	struct ct_plan_func *pf = &p->funcs.v[func];
+	/* A call made last by a wrapper (CT_EXIT_VIA) is keyed at the
+	 * wrapper's frame, where the CHECK looked its caller up.  Its interim
+	 * RETs look that up again and end it there; a plain RET, at its own
+	 * frame, matched no open call and unwound the call's own tail call
+	 * (runtime.args, called by rt0_go through its ABI0 wrapper: its tail
+	 * call runtime.sysargs).  They stay. */
+	bool via = false;
+	for (size_t k = 0; k < pf->ncalls && !via; k++)
+		via = pf->calls[k].how == CT_EXIT_VIA;
+	if (via && pf->interim) {
+		pf->interim_kept = true;
+		return true;
+	}
+	return probe_rets(p, func);
 }
 
 static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b)

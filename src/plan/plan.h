@@ -117,6 +117,9 @@ struct ct_plan_func {
 	 * while recording: how many calls they let go by (another probe saw
 	 * them end), and when a caller of it was last reported (session.c) */
 	bool interim;
+	/* ... and stay: a call of it made last by a wrapper, whose caller no
+	 * probe can watch, ends at them (ct_plan_rets_from_now) */
+	bool interim_kept;
 	uint32_t interim_passes;
 	bool interim_said_gone; /* the file was told they are out (session.c interim_gone) */
 	uint64_t interim_report_ns;
@@ -378,7 +381,8 @@ uint32_t ct_plan_found_caller(struct ct_plan *p, uint32_t check_site, uint64_t r
  * another file): the function's RETs, appended to the site table, see its
  * calls end from now on, from wherever they are made (its planned exits
  * too: the first hit at a frame's key closes it).  False if they cannot be
- * probed (none known, or another probe is at one). */
+ * probed (none known, or another probe is at one).  A function whose calls
+ * a wrapper makes keeps its interim RETs instead (interim_kept). */
 bool ct_plan_rets_from_now(struct ct_plan *p, uint32_t check_site);
 /* The calls of CHECK_SITE's function planned with CT_EXIT_VIA, once a place
  * their untraced callers return to could not be planned (the runtime runs a

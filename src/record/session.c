@@ -1471,7 +1471,7 @@ static void settle_interim(struct ct_session *s)
 		struct ct_plan *p = object_n(s, k).plan;
 		for (size_t j = 0; p->interim_funcs && j < p->funcs.n; j++) {
 			struct ct_plan_func *pf = &p->funcs.v[j];
-			if (pf->interim && pf->interim_passes >= CT_INTERIM_WORTH &&
+			if (pf->interim && !pf->interim_kept && pf->interim_passes >= CT_INTERIM_WORTH &&
 			    now - pf->interim_report_ns >= INTERIM_QUIET_NS) {
 				pf->interim = false;
 				s->interim_settled++;
@@ -2352,8 +2352,9 @@ static void rets_from_now(struct ct_session *s, const struct object *o, uint32_t
 	struct ct_plan *p = o->plan;
 	const struct ct_func *fn = p->funcs.v[p->sites.v[check].func].fn;
 	bool rets = ct_plan_rets_from_now(p, check);
+	bool kept = rets && p->funcs.v[p->sites.v[check].func].interim_kept;
 	ct_debug("calls of %s from 0x%llx keep no exit: %s%s", ct_names_show(&fn->dm, fn->name), (unsigned long long)d->ret,
-		 why, rets ? "; its RETs are probed from now on" : "");
+		 why, kept ? "; its interim RETs stay" : rets ? "; its RETs are probed from now on" : "");
 	if (rets)
 		probe_new_sites(s, o, before, b);
 	else

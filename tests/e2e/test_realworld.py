@@ -672,6 +672,25 @@ def test_exit_that_is_a_wrappers_last_call_is_probed():
     assert shapes == {"runtime.reflectcall(runtime.spillArgs,callRet)": counts["auto"]["callRet"]}, shapes
 
 
+def test_call_through_a_wrapper_from_unprobed_code_keeps_its_interim_rets():
+    """rt0_go (assembly, never probed) calls runtime.args through its ABI0
+    wrapper; runtime.args (Go 1.27) calls runtime.sysargs last.  The CHECK
+    keys args' call at the wrapper's frame (a call made last by a wrapper)
+    and reports where the wrapper returns to, which no probe can watch.
+    Its RETs were then probed from then on, at args' own frame: no open
+    call there, so the RET unwound sysargs (its call in tail position, to
+    end with args) -- 2 of 3 runs.  Its interim RETs, which look the
+    wrapper up again, stay instead: both return, every run."""
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
+    for i in range(3):
+        p, out = record([path, "version"], "-v", "-F", "runtime.*", out=tmp("wrapped-args-%d.data" % i), check=False)
+        assert p.returncode == 0, p.stderr
+        assert "calls of runtime.args from 0x" in p.stderr and "its interim RETs stay" in p.stderr, p.stderr[-2000:]
+        calls = [c for c in replay_json(out) if c.get("func") in ("runtime.args", "runtime.sysargs")]
+        assert [(c["func"], c["status"]) for c in calls] == [("runtime.args", "returned"),
+                                                              ("runtime.sysargs", "returned")], calls
+
+
 def info_stat(path, key):
     """`calltrace info PATH`'s stat KEY."""
     line = next(x for x in ct("info", path).stdout.splitlines() if x.split(None, 1)[0:1] == [key])
