@@ -2578,6 +2578,74 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 	return ok;
 }
 
+/* N elements from SRC at the end of VEC. */
+#define VEC_APPEND(vec, src, cnt)                                                   \
+	do {                                                                        \
+		CT_VEC_GROW(vec, (vec).n + (cnt));                                  \
+		memcpy((vec).v + (vec).n, (src), (cnt) * sizeof(*(vec).v));         \
+		(vec).n += (cnt);                                                   \
+	} while (0)
+
+static void caller_link_free(struct ct_caller_link *l)
+{
+	free(l->path);
+	CT_VEC_FREE(l->offsets);
+	CT_VEC_FREE(l->cookies);
+}
+
+/* The links of exits found while recording running short (a program that
+ * finds callers all its life: cc1plus -F '*' refused 825 of them, their
+ * calls unobserved), those of one file and process are made one link, the
+ * old ones closed once it is in (a hit meanwhile is seen twice: its second
+ * event closes no call).  A link failing to be made leaves the old ones. */
+static void merge_caller_links(struct ct_session *s)
+{
+	size_t n = s->caller_link_list.n;
+	struct ct_caller_link *v = s->caller_link_list.v;
+	CT_VEC(struct ct_caller_link) out = {0};
+	bool *taken = xcalloc(n ? n : 1, sizeof(*taken));
+	for (size_t i = 0; i < n; i++) {
+		if (taken[i])
+			continue;
+		struct ct_caller_link all = {xstrdup(v[i].path), v[i].pid, -1, {0}, {0}};
+		size_t parts = 0;
+		for (size_t j = i; j < n; j++)
+			if (!taken[j] && v[j].pid == v[i].pid && !strcmp(v[j].path, v[i].path)) {
+				VEC_APPEND(all.offsets, v[j].offsets.v, v[j].offsets.n);
+				VEC_APPEND(all.cookies, v[j].cookies.v, v[j].cookies.n);
+				parts++;
+			}
+		if (parts > 1)
+			all.link = ct_probes_attach_link(s->probes, all.path, all.pid, all.offsets.v, all.cookies.v,
+							 all.offsets.n);
+		bool merged = all.link >= 0;
+		for (size_t j = i; j < n; j++)
+			if (!taken[j] && v[j].pid == all.pid && !strcmp(v[j].path, all.path)) {
+				taken[j] = true;
+				if (!merged) {
+					CT_VEC_PUSH(out, v[j]);
+					continue;
+				}
+				ct_probes_close_link(s->probes, v[j].link);
+				caller_link_free(&v[j]);
+			}
+		if (!merged) {
+			caller_link_free(&all);
+			continue;
+		}
+		ct_debug("exits found while recording in %s: %zu links made one (%zu probes)", all.path, parts,
+			 all.offsets.n);
+		CT_VEC_PUSH(out, all);
+		s->caller_links -= parts - 1;
+		s->caller_links_merged += parts;
+	}
+	free(taken);
+	CT_VEC_FREE(s->caller_link_list);
+	s->caller_link_list.v = out.v;
+	s->caller_link_list.n = out.n;
+	s->caller_link_list.cap = out.cap;
+}
+
 /* The call sites and return addresses probes reported since the last
  * drain, as one batch: new sites into the file, their exit probes in one
  * link per file (and traced process), then the probes told that an exit
@@ -2587,6 +2655,8 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 static void add_callers(struct ct_session *s)
 {
 	struct found_batch b = {0};
+	if (s->caller_links >= MAX_CALLER_LINKS * 3 / 4)
+		merge_caller_links(s);
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
 		b.first[k] = (uint32_t)object_n(s, k).plan->sites.n;
 	for (size_t i = 0; i < s->deferred.n; i++)
@@ -2614,7 +2684,13 @@ static void add_callers(struct ct_session *s)
 		}
 		for (size_t k = 0; ok && k < s->attach_pids.n; k++) {
 			struct ct_attach a = {b.probes.v[i].path, s->attach_pids.v[k], NULL, NULL, 0, xo.v, xc.v, xo.n};
-			if (ct_probes_attach(s->probes, &a)) {
+			int link = ct_probes_attach_link(s->probes, a.path, a.pid, xo.v, xc.v, xo.n);
+			if (link >= 0) {
+				struct ct_caller_link cl = {xstrdup(a.path), a.pid, link, {0}, {0}};
+				VEC_APPEND(cl.offsets, xo.v, xo.n);
+				VEC_APPEND(cl.cookies, xc.v, xc.n);
+				CT_VEC_PUSH(s->caller_link_list, cl);
+			} else if (ct_probes_attach(s->probes, &a)) { /* (perf events: an older kernel) */
 				ct_debug("exits found while recording: %s", ct_error());
 				probe_refused(s, a.pid, ct_error());
 				ok = false;
@@ -2847,9 +2923,13 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_PASSES), s->interim_settled, s->interim_remade,
 			       s->interim_changes);
-	if (s->plan.in_caller || s->callers_found || s->callers_refused)
-		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused)",
-			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused);
+	if (s->plan.in_caller || s->callers_found || s->callers_refused) {
+		char merged[64] = "";
+		if (s->caller_links_merged)
+			snprintf(merged, sizeof(merged), "; %zu of their links made one with others", s->caller_links_merged);
+		ct_writer_stat(s->w, "callers_found", "%llu (exits added while recording; %llu refused%s)",
+			       (unsigned long long)s->callers_found, (unsigned long long)s->callers_refused, merged);
+	}
 	if (s->probes_refused)
 		ct_writer_stat(s->w, "probes_refused", "%zu (probe links made while recording that failed; the first: %s)",
 			       s->probes_refused, s->probes_refused_why);
@@ -2919,6 +2999,9 @@ void ct_session_free(struct ct_session *s)
 	CT_VEC_FREE(s->attach_pids);
 	free(s->attach_path);
 	free(s->probes_refused_why);
+	for (size_t i = 0; i < s->caller_link_list.n; i++)
+		caller_link_free(&s->caller_link_list.v[i]);
+	CT_VEC_FREE(s->caller_link_list);
 	for (size_t i = 0; i < s->interim_links.n; i++)
 		free(s->interim_links.v[i].path);
 	CT_VEC_FREE(s->interim_links);

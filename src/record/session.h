@@ -92,6 +92,16 @@ struct ct_libbin {
 	struct ct_go_names go;
 };
 
+/* A link of exit probes found while recording (add_callers), kept so that,
+ * the links running short, those of one file and process are made one
+ * (merge_caller_links). */
+struct ct_caller_link {
+	char *path;
+	int pid;
+	int link; /* ct_probes slot */
+	CT_VEC(uint64_t) offsets, cookies;
+};
+
 struct ct_interim_link {
 	uint32_t bin; /* the object (0: the program, k: libs[k - 1]) */
 	uint32_t f0, f1; /* the interim RETs of its functions [f0, f1) ... */
@@ -183,6 +193,8 @@ struct ct_session {
 	size_t probes_refused;       /* probe links made while recording that the kernel refused */
 	char *probes_refused_why;    /* the first one's reason */
 	size_t caller_links;         /* probe links added for them */
+	CT_VEC(struct ct_caller_link) caller_link_list; /* ... those made one link each (not perf events) */
+	size_t caller_links_merged;  /* links made one with others (merge_caller_links) */
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
 	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most CT_MAX_CALLERS */

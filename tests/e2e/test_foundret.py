@@ -433,3 +433,25 @@ def test_calls_from_a_containers_files_observed_there():
     err, out, printed = run_in_container("container-lib", n, "-F", "libexcb.so:*")
     runs = [c for c in replay_json(out) if c.get("func") == "libexcb.so:excb_run"]
     assert len(runs) == 3 and all(c["status"] == "returned" and c["args"][0]["value"] == n for c in runs), runs
+
+
+def test_links_of_found_exits_made_one_when_they_run_short():
+    """mc_main calls mc_step through a pointer from 160 call sites of a
+    function not traced, 4 ms apart the first time: each return address
+    is found while recording, its exit probe in a link of its own.
+    calltrace keeps 120 such links; past 90 it makes those of one file one
+    link.  Before, the 40 last sites were refused (their calls ended at
+    interim RETs, single-stepped, or unobserved once those were gone:
+    cc1plus -F '*' refused 825).  Every call site's second call ends at
+    its exit probe.  tests/fixtures/c/manycallers."""
+    p, out = record([fixture("mc_main")], "-F", "mc_step", out=tmp("manycallers.data"))
+    a, b = p.stdout.split()
+    assert a == b, p.stdout
+    calls = [c for c in replay_json(out) if c.get("func") == "mc_step"]
+    assert len(calls) == 320 and {c["status"] for c in calls} == {"returned"}, len(calls)
+    st = info_stats(out)
+    found = st["callers_found"]
+    assert found.startswith("160 (") and " 0 refused;" in found and "made one with others" in found, found
+    line = next(x for x in ct("info", "--calls", out).stdout.splitlines() if x.startswith("calls:"))
+    m = re.search(r"after the call (\d+)", line)
+    assert m and int(m.group(1)) >= 160, line
