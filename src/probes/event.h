@@ -423,8 +423,11 @@ struct ct_fetch {
 				 for the calls after it (that call itself ends
 				 unobserved).  Not written to the file. */
 /* How many return addresses the probes report (CT_PROC_CALLER) at most:
- * each costs user space a plan and a probe link. */
+ * each costs user space a plan and part of a probe link.  At least
+ * CT_MAX_CALLERS; a program with many functions observed from their
+ * callers gets more (session.c callers_budget), up to CT_MAX_CALLERS_BIG. */
 #define CT_MAX_CALLERS 1024
+#define CT_MAX_CALLERS_BIG 8192
 
 /* Record-time limits and sampling, decided in the kernel so that what is
  * cut never crosses the ring buffer.  They need a shadow stack per

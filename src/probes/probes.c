@@ -235,6 +235,9 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 		cfg->planned_bits++;
 	bpf_map__set_max_entries(skel->maps.planned_slots, 1u << cfg->planned_bits);
 	bpf_map__set_max_entries(skel->maps.file_rets, o->nfile_rets ? o->nfile_rets : 1);
+	uint32_t callers = o->max_callers ? o->max_callers : CT_MAX_CALLERS;
+	bpf_map__set_max_entries(skel->maps.callers_seen, callers);
+	bpf_map__set_max_entries(skel->maps.file_calls, 2 * callers);
 	/* The shadow stacks exist only for the kernel-side limits; an LRU hash
 	 * is preallocated in full (8192 x 2.5 KiB = 21 MiB, ~40 ms to create). */
 	if (!(o->limits & CT_LIM_SHADOW))

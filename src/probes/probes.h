@@ -31,6 +31,7 @@ struct ct_probes_opts {
 	/* --exit=auto: CHECKs report return addresses the plan did not know
 	 * (CT_PROC_CALLER), user space adds their exits */
 	bool report_callers;
+	uint32_t max_callers; /* ... at most so many (0: CT_MAX_CALLERS) */
 	/* the most planned call sites ever added (ct_probes_add_planned), 0:
 	 * not known in advance (binaries exec'd under --follow add theirs) */
 	uint32_t max_planned;

@@ -420,6 +420,20 @@ static bool has_tail_checks(const struct ct_plan *plan)
 	return false;
 }
 
+/* How many return addresses the probes may report: one for every fourth
+ * function observed from its callers, at least CT_MAX_CALLERS (each a
+ * hash entry, two sites and a fetch program's room kept for it).
+ * cc1plus -F '*' (19,503 such functions) reached 1,024 in two minutes,
+ * and the calls from every later one ended unobserved. */
+static uint32_t callers_budget(const struct ct_session *s)
+{
+	size_t in_caller = s->plan.in_caller;
+	for (size_t k = 0; k < s->nlibs; k++)
+		in_caller += s->libs[k].plan.in_caller;
+	size_t n = in_caller / 4;
+	return n < CT_MAX_CALLERS ? CT_MAX_CALLERS : n > CT_MAX_CALLERS_BIG ? CT_MAX_CALLERS_BIG : (uint32_t)n;
+}
+
 int ct_session_prepare(struct ct_session *s, const char *binary, const char *probe_path,
 		       const struct ct_session_opts *o)
 {
@@ -510,8 +524,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	for (size_t k = 0; k < s->nlibs; k++)
 		tail_checks |= has_tail_checks(&s->libs[k].plan);
 	po.report_callers = (s->plan.in_caller || tail_checks) && !o->follow && !shadow;
+	s->max_callers = po.max_callers = callers_budget(s);
 	/* ids for those sites, then the calibration's */
-	s->found_end = s->total_sites + (po.report_callers ? 2 * CT_MAX_CALLERS : 0);
+	s->found_end = s->total_sites + (po.report_callers ? 2 * s->max_callers : 0);
 	po.nsites = s->found_end + CT_CALIB_SITES;
 	/* the plans' programs, and room for one each of the sites after theirs */
 	po.nprograms = count_programs(s) + (po.nsites - s->total_sites);
@@ -526,7 +541,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	 * add theirs later */
 	if (!o->follow) {
 		po.max_planned = (uint32_t)(s->plan.planned.n + ct_plan_tail_check_entries(&s->plan)) +
-				 (po.report_callers ? 2 * CT_MAX_CALLERS : 0) + CT_CALIB_PLANNED;
+				 (po.report_callers ? 2 * s->max_callers : 0) + CT_CALIB_PLANNED;
 		for (size_t k = 0; k < s->nlibs; k++)
 			po.max_planned += (uint32_t)(s->libs[k].plan.planned.n +
 						     ct_plan_tail_check_entries(&s->libs[k].plan));
@@ -2280,7 +2295,7 @@ static void watch_tails(struct ct_session *s, const struct object *o, uint32_t c
 		return; /* (no exit probe of its own: its function's RETs, which a tail jump skips) */
 	uint32_t *t;
 	size_t n = ct_plan_tail_probes_of(p, p->sites.v[call].func, &t);
-	if (s->tail_watches + n > CT_MAX_CALLERS)
+	if (s->tail_watches + n > s->max_callers)
 		n = 0; /* (the room the maps were sized with: those calls end at the jump) */
 	s->tail_watches += (uint32_t)n;
 	for (size_t k = 0; k < n; k++) {

@@ -197,7 +197,8 @@ struct ct_session {
 	size_t caller_links_merged;  /* links made one with others (merge_caller_links) */
 	uint64_t callers_since;      /* when the first of them not planned yet was read (0: none) */
 	uint64_t callers_found, callers_refused;
-	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most CT_MAX_CALLERS */
+	uint32_t max_callers;  /* return addresses the probes report at most (callers_budget) */
+	uint32_t tail_watches; /* planned entries for tail jumps' checks (watch_tails), at most max_callers */
 	/* Interim RETs (plan.c emit_function), per object and process, in
 	 * links of a few functions each: made again without the functions
 	 * settled since, or closed once none is left (settle_interim) */

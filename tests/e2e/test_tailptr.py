@@ -82,3 +82,24 @@ def test_list_says_which_indirect_jumps_are_tail_jumps():
             assert not any("(indirect: " in l for l in funcs[f]), (cc, f, funcs[f])
             jumps = [l for l in funcs[f] if l.startswith("jump ")]
             assert len(jumps) == 1 and "(inside the function: " in jumps[0], (cc, f, funcs[f])
+
+
+def test_jump_through_a_slot_with_the_frame_allocated_is_no_tail_jump():
+    """gm_mid (tests/fixtures/c/gotmid, assembly) goes on partway through
+    `jmp *gm_slot(%rip)` -- the shape of a jump through a GOT slot, a tail
+    call into another module -- with 24 bytes of its frame still allocated,
+    as cc1plus's grokdeclarator does (592 bytes).  The CFI says it is no tail
+    jump: no probe there.  Before, its probe read the word at SP as a return
+    address and reported it each time (0x0, 0x1, ...: cc1plus 903 times,
+    which used up the return addresses the probes may report)."""
+    exe = fixture("gotmid")
+    lst = ct("list", "-v", exe, "gm_mid").stdout
+    assert "gm_mid" in lst and "jmp *" not in lst, lst
+    for mode in ("auto", "ret"):
+        p, out = record([exe, "6"], f"--exit={mode}", "-v", "-F", "gm_mid", "-F", "gm_leaf",
+                        out=tmp(f"gotmid-{mode}.data"))
+        assert p.stdout == "gotmid 36\n", p.stdout
+        assert "reported by site" not in p.stderr, p.stderr[-2000:]
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert len(calls) == 12 and {c["status"] for c in calls} == {"returned"}, calls
+        assert all(c["depth"] == (1 if c["func"] == "gm_leaf" else 0) for c in calls), calls
