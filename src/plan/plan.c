@@ -897,10 +897,7 @@ void ct_plan_free(struct ct_plan *p)
 	p->tail_index = NULL;
 	if (p->fetch)
 		for (size_t i = 0; i < p->sites.n; i++)
-			if (p->fetch[i]) {
-				ct_site_fetch_free(p->fetch[i]);
-				free(p->fetch[i]);
-			}
+			ct_plan_fetch_drop(p, p->fetch[i]);
 	free(p->fetch);
 	p->fetch = NULL;
 	if (p->types)
@@ -917,12 +914,8 @@ void ct_plan_free(struct ct_plan *p)
 		CT_VEC_FREE(pf->rets);
 		CT_VEC_FREE(pf->watched);
 		CT_VEC_FREE(pf->tail_watch);
-		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};
-		for (int k = 0; k < 2; k++)
-			if (views[k]) {
-				ct_site_fetch_free(views[k]);
-				free(views[k]);
-			}
+		ct_plan_fetch_drop(p, pf->args_view);
+		ct_plan_fetch_drop(p, pf->results_view);
 	}
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
@@ -942,6 +935,13 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->kept_walks);
 	map_free(&p->by_name);
 	ct_plan_captures_free(p);
+	MAP_FOREACH(&p->fetch_pool, i)
+	{
+		ct_site_fetch_free(p->fetch_pool.vals[i]);
+		free(p->fetch_pool.vals[i]);
+	}
+	map_free(&p->fetch_pool);
+	map_free(&p->fetch_pooled);
 	for (size_t i = 0; i < p->gap_callers.n; i++)
 		free(p->gap_callers.v[i]);
 	CT_VEC_FREE(p->gap_callers);

@@ -247,8 +247,13 @@ struct ct_plan {
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;
-	/* Argument capture (plan/args.c): per site id, NULL if none. */
+	/* Argument capture (plan/args.c): per site id, NULL if none.  Many
+	 * sites have the same one (a function's RETs, the calls of it that
+	 * read its arguments alike, raw words of as many arguments): those
+	 * are kept once, in FETCH_POOL (content hash -> the fetch), owned by
+	 * it (FETCH_POOLED: by address), never changed (ct_plan_fetch_*). */
 	struct ct_site_fetch **fetch;
+	struct ct_map fetch_pool, fetch_pooled;
 	struct ct_types *types;
 	const char *args_note; /* why arguments are not captured, if so */
 	bool no_spills;        /* no SPILL sites (record-time limits) */
@@ -452,6 +457,16 @@ struct ct_plan_site *ct_plan_add_site_elsewhere(struct ct_plan *p, uint64_t addr
 						uint8_t kind, uint8_t gsrc);
 /* A deep copy (its program, its values). */
 struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
+/* The plan's one fetch like *F (struct ct_plan.fetch_pool), F's values taken
+ * (F itself, which may hold all CT_MAX_OPS ops, stays the caller's). */
+struct ct_site_fetch *ct_plan_fetch_intern(struct ct_plan *p, struct ct_site_fetch *f);
+/* ... of H, a heap fetch (ct_site_fetch_keep) taken whole: H itself kept,
+ * or freed for the one like it. */
+struct ct_site_fetch *ct_plan_fetch_intern_heap(struct ct_plan *p, struct ct_site_fetch *h);
+/* Is F one of the plan's shared fetches (never freed or changed alone)? */
+bool ct_plan_fetch_pooled(const struct ct_plan *p, const struct ct_site_fetch *f);
+/* Frees F (NULL: nothing) unless it is shared. */
+void ct_plan_fetch_drop(struct ct_plan *p, struct ct_site_fetch *f);
 /* The results of a call at its RETSITE, as ct_plan_args plans them (it
  * may move the site to the return address), or NULL. */
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site);
