@@ -1036,27 +1036,32 @@ void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_
 	val->caller_depth = (uint32_t)sp + 8; /* and the return address the call pushes */
 }
 
-void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)
+/* Sites [FIRST, FIRST + N) into OUT. */
+static void file_sites_into(const struct ct_plan *p, size_t first, size_t n, struct ct_file_site *out)
 {
-	*funcs = xcalloc(p->funcs.n, sizeof(**funcs));
-	for (size_t i = 0; i < p->funcs.n; i++) {
-		const struct ct_func *f = p->funcs.v[i].fn;
-		(*funcs)[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
-						    .size = f->end - f->entry,
-						    .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
-	}
-	*sites = ct_plan_file_sites(p, 0, p->sites.n);
-}
-
-struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n)
-{
-	struct ct_file_site *out = xcalloc(n ? n : 1, sizeof(*out));
 	for (size_t i = first; i < first + n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
 		out[i - first] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
 						       s->key_adj,  s->call_site, s->next, s->flags};
 		out[i - first].flags = ct_plan_site_flags(p, i);
 	}
+}
+
+void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func *funcs, struct ct_file_site *sites)
+{
+	for (size_t i = 0; i < p->funcs.n; i++) {
+		const struct ct_func *f = p->funcs.v[i].fn;
+		funcs[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
+						 .size = f->end - f->entry,
+						 .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
+	}
+	file_sites_into(p, 0, p->sites.n, sites);
+}
+
+struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n)
+{
+	struct ct_file_site *out = xcalloc(n ? n : 1, sizeof(*out));
+	file_sites_into(p, first, n, out);
 	return out;
 }
 

@@ -557,8 +557,10 @@ const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n);
 /* "a, b, c (and N more)": the skipped functions' names, for one line. */
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
-/* The tables as they go into the record file. */
-void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
+/* The tables as they go into the record file, into FUNCS and SITES
+ * (p->funcs.n and p->sites.n of them: the caller's, no copy of its own
+ * beside them -- restic's sites are 10 MB in the file's form). */
+void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func *funcs, struct ct_file_site *sites);
 /* Sites [FIRST, FIRST + N) alone (those found while recording: a batch's
  * cost is its own sites', not the plan's), ids as in the plan. */
 struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n);
