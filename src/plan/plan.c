@@ -105,8 +105,18 @@ static struct ct_plan_site *push_site(struct ct_plan *p, uint64_t addr, int64_t 
 	s.call_site = s.next = s.rides = CT_NOSITE;
 	if (kind == CT_SITE_TAIL && !target) /* through a pointer: any function may be its target */
 		s.flags = CT_SITEF_INDIRECT;
-	CT_VEC_PUSH(p->sites, s);
-	return &p->sites.v[p->sites.n - 1];
+	return ct_plan_push_site(p, &s);
+}
+
+struct ct_plan_site *ct_plan_push_site(struct ct_plan *p, const struct ct_plan_site *s)
+{
+	if (p->sites.n == p->sites.cap) { /* (a quarter more: the table is much of the plan) */
+		size_t cap = p->sites.cap < 64 ? 64 : p->sites.cap + p->sites.cap / 4;
+		p->sites.v = xrealloc(p->sites.v, cap * sizeof(*p->sites.v));
+		p->sites.cap = cap;
+	}
+	p->sites.v[p->sites.n] = *s;
+	return &p->sites.v[p->sites.n++];
 }
 
 static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
@@ -380,6 +390,38 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			map_put(&p->shared_exits, cs->exit, (void *)(uintptr_t)p->sites.n);
 	}
 	return 0;
+}
+
+/* Room in the site table for all emit_function will add (at most: room a
+ * page of which is never written costs no memory), then some: doubling
+ * left a copy of each size behind (restic's 221,152 sites: 8, 4, 2... MB of
+ * heap), and would copy the whole table again for a few sites more.  The
+ * table is cut to size when the plan is built (fit_sites). */
+static void reserve_sites(struct ct_plan *p, const struct ct_fn_sites *found)
+{
+	size_t n = p->sites.n + 64;
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		const struct ct_plan_func *pf = &p->funcs.v[j];
+		n += 1 + 2 * found[j].nexits + 3 * pf->ncalls; /* (interim RETs: among its exits) */
+		for (size_t k = 0; k < pf->ncalls; k++) /* TAILRES: one at each exit of its caller's calls */
+			if (pf->calls[k].how == CT_EXIT_TAILPOS && pf->calls[k].tail_results)
+				n += p->funcs.v[pf->calls[k].tail_caller].ncalls;
+	}
+	if (n > p->sites.cap) {
+		p->sites.v = xrealloc(p->sites.v, n * sizeof(*p->sites.v));
+		p->sites.cap = n;
+	}
+}
+
+/* The site table cut to what the plan has, and room for the sites found
+ * while recording: those of a run are a few hundred. */
+static void fit_sites(struct ct_plan *p)
+{
+	size_t cap = p->sites.n + p->sites.n / 16 + 256;
+	if (cap < p->sites.cap) {
+		p->sites.v = xrealloc(p->sites.v, cap * sizeof(*p->sites.v));
+		p->sites.cap = cap;
+	}
 }
 
 /* Order of the roles of one probe: closing the call that just returned
@@ -772,6 +814,13 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
 	struct ct_cfi *cfi = t->lang == CT_LANG_C ? ct_cfi_open(&t->elf) : NULL;
 	CT_VEC(struct ct_fn_sites) found = {0};
+	/* (room for every one at once: doubling left a copy of each size
+	 * behind, ~10 MB of heap for restic's 17,609 functions) */
+	size_t npicked = 0;
+	for (size_t j = 0; j < t->nfuncs; j++)
+		npicked += picked[j];
+	CT_VEC_GROW(p->funcs, npicked);
+	CT_VEC_GROW(found, npicked);
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
 		if (!picked[j] || map_get(&planned, f->entry + 1))
@@ -843,6 +892,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	struct ct_map by_entry = {0};
 	for (size_t j = 0; j < p->funcs.n; j++)
 		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
+	reserve_sites(p, found.v);
 	int rc = 0;
 	for (size_t j = 0; j < p->funcs.n && rc == 0; j++) {
 		rc = emit_function(p, (uint32_t)j, &found.v[j]);
@@ -885,6 +935,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	ct_plan_link_roles(p);
 	ct_plan_goroutines(p);
+	fit_sites(p);
 	p->built_sites = p->sites.n;
 	return 0;
 }

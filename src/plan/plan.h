@@ -132,28 +132,30 @@ struct ct_plan_func {
 #define CT_INTERIM_QUIET_MS 20
 #define CT_INTERIM_WORTH 16
 
+/* (its fields in an order without holes: 72 bytes, a plan has 200,000 of
+ * them for a program of restic's size) */
 struct ct_plan_site {
 	uint64_t addr;   /* link-time vaddr */
 	uint64_t offset; /* file offset, for the uprobe */
-	uint32_t func;   /* plan function index, CT_NOFUNC for markers */
-	uint8_t kind;    /* enum ct_site_kind */
 	uint64_t target_addr; /* TAIL/RESTART: jump or call target */
+	struct ct_callsite *cs; /* CALL/RETSITE: the call */
+	uint32_t func;   /* plan function index, CT_NOFUNC for markers */
 	uint32_t target_func; /* TAIL: traced function at target_addr */
-	uint8_t gsrc;    /* enum ct_gsrc */
 	int32_t key_adj; /* CALL/RETSITE: added to the event's key (callee frame) */
 	uint32_t call_site; /* RETSITE: the CALL site whose call returns here */
-	struct ct_callsite *cs; /* CALL/RETSITE: the call */
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
-	uint16_t flags;  /* CT_SITEF_* (format/tracefile.h) */
 	uint32_t sp_drop; /* CHECK: bytes SP is below the entry's there (the cookie says) */
-	/* in another module than the plan's target (a return address found
-	 * while recording): addr and offset are that module's, its bytes are
-	 * not the target's (its hit flags were set when it was planned) */
-	bool elsewhere;
 	/* RETSITE at an indirect call instruction: the site (an exit of the
 	 * same call instruction, the same fetch program) on whose probe it
 	 * rides, a companion no `next` names (CT_NOSITE: none) */
 	uint32_t rides;
+	uint16_t flags;  /* CT_SITEF_* (format/tracefile.h) */
+	uint8_t kind;    /* enum ct_site_kind */
+	uint8_t gsrc;    /* enum ct_gsrc */
+	/* in another module than the plan's target (a return address found
+	 * while recording): addr and offset are that module's, its bytes are
+	 * not the target's (its hit flags were set when it was planned) */
+	bool elsewhere;
 	/* TAIL of a PLT stub observed from its callers: a role of a call's
 	 * probe, after its CALL (plan.c emit_function), never a probe of its
 	 * own, no return check */
@@ -449,6 +451,9 @@ uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t ent
  * CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
 uint32_t ct_plan_found_caller_elsewhere(struct ct_plan *p, uint32_t check_site, const struct ct_found_return *fr,
 					struct ct_planned_call *val, const char **why);
+/* S appended to the site table (which grows by a quarter: sites found
+ * while recording must not double a table of 200,000). */
+struct ct_plan_site *ct_plan_push_site(struct ct_plan *p, const struct ct_plan_site *s);
 /* A site added after planning (ct_plan_found_caller): its own probe. */
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
 				      const struct ct_func *code);
