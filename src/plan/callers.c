@@ -39,11 +39,14 @@ struct call_ref {
 	const struct ct_func *caller;
 };
 
+/* (a REASON_MAX-byte string of its own once set, else "": two inline
+ * buffers were 6.8 MB of the heap while restic's 17,609 were planned) */
+#define REASON_MAX 192
 struct callee {
-	char why[192]; /* non-empty: keeps RET probes, and why */
-	char taken[192]; /* non-empty: its address is taken (where): Go functions
-			    with a cheap entry are observed from their callers
-			    anyway, other callers found while recording */
+	char *why; /* non-empty: keeps RET probes, and why */
+	char *taken; /* non-empty: its address is taken (where): Go functions
+			with a cheap entry are observed from their callers
+			anyway, other callers found while recording */
 	CT_VEC(struct call_ref) refs; /* the calls found, in order ... */
 	CT_VEC(struct ct_callsite) calls; /* ... as call sites (calls_of) */
 	/* Go, how its address is taken: the method slots of the itabs in data
@@ -138,10 +141,13 @@ static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
 {
 	if (a->c[j].why[0])
 		return; /* the first reason is enough */
+	char why[REASON_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->c[j].why, sizeof(a->c[j].why), fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (why[0])
+		a->c[j].why = xstrdup(why);
 }
 
 /* Its address is taken: called through it from sites no scan finds. */
@@ -150,10 +156,13 @@ static void note_taken(struct analysis *a, size_t j, const char *fmt, ...)
 {
 	if (a->c[j].taken[0])
 		return;
+	char taken[REASON_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->c[j].taken, sizeof(a->c[j].taken), fmt, ap);
+	vsnprintf(taken, sizeof(taken), fmt, ap);
 	va_end(ap);
+	if (taken[0])
+		a->c[j].taken = xstrdup(taken);
 }
 
 static size_t traced(struct analysis *a, uint64_t addr)
@@ -2082,6 +2091,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	a.t = t;
 	a.p = p;
 	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
+	for (size_t j = 0; j < n; j++)
+		a.c[j].why = a.c[j].taken = (char *)"";
 	a.entry_lo = a.textoff_lo = UINT64_MAX;
 	for (size_t j = 0; j < n; j++) {
 		uint64_t e = p->funcs.v[j].fn->entry;
@@ -2242,6 +2253,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			check_after_entry(&a, pf, c, sel);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
+		if (pf->ncalls > pf->watched.cap - pf->watched.n) { /* (as many: most have a few) */
+			pf->watched.cap = pf->watched.n + pf->ncalls;
+			pf->watched.v = xrealloc(pf->watched.v, pf->watched.cap * sizeof(*pf->watched.v));
+		}
 		for (size_t k = 0; k < pf->ncalls; k++)
 			CT_VEC_PUSH(pf->watched, pf->calls[k].ret);
 		memset(&c->calls, 0, sizeof(c->calls));
@@ -2262,6 +2277,10 @@ out:
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);
+		if (a.c[j].why[0])
+			free(a.c[j].why);
+		if (a.c[j].taken[0])
+			free(a.c[j].taken);
 	}
 	free(await);
 	free(a.c);

@@ -281,6 +281,13 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	bool via = false;
 	for (size_t k = 0; k < pf->ncalls; k++)
 		via |= pf->calls[k].how == CT_EXIT_VIA;
+	size_t nrets = 0;
+	for (size_t i = 0; i < fs->nexits && (pf->indirect || via); i++)
+		nrets += fs->exits[i].kind == CT_SITE_RET;
+	if (nrets > pf->rets.cap - pf->rets.n) { /* (as many: most have one or two) */
+		pf->rets.cap = pf->rets.n + nrets;
+		pf->rets.v = xrealloc(pf->rets.v, pf->rets.cap * sizeof(*pf->rets.v));
+	}
 	for (size_t i = 0; i < fs->nexits && (pf->indirect || via); i++)
 		if (fs->exits[i].kind == CT_SITE_RET)
 			CT_VEC_PUSH(pf->rets, fs->exits[i].addr);
