@@ -30,7 +30,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* A direct call the scan found, until its ct_callsite is needed (tens of
  * thousands of calls, each call site a few cache lines, to fault in). */
@@ -286,6 +288,9 @@ struct ct_code_scan {
 	const struct ct_func **funcs; /* every function's code, once per address */
 	size_t n;
 	const struct ct_func *cur;
+	/* (in pages of their own, given back when the scan is freed: in the
+	 * scan thread's malloc arena, restic's ~5 MB stayed calltrace's
+	 * memory to the end) */
 	CT_VEC(struct found_ref) refs;
 	pthread_t thread;
 	bool running;
@@ -319,8 +324,20 @@ static void keep_ref(void *ctx, const struct ct_code_ref *r)
 		const struct ct_func *f = ct_target_func_at(cs->t, r->target); /* into another part of it (on_ref) */
 		keep = !f || f->entry != r->target;
 	}
-	if (keep)
-		CT_VEC_PUSH(cs->refs, ((struct found_ref){*r, cs->cur}));
+	if (!keep)
+		return;
+	if (cs->refs.n == cs->refs.cap) {
+		size_t cap = cs->refs.cap ? 2 * cs->refs.cap : 4096, sz = sizeof(*cs->refs.v);
+		void *m = cs->refs.v ? mremap(cs->refs.v, cs->refs.cap * sz, cap * sz, MREMAP_MAYMOVE)
+				     : mmap(NULL, cap * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			fputs("calltrace: out of memory\n", stderr);
+			exit(1);
+		}
+		cs->refs.v = m;
+		cs->refs.cap = cap;
+	}
+	cs->refs.v[cs->refs.n++] = (struct found_ref){*r, cs->cur};
 }
 
 static void *code_scan_run(void *arg)
@@ -362,7 +379,8 @@ void ct_code_scan_free(struct ct_code_scan *cs)
 	map_free(&cs->selected);
 	map_free(&cs->twice);
 	free(cs->funcs);
-	CT_VEC_FREE(cs->refs);
+	if (cs->refs.v)
+		munmap(cs->refs.v, cs->refs.cap * sizeof(*cs->refs.v));
 	free(cs);
 }
 
