@@ -406,10 +406,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
  * table is cut to size when the plan is built (fit_sites). */
 static void reserve_sites(struct ct_plan *p, const struct ct_fn_sites *found)
 {
-	size_t n = p->sites.n + 64;
+	size_t n = p->sites.n + 64, calls = 0;
 	for (size_t j = 0; j < p->funcs.n; j++) {
 		const struct ct_plan_func *pf = &p->funcs.v[j];
 		n += 1 + 2 * found[j].nexits + 3 * pf->ncalls; /* (interim RETs: among its exits) */
+		calls += pf->ncalls;
 		for (size_t k = 0; k < pf->ncalls; k++) /* TAILRES: one at each exit of its caller's calls */
 			if (pf->calls[k].how == CT_EXIT_TAILPOS && pf->calls[k].tail_results)
 				n += p->funcs.v[pf->calls[k].tail_caller].ncalls;
@@ -417,6 +418,11 @@ static void reserve_sites(struct ct_plan *p, const struct ct_fn_sites *found)
 	if (n > p->sites.cap) {
 		p->sites.v = xrealloc(p->sites.v, n * sizeof(*p->sites.v));
 		p->sites.cap = n;
+	}
+	/* (and the planned calls' entries, one each at most) */
+	if (p->planned.n + calls > p->planned.cap) {
+		p->planned.cap = p->planned.n + calls;
+		p->planned.v = xrealloc(p->planned.v, p->planned.cap * sizeof(*p->planned.v));
 	}
 }
 
