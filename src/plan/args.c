@@ -196,21 +196,26 @@ struct captures {
 	bool incomplete;
 };
 
-static void captures_clear(struct captures *c);
+static void captures_clear(struct ct_plan *p, struct captures *c);
 
 static struct ct_site_fetch *clone_or_null(const struct ct_site_fetch *f)
 {
 	return f ? ct_site_fetch_clone(f) : NULL;
 }
 
-/* plan_func, once per function: copies of what it found (the caller's). */
-static void captures_of(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn,
-			struct ct_site_fetch **entry, struct ct_site_fetch **ret, bool *incomplete)
+/* F (NULL: none) for one more holder: itself if shared, else a copy. */
+static struct ct_site_fetch *share(const struct ct_plan *p, struct ct_site_fetch *f)
+{
+	return !f || ct_plan_fetch_pooled(p, f) ? f : ct_site_fetch_clone(f);
+}
+
+/* plan_func, once per function: what it found (shared fetches). */
+static const struct captures *captures_get(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn)
 {
 	struct captures *c = map_get(&p->captures, (uint64_t)(uintptr_t)fn);
 	if (!c || c->o != o || c->types != p->types) {
 		if (c) {
-			captures_clear(c);
+			captures_clear(p, c);
 		} else {
 			c = xcalloc(1, sizeof(*c));
 			map_put(&p->captures, (uint64_t)(uintptr_t)fn, c);
@@ -218,20 +223,26 @@ static void captures_of(struct ct_plan *p, const struct ct_args_opts *o, const s
 		c->o = o;
 		c->types = p->types;
 		plan_func(p, o, fn, &c->entry, &c->ret, &c->incomplete);
+		c->entry = ct_plan_fetch_intern_heap(p, c->entry);
+		c->ret = ct_plan_fetch_intern_heap(p, c->ret);
 	}
+	return c;
+}
+
+/* ... copies of them (the caller's). */
+static void captures_of(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *fn,
+			struct ct_site_fetch **entry, struct ct_site_fetch **ret, bool *incomplete)
+{
+	const struct captures *c = captures_get(p, o, fn);
 	*entry = clone_or_null(c->entry);
 	*ret = clone_or_null(c->ret);
 	*incomplete = c->incomplete;
 }
 
-static void captures_clear(struct captures *c)
+static void captures_clear(struct ct_plan *p, struct captures *c)
 {
-	struct ct_site_fetch *f[2] = {c->entry, c->ret};
-	for (int k = 0; k < 2; k++)
-		if (f[k]) {
-			ct_site_fetch_free(f[k]);
-			free(f[k]);
-		}
+	ct_plan_fetch_drop(p, c->entry);
+	ct_plan_fetch_drop(p, c->ret);
 	c->entry = c->ret = NULL;
 }
 
@@ -239,7 +250,7 @@ void ct_plan_captures_free(struct ct_plan *p)
 {
 	MAP_FOREACH(&p->captures, i)
 	{
-		captures_clear(p->captures.vals[i]);
+		captures_clear(p, p->captures.vals[i]);
 		free(p->captures.vals[i]);
 	}
 	map_free(&p->captures);
@@ -283,6 +294,158 @@ struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f)
 		memcpy(c->vals[i].pieces, f->vals[i].pieces, f->vals[i].npieces * sizeof(*c->vals[i].pieces));
 	}
 	return c;
+}
+
+/* The shared fetches (struct ct_plan.fetch_pool): of restic's 221,152
+ * sites, most read raw argument words like thousands of others, and a copy
+ * each (program, values, their names and pieces) was ~35 MB of the plan. */
+static size_t prog_bytes(const struct ct_fetch *pr)
+{
+	uint32_t nops = pr->nops < CT_MAX_OPS ? pr->nops : CT_MAX_OPS;
+	return offsetof(struct ct_fetch, ops) + nops * sizeof(pr->ops[0]);
+}
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	return hash64(h ^ x) + 0x9e3779b97f4a7c15ULL;
+}
+
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t w;
+	for (; n >= 8; b += 8, n -= 8) {
+		memcpy(&w, b, 8);
+		h = mix(h, w);
+	}
+	w = 0;
+	memcpy(&w, b, n);
+	return mix(h, w ^ (uint64_t)n << 56);
+}
+
+static uint64_t fetch_hash(const struct ct_site_fetch *f)
+{
+	uint64_t h = mix_bytes(0, &f->prog, prog_bytes(&f->prog));
+	h = mix(mix(mix(h, f->nvals), f->truncated), f->immutable_ops);
+	for (uint32_t i = 0; i < f->nvals; i++) {
+		const struct ct_val_desc *v = &f->vals[i];
+		h = mix_bytes(h, v->name ? v->name : "", v->name ? strlen(v->name) : 0);
+		h = mix(h, (uint64_t)v->type << 40 ^ (uint64_t)v->flags << 32 ^ v->npieces ^ (uint64_t)!v->name << 63);
+		for (uint32_t k = 0; k < v->npieces; k++) {
+			const struct ct_val_piece *q = &v->pieces[k];
+			h = mix(h, (uint64_t)q->kind << 56 ^ (uint64_t)q->reg << 48 ^ (uint64_t)q->size << 32 ^ q->value_off);
+			h = mix(mix(h, q->slot), q->literal);
+		}
+	}
+	return h;
+}
+
+static bool fetch_equal(const struct ct_site_fetch *a, const struct ct_site_fetch *b)
+{
+	if (a->nvals != b->nvals || a->truncated != b->truncated || a->immutable_ops != b->immutable_ops ||
+	    a->prog.nops != b->prog.nops || memcmp(&a->prog, &b->prog, prog_bytes(&a->prog)))
+		return false;
+	for (uint32_t i = 0; i < a->nvals; i++) {
+		const struct ct_val_desc *v = &a->vals[i], *w = &b->vals[i];
+		if (v->type != w->type || v->flags != w->flags || v->npieces != w->npieces || !v->name != !w->name ||
+		    (v->name && strcmp(v->name, w->name)))
+			return false;
+		for (uint32_t k = 0; k < v->npieces; k++) {
+			const struct ct_val_piece *x = &v->pieces[k], *y = &w->pieces[k];
+			if (x->kind != y->kind || x->reg != y->reg || x->size != y->size || x->value_off != y->value_off ||
+			    x->slot != y->slot || x->literal != y->literal)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The pooled fetch like F, or NULL; *HASH: F's. */
+static struct ct_site_fetch *pool_find(struct ct_plan *p, const struct ct_site_fetch *f, uint64_t *hash)
+{
+	*hash = fetch_hash(f);
+	struct ct_site_fetch *c = map_get(&p->fetch_pool, *hash);
+	return c && fetch_equal(c, f) ? c : NULL;
+}
+
+/* H (on the heap) pooled, unless another fetch has its hash (then H stays
+ * the caller's own). */
+static struct ct_site_fetch *pool_add(struct ct_plan *p, struct ct_site_fetch *h, uint64_t hash)
+{
+	void **slot = map_slot(&p->fetch_pool, hash, true);
+	if (!*slot) {
+		*slot = h;
+		map_put(&p->fetch_pooled, (uint64_t)(uintptr_t)h, h);
+	}
+	return h;
+}
+
+struct ct_site_fetch *ct_plan_fetch_intern(struct ct_plan *p, struct ct_site_fetch *f)
+{
+	uint64_t hash;
+	struct ct_site_fetch *c = pool_find(p, f, &hash);
+	if (c) {
+		ct_site_fetch_free(f);
+		return c;
+	}
+	return pool_add(p, ct_site_fetch_keep(f), hash);
+}
+
+struct ct_site_fetch *ct_plan_fetch_intern_heap(struct ct_plan *p, struct ct_site_fetch *h)
+{
+	if (!h || ct_plan_fetch_pooled(p, h))
+		return h;
+	uint64_t hash;
+	struct ct_site_fetch *c = pool_find(p, h, &hash);
+	if (c) {
+		ct_site_fetch_free(h);
+		free(h);
+		return c;
+	}
+	return pool_add(p, h, hash);
+}
+
+bool ct_plan_fetch_pooled(const struct ct_plan *p, const struct ct_site_fetch *f)
+{
+	return f && map_get((struct ct_map *)&p->fetch_pooled, (uint64_t)(uintptr_t)f) != NULL;
+}
+
+void ct_plan_fetch_drop(struct ct_plan *p, struct ct_site_fetch *f)
+{
+	if (!f || ct_plan_fetch_pooled(p, f))
+		return;
+	ct_site_fetch_free(f);
+	free(f);
+}
+
+/* *SLOT (NULL: a fetch without values) with its program replaced by PROG,
+ * as ct_site_fetch_set_prog makes it, but shared: the one fetch like it. */
+static void set_prog(struct ct_plan *p, struct ct_site_fetch **slot, const struct ct_fetch *prog)
+{
+	struct ct_site_fetch *old = *slot, f = {0};
+	if (old) {
+		f.vals = old->vals;
+		f.nvals = old->nvals;
+		f.truncated = old->truncated;
+		f.immutable_ops = old->immutable_ops;
+	}
+	ct_fetch_copy(&f.prog, prog);
+	uint64_t hash;
+	struct ct_site_fetch *c = pool_find(p, &f, &hash);
+	if (!c) {
+		c = ct_site_fetch_keep(&f);
+		if (ct_plan_fetch_pooled(p, old)) { /* its values are the pool's: copies */
+			struct ct_site_fetch *d = ct_site_fetch_clone(c);
+			free(c);
+			c = d;
+		} else if (old) {
+			old->nvals = 0; /* (taken) */
+			old->vals = NULL;
+		}
+		c = pool_add(p, c, hash);
+	}
+	ct_plan_fetch_drop(p, old);
+	*slot = c;
 }
 
 /* The results at a call's exit probe: read where the walk from the return
@@ -357,13 +520,11 @@ static void riders_of(const struct ct_plan *p, struct riders *rd)
 
 static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd);
 
-/* *SLOT (freed, if any) replaced by a heap copy of F (taking its values). */
-static void replace_fetch(struct ct_site_fetch **slot, const struct ct_site_fetch *f)
+/* *SLOT (dropped, if any) replaced by a heap copy of F (taking its values),
+ * its own: its program is yet to be set (set_prog). */
+static void replace_fetch(struct ct_plan *p, struct ct_site_fetch **slot, const struct ct_site_fetch *f)
 {
-	if (*slot) {
-		ct_site_fetch_free(*slot);
-		free(*slot);
-	}
+	ct_plan_fetch_drop(p, *slot);
 	*slot = ct_site_fetch_keep(f);
 }
 
@@ -397,7 +558,7 @@ static void place_riders(struct ct_plan *p, const struct riders *rd, uint32_t k,
 		if (!f || ct_fetch_merge(acc, f, &a, &b))
 			continue; /* (it fit for K: the same program) */
 		ct_site_fetch_free(&a);
-		replace_fetch(&p->fetch[q - 1], &b);
+		replace_fetch(p, &p->fetch[q - 1], &b);
 	}
 }
 
@@ -431,16 +592,16 @@ static void share_fetch(struct ct_plan *p, size_t i, const struct riders *rd)
 				if (!g)
 					continue;
 				cut_values(g, &c);
-				replace_fetch(&p->fetch[q - 1], &c);
+				replace_fetch(p, &p->fetch[q - 1], &c);
 			}
 		}
-		replace_fetch(&p->fetch[chain[k]], &b);
+		replace_fetch(p, &p->fetch[chain[k]], &b);
 	}
 	for (size_t k = 0; k < n; k++) {
-		ct_site_fetch_set_prog(&p->fetch[chain[k]], &acc.prog);
+		set_prog(p, &p->fetch[chain[k]], &acc.prog);
 		for (uint32_t q = rd->first ? rd->first[chain[k]] : 0; q; q = rd->next[q - 1])
 			if (p->fetch[q - 1])
-				ct_site_fetch_set_prog(&p->fetch[q - 1], &acc.prog);
+				set_prog(p, &p->fetch[q - 1], &acc.prog);
 	}
 }
 
@@ -517,7 +678,7 @@ static void give_roles_program(struct ct_plan *p, uint32_t head, const struct ct
 	struct ct_fetch whole; /* PROG may be a role's own, which a new program reallocates */
 	ct_fetch_copy(&whole, prog);
 	for (uint32_t k = head; k != CT_NOSITE; k = p->sites.v[k].next)
-		ct_site_fetch_set_prog(&p->fetch[k], &whole);
+		set_prog(p, &p->fetch[k], &whole);
 }
 
 /* The roles at HEAD (their values over one shared program, placed first)
@@ -535,7 +696,9 @@ static bool merge_fetch_into_check(struct ct_plan *p, uint32_t head, uint32_t ch
 		return false; /* (too many ops for one program) */
 	give_roles_program(p, head, &a.prog); /* the same layout for theirs */
 	ct_site_fetch_free(&a);
-	replace_fetch(&p->fetch[call], &b); /* the arguments, as the CHECK reads them, after */
+	/* the arguments, as the CHECK reads them, after */
+	ct_plan_fetch_drop(p, p->fetch[call]);
+	p->fetch[call] = ct_plan_fetch_intern(p, &b);
 	return true;
 }
 
@@ -676,12 +839,12 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 	bool moved = false;
 	for (size_t j = 0; j < p->funcs.n; j++) {
 		struct ct_plan_func *pf = &p->funcs.v[j];
-		struct ct_site_fetch *entry, *ret;
-		bool incomplete;
-		captures_of(p, o, pf->fn, &entry, &ret, &incomplete);
+		/* (shared, each site's a share of them) */
+		const struct captures *c = captures_get(p, o, pf->fn);
+		struct ct_site_fetch *entry = c->entry, *ret = c->ret;
 		if (entry || ret)
 			p->args_funcs++;
-		p->args_incomplete += incomplete;
+		p->args_incomplete += c->incomplete;
 		/* the function's sites are contiguous (plan.c emit_function) */
 		for (; s < p->sites.n && p->sites.v[s].func == j; s++) {
 			struct ct_plan_site *site = &p->sites.v[s];
@@ -690,37 +853,34 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 			case CT_SITE_CHECK: /* sends only for an unplanned call */
 				if (entry && pf->check_walk) { /* after the prologue (callers.c checked it) */
 					if (ct_fetch_relocate(entry, -pf->check_walk->sp_delta, pf->check_walk, &f) == 0)
-						p->fetch[s] = ct_site_fetch_keep(&f);
+						p->fetch[s] = ct_plan_fetch_intern(p, &f);
 					break;
 				}
 				/* fall through */
 			case CT_SITE_ENTRY:
-				if (entry)
-					p->fetch[s] = ct_site_fetch_clone(entry);
+				p->fetch[s] = share(p, entry);
 				break;
 			case CT_SITE_RET:
-				if (ret)
-					p->fetch[s] = ct_site_fetch_clone(ret);
+				p->fetch[s] = share(p, ret);
 				break;
 			case CT_SITE_CALL: /* SP is 8 higher: the return address is not pushed yet */
 				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0)
-					p->fetch[s] = ct_site_fetch_keep(&f);
+					p->fetch[s] = ct_plan_fetch_intern(p, &f);
 				break;
 			case CT_SITE_RETSITE:
 			case CT_SITE_TAILRES: /* the results of a tail call, as its caller's call's exit reads them */
 				if (ret)
-					p->fetch[s] = results_at_role(p, site, ret, &moved);
+					p->fetch[s] = ct_plan_fetch_intern_heap(p, results_at_role(p, site, ret, &moved));
 				break;
 			case CT_SITE_TAILDIFF: /* the result word as at its RET, for the reconstruction's */
-				if (ret)
-					p->fetch[s] = ct_site_fetch_clone(ret);
+				p->fetch[s] = share(p, ret);
 				break;
 			default:
 				break;
 			}
 		}
-		pf->args_view = entry; /* the callee's view, for list */
-		pf->results_view = ret;
+		pf->args_view = share(p, entry); /* the callee's view, for list */
+		pf->results_view = share(p, ret);
 	}
 	if (moved)
 		ct_plan_link_roles(p);

@@ -30,7 +30,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* A direct call the scan found, until its ct_callsite is needed (tens of
  * thousands of calls, each call site a few cache lines, to fault in). */
@@ -39,11 +41,14 @@ struct call_ref {
 	const struct ct_func *caller;
 };
 
+/* (a REASON_MAX-byte string of its own once set, else "": two inline
+ * buffers were 6.8 MB of the heap while restic's 17,609 were planned) */
+#define REASON_MAX 192
 struct callee {
-	char why[192]; /* non-empty: keeps RET probes, and why */
-	char taken[192]; /* non-empty: its address is taken (where): Go functions
-			    with a cheap entry are observed from their callers
-			    anyway, other callers found while recording */
+	char *why; /* non-empty: keeps RET probes, and why */
+	char *taken; /* non-empty: its address is taken (where): Go functions
+			with a cheap entry are observed from their callers
+			anyway, other callers found while recording */
 	CT_VEC(struct call_ref) refs; /* the calls found, in order ... */
 	CT_VEC(struct ct_callsite) calls; /* ... as call sites (calls_of) */
 	/* Go, how its address is taken: the method slots of the itabs in data
@@ -138,10 +143,13 @@ static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
 {
 	if (a->c[j].why[0])
 		return; /* the first reason is enough */
+	char why[REASON_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->c[j].why, sizeof(a->c[j].why), fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (why[0])
+		a->c[j].why = xstrdup(why);
 }
 
 /* Its address is taken: called through it from sites no scan finds. */
@@ -150,10 +158,13 @@ static void note_taken(struct analysis *a, size_t j, const char *fmt, ...)
 {
 	if (a->c[j].taken[0])
 		return;
+	char taken[REASON_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->c[j].taken, sizeof(a->c[j].taken), fmt, ap);
+	vsnprintf(taken, sizeof(taken), fmt, ap);
 	va_end(ap);
+	if (taken[0])
+		a->c[j].taken = xstrdup(taken);
 }
 
 static size_t traced(struct analysis *a, uint64_t addr)
@@ -277,6 +288,9 @@ struct ct_code_scan {
 	const struct ct_func **funcs; /* every function's code, once per address */
 	size_t n;
 	const struct ct_func *cur;
+	/* (in pages of their own, given back when the scan is freed: in the
+	 * scan thread's malloc arena, restic's ~5 MB stayed calltrace's
+	 * memory to the end) */
 	CT_VEC(struct found_ref) refs;
 	pthread_t thread;
 	bool running;
@@ -310,8 +324,20 @@ static void keep_ref(void *ctx, const struct ct_code_ref *r)
 		const struct ct_func *f = ct_target_func_at(cs->t, r->target); /* into another part of it (on_ref) */
 		keep = !f || f->entry != r->target;
 	}
-	if (keep)
-		CT_VEC_PUSH(cs->refs, ((struct found_ref){*r, cs->cur}));
+	if (!keep)
+		return;
+	if (cs->refs.n == cs->refs.cap) {
+		size_t cap = cs->refs.cap ? 2 * cs->refs.cap : 4096, sz = sizeof(*cs->refs.v);
+		void *m = cs->refs.v ? mremap(cs->refs.v, cs->refs.cap * sz, cap * sz, MREMAP_MAYMOVE)
+				     : mmap(NULL, cap * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			fputs("calltrace: out of memory\n", stderr);
+			exit(1);
+		}
+		cs->refs.v = m;
+		cs->refs.cap = cap;
+	}
+	cs->refs.v[cs->refs.n++] = (struct found_ref){*r, cs->cur};
 }
 
 static void *code_scan_run(void *arg)
@@ -353,7 +379,8 @@ void ct_code_scan_free(struct ct_code_scan *cs)
 	map_free(&cs->selected);
 	map_free(&cs->twice);
 	free(cs->funcs);
-	CT_VEC_FREE(cs->refs);
+	if (cs->refs.v)
+		munmap(cs->refs.v, cs->refs.cap * sizeof(*cs->refs.v));
 	free(cs);
 }
 
@@ -2102,6 +2129,8 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	a.t = t;
 	a.p = p;
 	a.c = xcalloc(n ? n : 1, sizeof(*a.c));
+	for (size_t j = 0; j < n; j++)
+		a.c[j].why = a.c[j].taken = (char *)"";
 	a.entry_lo = a.textoff_lo = UINT64_MAX;
 	for (size_t j = 0; j < n; j++) {
 		uint64_t e = p->funcs.v[j].fn->entry;
@@ -2262,6 +2291,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			check_after_entry(&a, pf, c, sel);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
+		if (pf->ncalls > pf->watched.cap - pf->watched.n) { /* (as many: most have a few) */
+			pf->watched.cap = pf->watched.n + pf->ncalls;
+			pf->watched.v = xrealloc(pf->watched.v, pf->watched.cap * sizeof(*pf->watched.v));
+		}
 		for (size_t k = 0; k < pf->ncalls; k++)
 			CT_VEC_PUSH(pf->watched, pf->calls[k].ret);
 		memset(&c->calls, 0, sizeof(c->calls));
@@ -2282,6 +2315,10 @@ out:
 	for (size_t j = 0; j < n; j++) {
 		CT_VEC_FREE(a.c[j].refs);
 		CT_VEC_FREE(a.c[j].calls);
+		if (a.c[j].why[0])
+			free(a.c[j].why);
+		if (a.c[j].taken[0])
+			free(a.c[j].taken);
 	}
 	free(await);
 	free(a.c);

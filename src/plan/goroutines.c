@@ -107,7 +107,7 @@ static void push_goid_site(struct ct_plan *p, uint64_t at, int64_t off, uint8_t 
 	struct ct_plan_site s = {.addr = at, .offset = (uint64_t)off, .func = CT_NOFUNC,
 				 .kind = CT_SITE_GOCREATE, .target_func = CT_NOFUNC, .gsrc = gsrc,
 				 .call_site = CT_NOSITE, .next = CT_NOSITE};
-	CT_VEC_PUSH(p->sites, s);
+	ct_plan_push_site(p, &s);
 }
 
 /* Does every g that newproc1 gives a goroutine id pass a probe before it can

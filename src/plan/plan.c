@@ -105,8 +105,18 @@ static struct ct_plan_site *push_site(struct ct_plan *p, uint64_t addr, int64_t 
 	s.call_site = s.next = s.rides = CT_NOSITE;
 	if (kind == CT_SITE_TAIL && !target) /* through a pointer: any function may be its target */
 		s.flags = CT_SITEF_INDIRECT;
-	CT_VEC_PUSH(p->sites, s);
-	return &p->sites.v[p->sites.n - 1];
+	return ct_plan_push_site(p, &s);
+}
+
+struct ct_plan_site *ct_plan_push_site(struct ct_plan *p, const struct ct_plan_site *s)
+{
+	if (p->sites.n == p->sites.cap) { /* (a quarter more: the table is much of the plan) */
+		size_t cap = p->sites.cap < 64 ? 64 : p->sites.cap + p->sites.cap / 4;
+		p->sites.v = xrealloc(p->sites.v, cap * sizeof(*p->sites.v));
+		p->sites.cap = cap;
+	}
+	p->sites.v[p->sites.n] = *s;
+	return &p->sites.v[p->sites.n++];
 }
 
 static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
@@ -275,6 +285,13 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	bool via = false;
 	for (size_t k = 0; k < pf->ncalls; k++)
 		via |= pf->calls[k].how == CT_EXIT_VIA;
+	size_t nrets = 0;
+	for (size_t i = 0; i < fs->nexits && (pf->indirect || via); i++)
+		nrets += fs->exits[i].kind == CT_SITE_RET;
+	if (nrets > pf->rets.cap - pf->rets.n) { /* (as many: most have one or two) */
+		pf->rets.cap = pf->rets.n + nrets;
+		pf->rets.v = xrealloc(pf->rets.v, pf->rets.cap * sizeof(*pf->rets.v));
+	}
 	for (size_t i = 0; i < fs->nexits && (pf->indirect || via); i++)
 		if (fs->exits[i].kind == CT_SITE_RET)
 			CT_VEC_PUSH(pf->rets, fs->exits[i].addr);
@@ -384,6 +401,44 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 			map_put(&p->shared_exits, cs->exit, (void *)(uintptr_t)p->sites.n);
 	}
 	return 0;
+}
+
+/* Room in the site table for all emit_function will add (at most: room a
+ * page of which is never written costs no memory), then some: doubling
+ * left a copy of each size behind (restic's 221,152 sites: 8, 4, 2... MB of
+ * heap), and would copy the whole table again for a few sites more.  The
+ * table is cut to size when the plan is built (fit_sites). */
+static void reserve_sites(struct ct_plan *p, const struct ct_fn_sites *found)
+{
+	size_t n = p->sites.n + 64, calls = 0;
+	for (size_t j = 0; j < p->funcs.n; j++) {
+		const struct ct_plan_func *pf = &p->funcs.v[j];
+		n += 1 + 2 * found[j].nexits + 3 * pf->ncalls; /* (interim RETs: among its exits) */
+		calls += pf->ncalls;
+		for (size_t k = 0; k < pf->ncalls; k++) /* TAILRES: one at each exit of its caller's calls */
+			if (pf->calls[k].how == CT_EXIT_TAILPOS && pf->calls[k].tail_results)
+				n += p->funcs.v[pf->calls[k].tail_caller].ncalls;
+	}
+	if (n > p->sites.cap) {
+		p->sites.v = xrealloc(p->sites.v, n * sizeof(*p->sites.v));
+		p->sites.cap = n;
+	}
+	/* (and the planned calls' entries, one each at most) */
+	if (p->planned.n + calls > p->planned.cap) {
+		p->planned.cap = p->planned.n + calls;
+		p->planned.v = xrealloc(p->planned.v, p->planned.cap * sizeof(*p->planned.v));
+	}
+}
+
+/* The site table cut to what the plan has, and room for the sites found
+ * while recording: those of a run are a few hundred. */
+static void fit_sites(struct ct_plan *p)
+{
+	size_t cap = p->sites.n + p->sites.n / 16 + 256;
+	if (cap < p->sites.cap) {
+		p->sites.v = xrealloc(p->sites.v, cap * sizeof(*p->sites.v));
+		p->sites.cap = cap;
+	}
 }
 
 /* Order of the roles of one probe: closing the call that just returned
@@ -776,6 +831,13 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	struct ct_map planned = {0}; /* entries already planned: aliases probe once */
 	struct ct_cfi *cfi = t->lang == CT_LANG_C ? ct_cfi_open(&t->elf) : NULL;
 	CT_VEC(struct ct_fn_sites) found = {0};
+	/* (room for every one at once: doubling left a copy of each size
+	 * behind, ~10 MB of heap for restic's 17,609 functions) */
+	size_t npicked = 0;
+	for (size_t j = 0; j < t->nfuncs; j++)
+		npicked += picked[j];
+	CT_VEC_GROW(p->funcs, npicked);
+	CT_VEC_GROW(found, npicked);
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		const struct ct_func *f = &t->funcs[j];
 		if (!picked[j] || map_get(&planned, f->entry + 1))
@@ -847,6 +909,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	struct ct_map by_entry = {0};
 	for (size_t j = 0; j < p->funcs.n; j++)
 		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));
+	reserve_sites(p, found.v);
 	int rc = 0;
 	for (size_t j = 0; j < p->funcs.n && rc == 0; j++) {
 		rc = emit_function(p, (uint32_t)j, &found.v[j]);
@@ -889,6 +952,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	ct_plan_link_roles(p);
 	ct_plan_goroutines(p);
+	fit_sites(p);
 	p->built_sites = p->sites.n;
 	return 0;
 }
@@ -901,10 +965,7 @@ void ct_plan_free(struct ct_plan *p)
 	p->tail_index = NULL;
 	if (p->fetch)
 		for (size_t i = 0; i < p->sites.n; i++)
-			if (p->fetch[i]) {
-				ct_site_fetch_free(p->fetch[i]);
-				free(p->fetch[i]);
-			}
+			ct_plan_fetch_drop(p, p->fetch[i]);
 	free(p->fetch);
 	p->fetch = NULL;
 	if (p->types)
@@ -921,12 +982,8 @@ void ct_plan_free(struct ct_plan *p)
 		CT_VEC_FREE(pf->rets);
 		CT_VEC_FREE(pf->watched);
 		CT_VEC_FREE(pf->tail_watch);
-		struct ct_site_fetch *views[2] = {pf->args_view, pf->results_view};
-		for (int k = 0; k < 2; k++)
-			if (views[k]) {
-				ct_site_fetch_free(views[k]);
-				free(views[k]);
-			}
+		ct_plan_fetch_drop(p, pf->args_view);
+		ct_plan_fetch_drop(p, pf->results_view);
 	}
 	CT_VEC_FREE(p->funcs);
 	CT_VEC_FREE(p->sites);
@@ -946,6 +1003,13 @@ void ct_plan_free(struct ct_plan *p)
 	CT_VEC_FREE(p->kept_walks);
 	map_free(&p->by_name);
 	ct_plan_captures_free(p);
+	MAP_FOREACH(&p->fetch_pool, i)
+	{
+		ct_site_fetch_free(p->fetch_pool.vals[i]);
+		free(p->fetch_pool.vals[i]);
+	}
+	map_free(&p->fetch_pool);
+	map_free(&p->fetch_pooled);
 	for (size_t i = 0; i < p->gap_callers.n; i++)
 		free(p->gap_callers.v[i]);
 	CT_VEC_FREE(p->gap_callers);
@@ -1040,27 +1104,32 @@ void ct_plan_call_caller(const struct ct_plan *p, uint32_t call_site, struct ct_
 	val->caller_depth = (uint32_t)sp + 8; /* and the return address the call pushes */
 }
 
-void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites)
+/* Sites [FIRST, FIRST + N) into OUT. */
+static void file_sites_into(const struct ct_plan *p, size_t first, size_t n, struct ct_file_site *out)
 {
-	*funcs = xcalloc(p->funcs.n, sizeof(**funcs));
-	for (size_t i = 0; i < p->funcs.n; i++) {
-		const struct ct_func *f = p->funcs.v[i].fn;
-		(*funcs)[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
-						    .size = f->end - f->entry,
-						    .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
-	}
-	*sites = ct_plan_file_sites(p, 0, p->sites.n);
-}
-
-struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n)
-{
-	struct ct_file_site *out = xcalloc(n ? n : 1, sizeof(*out));
 	for (size_t i = first; i < first + n; i++) {
 		const struct ct_plan_site *s = &p->sites.v[i];
 		out[i - first] = (struct ct_file_site){(uint32_t)i, s->addr,      s->func, s->kind, s->target_func,
 						       s->key_adj,  s->call_site, s->next, s->flags};
 		out[i - first].flags = ct_plan_site_flags(p, i);
 	}
+}
+
+void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func *funcs, struct ct_file_site *sites)
+{
+	for (size_t i = 0; i < p->funcs.n; i++) {
+		const struct ct_func *f = p->funcs.v[i].fn;
+		funcs[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
+						 .size = f->end - f->entry,
+						 .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
+	}
+	file_sites_into(p, 0, p->sites.n, sites);
+}
+
+struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n)
+{
+	struct ct_file_site *out = xcalloc(n ? n : 1, sizeof(*out));
+	file_sites_into(p, first, n, out);
 	return out;
 }
 

@@ -135,28 +135,30 @@ struct ct_plan_func {
 #define CT_INTERIM_QUIET_MS 20
 #define CT_INTERIM_WORTH 16
 
+/* (its fields in an order without holes: 72 bytes, a plan has 200,000 of
+ * them for a program of restic's size) */
 struct ct_plan_site {
 	uint64_t addr;   /* link-time vaddr */
 	uint64_t offset; /* file offset, for the uprobe */
-	uint32_t func;   /* plan function index, CT_NOFUNC for markers */
-	uint8_t kind;    /* enum ct_site_kind */
 	uint64_t target_addr; /* TAIL/RESTART: jump or call target */
+	struct ct_callsite *cs; /* CALL/RETSITE: the call */
+	uint32_t func;   /* plan function index, CT_NOFUNC for markers */
 	uint32_t target_func; /* TAIL: traced function at target_addr */
-	uint8_t gsrc;    /* enum ct_gsrc */
 	int32_t key_adj; /* CALL/RETSITE: added to the event's key (callee frame) */
 	uint32_t call_site; /* RETSITE: the CALL site whose call returns here */
-	struct ct_callsite *cs; /* CALL/RETSITE: the call */
 	uint32_t next;   /* the next role of the same probe, CT_NOSITE if none */
-	uint16_t flags;  /* CT_SITEF_* (format/tracefile.h) */
 	uint32_t sp_drop; /* CHECK: bytes SP is below the entry's there (the cookie says) */
-	/* in another module than the plan's target (a return address found
-	 * while recording): addr and offset are that module's, its bytes are
-	 * not the target's (its hit flags were set when it was planned) */
-	bool elsewhere;
 	/* RETSITE at an indirect call instruction: the site (an exit of the
 	 * same call instruction, the same fetch program) on whose probe it
 	 * rides, a companion no `next` names (CT_NOSITE: none) */
 	uint32_t rides;
+	uint16_t flags;  /* CT_SITEF_* (format/tracefile.h) */
+	uint8_t kind;    /* enum ct_site_kind */
+	uint8_t gsrc;    /* enum ct_gsrc */
+	/* in another module than the plan's target (a return address found
+	 * while recording): addr and offset are that module's, its bytes are
+	 * not the target's (its hit flags were set when it was planned) */
+	bool elsewhere;
 	/* TAIL of a PLT stub observed from its callers: a role of a call's
 	 * probe, after its CALL (plan.c emit_function), never a probe of its
 	 * own, no return check */
@@ -250,8 +252,13 @@ struct ct_plan {
 	/* Selected functions that cannot be probed (undecodable, or the kernel
 	 * refuses an instruction a probe would go on), with the reason. */
 	CT_VEC(struct ct_plan_skip) skipped;
-	/* Argument capture (plan/args.c): per site id, NULL if none. */
+	/* Argument capture (plan/args.c): per site id, NULL if none.  Many
+	 * sites have the same one (a function's RETs, the calls of it that
+	 * read its arguments alike, raw words of as many arguments): those
+	 * are kept once, in FETCH_POOL (content hash -> the fetch), owned by
+	 * it (FETCH_POOLED: by address), never changed (ct_plan_fetch_*). */
 	struct ct_site_fetch **fetch;
+	struct ct_map fetch_pool, fetch_pooled;
 	struct ct_types *types;
 	const char *args_note; /* why arguments are not captured, if so */
 	bool no_spills;        /* no SPILL sites (record-time limits) */
@@ -448,6 +455,9 @@ uint32_t ct_plan_return_elsewhere(struct ct_plan *p, uint32_t func, uint32_t ent
  * CALL site's.  Returns the CALL site, or CT_NOSITE with *WHY. */
 uint32_t ct_plan_found_caller_elsewhere(struct ct_plan *p, uint32_t check_site, const struct ct_found_return *fr,
 					struct ct_planned_call *val, const char **why);
+/* S appended to the site table (which grows by a quarter: sites found
+ * while recording must not double a table of 200,000). */
+struct ct_plan_site *ct_plan_push_site(struct ct_plan *p, const struct ct_plan_site *s);
 /* A site added after planning (ct_plan_found_caller): its own probe. */
 struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t func, uint8_t kind,
 				      const struct ct_func *code);
@@ -456,6 +466,16 @@ struct ct_plan_site *ct_plan_add_site_elsewhere(struct ct_plan *p, uint64_t addr
 						uint8_t kind, uint8_t gsrc);
 /* A deep copy (its program, its values). */
 struct ct_site_fetch *ct_site_fetch_clone(const struct ct_site_fetch *f);
+/* The plan's one fetch like *F (struct ct_plan.fetch_pool), F's values taken
+ * (F itself, which may hold all CT_MAX_OPS ops, stays the caller's). */
+struct ct_site_fetch *ct_plan_fetch_intern(struct ct_plan *p, struct ct_site_fetch *f);
+/* ... of H, a heap fetch (ct_site_fetch_keep) taken whole: H itself kept,
+ * or freed for the one like it. */
+struct ct_site_fetch *ct_plan_fetch_intern_heap(struct ct_plan *p, struct ct_site_fetch *h);
+/* Is F one of the plan's shared fetches (never freed or changed alone)? */
+bool ct_plan_fetch_pooled(const struct ct_plan *p, const struct ct_site_fetch *f);
+/* Frees F (NULL: nothing) unless it is shared. */
+void ct_plan_fetch_drop(struct ct_plan *p, struct ct_site_fetch *f);
 /* The results of a call at its RETSITE, as ct_plan_args plans them (it
  * may move the site to the return address), or NULL. */
 struct ct_site_fetch *ct_plan_results_at_exit(struct ct_plan *p, struct ct_plan_site *site);
@@ -546,8 +566,10 @@ const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n);
 /* "a, b, c (and N more)": the skipped functions' names, for one line. */
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max);
 
-/* The tables as they go into the record file. */
-void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func **funcs, struct ct_file_site **sites);
+/* The tables as they go into the record file, into FUNCS and SITES
+ * (p->funcs.n and p->sites.n of them: the caller's, no copy of its own
+ * beside them -- restic's sites are 10 MB in the file's form). */
+void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func *funcs, struct ct_file_site *sites);
 /* Sites [FIRST, FIRST + N) alone (those found while recording: a batch's
  * cost is its own sites', not the plan's), ids as in the plan. */
 struct ct_file_site *ct_plan_file_sites(const struct ct_plan *p, size_t first, size_t n);

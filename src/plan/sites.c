@@ -848,10 +848,16 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	out->entry_site = pre[pick].addr;
 	out->entry_emulated = pre[pick].emulated;
 	out->entry_optimized = pre[pick].optimized;
-	out->exits = exits.v;
+	/* (as many as there are: the plan keeps every traced function's until
+	 * its sites are placed, restic's 17,609, most with a few) */
+	out->exits = exits.n ? xrealloc(exits.v, exits.n * sizeof(*exits.v)) : NULL;
 	out->nexits = exits.n;
-	out->icalls = icalls.v;
+	out->icalls = icalls.n ? xrealloc(icalls.v, icalls.n * sizeof(*icalls.v)) : NULL;
 	out->nicalls = icalls.n;
+	if (!exits.n)
+		CT_VEC_FREE(exits);
+	if (!icalls.n)
+		CT_VEC_FREE(icalls);
 	CT_VEC_FREE(targets);
 	return 0;
 }

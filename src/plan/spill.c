@@ -131,7 +131,7 @@ static bool plan_one(struct ct_plan *p, uint32_t j, const struct ct_site_fetch *
 	s.key_adj = -site.sp_drop; /* the frame's key is SP's at the entry */
 	s.call_site = s.next = CT_NOSITE;
 	s.flags = site.emulated ? 0 : CT_SITEF_STEPPED;
-	CT_VEC_PUSH(p->sites, s);
+	ct_plan_push_site(p, &s);
 	map_put(&tk->at, site.addr, (void *)1);
 	p->fetch = xrealloc(p->fetch, p->sites.n * sizeof(*p->fetch));
 	p->fetch[p->sites.n - 1] = ct_site_fetch_keep(&f);

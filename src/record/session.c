@@ -964,32 +964,28 @@ static int write_tables(struct ct_session *s, size_t from, size_t to)
 	for (size_t k = from; k < to; k++) {
 		const struct ct_plan *plan = k ? &s->libs[k - 1].plan : &s->plan;
 		uint32_t fb = k ? s->libs[k - 1].func_base : 0, sb = k ? s->libs[k - 1].site_base : 0;
-		struct ct_file_func *f;
-		struct ct_file_site *st;
-		ct_plan_file_tables(plan, &f, &st);
+		struct ct_file_func *f = ff + (fb - fb0);
+		struct ct_file_site *st = fs + (sb - sb0);
+		ct_plan_file_tables(plan, f, st); /* (plan-local ids, made the file's here) */
 		for (size_t i = 0; i < plan->funcs.n; i++) {
-			ff[fb - fb0 + i] = f[i];
-			ff[fb - fb0 + i].id = fb + (uint32_t)i;
+			f[i].id = fb + (uint32_t)i;
 			if (k) {
 				char *nm = xasprintf("%s:%s", s->libs[k - 1].name, f[i].name);
 				CT_VEC_PUSH(names, nm);
-				ff[fb - fb0 + i].name = nm;
+				f[i].name = nm;
 			}
 		}
 		for (size_t i = 0; i < plan->sites.n; i++) {
-			fs[sb - sb0 + i] = st[i];
-			fs[sb - sb0 + i].id = sb + (uint32_t)i;
+			st[i].id = sb + (uint32_t)i;
 			if (st[i].func != CT_NOFUNC)
-				fs[sb - sb0 + i].func = fb + st[i].func;
+				st[i].func = fb + st[i].func;
 			if (st[i].target_func != CT_NOFUNC)
-				fs[sb - sb0 + i].target_func = fb + st[i].target_func;
+				st[i].target_func = fb + st[i].target_func;
 			if (st[i].call_site != UINT32_MAX)
-				fs[sb - sb0 + i].call_site = sb + st[i].call_site;
+				st[i].call_site = sb + st[i].call_site;
 			if (st[i].next != UINT32_MAX)
-				fs[sb - sb0 + i].next = sb + st[i].next;
+				st[i].next = sb + st[i].next;
 		}
-		free(f);
-		free(st);
 	}
 	int rc = 0;
 	if (from == 0)
