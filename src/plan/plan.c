@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -906,6 +907,11 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	ct_callers_plan(p, found.v, sel, scan);
 	ct_code_scan_free(scan);
+	/* What working out the callers took and gave back is holes in the
+	 * heap now, which the site table, in one piece, does not fit: their
+	 * pages go back (restic's list -v: 89 -> 84 MB at the most). */
+	if (p->funcs.n >= HUGE_PAGE_PLAN_FUNCS)
+		malloc_trim(0);
 	struct ct_map by_entry = {0};
 	for (size_t j = 0; j < p->funcs.n; j++)
 		map_put(&by_entry, p->funcs.v[j].fn->entry, (void *)(uintptr_t)(j + 1));

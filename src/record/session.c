@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1068,6 +1069,10 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 		ct_writer_fetch(s->w, p->fetch, p->nsites, 0, &s->type_ids);
 		return 0;
 	}
+	/* The file's tables are made at once (restic's: ~25 MB, the tables
+	 * and their encoding), after planning and loading the BPF programs
+	 * left holes in the heap they do not fit: those pages go back first. */
+	malloc_trim(0);
 	int rc = write_tables(s, 0, s->nlibs + 1);
 	if (rc == 0) {
 		write_captures(s, &s->plan, 0, &s->type_ids);
