@@ -59,6 +59,9 @@ struct callee {
 	bool in_funcval, in_code;
 	/* a dynamic symbol of the program: modules it loads may call it */
 	bool exported;
+	/* some of its calls are through a GOT slot (got_words): no probe can
+	 * be at those call instructions (single-stepped), its CHECK sends them */
+	bool slot_calls;
 	/* C: its address is in a table in data (a C++ vtable, an array of
 	 * handlers: in_table), or where the loader calls it or code loads it
 	 * (.init_array, the GOT: elsewhere) */
@@ -101,7 +104,8 @@ struct analysis {
 	/* the keys' bounds: most words of data are no address of traced code,
 	 * and a compare is cheaper than a hash (docker: ~5% of its plan) */
 	uint64_t entry_lo, entry_hi, textoff_lo, textoff_hi;
-	struct ct_map twice;      /* addresses of returns-twice functions and their PLT stubs */
+	struct ct_map twice;      /* addresses of returns-twice functions, their PLT stubs and GOT slots */
+	struct ct_map got_slots;  /* GOT slot holding a traced function (got_words) -> plan index + 1 */
 	struct ct_map twice_callers; /* entry of a function that calls one -> 1 */
 	const struct ct_func *cur;   /* the function scanned, NULL in code outside functions */
 	/* code outside every known function (a stripped library's static
@@ -137,6 +141,9 @@ struct analysis {
 };
 
 static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b);
+static void note_in_data(struct callee *c, const char *name);
+typedef void (*got_word_fn)(void *ctx, uint64_t slot, uint64_t val, const char *sym);
+static void got_words(const struct ct_elf *e, got_word_fn fn, void *ctx);
 
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void keep_ret(struct analysis *a, size_t j, const char *fmt, ...)
@@ -209,6 +216,35 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 {
 	struct analysis *a = ctx;
 	const struct ct_func *g = a->cur;
+	if (r->kind == CT_REF_ADDR && r->through == CT_THROUGH_CALL && g && map_get(&a->twice, r->target))
+		map_put(&a->twice_callers, g->entry, (void *)1);
+	size_t s1 = r->kind == CT_REF_ADDR ? (size_t)(uintptr_t)map_get(&a->got_slots, r->target) : 0;
+	if (s1 && r->through == CT_THROUGH_CALL) {
+		/* `call *slot(%rip)`: a direct call of what the slot holds,
+		 * returning to the next instruction as any; the call
+		 * instruction is single-stepped, so the function's CHECK
+		 * sends the call (emit_function) */
+		struct ct_code_ref d = *r;
+		d.kind = CT_REF_CALL;
+		d.plain = true;
+		d.target = a->p->funcs.v[s1 - 1].fn->entry;
+		d.through = 0;
+		a->c[s1 - 1].slot_calls = true;
+		on_ref(a, &d);
+		return;
+	}
+	if (s1 && r->through == CT_THROUGH_JUMP) {
+		keep_ret(a, s1 - 1, "entered by a jump through a GOT slot from %s (a tail call, at 0x%llx)",
+			 g ? ct_names_show(&g->dm, g->name) : "code outside any known function",
+			 (unsigned long long)r->at);
+		return;
+	}
+	if (s1) { /* code loads its address from there: who knows where it goes */
+		note_in_data(&a->c[s1 - 1], ".got");
+		note_taken(a, s1 - 1, "its address is in a GOT slot code reads (at 0x%llx, from 0x%llx)",
+			   (unsigned long long)r->target, (unsigned long long)r->at);
+		return;
+	}
 	if (r->kind == CT_REF_JUMP && g && (r->target < g->entry || r->target >= g->end)) {
 		const struct ct_func *f = ct_target_func_at(a->t, r->target);
 		size_t into = f && f->entry != r->target ? traced(a, f->entry) : 0;
@@ -285,6 +321,7 @@ struct ct_code_scan {
 	const struct ct_target *t;
 	struct ct_map selected; /* entries of the functions that may be traced */
 	struct ct_map twice;    /* entries of returns-twice functions */
+	struct ct_map slots;    /* GOT slots of those (got_words) */
 	const struct ct_func **funcs; /* every function's code, once per address */
 	size_t n;
 	const struct ct_func *cur;
@@ -316,7 +353,8 @@ static const struct ct_func **code_funcs(const struct ct_target *t, size_t *n)
 static void keep_ref(void *ctx, const struct ct_code_ref *r)
 {
 	struct ct_code_scan *cs = ctx;
-	bool keep = map_get(&cs->selected, r->target) != NULL;
+	bool keep = map_get(&cs->selected, r->target) != NULL ||
+		    (r->kind == CT_REF_ADDR && map_get(&cs->slots, r->target) != NULL);
 	if (!keep && r->kind == CT_REF_CALL) {
 		const struct ct_func *f = ct_target_func_at(cs->t, r->target);
 		keep = !f || f->entry != r->target || map_get(&cs->twice, r->target);
@@ -352,6 +390,13 @@ static void *code_scan_run(void *arg)
 	return NULL;
 }
 
+static void scan_slot(void *ctx, uint64_t slot, uint64_t val, const char *sym)
+{
+	struct ct_code_scan *cs = ctx;
+	if (map_get(&cs->selected, val) || (sym && ct_returns_twice(sym, strlen(sym))))
+		map_put(&cs->slots, slot, (void *)1);
+}
+
 struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_t *entries, size_t n)
 {
 	struct ct_code_scan *cs = xcalloc(1, sizeof(*cs));
@@ -363,6 +408,7 @@ struct ct_code_scan *ct_code_scan_start(const struct ct_target *t, const uint64_
 	for (size_t i = 0; i < t->nfuncs; i++)
 		if (ct_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&cs->twice, t->funcs[i].entry, (void *)1);
+	got_words(&t->elf, scan_slot, cs);
 	cs->funcs = code_funcs(t, &cs->n);
 	cs->running = pthread_create(&cs->thread, NULL, code_scan_run, cs) == 0;
 	if (!cs->running) /* no thread: the scan happens here */
@@ -378,6 +424,7 @@ void ct_code_scan_free(struct ct_code_scan *cs)
 		pthread_join(cs->thread, NULL);
 	map_free(&cs->selected);
 	map_free(&cs->twice);
+	map_free(&cs->slots);
 	free(cs->funcs);
 	if (cs->refs.v)
 		munmap(cs->refs.v, cs->refs.cap * sizeof(*cs->refs.v));
@@ -605,7 +652,7 @@ static void scan_data(struct analysis *a)
 			if (!w32)
 				continue;
 			size_t j1 = 0;
-			if (off + 8 <= sh.sh_size) {
+			if (off + 8 <= sh.sh_size && !map_get(&a->got_slots, sh.sh_addr + off)) {
 				uint64_t w;
 				memcpy(&w, d + off, 8);
 				j1 = traced(a, w);
@@ -624,6 +671,75 @@ static void scan_data(struct analysis *a)
 					   (unsigned long long)(sh.sh_addr + off));
 		}
 	}
+}
+
+/* The words of .got that hold a function's address at run time, SLOT ->
+ * VAL (SYM: its symbol's name, or NULL): those a dynamic relocation fills
+ * (R_X86_64_RELATIVE, GLOB_DAT, 64: not IRELATIVE, whose value is the
+ * ifunc's resolver, not what the slot gets), and in a program that is no
+ * PIE those the link filled.  Code that only calls through such a slot
+ * calls the function directly for our purposes (on_ref). */
+static void got_words(const struct ct_elf *e, got_word_fn fn, void *ctx)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t lo = 0, hi = 0;
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e->elf, shstrndx, sh.sh_name)) || strcmp(name, ".got"))
+			continue;
+		lo = sh.sh_addr;
+		hi = sh.sh_addr + sh.sh_size;
+		const uint8_t *d = !e->pie && sh.sh_type == SHT_PROGBITS ? ct_elf_bytes_at(e, lo, sh.sh_size) : NULL;
+		for (uint64_t off = 0; d && off + 8 <= sh.sh_size; off += 8) {
+			uint64_t w;
+			memcpy(&w, d + off, 8);
+			if (w)
+				fn(ctx, lo + off, w, NULL);
+		}
+		break;
+	}
+	for (scn = NULL; hi > lo && (scn = elf_nextscn(e->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		Elf_Scn *symscn = elf_getscn(e->elf, sh.sh_link);
+		GElf_Shdr symsh;
+		Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+		bool names = symscn && gelf_getshdr(symscn, &symsh);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Rela rel;
+			if (!gelf_getrela(data, (int)i, &rel) || rel.r_offset < lo || rel.r_offset >= hi)
+				continue;
+			uint32_t type = GELF_R_TYPE(rel.r_info), si = GELF_R_SYM(rel.r_info);
+			if (type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT && type != R_X86_64_64)
+				continue;
+			uint64_t val = (uint64_t)rel.r_addend;
+			const char *sym = NULL;
+			GElf_Sym s;
+			if (si && syms && gelf_getsym(syms, (int)si, &s)) {
+				sym = names ? elf_strptr(e->elf, symsh.sh_link, s.st_name) : NULL;
+				if (s.st_shndx != SHN_UNDEF)
+					val += s.st_value;
+			}
+			fn(ctx, rel.r_offset, val, sym);
+		}
+	}
+}
+
+static void got_slot(void *ctx, uint64_t slot, uint64_t val, const char *sym)
+{
+	struct analysis *a = ctx;
+	size_t j1 = val ? traced(a, val) : 0;
+	if (j1)
+		map_put(&a->got_slots, slot, (void *)(uintptr_t)j1);
+	else if (sym && ct_returns_twice(sym, strlen(sym)))
+		map_put(&a->twice, slot, (void *)1);
 }
 
 /* Dynamic relocations and symbols; the ELF entry point. */
@@ -696,6 +812,8 @@ static void scan_dynamic(struct analysis *a)
 			if (si && syms && gelf_getsym(syms, (int)si, &sym) && sym.st_shndx != SHN_UNDEF)
 				val += sym.st_value;
 			size_t j1 = traced(a, val);
+			if (map_get(&a->got_slots, rel.r_offset))
+				continue; /* (what code does with it says: on_ref) */
 			if (j1 && val && t->lang != CT_LANG_GO)
 				note_in_data(&a->c[j1 - 1], section_at(&t->elf, rel.r_offset));
 			if (j1 && val)
@@ -2149,6 +2267,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	for (size_t i = 0; i < t->nfuncs; i++)
 		if (ct_returns_twice(t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags)))
 			map_put(&a.twice, t->funcs[i].entry, (void *)1);
+	got_words(&t->elf, got_slot, &a);
 	scan_dynamic(&a);
 	find_plt_stubs(&a);
 	resolve_plt(&a);
@@ -2272,6 +2391,15 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && (!pf->indirect || exported))
 			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
+		/* Called through a GOT slot, its entry single-stepped: so is the
+		 * CHECK that sends those calls, unless one after the prologue
+		 * can; with every exit single-stepped too, its RETs cost no more. */
+		if (!c->why[0] && c->slot_calls && !pf->entry_emulated) {
+			check_after_entry(&a, pf, c, sel);
+			if (!pf->check_walk && stepped == c->calls.n)
+				keep_ret(&a, j, "called through a GOT slot, its entry and the end of each of its %zu calls "
+					 "single-stepped: its RETs cost no more", c->calls.n);
+		}
 		/* `f: ret` (an empty method called through an interface): a
 		 * CHECK at its entry is single-stepped and each call's exit one
 		 * more hit, where its entry probe, its RET too, sees both ends
@@ -2285,9 +2413,10 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 			continue;
 		}
 		pf->in_caller = true;
+		pf->slot_called = c->slot_calls;
 		if (pf->indirect)
 			pf->why = xstrdup(c->taken);
-		if (pf->indirect && !found[j].entry_emulated)
+		if (pf->indirect && !found[j].entry_emulated && !pf->check_walk)
 			check_after_entry(&a, pf, c, sel);
 		pf->calls = c->calls.v;
 		pf->ncalls = c->calls.n;
@@ -2325,6 +2454,7 @@ out:
 	map_free(&a.by_entry);
 	map_free(&a.by_textoff);
 	map_free(&a.twice);
+	map_free(&a.got_slots);
 	map_free(&a.twice_callers);
 	map_free(&a.plt_stubs);
 	free(a.argless);

@@ -254,7 +254,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	uint8_t check_stepped = fs->entry_emulated || pf->check_walk ? 0 : CT_SITEF_STEPPED;
 	/* (or after the prologue, where the kernel emulates one: callers.c) */
 	uint64_t check_at = pf->check_walk ? pf->check_walk->site : fs->entry_site;
-	if (fs->entry_emulated || pf->indirect) {
+	if (fs->entry_emulated || pf->indirect || pf->slot_called) {
 		pf->check_site = (uint32_t)p->sites.n;
 		struct ct_plan_site *cs = add_site(p, check_at, j, CT_SITE_CHECK, 0, gsrc);
 		if (!cs)
@@ -498,7 +498,7 @@ void ct_plan_link_roles(struct ct_plan *p)
 	for (size_t i = 0; i < n; i++) {
 		struct ct_plan_site *s = &p->sites.v[i];
 		s->next = CT_NOSITE;
-		s->flags &= (uint8_t)~CT_SITEF_COMPANION;
+		s->flags &= (uint16_t)~CT_SITEF_COMPANION;
 		/* a RETSITE riding on another's probe (plan_indirect_sites: the
 		 * same program reads its results there) is no role of it */
 		if (s->rides != CT_NOSITE && p->sites.v[s->rides].addr != s->addr)

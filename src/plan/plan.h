@@ -102,7 +102,11 @@ struct ct_plan_func {
 	 * function value): its CHECK reports calls from other sites, whose
 	 * exits are added while recording (ct_plan_found_caller) */
 	bool indirect;
-	/* indirect, its entry single-stepped: its CHECK is after the
+	/* in_caller, and some of its planned calls are through a GOT slot
+	 * (`call *slot(%rip)`, single-stepped): its CHECK sends them, also
+	 * where its entry is single-stepped (after the prologue if it can) */
+	bool slot_called;
+	/* indirect or slot_called, its entry single-stepped: its CHECK is after the
 	 * prologue, at check_walk->site, which the walk from the entry
 	 * describes (ct_check_after_entry: how far SP went down, where its
 	 * arguments are); NULL: at its entry site */

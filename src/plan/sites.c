@@ -893,7 +893,7 @@ size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn
 			continue;
 		}
 		uint64_t at = addr + off, next = at + in.length;
-		struct ct_code_ref r = {0, at, in.length, false, 0};
+		struct ct_code_ref r = {0, at, in.length, false, 0, 0};
 		for (int i = 0; i < 2; i++) {
 			if (!in.raw.imm[i].size)
 				continue;
@@ -912,7 +912,10 @@ size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn
 			r.kind = CT_REF_ADDR;
 			bool riprel = in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5;
 			r.target = riprel ? next + (uint64_t)in.raw.disp.value : (uint64_t)in.raw.disp.value;
+			if (riprel && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xff)
+				r.through = in.raw.modrm.reg == 2 ? CT_THROUGH_CALL : in.raw.modrm.reg == 4 ? CT_THROUGH_JUMP : 0;
 			fn(ctx, &r);
+			r.through = 0;
 		} else if (in.raw.disp.size >= 32) { /* moffs: mov 0x4c1000,%eax */
 			r.kind = CT_REF_ADDR;
 			r.target = (uint64_t)in.raw.disp.value;

@@ -115,7 +115,14 @@ struct ct_code_ref {
 	uint8_t len;     /* its length: a call returns to at + len */
 	bool plain;      /* CALL: a plain e8 call, which the kernel emulates */
 	uint64_t target; /* the destination, or the address operand's value */
+	/* ADDR: the instruction calls (CT_THROUGH_CALL) or jumps
+	 * (CT_THROUGH_JUMP) through the word at TARGET, a RIP-relative
+	 * memory operand (`call *slot(%rip)`: rustc's -Z plt=no, gcc's
+	 * -fno-plt), else 0: it reads or writes it, or holds its address */
+	uint8_t through;
 };
+
+enum { CT_THROUGH_CALL = 1, CT_THROUGH_JUMP = 2 };
 
 typedef void (*ct_ref_fn)(void *ctx, const struct ct_code_ref *r);
 

@@ -1,0 +1,64 @@
+"""Calls through GOT slots (tests/fixtures/c/gotcall): `call *slot(%rip)` to
+a function of the program itself, which rustc's -Z plt=no makes of nearly
+half of a Rust program's calls (cargo: 157k of its 331k) and gcc -fno-plt of
+calls into another file.  Such a call is a direct call as far as its end is
+concerned: it returns to the next instruction.  Before, the slot's dynamic
+relocation counted as the function's address taken, and it kept RET probes
+(cargo `-F '*'`: 3,650 functions); now its calls are planned as direct ones,
+each sent by the function's CHECK (the call instruction itself would be
+single-stepped).  A slot that code reads (the address handed on) or jumps
+through (a tail call) still keeps RET probes."""
+import re
+
+from lib import ct, fixture, record, replay_json, run, tmp, trees
+
+
+def funcs_of(listing):
+    out, cur = {}, None
+    for line in listing.splitlines():
+        m = re.match(r"  0x[0-9a-f]+ .* (\w+)$", line)
+        if m:
+            cur = out.setdefault(m.group(1), [])
+        elif cur is not None:
+            cur.append(line.strip())
+    return out
+
+
+def shape(n):
+    me = f"{n.func}:{n.call['status']}" + (":tail" if n.call.get("tail") else "")
+    return me + ("(" + ",".join(shape(c) for c in n.children) + ")" if n.children else "")
+
+
+def test_calls_through_got_slots_are_observed_from_their_callers():
+    exe = fixture("gotcall")
+    # what the test is about: the compiler and linker left these so
+    text = run(["objdump", "-d", "--no-show-raw-insn", exe]).stdout
+    assert len(re.findall(r"call\s+\*0x[0-9a-f]+\(%rip\)\s+# [0-9a-f]+ <_DYNAMIC", text)) >= 4, text
+    assert re.search(r"jmp\s+\*0x[0-9a-f]+\(%rip\)\s+# [0-9a-f]+ <_DYNAMIC", text), text
+    plain = run([exe, "3"])
+    assert (plain.returncode, plain.stdout) == (0, "gotcall 90\n"), plain
+
+    lst = ct("list", "-v", exe, "gc_*")
+    assert lst.returncode == 0, lst.stderr
+    f = funcs_of(lst.stdout)
+    for name, n in (("gc_leaf", 2), ("gc_mid", 1), ("gc_tail", 1)):
+        exits = f[name][1] if f[name][0].startswith("(") else f[name][0]
+        assert exits.startswith(f"exits: at its {n} call site") and "looks up the caller" in exits, (name, f[name])
+        assert not any(l.startswith("ret ") for l in f[name]), (name, f[name])
+    assert any("entered by a jump through a GOT slot from gc_tail" in l for l in f["gc_leaf2"]), f["gc_leaf2"]
+    assert any("its address is in a GOT slot code reads" in l for l in f["gc_leaf3"]), f["gc_leaf3"]
+
+    want = None
+    for mode in ("auto", "ret"):
+        p, out = record([exe, "3"], f"--exit={mode}", "-F", "gc_*", "-F", "main", out=tmp(f"gotcall-{mode}.data"))
+        assert p.stdout == plain.stdout, (mode, p.stdout)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        roots = next(iter(trees(calls).values()))
+        got = [shape(r) for r in roots]
+        one = ("gc_mid:returned(gc_leaf:returned,gc_leaf:returned),"
+               "gc_tail:returned(gc_leaf2:returned:tail),gc_ptr:returned,gc_leaf3:returned")
+        assert got == ["main:returned(" + ",".join([one] * 3) + ")"], (mode, got)
+        vals = [(c["func"], c["args"], c.get("ret")) for c in calls if c["func"] in ("gc_leaf", "gc_mid")]
+        assert want is None or vals == want, (mode, vals, want)
+        want = vals
+        assert all(r for _, _, r in vals), vals
