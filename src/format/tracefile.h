@@ -85,6 +85,8 @@ struct ct_file_func {
 				  names the function): its event ends a call
 				  that had no exit probe; one flagged
 				  CT_EV_INTERIM_PASS only such a call */
+#define CT_SITEF_COND 0x200    /* TAIL: a conditional jump (`je g`); an event
+				  flagged CT_EV_NOT_TAKEN did not jump */
 
 struct ct_file_site {
 	uint32_t id;

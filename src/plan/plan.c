@@ -131,6 +131,17 @@ static struct ct_plan_site *add_site(struct ct_plan *p, uint64_t addr, uint32_t 
 	return push_site(p, addr, off, func, kind, target, gsrc);
 }
 
+/* Exit E of function FUNC (its roles' condition with it). */
+static struct ct_plan_site *add_exit(struct ct_plan *p, const struct ct_exit_site *e, uint32_t func, uint8_t gsrc)
+{
+	struct ct_plan_site *s = add_site(p, e->addr, func, e->kind, e->target, gsrc);
+	if (s && e->cond) {
+		s->cond = e->cond;
+		s->flags |= CT_SITEF_COND;
+	}
+	return s;
+}
+
 struct ct_plan_site *ct_plan_add_site_elsewhere(struct ct_plan *p, uint64_t addr, uint64_t offset, uint32_t func,
 						uint8_t kind, uint8_t gsrc)
 {
@@ -143,6 +154,31 @@ struct ct_plan_site *ct_plan_add_site(struct ct_plan *p, uint64_t addr, uint32_t
 				      const struct ct_func *code)
 {
 	return add_site(p, addr, func, kind, 0, gsrc_of(p->t, code));
+}
+
+/* Is A in E's PLT (.plt, .plt.sec, .plt.got)? */
+static bool in_plt(const struct ct_elf *e, uint64_t a)
+{
+	static const char *const names[] = {".plt", ".plt.sec", ".plt.got"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		GElf_Shdr sh;
+		const uint8_t *bytes;
+		if (ct_elf_section(e, names[i], &sh, &bytes) && a >= sh.sh_addr && a - sh.sh_addr < sh.sh_size)
+			return true;
+	}
+	return false;
+}
+
+/* Is F's conditional jump out of it to TARGET a tail call: to a function's
+ * entry (not to F's cold part, GCC's `f.cold`, which is F going on: a probe
+ * on each such jump would cost a trap a call for nothing) or a PLT stub? */
+static bool cond_tail(const struct ct_target *t, const struct ct_func *f, uint64_t target)
+{
+	const struct ct_func *g = ct_target_func_at(t, target);
+	if (!g || g->entry != target)
+		return in_plt(&t->elf, target);
+	size_t n = strlen(f->name);
+	return !(strncmp(g->name, f->name, n) == 0 && strncmp(g->name + n, ".cold", 5) == 0);
 }
 
 /* Decodes F's own sites (entry, exits).  CFI (C code's, or NULL): a jump
@@ -166,6 +202,8 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	size_t n = 0;
 	for (size_t i = 0; i < fs->nexits; i++) {
 		int64_t cfa;
+		if (fs->exits[i].cond && !cond_tail(t, f, fs->exits[i].target))
+			continue;
 		/* (a jump through a memory slot too: cc1plus's grokdeclarator
 		 * goes on that way partway, 592 bytes of frame allocated --
 		 * the word at SP was reported as a return address each time,
@@ -223,7 +261,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))
 			return -1;
 		for (size_t i = 0; i < fs->nexits; i++)
-			if (!add_site(p, fs->exits[i].addr, j, fs->exits[i].kind, fs->exits[i].target, gsrc))
+			if (!add_exit(p, &fs->exits[i], j, gsrc))
 				return -1;
 		/* where a call that went on in untraced code (a tail jump) ends:
 		 * a return site that closes the call opened at the entry */
@@ -272,8 +310,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * (the same instant), not a single-stepped hit of its own. */
 	bool tail_at_calls = stub_jumps_at_once(pf, fs);
 	for (size_t i = 0; i < fs->nexits && !tail_at_calls; i++)
-		if (fs->exits[i].kind == CT_SITE_TAIL &&
-		    !add_site(p, fs->exits[i].addr, j, CT_SITE_TAIL, fs->exits[i].target, gsrc))
+		if (fs->exits[i].kind == CT_SITE_TAIL && !add_exit(p, &fs->exits[i], j, gsrc))
 			return -1;
 	/* With a CHECK, its morestack restart re-runs it: say so, as at an
 	 * ENTRY (a CALL the CHECK sends twice is one call). */

@@ -171,6 +171,8 @@ struct ct_plan_site {
 	 * RET, emit_function): a probe of its own, never a role of another's,
 	 * in a link of its own that user space closes then (session.c) */
 	bool interim;
+	/* TAIL: a conditional jump's condition + 1 (ct_exit_site.cond), 0: always */
+	uint8_t cond;
 };
 
 struct ct_tail_user {

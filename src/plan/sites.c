@@ -680,7 +680,7 @@ static bool add_pointer_tails(const uint8_t *code, size_t len, uint64_t addr, bo
 	} exits = {*v, *n, *cap};
 	for (size_t k = 0; k < nj; k++)
 		if (j[k].kind == CT_IJUMP_TAIL && (j[k].target || !known_only)) {
-			struct ct_exit_site e = {j[k].addr, CT_SITE_TAIL, j[k].target};
+			struct ct_exit_site e = {j[k].addr, CT_SITE_TAIL, j[k].target, 0};
 			CT_VEC_PUSH(exits, e);
 			added++;
 		}
@@ -697,6 +697,19 @@ static int cmp_exit_addr(const void *x, const void *y)
 
 static bool leaves_line(const struct insn *x);
 
+/* A conditional jump on the flags (jcc rel8/rel32): its condition code
+ * (the opcode's low 4 bits, event.h ct_jcc_taken) + 1; else 0 (and for
+ * jrcxz and loop, which test RCX). */
+static uint8_t jcc_cond(const ZydisDecodedInstruction *in)
+{
+	if (in->meta.category != ZYDIS_CATEGORY_COND_BR)
+		return 0;
+	if ((in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in->opcode & 0xf0) == 0x70) ||
+	    (in->opcode_map == ZYDIS_OPCODE_MAP_0F && (in->opcode & 0xf0) == 0x80))
+		return (uint8_t)((in->opcode & 15) + 1);
+	return 0;
+}
+
 int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
 		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out)
 {
@@ -710,6 +723,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	struct {
 		uint64_t addr;
 		bool emulated, optimized;
+		bool jcc_out; /* a conditional tail jump: its probe is no entry's */
 		const char *refused;
 	} pre[ENTRY_LOOKAHEAD];
 	size_t npre = 0;
@@ -742,14 +756,18 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 			pre[npre].emulated = kernel_emulates(&x);
 			pre[npre].optimized = kernel_optimizes(&x);
 			pre[npre].refused = probe_refusal(&x);
+			pre[npre].jcc_out = false;
 			npre++;
 			prefix_clean = harmless_before_entry(&x, cc);
 		}
 		uint64_t t = branch ? branch_target(&x) : 0;
 		bool inside = t >= addr && t < addr + len;
+		uint8_t cond = t && !inside ? jcc_cond(&x.in) : 0;
+		if (cond && npre && pre[npre - 1].addr == x.addr)
+			pre[npre - 1].jcc_out = true;
 		switch (x.in.meta.category) {
 		case ZYDIS_CATEGORY_RET: {
-			struct ct_exit_site e = {x.addr, CT_SITE_RET, 0};
+			struct ct_exit_site e = {x.addr, CT_SITE_RET, 0, 0};
 			CT_VEC_PUSH(exits, e);
 			break;
 		}
@@ -759,13 +777,19 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				/* Self-recursion made a loop (gcc -Os, LLVM): the
 				 * entry runs again for the same call, as after Go's
 				 * morestack, and is told apart the same way. */
-				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
+				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t, 0};
 				CT_VEC_PUSH(exits, e);
 			} else if ((t && !inside && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) ||
 				   (!t && !ct_callconv_is_go(cc) && got_jump(&x))) {
 				/* a GOT slot's target is not known here: the frame
 				 * ends at the jump, as for an untraced target */
-				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t};
+				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t, 0};
+				CT_VEC_PUSH(exits, e);
+			} else if (cond) {
+				/* a tail call when it jumps (the probe says which
+				 * way it goes), or into a part of the function
+				 * (GCC's f.cold: plan.c leaves those out) */
+				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t, cond};
 				CT_VEC_PUSH(exits, e);
 			} else if (t && inside) {
 				CT_VEC_PUSH(targets, t);
@@ -775,7 +799,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 			break;
 		case ZYDIS_CATEGORY_CALL:
 			if (t && is_morestack && is_morestack(ctx, t)) {
-				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t};
+				struct ct_exit_site e = {x.addr, CT_SITE_RESTART, t, 0};
 				CT_VEC_PUSH(exits, e);
 			}
 			if (!t) {
@@ -824,7 +848,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	int pick = -1;
 	for (int pass = 0; pass < 3 && pick < 0; pass++)
 		for (size_t i = 0; i < npre && pick < 0; i++) {
-			if (pre[i].refused || (pass == 0 && !pre[i].optimized) || (pass == 1 && !pre[i].emulated))
+			if (pre[i].refused || pre[i].jcc_out || (pass == 0 && !pre[i].optimized) ||
+			    (pass == 1 && !pre[i].emulated))
 				continue;
 			bool reentered = false;
 			for (size_t k = 0; k < targets.n && i; k++)

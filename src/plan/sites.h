@@ -16,6 +16,9 @@ struct ct_exit_site {
 	uint64_t addr;
 	enum ct_site_kind kind;
 	uint64_t target; /* TAIL/RESTART: the jump/call target; 0 if unknown */
+	/* TAIL: a conditional jump (`je g`, as clang -Os and LLVM's cold code
+	 * make tail calls): its condition code (opcode & 15) + 1; 0: always */
+	uint8_t cond;
 };
 
 struct ct_fn_sites {

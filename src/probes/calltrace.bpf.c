@@ -277,6 +277,15 @@ struct {
 	__type(value, __u32);
 } interim_passed SEC(".maps");
 
+/* Each conditional tail jump's probe: its condition (CT_COOKIE_JCC). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* (user space sets it: the plan's sites) */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} jcc_conds SEC(".maps");
+
 /* Each interim RET's function's CHECK (struct ct_interim_check). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1005,6 +1014,10 @@ __noinline int limits_hit(struct run *r)
 		limits_return(h, st, h->key + 8);
 		break;
 	case CT_SITE_TAIL:
+		if (h->flags & CT_EV_NOT_TAKEN) { /* (its other roles: see below) */
+			count(CT_CNT_CUT, 1);
+			break;
+		}
 		unwind_deeper(st, h->key);
 		t = top(st);
 		if (t && t->key == h->key && t->func == CT_COOKIE_FUNC(h->cookie)) {
@@ -1407,6 +1420,15 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	h->flags = 0;
 	h->loss_gen = loss_gen;
 	h->site = CT_COOKIE_SITE(h->cookie);
+	if (CT_COOKIE_JCC(h->cookie)) {
+		__u32 site = h->site;
+		const __u32 *cc = bpf_map_lookup_elem(&jcc_conds, &site);
+		if (cc && !ct_jcc_taken(*cc, ctx->flags)) {
+			if (*cc & CT_JCC_ALONE)
+				return 0; /* nothing happened: the function goes on */
+			h->flags |= CT_EV_NOT_TAKEN;
+		}
+	}
 	r->key_delta = 0;
 	r->unobserved_ret = 0;
 	r->new_caller = 0;
@@ -1445,7 +1467,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 				r->new_ret = ret;
 			}
 		}
-	} else if (CT_COOKIE_RETCHECK(h->cookie)) {
+	} else if (CT_COOKIE_RETCHECK(h->cookie) && !(h->flags & CT_EV_NOT_TAKEN)) {
 		/* A tail jump to untraced code, which returns to the return
 		 * address at SP: is there a probe that sees the call end?  If
 		 * not, user space learns that address once and puts one there. */

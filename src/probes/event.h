@@ -122,7 +122,9 @@ enum ct_site_kind {
  *                function's entry, which is a tail call (CT_FN_FALLS);
  *                other sites: a CALL from a Go function not traced
  *                (ct_plan_call_walks)
- *   bit  62      ENTRY site that is its function's tail jump too (`f: jmp g`)
+ *   bit  62      ENTRY site that is its function's tail jump too (`f: jmp g`);
+ *                other sites: a role of the probe is a conditional tail jump
+ *                (`je g`), whose condition map "jcc_conds" has (CT_EV_NOT_TAKEN)
  *   bit  63      ... whose target is a traced function (or a pointer)
  */
 #define CT_MAX_SITES (1u << 24)
@@ -143,16 +145,41 @@ enum ct_site_kind {
 #define CT_COOKIE_CALLWALK(c) ((__u32)((c) >> 61) & 1)        /* other sites */
 #define CT_COOKIE_ENTRYTAIL(c) ((__u32)((c) >> 62) & 1)
 #define CT_COOKIE_ENTRYTAIL_TRACED(c) ((__u32)((c) >> 63) & 1)
+#define CT_COOKIE_JCC(c) (CT_COOKIE_KIND(c) != CT_SITE_ENTRY && (((c) >> 62) & 1))
 struct ct_cookie_parts {
 	__u32 site, gsrc, bin, fetch, root, kind, tail_traced, retcheck, func, falls, call_walk, entry_tail,
-		entry_tail_traced;
+		entry_tail_traced, jcc;
 };
 #define CT_COOKIE(p)                                                                        \
 	((__u64)(p).site | ((__u64)(p).gsrc << 24) | ((__u64)(p).bin << 26) |               \
 	 ((__u64)(p).fetch << 30) | ((__u64)(p).root << 31) | ((__u64)(p).kind << 32) |     \
 	 ((__u64)(p).tail_traced << 36) | ((__u64)(p).retcheck << 37) |                     \
 	 ((__u64)((p).func & 0x7fffff) << 38) | ((__u64)((p).falls | (p).call_walk) << 61) |                   \
-	 ((__u64)(p).entry_tail << 62) | ((__u64)(p).entry_tail_traced << 63))
+	 ((__u64)((p).entry_tail | (p).jcc) << 62) | ((__u64)(p).entry_tail_traced << 63))
+
+/* A conditional tail jump's probe (CT_COOKIE_JCC), map "jcc_conds" by site
+ * id: its condition, the low 4 bits of its opcode (x86's condition codes:
+ * o, no, b, ae, e, ne, be, a, s, ns, p, np, l, ge, le, g), and
+ * CT_JCC_ALONE when the jump is the probe's only role (not taken, it sends
+ * nothing).  The probe fires before the jump: the flags say which way it
+ * goes. */
+#define CT_JCC_ALONE 0x10
+static inline int ct_jcc_taken(__u32 cc, __u64 eflags)
+{
+	int cf = eflags & 1, pf = (eflags >> 2) & 1, zf = (eflags >> 6) & 1, sf = (eflags >> 7) & 1,
+	    of = (eflags >> 11) & 1, t;
+	switch ((cc >> 1) & 7) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf | zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = zf | (sf != of); break;
+	}
+	return t ^ (int)(cc & 1);
+}
 
 /* A CHECK site's planned callers (map "planned_calls"): the key is the site
  * id and the distance from the probe to the return address, which does not
@@ -388,6 +415,9 @@ struct ct_fetch {
 				  when it began (then the call has its own exit) */
 #define CT_EV_ALTSTACK 0x40    /* a thread's hit on its alternate signal stack
 				  (sigaltstack): a signal handler's frames */
+#define CT_EV_NOT_TAKEN 0x400  /* the probe's conditional tail jump (`je g`,
+				  CT_COOKIE_JCC) goes on in its function this
+				  time: its tail-jump roles do not apply */
 #define CT_PROC_FORK 1
 #define CT_PROC_EXEC 2
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */

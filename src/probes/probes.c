@@ -223,6 +223,7 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 	bpf_map__set_max_entries(skel->maps.fetch, o->nprograms ? o->nprograms : 1);
 	bpf_map__set_max_entries(skel->maps.fetch_index, o->nsites ? o->nsites : 1);
 	bpf_map__set_max_entries(skel->maps.interim_checks, o->nsites ? o->nsites : 1);
+	bpf_map__set_max_entries(skel->maps.jcc_conds, o->njcc ? o->njcc : 1);
 	bpf_map__set_max_entries(skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
 	/* Entries are allocated as they come, but the buckets are not: 1 << 20
 	 * of them took ~100 ms to create (and to free) where a few thousand
@@ -503,6 +504,13 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.planned_calls), &key, call, BPF_ANY))
 		return ct_fail("cannot load the planned call sites: %s", strerror(errno));
 	__atomic_store_n(&p->skel->bss->planned_overflow, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int ct_probes_set_jcc(struct ct_probes *p, uint32_t site, uint32_t cond)
+{
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.jcc_conds), &site, &cond, BPF_ANY))
+		return ct_fail("cannot load the conditional tail jumps' conditions: %s", strerror(errno));
 	return 0;
 }
 

@@ -37,6 +37,8 @@ struct ct_probes_opts {
 	uint32_t max_planned;
 	/* how many return addresses in other files are planned (ct_probes_add_file_ret) */
 	uint32_t nfile_rets;
+	/* the most conditional tail jumps' probes (ct_probes_set_jcc) */
+	uint32_t njcc;
 };
 
 /* Loads the BPF object.  Fails with one clear line (not root, no BPF). */
@@ -84,6 +86,9 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call);
 /* the most slots: 6 MiB */
 #define CT_PLANNED_MAX_BITS 18
+/* The condition of the conditional tail jump probed at SITE (event.h
+ * CT_COOKIE_JCC: its low 4 bits of opcode, | CT_JCC_ALONE). */
+int ct_probes_set_jcc(struct ct_probes *p, uint32_t site, uint32_t cond);
 /* Interim RET SITE's function's CHECK (calltrace.bpf.c interim_ends). */
 int ct_probes_set_interim_check(struct ct_probes *p, uint32_t site, const struct ct_interim_check *c);
 /* A return address in another file where a probe sees a call end. */

@@ -948,11 +948,39 @@ static void on_retsite(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	 * tail jump) returns here, with the calls that tail-jumped to it: the
 	 * group at the key (a return address found while recording is where
 	 * any of them may have been called from). */
-	for (long k = i; k >= 0 && k < (long)s->f.n && s->f.v[k].c.key == ev->key; k++)
-		if (call_site < r->nsites && r->sites[call_site].kind == CT_SITE_ENTRY && s->f.v[k].c.entry_site == call_site) {
+	for (long k = i; k >= 0 && k < (long)s->f.n && s->f.v[k].c.key == ev->key; k++) {
+		if (s->f.v[k].c.entry_site != call_site)
+			continue;
+		if (call_site < r->nsites && r->sites[call_site].kind == CT_SITE_ENTRY) {
 			return_frame(r, s, (size_t)i, ev->ts, ev->tid, ev);
 			return;
 		}
+		/* A tail call's own exit, where the call it replaced returns
+		 * too (both found there while recording, one probe each, in
+		 * either order): it returns with the calls in tail position in
+		 * it; the call it replaced waits for its own (OpenSSL's
+		 * lh_OBJ_NAME_hfn_thunk jumps to obj_name_hash, which calls
+		 * ossl_lh_strcasehash last: 618 of those were unwound). */
+		if (s->f.v[k].c.tail) {
+			return_frame(r, s, (size_t)k, ev->ts, ev->tid, ev);
+			return;
+		}
+	}
+	/* Deeper frames are over.  Those in tail position in the call open
+	 * at the key (transitively) end with it, which is still open or
+	 * ended unseen: when is not known -- no unwinding (a call through an
+	 * address that a callee-side thunk tail-jumped on from, whose return
+	 * another function's exit probe there sees). */
+	size_t top = i >= 0 ? (size_t)i : s->f.n;
+	while (top + 1 < s->f.n && s->f.v[top + 1].c.key == ev->key)
+		top++;
+	size_t m = top;
+	while (top < s->f.n && m + 1 < s->f.n && ends_with_parent(s, m + 1))
+		m++;
+	while (s->f.n > m + 1)
+		pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
+	while (top < s->f.n && s->f.n > top + 1)
+		pop(r, s, CT_CALL_UNOBSERVED, ev->ts, ev->tid, ev);
 	unwind_deeper(r, s, ev);
 }
 
@@ -1800,6 +1828,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)((int64_t)rs->key_adj + role_adj[i]);
+		/* (a conditional tail jump that went on in its function: no
+		 * role of the hit) */
+		if (rs->kind == CT_SITE_TAIL && (ev->flags & CT_EV_NOT_TAKEN))
+			continue;
 		if (rs->kind != CT_SITE_RECOVER && rs->kind != CT_SITE_TAILRES) /* TAILRES: read at a pop */
 			apply_role(r, s, &rv);
 	}

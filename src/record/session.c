@@ -410,6 +410,18 @@ static uint32_t count_programs(const struct ct_session *s)
 	return n;
 }
 
+/* How many conditional tail jumps the plans probe (event.h CT_COOKIE_JCC). */
+static uint32_t count_jcc(const struct ct_session *s)
+{
+	uint32_t n = 0;
+	for (size_t k = 0; k <= s->nlibs; k++) {
+		const struct ct_plan *p = k ? &s->libs[k - 1].plan : &s->plan;
+		for (size_t i = 0; i < p->sites.n; i++)
+			n += p->sites.v[i].cond != 0;
+	}
+	return n;
+}
+
 /* Does a probe of PLAN check where a tail jump to untraced code returns? */
 static bool has_tail_checks(const struct ct_plan *plan)
 {
@@ -535,6 +547,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		 s->total_sites);
 	po.filter_pids = o->follow;
 	po.nfile_rets = (uint32_t)s->early_rets.n;
+	po.njcc = o->follow ? 1u << 16 : count_jcc(s) + 256; /* (libraries loaded later add theirs) */
 	/* the plans' call sites, the return sites their tail jumps to
 	 * untraced code check, one for each caller a CHECK reports (it
 	 * reports each at most once) and as many for tail jumps that check
@@ -638,6 +651,19 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	    plan->funcs.v[site->func + 1].fn->entry == plan->funcs.v[site->func].fn->end)
 		cp.falls = 1;
 	cp.call_walk = site->kind != CT_SITE_ENTRY && ct_plan_call_walks(plan, i);
+	/* a conditional tail jump among its roles: the probe asks the flags
+	 * which way it goes (at most one such role: one instruction) */
+	for (size_t k = i; site->kind != CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next) {
+		const struct ct_plan_site *role = &plan->sites.v[k];
+		if (role->kind != CT_SITE_TAIL || !role->cond)
+			continue;
+		uint32_t cond = (uint32_t)(role->cond - 1) | (k == i && site->next == CT_NOSITE ? CT_JCC_ALONE : 0);
+		if (ct_probes_set_jcc(s->probes, id, cond) == 0)
+			cp.jcc = 1;
+		else
+			ct_debug("%s", ct_error()); /* (taken for a jump each time, as before) */
+		break;
+	}
 	const uint64_t *rets;
 	size_t nrets;
 	cp.retcheck = ct_plan_tail_check(plan, i, &rets, &nrets);

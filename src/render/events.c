@@ -38,6 +38,7 @@ static const struct {
 	{CT_EV_PROC, "proc"},		      {CT_EV_UNWATCHED, "unwatched"},
 	{CT_EV_ALTSTACK, "altstack"},	      {CT_EV_UNOBSERVED_DONE, "unobserved_done"},
 	{CT_EV_WATCHED, "watched"},	      {CT_EV_INTERIM_PASS, "interim_pass"},
+	{CT_EV_NOT_TAKEN, "not_taken"},
 };
 
 static const char *proc_name(uint8_t what)

@@ -2105,3 +2105,73 @@ TEST(warm_up_site_is_the_first_stepped_instruction_from_the_entry)
 	struct code_piece l[] = {{BASE, loop, sizeof(loop)}, {0, NULL, 0}};
 	CHECK_EQ_U(ct_warm_up_site(BASE, piece_at, l), 0);
 }
+
+/* clang -Os's conditional tail calls: `test %esi,%esi; je free@plt; ret`
+ * (a short jcc back, out of the function) and `jne g` with rel32: TAIL
+ * exits with their conditions; the entry probe is not on either jump
+ * (it would be the jump's too, taken or not). */
+TEST(sites_conditional_tail_jumps)
+{
+	static const uint8_t code[] = {
+		0x85, 0xf6,                         /* +0 test %esi,%esi */
+		0x74, 0xf0,                         /* +2 je 0x400ff4 (out: before the function) */
+		0x85, 0xff,                         /* +4 test %edi,%edi */
+		0x0f, 0x85, 0x00, 0x10, 0x00, 0x00, /* +6 jne 0x40200c (out: after it) */
+		0x75, 0x01,                         /* +c jne 0x40100f (inside) */
+		0xc3,                               /* +e ret */
+		0xc3,                               /* +f ret */
+	};
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(code, sizeof(code), CT_CC_SYSV, &s), 0);
+	CHECK_EQ_U(s.entry_site, BASE);
+	CHECK(!s.entry_emulated);
+	CHECK_EQ_U(s.nexits, 4);
+	CHECK_EQ_U(s.exits[0].addr, BASE + 2);
+	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[0].target, BASE + 4 - 0x10);
+	CHECK_EQ_U(s.exits[0].cond, 0x4 + 1); /* e */
+	CHECK_EQ_U(s.exits[1].addr, BASE + 6);
+	CHECK_EQ_U(s.exits[1].kind, CT_SITE_TAIL);
+	CHECK_EQ_U(s.exits[1].target, BASE + 0xc + 0x1000);
+	CHECK_EQ_U(s.exits[1].cond, 0x5 + 1); /* ne */
+	CHECK_EQ_U(s.exits[2].kind, CT_SITE_RET);
+	CHECK_EQ_U(s.exits[3].kind, CT_SITE_RET);
+	ct_fn_sites_free(&s);
+}
+
+/* What the CPU's setCC says of the 16 conditions under EFLAGS FL (the
+ * same 4-bit condition codes as jcc's). */
+static void cpu_conditions(uint64_t fl, uint8_t r[16])
+{
+	__asm__ volatile("pushq %16\n\tpopfq\n\t"
+			 "seto %0\n\tsetno %1\n\tsetb %2\n\tsetae %3\n\tsete %4\n\tsetne %5\n\t"
+			 "setbe %6\n\tseta %7\n\tsets %8\n\tsetns %9\n\tsetp %10\n\tsetnp %11\n\t"
+			 "setl %12\n\tsetge %13\n\tsetle %14\n\tsetg %15"
+			 : "=m"(r[0]), "=m"(r[1]), "=m"(r[2]), "=m"(r[3]), "=m"(r[4]), "=m"(r[5]), "=m"(r[6]),
+			   "=m"(r[7]), "=m"(r[8]), "=m"(r[9]), "=m"(r[10]), "=m"(r[11]), "=m"(r[12]), "=m"(r[13]),
+			   "=m"(r[14]), "=m"(r[15])
+			 : "r"(fl)
+			 : "cc");
+}
+
+/* The probe's reading of a conditional jump's flags (event.h, run by the
+ * BPF side) against the CPU itself, every combination of CF, PF, ZF, SF
+ * and OF. */
+TEST(jcc_taken_agrees_with_the_cpu)
+{
+	static const uint64_t bits[] = {1u << 0, 1u << 2, 1u << 6, 1u << 7, 1u << 11};
+	for (unsigned m = 0; m < 32; m++) {
+		uint64_t fl = 0x2; /* (bit 1 is always set) */
+		for (unsigned b = 0; b < 5; b++)
+			if (m & (1u << b))
+				fl |= bits[b];
+		uint8_t cpu[16];
+		cpu_conditions(fl, cpu);
+		for (unsigned cc = 0; cc < 16; cc++)
+			if (ct_jcc_taken(cc, fl) != cpu[cc]) {
+				unit_fail(__FILE__, __LINE__, "condition %u, eflags 0x%llx: %d, the CPU says %u", cc,
+					  (unsigned long long)fl, ct_jcc_taken(cc, fl), cpu[cc]);
+				return;
+			}
+	}
+}
