@@ -70,9 +70,16 @@ static bool matches_any(const struct ct_func *f, const char **globs, size_t n, b
 	return false;
 }
 
+/* What find_sites asks of jump and call targets about (F, of T). */
+struct sites_of {
+	const struct ct_target *t;
+	const struct ct_func *f;
+};
+
 static bool is_morestack(void *ctx, uint64_t target)
 {
-	const struct ct_func *f = ct_target_func_at(ctx, target);
+	const struct sites_of *so = ctx;
+	const struct ct_func *f = ct_target_func_at(so->t, target);
 	return f && f->entry == target && ct_go_is_morestack(f->name);
 }
 
@@ -172,11 +179,12 @@ static bool in_plt(const struct ct_elf *e, uint64_t a)
 /* Is F's conditional jump out of it to TARGET a tail call: to a function's
  * entry (not to F's cold part, GCC's `f.cold`, which is F going on: a probe
  * on each such jump would cost a trap a call for nothing) or a PLT stub? */
-static bool cond_tail(const struct ct_target *t, const struct ct_func *f, uint64_t target)
+static bool cond_tail(void *ctx, uint64_t target)
 {
-	const struct ct_func *g = ct_target_func_at(t, target);
+	const struct sites_of *so = ctx;
+	const struct ct_func *f = so->f, *g = ct_target_func_at(so->t, target);
 	if (!g || g->entry != target)
-		return in_plt(&t->elf, target);
+		return in_plt(&so->t->elf, target);
 	size_t n = strlen(f->name);
 	return !(strncmp(g->name, f->name, n) == 0 && strncmp(g->name + n, ".cold", 5) == 0);
 }
@@ -196,14 +204,13 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, f->entry, len);
 	if (!code || !len)
 		return ct_fail("function %s has no code in the file", ct_names_show(&f->dm, f->name));
-	if (ct_find_sites(code, len, f->entry, ct_callconv_of(f), is_morestack, (void *)t, fs)) {
+	struct sites_of so = {t, f};
+	if (ct_find_sites(code, len, f->entry, ct_callconv_of(f), is_morestack, cond_tail, &so, fs)) {
 		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), ct_error());
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < fs->nexits; i++) {
 		int64_t cfa;
-		if (fs->exits[i].cond && !cond_tail(t, f, fs->exits[i].target))
-			continue;
 		/* (a jump through a memory slot too: cc1plus's grokdeclarator
 		 * goes on that way partway, 592 bytes of frame allocated --
 		 * the word at SP was reported as a return address each time,

@@ -565,6 +565,47 @@ static void ij_classify(const uint8_t *code, size_t len, uint64_t addr, const st
 	}
 }
 
+typedef CT_VEC(long) ij_worklist;
+
+/* SP (and RBP) along the direct branches from the instructions in WORK,
+ * whose state is set (ij_join).  A call's fall-through into a branch
+ * target is left to the branch: after a call that never returns (abort)
+ * comes another block, whose SP may differ. */
+static void ij_walk(struct ij_insn *v, size_t n, ij_worklist *work)
+{
+	while (work->n) {
+		long i = work->v[--work->n];
+		struct ij_insn *c = &v[i];
+		bool spk = c->sp_known, bpk = c->rbp_known;
+		int32_t sp = c->sp, bp = c->rbp;
+		switch (c->sp_op) {
+		case SP_ADD:
+			sp += c->sp_imm;
+			break;
+		case SP_FROM_RBP:
+			spk = c->rbp_known, sp = c->rbp + c->sp_imm;
+			break;
+		case SP_LOST:
+			spk = false;
+			break;
+		}
+		if (c->rbp_op == RBP_FROM_SP)
+			bpk = c->sp_known, bp = c->sp + c->rbp_imm;
+		else if (c->rbp_op == RBP_LOST)
+			bpk = false;
+		if (c->target) {
+			long j = ij_index(v, n, c->target);
+			if (ij_join(&v[j], spk, sp, bpk, bp))
+				CT_VEC_PUSH(*work, j);
+		}
+		if ((c->flags & IJ_END) || (size_t)i + 1 >= n ||
+		    ((c->flags & IJ_CALL) && (v[i + 1].flags & IJ_BRANCH_TARGET)))
+			continue;
+		if (ij_join(&v[i + 1], spk, sp, bpk, bp))
+			CT_VEC_PUSH(*work, i + 1);
+	}
+}
+
 size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct ct_ijump *out, size_t max)
 {
 	CT_VEC(struct ij_insn) v = {0};
@@ -608,45 +649,38 @@ size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct 
 		else if (v.v[i].target)
 			irregular = true;
 	}
-	/* SP from the entry along the direct branches.  A call's fall-through
-	 * into a branch target is left to the branch: after a call that never
-	 * returns (abort) comes another block, whose SP may differ. */
-	CT_VEC(long) work = {0};
+	/* SP from the entry along the direct branches. */
+	ij_worklist work = {0};
 	if (!irregular && v.n) {
 		ij_join(&v.v[0], true, 0, false, 0);
 		CT_VEC_PUSH(work, 0);
 	}
-	while (work.n) {
-		long i = work.v[--work.n];
-		struct ij_insn *c = &v.v[i];
-		bool spk = c->sp_known, bpk = c->rbp_known;
-		int32_t sp = c->sp, bp = c->rbp;
-		switch (c->sp_op) {
-		case SP_ADD:
-			sp += c->sp_imm;
-			break;
-		case SP_FROM_RBP:
-			spk = c->rbp_known, sp = c->rbp + c->sp_imm;
-			break;
-		case SP_LOST:
-			spk = false;
-			break;
-		}
-		if (c->rbp_op == RBP_FROM_SP)
-			bpk = c->sp_known, bp = c->sp + c->rbp_imm;
-		else if (c->rbp_op == RBP_LOST)
-			bpk = false;
-		if (c->target) {
-			long j = ij_index(v.v, v.n, c->target);
-			if (ij_join(&v.v[j], spk, sp, bpk, bp))
-				CT_VEC_PUSH(work, j);
-		}
-		if ((c->flags & IJ_END) || (size_t)i + 1 >= v.n ||
-		    ((c->flags & IJ_CALL) && (v.v[i + 1].flags & IJ_BRANCH_TARGET)))
+	ij_walk(v.v, v.n, &work);
+	/* The blocks no direct branch reaches are a switch's cases, which
+	 * run in the frame that chose them: where every jump table's jump
+	 * has one SP (and RBP), they start there.  A case that pops the
+	 * frame and jumps through a pointer is a tail jump (OpenSSL's
+	 * ossl_asn1_item_embed_free, toml_parser's ws_comment_newline: their
+	 * callees' entries unwound them). */
+	struct ij_insn *table = NULL;
+	bool agree = !irregular;
+	for (size_t i = 0; agree && i < v.n; i++) {
+		struct ct_ijump c;
+		if (!(v.v[i].flags & IJ_IJUMP) || !v.v[i].seen || !v.v[i].sp_known)
 			continue;
-		if (ij_join(&v.v[i + 1], spk, sp, bpk, bp))
-			CT_VEC_PUSH(work, i + 1);
+		ij_classify(code, len, addr, v.v, (long)i, &c);
+		if (c.kind != CT_IJUMP_INSIDE)
+			continue;
+		if (table && (table->sp != v.v[i].sp || table->rbp_known != v.v[i].rbp_known ||
+			      (table->rbp_known && table->rbp != v.v[i].rbp)))
+			agree = false;
+		table = &v.v[i];
 	}
+	for (size_t i = 1; table && agree && i < v.n; i++)
+		if (!v.v[i].seen && (v.v[i - 1].flags & IJ_END) &&
+		    ij_join(&v.v[i], true, table->sp, table->rbp_known, table->rbp))
+			CT_VEC_PUSH(work, (long)i);
+	ij_walk(v.v, v.n, &work);
 	CT_VEC_FREE(work);
 	size_t n = 0;
 	for (size_t i = 0; i < v.n; i++) {
@@ -711,7 +745,7 @@ static uint8_t jcc_cond(const ZydisDecodedInstruction *in)
 }
 
 int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
-		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out)
+		  ct_is_morestack_fn is_morestack, ct_is_tail_fn is_tail, void *ctx, struct ct_fn_sites *out)
 {
 	memset(out, 0, sizeof(*out));
 	CT_VEC(struct ct_exit_site) exits = {0};
@@ -763,6 +797,8 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		uint64_t t = branch ? branch_target(&x) : 0;
 		bool inside = t >= addr && t < addr + len;
 		uint8_t cond = t && !inside ? jcc_cond(&x.in) : 0;
+		if (cond && is_tail && !is_tail(ctx, t))
+			cond = 0; /* (into a part of the function: it goes on there) */
 		if (cond && npre && pre[npre - 1].addr == x.addr)
 			pre[npre - 1].jcc_out = true;
 		switch (x.in.meta.category) {
@@ -787,8 +823,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 				CT_VEC_PUSH(exits, e);
 			} else if (cond) {
 				/* a tail call when it jumps (the probe says which
-				 * way it goes), or into a part of the function
-				 * (GCC's f.cold: plan.c leaves those out) */
+				 * way it goes) */
 				struct ct_exit_site e = {x.addr, CT_SITE_TAIL, t, cond};
 				CT_VEC_PUSH(exits, e);
 			} else if (t && inside) {

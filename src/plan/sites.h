@@ -54,11 +54,14 @@ struct ct_icall_at {
 
 /* Tells whether a direct CALL target is Go's morestack (restart path). */
 typedef bool (*ct_is_morestack_fn)(void *ctx, uint64_t target);
+/* Is a conditional jump out of the function to TARGET a tail call (not one
+ * into another part of it: GCC's `f.cold`)?  NULL: every one is. */
+typedef bool (*ct_is_tail_fn)(void *ctx, uint64_t target);
 
 /* Decodes CODE (LEN bytes, loaded at ADDR) and fills OUT.  Returns 0, or -1
  * with ct_fail() when the body does not decode. */
 int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callconv cc,
-		  ct_is_morestack_fn is_morestack, void *ctx, struct ct_fn_sites *out);
+		  ct_is_morestack_fn is_morestack, ct_is_tail_fn is_tail, void *ctx, struct ct_fn_sites *out);
 void ct_fn_sites_free(struct ct_fn_sites *s);
 
 /* An indirect jump (`jmp *%rax`, `jmp *0x80(%rax)`): a tail jump through a

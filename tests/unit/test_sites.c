@@ -23,7 +23,7 @@ static bool is_morestack(void *ctx, uint64_t target)
 
 static int find(const uint8_t *code, size_t len, enum ct_callconv abi, struct ct_fn_sites *s)
 {
-	return ct_find_sites(code, len, BASE, abi, is_morestack, NULL, s);
+	return ct_find_sites(code, len, BASE, abi, is_morestack, NULL, NULL, s);
 }
 
 /* Go ABIInternal prologue. */
@@ -44,7 +44,7 @@ TEST(sites_go_reg_prologue)
 {
 	struct ct_fn_sites s;
 	int calls = 0;
-	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, is_morestack, &calls, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, is_morestack, NULL, &calls, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 4);
 	CHECK(s.entry_emulated);
 	CHECK_EQ_U(s.ninsns, 10);
@@ -178,7 +178,7 @@ TEST(sites_c_fentry_nop_probed_without_trap)
 	ct_fn_sites_free(&s);
 	/* across a page boundary it is only emulated, like the push: the
 	 * first of the two is taken */
-	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE + 0xffd, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE + 0xffd, CT_CC_SYSV, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE + 0xffd);
 	CHECK(s.entry_emulated && !s.entry_optimized);
 	ct_fn_sites_free(&s);
@@ -404,7 +404,7 @@ TEST(sites_call_morestack_or_not)
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
 	/* No callback at all: no RESTART either. */
-	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_reg, sizeof(go_reg), BASE, CT_CC_GO_REG, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
@@ -1383,7 +1383,7 @@ static const uint8_t self_loop[] = {
 TEST(sites_branch_to_own_entry_is_restart)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(self_loop, sizeof(self_loop), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(self_loop, sizeof(self_loop), BASE, CT_CC_SYSV, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.entry_site, BASE);
 	CHECK_EQ_U(s.nexits, 2);
 	CHECK_EQ_U(s.exits[0].addr, BASE + 9);
@@ -1391,7 +1391,7 @@ TEST(sites_branch_to_own_entry_is_restart)
 	CHECK_EQ_U(s.exits[0].target, BASE);
 	CHECK_EQ_U(s.exits[1].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
-	CHECK_EQ_I(ct_find_sites(go_large, sizeof(go_large), BASE, CT_CC_GO_REG, is_morestack, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(go_large, sizeof(go_large), BASE, CT_CC_GO_REG, is_morestack, NULL, NULL, &s), 0);
 	for (size_t i = 0; i < s.nexits; i++)
 		CHECK(s.exits[i].kind != CT_SITE_RESTART || s.exits[i].target == MORESTACK);
 	ct_fn_sites_free(&s);
@@ -1412,7 +1412,7 @@ static const uint8_t got_tail[] = {
 static void check_unknown_tail(const uint8_t *code, size_t len, uint64_t at)
 {
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(code, len, BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(code, len, BASE, CT_CC_SYSV, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].addr, BASE + at);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_TAIL);
@@ -1497,12 +1497,12 @@ TEST(sites_indirect_jumps_tail_or_table)
 	/* the tail jumps are exits (TAIL, target unknown); the others are not */
 	check_unknown_tail(ij_epilogue, sizeof(ij_epilogue), 0xf);
 	struct ct_fn_sites s;
-	CHECK_EQ_I(ct_find_sites(ij_framed_switch, sizeof(ij_framed_switch), BASE, CT_CC_SYSV, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(ij_framed_switch, sizeof(ij_framed_switch), BASE, CT_CC_SYSV, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 1);
 	CHECK_EQ_U(s.exits[0].kind, CT_SITE_RET);
 	ct_fn_sites_free(&s);
 	/* Go's indirect jumps are never tail jumps */
-	CHECK_EQ_I(ct_find_sites(ij_method, sizeof(ij_method), BASE, CT_CC_GO_REG, NULL, NULL, &s), 0);
+	CHECK_EQ_I(ct_find_sites(ij_method, sizeof(ij_method), BASE, CT_CC_GO_REG, NULL, NULL, NULL, &s), 0);
 	CHECK_EQ_U(s.nexits, 0);
 	ct_fn_sites_free(&s);
 }
@@ -1914,7 +1914,7 @@ TEST(sites_indirect_call_shapes)
 	CHECK_EQ_U(lens[1], 2);
 	/* the same from the function's sites (the plan's way: decoded once) */
 	struct ct_fn_sites fs;
-	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE, CT_CC_GO_REG, NULL, NULL, &fs), 0);
+	CHECK_EQ_I(ct_find_sites(code, sizeof(code), BASE, CT_CC_GO_REG, NULL, NULL, NULL, &fs), 0);
 	CHECK_EQ_U(fs.nicalls, 5);
 	for (size_t k = 0; k < fs.nicalls && k < 5; k++) {
 		struct ct_icall c = ct_indirect_call_shape(code, sizeof(code), BASE, &fs.icalls[k]);
@@ -2174,4 +2174,36 @@ TEST(jcc_taken_agrees_with_the_cpu)
 				return;
 			}
 	}
+}
+
+/* A switch whose case pops the frame and jumps through a pointer: no
+ * direct branch reaches the case, so SP there was unknown and the jump
+ * undecided (no probe: its target's entry unwound the call); the case
+ * starts where the jump table's jump is, SP 8 below. */
+static const uint8_t ij_case_tail[] = {
+	0x53,                   /* +0 push %rbx */
+	0x48, 0x8b, 0x0f,       /* +1 mov (%rdi),%rcx */
+	0xff, 0xe1,             /* +4 jmp *%rcx (the jump table's) */
+	0x5b,                   /* +6 pop %rbx (a case) */
+	0x48, 0x8b, 0x47, 0x08, /* +7 mov 0x8(%rdi),%rax */
+	0xff, 0xe0,             /* +b jmp *%rax (a tail jump) */
+	0x5b,                   /* +d pop %rbx (another case) */
+	0xc3,                   /* +e ret */
+};
+
+TEST(ijump_case_of_a_jump_table_tail_jumps)
+{
+	struct ct_ijump j[2];
+	CHECK_EQ_U(ct_indirect_jumps(ij_case_tail, sizeof(ij_case_tail), BASE, j, 2), 2);
+	CHECK_EQ_U(j[0].addr, BASE + 4);
+	CHECK_EQ_U(j[0].kind, CT_IJUMP_INSIDE);
+	CHECK_EQ_U(j[1].addr, BASE + 0xb);
+	CHECK_EQ_U(j[1].kind, CT_IJUMP_TAIL);
+	struct ct_fn_sites s;
+	CHECK_EQ_I(find(ij_case_tail, sizeof(ij_case_tail), CT_CC_SYSV, &s), 0);
+	size_t tails = 0;
+	for (size_t i = 0; i < s.nexits; i++)
+		tails += s.exits[i].kind == CT_SITE_TAIL && s.exits[i].addr == BASE + 0xb;
+	CHECK_EQ_U(tails, 1);
+	ct_fn_sites_free(&s);
 }
