@@ -607,6 +607,8 @@ int cmd_list(int argc, char **argv)
 					printf(" (indirect: %s)", ij[k].why);
 			if (s->interim)
 				printf(" (interim: until its callers are found)");
+			if (s->cond) /* (its probe reads the flags: see docs/FORMAT.md, SITES flag 0x200) */
+				printf(" (conditional: a tail call when it jumps, else the function goes on)");
 			printf("\n");
 		}
 		/* the indirect jumps not taken for tail jumps, and why */

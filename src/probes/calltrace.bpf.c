@@ -1424,8 +1424,10 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		__u32 site = h->site;
 		const __u32 *cc = bpf_map_lookup_elem(&jcc_conds, &site);
 		if (cc && !ct_jcc_taken(*cc, ctx->flags)) {
-			if (*cc & CT_JCC_ALONE)
+			if (*cc & CT_JCC_ALONE) {
+				count(CT_CNT_JCC_SILENT, 1);
 				return 0; /* nothing happened: the function goes on */
+			}
 			h->flags |= CT_EV_NOT_TAKEN;
 		}
 	}

@@ -504,7 +504,8 @@ enum ct_counter {
 	CT_CNT_INTERIM_ENDS = 6, /* such calls whose end an interim RET saw */
 	CT_CNT_INTERIM_PASSES = 7, /* interim RET hits that sent nothing (their cost) */
 	CT_CNT_WARM_UPS = 8, /* hits of the warm-up probe (session.c warm_up) */
-	CT_CNT_MAX = 9,
+	CT_CNT_JCC_SILENT = 9, /* conditional tail jumps not taken, alone on their probe: no event */
+	CT_CNT_MAX = 10,
 };
 
 #endif

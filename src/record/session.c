@@ -2960,6 +2960,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		ct_writer_stat(s->w, "unplanned", "%llu", (unsigned long long)counter(s, CT_CNT_UNPLANNED));
 		ct_writer_stat(s->w, "indirect", "%llu", (unsigned long long)counter(s, CT_CNT_INDIRECT));
 	}
+	if (counter(s, CT_CNT_JCC_SILENT))
+		ct_writer_stat(s->w, "cond_tails", "%llu (hits of conditional tail jumps that went on in their function, "
+			       "no event: their cost is left in the durations around them)",
+			       (unsigned long long)counter(s, CT_CNT_JCC_SILENT));
 	if (s->interim_links.n)
 		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again or closed, %zu probes placed or taken out)",
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),

@@ -43,7 +43,7 @@ def test_conditional_tail_jumps():
     assert plain.returncode == 0 and plain.stdout.startswith("condtail "), plain
     lst = ct("list", "-v", exe, "ctl_*").stdout
     for f, j in (("ctl_cond", "jnz"), ("ctl_free", "jz"), ("ctl_after", "jnle")):
-        assert re.search(rf"{f}\n(?:      .*\n)*?      tail\s+\+\d+\s+{j} ", lst), (f, lst)
+        assert re.search(rf"{f}\n(?:      .*\n)*?      tail\s+\+\d+\s+{j} .*\(conditional: ", lst), (f, lst)
     for mode in ("auto", "ret"):
         p, out = record([exe, "5"], f"--exit={mode}", "-F", "ctl_*", "-F", "main",
                         out=tmp(f"condtail-{mode}.data"))
@@ -56,6 +56,10 @@ def test_conditional_tail_jumps():
         tails = re.findall(r"kind=tail func=(ctl_\w+)\+0x[0-9a-f]+ .*?flags=(\S+)", ev)
         alone = sorted(f for f, _ in tails if f != "ctl_after")
         assert alone == ["ctl_cond"] * 2 + ["ctl_free"] * 3, tails
+        # ... and are counted: ctl_cond's 3 even calls, ctl_free's 2 kept,
+        # with --exit=ret ctl_after's 3 too (no exit of ctl_leaf3's there)
+        silent = 5 if mode == "auto" else 8
+        assert re.search(rf"^cond_tails\s+{silent} ", ct("info", out).stdout, re.M), ct("info", out).stdout
         if mode == "auto":  # (ctl_leaf3's exit is the jump's probe: 3 of 5 not taken)
             assert len(re.findall(r"func=ctl_leaf3 .*flags=not_taken", ev)) == 3, ev
     # the kernel side's stack under limits agrees: a jump not taken is no
