@@ -108,10 +108,12 @@ static const char *kind_name(uint8_t k)
 
 static void insn_text(const struct ct_target *t, uint64_t addr, uint64_t end, char *text, size_t n)
 {
-	size_t avail = end > addr ? end - addr : 1;
+	size_t avail = end > addr ? end - addr : 15; /* (past it: in a part split off it) */
 	if (avail > 15)
 		avail = 15;
 	const uint8_t *code = ct_elf_bytes_at(&t->elf, addr, avail);
+	while (!code && avail > 1) /* (at the end of its section) */
+		code = ct_elf_bytes_at(&t->elf, addr, --avail);
 	if (code)
 		ct_disasm_one(code, avail, addr, text, n);
 	else

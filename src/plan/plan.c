@@ -189,6 +189,51 @@ static bool cond_tail(void *ctx, uint64_t target)
 	return !(strncmp(g->name, f->name, n) == 0 && strncmp(g->name + n, ".cold", 5) == 0);
 }
 
+static int cmp_exit_at(const void *a, const void *b)
+{
+	const struct ct_exit_site *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Is A in F's code or a part split off it? */
+static bool in_func_or_parts(const struct ct_func *f, const struct ct_part *parts, size_t nparts, uint64_t a)
+{
+	bool in = a >= f->entry && a < f->end;
+	for (size_t k = 0; k < nparts && !in; k++)
+		in = a >= parts[k].entry && a < parts[k].end;
+	return in;
+}
+
+/* The exits in the parts split off F (GCC's F.cold, BOLT's F.warm: its
+ * RETs may be there, LLVM's BOLTed librustc_driver has functions with none
+ * of their own), added to FS's: a jump from a part back into F, or into
+ * another of its parts, is none. */
+static void part_exits(const struct ct_target *t, const struct ct_func *f, struct sites_of *so, struct ct_fn_sites *fs)
+{
+	size_t np;
+	const struct ct_part *parts = ct_target_parts_of(t, f->entry, &np);
+	bool added = false;
+	for (size_t k = 0; k < np; k++) {
+		size_t len = parts[k].end - parts[k].entry;
+		const uint8_t *code = ct_elf_bytes_at(&t->elf, parts[k].entry, len);
+		struct ct_fn_sites ps;
+		if (!code || ct_find_sites(code, len, parts[k].entry, ct_callconv_of(f), is_morestack, cond_tail, so, &ps))
+			continue; /* (its exits stay unknown, as before) */
+		for (size_t i = 0; i < ps.nexits; i++) {
+			const struct ct_exit_site *e = &ps.exits[i];
+			if ((e->kind != CT_SITE_RET && e->kind != CT_SITE_TAIL) ||
+			    (e->kind == CT_SITE_TAIL && e->target && in_func_or_parts(f, parts, np, e->target)))
+				continue;
+			fs->exits = xrealloc(fs->exits, (fs->nexits + 1) * sizeof(*fs->exits));
+			fs->exits[fs->nexits++] = *e;
+			added = true;
+		}
+		ct_fn_sites_free(&ps);
+	}
+	if (added)
+		qsort(fs->exits, fs->nexits, sizeof(*fs->exits), cmp_exit_at);
+}
+
 /* Decodes F's own sites (entry, exits).  CFI (C code's, or NULL): a jump
  * out of F's bounds with its frame still allocated is no tail jump but one
  * into another part of F (GCC's `f.cold`, whose code a stripped program's
@@ -208,6 +253,7 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 	if (ct_find_sites(code, len, f->entry, ct_callconv_of(f), is_morestack, cond_tail, &so, fs)) {
 		return ct_fail("function %s cannot be probed: %s", ct_names_show(&f->dm, f->name), ct_error());
 	}
+	part_exits(t, f, &so, fs);
 	size_t n = 0;
 	for (size_t i = 0; i < fs->nexits; i++) {
 		int64_t cfa;

@@ -26,24 +26,33 @@ static int cmp_func(const void *a, const void *b)
 
 struct sym_collect {
 	CT_VEC(struct ct_func) v;
+	CT_VEC(struct ct_func) parts; /* (name: the whole symbol's) */
 };
 
 /* GCC's hot/cold splitting puts a function's unlikely paths in a separate
- * symbol "F.cold" (or "F.cold.N"), entered by a jump, never by a call. */
+ * symbol "F.cold" (or "F.cold.N"), entered by a jump, never by a call; so
+ * does BOLT with "F.warm" (Rust's toolchain: 3,542 of them in
+ * librustc_driver, whose entries inside F's call nested F in itself). */
+static bool is_part(const char *name, const char *sfx)
+{
+	const char *c = strstr(name, sfx);
+	return c && (!c[5] || c[5] == '.');
+}
+
 static bool is_cold_part(const char *name)
 {
-	const char *c = strstr(name, ".cold");
-	return c && (!c[5] || c[5] == '.');
+	return is_part(name, ".cold") || is_part(name, ".warm");
 }
 
 static void collect_sym(void *ctx, const char *name, const GElf_Sym *sym)
 {
 	struct sym_collect *c = ctx;
-	if (is_cold_part(name))
-		return;
 	struct ct_func f = {.name = xstrdup(name), .entry = sym->st_value, .end = sym->st_value + sym->st_size,
 			    .args = -1};
-	CT_VEC_PUSH(c->v, f);
+	if (is_cold_part(name))
+		CT_VEC_PUSH(c->parts, f);
+	else
+		CT_VEC_PUSH(c->v, f);
 }
 
 /* Symbols sorted by address, used to give pclntab entries their full names
@@ -70,11 +79,68 @@ static const char *sym_name_at(const struct sym_collect *c, uint64_t entry)
 	return lo < c->v.n && c->v.v[lo].entry == entry ? c->v.v[lo].name : NULL;
 }
 
+static void free_parts(struct sym_collect *c)
+{
+	for (size_t i = 0; i < c->parts.n; i++)
+		free(c->parts.v[i].name);
+	CT_VEC_FREE(c->parts);
+}
+
 static void free_symbols(struct sym_collect *c)
 {
 	for (size_t i = 0; i < c->v.n; i++)
 		free(c->v.v[i].name);
 	CT_VEC_FREE(c->v);
+	free_parts(c);
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const struct ct_part *x = a, *y = b;
+	return x->of != y->of ? (x->of > y->of) - (x->of < y->of) : (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* T's split parts (C->parts) by the function each is of: the one named as
+ * the part up to its ".cold"/".warm" (T->funcs sorted, names as read). */
+static void find_parts(struct ct_target *t, struct sym_collect *c)
+{
+	if (!c->parts.n)
+		return;
+	struct ct_map by_name = {0};
+	for (size_t i = 0; i < t->nfuncs; i++) /* (a name two functions have: neither's) */
+		map_put(&by_name, hash_str(t->funcs[i].name),
+			(void *)(map_get(&by_name, hash_str(t->funcs[i].name)) ? UINTPTR_MAX : (uintptr_t)(i + 1)));
+	t->parts = xcalloc(c->parts.n, sizeof(*t->parts));
+	for (size_t i = 0; i < c->parts.n; i++) {
+		struct ct_func *p = &c->parts.v[i];
+		const char *cut = strstr(p->name, ".cold");
+		const char *warm = strstr(p->name, ".warm");
+		if (!cut || (warm && warm < cut))
+			cut = warm;
+		size_t n = (size_t)(cut - p->name), j1 = (size_t)(uintptr_t)map_get(&by_name, hash_strn(p->name, n));
+		if (j1 && j1 != UINTPTR_MAX && !strncmp(t->funcs[j1 - 1].name, p->name, n) && !t->funcs[j1 - 1].name[n] &&
+		    p->end > p->entry)
+			t->parts[t->nparts++] = (struct ct_part){t->funcs[j1 - 1].entry, p->entry, p->end};
+	}
+	map_free(&by_name);
+	qsort(t->parts, t->nparts, sizeof(*t->parts), cmp_part);
+}
+
+const struct ct_part *ct_target_parts_of(const struct ct_target *t, uint64_t entry, size_t *n)
+{
+	size_t lo = 0, hi = t->nparts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->parts[mid].of < entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = lo;
+	while (k < t->nparts && t->parts[k].of == entry)
+		k++;
+	*n = k - lo;
+	return *n ? &t->parts[lo] : NULL;
 }
 
 static void go_offsets_by_version(struct ct_target *t)
@@ -286,6 +352,9 @@ static int load_c(struct ct_target *t)
 		t->funcs[t->nfuncs++] = *s;
 	}
 	CT_VEC_FREE(syms.v);
+	if (!t->gccgo)
+		find_parts(t, &syms);
+	free_parts(&syms);
 	return 0;
 }
 
@@ -361,6 +430,7 @@ void ct_target_close(struct ct_target *t)
 		ct_names_free(&t->funcs[i].dm);
 	}
 	free(t->funcs);
+	free(t->parts);
 	free(t->main_module);
 	ct_rust_free(&t->rust);
 	ct_pclntab_free(&t->pcln);

@@ -66,7 +66,20 @@ struct ct_target {
 	size_t nfuncs;
 	size_t ncfuncs;        /* Go binaries: C functions among them (cgo) */
 	struct ct_pclntab pcln; /* gc Go: the function table, for source positions */
+	/* C: the parts split off functions ("F.cold", BOLT's "F.warm"): no
+	 * functions of their own, entered by jumps; sorted by their
+	 * function's entry (ct_target_parts_of) */
+	struct ct_part *parts;
+	size_t nparts;
 };
+
+struct ct_part {
+	uint64_t of;         /* the entry of the function it is a part of */
+	uint64_t entry, end;
+};
+
+/* The parts split off the function at ENTRY (*N of them, or none). */
+const struct ct_part *ct_target_parts_of(const struct ct_target *t, uint64_t entry, size_t *n);
 
 int ct_target_open(struct ct_target *t, const char *path);
 void ct_target_close(struct ct_target *t);

@@ -67,3 +67,28 @@ def test_conditional_tail_jumps():
     p, out = record([exe, "5"], "--max-depth", "2", "-F", "ctl_*", "-F", "main", out=tmp("condtail-d2.data"))
     roots = next(iter(trees(replay_json(out)).values()))
     assert [shape(r) for r in roots] == [want(5, 2)], [shape(r) for r in roots]
+
+
+def test_exits_in_a_part_split_off_the_function():
+    """wm_f (tests/fixtures/c/warm, assembly) goes on in wm_f.warm for odd n
+    and returns from there, as BOLT splits Rust's librustc_driver (3,542
+    ".warm" parts; some functions have no RET of their own) and GCC makes
+    ".cold" parts.  The part is no function: its RET is wm_f's.  Before,
+    wm_f.warm was traced as a function called inside wm_f, and with
+    --exit=ret the call through it never ended (unwound, no result)."""
+    exe = fixture("warm")
+    plain = run([exe, "5"])
+    assert plain.stdout == "warm 16\n", plain
+    lst = ct("list", "-v", "--exit=ret", exe, "wm_*").stdout
+    assert "wm_f.warm" not in lst, lst
+    assert len(re.findall(r"^      ret\s+\+\d+\s+ret$", lst, re.M)) == 3, lst  # wm_leaf's, wm_f's two
+    for mode in ("auto", "ret"):
+        p, out = record([exe, "5"], f"--exit={mode}", "-F", "wm_*", "-F", "main", out=tmp(f"warm-{mode}.data"))
+        assert p.stdout == plain.stdout, (mode, p.stdout)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        roots = next(iter(trees(calls).values()))
+        assert [shape(r) for r in roots] == ["main:returned(" + ",".join(["wm_f:returned(wm_leaf:returned)"] * 5) + ")"], \
+            (mode, [shape(r) for r in roots])
+        # (no DWARF for the assembly: its result word shown as a pointer, 0 as NULL)
+        rets = [int(c["ret"][0]["value"] or "0", 16) for c in calls if c["func"] == "wm_f"]
+        assert rets == [0, 4, 0, 12, 0], (mode, rets)
