@@ -113,6 +113,10 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                 # not taken yet, interchangeable but for their values
                 cands = [s for s in by_key.get(k, []) if s["spanId"] not in ids and
                          s.get("parentSpanId") == (parent["spanId"] if parent else None)]
+                if len(cands) > 1 and c["status"] == "returned":
+                    # their durations first (exact: computed as replay's), then values
+                    cands = [s for s in cands if int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"]) == c["dur"]
+                             and s["attrs"].get("calltrace.dur_below_ns") == c.get("dur_below")] or cands
                 if len(cands) > 1 and with_values and c.get("args"):
                     # the spans whose values agree best (overloads share a
                     # name: app::down(int n), app::down(double n))
@@ -128,10 +132,6 @@ def check_spans_equal_replay(path, spans, *flags, with_values=True):
                         return n - sum(1 for k in s["attrs"] if k.startswith("calltrace.arg.") and k not in names)
                     best = max(map(agree, cands))
                     cands = [s for s in cands if agree(s) == best]
-                if len(cands) > 1 and c["status"] == "returned":
-                    # or their durations (the same function, no values told apart)
-                    cands = [s for s in cands if int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"]) == c["dur"]
-                             and s["attrs"].get("calltrace.dur_below_ns") == c.get("dur_below")] or cands
                 assert cands, f"no span for call {c} ({flags})"
                 s = cands[0]
                 where = f"{c['func']} at {c['ts']} ({flags})"
