@@ -126,8 +126,16 @@ static inline uint8_t rd_u8(struct ct_rd *r)
 }
 static inline uint64_t rd_uvar(struct ct_rd *r)
 {
-	if (r->p < r->end && !(*r->p & 0x80))
-		return *r->p++;
+	const uint8_t *p = r->p;
+	if (p < r->end && !(p[0] & 0x80)) {
+		r->p = p + 1;
+		return p[0];
+	}
+	/* two bytes, the next most (durations, thread ids, names' numbers) */
+	if (r->end - p >= 2 && !(p[1] & 0x80)) {
+		r->p = p + 2;
+		return (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+	}
 	return rd_uvar_long(r);
 }
 static inline int64_t rd_svar(struct ct_rd *r)
