@@ -246,7 +246,8 @@ static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_
 	} else if (with_dur) {
 		const char *col = dur_color(tr, dur);
 		buf_put(b, " ", 1);
-		buf_cstr(b, col);
+		if (*col)
+			buf_cstr(b, col);
 		if (notation == LINE_BELOW) {
 			ct_buf_duration_below(b, dur);
 			tr->shown_below = true;
@@ -360,8 +361,7 @@ static void call_text(struct tree *tr, const struct ct_call *c)
 		put_func_name(tr, &tr->line, c->func);
 	}
 	buf_put(&tr->line, "(", 1);
-	if (ct_values_load_args(tr->vals, c))
-		ct_values_text(tr->vals, &tr->line);
+	ct_values_args_out(tr->vals, c, false, &tr->line);
 	buf_put(&tr->line, ")", 1);
 }
 
@@ -369,11 +369,13 @@ static void call_text(struct tree *tr, const struct ct_call *c)
  * printed */
 static bool ret_text(struct tree *tr, const struct ct_call *c)
 {
-	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
-		buf_put(&tr->line, " = ", 3);
-		ct_values_text(tr->vals, &tr->line);
+	if (c->status != CT_CALL_RETURNED)
+		return false;
+	size_t at = tr->line.n;
+	buf_put(&tr->line, " = ", 3);
+	if (ct_values_ret_out(tr->vals, c->exit_site, c->ret, c->ret_len, false, &tr->line))
 		return true;
-	}
+	tr->line.n = at;
 	return false;
 }
 
@@ -410,7 +412,8 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 		if (ret_text(tr, c))
 			buf_put(&tr->line, ";", 1);
 		buf_put(&tr->line, " ", 1);
-		buf_cstr(&tr->line, on);
+		if (*on)
+			buf_cstr(&tr->line, on);
 		buf_put(&tr->line, "/* ", 3);
 		put_func_name(tr, &tr->line, c->func);
 		if (note) {
@@ -418,7 +421,8 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 			buf_cstr(&tr->line, note);
 		}
 		buf_put(&tr->line, " */", 3);
-		buf_cstr(&tr->line, off);
+		if (*off) /* (a strlen call a line, for none mostly) */
+			buf_cstr(&tr->line, off);
 	}
 	emit(tr, out);
 }
@@ -626,6 +630,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	tr.t = t;
 	tr.o = o;
 	tr.vals = ct_values_new(t);
+	ct_values_memo(tr.vals); /* (not live: its tables grow) */
 	tr.go = ct_trace_has_go(t);
 	tr.nnames = t->nfuncs;
 	tr.names = xcalloc(tr.nnames + 1, sizeof(*tr.names));

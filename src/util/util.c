@@ -147,11 +147,10 @@ void buf_grow(struct ct_buf *b, size_t extra)
 }
 
 
-void buf_u8(struct ct_buf *b, uint8_t v) { buf_put(b, &v, 1); }
 void buf_u32(struct ct_buf *b, uint32_t v) { buf_put(b, &v, 4); }
 void buf_u64(struct ct_buf *b, uint64_t v) { buf_put(b, &v, 8); }
 
-void buf_uvar(struct ct_buf *b, uint64_t v)
+void buf_uvar_long(struct ct_buf *b, uint64_t v)
 {
 	buf_reserve(b, 10);
 	while (v >= 0x80) {
