@@ -29,13 +29,13 @@
 #define MEMO_SLOTS 512
 #define MEMO_BYTES 24  /* payloads up to this long */
 #define MEMO_TEXT 112  /* outputs up to this long */
+/* site | kind << 32 | len << 40 | (no payload) << 48, then the payload's
+ * bytes, zeros after LEN; kind 0: an empty slot, else MEMO_ARGS or
+ * MEMO_RET, | MEMO_JSON.  Words, made and compared in registers: a key
+ * stored byte field by byte field and read back as words stalled each
+ * lookup (a store not forwarded to a wider load). */
 struct memo_key {
-	uint32_t site;
-	uint8_t kind;  /* 0: an empty slot; else MEMO_ARGS or MEMO_RET, | MEMO_JSON */
-	uint8_t len;
-	bool none;     /* no payload */
-	uint8_t pad;
-	uint8_t bytes[MEMO_BYTES]; /* the payload, zeros after LEN */
+	uint64_t w[1 + MEMO_BYTES / 8];
 };
 enum { MEMO_ARGS = 1, MEMO_RET = 2, MEMO_JSON = 4 };
 struct memo {
@@ -129,18 +129,19 @@ static struct memo *memo_slot(struct ct_values *v, uint8_t kind, uint32_t site, 
 	*hit = false;
 	if (!v->memo || len > MEMO_BYTES)
 		return NULL;
-	uint64_t w[MEMO_BYTES / 8] = {0};
+	uint64_t k[1 + MEMO_BYTES / 8] = {site | (uint64_t)kind << 32 | (uint64_t)len << 40 | (uint64_t)!p << 48};
 	if (p)
-		memcpy(w, p, len);
-	struct memo_key *k = &v->key;
-	*k = (struct memo_key){site, kind, (uint8_t)len, !p, 0, {0}};
-	memcpy(k->bytes, w, sizeof(w));
+		memcpy(&k[1], p, len);
 	/* a multiply per word: hash64 per word was a tenth of JSON replay */
-	uint64_t h = ((uint64_t)site << 16 | (uint64_t)kind << 8 | len) * 0x9e3779b97f4a7c15ULL;
-	for (size_t i = 0; i < MEMO_BYTES / 8; i++)
-		h = (h ^ w[i]) * 0xbf58476d1ce4e5b9ULL;
+	uint64_t h = k[0] * 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 1; i < 1 + MEMO_BYTES / 8; i++)
+		h = (h ^ k[i]) * 0xbf58476d1ce4e5b9ULL;
 	struct memo *m = &v->memo[(h ^ h >> 31) % MEMO_SLOTS];
-	*hit = !memcmp(&m->key, k, sizeof(*k));
+	bool same = true;
+	for (size_t i = 0; i < 1 + MEMO_BYTES / 8; i++)
+		same &= m->key.w[i] == k[i];
+	*hit = same;
+	memcpy(v->key.w, k, sizeof(k));
 	return m;
 }
 
