@@ -40,7 +40,7 @@ struct memo_key {
 enum { MEMO_ARGS = 1, MEMO_RET = 2, MEMO_JSON = 4 };
 struct memo {
 	struct memo_key key;
-	bool loaded;   /* the site captures: TEXT follows the lead */
+	bool loaded;   /* the site captures: TEXT is its output */
 	uint8_t n;
 	char text[MEMO_TEXT];
 };
