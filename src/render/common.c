@@ -6,17 +6,16 @@
 void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 {
 	static const char *const units[] = {"us", "ms", " s", " m", " h"};
-	static const uint64_t limit[] = {1000, 1000, 1000, 60, 24, UINT64_MAX};
-	uint64_t t = ns, mod = 0;
-	size_t i;
-	for (i = 0; i < 5; i++) {
-		mod = t % limit[i];
-		t /= limit[i];
-		if (t < limit[i + 1])
-			break;
+	/* each unit's size in the one before: below a millisecond (most
+	 * calls) no division by a table's number, a `div` of tens of cycles */
+	static const uint64_t next[] = {1000, 1000, 60, 24};
+	uint64_t t = ns / 1000, mod = ns % 1000;
+	size_t i = 0;
+	while (i < 4 && t >= next[i]) {
+		mod = t % next[i];
+		t /= next[i];
+		i++;
 	}
-	if (i == 5)
-		i = 4;
 	buf_dec_pad(b, t, 3);
 	char frac[5] = {'.', (char)('0' + mod / 100), (char)('0' + mod / 10 % 10), (char)('0' + mod % 10), ' '};
 	buf_put(b, frac, 5);
@@ -41,9 +40,20 @@ uint64_t ct_dur_below(uint64_t dur, uint64_t raw)
 	/* rounded up to two significant digits: a bound, and no more precise
 	 * than it is (the text and JSON/YAML's dur_below give this number) */
 	uint64_t step = 1;
-	while (x / step >= 100)
+	while (x >= 100 * step) /* (x / step >= 100 without a division) */
 		step *= 10;
-	return (x + step - 1) / step * step;
+	switch (step) { /* the common ones by a constant: no `div` */
+	case 1:
+		return x;
+	case 10:
+		return (x + 9) / 10 * 10;
+	case 100:
+		return (x + 99) / 100 * 100;
+	case 1000:
+		return (x + 999) / 1000 * 1000;
+	default:
+		return (x + step - 1) / step * step;
+	}
 }
 
 uint64_t ct_dur_max(uint64_t bound, uint64_t raw)
@@ -57,18 +67,21 @@ uint64_t ct_dur_max(uint64_t bound, uint64_t raw)
 /* MARK, then NS in the first of the first NUNITS units (us, ms, s, m, h)
  * that keeps it below 100, thousandths rounded up (a bound stays one): as
  * wide as ct_buf_duration's column, MARK over its leading blanks. */
-static void buf_bound(struct ct_buf *b, const char *mark, uint64_t ns, size_t nunits)
+static void buf_bound(struct ct_buf *b, const char *mark, size_t mark_len, uint64_t ns, size_t nunits)
 {
 	static const char *const units[] = {"us", "ms", " s", " m", " h"};
 	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000, 60000000000, 3600000000000};
 	size_t i = 0;
 	while (i + 1 < nunits && ns >= 100 * unit_ns[i])
 		i++;
-	uint64_t milli = ns / unit_ns[i] * 1000 + ((ns % unit_ns[i]) * 1000 + unit_ns[i] - 1) / unit_ns[i];
+	/* the unit's thousandths, rounded up: ns themselves in microseconds
+	 * (most bounds), without a division */
+	uint64_t milli_ns = unit_ns[i] / 1000;
+	uint64_t milli = i == 0 ? ns : ns / milli_ns + (ns % milli_ns != 0);
 	/* ("%s%2u.%03u %s" without printf: most lines of a tree of small
 	 * calls have one, and vfprintf was ~8% of replay) */
 	uint64_t frac = milli % 1000;
-	buf_cstr(b, mark);
+	buf_put(b, mark, mark_len);
 	buf_dec_pad(b, milli / 1000, 2);
 	char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10), ' '};
 	buf_put(b, f, 5);
@@ -79,7 +92,7 @@ void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)
 {
 	/* "<" and 6 characters of number, up to seconds; NS has two
 	 * significant digits (ct_dur_below), so it is shown exactly */
-	buf_bound(b, "<", ns, 3);
+	buf_bound(b, "<", 1, ns, 3);
 }
 
 void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns)
@@ -87,7 +100,7 @@ void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns)
 	/* "<=" over the column's leading blank: the line's other columns stay
 	 * where they are, and no measured duration (a blank, then 3 digits)
 	 * nor "< N" (a blank, then '<' and a blank or digit) looks like it */
-	buf_bound(b, "<=", ns, 5);
+	buf_bound(b, "<=", 2, ns, 5);
 }
 
 /* uftrace's duration format: value with 3 decimals and a 2-char unit. */

@@ -40,6 +40,7 @@ struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 	struct ct_json_calls *jc = xcalloc(1, sizeof(*jc));
 	jc->t = t;
 	jc->vals = ct_values_new(t);
+	ct_values_memo(jc->vals);
 	return jc;
 }
 
@@ -159,15 +160,17 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 		buf_cstr(out, ",\"context\":");
 		buf_dec(out, c->context);
 	}
-	if (ct_values_load_args(jc->vals, c)) {
-		buf_cstr(out, ",\"args\":");
-		ct_values_json(jc->vals, out);
-	}
+	size_t at = out->n;
+	buf_cstr(out, ",\"args\":");
+	if (!ct_values_args_out(jc->vals, c, true, out))
+		out->n = at;
 	/* results: shown whenever the exit site captures them, as values or as
 	 * unavailable with the reason (never left out) */
-	if (e->status == CT_CALL_RETURNED && ct_values_load(jc->vals, e->exit_site, ret, ret ? e->ret_len : 0)) {
+	if (e->status == CT_CALL_RETURNED) {
+		at = out->n;
 		buf_cstr(out, ",\"ret\":");
-		ct_values_json(jc->vals, out);
+		if (!ct_values_ret_out(jc->vals, e->exit_site, ret, ret ? e->ret_len : 0, true, out))
+			out->n = at;
 	}
 	buf_cstr(out, "}");
 }

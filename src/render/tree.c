@@ -46,14 +46,21 @@ struct block_hdr {
  * LINE_PACKED, and the LINE_* flags), the text's length (a varint), then
  * for LINE_PACKED the prefix's numbers (varints: tid and goid if
  * LINE_IDS, depth, the duration if LINE_DUR, the function whose name
- * begins the text if LINE_FUNC), then the text (for LINE_TEXT the whole
- * line); no newline.  The prefix is ~60% of a line's
- * bytes (blank durations, indentation): packed, a 5.8 M-event replay
- * wrote 537 MB to its temp file and read them back, 193 MB packed; with
- * a varint length and the ids only where they change from the group's
- * previous packed line (a goroutine mostly stays on one thread), 144 MB;
- * with the function's number for its name, 114 MB. */
-enum { LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16, LINE_BELOW = 32, LINE_AT_MOST = 64 };
+ * begins the text if LINE_FUNC or ends it if LINE_NAME_END), then the
+ * text (for LINE_TEXT the whole line); no newline.  The prefix is ~60% of
+ * a line's bytes (blank durations, indentation): packed, a 5.8 M-event
+ * replay wrote 537 MB to its temp file and read them back, 193 MB packed;
+ * with a varint length and the ids only where they change from the
+ * group's previous packed line (a goroutine mostly stays on one thread),
+ * 144 MB; with the function's number for its name, 114 MB; for the name
+ * that ends a closing line too, 86 MB. */
+enum {
+	LINE_TEXT = 1, LINE_PACKED = 2, LINE_DUR = 4, LINE_IDS = 8, LINE_FUNC = 16, LINE_BELOW = 32, LINE_AT_MOST = 64,
+	/* the line ends with the comment that names its function: a closing
+	 * line's, made from the function's number (in LINE_FUNC's place), not
+	 * kept as text (14 bytes of the 29 of a fib's closing line) */
+	LINE_NAME_END = 128,
+};
 #define LINE_NOTATION (LINE_BELOW | LINE_AT_MOST)
 
 /* The numbers of a LINE_PACKED line's prefix. */
@@ -65,6 +72,7 @@ struct packed_prefix {
 	uint64_t dur;
 	bool with_func;
 	uint32_t func;
+	bool name_end; /* func's name ends the line (LINE_NAME_END) */
 	/* how dur is shown: 0 a duration; LINE_BELOW what one is below
 	 * ("< N"); LINE_AT_MOST what an unobserved call lasted at most ("<=N") */
 	uint8_t notation;
@@ -201,7 +209,7 @@ static void emit(struct tree *tr, struct group *g)
 			const struct packed_prefix *pp = &tr->pp;
 			bool ids = !g->ids_set || g->ids_tid != pp->tid || g->ids_goid != pp->goid;
 			buf_u8(b, LINE_PACKED | (pp->with_dur ? LINE_DUR : 0) | (ids ? LINE_IDS : 0) |
-				      (pp->with_func ? LINE_FUNC : 0) | pp->notation);
+				      (pp->with_func ? LINE_FUNC : 0) | (pp->name_end ? LINE_NAME_END : 0) | pp->notation);
 			buf_uvar(b, tr->line.n);
 			if (ids) {
 				buf_uvar(b, pp->tid);
@@ -213,7 +221,7 @@ static void emit(struct tree *tr, struct group *g)
 			buf_uvar(b, pp->depth);
 			if (pp->with_dur)
 				buf_uvar(b, pp->dur);
-			if (pp->with_func)
+			if (pp->with_func || pp->name_end)
 				buf_uvar(b, pp->func);
 		} else {
 			buf_u8(b, LINE_TEXT);
@@ -246,7 +254,8 @@ static void prefix_text(struct tree *tr, struct ct_buf *b, uint32_t tid, uint64_
 	} else if (with_dur) {
 		const char *col = dur_color(tr, dur);
 		buf_put(b, " ", 1);
-		buf_cstr(b, col);
+		if (*col)
+			buf_cstr(b, col);
 		if (notation == LINE_BELOW) {
 			ct_buf_duration_below(b, dur);
 			tr->shown_below = true;
@@ -297,7 +306,7 @@ static void prefix(struct tree *tr, struct group *out, const struct ct_call *c, 
 		return;
 	}
 	tr->packed = true;
-	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0, notation};
+	tr->pp = (struct packed_prefix){tid, c->goid, c->depth, with_dur, dur, false, 0, false, notation};
 }
 
 /* A group's buffered lines (emit's encoding: P, N bytes of whole lines)
@@ -309,6 +318,7 @@ static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct pac
 	while (r.p < r.end) {
 		uint8_t kind = rd_u8(&r);
 		uint64_t len = rd_uvar(&r);
+		uint32_t func = 0;
 		if (kind & LINE_PACKED) {
 			if (kind & LINE_IDS) {
 				ids->tid = (uint32_t)rd_uvar(&r);
@@ -316,7 +326,7 @@ static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct pac
 			}
 			uint32_t depth = (uint32_t)rd_uvar(&r);
 			uint64_t dur = kind & LINE_DUR ? rd_uvar(&r) : 0;
-			uint32_t func = kind & LINE_FUNC ? (uint32_t)rd_uvar(&r) : 0;
+			func = kind & (LINE_FUNC | LINE_NAME_END) ? (uint32_t)rd_uvar(&r) : 0;
 			if (r.bad)
 				return;
 			prefix_text(tr, out, ids->tid, ids->goid, depth, kind & LINE_DUR, dur, kind & LINE_NOTATION);
@@ -326,6 +336,11 @@ static void unpack_lines(struct tree *tr, const uint8_t *p, size_t n, struct pac
 		if (r.bad || (uint64_t)(r.end - r.p) < len)
 			return; /* (not written by emit: a failed spill read) */
 		buf_put(out, r.p, (size_t)len);
+		if ((kind & LINE_PACKED) && (kind & LINE_NAME_END)) {
+			buf_put(out, " /* ", 4);
+			put_func_name(tr, out, func);
+			buf_put(out, " */", 3);
+		}
 		buf_put(out, "\n", 1);
 		r.p += len;
 	}
@@ -360,8 +375,7 @@ static void call_text(struct tree *tr, const struct ct_call *c)
 		put_func_name(tr, &tr->line, c->func);
 	}
 	buf_put(&tr->line, "(", 1);
-	if (ct_values_load_args(tr->vals, c))
-		ct_values_text(tr->vals, &tr->line);
+	ct_values_args_out(tr->vals, c, false, &tr->line);
 	buf_put(&tr->line, ")", 1);
 }
 
@@ -369,11 +383,13 @@ static void call_text(struct tree *tr, const struct ct_call *c)
  * printed */
 static bool ret_text(struct tree *tr, const struct ct_call *c)
 {
-	if (c->status == CT_CALL_RETURNED && ct_values_load(tr->vals, c->exit_site, c->ret, c->ret_len)) {
-		buf_put(&tr->line, " = ", 3);
-		ct_values_text(tr->vals, &tr->line);
+	if (c->status != CT_CALL_RETURNED)
+		return false;
+	size_t at = tr->line.n;
+	buf_put(&tr->line, " = ", 3);
+	if (ct_values_ret_out(tr->vals, c->exit_site, c->ret, c->ret_len, false, &tr->line))
 		return true;
-	}
+	tr->line.n = at;
 	return false;
 }
 
@@ -409,8 +425,16 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 		buf_put(&tr->line, "}", 1);
 		if (ret_text(tr, c))
 			buf_put(&tr->line, ";", 1);
+		if (tr->packed && !note && !*on) {
+			/* its name's comment made when it goes out */
+			tr->pp.name_end = true;
+			tr->pp.func = c->func;
+			emit(tr, out);
+			return;
+		}
 		buf_put(&tr->line, " ", 1);
-		buf_cstr(&tr->line, on);
+		if (*on)
+			buf_cstr(&tr->line, on);
 		buf_put(&tr->line, "/* ", 3);
 		put_func_name(tr, &tr->line, c->func);
 		if (note) {
@@ -418,7 +442,8 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 			buf_cstr(&tr->line, note);
 		}
 		buf_put(&tr->line, " */", 3);
-		buf_cstr(&tr->line, off);
+		if (*off) /* (a strlen call a line, for none mostly) */
+			buf_cstr(&tr->line, off);
 	}
 	emit(tr, out);
 }
@@ -626,6 +651,7 @@ int ct_render_tree(struct ct_trace *t, const struct ct_render_opts *o)
 	tr.t = t;
 	tr.o = o;
 	tr.vals = ct_values_new(t);
+	ct_values_memo(tr.vals); /* (not live: its tables grow) */
 	tr.go = ct_trace_has_go(t);
 	tr.nnames = t->nfuncs;
 	tr.names = xcalloc(tr.nnames + 1, sizeof(*tr.names));

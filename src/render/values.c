@@ -21,6 +21,30 @@
  * memory whatever the type table says. */
 #define MAX_NODES (MAX_VALUE_TEXT + 64)
 
+/* ct_values_args_out, ct_values_ret_out: the output of a payload
+ * remembered.  A hot function's calls mostly repeat a few argument and
+ * result values, and loading, decoding and printing them again was a
+ * quarter of replay's instructions; the output is the same for the same
+ * site and bytes (the trace's tables do not change during a replay). */
+#define MEMO_SLOTS 512
+#define MEMO_BYTES 24  /* payloads up to this long */
+#define MEMO_TEXT 112  /* outputs up to this long */
+/* site | kind << 32 | len << 40 | (no payload) << 48, then the payload's
+ * bytes, zeros after LEN; kind 0: an empty slot, else MEMO_ARGS or
+ * MEMO_RET, | MEMO_JSON.  Words, made and compared in registers: a key
+ * stored byte field by byte field and read back as words stalled each
+ * lookup (a store not forwarded to a wider load). */
+struct memo_key {
+	uint64_t w[1 + MEMO_BYTES / 8];
+};
+enum { MEMO_ARGS = 1, MEMO_RET = 2, MEMO_JSON = 4 };
+struct memo {
+	struct memo_key key;
+	bool loaded;   /* the site captures: TEXT is its output */
+	uint8_t n;
+	char text[MEMO_TEXT];
+};
+
 struct ct_values {
 	const struct ct_trace *t;
 	const struct ct_site_fetch *f;
@@ -29,6 +53,9 @@ struct ct_values {
 	uint8_t payload[CT_MAX_PAYLOAD];
 	struct ct_snapshot snaps[CT_MAX_OPS];
 	size_t nsnaps;
+	/* snaps are found when memory is first read (mem_cap), not at each
+	 * load: most values of hot calls are registers (plain_scalar) */
+	bool snaps_found;
 	bool missing;        /* the site captures, but this event holds no payload */
 	uint8_t b[MAX_VALUE], avail[MAX_VALUE]; /* the value being assembled */
 	uint8_t ones[MAX_VALUE]; /* "available" for bytes read from snapshots */
@@ -41,6 +68,8 @@ struct ct_values {
 	struct ct_values *spill;
 	bool use_spill, spill_missing;
 	struct ct_map json_heads; /* site << 32 | value index -> struct json_head * */
+	struct memo *memo;        /* MEMO_SLOTS (NULL: not used) */
+	struct memo_key key;      /* memo_slot's last */
 };
 
 /* The start of a value's JSON object, its name and type, the same at every
@@ -81,8 +110,95 @@ void ct_values_free(struct ct_values *v)
 			free(h);
 		}
 		map_free(&v->json_heads);
+		free(v->memo);
 	}
 	free(v);
+}
+
+void ct_values_memo(struct ct_values *v)
+{
+	if (!v->memo)
+		v->memo = xcalloc(MEMO_SLOTS, sizeof(*v->memo));
+}
+
+/* The memo's slot for the output of KIND for SITE's payload P/LEN (its key
+ * in v->key), *HIT if it holds it; NULL: not remembered. */
+static struct memo *memo_slot(struct ct_values *v, uint8_t kind, uint32_t site, const uint8_t *p, uint32_t len,
+			      bool *hit)
+{
+	*hit = false;
+	if (!v->memo || len > MEMO_BYTES)
+		return NULL;
+	uint64_t k[1 + MEMO_BYTES / 8] = {site | (uint64_t)kind << 32 | (uint64_t)len << 40 | (uint64_t)!p << 48};
+	if (p)
+		memcpy(&k[1], p, len);
+	/* a multiply per word: hash64 per word was a tenth of JSON replay */
+	uint64_t h = k[0] * 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 1; i < 1 + MEMO_BYTES / 8; i++)
+		h = (h ^ k[i]) * 0xbf58476d1ce4e5b9ULL;
+	struct memo *m = &v->memo[(h ^ h >> 31) % MEMO_SLOTS];
+	bool same = true;
+	for (size_t i = 0; i < 1 + MEMO_BYTES / 8; i++)
+		same &= m->key.w[i] == k[i];
+	*hit = same;
+	memcpy(v->key.w, k, sizeof(k));
+	return m;
+}
+
+/* What was just written for M's key (v->key): LOADED, and the N bytes at P. */
+static void memo_keep(struct ct_values *v, struct memo *m, bool loaded, const uint8_t *p, size_t n)
+{
+	if (!m || n > MEMO_TEXT)
+		return;
+	m->key = v->key;
+	m->loaded = loaded;
+	m->n = (uint8_t)n;
+	memcpy(m->text, p, n);
+}
+
+/* The loaded site's values (as text, or with JSON as JSON), remembered in
+ * M; LOADED: the site captures (else nothing is written). */
+static bool values_out(struct ct_values *v, struct memo *m, bool loaded, bool json, struct ct_buf *out)
+{
+	if (!loaded) {
+		memo_keep(v, m, false, NULL, 0);
+		return false;
+	}
+	size_t from = out->n;
+	if (json)
+		ct_values_json(v, out);
+	else
+		ct_values_text(v, out);
+	memo_keep(v, m, true, out->p + from, out->n - from);
+	return true;
+}
+
+static bool memo_out(const struct memo *m, struct ct_buf *out)
+{
+	if (m->loaded)
+		buf_put(out, m->text, m->n);
+	return m->loaded;
+}
+
+bool ct_values_args_out(struct ct_values *v, const struct ct_call *c, bool json, struct ct_buf *out)
+{
+	bool hit;
+	/* (arguments completed by a spill hit depend on its payload too) */
+	struct memo *m = c->spill_site == UINT32_MAX ? memo_slot(v, MEMO_ARGS | (json ? MEMO_JSON : 0), c->entry_site,
+								  c->args, c->args ? c->args_len : 0, &hit)
+						     : NULL;
+	if (m && hit)
+		return memo_out(m, out);
+	return values_out(v, m, ct_values_load_args(v, c), json, out);
+}
+
+bool ct_values_ret_out(struct ct_values *v, uint32_t site, const uint8_t *p, uint32_t len, bool json, struct ct_buf *out)
+{
+	bool hit;
+	struct memo *m = memo_slot(v, MEMO_RET | (json ? MEMO_JSON : 0), site, p, p ? len : 0, &hit);
+	if (m && hit)
+		return memo_out(m, out);
+	return values_out(v, m, ct_values_load(v, site, p, len), json, out);
 }
 
 bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, uint32_t len)
@@ -101,7 +217,8 @@ bool ct_values_load(struct ct_values *v, uint32_t site, const uint8_t *payload, 
 	 * (or whose payload does not fit the plan) shows them as not captured. */
 	v->missing = f->prog.size &&
 		     (!payload || !len || !ct_fetch_expand(&f->prog, payload, len, v->payload, sizeof(v->payload)));
-	v->nsnaps = v->missing ? 0 : ct_fetch_snapshots(&f->prog, v->payload, v->snaps, CT_MAX_OPS);
+	v->nsnaps = 0;
+	v->snaps_found = v->missing;
 	v->f = f;
 	v->site = site;
 	v->go = v->t->sites && ct_trace_func_is_go(v->t, v->t->sites[site].func);
@@ -218,6 +335,11 @@ static uint32_t ptr_node(struct ct_values *v, uint64_t p, bool go)
 /* Memory captured at exactly ADDR: its bytes and how many. */
 static const uint8_t *mem_cap(const struct ct_values *v, uint64_t addr, uint32_t *got, uint32_t *cap)
 {
+	if (!v->snaps_found) {
+		struct ct_values *w = (struct ct_values *)v; /* (const to its readers only) */
+		w->nsnaps = ct_fetch_snapshots(&v->f->prog, v->payload, w->snaps, CT_MAX_OPS);
+		w->snaps_found = true;
+	}
 	for (size_t i = 0; i < v->nsnaps; i++)
 		if (v->snaps[i].addr == addr && v->snaps[i].bytes) {
 			*got = v->snaps[i].len;

@@ -33,6 +33,15 @@ bool ct_values_load_args(struct ct_values *v, const struct ct_call *c);
 void ct_values_text(struct ct_values *v, struct ct_buf *out);
 /* JSON array of {"name","type","value"} objects. */
 void ct_values_json(struct ct_values *v, struct ct_buf *out);
+/* Call C's arguments, or the results of exit SITE's payload P/LEN, into
+ * OUT: as ct_values_text (JSON: ct_values_json) prints them once loaded;
+ * false (nothing written) if the site captures nothing.  After
+ * ct_values_memo, outputs are remembered by payload, for a replay (whose
+ * tables do not change); what these load is then not the loaded site of
+ * the functions above. */
+bool ct_values_args_out(struct ct_values *v, const struct ct_call *c, bool json, struct ct_buf *out);
+bool ct_values_ret_out(struct ct_values *v, uint32_t site, const uint8_t *p, uint32_t len, bool json, struct ct_buf *out);
+void ct_values_memo(struct ct_values *v);
 /* How many values (arguments or results) the loaded site has. */
 size_t ct_values_count(const struct ct_values *v);
 

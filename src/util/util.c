@@ -147,11 +147,10 @@ void buf_grow(struct ct_buf *b, size_t extra)
 }
 
 
-void buf_u8(struct ct_buf *b, uint8_t v) { buf_put(b, &v, 1); }
 void buf_u32(struct ct_buf *b, uint32_t v) { buf_put(b, &v, 4); }
 void buf_u64(struct ct_buf *b, uint64_t v) { buf_put(b, &v, 8); }
 
-void buf_uvar(struct ct_buf *b, uint64_t v)
+void buf_uvar_long(struct ct_buf *b, uint64_t v)
 {
 	buf_reserve(b, 10);
 	while (v >= 0x80) {
@@ -173,54 +172,72 @@ void buf_str(struct ct_buf *b, const char *s)
 	buf_put(b, s, n);
 }
 
+static const char dec_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				"8081828384858687888990919293949596979899";
+
 /* V's decimal digits, written backwards from END; returns where they start.
  * Two digits a step: the tree's line prefixes (thread, goroutine,
- * duration) made this ~12% of replay's instructions one digit at a time. */
+ * duration) made this ~12% of replay's instructions one digit at a time;
+ * in 32 bits below 2^32 (JSON's numbers mostly are): a 64-bit division
+ * by 100 costs more. */
 static char *dec_digits(uint64_t v, char *end)
 {
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				    "8081828384858687888990919293949596979899";
 	char *p = end;
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--p = pairs[d + 1];
-		*--p = pairs[d];
+	while (v > UINT32_MAX) {
+		uint64_t q = v / 100000000;
+		uint32_t lo = (uint32_t)(v - q * 100000000);
+		for (int i = 0; i < 4; i++) {
+			unsigned d = lo % 100 * 2;
+			lo /= 100;
+			*--p = dec_pairs[d + 1];
+			*--p = dec_pairs[d];
+		}
+		v = q;
 	}
-	if (v >= 10) {
-		*--p = pairs[v * 2 + 1];
-		*--p = pairs[v * 2];
+	uint32_t w = (uint32_t)v;
+	while (w >= 100) {
+		unsigned d = w % 100 * 2;
+		w /= 100;
+		*--p = dec_pairs[d + 1];
+		*--p = dec_pairs[d];
+	}
+	if (w >= 10) {
+		*--p = dec_pairs[w * 2 + 1];
+		*--p = dec_pairs[w * 2];
 	} else {
-		*--p = (char)('0' + v);
+		*--p = (char)('0' + w);
 	}
 	return p;
 }
 
-/* How many decimal digits V has. */
+/* How many decimal digits V has: from its bit length (log10(2) ~ 1233 /
+ * 4096), without a division. */
 static unsigned dec_len(uint64_t v)
 {
-	unsigned n = 1;
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	if (v >= 100) {
-		v /= 100;
-		n += 2;
-	}
-	return n + (v >= 10);
+	static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+					   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+					   100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+					   100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+					   100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+	v |= 1;
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= pow10[t]);
 }
 
 void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width)
 {
 	/* the digits go straight to their place: written to a scratch array
 	 * and copied from there as one wide load, they stalled each copy
-	 * (a store forwarded to a bigger load), 10% of JSON replay */
+	 * (a store forwarded to a bigger load), 10% of JSON replay.  A short
+	 * pad is one 16-byte store of blanks the digits then overwrite: a
+	 * memset call per column was ~3% of replay. */
 	unsigned n = dec_len(v), pad = width > n ? width - n : 0;
-	buf_reserve(b, pad + n);
+	buf_reserve(b, pad + n > 16 ? pad + n : 16);
 	uint8_t *o = b->p + b->n;
-	if (pad)
+	if (pad <= 16)
+		memcpy(o, "                ", 16);
+	else
 		memset(o, ' ', pad);
 	dec_digits(v, (char *)o + pad + n);
 	b->n += pad + n;
@@ -241,10 +258,16 @@ void buf_sdec(struct ct_buf *b, int64_t v)
 	}
 }
 
-void buf_spaces(struct ct_buf *b, size_t n)
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void buf_spaces(struct ct_buf *b, size_t n)
 {
-	buf_reserve(b, n);
-	memset(b->p + b->n, ' ', n);
+	/* 16 blanks a store, past N up to the next 16 (room reserved): the
+	 * tree's indentation, a few dozen a line, was a memset call each */
+	typedef char v16 __attribute__((vector_size(16), aligned(1)));
+	buf_reserve(b, n + 16);
+	char *o = (char *)b->p + b->n;
+	const v16 blanks = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	for (size_t i = 0; i < n; i += 16)
+		*(v16 *)(o + i) = blanks;
 	b->n += n;
 }
 

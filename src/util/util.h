@@ -80,10 +80,21 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
 	for (size_t i = 0; i < n; i += 16)
 		*(v16 *)((char *)p + i) = (v16){0, 0};
 }
-void buf_u8(struct ct_buf *b, uint8_t v);
+static inline void buf_u8(struct ct_buf *b, uint8_t v)
+{
+	buf_put(b, &v, 1);
+}
 void buf_u32(struct ct_buf *b, uint32_t v);
 void buf_u64(struct ct_buf *b, uint64_t v);
-void buf_uvar(struct ct_buf *b, uint64_t v);
+void buf_uvar_long(struct ct_buf *b, uint64_t v); /* buf_uvar's general case */
+/* Inline for one byte: the tree packs a few small numbers a line. */
+static inline void buf_uvar(struct ct_buf *b, uint64_t v)
+{
+	if (v < 0x80 && b->n < b->cap)
+		b->p[b->n++] = (uint8_t)v;
+	else
+		buf_uvar_long(b, v);
+}
 void buf_svar(struct ct_buf *b, int64_t v);
 void buf_str(struct ct_buf *b, const char *s); /* uvar length + bytes */
 void buf_utf8(struct ct_buf *b, uint32_t c);   /* code point C (<= 0x10ffff) as UTF-8 */
@@ -126,8 +137,16 @@ static inline uint8_t rd_u8(struct ct_rd *r)
 }
 static inline uint64_t rd_uvar(struct ct_rd *r)
 {
-	if (r->p < r->end && !(*r->p & 0x80))
-		return *r->p++;
+	const uint8_t *p = r->p;
+	if (p < r->end && !(p[0] & 0x80)) {
+		r->p = p + 1;
+		return p[0];
+	}
+	/* two bytes, the next most (durations, thread ids, names' numbers) */
+	if (r->end - p >= 2 && !(p[1] & 0x80)) {
+		r->p = p + 2;
+		return (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+	}
 	return rd_uvar_long(r);
 }
 static inline int64_t rd_svar(struct ct_rd *r)
