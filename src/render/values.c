@@ -153,7 +153,8 @@ static void memo_keep(struct ct_values *v, struct memo *m, bool loaded, const ui
 	m->key = v->key;
 	m->loaded = loaded;
 	m->n = (uint8_t)n;
-	memcpy(m->text, p, n);
+	if (n) /* (P is NULL for none: memcpy's is never) */
+		memcpy(m->text, p, n);
 }
 
 /* The loaded site's values (as text, or with JSON as JSON), remembered in
