@@ -176,17 +176,15 @@ static bool in_plt(const struct ct_elf *e, uint64_t a)
 	return false;
 }
 
-/* Is F's conditional jump out of it to TARGET a tail call: to a function's
- * entry (not to F's cold part, GCC's `f.cold`, which is F going on: a probe
- * on each such jump would cost a trap a call for nothing) or a PLT stub? */
+/* Is a conditional jump out of the function to TARGET a tail call: to a
+ * function's entry or a PLT stub?  (Not into a part split off a function,
+ * GCC's `f.cold`: no function of its own, target.c -- a probe on each such
+ * jump would cost a trap a call for nothing.) */
 static bool cond_tail(void *ctx, uint64_t target)
 {
 	const struct sites_of *so = ctx;
-	const struct ct_func *f = so->f, *g = ct_target_func_at(so->t, target);
-	if (!g || g->entry != target)
-		return in_plt(&so->t->elf, target);
-	size_t n = strlen(f->name);
-	return !(strncmp(g->name, f->name, n) == 0 && strncmp(g->name + n, ".cold", 5) == 0);
+	const struct ct_func *g = ct_target_func_at(so->t, target);
+	return g ? g->entry == target : in_plt(&so->t->elf, target);
 }
 
 static int cmp_exit_at(const void *a, const void *b)
