@@ -95,6 +95,12 @@ struct part_edge {
 	uint64_t from, to;
 };
 
+/* a reference, and the function it is in */
+struct found_ref {
+	struct ct_code_ref r;
+	const struct ct_func *in;
+};
+
 struct analysis {
 	const struct ct_target *t;
 	struct ct_plan *p;
@@ -138,6 +144,12 @@ struct analysis {
 	 * (mostly_traced) */
 	struct ct_map methods;
 	bool methods_done;
+	/* calls and jumps through a register loaded from a GOT slot, and those
+	 * loads (ct_scan_slot_refs): planned once every jump into the middle
+	 * of a function is known (slot_reg_refs) */
+	CT_VEC(struct found_ref) reg_refs;
+	CT_VEC(uint64_t) entered;    /* targets of jumps into a function from outside it */
+	struct ct_map reg_calls;     /* those calls planned: at -> 1 (no indirect call sites) */
 };
 
 static bool same_program(const struct ct_site_fetch *a, const struct ct_site_fetch *b);
@@ -216,6 +228,15 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 {
 	struct analysis *a = ctx;
 	const struct ct_func *g = a->cur;
+	if (r->kind == CT_REF_ADDR && r->via_reg) { /* (slot_reg_refs) */
+		CT_VEC_PUSH(a->reg_refs, ((struct found_ref){*r, g}));
+		return;
+	}
+	if (r->kind == CT_REF_JUMP) {
+		const struct ct_func *in = g ? g : &a->gap_code;
+		if (r->target < in->entry || r->target >= in->end)
+			CT_VEC_PUSH(a->entered, r->target);
+	}
 	if (r->kind == CT_REF_ADDR && r->through == CT_THROUGH_CALL && g && map_get(&a->twice, r->target))
 		map_put(&a->twice_callers, g->entry, (void *)1);
 	size_t s1 = r->kind == CT_REF_ADDR ? (size_t)(uintptr_t)map_get(&a->got_slots, r->target) : 0;
@@ -241,8 +262,13 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
 	}
 	if (s1) { /* code loads its address from there: who knows where it goes */
 		note_in_data(&a->c[s1 - 1], ".got");
-		note_taken(a, s1 - 1, "its address is in a GOT slot code reads (at 0x%llx, from 0x%llx)",
-			   (unsigned long long)r->target, (unsigned long long)r->at);
+		if (r->why)
+			note_taken(a, s1 - 1, "its address is in a GOT slot code reads (at 0x%llx, from 0x%llx: %s, at 0x%llx)",
+				   (unsigned long long)r->target, (unsigned long long)r->at, ct_slot_load_why(r->why),
+				   (unsigned long long)r->why_at);
+		else
+			note_taken(a, s1 - 1, "its address is in a GOT slot code reads (at 0x%llx, from 0x%llx)",
+				   (unsigned long long)r->target, (unsigned long long)r->at);
 		return;
 	}
 	if (r->kind == CT_REF_JUMP && g && (r->target < g->entry || r->target >= g->end)) {
@@ -312,10 +338,6 @@ static void on_ref(void *ctx, const struct ct_code_ref *r)
  * keeps the references on_ref may act on -- to a selected function, or a
  * call that may reach a returns-twice one (a PLT stub is only known later)
  * -- which ct_callers_plan hands to on_ref afterwards, in order. */
-struct found_ref {
-	struct ct_code_ref r;
-	const struct ct_func *in; /* the function it is in */
-};
 
 struct ct_code_scan {
 	const struct ct_target *t;
@@ -378,14 +400,19 @@ static void keep_ref(void *ctx, const struct ct_code_ref *r)
 	cs->refs.v[cs->refs.n++] = (struct found_ref){*r, cs->cur};
 }
 
+static bool scan_is_slot(void *ctx, uint64_t addr)
+{
+	return map_get(&((struct ct_code_scan *)ctx)->slots, addr) != NULL;
+}
+
 static void *code_scan_run(void *arg)
 {
 	struct ct_code_scan *cs = arg;
 	const struct ct_elf *e = &cs->t->elf;
 	for (size_t i = 0; i < cs->n; i++) {
 		cs->cur = cs->funcs[i];
-		ct_scan_refs(ct_elf_bytes_at(e, cs->cur->entry, cs->cur->end - cs->cur->entry),
-			     cs->cur->end - cs->cur->entry, cs->cur->entry, keep_ref, cs);
+		ct_scan_slot_refs(ct_elf_bytes_at(e, cs->cur->entry, cs->cur->end - cs->cur->entry),
+				  cs->cur->end - cs->cur->entry, cs->cur->entry, keep_ref, cs, scan_is_slot);
 	}
 	return NULL;
 }
@@ -431,6 +458,87 @@ void ct_code_scan_free(struct ct_code_scan *cs)
 	free(cs);
 }
 
+static bool analysis_is_slot(void *ctx, uint64_t addr)
+{
+	struct analysis *a = ctx;
+	return map_get(&a->got_slots, addr) || map_get(&a->twice, addr);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_found_in(const void *x, const void *y)
+{
+	const struct found_ref *a = x, *b = y;
+	uint64_t ea = a->in ? a->in->entry : 0, eb = b->in ? b->in->entry : 0;
+	if (ea != eb)
+		return ea < eb ? -1 : 1;
+	return a->r.at < b->r.at ? -1 : a->r.at > b->r.at;
+}
+
+/* Calls and jumps through a register only ever loaded from a GOT slot
+ * (ct_scan_slot_refs) are through the slot, as `call *slot(%rip)` is,
+ * where the walk saw every way into the code: in a named function of C
+ * (not Go's ABI, where every register may be an argument) with no part
+ * split off, which no jump from elsewhere enters but at its entry.
+ * Otherwise the loads are addresses taken. */
+static void slot_reg_refs(struct analysis *a)
+{
+	if (!a->reg_refs.n)
+		return;
+	qsort(a->entered.v, a->entered.n, sizeof(*a->entered.v), cmp_u64);
+	qsort(a->reg_refs.v, a->reg_refs.n, sizeof(*a->reg_refs.v), cmp_found_in);
+	for (size_t k = 0, end; k < a->reg_refs.n; k = end) {
+		const struct ct_func *g = a->reg_refs.v[k].in;
+		for (end = k + 1; end < a->reg_refs.n && a->reg_refs.v[end].in == g; end++)
+			;
+		char why[160] = "";
+		size_t np = 0;
+		if (!g || g == &a->fde_fn || g == &a->gap_code)
+			snprintf(why, sizeof(why), "in code outside any known function");
+		else if (a->t->lang == CT_LANG_GO || (g->flags & CT_FN_GO))
+			snprintf(why, sizeof(why), "in Go code");
+		else if (ct_target_parts_of(a->t, g->entry, &np), np)
+			snprintf(why, sizeof(why), "%s has parts split off, which may use the register",
+				 ct_names_show(&g->dm, g->name));
+		else {
+			size_t lo = 0, hi = a->entered.n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (a->entered.v[mid] <= g->entry)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < a->entered.n && a->entered.v[lo] < g->end)
+				snprintf(why, sizeof(why), "code elsewhere jumps into %s (to 0x%llx)",
+					 ct_names_show(&g->dm, g->name), (unsigned long long)a->entered.v[lo]);
+		}
+		a->cur = g;
+		for (size_t q = k; q < end; q++) {
+			struct ct_code_ref r = a->reg_refs.v[q].r;
+			r.via_reg = false;
+			if (r.through == CT_THROUGH_LOAD) {
+				size_t s1 = (size_t)(uintptr_t)map_get(&a->got_slots, r.target);
+				if (why[0] && s1) {
+					note_in_data(&a->c[s1 - 1], ".got");
+					note_taken(a, s1 - 1, "its address is in a GOT slot code reads (at 0x%llx, from 0x%llx: %s)",
+						   (unsigned long long)r.target, (unsigned long long)r.at, why);
+				}
+				continue;
+			}
+			if (why[0])
+				continue;
+			map_put(&a->reg_calls, r.at, (void *)1);
+			on_ref(a, &r);
+		}
+	}
+	a->cur = NULL;
+}
+
 /* The references in every function's code: what SCAN found, or scanned
  * here. */
 static void scan_functions(struct analysis *a, struct ct_code_scan *scan)
@@ -449,8 +557,8 @@ static void scan_functions(struct analysis *a, struct ct_code_scan *scan)
 		const struct ct_func **funcs = code_funcs(t, &n);
 		for (size_t i = 0; i < n; i++) {
 			a->cur = funcs[i];
-			ct_scan_refs(ct_elf_bytes_at(&t->elf, a->cur->entry, a->cur->end - a->cur->entry),
-				     a->cur->end - a->cur->entry, a->cur->entry, on_ref, a);
+			ct_scan_slot_refs(ct_elf_bytes_at(&t->elf, a->cur->entry, a->cur->end - a->cur->entry),
+					  a->cur->end - a->cur->entry, a->cur->entry, on_ref, a, analysis_is_slot);
 		}
 		free(funcs);
 	}
@@ -1826,7 +1934,7 @@ static void plan_indirect_sites(struct analysis *a, const struct ct_fn_sites *fo
 		for (size_t k_ = 0; k_ < m && k_ < ICALL_MAX; k_++) {
 			bool slot = ic[k_].via == CT_ICALL_LOADED || ic[k_].via == CT_ICALL_MEM;
 			bool itab = slot && ic[k_].disp >= 0x18 && ic[k_].disp % 8 == 0, value = slot && ic[k_].disp == 0;
-			if (ic[k_].via == CT_ICALL_RIP)
+			if (ic[k_].via == CT_ICALL_RIP || map_get(&a->reg_calls, ic[k_].at))
 				continue;
 			int k = (ic[k_].disp - 0x18) / 8;
 			size_t wlen = 0, first = cand.n;
@@ -2277,6 +2385,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 	if (!from_callers && !await)
 		goto out;
 	scan_functions(&a, scan);
+	slot_reg_refs(&a);
 	twice_in_parts(&a);
 	unproven_returns(&a);
 	if (!from_callers)
@@ -2455,6 +2564,9 @@ out:
 	map_free(&a.by_textoff);
 	map_free(&a.twice);
 	map_free(&a.got_slots);
+	map_free(&a.reg_calls);
+	CT_VEC_FREE(a.reg_refs);
+	CT_VEC_FREE(a.entered);
 	map_free(&a.twice_callers);
 	map_free(&a.plt_stubs);
 	free(a.argless);

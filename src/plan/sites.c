@@ -953,7 +953,7 @@ size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn
 			continue;
 		}
 		uint64_t at = addr + off, next = at + in.length;
-		struct ct_code_ref r = {0, at, in.length, false, 0, 0};
+		struct ct_code_ref r = {0, at, in.length, false, 0, 0, false, 0, 0};
 		for (int i = 0; i < 2; i++) {
 			if (!in.raw.imm[i].size)
 				continue;
@@ -2574,4 +2574,487 @@ enum ct_pad_end ct_pad_walk(uint64_t pad, uint64_t cut, ct_code_at_fn code_at, c
 	}
 	CT_VEC_FREE(todo);
 	return how;
+}
+
+/* ---- registers loaded from GOT slots (ct_scan_slot_refs) ----
+ *
+ * rustc hoists the load of a GOT slot out of a loop that calls through it
+ * (`mov slot(%rip),%rbx` ... `call *%rbx`).  Which value each register
+ * holds is followed forward through the function's branches, as one of:
+ * unreached (0), something else (SF_OTHER), exactly the word of slot S
+ * (S, 8-aligned), maybe S's word or something else (S | SF_IMPURE), or
+ * words of several slots (SF_MIXED).  A slot's word escapes (the load is
+ * an address taken, as before) where a register that may hold it is read
+ * by anything but `call *%reg`/`jmp *%reg` with exactly that word, is
+ * live at a call in a register the callee may read, at a return or a
+ * jump out of the code, at an indirect jump, or meets another slot's. */
+
+#define SF_OTHER 1u
+#define SF_IMPURE 2u
+#define SF_MIXED 3u
+#define SF_MAX_INSNS 65536
+
+enum sf_kind { SF_NORMAL, SF_LOAD, SF_CALL_REG, SF_CALL, SF_JMP_REG, SF_JMP, SF_JCC, SF_OUT, SF_STOP, SF_BAD };
+
+enum {
+	SF_WHY_USED = 1, /* read otherwise */
+	SF_WHY_ARG,      /* live at a call in a register the callee may read */
+	SF_WHY_OUT,      /* live where the code returns or jumps out */
+	SF_WHY_IJUMP,    /* live at an indirect jump */
+	SF_WHY_MIXED,    /* another value on some path */
+	SF_WHY_ARGREG,   /* called through an argument register */
+	SF_WHY_LONG,     /* the code is too long to follow */
+	SF_WHY_END,      /* live where the code runs past its end */
+};
+
+const char *ct_slot_load_why(uint8_t why)
+{
+	static const char *const text[] = {
+		NULL,
+		"the register it is loaded into is read otherwise",
+		"the register it is loaded into is live at a call that may read it",
+		"the register it is loaded into is live where the code returns or jumps out",
+		"the register it is loaded into is live at an indirect jump",
+		"the register it is loaded into may hold another value where it is called through",
+		"it is called through an argument register",
+		"the code is too long to follow",
+		"the register it is loaded into is live where the code runs past its end",
+	};
+	return why < sizeof(text) / sizeof(*text) ? text[why] : NULL;
+}
+
+struct sf_insn {
+	uint32_t off;
+	uint8_t len, kind;
+	int8_t reg;             /* LOAD: the destination; CALL_REG, JMP_REG: the target */
+	uint16_t reads, writes; /* general registers (not RSP) read (any part), written whole */
+	uint64_t target;        /* JMP, JCC: the destination; LOAD: the slot */
+};
+
+struct sf_escape {
+	uint64_t slot, at;
+	uint8_t why;
+};
+
+struct sf {
+	const struct sf_insn *x;
+	size_t n;
+	uint64_t addr;
+	uint64_t *st;     /* n x 16 values at each instruction's start */
+	bool *reached;
+	uint64_t *plan;   /* CALL_REG, JMP_REG: the slot called through, or 0 */
+	CT_VEC(struct sf_escape) esc;
+	int32_t *at_off;  /* code offset -> instruction index, or -1 */
+	size_t len;
+};
+
+/* caller-saved (SysV): RAX RCX RDX RSI RDI R8-R11; arguments: RCX RDX RSI
+ * RDI R8 R9, R10 (a static chain) */
+#define SF_CLOBBERED ((1u << 0) | (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | (0xfu << 8))
+#define SF_ARGREGS ((1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 10))
+
+static int sf_gpr(ZydisRegister r)
+{
+	if (r == ZYDIS_REGISTER_NONE)
+		return -1;
+	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	if (r < ZYDIS_REGISTER_RAX || r > ZYDIS_REGISTER_R15 || r == ZYDIS_REGISTER_RSP)
+		return -1;
+	return (int)(r - ZYDIS_REGISTER_RAX);
+}
+
+static uint64_t sf_slot(uint64_t v)
+{
+	return v > SF_MIXED ? v & ~(uint64_t)3 : 0;
+}
+
+static void sf_escape(struct sf *s, uint64_t v, uint8_t why, uint64_t at)
+{
+	uint64_t slot = sf_slot(v);
+	if (!slot)
+		return;
+	for (size_t k = 0; k < s->esc.n; k++)
+		if (s->esc.v[k].slot == slot)
+			return;
+	CT_VEC_PUSH(s->esc, ((struct sf_escape){slot, at, why}));
+}
+
+static bool sf_escaped(const struct sf *s, uint64_t slot, const struct sf_escape **e)
+{
+	for (size_t k = 0; k < s->esc.n; k++)
+		if (s->esc.v[k].slot == slot) {
+			if (e)
+				*e = &s->esc.v[k];
+			return true;
+		}
+	return false;
+}
+
+/* One instruction, decoded for the walk. */
+static void sf_decode(const uint8_t *code, size_t len, size_t off, uint64_t addr, struct sf_insn *x,
+		      bool (*is_slot)(void *ctx, uint64_t addr), void *ctx)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	memset(x, 0, sizeof(*x));
+	x->off = (uint32_t)off;
+	x->reg = -1;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), code + off, len - off, &in, op))) {
+		x->len = 1;
+		x->kind = SF_BAD;
+		return;
+	}
+	x->len = in.length;
+	uint64_t next = addr + off + in.length;
+	int skip = -1; /* the operand a call or jump goes through */
+	switch (in.meta.category) {
+	case ZYDIS_CATEGORY_CALL:
+		x->kind = SF_CALL;
+		if (op[0].type == ZYDIS_OPERAND_TYPE_REGISTER && (x->reg = (int8_t)sf_gpr(op[0].reg.value)) >= 0) {
+			x->kind = SF_CALL_REG;
+			skip = 0;
+		}
+		break;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		if (op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[0].imm.is_relative) {
+			x->kind = SF_JMP;
+			x->target = next + (uint64_t)op[0].imm.value.s;
+		} else if (op[0].type == ZYDIS_OPERAND_TYPE_REGISTER && (x->reg = (int8_t)sf_gpr(op[0].reg.value)) >= 0) {
+			x->kind = SF_JMP_REG;
+			skip = 0;
+		} else {
+			x->kind = SF_OUT;
+		}
+		break;
+	case ZYDIS_CATEGORY_COND_BR:
+		x->kind = SF_JCC;
+		if (op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[0].imm.is_relative)
+			x->target = next + (uint64_t)op[0].imm.value.s;
+		else
+			x->kind = SF_OUT;
+		break;
+	case ZYDIS_CATEGORY_RET:
+		x->kind = SF_OUT;
+		break;
+	default:
+		if (in.mnemonic == ZYDIS_MNEMONIC_INT3 || in.mnemonic == ZYDIS_MNEMONIC_UD2 ||
+		    in.mnemonic == ZYDIS_MNEMONIC_HLT || in.mnemonic == ZYDIS_MNEMONIC_UD0 ||
+		    in.mnemonic == ZYDIS_MNEMONIC_UD1) {
+			x->kind = SF_STOP;
+			return;
+		}
+		if (in.meta.category == ZYDIS_CATEGORY_SYSCALL || in.meta.category == ZYDIS_CATEGORY_INTERRUPT ||
+		    in.meta.category == ZYDIS_CATEGORY_SYSTEM) {
+			x->reads = 0xffef; /* (its arguments: everything but RSP) */
+			x->writes = SF_CLOBBERED;
+			return;
+		}
+		break;
+	}
+	/* mov slot(%rip),%r64 */
+	if (x->kind == SF_NORMAL && in.mnemonic == ZYDIS_MNEMONIC_MOV && in.operand_count_visible == 2 &&
+	    op[0].type == ZYDIS_OPERAND_TYPE_REGISTER && op[0].size == 64 && sf_gpr(op[0].reg.value) >= 0 &&
+	    op[1].type == ZYDIS_OPERAND_TYPE_MEMORY && op[1].mem.base == ZYDIS_REGISTER_RIP &&
+	    op[1].mem.index == ZYDIS_REGISTER_NONE && op[1].mem.segment != ZYDIS_REGISTER_FS &&
+	    op[1].mem.segment != ZYDIS_REGISTER_GS) {
+		uint64_t slot = next + (uint64_t)op[1].mem.disp.value;
+		if (!(slot & 7) && sf_slot(slot) && is_slot(ctx, slot)) {
+			x->kind = SF_LOAD;
+			x->reg = (int8_t)sf_gpr(op[0].reg.value);
+			x->target = slot;
+			x->writes = (uint16_t)(1u << x->reg);
+			return;
+		}
+	}
+	/* xor %ebx,%ebx: reads nothing */
+	bool zero = (in.mnemonic == ZYDIS_MNEMONIC_XOR || in.mnemonic == ZYDIS_MNEMONIC_SUB) &&
+		    in.operand_count_visible == 2 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    op[1].type == ZYDIS_OPERAND_TYPE_REGISTER && op[0].reg.value == op[1].reg.value;
+	for (int i = 0; i < in.operand_count; i++) {
+		const ZydisDecodedOperand *o = &op[i];
+		if (i == skip)
+			continue;
+		if (o->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			int b = sf_gpr(o->mem.base), ix = sf_gpr(o->mem.index);
+			if (b >= 0)
+				x->reads |= (uint16_t)(1u << b);
+			if (ix >= 0)
+				x->reads |= (uint16_t)(1u << ix);
+			continue;
+		}
+		int g;
+		if (o->type != ZYDIS_OPERAND_TYPE_REGISTER || (g = sf_gpr(o->reg.value)) < 0)
+			continue;
+		uint16_t bit = (uint16_t)(1u << g);
+		if ((o->actions & ZYDIS_OPERAND_ACTION_MASK_READ) && !zero)
+			x->reads |= bit;
+		if (!(o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		x->writes |= bit;
+		bool whole = (o->actions & ZYDIS_OPERAND_ACTION_WRITE) && !(o->actions & ZYDIS_OPERAND_ACTION_CONDWRITE) &&
+			     (o->size == 64 || (o->size == 32 && ZydisRegisterGetClass(o->reg.value) == ZYDIS_REGCLASS_GPR32));
+		if (!whole) /* (what it keeps of the old value is a use of it) */
+			x->reads |= bit;
+	}
+}
+
+static uint64_t sf_join(struct sf *s, uint64_t a, uint64_t b, uint64_t at)
+{
+	if (a == b || !b)
+		return a;
+	if (!a)
+		return b;
+	uint64_t sa = sf_slot(a), sb = sf_slot(b);
+	if (a == SF_MIXED || b == SF_MIXED || (sa && sb && sa != sb)) {
+		sf_escape(s, a, SF_WHY_MIXED, at);
+		sf_escape(s, b, SF_WHY_MIXED, at);
+		return SF_MIXED;
+	}
+	return (sa ? sa : sb) | SF_IMPURE;
+}
+
+static void sf_escape_all(struct sf *s, const uint64_t *v, uint16_t mask, uint8_t why, uint64_t at)
+{
+	for (int r = 0; r < 16; r++)
+		if (mask >> r & 1)
+			sf_escape(s, v[r], why, at);
+}
+
+/* Into instruction K (from the one at AT): V joined with what it had. */
+static bool sf_flow(struct sf *s, size_t k, const uint64_t *v, uint64_t at)
+{
+	uint64_t *d = s->st + 16 * k;
+	bool changed = !s->reached[k];
+	s->reached[k] = true;
+	for (int r = 0; r < 16; r++) {
+		uint64_t j = sf_join(s, d[r], v[r], at);
+		changed |= j != d[r];
+		d[r] = j;
+	}
+	return changed;
+}
+
+/* Instruction I, from its state: where it goes (*SUCC, up to 2, -1 for
+ * none) and with what (OUT); FINAL: the uses and plans it makes. */
+static void sf_step(struct sf *s, size_t i, uint64_t *out, long succ[2], bool final)
+{
+	const struct sf_insn *x = &s->x[i];
+	const uint64_t *in = s->st + 16 * i;
+	uint64_t at = s->addr + x->off;
+	memcpy(out, in, 16 * sizeof(*out));
+	succ[0] = succ[1] = -1;
+	if (final)
+		sf_escape_all(s, in, x->reads, SF_WHY_USED, at);
+	for (int r = 0; r < 16; r++)
+		if (x->writes >> r & 1)
+			out[r] = SF_OTHER;
+	bool falls = true;
+	switch (x->kind) {
+	case SF_LOAD:
+		out[x->reg] = x->target;
+		break;
+	case SF_CALL_REG:
+	case SF_JMP_REG: {
+		uint64_t v = in[x->reg];
+		if (final && v == sf_slot(v) && v && !(x->kind == SF_CALL_REG && (SF_ARGREGS >> x->reg & 1)))
+			s->plan[i] = v;
+		else if (final)
+			sf_escape(s, v, x->kind == SF_CALL_REG && (SF_ARGREGS >> x->reg & 1) ? SF_WHY_ARGREG : SF_WHY_MIXED, at);
+		if (x->kind == SF_JMP_REG) {
+			if (final)
+				sf_escape_all(s, in, (uint16_t)(0xffef & ~(1u << x->reg)), SF_WHY_OUT, at);
+			falls = false;
+			break;
+		}
+	}
+		/* fall through */
+	case SF_CALL:
+		if (final)
+			sf_escape_all(s, in, (uint16_t)(SF_CLOBBERED & ~(x->kind == SF_CALL_REG ? 1u << x->reg : 0)),
+				      SF_WHY_ARG, at);
+		for (int r = 0; r < 16; r++)
+			if (SF_CLOBBERED >> r & 1)
+				out[r] = SF_OTHER;
+		break;
+	case SF_JMP:
+	case SF_JCC: {
+		uint64_t t = x->target - s->addr;
+		int32_t k = x->target >= s->addr && t < s->len ? s->at_off[t] : -1;
+		if (k >= 0)
+			succ[1] = k;
+		else if (final)
+			sf_escape_all(s, out, 0xffef, SF_WHY_OUT, at);
+		falls = x->kind == SF_JCC;
+		break;
+	}
+	case SF_OUT:
+		if (final)
+			sf_escape_all(s, out, 0xffef, SF_WHY_IJUMP, at);
+		falls = false;
+		break;
+	case SF_STOP:
+		falls = false;
+		break;
+	case SF_BAD:
+		if (final)
+			sf_escape_all(s, out, 0xffef, SF_WHY_OUT, at);
+		falls = false;
+		break;
+	default:
+		break;
+	}
+	if (!falls)
+		return;
+	if (i + 1 < s->n) {
+		succ[0] = (long)i + 1;
+	} else if (final && x->kind != SF_CALL && x->kind != SF_CALL_REG) {
+		/* (a call last: one that does not return) */
+		sf_escape_all(s, out, 0xffef, SF_WHY_END, at);
+	}
+}
+
+static void sf_run(struct sf *s, size_t *work, size_t nwork, bool *queued)
+{
+	uint64_t out[16];
+	while (nwork) {
+		size_t i = work[--nwork];
+		queued[i] = false;
+		long succ[2];
+		sf_step(s, i, out, succ, false);
+		for (int k = 0; k < 2; k++)
+			if (succ[k] >= 0 && sf_flow(s, (size_t)succ[k], out, s->addr + s->x[i].off) && !queued[succ[k]]) {
+				queued[succ[k]] = true;
+				work[nwork++] = (size_t)succ[k];
+			}
+	}
+}
+
+/* The refs a function's scan gave, held back until the walk is done. */
+struct sf_refs {
+	CT_VEC(struct ct_code_ref) v;
+	bool (*is_slot)(void *ctx, uint64_t addr);
+	void *ctx;
+	const uint8_t *code;
+	uint64_t addr;
+	size_t len;
+	bool loads;
+};
+
+static void sf_keep(void *ctx, const struct ct_code_ref *r)
+{
+	struct sf_refs *h = ctx;
+	CT_VEC_PUSH(h->v, *r);
+	/* REX.W 8b /r, mod 0 rm 5: mov slot(%rip),%r64 */
+	const uint8_t *b = h->code + (r->at - h->addr);
+	if (r->kind == CT_REF_ADDR && r->len == 7 && (b[0] & 0xf8) == 0x48 && b[1] == 0x8b && (b[2] & 0xc7) == 0x05 &&
+	    !(r->target & 7) && h->is_slot(h->ctx, r->target))
+		h->loads = true;
+}
+
+size_t ct_scan_slot_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn, void *ctx,
+			 bool (*is_slot)(void *ctx, uint64_t addr))
+{
+	if (!is_slot)
+		return ct_scan_refs(code, len, addr, fn, ctx);
+	struct sf_refs h = {.is_slot = is_slot, .ctx = ctx, .code = code, .addr = addr, .len = len};
+	size_t bad = ct_scan_refs(code, len, addr, sf_keep, &h);
+	if (!h.loads) {
+		for (size_t k = 0; k < h.v.n; k++)
+			fn(ctx, &h.v.v[k]);
+		CT_VEC_FREE(h.v);
+		return bad;
+	}
+	struct sf s = {.addr = addr, .len = len};
+	CT_VEC(struct sf_insn) xs = {0};
+	bool too_long = false;
+	for (size_t off = 0; off < len && !too_long; off += xs.v[xs.n - 1].len) {
+		struct sf_insn x;
+		sf_decode(code, len, off, addr, &x, is_slot, ctx);
+		CT_VEC_PUSH(xs, x);
+		too_long = xs.n > SF_MAX_INSNS;
+	}
+	s.x = xs.v;
+	s.n = xs.n;
+	if (!too_long) {
+		s.at_off = xmalloc(len * sizeof(*s.at_off));
+		memset(s.at_off, 0xff, len * sizeof(*s.at_off));
+		for (size_t i = 0; i < s.n; i++)
+			s.at_off[s.x[i].off] = (int32_t)i;
+		s.st = xcalloc(s.n * 16, sizeof(*s.st));
+		s.reached = xcalloc(s.n, sizeof(*s.reached));
+		s.plan = xcalloc(s.n, sizeof(*s.plan));
+		bool *queued = xcalloc(s.n, sizeof(*queued));
+		size_t *work = xmalloc(s.n * sizeof(*work));
+		uint64_t v[16];
+		for (int r = 0; r < 16; r++)
+			v[r] = SF_OTHER;
+		sf_flow(&s, 0, v, addr);
+		work[0] = 0;
+		queued[0] = true;
+		sf_run(&s, work, 1, queued);
+		/* code the walk did not reach (a landing pad, which the
+		 * unwinder enters with the registers of the call that threw;
+		 * code only a jump from elsewhere enters): each register there
+		 * may hold what any load into it gave */
+		uint64_t seed[16];
+		for (int r = 0; r < 16; r++)
+			seed[r] = SF_OTHER;
+		for (size_t i = 0; i < s.n; i++)
+			if (s.x[i].kind == SF_LOAD)
+				seed[s.x[i].reg] = sf_join(&s, seed[s.x[i].reg], s.x[i].target | SF_IMPURE, addr + s.x[i].off);
+		for (size_t i = 0; i < s.n; i++)
+			if (!s.reached[i]) {
+				sf_flow(&s, i, seed, addr + s.x[i].off);
+				work[0] = i;
+				queued[i] = true;
+				sf_run(&s, work, 1, queued);
+			}
+		uint64_t out[16];
+		long succ[2];
+		for (size_t i = 0; i < s.n; i++)
+			sf_step(&s, i, out, succ, true);
+		free(work);
+		free(queued);
+	}
+	/* the references in order, the calls through registers among them */
+	size_t k = 0;
+	for (size_t i = 0; i <= s.n; i++) {
+		uint64_t at = i < s.n ? addr + s.x[i].off : UINT64_MAX;
+		for (; k < h.v.n && h.v.v[k].at < at; k++)
+			fn(ctx, &h.v.v[k]);
+		if (i == s.n)
+			break;
+		const struct sf_insn *x = &s.x[i];
+		const struct sf_escape *e = NULL;
+		if (x->kind == SF_LOAD) {
+			for (; k < h.v.n && h.v.v[k].at == at; k++) {
+				struct ct_code_ref r = h.v.v[k];
+				if (r.kind == CT_REF_ADDR && r.target == x->target) {
+					if (too_long) {
+						r.why = SF_WHY_LONG;
+						r.why_at = at;
+					} else if (sf_escaped(&s, x->target, &e)) {
+						r.why = e->why;
+						r.why_at = e->at;
+					} else {
+						r.through = CT_THROUGH_LOAD;
+						r.via_reg = true;
+					}
+				}
+				fn(ctx, &r);
+			}
+		} else if (s.plan && s.plan[i] && !sf_escaped(&s, s.plan[i], NULL)) {
+			struct ct_code_ref r = {CT_REF_ADDR, at, x->len, false, s.plan[i],
+						x->kind == SF_CALL_REG ? CT_THROUGH_CALL : CT_THROUGH_JUMP, true, 0, 0};
+			fn(ctx, &r);
+		}
+	}
+	free(s.at_off);
+	free(s.st);
+	free(s.reached);
+	free(s.plan);
+	CT_VEC_FREE(s.esc);
+	CT_VEC_FREE(xs);
+	CT_VEC_FREE(h.v);
+	return bad;
 }

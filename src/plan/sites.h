@@ -126,9 +126,21 @@ struct ct_code_ref {
 	 * memory operand (`call *slot(%rip)`: rustc's -Z plt=no, gcc's
 	 * -fno-plt), else 0: it reads or writes it, or holds its address */
 	uint8_t through;
+	/* ADDR of a GOT slot (ct_scan_slot_refs): CALL or JUMP, the
+	 * instruction calls or jumps through a register that, on every path
+	 * to it, holds what code loaded from the slot (`mov slot(%rip),%rbx`
+	 * ... `call *%rbx`); LOAD, that load, whose value goes nowhere else */
+	bool via_reg;
+	/* ADDR, a load of a slot (`mov slot(%rip),%reg`) not followed so:
+	 * why (ct_slot_load_why), and where it was decided (why_at) */
+	uint8_t why;
+	uint64_t why_at;
 };
 
-enum { CT_THROUGH_CALL = 1, CT_THROUGH_JUMP = 2 };
+enum { CT_THROUGH_CALL = 1, CT_THROUGH_JUMP = 2, CT_THROUGH_LOAD = 3 };
+
+/* The text for a ct_code_ref's why (0: none). */
+const char *ct_slot_load_why(uint8_t why);
 
 typedef void (*ct_ref_fn)(void *ctx, const struct ct_code_ref *r);
 
@@ -136,6 +148,16 @@ typedef void (*ct_ref_fn)(void *ctx, const struct ct_code_ref *r);
  * not decode are stepped over one at a time (so what follows is still
  * scanned).  Returns how many bytes did not decode. */
 size_t ct_scan_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn, void *ctx);
+
+/* ct_scan_refs, where IS_SLOT(CTX, ADDR) tells the GOT slots whose loads
+ * into a register it follows (through the code's branches: a loop that
+ * calls through the register): a register that holds such a slot's word
+ * and is only ever the target of `call *%reg` or `jmp *%reg` gives those
+ * calls as through the slot (via_reg), its loads as CT_THROUGH_LOAD; any
+ * other use, or one in doubt, gives the load as an ADDR reference with
+ * its why, and no call. */
+size_t ct_scan_slot_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_fn fn, void *ctx,
+			 bool (*is_slot)(void *ctx, uint64_t addr));
 
 /* How a call's return is observed: a walk along the straight line of
  * instructions from its return address. */

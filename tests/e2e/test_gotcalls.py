@@ -62,3 +62,50 @@ def test_calls_through_got_slots_are_observed_from_their_callers():
         assert want is None or vals == want, (mode, vals, want)
         want = vals
         assert all(r for _, _, r in vals), vals
+
+
+def test_calls_through_a_register_loaded_from_a_got_slot():
+    """tests/fixtures/c/gotreg: `mov slot(%rip),%rbx` out of a loop that
+    does `call *%rbx` (rustc hoists GOT loads so), and a slot read on two
+    paths into a register each call clobbers: calls of what the slot holds,
+    as `call *slot(%rip)` is.  A register handed on (gc_esc), overwritten on
+    a path to the call (gr_reuse), live at a call in an argument register
+    (gr_clob) or jumped through (gr_tailreg) keeps RET probes, saying why."""
+    exe = fixture("gotreg")
+    text = run(["objdump", "-d", "--no-show-raw-insn", exe]).stdout
+    assert re.search(r"mov\s+0x[0-9a-f]+\(%rip\),%rbx\s+# [0-9a-f]+ <_DYNAMIC", text), text
+    assert re.search(r"call\s+\*%rbx", text), text
+    plain = run([exe, "2"])
+    assert (plain.returncode, plain.stdout) == (0, "gotreg 241\n"), plain
+
+    lst = ct("list", "-v", exe, "gr_*")
+    assert lst.returncode == 0, lst.stderr
+    f = funcs_of(lst.stdout)
+    for name, n in (("gr_leaf", 1), ("gr_leaf2", 1)):
+        exits = f[name][1] if f[name][0].startswith("(") else f[name][0]
+        assert exits.startswith(f"exits: at its {n} call site") and "looks up the caller" in exits, (name, f[name])
+        assert not any(l.startswith("ret ") for l in f[name]), (name, f[name])
+    why = {"gr_leaf3": "its address is in a GOT slot code reads (at 0x%x, from 0x%x: the register it is loaded into is read otherwise",
+           "gr_leaf4": "may hold another value where it is called through",
+           "gr_leaf5": "is live at a call that may read it",
+           "gr_leaf6": "entered by a jump through a GOT slot from gr_tailreg"}
+    for name, w in why.items():
+        w = w.split("(at")[0]
+        assert any(w in l for l in f[name]), (name, f[name])
+        assert any(l.startswith("ret ") for l in f[name]), (name, f[name])
+
+    want = None
+    for mode in ("auto", "ret"):
+        p, out = record([exe, "2"], f"--exit={mode}", "-F", "gr_*", "-F", "main", out=tmp(f"gotreg-{mode}.data"))
+        assert p.stdout == plain.stdout, (mode, p.stdout)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        roots = next(iter(trees(calls).values()))
+        got = [shape(r) for r in roots]
+        loop = "gr_loop:returned(" + ",".join(["gr_leaf:returned"] * 3) + ")"
+        one = [loop, "gr_two:returned(gr_leaf2:returned)", "gr_esc:returned(gr_apply:returned(gr_leaf3:returned),gr_leaf3:returned)"]
+        rounds = [one + ["gr_reuse:returned(gr_other:returned)", "gr_tailreg:returned(gr_leaf6:returned:tail)"],
+                  one + ["gr_reuse:returned(gr_leaf4:returned)", "gr_tailreg:returned(gr_leaf6:returned:tail)"]]
+        assert got == ["main:returned(" + ",".join(rounds[0] + rounds[1]) + ")"], (mode, got)
+        vals = [(c["func"], c["args"], c.get("ret"), c.get("depth")) for c in calls if c["func"].startswith("gr_leaf")]
+        assert want is None or vals == want, (mode, vals, want)
+        want = vals
