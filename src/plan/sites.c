@@ -2766,6 +2766,12 @@ static void sf_decode(const uint8_t *code, size_t len, size_t off, uint64_t addr
 			return;
 		}
 	}
+	/* padding: nop, `xchg %ax,%ax` (66 90) */
+	if (in.mnemonic == ZYDIS_MNEMONIC_NOP ||
+	    (in.mnemonic == ZYDIS_MNEMONIC_XCHG && in.operand_count_visible == 2 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	     op[1].type == ZYDIS_OPERAND_TYPE_REGISTER && op[0].reg.value == op[1].reg.value && op[0].size != 32 &&
+	     op[0].size != 8))
+		return;
 	/* xor %ebx,%ebx: reads nothing */
 	bool zero = (in.mnemonic == ZYDIS_MNEMONIC_XOR || in.mnemonic == ZYDIS_MNEMONIC_SUB) &&
 		    in.operand_count_visible == 2 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
@@ -2992,23 +2998,38 @@ size_t ct_scan_slot_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_
 		work[0] = 0;
 		queued[0] = true;
 		sf_run(&s, work, 1, queued);
-		/* code the walk did not reach (a landing pad, which the
-		 * unwinder enters with the registers of the call that threw;
-		 * code only a jump from elsewhere enters): each register there
-		 * may hold what any load into it gave */
-		uint64_t seed[16];
-		for (int r = 0; r < 16; r++)
-			seed[r] = SF_OTHER;
-		for (size_t i = 0; i < s.n; i++)
-			if (s.x[i].kind == SF_LOAD)
-				seed[s.x[i].reg] = sf_join(&s, seed[s.x[i].reg], s.x[i].target | SF_IMPURE, addr + s.x[i].off);
-		for (size_t i = 0; i < s.n; i++)
-			if (!s.reached[i]) {
-				sf_flow(&s, i, seed, addr + s.x[i].off);
-				work[0] = i;
-				queued[i] = true;
-				sf_run(&s, work, 1, queued);
+		/* code the walk did not reach: a landing pad, which the unwinder
+		 * enters with the callee-saved registers of the call that threw,
+		 * what they hold at any call (code a jump from elsewhere enters
+		 * is none: callers.c leaves such a function alone).  Not at
+		 * padding, which runs into the code after it (a nop, `xchg
+		 * %ax,%ax`: what reads and writes no register). */
+		bool *seeded = xcalloc(s.n, sizeof(*seeded));
+		uint64_t seed[16], was[16];
+		for (int pass = 0, changed = 1; changed; pass++) {
+			for (int r = 0; r < 16; r++)
+				seed[r] = SF_OTHER;
+			for (size_t i = 0; i < s.n; i++)
+				if (s.reached[i] && (s.x[i].kind == SF_CALL || s.x[i].kind == SF_CALL_REG))
+					for (int r = 0; r < 16; r++)
+						if (!(SF_CLOBBERED >> r & 1) && r != 4)
+							seed[r] = sf_join(&s, seed[r], s.st[16 * i + r], addr + s.x[i].off);
+			changed = pass == 0 || memcmp(seed, was, sizeof(seed)) != 0;
+			memcpy(was, seed, sizeof(seed));
+			/* (the first time, in order: code a seed's walk reaches is
+			 * none of its own) */
+			for (size_t i = 0; i < s.n && changed; i++) {
+				if (pass == 0 && !s.reached[i] && (s.x[i].kind != SF_NORMAL || s.x[i].reads || s.x[i].writes))
+					seeded[i] = true;
+				if (seeded[i] && sf_flow(&s, i, seed, addr + s.x[i].off) && !queued[i]) {
+					work[0] = i;
+					queued[i] = true;
+					sf_run(&s, work, 1, queued);
+				}
 			}
+		}
+		/* (what is still unreached: padding) */
+		free(seeded);
 		uint64_t out[16];
 		long succ[2];
 		for (size_t i = 0; i < s.n; i++)
