@@ -2594,7 +2594,8 @@ enum ct_pad_end ct_pad_walk(uint64_t pad, uint64_t cut, ct_code_at_fn code_at, c
 #define SF_MIXED 3u
 #define SF_MAX_INSNS 65536
 
-enum sf_kind { SF_NORMAL, SF_LOAD, SF_CALL_REG, SF_CALL, SF_JMP_REG, SF_JMP, SF_JCC, SF_OUT, SF_STOP, SF_BAD };
+/* SF_OUT: an indirect jump (not through a register, or a jcc's other forms) */
+enum sf_kind { SF_NORMAL, SF_LOAD, SF_CALL_REG, SF_CALL, SF_JMP_REG, SF_JMP, SF_JCC, SF_OUT, SF_RET, SF_STOP, SF_BAD };
 
 enum {
 	SF_WHY_USED = 1, /* read otherwise */
@@ -2734,7 +2735,7 @@ static void sf_decode(const uint8_t *code, size_t len, size_t off, uint64_t addr
 			x->kind = SF_OUT;
 		break;
 	case ZYDIS_CATEGORY_RET:
-		x->kind = SF_OUT;
+		x->kind = SF_RET;
 		break;
 	default:
 		if (in.mnemonic == ZYDIS_MNEMONIC_INT3 || in.mnemonic == ZYDIS_MNEMONIC_UD2 ||
@@ -2894,16 +2895,12 @@ static void sf_step(struct sf *s, size_t i, uint64_t *out, long succ[2], bool fi
 		break;
 	}
 	case SF_OUT:
-		if (final)
-			sf_escape_all(s, out, 0xffef, SF_WHY_IJUMP, at);
-		falls = false;
-		break;
-	case SF_STOP:
-		falls = false;
-		break;
+	case SF_RET:
 	case SF_BAD:
 		if (final)
-			sf_escape_all(s, out, 0xffef, SF_WHY_OUT, at);
+			sf_escape_all(s, out, 0xffef, x->kind == SF_OUT ? SF_WHY_IJUMP : SF_WHY_OUT, at);
+		/* fall through */
+	case SF_STOP:
 		falls = false;
 		break;
 	default:
