@@ -2207,3 +2207,91 @@ TEST(ijump_case_of_a_jump_table_tail_jumps)
 	CHECK_EQ_U(tails, 1);
 	ct_fn_sites_free(&s);
 }
+
+/* ct_scan_slot_refs: registers loaded from GOT slots (0x403000, 0x403008) */
+static bool two_slots(void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	return addr == 0x403000 || addr == 0x403008;
+}
+
+static void scan_slots(const uint8_t *code, size_t len, struct refs_seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	CHECK_EQ_U(ct_scan_slot_refs(code, len, BASE, collect_ref, s, two_slots), 0);
+}
+
+static bool via(const struct ct_code_ref *r, uint64_t at, uint8_t through, uint64_t slot)
+{
+	return r->kind == CT_REF_ADDR && r->via_reg && r->at == BASE + at && r->through == through && r->target == slot;
+}
+
+static bool kept_load(const struct ct_code_ref *r, uint64_t at, uint64_t slot, uint8_t why, uint64_t why_at)
+{
+	return r->kind == CT_REF_ADDR && !r->via_reg && !r->through && r->at == BASE + at && r->target == slot &&
+	       r->why == why && r->why_at == BASE + why_at && ct_slot_load_why(why);
+}
+
+TEST(scan_slot_refs_follow_registers_loaded_from_got_slots)
+{
+	/* push %rbx; mov slot1(%rip),%rbx; 1: mov %ebp,%edi; call *%rbx;
+	 * dec %ebp; jnz 1b; pop %rbx; ret; xchg %ax,%ax (padding: not a
+	 * landing pad's start); mov %rax,%rbx; mov %rbx,%rdi; call 0x402000
+	 * (a pad that overwrites the register before reading it) */
+	static const uint8_t loop[] = {0x53, 0x48, 0x8b, 0x1d, 0xf8, 0x1f, 0x00, 0x00, 0x89, 0xef, 0xff,
+				       0xd3, 0xff, 0xcd, 0x75, 0xf8, 0x5b, 0xc3, 0x66, 0x90, 0x48, 0x89,
+				       0xc3, 0x48, 0x89, 0xdf, 0xe8, 0xe1, 0x0f, 0x00, 0x00};
+	struct refs_seen s;
+	scan_slots(loop, sizeof(loop), &s);
+	CHECK_EQ_I(s.n, 4);
+	CHECK(via(&s.r[0], 1, CT_THROUGH_LOAD, 0x403000));
+	CHECK(via(&s.r[1], 0xa, CT_THROUGH_CALL, 0x403000) && s.r[1].len == 2);
+	CHECK(s.r[2].kind == CT_REF_JUMP && s.r[3].kind == CT_REF_CALL && s.r[3].target == 0x402000);
+
+	/* mov slot1(%rip),%rax; call 0x402000 (%rax live: it may read it);
+	 * call *%rax; ret */
+	static const uint8_t clob[] = {0x48, 0x8b, 0x05, 0xf9, 0x1f, 0x00, 0x00, 0xe8,
+				       0xf4, 0x0f, 0x00, 0x00, 0xff, 0xd0, 0xc3};
+	scan_slots(clob, sizeof(clob), &s);
+	CHECK_EQ_I(s.n, 2);
+	CHECK(kept_load(&s.r[0], 0, 0x403000, 2, 7));
+	CHECK(s.r[1].kind == CT_REF_CALL);
+
+	/* mov slot1(%rip),%rbx; test %edi,%edi; je 1f; mov %rdi,%rbx;
+	 * 1: call *%rbx; ret (another value on one path) */
+	static const uint8_t mixed[] = {0x48, 0x8b, 0x1d, 0xf9, 0x1f, 0x00, 0x00, 0x85, 0xff,
+					0x74, 0x03, 0x48, 0x89, 0xfb, 0xff, 0xd3, 0xc3};
+	scan_slots(mixed, sizeof(mixed), &s);
+	CHECK_EQ_I(s.n, 2);
+	CHECK(kept_load(&s.r[0], 0, 0x403000, 5, 0xe));
+
+	/* mov slot1(%rip),%rbx; mov %rbx,(%rsi) (stored); call *%rbx;
+	 * mov slot2(%rip),%rax; jmp *%rax (a tail jump through it) */
+	static const uint8_t stored[] = {0x48, 0x8b, 0x1d, 0xf9, 0x1f, 0x00, 0x00, 0x48, 0x89, 0x1e, 0xff,
+					 0xd3, 0x48, 0x8b, 0x05, 0xf5, 0x1f, 0x00, 0x00, 0xff, 0xe0};
+	scan_slots(stored, sizeof(stored), &s);
+	CHECK_EQ_I(s.n, 3);
+	CHECK(kept_load(&s.r[0], 0, 0x403000, 1, 7));
+	CHECK(via(&s.r[1], 0xc, CT_THROUGH_LOAD, 0x403008));
+	CHECK(via(&s.r[2], 0x13, CT_THROUGH_JUMP, 0x403008));
+
+	/* push %r12; push %rbx; mov slot1(%rip),%rbx; call *%rbx; xor
+	 * %ebx,%ebx (the value gone); mov %rbx,(%rsi); mov slot2(%rip),%r12;
+	 * call *%r12; pop %rbx; pop %r12; ret; then a landing pad, entered
+	 * with the callee-saved registers of a call: mov %r12,%rdi; call
+	 * 0x402000 */
+	static const uint8_t pad[] = {0x41, 0x54, 0x53, 0x48, 0x8b, 0x1d, 0xf6, 0x1f, 0x00, 0x00, 0xff, 0xd3, 0x31,
+				      0xdb, 0x48, 0x89, 0x1e, 0x4c, 0x8b, 0x25, 0xf0, 0x1f, 0x00, 0x00, 0x41, 0xff,
+				      0xd4, 0x5b, 0x41, 0x5c, 0xc3, 0x4c, 0x89, 0xe7, 0xe8, 0xd9, 0x0f, 0x00, 0x00};
+	scan_slots(pad, sizeof(pad), &s);
+	CHECK_EQ_I(s.n, 4);
+	CHECK(via(&s.r[0], 3, CT_THROUGH_LOAD, 0x403000));
+	CHECK(via(&s.r[1], 0xa, CT_THROUGH_CALL, 0x403000));
+	CHECK(kept_load(&s.r[2], 0x11, 0x403008, 1, 0x1f));
+	CHECK(s.r[3].kind == CT_REF_CALL);
+
+	/* without IS_SLOT, as ct_scan_refs: the loads are addresses */
+	memset(&s, 0, sizeof(s));
+	ct_scan_slot_refs(loop, sizeof(loop), BASE, collect_ref, &s, NULL);
+	CHECK(s.n == 3 && s.r[0].kind == CT_REF_ADDR && !s.r[0].via_reg && !s.r[0].through && !s.r[0].why);
+}
