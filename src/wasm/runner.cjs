@@ -26,15 +26,16 @@ const cfg = traced ? JSON.parse(fs.readFileSync(cfgPath, 'utf8')) : {};
 // other work, the program's thread (and calltrace's reader) took turns with
 // them and waited on the run queue about as long as it ran: Go fib's first
 // run traced 490 -> 235 ns/call, untraced 52 -> 11, at loadavg 8 on 2 cores.
-// At nice 10 they take what the program leaves, and still a tenth of a core
-// when it leaves nothing, so the tier-up of its own hot code is not starved
-// (nice 19 delayed it: ~10 ns/call more CPU in warm runs).  Traced or not,
+// 10 nicer than the program, they take what it leaves, and still a tenth of
+// a core when it leaves nothing, so the tier-up of its own hot code is not
+// starved (nice 19 delayed it: ~10 ns/call more CPU in warm runs).  Traced or not,
 // the same runner.  (libuv's pool, which serves file calls, starts later.)
+const helperNice = Math.min(19, require('os').getPriority() + 10);
 for (const t of fs.readdirSync('/proc/self/task')) {
 	if (+t === process.pid)
 		continue;
 	try {
-		require('os').setPriority(+t, 10); // one thread: on Linux a tid is a pid to setpriority
+		require('os').setPriority(+t, helperNice); // one thread: on Linux a tid is a pid to setpriority
 	} catch (e) {
 		// a thread gone, or no setpriority in a sandbox: scheduled as before
 	}
