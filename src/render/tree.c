@@ -18,6 +18,7 @@
  * spills it to an unlinked temp file; the groups are copied out at the end. */
 #include "render/render.h"
 #include "render/values.h"
+#include "util/files.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -139,7 +140,7 @@ struct tree {
 static void out_flush(struct tree *tr)
 {
 	if (tr->out.n)
-		fwrite(tr->out.p, 1, tr->out.n, tr->o->out);
+		ct_fwrite_direct(tr->o->out, tr->out.p, tr->out.n);
 	tr->out.n = 0;
 }
 
