@@ -18,7 +18,10 @@ Configurations, interleaved round by round (median of the rounds):
 *_ns_per_call is (configuration - plain) / calls, of the first run of fib in
 the process; the workloads run fib REPS times, and *_steady_ns_per_call is the
 same of the fastest run (V8 has tiered the code up; the first run also pays for
-the tier-up and for V8 compiling the Go runtime on the other core).  Also the cost of one
+the tier-up and for V8 compiling the Go runtime on the other core).  The
+workloads also read their thread's CPU time around the first run
+(*first_run_cpu_ns_per_call): on this 2-core machine, shared, the first run's
+wall time is often half waiting for a core.  Also the cost of one
 clock read from wasm, and the rewrite time of the ~2 MB Go module with every
 function instrumented.  The clock's cost per read is compared with node's
 other clocks and with clock_gettime from C (clock_cost).  Goals: <= 100 ns
@@ -66,16 +69,18 @@ def build(tmp):
 
 
 def loop_ns(out):
-    m = re.search(r"calls=(\d+) ns=(\d+) best=(\d+)", out)
+    m = re.search(r"calls=(\d+) ns=(\d+) best=(\d+)(?: cpu=(\d+))?", out)
     assert m, f"workload printed no timing: {out!r}"
-    return int(m[1]), int(m[2]), int(m[3])
+    return int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0)
 
 
 def add(r, name, out):
-    """The first run's time under NAME, the fastest run's under NAME_steady."""
-    calls, t, best = loop_ns(out)
+    """The first run's time under NAME, the fastest run's under NAME_steady,
+    the CPU time the program's thread had in the first run under NAME_cpu."""
+    calls, t, best, cpu = loop_ns(out)
     r.setdefault(name, []).append(t)
     r.setdefault(name + "_steady", []).append(best)
+    r.setdefault(name + "_cpu", []).append(cpu)
     return calls
 
 
@@ -201,7 +206,8 @@ def clock_cost(tmp):
 
 def report(res, clk, m, loadavg):
     med = {k: {c: statistics.median(v) for c, v in r.items() if c != "calls"} for k, r in res.items()}
-    per = {k: {c: (med[k][c] - med[k]["plain_steady" if c.endswith("_steady") else "plain"]) / res[k]["calls"]
+    base = {"steady": "plain_steady", "cpu": "plain_cpu"}
+    per = {k: {c: (med[k][c] - med[k][base.get(c.rsplit("_", 1)[-1], "plain")]) / res[k]["calls"]
                for c in med[k] if not c.startswith("plain")} for k in med}
     print("wasm_workloads: wasi fib(30) %d calls, go fib(27) %d calls; loadavg %.2f"
           % (res["wasi"]["calls"], res["go"]["calls"], loadavg))
@@ -217,6 +223,11 @@ def report(res, clk, m, loadavg):
             print("%s%s_ns_per_call=%.0f" % (pre, c, per[k][c]))
         for c in ("calltrace", "recorder", "no_clock", "js_hooks"):
             print("%s%ssteady_ns_per_call=%.0f" % (pre, "" if c == "calltrace" else c + "_", per[k][c + "_steady"]))
+        # the first run's wall time less the program thread's CPU time: how
+        # long it waited for a core (V8's compiler threads, calltrace, others)
+        print("%sfirst_run_cpu_ns_per_call: calltrace %.0f, recorder %.0f, no_clock %.0f (the program's thread; "
+              "the rest of the first run it waited for a core)"
+              % (pre, per[k]["calltrace_cpu"], per[k]["recorder_cpu"], per[k]["no_clock_cpu"]))
     clock_ns, call_ns, wasi_read, hrtime_read, perf_now_read, c_ns = clk
     print("wasm_clock_ns_per_read=%s" % clock_ns)
     print("wasm_import_call_ns=%s" % call_ns)

@@ -78,3 +78,18 @@ enum ct_hit_class ct_hit_class_of(uint8_t kind, uint16_t flags)
 		return CT_HIT_CHECK;
 	return flags & CT_SITEF_CALLINSN ? CT_HIT_CALL : CT_HIT_EMULATED;
 }
+
+void ct_costs_hit_prices(const struct ct_costs *c, uint64_t out[CT_HIT_CLASSES])
+{
+	memcpy(out, c->hit_ns, sizeof(c->hit_ns));
+	/* classes the recording did not measure: as the kind of instruction
+	 * they are (an older file's, or one without such sites) */
+	if (!out[CT_HIT_CALL])
+		out[CT_HIT_CALL] = out[CT_HIT_EMULATED];
+	if (!out[CT_HIT_CHECK])
+		out[CT_HIT_CHECK] = out[CT_HIT_EMULATED];
+	if (!out[CT_HIT_RET])
+		out[CT_HIT_RET] = out[CT_HIT_STEPPED];
+	if (!out[CT_HIT_NOTRAP])
+		out[CT_HIT_NOTRAP] = out[CT_HIT_EMULATED];
+}

@@ -6,22 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a hit costs depends on the probed instruction (the site's flags,
- * CT_SITEF_STEPPED/CALLINSN/RETINSN/NOTRAP): one the kernel emulates, one it
- * single-steps, an emulated `call` (it also writes the return address), a
- * single-stepped `ret`, a 5-byte nop the kernel reaches by a call to its
- * trampoline (no trap); and on what the BPF program does: a CHECK's hit (a
- * function observed from its callers, at its emulated entry) looks up which
- * planned call site it came from. */
-enum ct_hit_class {
-	CT_HIT_EMULATED,
-	CT_HIT_STEPPED,
-	CT_HIT_CALL,
-	CT_HIT_RET,
-	CT_HIT_CHECK,
-	CT_HIT_NOTRAP,
-	CT_HIT_CLASSES
-};
+#include "probes/event.h"
+
+/* (the hit classes, enum ct_hit_class, are in probes/event.h: the BPF side
+ * prices the hits that send no event by them) */
 
 /* What probe hits cost here: measured by record at start-up
  * (record/calibrate.c), kept in META "calib", taken out of every duration
@@ -42,6 +30,9 @@ struct ct_costs {
  * measured (after the fields an older calltrace reads). */
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
+/* What a hit of each class costs by C: the classes C did not measure as
+ * the kind of instruction they are. */
+void ct_costs_hit_prices(const struct ct_costs *c, uint64_t out[CT_HIT_CLASSES]);
 /* The class of a hit whose event names a site of KIND (enum
  * ct_site_kind) with FLAGS (CT_SITEF_*). */
 enum ct_hit_class ct_hit_class_of(uint8_t kind, uint16_t flags);

@@ -23,6 +23,7 @@
 #define EV_LOST 0x04       /* a loss record: uvar count instead of a site */
 #define EV_FLAGS 0x08      /* uvar event flags (CT_EV_*) follow */
 #define EV_PROC 0x10       /* a process record: uvar what, svar ts, uvar pid, tid, child */
+#define EV_SILENT 0x20     /* uvar silent hits' worth (ct_event.silent) follows the flags (version 16) */
 
 struct ct_writer {
 	struct ct_output out;
@@ -34,6 +35,7 @@ struct ct_writer {
 	bool have_prev;
 	uint64_t chunk_base_ts;
 	uint64_t events, bytes;
+	uint64_t silent; /* the events' ct_event.silent, summed */
 	bool failed;
 	bool running;   /* the header is out: the program runs from now on */
 	int err;        /* errno of the write that failed, 0 for a short one */
@@ -363,7 +365,8 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 	start_event(w, e->ts);
 	bool same = w->have_prev && e->pid == w->prev.pid && e->tid == w->prev.tid &&
 		    e->goid == w->prev.goid;
-	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0) | (e->flags ? EV_FLAGS : 0);
+	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0) | (e->flags ? EV_FLAGS : 0) |
+		       (e->silent ? EV_SILENT : 0);
 	buf_u8(&w->ev, head);
 	buf_uvar(&w->ev, e->site);
 	buf_svar(&w->ev, (int64_t)(e->ts - w->prev.ts));
@@ -379,6 +382,10 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 	}
 	if (e->flags)
 		buf_uvar(&w->ev, e->flags);
+	if (e->silent) {
+		buf_uvar(&w->ev, e->silent);
+		w->silent += e->silent;
+	}
 	w->prev = *e;
 	w->have_prev = true;
 	w->ev_count++;
@@ -444,6 +451,11 @@ int ct_writer_flush(struct ct_writer *w)
 uint64_t ct_writer_events(const struct ct_writer *w)
 {
 	return w->events;
+}
+
+uint64_t ct_writer_silent(const struct ct_writer *w)
+{
+	return w->silent;
 }
 
 uint64_t ct_writer_bytes(const struct ct_writer *w)
@@ -1184,6 +1196,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->child = (uint32_t)rd_uvar(r);
 		ev->goid = ev->proc == CT_PROC_STALL ? rd_uvar(r) : 0;
 		ev->flags = 0;
+		ev->silent = 0;
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
@@ -1191,6 +1204,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 			r->bad = true;
 	} else if (head & EV_LOST) {
 		*ev = *p;
+		ev->silent = 0;
 		ev->kind = CT_EV_LOST;
 		ev->lost = rd_uvar(r);
 		ev->ts = p->ts + rd_svar(r);
@@ -1220,6 +1234,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 			ev->payload = rd_bytes(r, ev->payload_len);
 		}
 		ev->flags = (head & EV_FLAGS) ? (uint16_t)rd_uvar(r) : 0;
+		ev->silent = (head & EV_SILENT) ? (uint32_t)rd_uvar(r) : 0;
 		if (ev->site >= it->t->nsites)
 			r->bad = true;
 		else

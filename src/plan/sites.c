@@ -309,6 +309,7 @@ enum rbp_op { RBP_KEEP = 0, RBP_FROM_SP, RBP_LOST };
 #define IJ_END 0x2           /* no fall-through: ret, jmp, ud2, hlt, int3 */
 #define IJ_CALL 0x4
 #define IJ_IJUMP 0x8         /* an indirect jmp */
+#define IJ_NOP 0x10          /* a nop (alignment padding) */
 
 struct ij_insn {
 	uint64_t addr;
@@ -567,42 +568,90 @@ static void ij_classify(const uint8_t *code, size_t len, uint64_t addr, const st
 
 typedef CT_VEC(long) ij_worklist;
 
+/* Does the instruction after call I fall through into a branch target,
+ * maybe over alignment padding? */
+static bool ij_call_before_target(const struct ij_insn *v, size_t n, size_t i)
+{
+	size_t k = i + 1;
+	while (k < n && (v[k].flags & (IJ_NOP | IJ_BRANCH_TARGET)) == IJ_NOP)
+		k++;
+	return k < n && (v[k].flags & IJ_BRANCH_TARGET);
+}
+
+/* The state of SP and RBP after C. */
+static void ij_after(const struct ij_insn *c, bool *spk, int32_t *sp, bool *bpk, int32_t *bp)
+{
+	*spk = c->sp_known, *bpk = c->rbp_known;
+	*sp = c->sp, *bp = c->rbp;
+	switch (c->sp_op) {
+	case SP_ADD:
+		*sp += c->sp_imm;
+		break;
+	case SP_FROM_RBP:
+		*spk = c->rbp_known, *sp = c->rbp + c->sp_imm;
+		break;
+	case SP_LOST:
+		*spk = false;
+		break;
+	}
+	if (c->rbp_op == RBP_FROM_SP)
+		*bpk = c->sp_known, *bp = c->sp + c->rbp_imm;
+	else if (c->rbp_op == RBP_LOST)
+		*bpk = false;
+}
+
 /* SP (and RBP) along the direct branches from the instructions in WORK,
  * whose state is set (ij_join).  A call's fall-through into a branch
- * target is left to the branch: after a call that never returns (abort)
- * comes another block, whose SP may differ. */
-static void ij_walk(struct ij_insn *v, size_t n, ij_worklist *work)
+ * target, or into padding before one, is left to the branch: after a
+ * call that never returns (abort; V8's V8_Fatal after a push) comes
+ * another block, whose SP may differ (ij_walk_weak follows it where
+ * nothing else reaches). */
+static void ij_walk_as(struct ij_insn *v, size_t n, ij_worklist *work, bool weak)
 {
 	while (work->n) {
 		long i = work->v[--work->n];
 		struct ij_insn *c = &v[i];
-		bool spk = c->sp_known, bpk = c->rbp_known;
-		int32_t sp = c->sp, bp = c->rbp;
-		switch (c->sp_op) {
-		case SP_ADD:
-			sp += c->sp_imm;
-			break;
-		case SP_FROM_RBP:
-			spk = c->rbp_known, sp = c->rbp + c->sp_imm;
-			break;
-		case SP_LOST:
-			spk = false;
-			break;
-		}
-		if (c->rbp_op == RBP_FROM_SP)
-			bpk = c->sp_known, bp = c->sp + c->rbp_imm;
-		else if (c->rbp_op == RBP_LOST)
-			bpk = false;
+		bool spk, bpk;
+		int32_t sp, bp;
+		ij_after(c, &spk, &sp, &bpk, &bp);
 		if (c->target) {
 			long j = ij_index(v, n, c->target);
-			if (ij_join(&v[j], spk, sp, bpk, bp))
+			if ((!weak || !v[j].seen) && ij_join(&v[j], spk, sp, bpk, bp))
 				CT_VEC_PUSH(*work, j);
 		}
 		if ((c->flags & IJ_END) || (size_t)i + 1 >= n ||
-		    ((c->flags & IJ_CALL) && (v[i + 1].flags & IJ_BRANCH_TARGET)))
+		    ((c->flags & IJ_CALL) && ij_call_before_target(v, n, (size_t)i)))
 			continue;
-		if (ij_join(&v[i + 1], spk, sp, bpk, bp))
+		if ((!weak || !v[i + 1].seen) && ij_join(&v[i + 1], spk, sp, bpk, bp))
 			CT_VEC_PUSH(*work, i + 1);
+	}
+}
+
+static void ij_walk(struct ij_insn *v, size_t n, ij_worklist *work)
+{
+	ij_walk_as(v, n, work, false);
+}
+
+/* ... then those fall-throughs, into what nothing else reached (a loop
+ * aligned after a call that returns), and on from there only into what
+ * nothing else reached either: where they meet, the other path's state
+ * holds. */
+static void ij_walk_weak(struct ij_insn *v, size_t n, ij_worklist *work)
+{
+	for (bool more = true; more;) {
+		more = false;
+		for (size_t i = 0; i + 1 < n; i++) {
+			if (!v[i].seen || !(v[i].flags & IJ_CALL) || v[i + 1].seen || !ij_call_before_target(v, n, i))
+				continue;
+			bool spk, bpk;
+			int32_t sp, bp;
+			ij_after(&v[i], &spk, &sp, &bpk, &bp);
+			if (ij_join(&v[i + 1], spk, sp, bpk, bp)) {
+				CT_VEC_PUSH(*work, (long)i + 1);
+				ij_walk_as(v, n, work, true);
+				more = true;
+			}
+		}
 	}
 }
 
@@ -629,6 +678,8 @@ size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct 
 			o.flags |= IJ_END;
 		if (cat == ZYDIS_CATEGORY_CALL)
 			o.flags |= IJ_CALL;
+		if (cat == ZYDIS_CATEGORY_NOP || cat == ZYDIS_CATEGORY_WIDENOP)
+			o.flags |= IJ_NOP;
 		if (cat == ZYDIS_CATEGORY_UNCOND_BR && !t) {
 			o.flags |= IJ_IJUMP;
 			njumps++;
@@ -681,6 +732,7 @@ size_t ct_indirect_jumps(const uint8_t *code, size_t len, uint64_t addr, struct 
 		    ij_join(&v.v[i], true, table->sp, table->rbp_known, table->rbp))
 			CT_VEC_PUSH(work, (long)i);
 	ij_walk(v.v, v.n, &work);
+	ij_walk_weak(v.v, v.n, &work);
 	CT_VEC_FREE(work);
 	size_t n = 0;
 	for (size_t i = 0; i < v.n; i++) {

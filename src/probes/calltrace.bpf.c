@@ -363,6 +363,11 @@ struct run {
 	__u32 interim_drop; /* interim_ends: its event's frame, this far above SP */
 	__u64 hit_sp, hit_bp; /* track_unobserved's, for unobserved_over */
 	__u64 wait_begin;     /* a wait for the mmap_lock began (ct_wait_begin) */
+	__u32 silent;         /* hits since the thread's last event that sent none (ct_event.silent) */
+	__u8 sent;            /* this run sent an event */
+	__u64 silent_g;       /* ... on this g (hit_g) */
+	__u64 hit_g;          /* the g of this run's hit (0 before on_hit finds it) */
+	__u64 probe_cookie;   /* the hit's attach cookie (a CHECK's event changes h.cookie) */
 	struct scratch s;
 };
 
@@ -380,6 +385,13 @@ struct {
  * (probes.c).  A thread reads it before the g's id, so an id it caches
  * from a g that dies and is given a new one is stale by then. */
 __u64 goid_gen = 0;
+
+/* What a hit of each class (enum ct_hit_class) costs in CT_SILENT_UNITs
+ * (an emulated hit's start-up price is CT_SILENT_UNIT), set by user space
+ * from its calibration (0: none, nothing is priced).  Ratios, not
+ * nanoseconds: replay prices the units with the trace's own measurement,
+ * taken at the end too, as it prices the events. */
+__u32 silent_weight[8] = {};
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -689,6 +701,16 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 	return 0;
 }
 
+/* What the event about to be sent carries of the thread's silent hits
+ * (silent_hit): theirs if it is on their g. */
+static __always_inline __u32 take_silent(struct run *r)
+{
+	__u32 v = r->silent_g == r->hit_g ? r->silent : 0;
+	r->silent = 0;
+	r->sent = 1;
+	return v;
+}
+
 /* Sends an event with the site's captured values.  Returns 1 if it could
  * not capture (no program): send a plain one.  A global function: the
  * verifier checks the fetch loop once, not at every place the limits send
@@ -716,7 +738,7 @@ __noinline int send_fetch(struct run *r)
 	s->e.site = h->site;
 	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
-	s->e.reserved = 0;
+	s->e.silent = take_silent(r);
 	/* Each op runs into S->payload, its fixed layout, and what it got
 	 * goes to S->sent at once, compacted as the file keeps it (later ops
 	 * read only the layout): one loop, no call for a register op */
@@ -749,9 +771,10 @@ __noinline int send_fetch(struct run *r)
  * helper call (a reserve and a submit are two). */
 static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts, __u64 key, __u16 flags)
 {
-	struct ct_event *e = &run_of(h)->s.e;
+	struct run *r = run_of(h);
+	struct ct_event *e = &r->s.e;
 	e->loss_gen = h->loss_gen;
-	e->reserved = 0;
+	e->silent = take_silent(r);
 	e->ts = ts;
 	e->goid = h->goid;
 	e->key = key;
@@ -1388,27 +1411,53 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 	return 1;
 }
 
-static __always_inline int on_hit(struct pt_regs *ctx)
+/* The g (Go) the hit's goroutine runs on, where the cookie says it is
+ * (0: none, C code). */
+static __always_inline __u64 hit_g(struct pt_regs *ctx, __u64 cookie)
 {
-	__u32 loss_gen = read_loss_gen();
-	/* (plain loads from the task, where bpf_get_current_pid_tgid finds
-	 * them too: no helper call) */
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
-	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
-		return 0;
-	__u32 zero = 0;
-	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
-	if (nhits) /* (atomic, as count_lost's) */
-		__sync_fetch_and_add(nhits, 1);
-	struct run *r = bpf_task_storage_get(&runs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!r) {
-		count_lost(); /* no memory for the thread's first run */
-		__sync_fetch_and_add(&goid_gen, 1); /* (it may be the goid_site's) */
-		return 0;
+	__u32 gsrc = CT_COOKIE_GSRC(cookie);
+	if (gsrc == CT_G_R14)
+		return ctx->r14;
+	if (gsrc == CT_G_TLS) {
+		struct task_struct *task = (void *)bpf_get_current_task();
+		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+		return read_u64(fsbase + bins[CT_COOKIE_BIN(cookie)].tls_g_off);
 	}
+	return 0;
+}
+
+/* A hit that sent no event (nothing happened, or limits cut it) costs
+ * the program its trap all the same: weighed by the class of its site
+ * (fetch_index's high bits, set by user space; sites added while recording
+ * have none: by kind), it goes with the thread's next event -- if that is
+ * on the same g (goroutine): another goroutine's calls did not pay it, so
+ * the cost of hits on a g the thread left is dropped (it stays in the
+ * durations around them, as before there was this).  A global function:
+ * its stack frame is not on_hit's (see struct run). */
+__noinline int silent_hit(struct pt_regs *ctx, struct run *r)
+{
+	if (!r)
+		return 0;
+	__u64 cookie = r->probe_cookie;
+	__u32 site = CT_COOKIE_SITE(cookie);
+	const __u64 *index = bpf_map_lookup_elem(&fetch_index, &site);
+	__u32 cls = index ? (__u32)(*index >> 32) & 7 : 0;
+	cls = cls ? cls - 1 : CT_COOKIE_KIND(cookie) == CT_SITE_RET ? CT_HIT_RET : CT_HIT_EMULATED;
+	__u64 g = hit_g(ctx, cookie);
+	if (r->silent && r->silent_g != g)
+		r->silent = 0;
+	r->silent_g = g;
+	__u32 w = silent_weight[cls & 7], v = r->silent + w;
+	r->silent = v < w ? ~0u : v; /* (saturates) */
+	return 0;
+}
+
+
+/* The hit itself: on_hit's, with its thread's run R, whose hit has its
+ * cookie, pid_tgid and loss_gen. */
+static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
+{
 	struct hit *h = &r->h;
-	h->cookie = bpf_get_attach_cookie(ctx);
 	const struct ct_bin_config *hb = &bins[CT_COOKIE_BIN(h->cookie)];
 	__u32 nth_goid_site = CT_COOKIE_SITE(h->cookie) + 1 - hb->goid_site;
 	if (nth_goid_site < hb->goid_sites) {
@@ -1416,9 +1465,7 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		if (nth_goid_site) /* not GOCREATE: its only use */
 			return 0;
 	}
-	h->pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
 	h->flags = 0;
-	h->loss_gen = loss_gen;
 	h->site = CT_COOKIE_SITE(h->cookie);
 	if (CT_COOKIE_JCC(h->cookie)) {
 		__u32 site = h->site;
@@ -1494,16 +1541,9 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	if (CT_COOKIE_FETCH(h->cookie))
 		__builtin_memcpy(r->s.regs, ctx, sizeof(struct pt_regs));
 
-	__u32 gsrc = CT_COOKIE_GSRC(h->cookie);
 	__u32 bin = CT_COOKIE_BIN(h->cookie);
-	__u64 g = 0;
-	if (gsrc == CT_G_R14) {
-		g = ctx->r14;
-	} else if (gsrc == CT_G_TLS) {
-		struct task_struct *task = (void *)bpf_get_current_task();
-		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-		g = read_u64(fsbase + bins[bin].tls_g_off);
-	}
+	__u64 g = hit_g(ctx, h->cookie);
+	r->hit_g = g;
 	h->goid = 0;
 	if (g) {
 		const struct ct_bin_config *bc = &bins[bin];
@@ -1583,6 +1623,45 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The hit, and its cost if it sent no event.  A global function: its
+ * stack frame is not on_hit's (see struct run). */
+__noinline int hit_run(struct pt_regs *ctx, struct run *r)
+{
+	if (!r)
+		return 0;
+	r->sent = 0;
+	r->hit_g = 0;
+	hit_body(ctx, r);
+	if (!r->sent)
+		silent_hit(ctx, r);
+	return 0;
+}
+
+static __always_inline int on_hit(struct pt_regs *ctx)
+{
+	__u32 loss_gen = read_loss_gen();
+	/* (plain loads from the task, where bpf_get_current_pid_tgid finds
+	 * them too: no helper call) */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	if (cfg.filter_pids && !bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	__u32 zero = 0;
+	__u64 *nhits = bpf_map_lookup_elem(&hits, &zero);
+	if (nhits) /* (atomic, as count_lost's) */
+		__sync_fetch_and_add(nhits, 1);
+	struct run *r = bpf_task_storage_get(&runs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r) {
+		count_lost(); /* no memory for the thread's first run */
+		__sync_fetch_and_add(&goid_gen, 1); /* (it may be the goid_site's) */
+		return 0;
+	}
+	r->h.cookie = r->probe_cookie = bpf_get_attach_cookie(ctx);
+	r->h.pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
+	r->h.loss_gen = loss_gen;
+	return hit_run(ctx, r);
+}
+
 /* Sleepable (uprobe.s, with uprobe_multi since Linux 6.6): fetch_mem may
  * fault in a page the program has not touched yet.  Measured: no cost when
  * the fast read works.  One program for every site (the cookie says what
@@ -1619,7 +1698,7 @@ int ct_warm(struct pt_regs *ctx)
 static __always_inline void fill_proc(struct ct_event *e, __u32 gen, __u32 kind, __u32 pid, __u32 tid)
 {
 	e->loss_gen = gen;
-	e->reserved = 0;
+	e->silent = 0;
 	e->ts = bpf_ktime_get_ns();
 	e->goid = 0;
 	e->key = 0;

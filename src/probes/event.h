@@ -19,6 +19,23 @@ typedef unsigned char __u8;
 #include <linux/types.h>
 #endif
 
+/* What a hit costs depends on the probed instruction (the site's flags,
+ * CT_SITEF_STEPPED/CALLINSN/RETINSN/NOTRAP): one the kernel emulates, one it
+ * single-steps, an emulated `call` (it also writes the return address), a
+ * single-stepped `ret`, a 5-byte nop the kernel reaches by a call to its
+ * trampoline (no trap); and on what the BPF program does: a CHECK's hit (a
+ * function observed from its callers, at its emulated entry) looks up which
+ * planned call site it came from. */
+enum ct_hit_class {
+	CT_HIT_EMULATED,
+	CT_HIT_STEPPED,
+	CT_HIT_CALL,
+	CT_HIT_RET,
+	CT_HIT_CHECK,
+	CT_HIT_NOTRAP,
+	CT_HIT_CLASSES
+};
+
 /* Registers, numbered as the 8-byte slots of the kernel's struct pt_regs
  * (x86-64), so the BPF side indexes a copy of the registers directly: a
  * fetch op's `reg` is one of the general registers (masked to 4 bits for
@@ -312,8 +329,17 @@ struct ct_event {
 	 * stream whose count is new (a mark event sent after the drop could
 	 * itself be dropped, or land after another CPU's next event). */
 	__u32 loss_gen;
-	__u32 reserved;
+	/* The thread's probe hits since its previous event that sent none
+	 * (an interim RET that let a call go by, a conditional tail jump
+	 * that went on, a goroutine id site, a hit limits cut): what they
+	 * cost in CT_SILENT_UNITs, each hit weighed by its class
+	 * (silent_weight: its start-up price over an emulated hit's).  Their
+	 * time is in the durations around them, and no other event prices it:
+	 * replay takes it out on this event's stack (reconstruct.c). */
+	__u32 silent;
 };
+/* One emulated probe hit's worth of ct_event.silent. */
+#define CT_SILENT_UNIT 256
 
 /* Argument capture: a tiny program per site, run by the BPF side to copy
  * registers, stack slots and the memory they point to into the event's

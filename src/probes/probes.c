@@ -1,4 +1,5 @@
 #include "probes/probes.h"
+#include "format/calib.h"   /* ct_costs_hit_prices */
 #include "format/payload.h" /* ct_fetch_copy */
 #include "util/util.h"
 
@@ -453,6 +454,26 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 	return 0;
 }
 
+void ct_probes_set_site_class(struct ct_probes *p, uint32_t site, enum ct_hit_class cls)
+{
+	if (site < p->nsites && p->fetch_index)
+		p->fetch_index[site] = (p->fetch_index[site] & UINT32_MAX) | (uint64_t)(cls + 1) << 32;
+}
+
+void ct_probes_set_silent_weights(struct ct_probes *p, const struct ct_costs *c)
+{
+	uint64_t hit[CT_HIT_CLASSES];
+	ct_costs_hit_prices(c, hit);
+	for (int k = 0; k < CT_HIT_CLASSES && hit[CT_HIT_EMULATED]; k++) {
+		uint64_t w = hit[k] * CT_SILENT_UNIT / hit[CT_HIT_EMULATED];
+		p->skel->bss->silent_weight[k] = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+	}
+	ct_debug("a hit that sends no event weighs (per %u of an emulated one's price): stepped %u, call %u, ret %u, "
+		 "check %u, 5-byte nop %u", CT_SILENT_UNIT, p->skel->bss->silent_weight[CT_HIT_STEPPED],
+		 p->skel->bss->silent_weight[CT_HIT_CALL], p->skel->bss->silent_weight[CT_HIT_RET],
+		 p->skel->bss->silent_weight[CT_HIT_CHECK], p->skel->bss->silent_weight[CT_HIT_NOTRAP]);
+}
+
 void ct_probes_set_goid_sites(struct ct_probes *p, uint32_t bin, uint32_t first, uint32_t n)
 {
 	if (bin >= CT_MAX_BINS)
@@ -606,7 +627,7 @@ int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetc
 		if (i != UINT32_MAX) {
 			if (added)
 				ct_fetch_copy(&p->fetch[i], f);
-			p->fetch_index[site] = i;
+			p->fetch_index[site] = (p->fetch_index[site] & ~(uint64_t)UINT32_MAX) | i; /* (the class above) */
 			return 0;
 		}
 		/* more programs than planned for: the site's own, by id */

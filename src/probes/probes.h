@@ -14,6 +14,8 @@
 #include "probes/event.h"
 #include "util/util.h" /* struct ct_map */
 
+struct ct_costs; /* format/calib.h */
+
 struct ct_probes;
 
 struct ct_probes_opts {
@@ -110,6 +112,11 @@ struct ct_fetch_programs {
 uint32_t ct_fetch_program_index(struct ct_fetch_programs *t, const struct ct_fetch *f, uint32_t most, bool *added);
 void ct_fetch_programs_free(struct ct_fetch_programs *t);
 
+/* The class of SITE's hits (before attaching): what one that sends no
+ * event costs is weighed by it (calltrace.bpf.c silent_hit) ... */
+void ct_probes_set_site_class(struct ct_probes *p, uint32_t site, enum ct_hit_class cls);
+/* ... with the weights of C, the start-up calibration's prices. */
+void ct_probes_set_silent_weights(struct ct_probes *p, const struct ct_costs *c);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Exit probes in a link of their own that user space closes before the end

@@ -74,6 +74,8 @@ struct held {
  * later), for REC_OPEN a struct late_slot, then the callback's fields
  * (put_held). */
 enum { REC_OPEN = 0x10, REC_SKIP = 0x20 };
+/* A record's fields take at most this many bytes, and its payloads. */
+#define MAX_FIELDS 512
 
 /* The end of a call that was open when its entry was written: filled in
  * (in place) when it ends.  Its results are at RET_AT in the file, a
@@ -92,8 +94,10 @@ struct late_slot {
  * previous one's instead of writing them (REC_SHAPE). */
 struct shape {
 	uint32_t func, status, context, entry_site, exit_site, spill_site, args_len, spill_len, ret_len;
-	/* an entry's end: status | leaf << 8 | end_bound << 9, ... (status:
-	 * the callback's, | end_bound << 8 for an exit's) */
+	/* an entry's end: status | end_bound << 9, ... (status: the
+	 * callback's, | end_bound << 8 for an exit's; the end's leaf is
+	 * REC_END_LEAF: in fib every other call is a leaf, and a shape that
+	 * said which was written again for three records in four) */
 	uint32_t end_status, end_ret_len, end_exit_site;
 };
 struct coder {
@@ -532,9 +536,11 @@ static const uint8_t *stream_at(struct ct_exitindex *x, uint64_t off, size_t n)
 	if (m > end - off)
 		m = (size_t)(end - off);
 	x->rbuf.n = 0;
-	buf_reserve(&x->rbuf, m);
+	/* (the slack get_uv reads into, zeros) */
+	buf_reserve(&x->rbuf, m + MAX_FIELDS);
 	if (m < n || !stream_read(x, off, x->rbuf.p, m))
 		return NULL;
+	memset(x->rbuf.p + m, 0, MAX_FIELDS);
 	x->rbuf_at = off;
 	x->rbuf.n = m;
 	return x->rbuf.p;
@@ -548,12 +554,13 @@ enum {
 	F_SAME_ORIGIN = 4, /* ... to the coder's for its goroutine */
 	F_LEAF = 8, F_TAIL = 16, F_SYSSTACK = 32, F_UNPLANNED = 64, F_INDIRECT = 128,
 };
-/* In the kind byte: an entry's end follows its fields; the fields of
- * struct shape are the coder's. */
+/* In the kind byte: the enum held_kind (REC_KIND); an entry's end, a
+ * leaf (REC_END_LEAF), follows its fields; the fields of struct shape are
+ * the coder's. */
+#define REC_KIND 0x07
+#define REC_END_LEAF 0x08
 #define REC_ENDED 0x40
 #define REC_SHAPE 0x80
-/* A record's fields take at most this many bytes, and its payloads. */
-#define MAX_FIELDS 512
 
 /* The writer's varints go straight to a reserved buffer (buf_uvar per
  * field, with its bounds check, was a third of the spill's cost). */
@@ -572,18 +579,26 @@ static inline uint8_t *put_sv(uint8_t *o, int64_t v)
 	return put_uv(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-/* The reader's: unchecked byte by byte where 10 bytes are left. */
+/* The reader's, unchecked: a record is read from rbuf, which has
+ * MAX_FIELDS readable bytes past any record's end (stream_at), more than
+ * all of a record's numbers can take however damaged it is; get_held
+ * looks where they ended before it reads a length of bytes.  The check
+ * per number (and the loop for the one-byte ones, most of them) was a
+ * quarter of reading the spill back. */
 static inline uint64_t get_uv(struct ct_rd *r)
 {
-	if (r->end - r->p < 10)
-		return rd_uvar(r);
-	uint64_t v = 0;
-	for (int shift = 0; shift < 70; shift += 7) {
-		uint8_t c = *r->p++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			break;
+	const uint8_t *p = r->p;
+	uint64_t v = *p++;
+	if (v >= 0x80) {
+		v &= 0x7f;
+		for (int shift = 7; shift < 70; shift += 7) {
+			uint8_t c = *p++;
+			v |= (uint64_t)(c & 0x7f) << shift;
+			if (!(c & 0x80))
+				break;
+		}
 	}
+	r->p = p;
 	return v;
 }
 
@@ -702,13 +717,15 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	const struct ct_exit_info *e = &h->e;
 	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
 			   c->spill_site, c->args_len, c->spill_len, c->ret_len,
-			   ended ? e->status | (uint32_t)e->leaf << 8 | (uint32_t)e->end_bound << 9 : 0,
+			   ended ? e->status | (uint32_t)e->end_bound << 9 : 0,
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
 	o = put_tid(o, c->exit_tid, c->tid);
 	o = put_uv(o, c->key);
 	o = put_uv(o, c->depth);
 	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
+	if (ended && e->leaf)
+		*kind |= REC_END_LEAF;
 	if (!memcmp(&sh, ksh, sizeof(sh))) {
 		*kind |= REC_SHAPE;
 	} else {
@@ -740,10 +757,11 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	return o + h->nbytes;
 }
 
-/* The callback of KIND put_held wrote (ENDED: an entry with its end;
- * SAME_SHAPE: its struct shape is the coder's), into H. */
-static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended, bool same_shape, struct held *h)
+/* The callback put_held wrote, of kind byte REC, into H. */
+static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held *h)
 {
+	uint8_t kind = rec & REC_KIND;
+	bool ended = rec & REC_ENDED, same_shape = rec & REC_SHAPE;
 	h->kind = kind;
 	h->ended = false;
 	h->nbytes = 0;
@@ -824,13 +842,15 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t kind, bool ended,
 		e->raw_exit = get_time(r, c->raw_entry + (e->ts_exit - c->ts_entry));
 		e->exit_tid = get_tid(r, c->tid);
 		e->status = (uint8_t)sh->end_status;
-		e->leaf = (uint8_t)((sh->end_status >> 8) & 1);
+		e->leaf = (rec & REC_END_LEAF) != 0;
 		e->end_bound = (uint8_t)((sh->end_status >> 9) & 1);
 		e->ret_len = (uint16_t)sh->end_ret_len;
 		e->exit_site = sh->end_exit_site;
 		h->ended = true;
 	}
 	size_t n = get_uv(r);
+	if (r->p > r->end) /* (damaged: its numbers ran past its end) */
+		r->bad = true;
 	const uint8_t *p = rd_bytes(r, n);
 	if (p)
 		held_put(h, p, n);
@@ -955,7 +975,7 @@ static void stream_drain(struct ct_exitindex *x, bool all)
 			x->blocker = s.seq;
 			return;
 		}
-		get_held(&x->rd, &r, kind & 0xf, kind & REC_ENDED, kind & REC_SHAPE, h);
+		get_held(&x->rd, &r, kind, h);
 		if (kind & REC_OPEN) {
 			h->e = s.e;
 			if (!s.done) {

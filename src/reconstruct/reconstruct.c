@@ -254,15 +254,18 @@ static uint64_t corrected_time(struct stack *s, uint64_t ts, uint64_t pre)
 	return v;
 }
 
-/* What the hit of EV cost: its whole hit, and the part before its clock read. */
+/* What the hit of EV cost: its whole hit, and the part before its clock
+ * read.  With the hits of its thread since its previous event that sent
+ * none (ct_event.silent, weighed in emulated hits' worth): all before it. */
 static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev, uint64_t *pre)
 {
 	*pre = 0;
 	if (!r->costs.ok || ev->site >= r->nsites)
 		return 0;
 	enum ct_hit_class k = r->site_class[ev->site];
-	*pre = r->pre_ns[k];
-	return r->hit_ns[k] + (ev->payload_len ? r->costs.args_ns : 0);
+	uint64_t silent = ev->silent ? (uint64_t)ev->silent * r->hit_ns[CT_HIT_EMULATED] / CT_SILENT_UNIT : 0;
+	*pre = r->pre_ns[k] + silent;
+	return r->hit_ns[k] + silent + (ev->payload_len ? r->costs.args_ns : 0);
 }
 
 /* The one integer word the FETCH of SITE describes in PAYLOAD (compact, LEN
@@ -1762,6 +1765,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		 * were unwound: close them. */
 		struct stack *ms = stack_of(r, thread_key(ev), ev, false);
 		if (ms) {
+			/* (its hit, and those before it that sent none, cost time too) */
+			uint64_t pre, cost = hit_cost(r, ev, &pre);
+			corrected_time(ms, ev->ts, pre);
+			ms->cost += cost;
 			settle_tail(r, ms, ev);
 			unwind_deeper(r, ms, ev);
 			if (!ms->f.n)
@@ -1899,17 +1906,7 @@ void ct_recon_set_costs(struct ct_recon *r, const struct ct_costs *c)
 {
 	r->costs = *c;
 	uint64_t *hit = r->hit_ns, *pre = r->pre_ns;
-	memcpy(hit, c->hit_ns, sizeof(r->hit_ns));
-	/* classes the recording did not measure: as the kind of instruction
-	 * they are (an older file's, or one without such sites) */
-	if (!hit[CT_HIT_CALL])
-		hit[CT_HIT_CALL] = hit[CT_HIT_EMULATED];
-	if (!hit[CT_HIT_CHECK])
-		hit[CT_HIT_CHECK] = hit[CT_HIT_EMULATED];
-	if (!hit[CT_HIT_RET])
-		hit[CT_HIT_RET] = hit[CT_HIT_STEPPED];
-	if (!hit[CT_HIT_NOTRAP])
-		hit[CT_HIT_NOTRAP] = hit[CT_HIT_EMULATED];
+	ct_costs_hit_prices(c, hit);
 	/* The split of a hit around its clock read: an emulated entry's end
 	 * plus a single-stepped exit's start was measured (mixed); the split
 	 * of the emulated hit itself is free (it only moves the corrected

@@ -381,13 +381,17 @@ static const struct ct_fetch *site_program(const struct ct_plan *plan, size_t i)
 		       : NULL;
 }
 
-/* The fetch programs of PLAN's probes, at their ids in the file's tables. */
+/* The fetch programs of PLAN's probes, at their ids in the file's tables,
+ * and the classes of their hits. */
 static int set_fetches(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base)
 {
 	for (size_t i = 0; i < plan->sites.n; i++) {
 		const struct ct_fetch *f = site_program(plan, i);
 		if (f && ct_probes_set_fetch(s->probes, site_base + (uint32_t)i, f))
 			return -1;
+		if (ct_site_is_probe(&plan->sites.v[i]))
+			ct_probes_set_site_class(s->probes, site_base + (uint32_t)i,
+						 ct_hit_class_of(plan->sites.v[i].kind, ct_plan_site_flags(plan, i)));
 	}
 	return 0;
 }
@@ -609,6 +613,8 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	    !(s->calib = ct_calib_start(s->probes, po.nsites - CT_CALIB_SITES, &po.bins[0],
 					2 * r14 > s->plan.sites.n ? CT_G_R14 : CT_G_NONE, classes, &s->costs)))
 		ct_debug("no overhead correction: %s", ct_error());
+	else if (s->calib && s->costs.ok)
+		ct_probes_set_silent_weights(s->probes, &s->costs);
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));
@@ -2962,8 +2968,12 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	}
 	if (counter(s, CT_CNT_JCC_SILENT))
 		ct_writer_stat(s->w, "cond_tails", "%llu (hits of conditional tail jumps that went on in their function, "
-			       "no event: their cost is left in the durations around them)",
+			       "no event: priced with their thread's next event, as \"silent\" says)",
 			       (unsigned long long)counter(s, CT_CNT_JCC_SILENT));
+	if (ct_writer_silent(s->w))
+		ct_writer_stat(s->w, "silent", "%.1f (probe hits that sent no event, as emulated hits' worth: "
+			       "replay takes their cost out with their thread's next event)",
+			       (double)ct_writer_silent(s->w) / CT_SILENT_UNIT);
 	if (s->interim_links.n)
 		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again or closed, %zu probes placed or taken out)",
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),

@@ -135,6 +135,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 			fputs(" kind=? (a site the file does not list)", out);
 		fprintf(out, " key=0x%" PRIx64, ev.key);
 		put_flags(out, ev.flags);
+		if (ev.silent) /* (hits before it that sent none, in emulated hits' worth) */
+			fprintf(out, " silent=%.2f", (double)ev.silent / CT_SILENT_UNIT);
 		fprintf(out, " len=%" PRIu32, ev.payload_len);
 		if (s && s->call_site != UINT32_MAX)
 			fprintf(out, " call_site=%" PRIu32, s->call_site);

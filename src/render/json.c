@@ -23,6 +23,7 @@
 #include "reconstruct/exitindex.h"
 #include "render/render.h"
 #include "render/values.h"
+#include "util/files.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -195,7 +196,7 @@ static void line_done(struct json *j)
 {
 	buf_put(&j->block, "\n", 1);
 	if (j->block.n >= JSON_BLOCK) {
-		fwrite(j->block.p, 1, j->block.n, j->out);
+		ct_fwrite_direct(j->out, j->block.p, j->block.n);
 		j->block.n = 0;
 	}
 }
@@ -220,7 +221,7 @@ int ct_render_json(struct ct_trace *t, const struct ct_render_opts *o)
 	struct ct_recon_ops ops = {on_call_enter, NULL, on_lost, NULL};
 	ct_json_calls_run(j.calls, o->filter, &ops, &j);
 	if (j.block.n)
-		fwrite(j.block.p, 1, j.block.n, j.out);
+		ct_fwrite_direct(j.out, j.block.p, j.block.n);
 	ct_json_calls_free(j.calls);
 	buf_free(&j.block);
 	return 0;

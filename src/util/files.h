@@ -50,4 +50,8 @@ int ct_input_open(const char *path);
 /* The same, as a stdio stream ("rb"). */
 FILE *ct_input_fopen(const char *path);
 
+/* N bytes at P to F, as fwrite, but not through F's buffer (a renderer's
+ * blocks of output, already big). */
+void ct_fwrite_direct(FILE *f, const void *p, size_t n);
+
 #endif

@@ -60,6 +60,10 @@ def test_conditional_tail_jumps():
         # with --exit=ret ctl_after's 3 too (no exit of ctl_leaf3's there)
         silent = 5 if mode == "auto" else 8
         assert re.search(rf"^cond_tails\s+{silent} ", ct("info", out).stdout, re.M), ct("info", out).stdout
+        # ... and priced: each is an emulated hit's worth on the thread's
+        # next event (replay takes it out of the calls open around it)
+        m = re.search(r"^silent\s+([\d.]+) ", ct("info", out).stdout, re.M)
+        assert m and float(m[1]) >= silent, ct("info", out).stdout
         if mode == "auto":  # (ctl_leaf3's exit is the jump's probe: 3 of 5 not taken)
             assert len(re.findall(r"func=ctl_leaf3 .*flags=not_taken", ev)) == 3, ev
     # the kernel side's stack under limits agrees: a jump not taken is no

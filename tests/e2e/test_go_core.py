@@ -98,7 +98,9 @@ def test_signal_handler_is_one_call_on_the_signal_stack():
         assert len(handlers) == len(tramps), (mode, len(handlers), len(tramps))
         (spin,) = [n for n in all_nodes(forest) if n.func == "main.spinUntil"]
         preempted = [k for k in spin.children if k.func == "runtime.sigtrampgo"]
-        assert preempted and all(k.call["args"][0]["value"] == 23 for k in preempted), (mode, spin.shape())
+        # (SIGURG preempting it; on a loaded machine a SIGUSR1 of the
+        # program's may land on its thread too, nested there as well)
+        assert preempted and all(k.call["args"][0]["value"] in (10, 23) for k in preempted), (mode, spin.shape())
 
 
 def test_goroutines():

@@ -4,7 +4,7 @@ against an unlimited recording of the same deterministic run)."""
 import os
 import re
 
-from lib import ct, fixture, record, replay_json, trees
+from lib import ct, fixture, record, replay_json, tmp, trees
 
 GO = "go_core"
 
@@ -44,6 +44,31 @@ def test_max_depth():
     # probe_hits counts the hits the limit kept from sending an event too
     hits = int(stat(out, "probe_hits").split()[0])
     assert hits >= int(stat(out, "events")) + int(stat(out, "cut")), ct("info", out).stdout
+
+
+def test_cut_hits_are_taken_out_of_the_durations_around_them():
+    """A hit that limits cut sends no event, but its trap cost the program
+    all the same: the thread's next event carries what such hits cost
+    (ct_event.silent, `info`'s silent), and replay takes it out.  With
+    --max-depth 1, fib(14)'s one kept call holds ~2,400 cut hits and
+    almost nothing else: measured it is those hits, corrected it is far
+    less."""
+    p, out = record([fixture(GO), "fib", "14"], "--max-depth", "1", "-F", "main.fib", out=tmp("cut-priced.data"))
+    assert p.stdout == "fib 377\n", p.stdout
+    cut, silent = int(stat(out, "cut")), stat(out, "silent")
+    assert cut > 2000 and silent, (cut, silent)
+    # each cut hit is weighed by its class: an emulated one is 1, a
+    # single-stepped one more
+    assert float(silent.split()[0]) >= 0.9 * cut, (silent, cut)
+    emulated = int(re.search(r"emulated=(\d+)", stat(out, "calib"))[1])
+    calls = replay_json(out)
+    assert [(c["func"], c["depth"], c["status"]) for c in calls] == [("main.fib", 0, "returned")], calls
+    raw, dur = calls[0]["dur_raw"], calls[0]["dur"]
+    priced = float(silent.split()[0]) * emulated
+    assert raw > priced / 2, (raw, priced)  # (the hits were in it)
+    # taken out (before, only the call's own two hits were: ~10 us); not
+    # asserted against the run's own time, which a loaded machine adds to
+    assert raw - dur >= priced / 2, (raw, dur, priced)
 
 
 def test_max_depth_counts_tail_calls_the_kernel_cannot_see_as_jumps():

@@ -115,6 +115,33 @@ def test_wasi_every_function_matches_node_trace_wasm():
     assert len(list(n for r in rs for n in r.walk())) > 25  # libc's start-up, malloc, ...
 
 
+NICE_PROBE = r"""
+const fs = require('fs'), os = require('os'), before = os.getPriority();
+process.on('exit', () => {
+  const nice = {};
+  for (const t of fs.readdirSync('/proc/self/task')) {
+    const st = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+    nice[t] = +st.slice(st.lastIndexOf(')') + 2).split(' ')[16];
+  }
+  process.stderr.write('NICE ' + JSON.stringify({before, main: nice[process.pid], pid: process.pid, nice}) + '\n');
+});
+"""
+
+
+def test_runner_puts_v8_workers_behind_the_program():
+    # runner.cjs: V8's background compiler threads 10 nicer, the
+    # program's own thread (and so what it starts) as it was
+    probe = tmp("nice_probe.cjs")
+    with open(probe, "w") as f:
+        f.write(NICE_PROBE)
+    p = plain(fixture("wasi_core.wasm"), "quiet", extra_node=("-r", probe))
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stderr.split("NICE ", 1)[1])
+    assert got["main"] == got["before"], got
+    others = [n for t, n in got["nice"].items() if int(t) != got["pid"]]
+    assert len(others) >= 4 and all(n == min(19, got["before"] + 10) for n in others), got
+
+
 def test_wasi_trap_unwinds_and_exits_like_untraced():
     mod = fixture("wasi_core.wasm")
     want = plain(mod, "trap")

@@ -39,9 +39,13 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 
 static uint64_t feed_goid = 1; /* 0: a thread's calls */
 
+static uint32_t feed_silent; /* the next event's ct_event.silent */
+
 static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 {
 	struct ct_rec_event ev = {0};
+	ev.silent = feed_silent;
+	feed_silent = 0;
 	ev.ts = ts;
 	ev.goid = feed_goid;
 	ev.key = key;
@@ -51,8 +55,9 @@ static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 	ct_recon_event(r, &ev);
 }
 
-/* parent { child x2 }: child 10 us measured each, parent 60 us */
-static void run(const struct ct_costs *c)
+/* parent { child x2 }: child 10 us measured each, parent 60 us; the first
+ * child's exit carries SILENT (ct_event.silent) */
+static void run_silent(const struct ct_costs *c, uint32_t silent)
 {
 	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
 	struct ct_recon *r = ct_recon_new(use_sites, NSITES, true, &ops, NULL);
@@ -61,12 +66,18 @@ static void run(const struct ct_costs *c)
 	ngot = 0;
 	feed(r, S_P_ENT, 100000, 100);
 	feed(r, S_C_ENT, 110000, 200);
+	feed_silent = silent;
 	feed(r, S_C_RET, 120000, 200);
 	feed(r, S_C_ENT, 130000, 200);
 	feed(r, S_C_RET, 140000, 200);
 	feed(r, S_P_RET, 160000, 100);
 	ct_recon_finish(r, 200000);
 	ct_recon_free(r);
+}
+
+static void run(const struct ct_costs *c)
+{
+	run_silent(c, 0);
 }
 
 TEST(correction_arithmetic)
@@ -85,6 +96,21 @@ TEST(correction_arithmetic)
 	/* nested on the corrected clock */
 	CHECK(got[0].ts_entry >= got[2].ts_entry && got[1].ts_exit <= got[2].ts_exit);
 	CHECK(got[0].ts_exit <= got[1].ts_entry);
+}
+
+/* Hits before an event that sent none (ct_event.silent: 2.5 emulated
+ * hits' worth before the first child's exit) are taken out of the calls
+ * open around them, before the event. */
+TEST(correction_silent_hits)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=300 calls=100 ms=9.5", &c));
+	run_silent(&c, 5 * CT_SILENT_UNIT / 2);
+	CHECK_EQ_U(ngot, 3);
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500 - 2500);
+	CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1500);
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000) - 2500);
+	CHECK_EQ_U(got[0].raw_exit - got[0].raw_entry, 10000);
 }
 
 TEST(correction_never_below_zero_and_raw)

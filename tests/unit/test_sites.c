@@ -2295,3 +2295,27 @@ TEST(scan_slot_refs_follow_registers_loaded_from_got_slots)
 	ct_scan_slot_refs(loop, sizeof(loop), BASE, collect_ref, &s, NULL);
 	CHECK(s.n == 3 && s.r[0].kind == CT_REF_ADDR && !s.r[0].via_reg && !s.r[0].through && !s.r[0].why);
 }
+
+/* V8's VirtualMemory::SetPermissions: a check that calls a function that
+ * never returns (V8_Fatal, after a push), alignment padding, then the
+ * block the check jumped to, which tail-jumps through a vtable: the
+ * padding's fall-through is no path, so SP there is the entry's. */
+static const uint8_t ij_after_noreturn[] = {
+	0x48, 0x39, 0xf7,             /* +0 cmp %rsi,%rdi */
+	0x72, 0x0c,                   /* +3 jb +0x11 */
+	0x55,                         /* +5 push %rbp */
+	0x48, 0x89, 0xe5,             /* +6 mov %rsp,%rbp */
+	0xe8, 0x00, 0x01, 0x00, 0x00, /* +9 call fatal (never returns) */
+	0x0f, 0x1f, 0x00,             /* +e nopl (%rax) (padding) */
+	0x48, 0x8b, 0x3f,             /* +11 mov (%rdi),%rdi */
+	0x48, 0x8b, 0x07,             /* +14 mov (%rdi),%rax */
+	0xff, 0x60, 0x48,             /* +17 jmp *0x48(%rax) (a tail jump) */
+};
+
+TEST(ijump_after_a_call_that_never_returns_and_padding)
+{
+	struct ct_ijump j[1];
+	CHECK_EQ_U(ct_indirect_jumps(ij_after_noreturn, sizeof(ij_after_noreturn), BASE, j, 1), 1);
+	CHECK_EQ_U(j[0].addr, BASE + 0x17);
+	CHECK_EQ_U(j[0].kind, CT_IJUMP_TAIL);
+}
