@@ -702,12 +702,17 @@ __noinline int fetch_op(struct scratch *s, const struct ct_fetch *f, __u32 i)
 }
 
 /* What the event about to be sent carries of the thread's silent hits
- * (silent_hit): theirs if it is on their g. */
-static __always_inline __u32 take_silent(struct run *r)
+ * (silent_hit): theirs if it is on their g -- and if it is this hit's,
+ * stamped now.  An entry sent at its call's return (--min-duration) has
+ * its entry's time: the hits since were inside the call, so they go with
+ * the return's event, sent after it. */
+static __always_inline __u32 take_silent(struct run *r, __u64 ts)
 {
+	r->sent = 1;
+	if (ts != r->h.now)
+		return 0;
 	__u32 v = r->silent_g == r->hit_g ? r->silent : 0;
 	r->silent = 0;
-	r->sent = 1;
 	return v;
 }
 
@@ -738,7 +743,7 @@ __noinline int send_fetch(struct run *r)
 	s->e.site = h->site;
 	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
-	s->e.silent = take_silent(r);
+	s->e.silent = take_silent(r, h->now);
 	/* Each op runs into S->payload, its fixed layout, and what it got
 	 * goes to S->sent at once, compacted as the file keeps it (later ops
 	 * read only the layout): one loop, no call for a register op */
@@ -774,7 +779,7 @@ static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts
 	struct run *r = run_of(h);
 	struct ct_event *e = &r->s.e;
 	e->loss_gen = h->loss_gen;
-	e->silent = take_silent(r);
+	e->silent = take_silent(r, ts);
 	e->ts = ts;
 	e->goid = h->goid;
 	e->key = key;
@@ -830,7 +835,7 @@ __noinline int send_delayed_entries(struct run *r, struct gstate *st)
 		f->flags |= F_EMITTED;
 		send_plain(h, f->site, f->ts, f->key, CT_EV_DELAYED);
 		if (f->tail_held && f->tail_site != f->site) /* (else its entry's event says it) */
-			send_plain(h, f->tail_site, f->tail_ts, f->key, 0);
+			send_plain(h, f->tail_site, f->tail_ts, f->key, CT_EV_DELAYED);
 		f->tail_held = 0;
 	}
 	return 0;

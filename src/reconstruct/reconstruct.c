@@ -95,6 +95,7 @@ struct ct_recon {
 	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
 	struct ct_map images;  /* pid -> its exec count (ct_call.image) * 2, + 1 if a
 				  call of its current program was seen */
+	bool delayed_were_silent; /* CT_EV_DELAYED events' hits were priced as silent ones (version 16) */
 	struct ct_costs costs;
 	/* a whole hit of each class, and its part before the clock read
 	 * (ct_recon_set_costs) */
@@ -264,6 +265,13 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 		return 0;
 	enum ct_hit_class k = r->site_class[ev->site];
 	uint64_t silent = ev->silent ? (uint64_t)ev->silent * r->hit_ns[CT_HIT_EMULATED] / CT_SILENT_UNIT : 0;
+	/* an event sent later than its hit (an entry at its call's return,
+	 * --min-duration): the hit sent nothing then, and was priced with the
+	 * thread's next event (files since version 16) */
+	if ((ev->flags & CT_EV_DELAYED) && r->delayed_were_silent) {
+		*pre = silent;
+		return silent;
+	}
 	*pre = r->pre_ns[k] + silent;
 	return r->hit_ns[k] + silent + (ev->payload_len ? r->costs.args_ns : 0);
 }
@@ -1934,6 +1942,7 @@ struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_op
 {
 	struct ct_recon *r = ct_recon_new(t->sites, t->nsites, false, ops, ctx);
 	r->trace = t;
+	r->delayed_were_silent = t->version >= 16;
 	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
 	struct ct_costs costs;
 	if (ct_trace_costs(t, &costs))

@@ -49,26 +49,47 @@ def test_max_depth():
 def test_cut_hits_are_taken_out_of_the_durations_around_them():
     """A hit that limits cut sends no event, but its trap cost the program
     all the same: the thread's next event carries what such hits cost
-    (ct_event.silent, `info`'s silent), and replay takes it out.  With
-    --max-depth 1, fib(14)'s one kept call holds ~2,400 cut hits and
-    almost nothing else: measured it is those hits, corrected it is far
-    less."""
-    p, out = record([fixture(GO), "fib", "14"], "--max-depth", "1", "-F", "main.fib", out=tmp("cut-priced.data"))
-    assert p.stdout == "fib 377\n", p.stdout
-    cut, silent = int(stat(out, "cut")), stat(out, "silent")
-    assert cut > 2000 and silent, (cut, silent)
-    # each cut hit is weighed by its class: an emulated one is 1, a
-    # single-stepped one more
-    assert float(silent.split()[0]) >= 0.9 * cut, (silent, cut)
-    emulated = int(re.search(r"emulated=(\d+)", stat(out, "calib"))[1])
-    calls = replay_json(out)
-    assert [(c["func"], c["depth"], c["status"]) for c in calls] == [("main.fib", 0, "returned")], calls
-    raw, dur = calls[0]["dur_raw"], calls[0]["dur"]
-    priced = float(silent.split()[0]) * emulated
-    assert raw > priced / 2, (raw, priced)  # (the hits were in it)
-    # taken out (before, only the call's own two hits were: ~10 us); not
-    # asserted against the run's own time, which a loaded machine adds to
-    assert raw - dur >= priced / 2, (raw, dur, priced)
+    (ct_event.silent, `info`'s silent), and replay takes it out.  fib(14)
+    holds ~2,400 hits and almost nothing else: with --max-depth 1 its one
+    kept call measures those cut hits and is corrected to far less; with
+    --min-duration, the calls kept are sent at their return (their entries
+    stamped in the past), and the hits cut inside them still come out of
+    them, not before them."""
+    for flags in (["--max-depth", "1"], ["--min-duration", "1ms"]):
+        p, out = record([fixture(GO), "fib", "14"], *flags, "-F", "main.fib", out=tmp("cut-priced.data"))
+        assert p.stdout == "fib 377\n", p.stdout
+        cut, silent = int(stat(out, "cut")), stat(out, "silent")
+        assert cut > 1000 and silent, (flags, cut, silent)
+        # each cut hit is weighed by its class: an emulated one is 1, a
+        # single-stepped one more
+        assert float(silent.split()[0]) >= 0.9 * cut, (flags, silent, cut)
+        emulated = int(re.search(r"emulated=(\d+)", stat(out, "calib"))[1])
+        calls = replay_json(out)
+        roots = [c for c in calls if c["depth"] == 0]
+        assert [(c["func"], c["status"]) for c in roots] == [("main.fib", "returned")], (flags, roots)
+        raw, dur = roots[0]["dur_raw"], roots[0]["dur"]
+        priced = float(silent.split()[0]) * emulated
+        assert raw > priced / 2, (flags, raw, priced)  # (the hits were in it)
+        # taken out of it (before, only its own hits and its kept calls'
+        # were); not asserted against the run's own time, which a loaded
+        # machine adds to
+        assert raw - dur >= priced / 2, (flags, raw, dur, priced)
+        if flags[0] != "--min-duration":
+            continue
+        # a kept call none of whose calls was kept: the ~2 (calls(n) - 1)
+        # hits of the calls inside it came out of it (fib(n) returns F(n)
+        # and makes 2 F(n+1) - 1 calls); before, they went with its entry,
+        # sent at its return with its entry's time, and moved it along
+        fibs = [0, 1]
+        while len(fibs) < 24:
+            fibs.append(fibs[-1] + fibs[-2])
+        kept_leaves = [c for i, c in enumerate(calls)
+                       if i + 1 == len(calls) or calls[i + 1]["depth"] <= c["depth"]]
+        assert kept_leaves, calls
+        for c in kept_leaves:
+            n = fibs.index(c["ret"][0]["value"], 2)  # (its entry's arguments are not kept)
+            inside = 2 * (2 * fibs[n + 1] - 1 - 1)
+            assert c["dur_raw"] - c["dur"] >= inside * emulated / 2, (c, inside, emulated)
 
 
 def test_max_depth_counts_tail_calls_the_kernel_cannot_see_as_jumps():
