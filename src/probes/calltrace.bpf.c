@@ -391,7 +391,7 @@ __u64 goid_gen = 0;
  * from its calibration (0: none, nothing is priced).  Ratios, not
  * nanoseconds: replay prices the units with the trace's own measurement,
  * taken at the end too, as it prices the events. */
-__u32 silent_weight[8] = {};
+__u32 silent_weight[CT_HIT_CLASS_SLOTS] = {};
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -1446,13 +1446,13 @@ __noinline int silent_hit(struct pt_regs *ctx, struct run *r)
 	__u64 cookie = r->probe_cookie;
 	__u32 site = CT_COOKIE_SITE(cookie);
 	const __u64 *index = bpf_map_lookup_elem(&fetch_index, &site);
-	__u32 cls = index ? (__u32)(*index >> 32) & 7 : 0;
+	__u32 cls = index ? (__u32)(*index >> 32) & (CT_HIT_CLASS_SLOTS - 1) : 0;
 	cls = cls ? cls - 1 : CT_COOKIE_KIND(cookie) == CT_SITE_RET ? CT_HIT_RET : CT_HIT_EMULATED;
 	__u64 g = hit_g(ctx, cookie);
 	if (r->silent && r->silent_g != g)
 		r->silent = 0;
 	r->silent_g = g;
-	__u32 w = silent_weight[cls & 7], v = r->silent + w;
+	__u32 w = silent_weight[cls & (CT_HIT_CLASS_SLOTS - 1)], v = r->silent + w;
 	r->silent = v < w ? ~0u : v; /* (saturates) */
 	return 0;
 }

@@ -35,6 +35,12 @@ enum ct_hit_class {
 	CT_HIT_NOTRAP,
 	CT_HIT_CLASSES
 };
+/* Slots of the BPF side's per-class tables (silent_weight), a power of two
+ * so that an index masked with it needs no bounds check for the verifier;
+ * a site's class is kept plus one (0: none given) under the same mask
+ * (ct_probes_set_site_class). */
+#define CT_HIT_CLASS_SLOTS 8
+_Static_assert(CT_HIT_CLASSES < CT_HIT_CLASS_SLOTS, "a hit class without its slot");
 
 /* Registers, numbered as the 8-byte slots of the kernel's struct pt_regs
  * (x86-64), so the BPF side indexes a copy of the registers directly: a
@@ -330,7 +336,9 @@ struct ct_event {
 	 * itself be dropped, or land after another CPU's next event). */
 	__u32 loss_gen;
 	/* The thread's probe hits since its previous event that sent none
-	 * (an interim RET that let a call go by, a conditional tail jump
+	 * (an interim RET of a function without a CHECK that let a call go
+	 * by -- with one, the pass is an event: CT_EV_INTERIM_PASS --, a
+	 * conditional tail jump
 	 * that went on, a goroutine id site, a hit limits cut): what they
 	 * cost in CT_SILENT_UNITs, each hit weighed by its class
 	 * (silent_weight: its start-up price over an emulated hit's).  Their
