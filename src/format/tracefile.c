@@ -24,6 +24,7 @@
 #define EV_FLAGS 0x08      /* uvar event flags (CT_EV_*) follow */
 #define EV_PROC 0x10       /* a process record: uvar what, svar ts, uvar pid, tid, child */
 #define EV_SILENT 0x20     /* uvar silent hits' worth (ct_event.silent) follows the flags (version 16) */
+#define EV_EXTRA 0x40      /* svar ct_event.extra_ns follows those (version 17) */
 
 struct ct_writer {
 	struct ct_output out;
@@ -36,6 +37,7 @@ struct ct_writer {
 	uint64_t chunk_base_ts;
 	uint64_t events, bytes;
 	uint64_t silent; /* the events' ct_event.silent, summed */
+	int64_t extra_ns; /* ... and their ct_event.extra_ns */
 	bool failed;
 	bool running;   /* the header is out: the program runs from now on */
 	int err;        /* errno of the write that failed, 0 for a short one */
@@ -366,7 +368,7 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 	bool same = w->have_prev && e->pid == w->prev.pid && e->tid == w->prev.tid &&
 		    e->goid == w->prev.goid;
 	uint8_t head = (same ? 0 : EV_NEW_THREAD) | (e->len ? EV_PAYLOAD : 0) | (e->flags ? EV_FLAGS : 0) |
-		       (e->silent ? EV_SILENT : 0);
+		       (e->silent ? EV_SILENT : 0) | (e->extra_ns ? EV_EXTRA : 0);
 	buf_u8(&w->ev, head);
 	buf_uvar(&w->ev, e->site);
 	buf_svar(&w->ev, (int64_t)(e->ts - w->prev.ts));
@@ -385,6 +387,10 @@ void ct_writer_event(struct ct_writer *w, const struct ct_event *e, const void *
 	if (e->silent) {
 		buf_uvar(&w->ev, e->silent);
 		w->silent += e->silent;
+	}
+	if (e->extra_ns) {
+		buf_svar(&w->ev, e->extra_ns);
+		w->extra_ns += e->extra_ns;
 	}
 	w->prev = *e;
 	w->have_prev = true;
@@ -456,6 +462,11 @@ uint64_t ct_writer_events(const struct ct_writer *w)
 uint64_t ct_writer_silent(const struct ct_writer *w)
 {
 	return w->silent;
+}
+
+int64_t ct_writer_extra_ns(const struct ct_writer *w)
+{
+	return w->extra_ns;
 }
 
 uint64_t ct_writer_bytes(const struct ct_writer *w)
@@ -1197,6 +1208,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->goid = ev->proc == CT_PROC_STALL ? rd_uvar(r) : 0;
 		ev->flags = 0;
 		ev->silent = 0;
+		ev->extra_ns = 0;
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
@@ -1205,6 +1217,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 	} else if (head & EV_LOST) {
 		*ev = *p;
 		ev->silent = 0;
+		ev->extra_ns = 0;
 		ev->kind = CT_EV_LOST;
 		ev->lost = rd_uvar(r);
 		ev->ts = p->ts + rd_svar(r);
@@ -1235,6 +1248,7 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		}
 		ev->flags = (head & EV_FLAGS) ? (uint16_t)rd_uvar(r) : 0;
 		ev->silent = (head & EV_SILENT) ? (uint32_t)rd_uvar(r) : 0;
+		ev->extra_ns = (head & EV_EXTRA) ? (int32_t)rd_svar(r) : 0;
 		if (ev->site >= it->t->nsites)
 			r->bad = true;
 		else

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 16 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 17 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -29,7 +29,9 @@
 			    after them);
 			    15: process records CT_PROC_PROBES_IN;
 			    16: events may carry the cost of hits that sent
-			    none (ct_event.silent) */
+			    none (ct_event.silent);
+			    17: ... and their BPF program's time beyond the
+			    calibration's (ct_event.extra_ns) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -114,6 +116,7 @@ struct ct_rec_event {
 	uint16_t flags;/* CT_EV_* of probes/event.h */
 	uint32_t silent; /* ct_event.silent: the thread's hits before it that
 			    sent no event, in CT_SILENT_UNITs (version 16) */
+	int32_t extra_ns; /* ct_event.extra_ns (version 17) */
 	uint64_t lost; /* CT_EV_LOST: how many events were dropped */
 	uint8_t proc;  /* CT_EV_PROC_REC: CT_PROC_* of probes/event.h */
 	uint32_t child;/* CT_PROC_FORK: the new process (pid, tid: the forking thread);
@@ -198,6 +201,8 @@ int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
 uint64_t ct_writer_events(const struct ct_writer *w);
 /* The sum of the events' ct_event.silent (CT_SILENT_UNITs) */
 uint64_t ct_writer_silent(const struct ct_writer *w);
+/* ... and of their ct_event.extra_ns (ns) */
+int64_t ct_writer_extra_ns(const struct ct_writer *w);
 uint64_t ct_writer_bytes(const struct ct_writer *w);
 /* Flushes, writes the STATS chunk (same key/value form as META), closes. */
 void ct_writer_stat(struct ct_writer *w, const char *key, const char *fmt, ...)

@@ -368,6 +368,8 @@ struct run {
 	__u64 silent_g;       /* ... on this g (hit_g) */
 	__u64 hit_g;          /* the g of this run's hit (0 before on_hit finds it) */
 	__u64 probe_cookie;   /* the hit's attach cookie (a CHECK's event changes h.cookie) */
+	__u64 start;          /* the clock when the program began (ct_event.extra_ns) */
+	__s32 extra;          /* ... this hit's extra_ns, for its own event (take_silent) */
 	struct scratch s;
 };
 
@@ -392,6 +394,12 @@ __u64 goid_gen = 0;
  * nanoseconds: replay prices the units with the trace's own measurement,
  * taken at the end too, as it prices the events. */
 __u32 silent_weight[CT_HIT_CLASS_SLOTS] = {};
+
+/* What the BPF program takes from its start to its clock read in a hit of
+ * each class in the calibration, in ns, set by user space from it (0
+ * before: the calibration's own hits see their whole time): a hit's
+ * ct_event.extra_ns is its own less this. */
+__u32 bpf_pre_ns[CT_HIT_CLASS_SLOTS] = {};
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -716,6 +724,17 @@ static __always_inline __u32 take_silent(struct run *r, __u64 ts)
 	return v;
 }
 
+/* The hit's extra_ns, for an event stamped now (once: a second event of
+ * the hit did not take its time again). */
+static __always_inline __s32 take_extra(struct run *r, __u64 ts)
+{
+	if (ts != r->h.now)
+		return 0;
+	__s32 v = r->extra;
+	r->extra = 0;
+	return v;
+}
+
 /* Sends an event with the site's captured values.  Returns 1 if it could
  * not capture (no program): send a plain one.  A global function: the
  * verifier checks the fetch loop once, not at every place the limits send
@@ -744,6 +763,7 @@ __noinline int send_fetch(struct run *r)
 	s->e.flags = h->flags;
 	s->e.loss_gen = h->loss_gen;
 	s->e.silent = take_silent(r, h->now);
+	s->e.extra_ns = take_extra(r, h->now);
 	/* Each op runs into S->payload, its fixed layout, and what it got
 	 * goes to S->sent at once, compacted as the file keeps it (later ops
 	 * read only the layout): one loop, no call for a register op */
@@ -780,6 +800,7 @@ static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts
 	struct ct_event *e = &r->s.e;
 	e->loss_gen = h->loss_gen;
 	e->silent = take_silent(r, ts);
+	e->extra_ns = take_extra(r, ts);
 	e->ts = ts;
 	e->goid = h->goid;
 	e->key = key;
@@ -1439,15 +1460,24 @@ static __always_inline __u64 hit_g(struct pt_regs *ctx, __u64 cookie)
  * the cost of hits on a g the thread left is dropped (it stays in the
  * durations around them, as before there was this).  A global function:
  * its stack frame is not on_hit's (see struct run). */
+/* The class (enum ct_hit_class) of the hit of the probe with COOKIE: its
+ * site's, as user space set it (plus one in fetch_index's high word), or
+ * by its kind. */
+static __always_inline __u32 hit_class(__u64 cookie)
+{
+	__u32 site = CT_COOKIE_SITE(cookie);
+	const __u64 *index = bpf_map_lookup_elem(&fetch_index, &site);
+	__u32 cls = index ? (__u32)(*index >> 32) & (CT_HIT_CLASS_SLOTS - 1) : 0;
+	cls = cls ? cls - 1 : CT_COOKIE_KIND(cookie) == CT_SITE_RET ? CT_HIT_RET : CT_HIT_EMULATED;
+	return cls & (CT_HIT_CLASS_SLOTS - 1);
+}
+
 __noinline int silent_hit(struct pt_regs *ctx, struct run *r)
 {
 	if (!r)
 		return 0;
 	__u64 cookie = r->probe_cookie;
-	__u32 site = CT_COOKIE_SITE(cookie);
-	const __u64 *index = bpf_map_lookup_elem(&fetch_index, &site);
-	__u32 cls = index ? (__u32)(*index >> 32) & (CT_HIT_CLASS_SLOTS - 1) : 0;
-	cls = cls ? cls - 1 : CT_COOKIE_KIND(cookie) == CT_SITE_RET ? CT_HIT_RET : CT_HIT_EMULATED;
+	__u32 cls = hit_class(cookie);
 	__u64 g = hit_g(ctx, cookie);
 	if (r->silent && r->silent_g != g)
 		r->silent = 0;
@@ -1617,7 +1647,12 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	if (unobserved_open || r->unobserved_ret)
 		track_unobserved(r, sp, ctx->bp, r->unobserved_ret);
 	h->key += r->key_delta;
+	/* (looked up before the clock read: the lookup is the hit's too) */
+	__u32 cal = bpf_pre_ns[hit_class(r->probe_cookie)];
 	h->now = bpf_ktime_get_ns();
+	__u64 pre = h->now - r->start;
+	/* (beyond: the thread waited for a CPU, a sleepable program can) */
+	r->extra = pre < CT_EXTRA_MAX_NS ? (__s32)pre - (__s32)cal : 0;
 	if (r->new_caller)
 		report_caller(h, r->new_caller, r->new_ret);
 	/* a goroutine's creation is no call: limits do not apply to it */
@@ -1644,6 +1679,7 @@ __noinline int hit_run(struct pt_regs *ctx, struct run *r)
 
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
+	__u64 start = bpf_ktime_get_ns();
 	__u32 loss_gen = read_loss_gen();
 	/* (plain loads from the task, where bpf_get_current_pid_tgid finds
 	 * them too: no helper call) */
@@ -1661,6 +1697,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		__sync_fetch_and_add(&goid_gen, 1); /* (it may be the goid_site's) */
 		return 0;
 	}
+	r->start = start;
+	r->extra = 0;
 	r->h.cookie = r->probe_cookie = bpf_get_attach_cookie(ctx);
 	r->h.pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
 	r->h.loss_gen = loss_gen;
@@ -1704,6 +1742,8 @@ static __always_inline void fill_proc(struct ct_event *e, __u32 gen, __u32 kind,
 {
 	e->loss_gen = gen;
 	e->silent = 0;
+	e->extra_ns = 0;
+	e->pad = 0;
 	e->ts = bpf_ktime_get_ns();
 	e->goid = 0;
 	e->key = 0;

@@ -345,7 +345,20 @@ struct ct_event {
 	 * time is in the durations around them, and no other event prices it:
 	 * replay takes it out on this event's stack (reconstruct.c). */
 	__u32 silent;
+	/* How much longer than the calibration's hits of its class this hit's
+	 * BPF program ran before it read the clock for TS, in ns (less: < 0).
+	 * The calibration's hits find their lookups in a warm cache; the
+	 * program's miss it, and the TLB, between its own work: a CHECK's
+	 * lookup of its planned call site took ~1-2.5 us in lefthook's --help
+	 * against ~0.2 in the calibration, ~1 us a hit the correction left
+	 * in.  Measured per hit (a clock read at the program's start), so
+	 * replay takes out what each hit took (reconstruct.c hit_cost). */
+	__s32 extra_ns;
+	__u32 pad;
 };
+/* A hit's BPF time before its clock read beyond which it is taken for a
+ * wait for the CPU (a sleepable program can be preempted), not priced. */
+#define CT_EXTRA_MAX_NS 100000
 /* One emulated probe hit's worth of ct_event.silent. */
 #define CT_SILENT_UNIT 256
 

@@ -272,8 +272,13 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 		*pre = silent;
 		return silent;
 	}
-	*pre = r->pre_ns[k] + silent;
-	return r->hit_ns[k] + silent + (ev->payload_len ? r->costs.args_ns : 0);
+	/* what its BPF program took beyond the calibration's, before its
+	 * clock read (ct_event.extra_ns): less, to no less than nothing */
+	int64_t extra = ev->extra_ns;
+	if (extra < 0 && (uint64_t)-extra > r->pre_ns[k])
+		extra = -(int64_t)r->pre_ns[k];
+	*pre = r->pre_ns[k] + extra + silent;
+	return r->hit_ns[k] + extra + silent + (ev->payload_len ? r->costs.args_ns : 0);
 }
 
 /* The one integer word the FETCH of SITE describes in PAYLOAD (compact, LEN

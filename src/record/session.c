@@ -2974,6 +2974,11 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		ct_writer_stat(s->w, "silent", "%.1f (probe hits that sent no event, as emulated hits' worth: "
 			       "replay takes their cost out with their thread's next event)",
 			       (double)ct_writer_silent(s->w) / CT_SILENT_UNIT);
+	if (ct_writer_extra_ns(s->w) && ct_writer_events(s->w))
+		ct_writer_stat(s->w, "bpf_extra", "%+.3f ms (%+.0f ns an event: the BPF program's time before its clock "
+			       "read beyond the calibration's hits of each class, which replay takes out too)",
+			       ct_writer_extra_ns(s->w) / 1e6,
+			       (double)ct_writer_extra_ns(s->w) / (double)ct_writer_events(s->w));
 	if (s->interim_links.n)
 		ct_writer_stat(s->w, "interim", "%llu (calls whose end the interim RETs saw; %llu hits of theirs saw none; %zu functions' taken out, %zu links made again or closed, %zu probes placed or taken out)",
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),

@@ -137,6 +137,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 		put_flags(out, ev.flags);
 		if (ev.silent) /* (hits before it that sent none, in emulated hits' worth) */
 			fprintf(out, " silent=%.2f", (double)ev.silent / CT_SILENT_UNIT);
+		if (ev.extra_ns) /* (its BPF program's time beyond the calibration's) */
+			fprintf(out, " extra_ns=%d", (int)ev.extra_ns);
 		fprintf(out, " len=%" PRIu32, ev.payload_len);
 		if (s && s->call_site != UINT32_MAX)
 			fprintf(out, " call_site=%" PRIu32, s->call_site);

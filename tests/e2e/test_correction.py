@@ -69,13 +69,18 @@ def test_measured_again_where_the_program_ran():
     # capture, or 0 when the hit was estimated dearer than the leaf measured
     # (the machine's per-hit cost varies: on a busy one most leaves can
     # correct to 0).
+    # (plus what its exit hit's BPF program took beyond the calibration's,
+    # ct_event.extra_ns: the event at the leaf's raw end)
     costs = tuple(k + args for k in [emulated, stepped] + list(classes(m).values()))
-    leaves = [c for c in replay_json(out) if c["func"] == "main.leaf"]
-    fit = [c for c in leaves if any(c["dur"] == max(0, c["dur_raw"] - k) for k in costs)]
+    extra = {(int(t), int(s)): int(e) for t, s, e in
+             re.findall(r"^ts=(\d+) pid=\d+ tid=(\d+) .* extra_ns=(-?\d+)", ct("dump", "--events", out).stdout, re.M)}
+    leaves = [(c, extra.get((r["ts"] + r["dur_raw"], r["tid"]), 0))
+              for c, r in zip(replay_json(out), replay_json(out, "--raw")) if c["func"] == "main.leaf"]
+    fit = [c for c, e in leaves if any(c["dur"] == max(0, c["dur_raw"] - k - e) for k in costs)]
     assert len(fit) * 2 > len(leaves), (len(fit), len(leaves), m.group(0))
     # and where enough leaves kept a duration, the amount taken out is the
     # end-of-recording measurement's, not the start-up one's
-    taken = collections.Counter(c["dur_raw"] - c["dur"] for c in leaves if c["dur"] > 0)
+    taken = collections.Counter(c["dur_raw"] - c["dur"] - e for c, e in leaves if c["dur"] > 0)
     if sum(taken.values()) >= 100:
         assert taken.most_common(1)[0][0] in costs, (taken.most_common(3), m.group(0), CALIB.search(meta).group(0))
 
@@ -276,3 +281,23 @@ def test_interim_ret_steps_taken_out_until_they_go():
     # longer by a whole stepped hit if it were not)
     assert median("dur", first) < median("dur", second) + ret // 2, (
         median("dur", first), median("dur", second), ret)
+
+
+def test_bpf_time_beyond_the_calibration_on_each_event():
+    """Each hit's BPF program times itself up to its clock read; what that
+    took beyond the calibration's hits of its class rides on its event
+    (dump --events: extra_ns, either sign), replay takes it out with the
+    hit's own cost (the arithmetic: unit correction_bpf_extra), and the
+    file's stats sum it (bpf_extra)."""
+    out, _ = overhead_record()
+    dump = ct("dump", "--events", out)
+    assert dump.returncode == 0, dump.stderr
+    extra = [int(m) for m in re.findall(r" extra_ns=(-?\d+)", dump.stdout)]
+    events = len(re.findall(r"^ts=", dump.stdout, re.M))
+    # the hits' own times vary: most events carry some, and a lookup that
+    # misses caches costs microseconds, not the tens of a preempted run
+    assert len(extra) * 2 > events, (len(extra), events)
+    assert abs(sum(extra)) / len(extra) < 20000, sum(extra) / len(extra)
+    m = re.search(r"^bpf_extra +([-+][\d.]+) ms \(([-+]\d+) ns an event", ct("info", out).stdout, re.M)
+    assert m, ct("info", out).stdout
+    assert abs(float(m[1]) * 1e6 - sum(extra)) <= 1000, (m[0], sum(extra))

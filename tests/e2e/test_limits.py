@@ -87,6 +87,10 @@ def test_cut_hits_are_taken_out_of_the_durations_around_them():
                        if i + 1 == len(calls) or calls[i + 1]["depth"] <= c["depth"]]
         assert kept_leaves, calls
         for c in kept_leaves:
+            # (a fib(0) or fib(1), nothing inside, kept when the machine
+            # held it up past --min-duration; 1 is also fib(2)'s)
+            if c["ret"][0]["value"] < 2:
+                continue
             n = fibs.index(c["ret"][0]["value"], 2)  # (its entry's arguments are not kept)
             inside = 2 * (2 * fibs[n + 1] - 1 - 1)
             assert c["dur_raw"] - c["dur"] >= inside * emulated / 2, (c, inside, emulated)

@@ -40,12 +40,16 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 static uint64_t feed_goid = 1; /* 0: a thread's calls */
 
 static uint32_t feed_silent; /* the next event's ct_event.silent */
+static int32_t feed_extra[8];  /* the Nth event's ct_event.extra_ns */
+static size_t nfed;
 
 static void feed(struct ct_recon *r, uint32_t site, uint64_t ts, uint64_t key)
 {
 	struct ct_rec_event ev = {0};
 	ev.silent = feed_silent;
 	feed_silent = 0;
+	ev.extra_ns = nfed < 8 ? feed_extra[nfed] : 0;
+	nfed++;
 	ev.ts = ts;
 	ev.goid = feed_goid;
 	ev.key = key;
@@ -64,6 +68,7 @@ static void run_silent(const struct ct_costs *c, uint32_t silent)
 	if (c)
 		ct_recon_set_costs(r, c);
 	ngot = 0;
+	nfed = 0;
 	feed(r, S_P_ENT, 100000, 100);
 	feed(r, S_C_ENT, 110000, 200);
 	feed_silent = silent;
@@ -111,6 +116,36 @@ TEST(correction_silent_hits)
 	CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1500);
 	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000) - 2500);
 	CHECK_EQ_U(got[0].raw_exit - got[0].raw_entry, 10000);
+}
+
+/* An event's BPF time beyond the calibration's (ct_event.extra_ns, before
+ * its clock read) comes out of the calls open around it before it, as its
+ * hit's own start does; less (< 0) puts time back, never more than the
+ * hit's start. */
+TEST(correction_bpf_extra)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=300 calls=100 ms=9.5", &c));
+	/* events: parent entry, child entry, child exit (+800), child entry,
+	 * child exit (-300), parent exit */
+	int32_t extra[8] = {0, 0, 800, 0, -300, 0};
+	memcpy(feed_extra, extra, sizeof(extra));
+	run(&c);
+	CHECK_EQ_U(ngot, 3);
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500 - 800);
+	CHECK_EQ_U(got[1].ts_exit - got[1].ts_entry, 10000 - 1500 + 300);
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 1500 - 2 * (1000 + 5000) - 800 + 300);
+	CHECK_EQ_U(got[0].raw_exit - got[0].raw_entry, 10000);
+	/* the child's entry hit was cheaper than calibrated by more than its
+	 * whole start: it gives back that start at most */
+	int32_t less[8] = {0, -900000, 0, 0, 0, 0};
+	memcpy(feed_extra, less, sizeof(less));
+	run(&c);
+	CHECK_EQ_U(ngot, 3);
+	CHECK(got[2].ts_exit - got[2].ts_entry <= 60000);
+	CHECK(got[2].ts_exit - got[2].ts_entry > 60000 - 1500 - 2 * (1000 + 5000));
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - 1500);
+	memset(feed_extra, 0, sizeof(feed_extra));
 }
 
 TEST(correction_never_below_zero_and_raw)

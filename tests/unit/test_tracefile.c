@@ -128,6 +128,9 @@ static void add_ev(uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint6
 	x.e.len = len;
 	/* some carry silent hits' cost (ct_event.silent), from a byte to four */
 	x.e.silent = ts % 11 == 0 ? (uint32_t)(ts >> (ts % 4 * 8)) : 0;
+	/* some their BPF time beyond the calibration's (ct_event.extra_ns),
+	 * more or less, small and at the ends of the range */
+	x.e.extra_ns = ts % 7 == 0 ? (int32_t)(ts % 2000) - 1000 : ts % 13 == 0 ? (ts % 2 ? INT32_MAX : INT32_MIN) : 0;
 	if (len) {
 		x.payload = xmalloc(len);
 		for (uint32_t i = 0; i < len; i++)
@@ -222,11 +225,11 @@ static bool ev_equal(const struct xev *x, const struct ct_rec_event *ev)
 {
 	if (x->lost)
 		return ev->kind == CT_EV_LOST && ev->ts == x->lost_ts && ev->lost == x->lost_n &&
-		       ev->payload_len == 0 && ev->silent == 0;
+		       ev->payload_len == 0 && ev->silent == 0 && ev->extra_ns == 0;
 	const struct ct_event *e = &x->e;
 	if (ev->ts != e->ts || ev->goid != e->goid || ev->key != e->key || ev->pid != e->pid ||
 	    ev->tid != e->tid || ev->site != e->site || ev->kind != sites[e->site].kind || ev->lost != 0 ||
-	    ev->payload_len != e->len || ev->silent != e->silent)
+	    ev->payload_len != e->len || ev->silent != e->silent || ev->extra_ns != e->extra_ns)
 		return false;
 	if (e->len && (!ev->payload || memcmp(ev->payload, x->payload, e->len)))
 		return false;
