@@ -22,10 +22,12 @@ the tier-up and for V8 compiling the Go runtime on the other core).  The
 workloads also read their thread's CPU time around the first run
 (*first_run_cpu_ns_per_call): on this 2-core machine, shared, the first run's
 wall time is often half waiting for a core.  Also the cost of one
-clock read from wasm, and the rewrite time of the ~2 MB Go module with every
-function instrumented.  The clock's cost per read is compared with node's
-other clocks and with clock_gettime from C (clock_cost).  Goals: <= 100 ns
-per traced call, rewrite <= 0.5 s."""
+clock read from wasm, calltrace's own CPU time per event
+(wasm_reader_cpu_ns_per_event: its reading, decoding and writing, on a
+2-core machine in competition with the program), and the rewrite time of
+the ~2 MB Go module with every function instrumented.  The clock's cost per
+read is compared with node's other clocks and with clock_gettime from C
+(clock_cost).  Goals: <= 100 ns per traced call, rewrite <= 0.5 s."""
 import json
 import os
 import re
@@ -84,6 +86,21 @@ def add(r, name, out):
     return calls
 
 
+def own_cpu(cmd, tmp):
+    """Runs CMD; its output, and the CPU time (ns) the process itself had,
+    not its children's: calltrace's, not node's.  Read from /proc once it
+    exited but before it is reaped (a zombie's times are its final ones)."""
+    with open(os.path.join(tmp, "out.txt"), "w+") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.DEVNULL)
+        os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+        with open("/proc/%d/stat" % p.pid) as st:
+            fields = st.read().rsplit(")", 1)[1].split()
+        p.wait()
+        f.seek(0)
+        # utime and stime, the 14th and 15th fields (the 12th and 13th after the name)
+        return f.read(), (int(fields[11]) + int(fields[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
 def config(tmp, name, sites, clock, fd):
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
@@ -116,9 +133,10 @@ def run_section(calltrace, tmp, rounds=5):
                 r["calls"] = add(r, "plain", subprocess.run(["node", "--no-warnings", RUNNER, "-", mod, mod, n, REPS],
                                                             capture_output=True, text=True,
                                                             env=dict(os.environ, **env)).stdout)
-                p = subprocess.run([calltrace, "record", "-o", os.path.join(tmp, k + ".data"), "-F", func, "--",
-                                    mod, n, REPS], capture_output=True, text=True)
-                add(r, "calltrace", p.stdout)
+                out, cpu_ns = own_cpu([calltrace, "record", "-o", os.path.join(tmp, k + ".data"), "-F", func, "--",
+                                       mod, n, REPS], tmp)
+                add(r, "calltrace", out)
+                r.setdefault("reader", []).append(cpu_ns / (2 * r["calls"] * int(REPS)))
                 for name, clock in (("recorder", "hrtime"), ("no_clock", "none")):
                     cfg = config(tmp, f"{k}-{name}.json", sites, clock, null)
                     p = subprocess.run(["node", "--no-warnings", RUNNER, cfg, inst[k], mod, n, REPS],
@@ -205,7 +223,8 @@ def clock_cost(tmp):
 
 
 def report(res, clk, m, loadavg):
-    med = {k: {c: statistics.median(v) for c, v in r.items() if c != "calls"} for k, r in res.items()}
+    med = {k: {c: statistics.median(v) for c, v in r.items() if c not in ("calls", "reader")}
+           for k, r in res.items()}
     base = {"steady": "plain_steady", "cpu": "plain_cpu"}
     per = {k: {c: (med[k][c] - med[k][base.get(c.rsplit("_", 1)[-1], "plain")]) / res[k]["calls"]
                for c in med[k] if not c.startswith("plain")} for k in med}
@@ -228,6 +247,12 @@ def report(res, clk, m, loadavg):
         print("%sfirst_run_cpu_ns_per_call: calltrace %.0f, recorder %.0f, no_clock %.0f (the program's thread; "
               "the rest of the first run it waited for a core)"
               % (pre, per[k]["calltrace_cpu"], per[k]["recorder_cpu"], per[k]["no_clock_cpu"]))
+    # calltrace's own CPU time per event (reading the pipe, writing the
+    # record file; its start-up and the rewrite included): on a machine of
+    # few cores it competes with the program for one
+    print("wasm_reader_cpu_ns_per_event: wasi %.0f (%.0f-%.0f), go %.0f (%.0f-%.0f)"
+          % tuple(x for k in ("wasi", "go") for x in (statistics.median(res[k]["reader"]), min(res[k]["reader"]),
+                                                      max(res[k]["reader"]))))
     clock_ns, call_ns, wasi_read, hrtime_read, perf_now_read, c_ns = clk
     print("wasm_clock_ns_per_read=%s" % clock_ns)
     print("wasm_import_call_ns=%s" % call_ns)

@@ -35,9 +35,7 @@ struct ct_wasm_run {
 	struct ct_buf in; /* bytes of records not yet whole */
 	size_t in_off;
 	bool eof;
-	uint32_t pid;  /* the runner's, and the goroutine of the records read (wire.h) */
-	uint64_t goid;
-	uint64_t counters[CT_CNT_MAX];
+	struct ct_wire_reader rd;
 };
 
 static char *find_in_path(const char *name)
@@ -333,44 +331,78 @@ void ct_wasm_run_started(struct ct_wasm_run *r)
 	r->wfd = -1;
 }
 
-/* Reads of at most this much: records still in the cache when decoded */
+/* Reads of at most this much, into the start of the buffer each time:
+ * records still in the cache when decoded */
 #define READ_CHUNK (128u << 10)
+
+size_t ct_wasm_wire_decode(struct ct_wire_reader *rd, const uint8_t *p, size_t n,
+			   int (*fn)(void *ctx, const struct ct_event *e, const void *payload), void *ctx,
+			   int *events)
+{
+	size_t off = 0;
+	int k = 0;
+	for (;;) {
+		size_t avail = n - off;
+		if (avail < sizeof(struct ct_wire_event))
+			break;
+		/* (in place: records are 8-byte multiples, and the buffer is
+		 * malloc'd; a copy to the stack cost a store-forwarding stall
+		 * per record) */
+		const struct ct_wire_event *w = (const struct ct_wire_event *)(p + off);
+		size_t plen = ((size_t)w->len + 7) & ~(size_t)7;
+		if (avail < sizeof(*w) + plen)
+			break;
+		const uint8_t *payload = (const uint8_t *)(w + 1);
+		off += sizeof(*w) + plen;
+		if (__builtin_expect(w->site >= CT_WIRE_STATS, 0)) {
+			uint64_t v = 0;
+			if (w->len >= 8)
+				memcpy(&v, payload, 8);
+			switch (w->site) {
+			case CT_WIRE_STATS:
+				memcpy(rd->counters, payload,
+				       w->len < sizeof(rd->counters) ? w->len : sizeof(rd->counters));
+				break;
+			case CT_WIRE_THREAD:
+				rd->pid = w->key;
+				rd->goid = v;
+				break;
+			case CT_WIRE_TIME:
+				rd->ts = v;
+				break;
+			case CT_WIRE_KEY:
+				rd->next_key = v;
+				rd->have_key = true;
+				break;
+			}
+			continue;
+		}
+		rd->ts += (uint64_t)(int64_t)w->dts;
+		uint64_t key = w->key;
+		if (rd->have_key) {
+			key = rd->next_key;
+			rd->have_key = false;
+		}
+		struct ct_event e = {.ts = rd->ts, .goid = rd->goid, .key = key, .pid = rd->pid, .tid = rd->pid,
+				     .site = w->site, .len = w->len, .flags = w->flags};
+		fn(ctx, &e, w->len ? payload : NULL);
+		k++;
+	}
+	*events += k;
+	return off;
+}
 
 /* Hands every whole record in r->in to FN. */
 static int drain_records(struct ct_wasm_run *r, int (*fn)(void *, const struct ct_event *, const void *), void *ctx)
 {
 	int n = 0;
-	for (;;) {
-		size_t avail = r->in.n - r->in_off;
-		if (avail < sizeof(struct ct_wire_event))
-			break;
-		/* (in place: records are 8-byte multiples, and in.p is malloc'd;
-		 * a copy to the stack cost a store-forwarding stall per record) */
-		const struct ct_wire_event *w = (const struct ct_wire_event *)(r->in.p + r->in_off);
-		size_t plen = ((size_t)w->len + 7) & ~(size_t)7;
-		if (avail < sizeof(*w) + plen)
-			break;
-		const uint8_t *payload = (const uint8_t *)(w + 1);
-		r->in_off += sizeof(*w) + plen;
-		if (w->site == CT_WIRE_STATS) {
-			memcpy(r->counters, payload, w->len < sizeof(r->counters) ? w->len : sizeof(r->counters));
-			continue;
-		}
-		if (w->site == CT_WIRE_THREAD) {
-			r->pid = (uint32_t)w->ts;
-			r->goid = w->key;
-			continue;
-		}
-		struct ct_event e = {.ts = w->ts, .goid = r->goid, .key = w->key, .pid = r->pid, .tid = r->pid,
-				     .site = w->site, .len = w->len, .flags = w->flags};
-		fn(ctx, &e, w->len ? payload : NULL);
-		n++;
-	}
-	if (r->in_off == r->in.n) {
-		r->in.n = r->in_off = 0;
-	} else if (r->in_off > (1u << 20)) {
-		memmove(r->in.p, r->in.p + r->in_off, r->in.n - r->in_off);
-		r->in.n -= r->in_off;
+	r->in_off += ct_wasm_wire_decode(&r->rd, r->in.p + r->in_off, r->in.n - r->in_off, fn, ctx, &n);
+	size_t rest = r->in.n - r->in_off;
+	if (rest <= 4096 || r->in_off > (1u << 20)) {
+		/* the start of a record still coming (a few bytes, usually) to
+		 * the front: the next read lands where the last one did */
+		memmove(r->in.p, r->in.p + r->in_off, rest);
+		r->in.n = rest;
 		r->in_off = 0;
 	}
 	return n;
@@ -390,7 +422,7 @@ int ct_wasm_run_poll(struct ct_wasm_run *r, int timeout_ms,
 	int total = 0;
 	/* read what is there now, in large pieces */
 	for (int rounds = 0; rounds < 64; rounds++) {
-		buf_reserve(&r->in, 1u << 20);
+		buf_reserve(&r->in, READ_CHUNK);
 		size_t room = r->in.cap - r->in.n;
 		ssize_t got = read(r->rfd, r->in.p + r->in.n, room < READ_CHUNK ? room : READ_CHUNK);
 		if (got < 0 && errno == EINTR)
@@ -423,7 +455,7 @@ void ct_wasm_run_stop(struct ct_wasm_run *r)
 
 uint64_t ct_wasm_run_counter(const struct ct_wasm_run *r, int which)
 {
-	return which >= 0 && which < CT_CNT_MAX ? r->counters[which] : 0;
+	return which >= 0 && which < CT_CNT_MAX ? r->rd.counters[which] : 0;
 }
 
 void ct_wasm_run_free(struct ct_wasm_run *r)

@@ -91,6 +91,22 @@ void ct_wasm_run_started(struct ct_wasm_run *r);
 int ct_wasm_run_poll(struct ct_wasm_run *r, int timeout_ms,
 		     int (*fn)(void *ctx, const struct ct_event *e, const void *payload), void *ctx);
 bool ct_wasm_run_eof(const struct ct_wasm_run *r);
+/* The recorder's stream (wire.h) as it is decoded: what its records said
+ * for the ones after them. */
+struct ct_wire_reader {
+	uint32_t pid; /* the runner's, and the goroutine of the records read */
+	uint64_t goid;
+	uint64_t ts;       /* the last record's time */
+	uint64_t next_key; /* a CT_WIRE_KEY's, for the next record */
+	bool have_key;
+	uint64_t counters[CT_CNT_MAX]; /* the CT_WIRE_STATS record's */
+};
+/* Hands the events of the whole records in P..P+N to FN (their number
+ * added to *EVENTS); returns the bytes they took: the rest is the start of
+ * a record still coming. */
+size_t ct_wasm_wire_decode(struct ct_wire_reader *rd, const uint8_t *p, size_t n,
+			   int (*fn)(void *ctx, const struct ct_event *e, const void *payload), void *ctx,
+			   int *events);
 /* Stops reading: the runner notices and lets the program run untraced. */
 void ct_wasm_run_stop(struct ct_wasm_run *r);
 /* The recorder's counters (enum ct_counter), known once the stream ended. */

@@ -323,6 +323,33 @@ def test_duration_and_max_size_stop_tracing_not_the_program():
     assert 1e9 <= end < 2.2e9, end
 
 
+def test_calls_seconds_long_keep_their_times():
+    """The wire says a record's time as the difference from the last one's
+    (wire.h): a gap of seconds, and an entry sent late (--min-duration) as
+    long before the record ahead of it, go by another record: the times
+    stay exact."""
+    mod = fixture("wasi_core.wasm")
+    _, out = record([mod, "nap", "2300"], "-F", "main", "-F", "nap", "-F", "leaf", out=tmp("wn-full.data"))
+    calls = replay_json(out)
+    assert [(c["func"], c["depth"]) for c in calls] == \
+        [("main", 0), ("leaf", 1), ("nap", 1), ("leaf", 2), ("leaf", 2), ("leaf", 1)], calls
+    main, leaf0, nap, leaf1, leaf2, leaf3 = calls
+    assert 2.3e9 <= nap["dur_raw"] < 3.3e9, nap
+    # in order, each inside its caller, the second leaf of nap after the sleep
+    assert main["ts"] <= leaf0["ts"] < leaf0["ts"] + leaf0["dur_raw"] <= nap["ts"] <= leaf1["ts"]
+    assert leaf1["ts"] + 2.3e9 <= leaf2["ts"] <= leaf2["ts"] + leaf2["dur_raw"] <= nap["ts"] + nap["dur_raw"]
+    assert nap["ts"] + nap["dur_raw"] <= leaf3["ts"] <= main["ts"] + main["dur_raw"]
+    assert all(c["dur_raw"] < 1e8 for c in (leaf0, leaf1, leaf2, leaf3)), calls
+    # main's and nap's entries go at nap's exit, 2.3 s after their times
+    _, out = record([mod, "nap", "2300"], "-F", "main", "-F", "nap", "-F", "leaf", "--min-duration", "1s",
+                    out=tmp("wn-min.data"))
+    calls = replay_json(out)
+    assert [(c["func"], c["depth"]) for c in calls] == [("main", 0), ("nap", 1)], calls
+    main, nap = calls
+    assert 2.3e9 <= nap["dur_raw"] < 3.3e9 and main["ts"] <= nap["ts"], calls
+    assert nap["ts"] + nap["dur_raw"] <= main["ts"] + main["dur_raw"] < nap["ts"] + nap["dur_raw"] + 1e8, calls
+
+
 def test_live_prints_the_tree():
     p = ct("live", "-F", "outer", "-F", "mid", "-F", "leaf", "--", fixture("wasi_core.wasm"))
     assert p.returncode == 0, p.stderr

@@ -11,6 +11,7 @@
 #include "wasm/module.h"
 #include "wasm/rewrite.h"
 #include "wasm/wasm.h"
+#include "wasm/wire.h"
 
 TEST(wasm_leb128)
 {
@@ -333,4 +334,88 @@ TEST(wasm_go_names_from_pclntab)
 	CHECK(t.gw.cfg.nmorestack == 2);
 	CHECK_EQ_U(t.gw.cfg.goid_off, 152);
 	ct_wasm_target_close(&t);
+}
+
+/* ---- the recorder's stream (wire.h), decoded by run.c ---- */
+struct wire_seen {
+	struct ct_event ev[16];
+	uint64_t val[16];
+	int n;
+};
+
+static int wire_collect(void *ctx, const struct ct_event *e, const void *payload)
+{
+	struct wire_seen *s = ctx;
+	if (s->n < 16) {
+		s->ev[s->n] = *e;
+		s->val[s->n] = 0;
+		if (payload)
+			memcpy(&s->val[s->n], payload, 8);
+		s->n++;
+	}
+	return 0;
+}
+
+static void wire_put(uint64_t *buf, size_t *words, uint32_t site, uint16_t flags, int32_t dts, uint32_t key,
+		     const uint64_t *payload, uint16_t nvals)
+{
+	struct ct_wire_event w = {site, (uint16_t)(nvals * 8), flags, dts, key};
+	memcpy(buf + *words, &w, sizeof(w));
+	*words += sizeof(w) / 8;
+	memcpy(buf + *words, payload, nvals * 8u);
+	*words += nvals;
+}
+
+TEST(wasm_wire_stream_decodes_escapes_at_any_split)
+{
+	uint64_t buf[64], t0 = 1000000000000ull, goid = 7, big = 1ull << 40, v = 99, t1 = t0 + (5ull << 30);
+	uint64_t g0 = 0, counters[3] = {11, 12, 13};
+	size_t w = 0;
+	wire_put(buf, &w, CT_WIRE_THREAD, 0, 0, 42, &goid, 1);
+	wire_put(buf, &w, CT_WIRE_TIME, 0, 0, 0, &t0, 1);
+	wire_put(buf, &w, 1, 0, 0, 3, &v, 1);                 /* at t0 */
+	wire_put(buf, &w, 2, CT_EV_MARKER, 100, 4, NULL, 0);  /* t0 + 100 */
+	wire_put(buf, &w, CT_WIRE_KEY, 0, 0, 0, &big, 1);
+	wire_put(buf, &w, 1, CT_EV_DELAYED, -60, 5, NULL, 0); /* sent late: t0 + 40, key 2^40 */
+	wire_put(buf, &w, 2, 0, 1, 6, NULL, 0);               /* t0 + 41, key 6 again */
+	wire_put(buf, &w, CT_WIRE_THREAD, 0, 0, 43, &g0, 1);
+	wire_put(buf, &w, CT_WIRE_TIME, 0, 0, 0, &t1, 1);
+	wire_put(buf, &w, 1, 0, 0, 8, NULL, 0);               /* at t1 (5 s later) */
+	wire_put(buf, &w, CT_WIRE_STATS, 0, 0, 0, counters, 3);
+	const uint8_t *p = (const uint8_t *)buf;
+	size_t n = w * 8;
+	for (size_t split = 0; split <= n; split++) {
+		struct wire_seen s = {0};
+		struct ct_wire_reader rd = {0};
+		int events = 0;
+		/* a read that ends inside a record: the rest comes with the next */
+		uint8_t in[sizeof(buf)] __attribute__((aligned(8)));
+		memcpy(in, p, split);
+		size_t used = ct_wasm_wire_decode(&rd, in, split, wire_collect, &s, &events);
+		CHECK(used <= split && split - used < 16 + 3 * 8);
+		size_t rest = n - used;
+		memcpy(in, p + used, rest);
+		CHECK_EQ_U(ct_wasm_wire_decode(&rd, in, rest, wire_collect, &s, &events), rest);
+		CHECK_EQ_I(events, 5);
+		CHECK_EQ_I(s.n, 5);
+		const uint64_t ts[] = {t0, t0 + 100, t0 + 40, t0 + 41, t1};
+		const uint64_t keys[] = {3, 4, big, 6, 8};
+		const uint32_t sites[] = {1, 2, 1, 2, 1};
+		for (int i = 0; i < 5; i++) {
+			CHECK_EQ_U(s.ev[i].ts, ts[i]);
+			CHECK_EQ_U(s.ev[i].key, keys[i]);
+			CHECK_EQ_U(s.ev[i].site, sites[i]);
+			CHECK_EQ_U(s.ev[i].pid, i < 4 ? 42 : 43);
+			CHECK_EQ_U(s.ev[i].tid, s.ev[i].pid);
+			CHECK_EQ_U(s.ev[i].goid, i < 4 ? 7 : 0);
+		}
+		CHECK_EQ_U(s.ev[0].len, 8);
+		CHECK_EQ_U(s.val[0], 99);
+		CHECK_EQ_U(s.ev[1].flags, CT_EV_MARKER);
+		CHECK_EQ_U(s.ev[2].flags, CT_EV_DELAYED);
+		CHECK_EQ_U(s.ev[3].len, 0);
+		CHECK_EQ_U(rd.counters[0], 11);
+		CHECK_EQ_U(rd.counters[2], 13);
+		CHECK_EQ_U(rd.counters[3], 0);
+	}
 }

@@ -24,7 +24,15 @@
  * the BPF side's timestamps), but a call from wasm into node's C++ with no
  * JavaScript and no BigInt between: the same reading at the same resolution,
  * without the warm-up of a JavaScript function (the first few thousand
- * reads through process.hrtime.bigint cost microseconds each). */
+ * reads through process.hrtime.bigint cost microseconds each).
+ *
+ * It is most of a hit's cost: ~33 ns a read, of which the vDSO's
+ * CLOCK_MONOTONIC takes ~27 on a kvm-clock VM (lfence + rdtsc, ~19).  Nothing
+ * cheaper reaches wasm in node 20 (performance.now ~51 ns; the coarse clocks
+ * tick every few ms; a thread keeping the time in shared memory would take a
+ * core), and one read cannot serve two events: each event is the instant its
+ * read says, and the code run between two hooks (the caller's between its
+ * calls, the callee's body) belongs to some call's duration. */
 #define WASI_CLOCK_MONOTONIC 1
 __attribute__((import_module("wasi_snapshot_preview1"), import_name("clock_time_get"))) __u32
 wasi_clock_time_get(__u32 id, __u64 precision, __u64 *out);
@@ -44,6 +52,7 @@ static __u32 depth;       /* WASI: frames open */
 static __u64 counters[CT_CNT_MAX];
 
 #define BUF_SIZE (1u << 18)
+/* (a send adds at most three escapes and a record of MAX_VALS values) */
 #define FLUSH_AT (BUF_SIZE - 4096)
 static __u64 buf[BUF_SIZE / 8];
 static __u32 pos;
@@ -112,25 +121,48 @@ __attribute__((noinline)) static void copy_words(__u64 *out, const __u64 *in, __
 }
 
 static __u64 sent_goid = ~0ull; /* the goroutine of the last record (none yet) */
+static __u64 sent_ts;             /* the time of the last record (none yet: 0) */
 
-static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const __u64 *payload, __u32 n)
+/* A record that says what the next ones cannot (wire.h): out of line, as
+ * each is rare (a goroutine switch, a gap of seconds, a huge key). */
+__attribute__((noinline)) static void send_escape(__u32 site, __u32 key, __u64 payload)
 {
 	struct ct_wire_event *e = (struct ct_wire_event *)((__u8 *)buf + pos);
+	e->site = site;
+	e->len = 8;
+	e->flags = 0;
+	e->dts = 0;
+	e->key = key;
+	*(__u64 *)(e + 1) = payload;
+	pos += sizeof(*e) + 8;
+}
+
+/* Most records are one event in 16 bytes: its time as the difference from
+ * the last record's, its key's low half.  (Inline in the hooks' common
+ * path: out of line, a call of seven arguments per event.) */
+__attribute__((always_inline)) static inline void put_event(__u32 site, __u64 ts, __u64 goid, __u64 key,
+							    __u16 flags, const __u64 *payload, __u32 n)
+{
 	if (goid != sent_goid) {
 		sent_goid = goid;
-		e->site = CT_WIRE_THREAD;
-		e->len = 0;
-		e->flags = 0;
-		e->ts = cfg.pid;
-		e->key = goid;
-		e++;
-		pos += sizeof(*e);
+		send_escape(CT_WIRE_THREAD, cfg.pid, goid);
 	}
+	__u64 dts = ts - sent_ts;
+	if (__builtin_expect((__u64)(__s64)(__s32)dts != dts, 0)) {
+		/* the first record, a gap of 2.1 s or more, an entry sent late
+		 * (--min-duration) that long ago */
+		send_escape(CT_WIRE_TIME, 0, ts);
+		dts = 0;
+	}
+	sent_ts = ts;
+	if (__builtin_expect(key >> 32 != 0, 0))
+		send_escape(CT_WIRE_KEY, 0, key);
+	struct ct_wire_event *e = (struct ct_wire_event *)((__u8 *)buf + pos);
 	e->site = site;
 	e->len = (__u16)(n * 8);
 	e->flags = flags;
-	e->ts = ts;
-	e->key = key;
+	e->dts = (__s32)dts;
+	e->key = (__u32)key;
 	if (n == 1) /* the common case (one argument, one result) inline */
 		*(__u64 *)(e + 1) = payload[0];
 	else if (n)
@@ -138,6 +170,13 @@ static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags, const
 	pos += sizeof(*e) + n * 8;
 	if (pos >= FLUSH_AT)
 		flush();
+}
+
+/* The same for the limits' and the rare hooks' events. */
+__attribute__((noinline)) static void send(__u32 site, __u64 ts, __u64 goid, __u64 key, __u16 flags,
+					   const __u64 *payload, __u32 n)
+{
+	put_event(site, ts, goid, key, flags, payload, n);
 }
 
 /* ---- limits: the shadow stack, same rules as calltrace.bpf.c ---- */
@@ -397,7 +436,7 @@ static inline void hit(__u32 site, __u64 goid, __u64 key)
 	if (__builtin_expect(cfg.limits != 0, 0))
 		limited_hit(site, goid, key, now, n);
 	else
-		send(site, now, goid, key, 0, vals, n);
+		put_event(site, now, goid, key, 0, vals, n);
 }
 
 /* ---- the hooks ---- */
@@ -548,8 +587,8 @@ WASM_EXPORT(finish) void finish(__u32 trapped)
 		send(0, host_now(), 0, 0, CT_EV_MARKER, 0, 0);
 		depth = 0;
 	}
-	if (pos + 2 * sizeof(struct ct_wire_event) + sizeof(counters) >= BUF_SIZE)
-		flush();
+	/* (room: a send leaves pos below FLUSH_AT, and the marker and the
+	 * counters take less than BUF_SIZE - FLUSH_AT with their escapes) */
 	send(CT_WIRE_STATS, host_now(), 0, 0, 0, counters, CT_CNT_MAX);
 	flush();
 }
