@@ -369,7 +369,13 @@ struct run {
 	__u64 hit_g;          /* the g of this run's hit (0 before on_hit finds it) */
 	__u64 probe_cookie;   /* the hit's attach cookie (a CHECK's event changes h.cookie) */
 	__u64 start;          /* the clock when the program began (ct_event.extra_ns) */
-	__s32 extra;          /* ... this hit's extra_ns, for its own event (take_silent) */
+	__s32 extra;          /* ... this hit's extra_ns, for its own event (take_extra) */
+	__u8 sent_now;        /* this run sent an event stamped at its clock read */
+	__s32 carry;          /* what the ends of hits since the thread's last event took
+				 beyond the calibration's (their class's bpf_post_ns) */
+	__u64 carry_g;        /* ... on this g (hit_g) */
+	__u32 post_raw;       /* the last hit's end, as measured (ct_event.pad) */
+	__u32 hit_cls;        /* the hit's class (hit_class) */
 	struct scratch s;
 };
 
@@ -400,6 +406,10 @@ __u32 silent_weight[CT_HIT_CLASS_SLOTS] = {};
  * before: the calibration's own hits see their whole time): a hit's
  * ct_event.extra_ns is its own less this. */
 __u32 bpf_pre_ns[CT_HIT_CLASS_SLOTS] = {};
+/* ... and from its clock read to its end, with no values captured; what
+ * capturing the calibration's values added to that (bpf_args_ns). */
+__u32 bpf_post_ns[CT_HIT_CLASS_SLOTS] = {};
+__u32 bpf_args_ns = 0;
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -730,8 +740,10 @@ static __always_inline __s32 take_extra(struct run *r, __u64 ts)
 {
 	if (ts != r->h.now)
 		return 0;
-	__s32 v = r->extra;
+	__s32 v = r->extra + (r->carry_g == r->hit_g ? r->carry : 0);
 	r->extra = 0;
+	r->carry = 0;
+	r->sent_now = 1;
 	return v;
 }
 
@@ -764,6 +776,7 @@ __noinline int send_fetch(struct run *r)
 	s->e.loss_gen = h->loss_gen;
 	s->e.silent = take_silent(r, h->now);
 	s->e.extra_ns = take_extra(r, h->now);
+	s->e.pad = r->post_raw;
 	/* Each op runs into S->payload, its fixed layout, and what it got
 	 * goes to S->sent at once, compacted as the file keeps it (later ops
 	 * read only the layout): one loop, no call for a register op */
@@ -801,6 +814,7 @@ static __always_inline void send_plain(const struct hit *h, __u32 site, __u64 ts
 	e->loss_gen = h->loss_gen;
 	e->silent = take_silent(r, ts);
 	e->extra_ns = take_extra(r, ts);
+	e->pad = r->post_raw;
 	e->ts = ts;
 	e->goid = h->goid;
 	e->key = key;
@@ -1652,7 +1666,8 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	if (r->new_caller)
 		report_caller(h, r->new_caller, r->new_ret);
 	/* (looked up before the clock read: the lookup is the hit's too) */
-	__u32 cal = bpf_pre_ns[hit_class(r->probe_cookie)];
+	r->hit_cls = hit_class(r->probe_cookie);
+	__u32 cal = bpf_pre_ns[r->hit_cls & (CT_HIT_CLASS_SLOTS - 1)];
 	h->now = bpf_ktime_get_ns();
 	__u64 pre = h->now - r->start;
 	/* (beyond: the thread waited for a CPU, a sleepable program can) */
@@ -1665,6 +1680,26 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	return 0;
 }
 
+/* What the end of the hit, after its clock read, took beyond the
+ * calibration's (its class's bpf_post_ns; capturing values: bpf_args_ns
+ * more): carried to the thread's next event on the same g (take_extra),
+ * whose interval it is in.  A hit that read no clock (it sent nothing
+ * before it would) carries nothing. */
+static __always_inline void hit_end(struct run *r)
+{
+	if (!r->h.now)
+		return;
+	__u64 post = bpf_ktime_get_ns() - r->h.now;
+	if (post >= CT_EXTRA_MAX_NS)
+		return;
+	__u32 cal = bpf_post_ns[r->hit_cls & (CT_HIT_CLASS_SLOTS - 1)] + (r->sent_now && r->s.e.len ? bpf_args_ns : 0);
+	if (r->carry && r->carry_g != r->hit_g)
+		r->carry = 0;
+	r->carry_g = r->hit_g;
+	r->carry += (__s32)post - (__s32)cal;
+	r->post_raw = (__u32)post;
+}
+
 /* The hit, and its cost if it sent no event.  A global function: its
  * stack frame is not on_hit's (see struct run). */
 __noinline int hit_run(struct pt_regs *ctx, struct run *r)
@@ -1672,10 +1707,13 @@ __noinline int hit_run(struct pt_regs *ctx, struct run *r)
 	if (!r)
 		return 0;
 	r->sent = 0;
+	r->sent_now = 0;
 	r->hit_g = 0;
+	r->h.now = 0;
 	hit_body(ctx, r);
 	if (!r->sent)
 		silent_hit(ctx, r);
+	hit_end(r);
 	return 0;
 }
 

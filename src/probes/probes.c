@@ -460,10 +460,14 @@ void ct_probes_set_site_class(struct ct_probes *p, uint32_t site, enum ct_hit_cl
 		p->fetch_index[site] = (p->fetch_index[site] & UINT32_MAX) | (uint64_t)(cls + 1) << 32;
 }
 
-void ct_probes_set_bpf_pre(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_CLASSES])
+void ct_probes_set_bpf_times(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_CLASSES],
+			     const uint32_t post_ns[CT_HIT_CLASSES], uint32_t args_ns)
 {
-	for (int k = 0; k < CT_HIT_CLASSES; k++)
+	for (int k = 0; k < CT_HIT_CLASSES; k++) {
 		p->skel->bss->bpf_pre_ns[k] = pre_ns[k];
+		p->skel->bss->bpf_post_ns[k] = post_ns[k];
+	}
+	p->skel->bss->bpf_args_ns = args_ns;
 }
 
 void ct_probes_set_silent_weights(struct ct_probes *p, const struct ct_costs *c)

@@ -117,10 +117,12 @@ void ct_fetch_programs_free(struct ct_fetch_programs *t);
 void ct_probes_set_site_class(struct ct_probes *p, uint32_t site, enum ct_hit_class cls);
 /* ... with the weights of C, the start-up calibration's prices. */
 void ct_probes_set_silent_weights(struct ct_probes *p, const struct ct_costs *c);
-/* ... and what the BPF program took before its clock read in the
- * calibration's hits of each class (ns): a hit's ct_event.extra_ns is its
- * own less its class's. */
-void ct_probes_set_bpf_pre(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_CLASSES]);
+/* ... and what the BPF program took before its clock read and after it
+ * in the calibration's hits of each class, and capturing the calibration's
+ * values more (ns): a hit's ct_event.extra_ns is what its own took beyond
+ * (the ends of the thread's hits since its last event too). */
+void ct_probes_set_bpf_times(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_CLASSES],
+			     const uint32_t post_ns[CT_HIT_CLASSES], uint32_t args_ns);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
 /* Exit probes in a link of their own that user space closes before the end

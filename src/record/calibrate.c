@@ -154,11 +154,14 @@ struct collect {
 	uint64_t last_entry[NFN];
 	uint64_t *durs[NFN];
 	size_t n[NFN];
-	/* each class's hits: the BPF program's time before its clock read
-	 * (ct_event.extra_ns, less what the BPF side was told: + bpf_pre) */
-	uint64_t *pre[CT_HIT_CLASSES];
-	size_t npre[CT_HIT_CLASSES];
-	const uint32_t *bpf_pre;
+	/* At start-up (LEARN: the BPF side knows no calibration yet), each
+	 * class's hits: the BPF program's time before its clock read
+	 * (ct_event.extra_ns, less the previous hit's end carried on it,
+	 * ct_event.pad), and after it (an exit's pad: its entry's; POST_AA:
+	 * the entries capturing values) */
+	bool learn;
+	uint64_t *pre[CT_HIT_CLASSES], *post[CT_HIT_CLASSES], *post_aa;
+	size_t npre[CT_HIT_CLASSES], npost[CT_HIT_CLASSES], npost_aa;
 };
 
 /* The class of the hits at the entry (OUT: exit) probe of calibration
@@ -176,11 +179,17 @@ static int on_calib_event(void *ctx, const struct ct_event *e, const void *paylo
 	if (e->site < c->first_site || e->site >= c->first_site + 2 * NFN)
 		return c->cb ? c->cb(c->ctx, e, payload) : 0;
 	uint32_t k = (e->site - c->first_site) / 2;
-	int cls = pre_class_of(k, (e->site - c->first_site) % 2);
-	if (cls >= 0 && c->npre[cls] < 2 * NFN * (size_t)c->calls) {
-		int64_t pre = (int64_t)e->extra_ns + (c->bpf_pre ? c->bpf_pre[cls] : 0);
+	bool out = (e->site - c->first_site) % 2;
+	int cls = pre_class_of(k, out);
+	if (c->learn && cls >= 0 && c->npre[cls] < 2 * NFN * (size_t)c->calls) {
+		int64_t pre = (int64_t)e->extra_ns - e->pad;
 		c->pre[cls][c->npre[cls]++] = pre > 0 ? (uint64_t)pre : 0;
 	}
+	int in_cls = pre_class_of(k, false);
+	if (c->learn && out && in_cls >= 0 && c->npost[in_cls] < 2 * NFN * (size_t)c->calls)
+		c->post[in_cls][c->npost[in_cls]++] = e->pad;
+	else if (c->learn && out && k == FN_AA && c->npost_aa < (size_t)c->calls)
+		c->post_aa[c->npost_aa++] = e->pad;
 	if ((e->site - c->first_site) % 2 == 0) {
 		c->last_entry[k] = e->ts;
 	} else if (c->last_entry[k] && c->n[k] < (size_t)c->calls) {
@@ -228,7 +237,8 @@ struct ct_calib {
 	bool use[NFN]; /* the functions measured: the program's classes */
 	uint64_t hits0[NCPU_MAX]; /* hits per CPU when the program's began */
 	size_t ncpus;
-	uint32_t bpf_pre[CT_HIT_CLASSES]; /* what the BPF side was told (ct_probes_set_bpf_pre) */
+	uint32_t bpf_pre[CT_HIT_CLASSES], bpf_post[CT_HIT_CLASSES]; /* what the BPF side was told */
+	uint32_t bpf_args;
 	bool bpf_pre_set;
 };
 
@@ -242,7 +252,7 @@ static long switches(void)
 /* The medians of what measure takes the mean of. */
 struct medians {
 	uint64_t hit[CT_HIT_CLASSES], mixed;
-	uint64_t bpf_pre[CT_HIT_CLASSES]; /* (means) */
+	uint64_t bpf_pre[CT_HIT_CLASSES], bpf_post[CT_HIT_CLASSES], bpf_args; /* (means) */
 };
 
 /* CALLS calls (at most CALLS) of each function, in turns (whatever the
@@ -256,9 +266,12 @@ static int measure(struct ct_calib *cal, int calls, uint64_t budget_ns, ct_event
 	struct collect c = {.first_site = cal->first_site, .calls = calls, .cb = cb, .ctx = ctx};
 	for (uint32_t k = 0; k < NFN; k++)
 		c.durs[k] = xcalloc((size_t)calls, sizeof(uint64_t));
-	for (uint32_t k = 0; k < CT_HIT_CLASSES; k++)
+	for (uint32_t k = 0; k < CT_HIT_CLASSES; k++) {
 		c.pre[k] = xcalloc(2 * NFN * (size_t)calls, sizeof(uint64_t));
-	c.bpf_pre = cal->bpf_pre_set ? cal->bpf_pre : NULL;
+		c.post[k] = xcalloc(2 * NFN * (size_t)calls, sizeof(uint64_t));
+	}
+	c.post_aa = xcalloc((size_t)calls, sizeof(uint64_t));
+	c.learn = !cal->bpf_pre_set;
 	/* A round in which the scheduler ran someone else on this CPU (a
 	 * context switch) measured the wait, no probe's cost: left out. */
 	bool switched[CALLS];
@@ -321,13 +334,20 @@ static int measure(struct ct_calib *cal, int calls, uint64_t budget_ns, ct_event
 		out->calls = (unsigned)calls;
 		out->ms = (now_mono_ns() - t0) / 1e6;
 		out->ok = true;
-		for (uint32_t k = 0; k < CT_HIT_CLASSES; k++)
+		for (uint32_t k = 0; k < CT_HIT_CLASSES; k++) {
 			med->bpf_pre[k] = c.npre[k] ? mean_cost(c.pre[k], c.npre[k]) : 0;
+			med->bpf_post[k] = c.npost[k] ? mean_cost(c.post[k], c.npost[k]) : 0;
+		}
+		uint64_t aa_post = c.npost_aa ? mean_cost(c.post_aa, c.npost_aa) : 0;
+		med->bpf_args = aa_post > med->bpf_post[CT_HIT_EMULATED] ? aa_post - med->bpf_post[CT_HIT_EMULATED] : 0;
 	}
 	for (uint32_t k = 0; k < NFN; k++)
 		free(c.durs[k]);
-	for (uint32_t k = 0; k < CT_HIT_CLASSES; k++)
+	for (uint32_t k = 0; k < CT_HIT_CLASSES; k++) {
 		free(c.pre[k]);
+		free(c.post[k]);
+	}
+	free(c.post_aa);
 	return rc;
 }
 
@@ -406,14 +426,19 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	for (int k = 0; k < CT_HIT_CLASSES; k++) {
 		/* (a class not measured has no hits in the program's plan) */
 		uint64_t v = med.bpf_pre[k] ? med.bpf_pre[k] : med.bpf_pre[CT_HIT_EMULATED];
+		uint64_t w = med.bpf_post[k] ? med.bpf_post[k] : med.bpf_post[CT_HIT_EMULATED];
 		cal->bpf_pre[k] = v > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)v;
+		cal->bpf_post[k] = w > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)w;
 	}
+	cal->bpf_args = med.bpf_args > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)med.bpf_args;
 	cal->bpf_pre_set = true;
-	ct_debug("calibration: the BPF program's time before its clock read: emulated %u ns, stepped %u, call %u, "
-		 "ret %u, check %u, 5-byte nop %u", cal->bpf_pre[CT_HIT_EMULATED], cal->bpf_pre[CT_HIT_STEPPED],
-		 cal->bpf_pre[CT_HIT_CALL], cal->bpf_pre[CT_HIT_RET], cal->bpf_pre[CT_HIT_CHECK],
-		 cal->bpf_pre[CT_HIT_NOTRAP]);
-	ct_probes_set_bpf_pre(p, cal->bpf_pre);
+	ct_debug("calibration: the BPF program's time before its clock read / after it: emulated %u/%u ns, stepped "
+		 "%u/%u, call %u/%u, ret %u/%u, check %u/%u, 5-byte nop %u/%u; capturing values %u more",
+		 cal->bpf_pre[CT_HIT_EMULATED], cal->bpf_post[CT_HIT_EMULATED], cal->bpf_pre[CT_HIT_STEPPED],
+		 cal->bpf_post[CT_HIT_STEPPED], cal->bpf_pre[CT_HIT_CALL], cal->bpf_post[CT_HIT_CALL],
+		 cal->bpf_pre[CT_HIT_RET], cal->bpf_post[CT_HIT_RET], cal->bpf_pre[CT_HIT_CHECK],
+		 cal->bpf_post[CT_HIT_CHECK], cal->bpf_pre[CT_HIT_NOTRAP], cal->bpf_post[CT_HIT_NOTRAP], cal->bpf_args);
+	ct_probes_set_bpf_times(p, cal->bpf_pre, cal->bpf_post, cal->bpf_args);
 	cal->ncpus = ct_probes_hits(p, cal->hits0, NCPU_MAX);
 	return cal;
 }
