@@ -289,13 +289,20 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 {
 	size_t at_emulated = 0; /* return sites at the first emulated instruction after the call */
 	size_t at_ret = 0;      /* ... at the caller's RET (the call in tail position) */
+	size_t traps = 0;       /* ... none: a trap follows the call (plan.c emit_function) */
 	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++) {
+		if (f->calls[k].walk.traps) {
+			traps++;
+			continue;
+		}
 		at_emulated += f->calls[k].how == CT_EXIT_EMULATED;
 		at_ret += f->calls[k].how == CT_EXIT_STEPPED && f->calls[k].exit != f->calls[k].ret;
 	}
-	char rets[64] = "";
+	char rets[112] = "";
 	if (at_ret)
 		snprintf(rets, sizeof(rets), ", %zu at the caller's RET", at_ret);
+	if (traps)
+		snprintf(rets + strlen(rets), sizeof(rets) - strlen(rets), ", none after the %zu followed by a trap", traps);
 	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
 		if (verbose)
 			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "

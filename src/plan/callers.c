@@ -2455,7 +2455,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		struct ct_site_fetch *res = NULL;
 		if (!c->why[0] && pf->results && sel->args)
 			res = ct_plan_results_fetch(p, sel->args, pf->fn);
-		size_t stepped = 0;
+		size_t stepped = 0, trapped = 0;
 		struct ct_exit_walk wbuf;
 		char lost[112] = ""; /* why the first results could not be read at an emulated exit */
 		for (size_t k = 0; k < c->calls.n && !c->why[0]; k++) {
@@ -2484,6 +2484,7 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 					snprintf(lost, sizeof(lost), ": %s", ct_error());
 			} else
 				stepped += cs->how == CT_EXIT_STEPPED;
+			trapped += cs->walk.traps;
 		}
 		if (res) {
 			ct_site_fetch_free(res);
@@ -2500,6 +2501,13 @@ void ct_callers_plan(struct ct_plan *p, const struct ct_fn_sites *found, const s
 		if (!c->why[0] && c->calls.n && stepped == c->calls.n && pf->entry_emulated && (!pf->indirect || exported))
 			keep_ret(&a, j, "the end of each of its %zu calls would be single-stepped%s%s%s: its RETs cost no more",
 				 c->calls.n, res ? " (to read its results" : "", lost, res ? ")" : "");
+		/* A trap follows each call (ud2: rustc's and clang's mark of a
+		 * call that does not return, _Unwind_Resume's 1956 in ripgrep):
+		 * no exit probe would ever be hit, and its RETs never are. */
+		if (!c->why[0] && c->calls.n && trapped == c->calls.n && !pf->indirect)
+			keep_ret(&a, j, "none of its %zu calls returns: a trap (ud2) follows each, as in %s (at 0x%llx)",
+				 c->calls.n, ct_names_show(&c->calls.v[0].caller->dm, c->calls.v[0].caller->name),
+				 (unsigned long long)c->calls.v[0].at);
 		/* Called through a GOT slot, its entry single-stepped: so is the
 		 * CHECK that sends those calls, unless one after the prologue
 		 * can; with every exit single-stepped too, its RETs cost no more. */
@@ -3097,6 +3105,10 @@ static bool exit_elsewhere(struct ct_plan *p, uint32_t func, const struct ct_fou
 	ct_exit_walk(fr->code, fr->len, fr->ret, &walk);
 	ct_callsite_set_walk(p, cs, &walk, true); /* (another module's code: not walked again) */
 	const struct ct_exit_walk *w = &walk;
+	if (w->traps) {
+		*why = "a trap (ud2) follows the call: it never returns there";
+		return false;
+	}
 	/* results are read as at the planned exits: where the walk says they
 	 * went, or at the return address, where nothing has moved yet */
 	const struct ct_site_fetch *res = p->fetch ? p->funcs.v[func].results_view : NULL;

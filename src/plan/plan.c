@@ -318,6 +318,10 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		 * a return site that closes the call opened at the entry */
 		for (size_t k = 0; pf->return_sites && k < pf->ncalls; k++) {
 			struct ct_callsite *cs = &pf->calls[k];
+			if (cs->walk.traps) { /* (it never returns there: no probe would be hit) */
+				cs->exit_site = CT_NOSITE;
+				continue;
+			}
 			if (cs->how == CT_EXIT_VIA) { /* (chosen before its RETs were kept) */
 				cs->how = CT_EXIT_STEPPED;
 				cs->exit = cs->walk.first_site;

@@ -1465,6 +1465,13 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 
 /* Anything that leaves the straight line (other than the ones the kernel
  * emulates, which end the walk first). */
+/* ud0/ud1/ud2, hlt: the instruction raises a fault in user code. */
+static bool traps(const struct insn *x)
+{
+	return x->in.mnemonic == ZYDIS_MNEMONIC_UD0 || x->in.mnemonic == ZYDIS_MNEMONIC_UD1 ||
+	       x->in.mnemonic == ZYDIS_MNEMONIC_UD2 || x->in.mnemonic == ZYDIS_MNEMONIC_HLT;
+}
+
 static bool leaves_line(const struct insn *x)
 {
 	switch (x->in.meta.category) {
@@ -1476,8 +1483,7 @@ static bool leaves_line(const struct insn *x)
 	case ZYDIS_CATEGORY_SYSTEM:
 		return true;
 	default:
-		return x->in.mnemonic == ZYDIS_MNEMONIC_UD0 || x->in.mnemonic == ZYDIS_MNEMONIC_UD1 ||
-		       x->in.mnemonic == ZYDIS_MNEMONIC_UD2 || x->in.mnemonic == ZYDIS_MNEMONIC_HLT;
+		return traps(x);
 	}
 }
 
@@ -2066,6 +2072,9 @@ static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64
 			return;
 		}
 		if (leaves_line(&x)) {
+			/* (rustc and clang put a ud2 after a call that does not
+			 * return: _Unwind_Resume, a panic; a return would trap) */
+			out->traps = traps(&x);
 			if (is_indirect_call(&x) && w.sp_known && ok) {
 				out->icall_at = x.addr;
 				out->icall_len = x.in.length;
@@ -2129,7 +2138,7 @@ void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out)
 	*out = (struct ct_exit_brief){.site = w->site, .first_site = w->first_site, .icall_at = w->icall_at,
 				      .sp_delta = w->sp_delta, .how = (uint8_t)w->how,
 				      .first_emulated = w->first_emulated, .at_ret = w->at_ret,
-				      .icall_len = w->icall_len};
+				      .icall_len = w->icall_len, .traps = w->traps};
 }
 
 uint64_t ct_call_before(const uint8_t *code, size_t len, uint64_t addr, uint64_t ret)

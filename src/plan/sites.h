@@ -230,6 +230,9 @@ struct ct_exit_walk {
 	 * it can take a probe (0 if not). */
 	uint64_t first_site;
 	bool first_emulated;
+	/* a trap (ud2, hlt) ends the straight line after the call: the
+	 * compiler made it unreachable, the call never returns there */
+	bool traps;
 	/* TAILPOS: sp_delta, written, the stack_/mem_written fields and loc[]
 	 * describe the caller's `ret` (its frame is gone then: only registers
 	 * hold values); false if the walk lost SP before it. */
@@ -262,6 +265,7 @@ struct ct_exit_brief {
 	bool first_emulated;
 	bool at_ret;
 	uint8_t icall_len;
+	bool traps;
 };
 void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out);
 

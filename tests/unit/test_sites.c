@@ -706,6 +706,48 @@ TEST(exit_walk_go_fib_first_call)
 	CHECK(!w.first_emulated);
 }
 
+/* A trap after the call (rustc's and clang's `call _Unwind_Resume; ud2`):
+ * the call never returns there, which the plan must know (callers.c: no
+ * exit probe on the ud2); a trap further on, past an emulated instruction,
+ * is no business of this call's. */
+TEST(exit_walk_trap_after_call)
+{
+	static const uint8_t ud2[] = {
+		0x0f, 0x0b,       /* +00 ud2 */
+		0x55,             /* +02 push %rbp (the next function) */
+	};
+	static const uint8_t mov_ud2[] = {
+		0x48, 0x89, 0xc7, /* +00 mov %rax,%rdi */
+		0x0f, 0x0b,       /* +03 ud2 */
+	};
+	static const uint8_t hlt[] = {0xf4};
+	static const uint8_t push_ud2[] = {
+		0x55,             /* +00 push %rbp (emulated: the exit) */
+		0x0f, 0x0b,       /* +01 ud2 */
+	};
+	static const uint8_t plain[] = {
+		0x48, 0x89, 0xc7, /* +00 mov %rax,%rdi */
+		0xc3,             /* +03 ret */
+	};
+	struct ct_exit_walk w;
+	ct_exit_walk(ud2, sizeof(ud2), BASE, &w);
+	CHECK(w.traps);
+	CHECK(w.how != CT_EXIT_EMULATED); /* never the push past it */
+	ct_exit_walk(mov_ud2, sizeof(mov_ud2), BASE, &w);
+	CHECK(w.traps);
+	ct_exit_walk(hlt, sizeof(hlt), BASE, &w);
+	CHECK(w.traps);
+	ct_exit_walk(push_ud2, sizeof(push_ud2), BASE, &w);
+	CHECK(!w.traps);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	ct_exit_walk(plain, sizeof(plain), BASE, &w);
+	CHECK(!w.traps);
+	struct ct_exit_brief b;
+	ct_exit_walk(ud2, sizeof(ud2), BASE, &w);
+	ct_exit_brief_of(&w, &b);
+	CHECK(b.traps);
+}
+
 /* ... and after the second: the caller adds and returns. */
 TEST(exit_walk_tail_position)
 {

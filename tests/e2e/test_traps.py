@@ -1,0 +1,49 @@
+"""Calls the compiler follows with a trap (tests/fixtures/c/traps): `call
+die; ud2`, as rustc and clang mark every call of a function that does not
+return (_Unwind_Resume, a panic).  No return can be seen there: a return
+would trap.  Before, each such call got an exit probe on its ud2, which was
+never hit (Debian's ripgrep under `-F '*@plt'`: 1956 of its 5873 sites, all
+_Unwind_Resume@plt's); a function none of whose calls returns is observed at
+its own entry now (its RETs, if any, never hit either), and a PLT stub's
+return sites skip those calls.  A function one of whose calls returns keeps
+its plan (bail: the call that returns is seen at its emulated exit)."""
+import re
+
+from lib import ct, fixture, record, replay_json, run, tmp
+
+
+def test_calls_followed_by_a_trap_get_no_exit_probe():
+    exe = fixture("traps")
+    # what the test is about: gcc put a ud2 after these calls
+    text = run(["objdump", "-d", "--no-show-raw-insn", exe]).stdout
+    for callee, n in (("die", 2), ("siglongjmp@plt", 1), ("bail", 1)):
+        found = re.findall(rf"call\s+[0-9a-f]+ <{re.escape(callee)}>\n\s*([0-9a-f]+):\s+ud2", text)
+        assert len(found) == n, (callee, found)
+    ud2s = {int(a, 16) for a in re.findall(r"call\s+[0-9a-f]+ <(?:die|siglongjmp@plt)>\n\s*([0-9a-f]+):\s+ud2", text)}
+    plain = run([exe])
+    assert plain.returncode == 0 and plain.stdout == "traps 10346\n", plain
+
+    lst = ct("list", "-v", exe, "die", "bail", "siglongjmp@plt").stdout
+    assert re.search(r"die\n.*\n      exits: RET probes \(none of its 2 calls returns: a trap \(ud2\) follows each", lst), lst
+    assert re.search(r"siglongjmp@plt\n      exits: .*none after the 1 followed by a trap\); not seen from its "
+                     r"callers: none of its 1 calls returns", lst), lst
+    assert re.search(r"bail\n.*\n      exits: at its 2 call sites \(1 exits emulated, 1 single-stepped", lst), lst
+    # no probe at those ud2s (the record's site table: every site's address)
+    for mode in ("auto", "ret"):
+        p, out = record([exe], f"--exit={mode}", "-F", "*", "-F", "*@plt", out=tmp(f"traps-{mode}.data"))
+        assert p.returncode == 0 and p.stdout == plain.stdout, (mode, p)
+        ev = ct("dump", "--events", out).stdout
+        assert not re.search(r"kind=retsite func=(die|siglongjmp@plt) ", ev), ev
+        calls = [c for c in replay_json(out) if c.get("func")]
+        status = {}
+        for c in calls:
+            status.setdefault(c["func"], []).append(c["status"])
+        # die never returns: unwound (the tree is as before; the stub's
+        # call, ended by its jump into libc, is not what this is about)
+        assert status["die"] == ["unwound"] * 2, (mode, status)
+        assert len(status["siglongjmp@plt"]) == 2, (mode, status)
+        assert sorted(status["bail"]) == ["returned"] * 6 + ["unwound"], (mode, status)
+        assert status["leaf"] == ["returned"] * 6 and status["run"] == ["returned"] * 9, (mode, status)
+    sites = ct("list", "-v", exe, "*", "*@plt").stdout
+    probed = {int(a, 16) for a in re.findall(r"-> \S+ (0x[0-9a-f]+) ud2", sites)}
+    assert not probed & ud2s, (probed, ud2s, sites)
