@@ -345,8 +345,10 @@ struct ct_event {
 	 * time is in the durations around them, and no other event prices it:
 	 * replay takes it out on this event's stack (reconstruct.c). */
 	__u32 silent;
-	/* How much longer than the calibration's hits of its class this hit's
-	 * BPF program ran before it read the clock for TS, in ns (less: < 0).
+	/* How much longer than the calibration's hits of their class this
+	 * hit's BPF program ran before it read the clock for TS, and the ends
+	 * of the thread's hits since its last event (after their clock reads:
+	 * the send, capture, the ring buffer), in ns (less: < 0).
 	 * The calibration's hits find their lookups in a warm cache; the
 	 * program's miss it, and the TLB, between its own work: a CHECK's
 	 * lookup of its planned call site took ~1-2.5 us in lefthook's --help
@@ -354,6 +356,8 @@ struct ct_event {
 	 * in.  Measured per hit (a clock read at the program's start), so
 	 * replay takes out what each hit took (reconstruct.c hit_cost). */
 	__s32 extra_ns;
+	/* Ring buffer only: the thread's previous hit's end, as measured
+	 * (ns): the calibration learns each class's from it. */
 	__u32 pad;
 };
 /* A hit's BPF time before its clock read beyond which it is taken for a
