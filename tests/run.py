@@ -28,7 +28,7 @@ def main():
     # expect what a terminal gives.
     for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
-    passed = failed = 0
+    passed = failed = skipped = 0
     t0 = time.time()
 
     def want(name):
@@ -84,6 +84,11 @@ def main():
             start = time.time()
             try:
                 getattr(mod, name)()
+            except getattr(sys.modules.get("lib"), "Skip", ()) as e:
+                # a known failure whose fix lies elsewhere: said, not
+                # counted (CT_RUN_SKIPPED=1 runs it)
+                skipped += 1
+                print(f"skip {full}: {e}", flush=True)
             except AssertionError as e:
                 result(full, str(e) or traceback.format_exc(limit=2))
             except Exception:
@@ -100,6 +105,8 @@ def main():
         else:
             shutil.rmtree(lib.TMP, ignore_errors=True)
     print(f"# total {time.time() - t0:.0f}s")
+    if skipped:
+        print(f"# {skipped} skipped: known failures, run them with CT_RUN_SKIPPED=1")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
