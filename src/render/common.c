@@ -15,6 +15,15 @@ static inline void put_frac_unit(char *o, uint64_t mod, const char *unit)
 	o[6] = unit[1];
 }
 
+/* WHOLE right-aligned in WIDTH, then ".FFF UU": a number past its column. */
+static void buf_wide(struct ct_buf *b, uint64_t whole, unsigned width, uint64_t frac, const char *unit)
+{
+	buf_dec_pad(b, whole, width);
+	buf_reserve(b, 7);
+	put_frac_unit((char *)b->p + b->n, frac, unit);
+	b->n += 7;
+}
+
 void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 {
 	static const char *const units[] = {"us", "ms", " s", " m", " h"};
@@ -29,10 +38,7 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 		i++;
 	}
 	if (t >= 1000) { /* (hours only: past the column) */
-		buf_dec_pad(b, t, 3);
-		char frac[5] = {'.', (char)('0' + mod / 100), (char)('0' + mod / 10 % 10), (char)('0' + mod % 10), ' '};
-		buf_put(b, frac, 5);
-		buf_put(b, units[i], 2);
+		buf_wide(b, t, 3, mod, units[i]);
 		return;
 	}
 	/* "%3u.%03u %s" as ten stores (the pieces one by one were a tenth of
@@ -107,10 +113,7 @@ static void buf_bound(struct ct_buf *b, const char *mark, size_t mark_len, uint6
 	uint64_t frac = milli % 1000, whole = milli / 1000;
 	buf_put(b, mark, mark_len);
 	if (whole >= 100) { /* (the last unit's: past the column) */
-		buf_dec_pad(b, whole, 2);
-		char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10), ' '};
-		buf_put(b, f, 5);
-		buf_put(b, units[i], 2);
+		buf_wide(b, whole, 2, frac, units[i]);
 		return;
 	}
 	buf_reserve(b, 9);
