@@ -100,9 +100,23 @@ struct shape {
 	 * said which was written again for three records in four) */
 	uint32_t end_status, end_ret_len, end_exit_site;
 };
+/* A goroutine's (or thread's) ids as last written. */
+struct coder_ids {
+	uint64_t goid;
+	uint32_t pid, tid, image;
+	/* the last frame key written of these goroutines: a record's key is
+	 * this one's distance (a stack address: 6 bytes, its distance one
+	 * or two) */
+	uint64_t key;
+};
 struct coder {
 	uint64_t seq, ts, goid, shift;
 	uint32_t pid, tid, image;
+	/* the last ids written of goroutines goid % CODER_ORIGINS: records
+	 * come interleaved (fibpar: another goroutine's nearly every one), so
+	 * the previous record's ids were seldom a record's, and 4 numbers of
+	 * ~30 bytes a record were its ids */
+	struct coder_ids ids[CODER_ORIGINS];
 	struct shape shape[2]; /* entries', exits' */
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
@@ -704,10 +718,18 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	o = put_time(o, c->ts_exit, c->ts_entry);
 	o = put_time(o, c->raw_exit, c->raw_entry);
 	if (!ids) {
-		o = put_uv(o, c->pid);
-		o = put_uv(o, c->tid);
+		/* the goid, then 0 for its slot's pid, tid and image, else
+		 * pid + 1, tid, image */
+		struct coder_ids *ki = &k->ids[c->goid % CODER_ORIGINS];
 		o = put_uv(o, c->goid);
-		o = put_uv(o, c->image);
+		if (ki->goid == c->goid && ki->pid == c->pid && ki->tid == c->tid && ki->image == c->image) {
+			*o++ = 0;
+		} else {
+			o = put_uv(o, (uint64_t)c->pid + 1);
+			o = put_uv(o, c->tid);
+			o = put_uv(o, c->image);
+			*ki = (struct coder_ids){c->goid, c->pid, c->tid, c->image, ki->key};
+		}
 		k->pid = c->pid;
 		k->tid = c->tid;
 		k->goid = c->goid;
@@ -721,7 +743,9 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
 	o = put_tid(o, c->exit_tid, c->tid);
-	o = put_uv(o, c->key);
+	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
+	o = put_sv(o, (int64_t)(c->key - *kkey));
+	*kkey = c->key;
 	o = put_uv(o, c->depth);
 	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
 	if (ended && e->leaf)
@@ -792,17 +816,27 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 	c->ts_exit = get_time(r, c->ts_entry);
 	c->raw_exit = get_time(r, c->raw_entry);
 	if (!(f & F_SAME_IDS)) {
-		k->pid = (uint32_t)get_uv(r);
-		k->tid = (uint32_t)get_uv(r);
 		k->goid = get_uv(r);
-		k->image = (uint32_t)get_uv(r);
+		struct coder_ids *ki = &k->ids[k->goid % CODER_ORIGINS];
+		uint64_t pid = get_uv(r);
+		if (pid) {
+			*ki = (struct coder_ids){k->goid, (uint32_t)(pid - 1), 0, 0, ki->key};
+			ki->tid = (uint32_t)get_uv(r);
+			ki->image = (uint32_t)get_uv(r);
+		}
+		/* (a damaged record's slot may be another goroutine's: its ids
+		 * are then wrong, as any of its numbers may be) */
+		k->pid = ki->pid;
+		k->tid = ki->tid;
+		k->image = ki->image;
 	}
 	c->pid = k->pid;
 	c->tid = k->tid;
 	c->goid = k->goid;
 	c->image = k->image;
 	c->exit_tid = get_tid(r, c->tid);
-	c->key = get_uv(r);
+	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
+	c->key = *kkey += (uint64_t)get_sv(r);
 	c->depth = (uint32_t)get_uv(r);
 	struct shape *sh = &k->shape[kind == HELD_EXIT];
 	if (!same_shape) {
