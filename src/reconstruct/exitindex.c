@@ -105,8 +105,8 @@ struct coder_ids {
 	uint64_t goid;
 	uint32_t pid, tid, image;
 	/* the last frame key written of these goroutines: a record's key is
-	 * this one's distance (a stack address: 6 bytes, its distance one
-	 * or two); and the last raw - corrected time */
+	 * this one's distance (C's 2^47 - SP is 6 bytes, its distance one or
+	 * two); and the last raw - corrected time */
 	uint64_t key, shift;
 };
 struct coder {
