@@ -100,9 +100,23 @@ struct shape {
 	 * said which was written again for three records in four) */
 	uint32_t end_status, end_ret_len, end_exit_site;
 };
-struct coder {
-	uint64_t seq, ts, goid, shift;
+/* A goroutine's (or thread's) ids as last written. */
+struct coder_ids {
+	uint64_t goid;
 	uint32_t pid, tid, image;
+	/* the last frame key written of these goroutines: a record's key is
+	 * this one's distance (C's 2^47 - SP is 6 bytes, its distance one or
+	 * two); and the last raw - corrected time */
+	uint64_t key, shift;
+};
+struct coder {
+	uint64_t seq, ts, goid;
+	uint32_t pid, tid, image;
+	/* the last ids written of goroutines goid % CODER_ORIGINS: records
+	 * come interleaved (fibpar: another goroutine's nearly every one), so
+	 * the previous record's ids were seldom a record's, and 4 numbers of
+	 * ~30 bytes a record were its ids */
+	struct coder_ids ids[CODER_ORIGINS];
 	struct shape shape[2]; /* entries', exits' */
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
@@ -697,22 +711,32 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	k->seq = c->seq;
 	o = put_sv(o, (int64_t)(c->ts_entry - k->ts));
 	k->ts = c->ts_entry;
-	/* measured minus corrected time: the probe cost so far, which grows
-	 * slowly on a stack */
-	o = put_sv(o, (int64_t)(c->raw_entry - c->ts_entry - k->shift));
-	k->shift = c->raw_entry - c->ts_entry;
-	o = put_time(o, c->ts_exit, c->ts_entry);
-	o = put_time(o, c->raw_exit, c->raw_entry);
 	if (!ids) {
-		o = put_uv(o, c->pid);
-		o = put_uv(o, c->tid);
+		/* the goid, then 0 for its slot's pid, tid and image, else
+		 * pid + 1, tid, image */
+		struct coder_ids *ki = &k->ids[c->goid % CODER_ORIGINS];
 		o = put_uv(o, c->goid);
-		o = put_uv(o, c->image);
+		if (ki->goid == c->goid && ki->pid == c->pid && ki->tid == c->tid && ki->image == c->image) {
+			*o++ = 0;
+		} else {
+			o = put_uv(o, (uint64_t)c->pid + 1);
+			o = put_uv(o, c->tid);
+			o = put_uv(o, c->image);
+			*ki = (struct coder_ids){c->goid, c->pid, c->tid, c->image, ki->key, ki->shift};
+		}
 		k->pid = c->pid;
 		k->tid = c->tid;
 		k->goid = c->goid;
 		k->image = c->image;
 	}
+	/* measured minus corrected time: the probe cost so far, which grows
+	 * slowly on a stack (its goroutine's: the record before's is
+	 * mostly another's) */
+	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
+	o = put_sv(o, (int64_t)(c->raw_entry - c->ts_entry - *kshift));
+	*kshift = c->raw_entry - c->ts_entry;
+	o = put_time(o, c->ts_exit, c->ts_entry);
+	o = put_time(o, c->raw_exit, c->raw_entry);
 	bool ended = h->kind == HELD_ENTER && h->ended;
 	const struct ct_exit_info *e = &h->e;
 	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
@@ -721,7 +745,9 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
 	o = put_tid(o, c->exit_tid, c->tid);
-	o = put_uv(o, c->key);
+	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
+	o = put_sv(o, (int64_t)(c->key - *kkey));
+	*kkey = c->key;
 	o = put_uv(o, c->depth);
 	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
 	if (ended && e->leaf)
@@ -787,22 +813,33 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 	h->has_origin = f & F_ORIGIN;
 	c->seq = k->seq += (uint64_t)get_sv(r) + 1;
 	c->ts_entry = k->ts += (uint64_t)get_sv(r);
-	k->shift += (uint64_t)get_sv(r);
-	c->raw_entry = c->ts_entry + k->shift;
-	c->ts_exit = get_time(r, c->ts_entry);
-	c->raw_exit = get_time(r, c->raw_entry);
 	if (!(f & F_SAME_IDS)) {
-		k->pid = (uint32_t)get_uv(r);
-		k->tid = (uint32_t)get_uv(r);
 		k->goid = get_uv(r);
-		k->image = (uint32_t)get_uv(r);
+		struct coder_ids *ki = &k->ids[k->goid % CODER_ORIGINS];
+		uint64_t pid = get_uv(r);
+		if (pid) {
+			*ki = (struct coder_ids){k->goid, (uint32_t)(pid - 1), 0, 0, ki->key, ki->shift};
+			ki->tid = (uint32_t)get_uv(r);
+			ki->image = (uint32_t)get_uv(r);
+		}
+		/* (a damaged record's slot may be another goroutine's: its ids
+		 * are then wrong, as any of its numbers may be) */
+		k->pid = ki->pid;
+		k->tid = ki->tid;
+		k->image = ki->image;
 	}
 	c->pid = k->pid;
 	c->tid = k->tid;
 	c->goid = k->goid;
 	c->image = k->image;
+	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
+	*kshift += (uint64_t)get_sv(r);
+	c->raw_entry = c->ts_entry + *kshift;
+	c->ts_exit = get_time(r, c->ts_entry);
+	c->raw_exit = get_time(r, c->raw_entry);
 	c->exit_tid = get_tid(r, c->tid);
-	c->key = get_uv(r);
+	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
+	c->key = *kkey += (uint64_t)get_sv(r);
 	c->depth = (uint32_t)get_uv(r);
 	struct shape *sh = &k->shape[kind == HELD_EXIT];
 	if (!same_shape) {

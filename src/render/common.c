@@ -3,6 +3,27 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* ".FFF UU" (7 bytes) at O: MOD thousandths of UNIT. */
+static inline void put_frac_unit(char *o, uint64_t mod, const char *unit)
+{
+	o[0] = '.';
+	o[1] = (char)('0' + mod / 100);
+	o[2] = (char)('0' + mod / 10 % 10);
+	o[3] = (char)('0' + mod % 10);
+	o[4] = ' ';
+	o[5] = unit[0];
+	o[6] = unit[1];
+}
+
+/* WHOLE right-aligned in WIDTH, then ".FFF UU": a number past its column. */
+static void buf_wide(struct ct_buf *b, uint64_t whole, unsigned width, uint64_t frac, const char *unit)
+{
+	buf_dec_pad(b, whole, width);
+	buf_reserve(b, 7);
+	put_frac_unit((char *)b->p + b->n, frac, unit);
+	b->n += 7;
+}
+
 void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 {
 	static const char *const units[] = {"us", "ms", " s", " m", " h"};
@@ -16,10 +37,19 @@ void ct_buf_duration(struct ct_buf *b, uint64_t ns)
 		t /= next[i];
 		i++;
 	}
-	buf_dec_pad(b, t, 3);
-	char frac[5] = {'.', (char)('0' + mod / 100), (char)('0' + mod / 10 % 10), (char)('0' + mod % 10), ' '};
-	buf_put(b, frac, 5);
-	buf_put(b, units[i], 2);
+	if (t >= 1000) { /* (hours only: past the column) */
+		buf_wide(b, t, 3, mod, units[i]);
+		return;
+	}
+	/* "%3u.%03u %s" as ten stores (the pieces one by one were a tenth of
+	 * a tree's lines' cost) */
+	buf_reserve(b, 10);
+	char *o = (char *)b->p + b->n;
+	o[0] = t >= 100 ? (char)('0' + t / 100) : ' ';
+	o[1] = t >= 10 ? (char)('0' + t / 10 % 10) : ' ';
+	o[2] = (char)('0' + t % 10);
+	put_frac_unit(o + 3, mod, units[i]);
+	b->n += 10;
 }
 
 /* The correction (reconstruct.c) takes out what each probe hit inside a
@@ -80,12 +110,18 @@ static void buf_bound(struct ct_buf *b, const char *mark, size_t mark_len, uint6
 	uint64_t milli = i == 0 ? ns : ns / milli_ns + (ns % milli_ns != 0);
 	/* ("%s%2u.%03u %s" without printf: most lines of a tree of small
 	 * calls have one, and vfprintf was ~8% of replay) */
-	uint64_t frac = milli % 1000;
+	uint64_t frac = milli % 1000, whole = milli / 1000;
 	buf_put(b, mark, mark_len);
-	buf_dec_pad(b, milli / 1000, 2);
-	char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10), ' '};
-	buf_put(b, f, 5);
-	buf_put(b, units[i], 2);
+	if (whole >= 100) { /* (the last unit's: past the column) */
+		buf_wide(b, whole, 2, frac, units[i]);
+		return;
+	}
+	buf_reserve(b, 9);
+	char *o = (char *)b->p + b->n;
+	o[0] = whole >= 10 ? (char)('0' + whole / 10) : ' ';
+	o[1] = (char)('0' + whole % 10);
+	put_frac_unit(o + 2, frac, units[i]);
+	b->n += 9;
 }
 
 void ct_buf_duration_below(struct ct_buf *b, uint64_t ns)

@@ -34,6 +34,21 @@ struct ct_json_calls {
 	struct ct_values *vals;
 	struct ct_buf *names; /* per function id: its quoted name */
 	size_t nnames;
+	/* `,"pid":P,"tid":T,"goid":G,"depth":` of recent ids, made once:
+	 * calls come in entry order, goroutines interleaved (a different one
+	 * nearly every call), and the three numbers were a tenth of replay
+	 * --format=json.  Direct-mapped by the ids' hash. */
+	struct ids_text *ids;
+};
+
+#define IDS_SLOTS 64
+/* (the longest: 7 + 10 + 7 + 10 + 8 + 20 + 9 bytes) */
+#define IDS_TEXT 72
+struct ids_text {
+	uint32_t pid, tid;
+	uint64_t goid;
+	uint8_t n; /* 0: an empty slot */
+	char text[IDS_TEXT];
 };
 
 struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
@@ -78,7 +93,43 @@ void ct_json_calls_free(struct ct_json_calls *jc)
 	for (size_t i = 0; i < jc->nnames; i++)
 		buf_free(&jc->names[i]);
 	free(jc->names);
+	free(jc->ids);
 	free(jc);
+}
+
+/* `,"pid":P,"tid":T,"goid":G,"depth":` of C's ids (goid null for a thread's
+ * call), to OUT, from the cache when it holds them. */
+static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
+{
+	if (!jc->ids)
+		jc->ids = xcalloc(IDS_SLOTS, sizeof(*jc->ids));
+	uint64_t h = ((uint64_t)c->pid << 32 ^ c->tid ^ c->goid * 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+	struct ids_text *e = &jc->ids[h >> 58];
+	if (!e->n || e->pid != c->pid || e->tid != c->tid || e->goid != c->goid) {
+		struct ct_buf b = {0};
+		buf_cstr(&b, ",\"pid\":");
+		buf_dec(&b, c->pid);
+		buf_cstr(&b, ",\"tid\":");
+		buf_dec(&b, c->tid);
+		buf_cstr(&b, ",\"goid\":");
+		if (c->goid)
+			buf_dec(&b, c->goid);
+		else
+			buf_cstr(&b, "null");
+		buf_cstr(&b, ",\"depth\":");
+		if (b.n > IDS_TEXT) { /* (cannot be: the numbers' widths are bounded) */
+			buf_put(out, b.p, b.n);
+			buf_free(&b);
+			return;
+		}
+		e->pid = c->pid;
+		e->tid = c->tid;
+		e->goid = c->goid;
+		e->n = (uint8_t)b.n;
+		memcpy(e->text, b.p, b.n);
+		buf_free(&b);
+	}
+	buf_put(out, e->text, e->n);
 }
 
 void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
@@ -112,16 +163,7 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 			buf_dec(out, ct_dur_max(e->ts_exit - c->ts_entry, e->raw_exit - c->raw_entry));
 		}
 	}
-	buf_cstr(out, ",\"pid\":");
-	buf_dec(out, c->pid);
-	buf_cstr(out, ",\"tid\":");
-	buf_dec(out, c->tid);
-	buf_cstr(out, ",\"goid\":");
-	if (c->goid)
-		buf_dec(out, c->goid);
-	else
-		buf_cstr(out, "null");
-	buf_cstr(out, ",\"depth\":");
+	buf_ids(jc, c, out);
 	buf_dec(out, c->depth);
 	buf_cstr(out, ",\"func\":");
 	buf_put(out, qname->p, qname->n);

@@ -196,7 +196,7 @@ static inline __attribute__((always_inline)) uint64_t dec8(uint32_t v)
 
 /* V's N decimal digits (N: dec_len) at O, with room for N + 8 bytes there
  * (a word is stored at a time; the bytes past the digits are not). */
-static void dec_digits(uint64_t v, unsigned n, char *o)
+static inline __attribute__((always_inline)) void dec_digits(uint64_t v, unsigned n, char *o)
 {
 	/* (ids and depths: one or two digits, cheaper from a table) */
 	if (n <= 2) {
@@ -258,7 +258,12 @@ void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width)
 
 void buf_dec(struct ct_buf *b, uint64_t v)
 {
-	buf_dec_pad(b, v, 0);
+	/* (not buf_dec_pad's width 0: without the padding's stores and
+	 * registers, a JSON object's seven numbers cost a third less) */
+	unsigned n = dec_len(v);
+	buf_reserve(b, n + 8);
+	dec_digits(v, n, (char *)b->p + b->n);
+	b->n += n;
 }
 
 void buf_sdec(struct ct_buf *b, int64_t v)

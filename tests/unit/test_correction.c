@@ -356,6 +356,58 @@ TEST(correction_below_what_was_taken_out)
 	buf_free(&b);
 }
 
+/* Durations and bounds in the tree's column, against printf's "%3u.%03u %s"
+ * (and "%s%2u.%03u %s") at every magnitude and around each unit's edges:
+ * they are written byte by byte, the widths no longer by a padded decimal. */
+static void want_duration(char *s, size_t n, const char *mark, uint64_t ns, size_t nunits)
+{
+	static const char *const units[] = {"us", "ms", " s", " m", " h"};
+	static const uint64_t unit_ns[] = {1000, 1000000, 1000000000, 60000000000, 3600000000000};
+	size_t i = 0;
+	if (!mark) { /* a duration: the largest unit it has one of, and the
+		      * remainder in the unit below (seconds of a minute) */
+		static const uint64_t next[] = {1000, 1000, 60, 24};
+		uint64_t t = ns / 1000, mod = ns % 1000;
+		while (i < 4 && t >= next[i]) {
+			mod = t % next[i];
+			t /= next[i];
+			i++;
+		}
+		snprintf(s, n, "%3llu.%03llu %s", (unsigned long long)t, (unsigned long long)mod, units[i]);
+		return;
+	}
+	while (i + 1 < nunits && ns >= 100 * unit_ns[i])
+		i++;
+	uint64_t milli = (uint64_t)(((unsigned __int128)ns * 1000 + unit_ns[i] - 1) / unit_ns[i]); /* (rounded up) */
+	snprintf(s, n, "%s%2llu.%03llu %s", mark, (unsigned long long)(milli / 1000), (unsigned long long)(milli % 1000),
+		 units[i]);
+}
+
+TEST(durations_match_printf)
+{
+	for (uint64_t p = 1; p <= 100000000000000000ULL; p *= 10)
+		for (uint64_t k = 0; k < 12; k++) {
+			uint64_t ns = p * (1 + k * 7 % 10) + k * (p / 3) - (k & 1);
+			char want[64], text[64];
+			struct ct_buf b = {0};
+			ct_buf_duration(&b, ns);
+			snprintf(text, sizeof(text), "%.*s", (int)b.n, (const char *)b.p);
+			want_duration(want, sizeof(want), NULL, ns, 5);
+			CHECK_STR(text, want);
+			b.n = 0;
+			ct_buf_duration_below(&b, ns);
+			snprintf(text, sizeof(text), "%.*s", (int)b.n, (const char *)b.p);
+			want_duration(want, sizeof(want), "<", ns, 3);
+			CHECK_STR(text, want);
+			b.n = 0;
+			ct_buf_duration_at_most(&b, ns);
+			snprintf(text, sizeof(text), "%.*s", (int)b.n, (const char *)b.p);
+			want_duration(want, sizeof(want), "<=", ns, 5);
+			CHECK_STR(text, want);
+			buf_free(&b);
+		}
+}
+
 /* An unobserved call's bound is corrected as a call ending at the event
  * that showed it over would be: the hits inside the window (its own
  * entry's end, a call inside it, that event's start) taken out, raw as

@@ -129,6 +129,20 @@ TEST(decimals_match_printf)
 			CHECK_STR((char *)b.p, want);
 			buf_free(&b);
 		}
+	/* buf_dec (its own path, not a width-0 buf_dec_pad), appended after
+	 * text already there and with the buffer's room just enough */
+	for (size_t i = 0; i < n; i++) {
+		struct ct_buf b = {0};
+		char want[64];
+		buf_put(&b, "y", 1);
+		buf_dec(&b, v[i]);
+		buf_put(&b, ",", 1);
+		buf_dec(&b, v[n - 1 - i]);
+		buf_put(&b, "", 1);
+		snprintf(want, sizeof(want), "y%llu,%llu", (unsigned long long)v[i], (unsigned long long)v[n - 1 - i]);
+		CHECK_STR((char *)b.p, want);
+		buf_free(&b);
+	}
 }
 
 /* -F/-N patterns: shell globs where '*' also crosses '/' and '.' (Go's
