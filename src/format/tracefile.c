@@ -567,6 +567,11 @@ bool ct_file_func_is_go(const struct ct_file_func *f)
 	return (f->flags & CT_FN_GO) != 0;
 }
 
+bool ct_file_func_is_asm(const struct ct_file_func *f)
+{
+	return (f->flags & CT_FN_ASM) != 0;
+}
+
 bool ct_trace_func_is_go(const struct ct_trace *t, uint32_t func)
 {
 	return func < t->nfuncs && ct_file_func_is_go(&t->funcs[func]);

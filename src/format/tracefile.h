@@ -270,6 +270,8 @@ const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t site, u
  * trace of a C launcher that execs a Go program holds both.  "target.lang"
  * names the launched program's, for display only. */
 bool ct_file_func_is_go(const struct ct_file_func *f); /* gc-compiled Go (CT_FN_GO) */
+/* ... and is F Go assembly (CT_FN_ASM: frames of its own making)? */
+bool ct_file_func_is_asm(const struct ct_file_func *f);
 /* FROM's code runs on into TO's entry (CT_FN_FALLS, TO right at its end) */
 bool ct_file_func_runs_into(const struct ct_file_func *from, const struct ct_file_func *to);
 bool ct_trace_func_is_go(const struct ct_trace *t, uint32_t func);

@@ -812,6 +812,21 @@ static bool go_tail_unseen(const struct ct_recon *r, const struct frame *top, ui
 	return !top->c.sysstack || (top->c.func < r->jumps_out.n && r->jumps_out.v[top->c.func]);
 }
 
+/* Is the entry EV on a system stack, less than 16 bytes deeper than the
+ * Go function of open frame TOP (not assembly), no call of it?  A Go
+ * function that calls saved its BP below its return address: its callee's
+ * frame key is at least 16 deeper.  mcall starts g0 afresh 8 bytes below
+ * where morestack called runtime.newstack, which never returns (gogo
+ * resumes the goroutine): mcall's callee (park_m, goexit0, recovery, for
+ * whichever goroutine) nested under that stale frame. */
+static bool fresh_on_sysstack(const struct ct_recon *r, const struct frame *top, const struct ct_rec_event *ev)
+{
+	if (!top->c.sysstack || !(ev->flags & CT_EV_SYSSTACK) || ev->key <= top->c.key || ev->key - top->c.key >= 16)
+		return false;
+	return r->funcs && top->c.func < r->nfuncs && ct_file_func_is_go(&r->funcs[top->c.func]) &&
+	       !ct_file_func_is_asm(&r->funcs[top->c.func]);
+}
+
 /* Callee side: the function's own entry (ENTRY), or a call from a site
  * nobody planned (CHECK). */
 static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func)
@@ -820,7 +835,10 @@ static void on_entry(struct ct_recon *r, struct stack *s, const struct ct_rec_ev
 	unwind_deeper(r, s, ev);
 	if (s->f.n) {
 		struct frame *top = &s->f.v[s->f.n - 1];
-		if (top->c.key == ev->key) {
+		if (fresh_on_sysstack(r, top, ev))
+			pop_tail_chain(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
+		top = s->f.n ? &s->f.v[s->f.n - 1] : NULL;
+		if (top && top->c.key == ev->key) {
 			if (top->c.func == func && !top->tail_pending && top->restart_pending) {
 				/* morestack re-ran the entry: same call. */
 				top->restart_pending = false;
@@ -1375,6 +1393,19 @@ static struct stack *resumed_stack(struct thread_stacks *th, uint64_t key)
 	return best;
 }
 
+/* The stacks of one thread (coroutines' contexts, a signal stack) run one
+ * after another on its time: the hits on one delayed what runs on the next
+ * as much.  Stack TO, taking over from FROM, goes on on the thread's
+ * corrected clock, not on the one it had when it last ran (a new one's
+ * started at the thread's raw time: a coroutine that ran inside a call of
+ * another context seemed to run after that call's corrected end, once the
+ * process's first hits cost ~100 us). */
+static void thread_clock(struct stack *to, const struct stack *from)
+{
+	if (from && to->cost < from->cost)
+		to->cost = from->cost;
+}
+
 static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event *ev, bool create)
 {
 	uint64_t k0 = make_thread_key(ev->pid, ev->tid, 0, false, 0);
@@ -1405,6 +1436,7 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 			struct stack *alt = new_stack(r, make_thread_key(ev->pid, ev->tid, 0, false, ALT_CONTEXT), th->key,
 						      ev->pid, 0);
 			alt->th = th;
+			thread_clock(alt, cur);
 			alt->context = cur->context;
 			alt->depth_base = cur->depth_base + (uint32_t)cur->f.n;
 			th->alt = alt;
@@ -1435,6 +1467,7 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 	if (s != cur) {
 		unpark(th, s);
 		park(th, cur);
+		thread_clock(s, cur);
 		th->cur = s;
 		th->current = s->context;
 		if (!cur->f.n)

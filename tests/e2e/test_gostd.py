@@ -84,14 +84,10 @@ def check_g0_fresh_starts(mode):
     assert not nested, nested[:6]
 
 
-@known_failure("src/reconstruct/reconstruct.c on_entry: on a system stack, an mcall callee's entry "
-               "(key 8 bytes deeper than runtime.newstack's, which morestack called at g0's top and "
-               "which never returns) nests under that stale frame instead of unwinding it")
 def test_mcall_on_g0_after_newstack_starts_afresh():
     check_g0_fresh_starts("auto")
 
 
-@known_failure("src/reconstruct/reconstruct.c on_entry: as in --exit=auto (same keys at RET probes)")
 def test_mcall_on_g0_after_newstack_starts_afresh_at_ret_probes():
     check_g0_fresh_starts("ret")
 
