@@ -404,7 +404,8 @@ __u32 silent_weight[CT_HIT_CLASS_SLOTS] = {};
 /* What the BPF program takes from its start to its clock read in a hit of
  * each class in the calibration, in ns, set by user space from it (0
  * before: the calibration's own hits see their whole time): a hit's
- * ct_event.extra_ns is its own less this. */
+ * ct_event.extra_ns has its own less this (and the ends of the hits
+ * before it, hit_end). */
 __u32 bpf_pre_ns[CT_HIT_CLASS_SLOTS] = {};
 /* ... and from its clock read to its end, with no values captured; what
  * capturing the calibration's values added to that (bpf_args_ns). */

@@ -272,8 +272,10 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 		*pre = silent;
 		return silent;
 	}
-	/* what its BPF program took beyond the calibration's, before its
-	 * clock read (ct_event.extra_ns): less, to no less than nothing */
+	/* what the BPF programs took beyond the calibration's before its
+	 * clock read, its own hit's start and the ends of the hits since the
+	 * thread's last event (ct_event.extra_ns): less, never more than its
+	 * hit's start */
 	int64_t extra = ev->extra_ns;
 	if (extra < 0 && (uint64_t)-extra > r->pre_ns[k])
 		extra = -(int64_t)r->pre_ns[k];

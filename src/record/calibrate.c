@@ -351,6 +351,12 @@ static int measure(struct ct_calib *cal, int calls, uint64_t budget_ns, ct_event
 	return rc;
 }
 
+/* NS as the BPF side's times are kept (it subtracts them as s32) */
+static uint32_t bpf_ns(uint64_t ns)
+{
+	return ns > INT32_MAX ? INT32_MAX : (uint32_t)ns;
+}
+
 struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
 				uint8_t gsrc, unsigned classes, struct ct_costs *out)
 {
@@ -425,12 +431,10 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	 * than these (ct_event.extra_ns) */
 	for (int k = 0; k < CT_HIT_CLASSES; k++) {
 		/* (a class not measured has no hits in the program's plan) */
-		uint64_t v = med.bpf_pre[k] ? med.bpf_pre[k] : med.bpf_pre[CT_HIT_EMULATED];
-		uint64_t w = med.bpf_post[k] ? med.bpf_post[k] : med.bpf_post[CT_HIT_EMULATED];
-		cal->bpf_pre[k] = v > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)v;
-		cal->bpf_post[k] = w > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)w;
+		cal->bpf_pre[k] = bpf_ns(med.bpf_pre[k] ? med.bpf_pre[k] : med.bpf_pre[CT_HIT_EMULATED]);
+		cal->bpf_post[k] = bpf_ns(med.bpf_post[k] ? med.bpf_post[k] : med.bpf_post[CT_HIT_EMULATED]);
 	}
-	cal->bpf_args = med.bpf_args > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)med.bpf_args;
+	cal->bpf_args = bpf_ns(med.bpf_args);
 	cal->bpf_pre_set = true;
 	ct_debug("calibration: the BPF program's time before its clock read / after it: emulated %u/%u ns, stepped "
 		 "%u/%u, call %u/%u, ret %u/%u, check %u/%u, 5-byte nop %u/%u; capturing values %u more",
