@@ -1447,7 +1447,14 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 		return 0;
 	/* Its call site has an exit probe: from before the call (that one
 	 * sees it end, with its results), or added while it ran (none
-	 * will: it began as a call without one).  Replay knows which. */
+	 * will: it began as a call without one).  Replay knows which --
+	 * at the call's frame key, as its entry's (a wrapper's that made
+	 * it last, as above: restic's rateLimitedBackend.Load, entered
+	 * through its pointer wrapper from a closure's call found while it
+	 * ran, in tail position there, was unwound when the closure
+	 * returned). */
+	h->key -= r->check_drop;
+	r->interim_drop = r->check_drop;
 	h->flags |= CT_EV_INTERIM_PASS;
 	return 1;
 }

@@ -353,6 +353,15 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 		const struct ct_rec_event *ev)
 {
 	struct frame *f = &s->f.v[--s->f.n];
+	/* Its RET passed (CT_EV_INTERIM_PASS): it returned then, whatever
+	 * ends it now -- a shallower call's end, its thread's -- without the
+	 * results its exit probe was to read (that probe saw none of it: one
+	 * of a call site found while it ran, in tail position there). */
+	if (f->ret_passed_ts && status != CT_CALL_RETURNED) {
+		status = CT_CALL_RETURNED;
+		ts = f->ret_passed_ts;
+		ev = NULL;
+	}
 	bool unbounded = status == UNOBSERVED_UNBOUNDED;
 	if (unbounded)
 		status = CT_CALL_UNOBSERVED;

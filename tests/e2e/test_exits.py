@@ -1015,6 +1015,30 @@ def test_value_method_behind_its_pointer_wrapper_returns_at_an_interim_ret():
     assert [c[:2] for c in seen["lean"]] == [c[:2] for c in seen["ret"]], seen["lean"]
 
 
+def test_call_whose_site_was_found_while_it_ran_returns_at_its_interim_ret():
+    """restic 0.14's `ls` (its first Load): a closure calls a value method
+    last, through an interface, so through the pointer wrapper the compiler
+    makes (untraced) -- the call is keyed as the wrapper's frame.  Its
+    first call (go_core tailwrap) calls deeper than the kernel side tracks
+    calls without exit probes, and runs long enough for calltrace to plan
+    the closure's call site, found at its entry: its interim RET then finds
+    that site planned and passes, and its event was keyed at the method's
+    own frame, under the wrapper's -- no call there, and the closure's end
+    (the call is in tail position in it) unwound it.  Every call returns,
+    the same calls as --exit=ret, nested the same."""
+    argv = [fixture("go_core"), "tailwrap", "3"]
+    seen = {}
+    for mode in ("auto", "ret"):
+        p, out = record(argv, "--exit=" + mode, "-F", "main.*", out=tmp("tailwrap-%s.data" % mode), env=GO1)
+        assert p.stdout == "tailwrap 127\n", p.stdout
+        calls = [c for c in replay_json(out) if c.get("func")]
+        seen[mode] = [(c["func"], c["depth"], c["status"]) for c in calls]
+        fetch = [c for c in calls if c["func"] == "main.slowStore.Fetch"]
+        assert len(fetch) == 3 and fetch[0]["dur"] >= 200e6, fetch[:1]
+    assert {st for _, _, st in seen["auto"]} == {"returned"}, [c for c in seen["auto"] if c[2] != "returned"]
+    assert seen["auto"] == seen["ret"], (seen["auto"], seen["ret"])
+
+
 def test_two_calls_from_found_sites_open_at_once_both_return_at_interim_rets():
     """A traced method called through an interface from untraced code
     calls another one the same way: at the first call both call sites are

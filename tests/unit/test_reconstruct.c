@@ -1273,6 +1273,50 @@ TEST(recon_caller_side_nesting_and_tail_position)
 	col_reset();
 }
 
+/* A { B }, B called from a call site with an exit probe, its interim RET
+ * passing (CT_EV_INTERIM_PASS: that probe was to read its results), and A
+ * returning before that probe saw B end (a call site found while B ran,
+ * in tail position: restic's rateLimitedBackend.Load under its closure):
+ * B returned when its RET passed, not unwound with A. */
+static const struct ct_file_site passed_sites[] = {
+	CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(1, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(2, 0x1100, FB, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX, 0),
+	CS(3, 0x1108, FB, CT_SITE_RETSITE, 8, 2, UINT32_MAX, 0),
+	CS(4, 0x2010, FB, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+};
+
+/* An event of thread 7 at SITE of TABLE. */
+static void table_ev(struct ct_recon *r, const struct ct_file_site *table, uint64_t ts, uint64_t goid, uint64_t key,
+		     uint32_t site, uint16_t flags)
+{
+	struct ct_rec_event e = {0};
+	e.pid = PID, e.tid = 7, e.goid = goid, e.flags = flags;
+	e.ts = ts, e.key = key, e.site = site, e.kind = table[site].kind;
+	ct_recon_event(r, &e);
+}
+
+static void passed_ev(struct ct_recon *r, uint64_t ts, uint64_t key, uint32_t site, uint16_t flags)
+{
+	table_ev(r, passed_sites, ts, 0, key, site, flags);
+}
+
+TEST(recon_call_whose_ret_passed_returned_when_its_caller_ends)
+{
+	col_reset();
+	struct ct_recon *r = ct_recon_new(passed_sites, 5, false, &ops, NULL);
+	passed_ev(r, 100, 100, 0, 0);
+	passed_ev(r, 110, 112, 2, 0);			/* B's frame: 120 */
+	passed_ev(r, 150, 120, 4, CT_EV_INTERIM_PASS); /* B's RET */
+	passed_ev(r, 200, 100, 1, 0);			/* A returns */
+	NREC(4);
+	EXP_EXIT(2, FB, 1, CT_CALL_RETURNED, 1, 110, 150, false, true);
+	CHECK_EQ_U(col.v[2].c.exit_site, UINT32_MAX); /* (its results unread) */
+	EXP_EXIT(3, FA, 0, CT_CALL_RETURNED, 0, 100, 200, false, false);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* A callee-side A (its ENTRY and RET probed) calling C in tail position,
  * and the runtime's recovery markers; an event at one of them */
 static const struct ct_file_site callee_tail_sites[] = {
@@ -1285,10 +1329,7 @@ static const struct ct_file_site callee_tail_sites[] = {
 
 static void tail_ev(struct ct_recon *r, uint64_t ts, uint64_t goid, uint64_t key, uint32_t site)
 {
-	struct ct_rec_event e = {0};
-	e.pid = PID, e.tid = 7, e.goid = goid;
-	e.ts = ts, e.key = key, e.site = site, e.kind = callee_tail_sites[site].kind;
-	ct_recon_event(r, &e);
+	table_ev(r, callee_tail_sites, ts, goid, key, site, 0);
 }
 
 /* Attached while B ran (its entry and A's before the trace): C, in tail
