@@ -17,6 +17,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "  BINARY            an ELF binary, or a WebAssembly module (WASI or Go js/wasm)\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
+		   "  -F, --trace G     a GLOB too, as record takes it (repeatable)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"
 		   "  -v, --verbose     also show every probe site with its instruction, and how\n"
 		   "                    each function's calls are observed (its exit mode and why)\n"
@@ -445,6 +446,7 @@ static const char *clone_glob(const struct ct_func *fn, const struct ct_selectio
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"trace", required_argument, NULL, 'F'},
 		{"exclude", required_argument, NULL, 'N'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"exit", required_argument, NULL, 'x'},
@@ -454,14 +456,17 @@ int cmd_list(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	CT_VEC(const char *) exclude = {0};
+	CT_VEC(const char *) exclude = {0}, trace = {0};
 	int c, verbose = 0, args = 1;
 	bool no_interim = false;
 	enum ct_exit_mode exits = CT_EXITS_AUTO;
 	optind = 1;
 	opterr = 0; /* one line of our own: ct_bad_option */
-	while ((c = getopt_long(argc, argv, ":N:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:N:vh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'F':
+			CT_VEC_PUSH(trace, optarg);
+			break;
 		case 'N':
 			CT_VEC_PUSH(exclude, optarg);
 			break;
@@ -498,12 +503,14 @@ int cmd_list(int argc, char **argv)
 		ct_print_errorf("list: which binary? (see calltrace list --help)");
 		return 2;
 	}
+	for (int i = optind + 1; i < argc; i++) /* (the GLOBs after BINARY, after -F's) */
+		CT_VEC_PUSH(trace, argv[i]);
 	if (ct_wasm_is_module(argv[optind])) {
-		int rc = ct_wasm_list(argv[optind], (const char **)argv + optind + 1, (size_t)(argc - optind - 1),
-				      exclude.v, exclude.n);
+		int rc = ct_wasm_list(argv[optind], trace.v, trace.n, exclude.v, exclude.n);
 		if (rc)
 			ct_print_error();
 		CT_VEC_FREE(exclude);
+		CT_VEC_FREE(trace);
 		return rc ? 1 : 0;
 	}
 	struct ct_target t;
@@ -512,8 +519,8 @@ int cmd_list(int argc, char **argv)
 		return 1;
 	}
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
-	struct ct_selection sel = {.trace = (const char **)argv + optind + 1,
-				   .ntrace = (size_t)(argc - optind - 1),
+	struct ct_selection sel = {.trace = trace.v,
+				   .ntrace = trace.n,
 				   .exclude = exclude.v,
 				   .nexclude = exclude.n,
 				   .exits = exits,
@@ -526,6 +533,7 @@ int cmd_list(int argc, char **argv)
 		ct_print_error();
 		ct_target_close(&t);
 		CT_VEC_FREE(exclude);
+		CT_VEC_FREE(trace);
 		return 1;
 	}
 	bool cxx = false;
@@ -656,5 +664,6 @@ int cmd_list(int argc, char **argv)
 	ct_plan_free(&p);
 	ct_target_close(&t);
 	CT_VEC_FREE(exclude);
+	CT_VEC_FREE(trace);
 	return 0;
 }

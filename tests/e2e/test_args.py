@@ -209,6 +209,11 @@ def test_list_shows_signatures_and_locations():
     assert "a9 int [R11], a10 int [CFA+0], a11 int [CFA+8]) -> (r1 int [RAX], r2 int [RBX])" in out
     assert "(b int [RBX], c float64 [X0(unreadable)])" in out  # blank params found via DWARF
     assert "(s string [RAX:RBX]) -> (~r0 string [RAX:RBX], ~r1 int [RCX], ~r2 error [RDI:RSI])" in out
+    # record's -F spelling of a GLOB works too, with the others
+    p = ct("list", "-F", "main.Many", fixture("go_args"), "main.Blank", "--trace", "main.Multi")
+    assert p.returncode == 0, p.stderr
+    assert sorted(l.split()[-1] for l in p.stdout.splitlines() if l.startswith("  0x")) == \
+        ["main.Blank", "main.Many", "main.Multi"], p.stdout
     p = ct("list", fixture("c_args"), "c_many", "c_ret_big")
     assert "a7 int [CFA+0], a8 long int [CFA+8]) -> (_ long int [RAX])" in p.stdout
     assert "(x long int [RSI]) -> (_ struct big [*(RAX+0)])" in p.stdout  # returned in memory via RDI/RAX
