@@ -353,11 +353,17 @@ struct ct_event {
 	 * program's miss it, and the TLB, between its own work: a CHECK's
 	 * lookup of its planned call site took ~1-2.5 us in lefthook's --help
 	 * against ~0.2 in the calibration, ~1 us a hit the correction left
-	 * in.  Measured per hit (a clock read at the program's start), so
-	 * replay takes out what each hit took (reconstruct.c hit_cost). */
+	 * in.  Measured per hit (a clock read at the program's start, one
+	 * after its send) on a thread's first hits and one in
+	 * CT_TIMED_EVERY after (calltrace.bpf.c on_hit); the others carry
+	 * the moving average of the thread's timed hits of their class, and
+	 * their rare slow parts, timed (a new caller's report, a page faulted
+	 * in), so replay takes out what each hit took (reconstruct.c
+	 * hit_cost). */
 	__s32 extra_ns;
-	/* Ring buffer only: the thread's previous hit's end, as measured
-	 * (ns): the calibration learns each class's from it. */
+	/* Ring buffer only: the thread's last timed hit's end, as measured
+	 * (ns): the calibration (whose hits are all timed) learns each
+	 * class's from it. */
 	__u32 pad;
 };
 /* A hit's BPF time before its clock read beyond which it is taken for a
