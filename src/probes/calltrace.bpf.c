@@ -424,8 +424,6 @@ __u32 bpf_args_ns = 0;
  * of a traced Go fib's time); the others carry their class's moving
  * average of the thread's timed ones (est_pre, est_post). */
 __u32 bpf_times_set = 0;
-#define CT_TIMED_FIRST 64
-#define CT_TIMED_EVERY 16 /* a power of two */
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)

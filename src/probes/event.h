@@ -366,6 +366,11 @@ struct ct_event {
 	 * class's from it. */
 	__u32 pad;
 };
+/* Which hits time themselves (ct_event.extra_ns) once the calibration has
+ * learnt the BPF side's times: a thread's first CT_TIMED_FIRST and one in
+ * CT_TIMED_EVERY after (calltrace.bpf.c on_hit) */
+#define CT_TIMED_FIRST 64
+#define CT_TIMED_EVERY 16 /* a power of two */
 /* A hit's BPF time before its clock read beyond which it is taken for a
  * wait for the CPU (a sleepable program can be preempted), not priced. */
 #define CT_EXTRA_MAX_NS 100000
