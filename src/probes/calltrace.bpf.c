@@ -2,7 +2,7 @@
 /* The kernel side of calltrace: one program for entry sites, one for exit
  * sites (RET, tail JMP, morestack CALL, goexit).  Each hit identifies the
  * thread of execution (goroutine or thread), computes the frame key that
- * survives Go stack copies, and sends a 40-byte event (plus captured
+ * survives Go stack copies, and sends a 56-byte event (plus captured
  * arguments) to user space, which does all the interpreting.
  *
  * Only record-time limits and sampling (--max-depth, --min-duration, --root,
@@ -442,10 +442,15 @@ static __always_inline struct gkey *stack_key(struct run *r)
 	return &r->k;
 }
 
+/* A word of the thread's own runtime state or stack (g's fields, a
+ * return address slot), which is mapped: bpf_copy_from_user (the program
+ * is sleepable) took ~10-15 ns less a read than bpf_probe_read_user here
+ * (Go fib: 2-3 reads a hit, 355 -> 330 ns of BPF a hit).  An address that
+ * is not mapped reads as 0 all the same. */
 static __always_inline __u64 read_u64(__u64 addr)
 {
 	__u64 v = 0;
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	bpf_copy_from_user(&v, sizeof(v), (void *)addr);
 	return v;
 }
 

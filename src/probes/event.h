@@ -315,7 +315,7 @@ struct ct_bin_config {
  * adds its key_adj (in the site table) to get the callee frame's key. */
 #define CT_C_KEY_BASE (1ULL << 47)
 
-/* One probe hit, as it crosses the ring buffer.  40 bytes; the record file
+/* One probe hit, as it crosses the ring buffer.  56 bytes; the record file
  * re-encodes it to ~8 bytes (see docs/FORMAT.md). */
 struct ct_event {
 	__u64 ts;   /* bpf_ktime_get_ns() */
