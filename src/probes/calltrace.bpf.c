@@ -371,6 +371,7 @@ struct run {
 	__u64 start;          /* the clock when the program began (ct_event.extra_ns) */
 	__s32 extra;          /* ... this hit's extra_ns, for its own event (take_extra) */
 	__u32 tick;           /* the thread's hits: which are timed (on_hit) */
+	__u32 read_ns;        /* what a clock read took, last measured (hit_end) */
 	__u8 timed;           /* this hit reads the clock at its start and end */
 	__u32 slow_pre;       /* ns its report of a new caller took (timed anyway) */
 	/* What the thread's timed hits of each class took beyond the
@@ -424,6 +425,10 @@ __u32 bpf_args_ns = 0;
  * of a traced Go fib's time); the others carry their class's moving
  * average of the thread's timed ones (est_pre, est_post). */
 __u32 bpf_times_set = 0;
+/* calltrace's own process, set with those: the calibration's hits, which
+ * are never timed then (their prices are of hits without the clock reads;
+ * a timed hit adds what its reads took to its extra_ns) */
+__u32 self_tgid = 0;
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -1715,8 +1720,11 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	__u64 pre = h->now - r->start;
 	/* (beyond: the thread waited for a CPU, a sleepable program can) */
 	if (r->timed && pre < CT_EXTRA_MAX_NS) {
-		r->extra = (__s32)pre - (__s32)bpf_pre_ns[cls];
-		r->est_pre[cls] = est + ((r->extra - (__s32)r->slow_pre - est) >> 3);
+		__s32 x = (__s32)pre - (__s32)bpf_pre_ns[cls];
+		r->est_pre[cls] = est + ((x - (__s32)r->slow_pre - est) >> 3);
+		/* and its clock read at the start, which the others skip
+		 * (the calibration's prices are of hits without) */
+		r->extra = x + (bpf_times_set ? (__s32)r->read_ns : 0);
 	}
 	/* a goroutine's creation is no call: limits do not apply to it */
 	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h->cookie) != CT_SITE_GOCREATE)
@@ -1739,12 +1747,17 @@ static __always_inline void hit_end(struct run *r)
 	__u32 cls = r->hit_cls & (CT_HIT_CLASS_SLOTS - 1);
 	__s32 est = r->est_post[cls], x = est + (__s32)r->s.slow;
 	if (r->timed) {
-		__u64 post = bpf_ktime_get_ns() - r->h.now;
+		__u64 end = bpf_ktime_get_ns(), post = end - r->h.now;
+		__u64 read = bpf_ktime_get_ns() - end; /* what a clock read takes */
 		if (post >= CT_EXTRA_MAX_NS)
 			return;
+		if (read < CT_EXTRA_MAX_NS)
+			r->read_ns = (__u32)read;
 		__u32 cal = bpf_post_ns[cls] + (r->sent_now && r->s.e.len ? bpf_args_ns : 0);
 		x = (__s32)post - (__s32)cal;
 		r->est_post[cls] = est + ((x - (__s32)r->s.slow - est) >> 3);
+		if (bpf_times_set) /* its clock reads at the end, this one's too */
+			x += 2 * (__s32)r->read_ns;
 		r->post_raw = (__u32)post;
 	}
 	if (r->carry && r->carry_g != r->hit_g)
@@ -1794,7 +1807,8 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 	/* (the clock read after the lookups: the calibration's hits time the
 	 * same part of the program) */
 	r->tick++;
-	r->timed = !bpf_times_set || r->tick <= CT_TIMED_FIRST || !(r->tick & (CT_TIMED_EVERY - 1));
+	r->timed = !bpf_times_set ||
+		   (tgid != self_tgid && (r->tick <= CT_TIMED_FIRST || !(r->tick & (CT_TIMED_EVERY - 1))));
 	r->start = r->timed ? bpf_ktime_get_ns() : 0;
 	r->extra = 0;
 	r->h.cookie = r->probe_cookie = bpf_get_attach_cookie(ctx);
