@@ -423,10 +423,11 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	struct ct_attach a = {"/proc/self/exe", getpid(), eo, ec, NFN, xo, xc, NFN};
 	struct medians med;
 	/* Two passes: every hit of the first is timed, to learn the BPF
-	 * side's times (below); from then on a thread's hits are timed one in
-	 * CT_TIMED_EVERY, as the program's are, and the second measures what
-	 * they cost (without the two clock reads the others skip: ~70 ns a
-	 * hit here) */
+	 * side's times (below); from then on calltrace's own hits are never
+	 * timed (the program's are, a thread's first CT_TIMED_FIRST and one in
+	 * CT_TIMED_EVERY after, and add what their clock reads took to their
+	 * extra_ns), and the second measures what a hit without them costs
+	 * (~100 ns less here) */
 	if (ct_probes_attach(p, &a) || measure(cal, CALLS_START, START_BUDGET_NS / 3, NULL, NULL, out, &med)) {
 		ct_calib_free(cal);
 		return NULL;
