@@ -2,7 +2,7 @@
 /* The kernel side of calltrace: one program for entry sites, one for exit
  * sites (RET, tail JMP, morestack CALL, goexit).  Each hit identifies the
  * thread of execution (goroutine or thread), computes the frame key that
- * survives Go stack copies, and sends a 40-byte event (plus captured
+ * survives Go stack copies, and sends a 56-byte event (plus captured
  * arguments) to user space, which does all the interpreting.
  *
  * Only record-time limits and sampling (--max-depth, --min-duration, --root,
@@ -180,7 +180,7 @@ struct {
  * byte into the ring cost ~4 ns of the program's time here. */
 struct scratch {
 	__u32 len;      /* of SENT so far */
-	__u32 pad;
+	__u32 slow;     /* ns the capture spent faulting pages in (fault_in_timed) */
 	__u64 regs[24]; /* copy of struct pt_regs (21 slots), indexed by enum ct_reg */
 	__u8 payload[2 * CT_MAX_PAYLOAD];
 	struct ct_event e;
@@ -370,6 +370,14 @@ struct run {
 	__u64 probe_cookie;   /* the hit's attach cookie (a CHECK's event changes h.cookie) */
 	__u64 start;          /* the clock when the program began (ct_event.extra_ns) */
 	__s32 extra;          /* ... this hit's extra_ns, for its own event (take_extra) */
+	__u32 tick;           /* the thread's hits: which are timed (on_hit) */
+	__u32 read_ns;        /* what a clock read took, last measured (hit_end) */
+	__u8 timed;           /* this hit reads the clock at its start and end */
+	__u32 slow_pre;       /* ns its report of a new caller took (timed anyway) */
+	/* What the thread's timed hits of each class took beyond the
+	 * calibration's before their clock read (PRE) and after it (POST):
+	 * moving averages, which the untimed hits carry instead */
+	__s32 est_pre[CT_HIT_CLASS_SLOTS], est_post[CT_HIT_CLASS_SLOTS];
 	__u8 sent_now;        /* this run sent an event stamped at its clock read */
 	__s32 carry;          /* what the ends of hits since the thread's last event took
 				 beyond the calibration's (their class's bpf_post_ns) */
@@ -411,6 +419,16 @@ __u32 bpf_pre_ns[CT_HIT_CLASS_SLOTS] = {};
  * capturing the calibration's values added to that (bpf_args_ns). */
 __u32 bpf_post_ns[CT_HIT_CLASS_SLOTS] = {};
 __u32 bpf_args_ns = 0;
+/* Set with those: until then every hit is timed (the calibration's, which
+ * learn them), from then on a thread's first CT_TIMED_FIRST hits and one in
+ * CT_TIMED_EVERY after (the two clock reads cost ~70 ns a hit here, ~7%
+ * of a traced Go fib's time); the others carry their class's moving
+ * average of the thread's timed ones (est_pre, est_post). */
+__u32 bpf_times_set = 0;
+/* calltrace's own process, set with those: the calibration's hits, which
+ * are never timed then (their prices are of hits without the clock reads;
+ * a timed hit adds what its reads took to its extra_ns) */
+__u32 self_tgid = 0;
 
 /* The run H is the hit of (on_hit: every struct hit is a run's). */
 static __always_inline struct run *run_of(const struct hit *h)
@@ -429,10 +447,15 @@ static __always_inline struct gkey *stack_key(struct run *r)
 	return &r->k;
 }
 
+/* A word of the thread's own runtime state or stack (g's fields, a
+ * return address slot), which is mapped: bpf_copy_from_user (the program
+ * is sleepable) took ~10-15 ns less a read than bpf_probe_read_user here
+ * (Go fib: 2-3 reads a hit, 355 -> 330 ns of BPF a hit).  An address that
+ * is not mapped reads as 0 all the same. */
 static __always_inline __u64 read_u64(__u64 addr)
 {
 	__u64 v = 0;
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	bpf_copy_from_user(&v, sizeof(v), (void *)addr);
 	return v;
 }
 
@@ -542,6 +565,24 @@ __noinline int fault_in(__u64 addr, __u32 size)
 	return ok;
 }
 
+/* A clock read's time since T0, if the thread did not wait for a CPU in
+ * between (CT_EXTRA_MAX_NS), else 0 */
+static __always_inline __u32 ns_since(__u64 t0)
+{
+	__u64 d = bpf_ktime_get_ns() - t0;
+	return d < CT_EXTRA_MAX_NS ? (__u32)d : 0;
+}
+
+/* fault_in, timed whether the hit is or not (a page fault: microseconds,
+ * which a moving average of hits would not price) */
+static __always_inline int fault_in_timed(struct scratch *s, __u64 addr, __u32 size)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+	int ok = fault_in(addr, size);
+	s->slow += ns_since(t0);
+	return ok;
+}
+
 /* Reads SIZE bytes (1..SMALL_READ) at ADDR to payload offset AT (8-aligned)
  * through the BPF stack: a read into the run's memory, a map value, pays
  * the hardened-usercopy check of a heap object (~70 ns a read here), one
@@ -598,14 +639,14 @@ static __always_inline void fetch_mem(struct scratch *s, __u32 dst, __u32 size, 
 	}
 	if (str) {
 		n = bpf_probe_read_user_str(data, size, (void *)addr);
-		if (n <= 0 && fault_in(addr, size))
+		if (n <= 0 && fault_in_timed(s, addr, size))
 			n = bpf_probe_read_user_str(data, size, (void *)addr);
 		*hdr = n > 0 && !(addr < ghi && addr + n > glo) ? (__u16)(n - 1) : CT_FETCH_FAILED; /* without the NUL */
 		return;
 	}
 	n = size <= SMALL_READ ? read_small(s, dst + CT_MEM_HDR, size, addr)
 			       : bpf_probe_read_user(data, size, (void *)addr);
-	if (n && fault_in(addr, size))
+	if (n && fault_in_timed(s, addr, size))
 		n = bpf_probe_read_user(data, size, (void *)addr);
 	*hdr = n == 0 ? (__u16)size : CT_FETCH_FAILED;
 }
@@ -1671,15 +1712,27 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	h->key += r->key_delta;
 	/* A new caller's report wakes calltrace (~13-16 us a report in
 	 * lefthook --help): before the clock read, so that extra_ns has it. */
-	if (r->new_caller)
+	if (r->new_caller) {
+		__u64 t0 = bpf_ktime_get_ns();
 		report_caller(h, r->new_caller, r->new_ret);
+		r->slow_pre = ns_since(t0);
+	}
 	/* (looked up before the clock read: the lookup is the hit's too) */
 	r->hit_cls = hit_class(r->probe_cookie);
-	__u32 cal = bpf_pre_ns[r->hit_cls & (CT_HIT_CLASS_SLOTS - 1)];
+	__u32 cls = r->hit_cls & (CT_HIT_CLASS_SLOTS - 1);
 	h->now = bpf_ktime_get_ns();
+	/* untimed: the moving average, and the rare slow part, timed */
+	__s32 est = r->est_pre[cls];
+	r->extra = est + (__s32)r->slow_pre;
 	__u64 pre = h->now - r->start;
 	/* (beyond: the thread waited for a CPU, a sleepable program can) */
-	r->extra = pre < CT_EXTRA_MAX_NS ? (__s32)pre - (__s32)cal : 0;
+	if (r->timed && pre < CT_EXTRA_MAX_NS) {
+		__s32 x = (__s32)pre - (__s32)bpf_pre_ns[cls];
+		r->est_pre[cls] = est + ((x - (__s32)r->slow_pre - est) >> 3);
+		/* and its clock read at the start, which the others skip
+		 * (the calibration's prices are of hits without) */
+		r->extra = x + (bpf_times_set ? (__s32)r->read_ns : 0);
+	}
 	/* a goroutine's creation is no call: limits do not apply to it */
 	if ((cfg.limits & CT_LIM_SHADOW) && CT_COOKIE_KIND(h->cookie) != CT_SITE_GOCREATE)
 		limits_hit(r);
@@ -1691,21 +1744,33 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 /* What the end of the hit, after its clock read, took beyond the
  * calibration's (its class's bpf_post_ns; capturing values: bpf_args_ns
  * more): carried to the thread's next event on the same g (take_extra),
- * whose interval it is in.  A hit that read no clock (it sent nothing
- * before it would) carries nothing. */
+ * whose interval it is in.  Untimed: the moving average of the thread's
+ * timed hits of its class, and the pages its capture faulted in.  A hit
+ * that read no clock (it sent nothing before it would) carries nothing. */
 static __always_inline void hit_end(struct run *r)
 {
 	if (!r->h.now)
 		return;
-	__u64 post = bpf_ktime_get_ns() - r->h.now;
-	if (post >= CT_EXTRA_MAX_NS)
-		return;
-	__u32 cal = bpf_post_ns[r->hit_cls & (CT_HIT_CLASS_SLOTS - 1)] + (r->sent_now && r->s.e.len ? bpf_args_ns : 0);
+	__u32 cls = r->hit_cls & (CT_HIT_CLASS_SLOTS - 1);
+	__s32 est = r->est_post[cls], x = est + (__s32)r->s.slow;
+	if (r->timed) {
+		__u64 end = bpf_ktime_get_ns(), post = end - r->h.now;
+		__u64 read = bpf_ktime_get_ns() - end; /* what a clock read takes */
+		if (post >= CT_EXTRA_MAX_NS)
+			return;
+		if (read < CT_EXTRA_MAX_NS)
+			r->read_ns = (__u32)read;
+		__u32 cal = bpf_post_ns[cls] + (r->sent_now && r->s.e.len ? bpf_args_ns : 0);
+		x = (__s32)post - (__s32)cal;
+		r->est_post[cls] = est + ((x - (__s32)r->s.slow - est) >> 3);
+		if (bpf_times_set) /* its clock reads at the end, this one's too */
+			x += 2 * (__s32)r->read_ns;
+		r->post_raw = (__u32)post;
+	}
 	if (r->carry && r->carry_g != r->hit_g)
 		r->carry = 0;
 	r->carry_g = r->hit_g;
-	r->carry += (__s32)post - (__s32)cal;
-	r->post_raw = (__u32)post;
+	r->carry += x;
 }
 
 /* The hit, and its cost if it sent no event.  A global function: its
@@ -1718,6 +1783,8 @@ __noinline int hit_run(struct pt_regs *ctx, struct run *r)
 	r->sent_now = 0;
 	r->hit_g = 0;
 	r->h.now = 0;
+	r->slow_pre = 0;
+	r->s.slow = 0;
 	hit_body(ctx, r);
 	if (!r->sent)
 		silent_hit(ctx, r);
@@ -1727,7 +1794,6 @@ __noinline int hit_run(struct pt_regs *ctx, struct run *r)
 
 static __always_inline int on_hit(struct pt_regs *ctx)
 {
-	__u64 start = bpf_ktime_get_ns();
 	__u32 loss_gen = read_loss_gen();
 	/* (plain loads from the task, where bpf_get_current_pid_tgid finds
 	 * them too: no helper call) */
@@ -1745,7 +1811,12 @@ static __always_inline int on_hit(struct pt_regs *ctx)
 		__sync_fetch_and_add(&goid_gen, 1); /* (it may be the goid_site's) */
 		return 0;
 	}
-	r->start = start;
+	/* (the clock read after the lookups: the calibration's hits time the
+	 * same part of the program) */
+	r->tick++;
+	r->timed = !bpf_times_set ||
+		   (tgid != self_tgid && (r->tick <= CT_TIMED_FIRST || !(r->tick & (CT_TIMED_EVERY - 1))));
+	r->start = r->timed ? bpf_ktime_get_ns() : 0;
 	r->extra = 0;
 	r->h.cookie = r->probe_cookie = bpf_get_attach_cookie(ctx);
 	r->h.pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;

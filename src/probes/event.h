@@ -315,7 +315,7 @@ struct ct_bin_config {
  * adds its key_adj (in the site table) to get the callee frame's key. */
 #define CT_C_KEY_BASE (1ULL << 47)
 
-/* One probe hit, as it crosses the ring buffer.  40 bytes; the record file
+/* One probe hit, as it crosses the ring buffer.  56 bytes; the record file
  * re-encodes it to ~8 bytes (see docs/FORMAT.md). */
 struct ct_event {
 	__u64 ts;   /* bpf_ktime_get_ns() */
@@ -353,13 +353,24 @@ struct ct_event {
 	 * program's miss it, and the TLB, between its own work: a CHECK's
 	 * lookup of its planned call site took ~1-2.5 us in lefthook's --help
 	 * against ~0.2 in the calibration, ~1 us a hit the correction left
-	 * in.  Measured per hit (a clock read at the program's start), so
-	 * replay takes out what each hit took (reconstruct.c hit_cost). */
+	 * in.  Measured per hit (a clock read at the program's start, one
+	 * after its send) on a thread's first hits and one in
+	 * CT_TIMED_EVERY after (calltrace.bpf.c on_hit); the others carry
+	 * the moving average of the thread's timed hits of their class, and
+	 * their rare slow parts, timed (a new caller's report, a page faulted
+	 * in), so replay takes out what each hit took (reconstruct.c
+	 * hit_cost). */
 	__s32 extra_ns;
-	/* Ring buffer only: the thread's previous hit's end, as measured
-	 * (ns): the calibration learns each class's from it. */
+	/* Ring buffer only: the thread's last timed hit's end, as measured
+	 * (ns): the calibration (whose hits are all timed) learns each
+	 * class's from it. */
 	__u32 pad;
 };
+/* Which hits time themselves (ct_event.extra_ns) once the calibration has
+ * learnt the BPF side's times: a thread's first CT_TIMED_FIRST and one in
+ * CT_TIMED_EVERY after (calltrace.bpf.c on_hit) */
+#define CT_TIMED_FIRST 64
+#define CT_TIMED_EVERY 16 /* a power of two */
 /* A hit's BPF time before its clock read beyond which it is taken for a
  * wait for the CPU (a sleepable program can be preempted), not priced. */
 #define CT_EXTRA_MAX_NS 100000

@@ -468,6 +468,8 @@ void ct_probes_set_bpf_times(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_C
 		p->skel->bss->bpf_post_ns[k] = post_ns[k];
 	}
 	p->skel->bss->bpf_args_ns = args_ns;
+	p->skel->bss->self_tgid = (uint32_t)getpid();
+	p->skel->bss->bpf_times_set = 1;
 }
 
 void ct_probes_set_silent_weights(struct ct_probes *p, const struct ct_costs *c)
