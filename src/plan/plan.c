@@ -298,6 +298,20 @@ static bool stub_jumps_at_once(const struct ct_plan_func *pf, const struct ct_fn
 	       fs->exits[0].kind == CT_SITE_TAIL && !fs->exits[0].target;
 }
 
+/* PF's calls that never return where they were made (a trap follows:
+ * walk.traps) get no exit probe, and their return addresses are no
+ * watched ones: a tail jump of PF's to untraced code (a PLT stub's jump
+ * into siglongjmp) checks those (plan_tail_watch), and a watched return
+ * address said a probe there sees the call end -- the replay ended the
+ * call at the jump, returned, at the next event not deeper. */
+static void unwatch_traps(struct ct_plan_func *pf)
+{
+	for (size_t k = 0; k < pf->ncalls; k++)
+		for (size_t w = 0; pf->calls[k].walk.traps && w < pf->watched.n; w++)
+			if (pf->watched.v[w] == pf->calls[k].ret)
+				pf->watched.v[w--] = pf->watched.v[--pf->watched.n];
+}
+
 /* Function J's sites, contiguous (args.c relies on it): callee side
  * (entry, then exits) or caller side (CHECK, tail jumps, then per call its
  * CALL and RETSITE). */
@@ -307,6 +321,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	struct ct_plan_func *pf = &p->funcs.v[j];
 	uint8_t gsrc = gsrc_of(t, pf->fn);
 	pf->check_site = CT_NOSITE;
+	unwatch_traps(pf);
 	if (!pf->in_caller) {
 		uint32_t entry = (uint32_t)p->sites.n;
 		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))

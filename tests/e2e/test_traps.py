@@ -41,7 +41,10 @@ def test_calls_followed_by_a_trap_get_no_exit_probe():
         # die never returns: unwound (the tree is as before; the stub's
         # call, ended by its jump into libc, is not what this is about)
         assert status["die"] == ["unwound"] * 2, (mode, status)
-        assert len(status["siglongjmp@plt"]) == 2, (mode, status)
+        # nor does the stub's call, which goes on in siglongjmp: no probe
+        # watches its return address (a trap), its end is not seen -- it
+        # was a short `returned` leaf, its return address taken for watched
+        assert status["siglongjmp@plt"] == ["unobserved"] * 2, (mode, status)
         assert sorted(status["bail"]) == ["returned"] * 6 + ["unwound"], (mode, status)
         assert status["leaf"] == ["returned"] * 6 and status["run"] == ["returned"] * 9, (mode, status)
     sites = ct("list", "-v", exe, "*", "*@plt").stdout
