@@ -74,6 +74,9 @@ struct ct_plan_func {
 	 * sites (in_caller), or why not (RET probes kept). */
 	bool in_caller;
 	char *why;                /* (indirect: where its address is taken) */
+	/* it never returns (plan.c plan_noreturn, an enum ct_noreturn): no
+	 * exit probe after a call of it, none found while recording */
+	uint8_t noreturn;
 	struct ct_callsite *calls;
 	size_t ncalls;
 	uint32_t check_site;      /* CHECK probe at its own cheap entry, CT_NOSITE if none */

@@ -2518,6 +2518,11 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 static bool found_return(struct ct_session *s, const struct ct_deferred *d, const struct object *o, uint32_t probe,
 			 struct found_batch *b, const char **why)
 {
+	uint32_t func = o->plan->sites.v[probe].func;
+	if (func < o->plan->funcs.n && o->plan->funcs.v[func].noreturn) {
+		*why = "the function never returns (plan.c plan_noreturn)";
+		return false;
+	}
 	uint64_t link = 0;
 	struct ct_module *m = module_at(s, d->pid, d->ret, &link);
 	if (!m) {
