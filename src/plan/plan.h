@@ -205,10 +205,9 @@ struct ct_selection {
 	enum ct_exit_mode exits;
 	bool no_interim;      /* auto: no interim RETs (record --no-interim) */
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
-	/* --follow: address-taken and exported functions keep RETs, and none
-	 * gets interim RETs (the BPF side's interim_checks array is sized for
-	 * the site ids known at start, not an exec'd binary's).  Exits of the
-	 * calls found while recording are still added (session.c). */
+	/* A library traced with LIB: globs (session.c split_libraries):
+	 * address-taken and exported functions keep RETs, and none gets
+	 * interim RETs. */
 	bool fixed_sites;
 	/* The captures that will be planned (ct_plan_args), NULL for none:
 	 * a call whose results are captured needs an exit probe that sees them. */

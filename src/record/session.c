@@ -472,14 +472,13 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
 	main_sel.args = &s->o.args;
-	/* Under --follow, functions whose every caller only a CHECK can find
-	 * (address-taken, exported) keep their RETs and no function has
-	 * interim RETs (fixed_sites: the BPF side's interim_checks array has
-	 * room for the ids known at start only, not an exec'd binary's).  The
-	 * exits of calls found while recording (tail jumps to untraced code
-	 * returning unwatched, the CHECKs of what is observed from callers) are
-	 * added under --follow too (report_callers, below). */
-	main_sel.fixed_sites = o->follow;
+	/* The program's (and under --follow each exec'd binary's) functions
+	 * whose callers only a CHECK finds (address-taken, exported) are
+	 * observed from their callers, with interim RETs: the sites found
+	 * while recording take the file's next ids, after those of binaries
+	 * exec'd before (report_callers, below); a library's (LIB:GLOB) keep
+	 * their RETs (split_libraries: fixed_sites). */
+	main_sel.fixed_sites = false;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
