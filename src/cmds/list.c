@@ -292,8 +292,8 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 	size_t at_ret = 0;      /* ... at the caller's RET (the call in tail position) */
 	size_t traps = 0;       /* ... none: a trap follows the call (plan.c emit_function) */
 	for (size_t k = 0; !f->in_caller && k < f->ncalls; k++) {
-		if (f->calls[k].walk.traps) {
-			traps++;
+		if (f->calls[k].walk.traps || f->noreturn) {
+			traps += f->calls[k].walk.traps;
 			continue;
 		}
 		at_emulated += f->calls[k].how == CT_EXIT_EMULATED;
@@ -304,6 +304,8 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		snprintf(rets, sizeof(rets), ", %zu at the caller's RET", at_ret);
 	if (traps)
 		snprintf(rets + strlen(rets), sizeof(rets) - strlen(rets), ", none after the %zu followed by a trap", traps);
+	else if (f->noreturn)
+		snprintf(rets + strlen(rets), sizeof(rets) - strlen(rets), ", none: it never returns");
 	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
 		if (verbose)
 			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "
@@ -335,6 +337,9 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			 -f->check_walk->sp_delta);
 	if (!f->ncalls) /* (every caller found while recording: a virtual method, a handler) */
 		printf("      exits: at the call sites found while recording (none is planned before it runs)");
+	else if (f->noreturn) /* (one that ends the process: plan.c plan_noreturn) */
+		printf("      exits: none, it never returns (the process or thread ends in it: its %zu call%s stay%s open)",
+		       f->ncalls, f->ncalls == 1 ? "" : "s", f->ncalls == 1 ? "s" : "");
 	else
 		printf("      exits: at its %zu call site%s (%zu exits emulated, %zu single-stepped, %zu in tail position)",
 		       f->ncalls, f->ncalls == 1 ? "" : "s", em, st, tp);
@@ -381,6 +386,11 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			       cs->via_place ? (cs->wrapper ? ct_names_show(&cs->wrapper->dm, cs->wrapper->name)
 							    : "a `go` or `defer` wrapper the runtime runs") : "",
 			       cs->via_place ? " returns to" : "");
+			continue;
+		}
+		if (cs->walk.traps || f->noreturn) {
+			printf("      %-7s %-40s -> never returns there: %s, no exit probe\n", role, at,
+			       cs->walk.traps ? "a trap (ud2) follows the call" : "the process or thread ends in it");
 			continue;
 		}
 		if (cs->how == CT_EXIT_VIA) {

@@ -103,34 +103,7 @@ static bool pad_noreturn(void *ctx, uint64_t callee)
 	const struct ct_func *f = name || !pd->t ? NULL : ct_target_func_at(pd->t, callee);
 	if (f && f->entry == callee)
 		name = f->name;
-	if (!name)
-		return false;
-	static const char *const never[] = {"_Unwind_Resume", "__cxa_rethrow", "__cxa_throw", "_ZSt9terminatev",
-					    "__cxa_call_terminate", "__cxa_call_unexpected", "abort",
-					    "__stack_chk_fail", "_Unwind_Resume_or_Rethrow", "__clang_call_terminate",
-					    "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_pure_virtual",
-					    "__cxa_throw_bad_array_new_length", "exit", "_exit", "__assert_fail"};
-	/* by prefix: Rust's core::panicking functions all diverge
-	 * (panic_in_cleanup, panic_cannot_unwind: a pad's own failure), as
-	 * do Option::expect's and Result::unwrap's failures */
-	static const char *const never_prefix[] = {"_ZN4core9panicking", "_ZN4core6option13expect_failed",
-						   "_ZN4core6result13unwrap_failed"};
-	for (size_t i = 0; i < sizeof(never_prefix) / sizeof(*never_prefix); i++)
-		if (!strncmp(name, never_prefix[i], strlen(never_prefix[i])))
-			return true;
-	/* libstdc++'s std::__throw_* (_ZSt20__throw_length_errorPKc) */
-	if (!strncmp(name, "_ZSt", 4)) {
-		const char *p = name + 4;
-		while (*p >= '0' && *p <= '9')
-			p++;
-		if (p > name + 4 && !strncmp(p, "__throw_", 8))
-			return true;
-	}
-	size_t len = strcspn(name, "@");
-	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++)
-		if (strlen(never[i]) == len && !strncmp(name, never[i], len))
-			return true;
-	return false;
+	return name && ct_noreturn_name(name) != CT_NORETURN_NO;
 }
 
 /* What the walk W says of a call whose end is seen at EXIT (TAIL: with its

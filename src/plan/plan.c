@@ -298,6 +298,78 @@ static bool stub_jumps_at_once(const struct ct_plan_func *pf, const struct ct_fn
 	       fs->exits[0].kind == CT_SITE_TAIL && !fs->exits[0].target;
 }
 
+/* Functions that never return: a PLT stub of one by its name
+ * (ct_noreturn_name: exit@plt, __stack_chk_fail@plt, longjmp@plt,
+ * _Unwind_Resume@plt), or one whose code nothing leaves but calls (FOUND's
+ * never_leaves: no RET, no jump out, what gcc makes of a function that ends
+ * calling exit()).  gcc puts no trap after their calls (rustc and clang do:
+ * walk.traps), and each got an exit probe on whatever code came next,
+ * never hit there (cmake: 3,272 after _Unwind_Resume@plt).  None now, nor
+ * one found while recording (session.c found_return).  One that ends the
+ * process or thread (exit, abort) keeps its plan otherwise: its call stays
+ * open, what runs inside it (atexit handlers, destructors) nested in it,
+ * until the process ends.  One that unwinds (longjmp, _Unwind_Resume) or
+ * a function of the program (which may do either) is observed at its own
+ * entry, the return addresses of its calls watched by no probe
+ * (unwatch_traps): a stub's jump into the library ends its call there,
+ * unobserved, and the frames it leaves end at the next event that is not
+ * deeper, unwound (a call entered at a planned call site and ending in a
+ * jump was taken for returned then).  Not Go code (a panic, a Goexit have
+ * markers of their own). */
+static void plan_noreturn(struct ct_plan *p, const struct ct_fn_sites *found)
+{
+	if (p->t->gccgo)
+		return;
+	/* the functions a call in tail position in them reads its results
+	 * at the exits of the calls of (CT_SITE_TAILRES roles): none of those */
+	bool *tail_res = xcalloc(p->funcs.n ? p->funcs.n : 1, sizeof(*tail_res));
+	for (size_t i = 0; i < p->funcs.n; i++)
+		for (size_t k = 0; k < p->funcs.v[i].ncalls; k++)
+			if (p->funcs.v[i].calls[k].tail_results && p->funcs.v[i].calls[k].tail_caller < p->funcs.n)
+				tail_res[p->funcs.v[i].calls[k].tail_caller] = true;
+	for (uint32_t j = 0; j < p->funcs.n; j++) {
+		struct ct_plan_func *pf = &p->funcs.v[j];
+		const struct ct_func *fn = pf->fn;
+		enum ct_noreturn how = (fn->flags & CT_FN_PLT) ? ct_noreturn_name(fn->name)
+				       : found[j].never_leaves && !found[j].goes_on_elsewhere ? CT_NORETURN_OWN
+												 : CT_NORETURN_NO;
+		if ((fn->flags & CT_FN_GO) || how == CT_NORETURN_NO || tail_res[j])
+			continue; /* (a call in tail position in it: it would return) */
+		pf->noreturn = (uint8_t)how;
+		if (!pf->in_caller || how == CT_NORETURN_ENDS)
+			continue;
+		pf->in_caller = pf->indirect = pf->slot_called = false;
+		p->in_caller--;
+		free(pf->why);
+		pf->why = xstrdup(how == CT_NORETURN_OWN ? "it never returns: nothing in its code returns or jumps out of it"
+							 : "it never returns: it unwinds the stack to a caller further up");
+	}
+	free(tail_res);
+}
+
+/* Does PF never return to the callers of its calls whose return addresses
+ * are watched (plan_noreturn)? */
+static bool leaves_watched(const struct ct_plan_func *pf)
+{
+	return pf->noreturn && pf->noreturn != CT_NORETURN_ENDS;
+}
+
+/* PF's calls that never return where they were made (a trap follows:
+ * walk.traps; or PF unwinds the stack: leaves_watched) get no exit probe,
+ * and their return addresses are no watched ones: a tail jump of PF's to
+ * untraced code (a PLT stub's jump into siglongjmp) checks those
+ * (plan_tail_watch), and a watched return address said a probe there sees
+ * the call end -- the replay ended the call at the jump, returned, at the
+ * next event not deeper.  (One that ends the process keeps them: its call
+ * stays open, what runs inside nested in it.) */
+static void unwatch_traps(struct ct_plan_func *pf)
+{
+	for (size_t k = 0; k < pf->ncalls; k++)
+		for (size_t w = 0; (pf->calls[k].walk.traps || leaves_watched(pf)) && w < pf->watched.n; w++)
+			if (pf->watched.v[w] == pf->calls[k].ret)
+				pf->watched.v[w--] = pf->watched.v[--pf->watched.n];
+}
+
 /* Function J's sites, contiguous (args.c relies on it): callee side
  * (entry, then exits) or caller side (CHECK, tail jumps, then per call its
  * CALL and RETSITE). */
@@ -307,6 +379,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	struct ct_plan_func *pf = &p->funcs.v[j];
 	uint8_t gsrc = gsrc_of(t, pf->fn);
 	pf->check_site = CT_NOSITE;
+	unwatch_traps(pf);
 	if (!pf->in_caller) {
 		uint32_t entry = (uint32_t)p->sites.n;
 		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))
@@ -318,7 +391,7 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		 * a return site that closes the call opened at the entry */
 		for (size_t k = 0; pf->return_sites && k < pf->ncalls; k++) {
 			struct ct_callsite *cs = &pf->calls[k];
-			if (cs->walk.traps) { /* (it never returns there: no probe would be hit) */
+			if (cs->walk.traps || pf->noreturn) { /* (it never returns there: no probe would be hit) */
 				cs->exit_site = CT_NOSITE;
 				continue;
 			}
@@ -444,6 +517,10 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		}
 		if (cs->how == CT_EXIT_VIA) {
 			cs->exit_site = CT_NOSITE; /* where its caller returns to, found while recording */
+			continue;
+		}
+		if (cs->walk.traps || pf->noreturn) { /* (never hit: it does not return there) */
+			cs->exit_site = CT_NOSITE;
 			continue;
 		}
 		if (cs->how == CT_EXIT_TAILPOS) {
@@ -999,6 +1076,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	ct_callers_plan(p, found.v, sel, scan);
 	ct_code_scan_free(scan);
+	plan_noreturn(p, found.v);
 	/* What working out the callers took and gave back is holes in the
 	 * heap now, which the site table, in one piece, does not fit: their
 	 * pages go back (restic's list -v: 89 -> 84 MB at the most). */

@@ -74,6 +74,9 @@ struct ct_plan_func {
 	 * sites (in_caller), or why not (RET probes kept). */
 	bool in_caller;
 	char *why;                /* (indirect: where its address is taken) */
+	/* it never returns (plan.c plan_noreturn, an enum ct_noreturn): no
+	 * exit probe after a call of it, none found while recording */
+	uint8_t noreturn;
 	struct ct_callsite *calls;
 	size_t ncalls;
 	uint32_t check_site;      /* CHECK probe at its own cheap entry, CT_NOSITE if none */
@@ -202,8 +205,9 @@ struct ct_selection {
 	enum ct_exit_mode exits;
 	bool no_interim;      /* auto: no interim RETs (record --no-interim) */
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
-	/* No call site can be added while recording (--follow: exec'd binaries
-	 * take the site ids as they come): address-taken functions keep RETs. */
+	/* A library traced with LIB: globs (session.c split_libraries):
+	 * address-taken and exported functions keep RETs, and none gets
+	 * interim RETs. */
 	bool fixed_sites;
 	/* The captures that will be planned (ct_plan_args), NULL for none:
 	 * a call whose results are captured needs an exit probe that sees them. */

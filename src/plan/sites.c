@@ -816,6 +816,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	bool prefix_clean = true; /* all instructions so far harmless */
 	char why[256] = "";
 	size_t ijumps = 0; /* indirect jumps not through a GOT slot */
+	bool jumps_out = false; /* a branch out of it (a part of it elsewhere too) */
 	CT_VEC(struct ct_icall_at) icalls = {0};
 	size_t call_end = 0; /* after the last call */
 
@@ -848,6 +849,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 		}
 		uint64_t t = branch ? branch_target(&x) : 0;
 		bool inside = t >= addr && t < addr + len;
+		jumps_out |= t && !inside && x.in.meta.category != ZYDIS_CATEGORY_CALL;
 		uint8_t cond = t && !inside ? jcc_cond(&x.in) : 0;
 		if (cond && is_tail && !is_tail(ctx, t))
 			cond = 0; /* (into a part of the function: it goes on there) */
@@ -966,6 +968,7 @@ int ct_find_sites(const uint8_t *code, size_t len, uint64_t addr, enum ct_callco
 	out->nexits = exits.n;
 	out->icalls = icalls.n ? xrealloc(icalls.v, icalls.n * sizeof(*icalls.v)) : NULL;
 	out->nicalls = icalls.n;
+	out->never_leaves = !exits.n && !ijumps && !jumps_out && !out->falls_through;
 	if (!exits.n)
 		CT_VEC_FREE(exits);
 	if (!icalls.n)
@@ -2121,6 +2124,53 @@ static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64
 			out->loc[r].width = 8;
 		}
 	}
+}
+
+/* (NAME, "@" or its end after LEN bytes, among the N in LIST) */
+static bool named(const char *name, size_t len, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && !strncmp(name, list[i], len))
+			return true;
+	return false;
+}
+
+enum ct_noreturn ct_noreturn_name(const char *name)
+{
+	static const char *const ends[] = {
+		"abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail", "__chk_fail", "__fortify_fail",
+		"__assert_fail", "__assert_perror_fail", "__assert", "__libc_fatal", "pthread_exit", "thrd_exit",
+		"_ZSt9terminatev", "__cxa_call_terminate", "__cxa_call_unexpected", "__clang_call_terminate",
+		"__cxa_pure_virtual", "__cxa_deleted_virtual"};
+	static const char *const unwinds[] = {"_Unwind_Resume", "_Unwind_Resume_or_Rethrow", "__cxa_rethrow",
+					      "__cxa_throw", "__cxa_bad_cast", "__cxa_bad_typeid",
+					      "__cxa_throw_bad_array_new_length", "longjmp", "_longjmp", "siglongjmp",
+					      "__longjmp_chk"};
+	/* by prefix: Rust's core::panicking functions all diverge
+	 * (panic_in_cleanup, panic_cannot_unwind: a pad's own failure), as
+	 * do Option::expect's and Result::unwrap's failures; libstdc++'s
+	 * std::rethrow_exception */
+	static const char *const unwinds_prefix[] = {"_ZN4core9panicking", "_ZN4core6option13expect_failed",
+						     "_ZN4core6result13unwrap_failed", "_ZSt17rethrow_exception"};
+	for (size_t i = 0; i < sizeof(unwinds_prefix) / sizeof(*unwinds_prefix); i++)
+		if (!strncmp(name, unwinds_prefix[i], strlen(unwinds_prefix[i])))
+			return CT_NORETURN_UNWINDS;
+	if (!strncmp(name, "_ZSt21__glibcxx_assert_fail", 27))
+		return CT_NORETURN_ENDS;
+	/* libstdc++'s std::__throw_* (_ZSt20__throw_length_errorPKc) */
+	if (!strncmp(name, "_ZSt", 4)) {
+		const char *p = name + 4;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p > name + 4 && !strncmp(p, "__throw_", 8))
+			return CT_NORETURN_UNWINDS;
+	}
+	size_t len = strcspn(name, "@");
+	if (named(name, len, ends, sizeof(ends) / sizeof(*ends)))
+		return CT_NORETURN_ENDS;
+	if (named(name, len, unwinds, sizeof(unwinds) / sizeof(*unwinds)))
+		return CT_NORETURN_UNWINDS;
+	return CT_NORETURN_NO;
 }
 
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)

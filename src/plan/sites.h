@@ -38,6 +38,12 @@ struct ct_fn_sites {
 	 * symbol gives it): it may return from there, where no RET of it is
 	 * probed (set by the plan, which drops those jumps from EXITS) */
 	bool goes_on_elsewhere;
+	/* nothing in its code leaves it but calls: no RET, no jump out of it
+	 * (direct, through the GOT or a pointer), no running on past its end
+	 * (gcc's code of a function that ends calling exit() or abort():
+	 * never returns, as long as no other part of it does: the plan's
+	 * goes_on_elsewhere) */
+	bool never_leaves;
 	/* its indirect calls, for ct_indirect_call_shape (the plan looks at
 	 * them in every traced function: decoded once) */
 	struct ct_icall_at *icalls;
@@ -268,6 +274,15 @@ struct ct_exit_brief {
 	bool traps;
 };
 void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out);
+
+/* Is NAME (a symbol, "@plt" or "@VERSION" after it ignored) a function of
+ * libc, libgcc, libstdc++ or Rust's core that never returns to its caller,
+ * and how it leaves: the process or thread ends there (exit, abort,
+ * __stack_chk_fail, pthread_exit, std::terminate), or the stack unwinds to
+ * a frame further up (longjmp, _Unwind_Resume, __cxa_throw,
+ * std::__throw_*, a Rust panic)?  CT_NORETURN_NO if neither. */
+enum ct_noreturn { CT_NORETURN_NO, CT_NORETURN_ENDS, CT_NORETURN_UNWINDS, CT_NORETURN_OWN };
+enum ct_noreturn ct_noreturn_name(const char *name);
 
 /* Walks from RET_ADDR (CODE: LEN bytes from there to the end of the
  * caller).  Pure logic on bytes. */

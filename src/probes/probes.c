@@ -223,7 +223,10 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	bpf_map__set_max_entries(skel->maps.fetch, o->nprograms ? o->nprograms : 1);
 	bpf_map__set_max_entries(skel->maps.fetch_index, o->nsites ? o->nsites : 1);
-	bpf_map__set_max_entries(skel->maps.interim_checks, o->nsites ? o->nsites : 1);
+	/* (--follow: and those of binaries exec'd later, which take the ids
+	 * after these: room for 256 Ki interim RETs more, 4 MB of buckets) */
+	uint32_t interims = o->nsites + (o->filter_pids ? 1u << 18 : 0);
+	bpf_map__set_max_entries(skel->maps.interim_checks, interims ? interims : 1);
 	bpf_map__set_max_entries(skel->maps.jcc_conds, o->njcc ? o->njcc : 1);
 	bpf_map__set_max_entries(skel->maps.fetch_later, o->filter_pids ? CT_MAX_SITES : 1);
 	/* Entries are allocated as they come, but the buckets are not: 1 << 20

@@ -472,10 +472,13 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
 	main_sel.args = &s->o.args;
-	/* call sites found while recording take the file's next site ids (also
-	 * after libraries'): not under --follow, whose exec'd binaries take
-	 * ids as they come */
-	main_sel.fixed_sites = o->follow;
+	/* The program's (and under --follow each exec'd binary's) functions
+	 * whose callers only a CHECK finds (address-taken, exported) are
+	 * observed from their callers, with interim RETs: the sites found
+	 * while recording take the file's next ids, after those of binaries
+	 * exec'd before (report_callers, below); a library's (LIB:GLOB) keep
+	 * their RETs (split_libraries: fixed_sites). */
+	main_sel.fixed_sites = false;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
@@ -534,16 +537,18 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	/* Calls from call sites not planned (a CHECK's), and tail jumps to
 	 * untraced code that return where no probe watches: their exits are
 	 * planned and probed while recording, with the file's next site ids
-	 * (not under --follow, whose exec'd binaries take ids as they come, nor
-	 * with record-time limits, whose kernel-side stacks know exits at
-	 * return addresses only). */
+	 * (under --follow too: those of binaries exec'd later come after the
+	 * ones found by then, and found ones after theirs; not with
+	 * record-time limits, whose kernel-side stacks know exits at return
+	 * addresses only). */
 	bool tail_checks = has_tail_checks(&s->plan);
 	for (size_t k = 0; k < s->nlibs; k++)
 		tail_checks |= has_tail_checks(&s->libs[k].plan);
-	po.report_callers = (s->plan.in_caller || tail_checks) && !o->follow && !shadow;
+	po.report_callers = (s->plan.in_caller || tail_checks || o->follow) && !shadow; /* (--follow: an exec'd binary's may) */
 	s->max_callers = po.max_callers = callers_budget(s);
 	/* ids for those sites, then the calibration's */
-	s->found_end = s->total_sites + (po.report_callers ? 2 * s->max_callers : 0);
+	s->found_max = po.report_callers ? 2 * s->max_callers : 0;
+	s->found_end = s->total_sites + s->found_max;
 	po.nsites = s->found_end + CT_CALIB_SITES;
 	/* the plans' programs, and room for one each of the sites after theirs */
 	po.nprograms = count_programs(s) + (po.nsites - s->total_sites);
@@ -2512,6 +2517,11 @@ static bool found_call(struct ct_session *s, const struct ct_deferred *d, const 
 static bool found_return(struct ct_session *s, const struct ct_deferred *d, const struct object *o, uint32_t probe,
 			 struct found_batch *b, const char **why)
 {
+	uint32_t func = o->plan->sites.v[probe].func;
+	if (func < o->plan->funcs.n && o->plan->funcs.v[func].noreturn) {
+		*why = "the function never returns (plan.c plan_noreturn)";
+		return false;
+	}
 	uint64_t link = 0;
 	struct ct_module *m = module_at(s, d->pid, d->ret, &link);
 	if (!m) {
@@ -2563,7 +2573,7 @@ static void plan_caller(struct ct_session *s, const struct ct_deferred *d, struc
 		;
 	else if (s->caller_links >= MAX_CALLER_LINKS)
 		why = "too many probe links added while recording";
-	else if (s->total_sites + b->added + 16 > s->found_end)
+	else if (s->found_n + b->added + 16 > s->found_max)
 		why = "too many sites found while recording";
 	else if (!object_of_site(s, site, &o, &probe) || probe >= o.own)
 		why = "not a planned probe";
@@ -2600,6 +2610,7 @@ static bool write_found_sites(struct ct_session *s, uint32_t bin, uint32_t first
 		map_put(&s->found_ids, packed, (void *)(uintptr_t)(id0 + i + 1));
 	}
 	s->total_sites += n;
+	s->found_n += n;
 	struct ct_file_site *fs = ct_plan_file_sites(p, first, n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ct_file_site *f = &fs[i];

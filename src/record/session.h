@@ -163,11 +163,13 @@ struct ct_session {
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */
 	/* Call sites and return addresses found while recording (CT_PROC_CALLER:
 	 * ct_plan_found_caller, ct_plan_found_return).  Their sites are added
-	 * to their function's object's plan and take the file's next ids, below
-	 * found_end (the ids the BPF side has room for). */
+	 * to their function's object's plan and take the file's next ids (under
+	 * --follow, between those of the binaries exec'd meanwhile), found_max
+	 * at most (the room the BPF side's maps were sized with). */
 	struct ct_map callers_done;  /* CT_PLANNED_KEY -> 1, or UINT32_MAX: refused */
 	uint32_t main_nsites;        /* the program's own sites (ids 0..) */
-	uint32_t found_end;
+	uint32_t found_end;          /* the ids the BPF side has in its array (later ones: fetch_later) */
+	uint32_t found_n, found_max; /* sites found so far, and at most */
 	struct ct_map found_sites;   /* file site id -> (object << 32 | plan index) + 1 */
 	struct ct_map found_ids;     /* (object << 32 | plan index) -> file site id + 1 */
 	struct ct_map found_rets;    /* hash of (module, return address, function) -> exit site id + 1 */

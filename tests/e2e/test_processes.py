@@ -253,3 +253,39 @@ def test_a_held_process_goes_on_when_calltrace_is_killed():
             break
         time.sleep(0.1)
     assert not guards_of(out), "the guard did not end"
+
+
+def test_follow_adds_exits_found_while_recording():
+    # say() tail-jumps to puts (untraced), called through a pointer: the
+    # first call from a place ends unobserved, its return address is
+    # reported and an exit probe goes there while the program runs on.
+    # Under --follow too: in a forked child, in the binary it execs (another
+    # file, its sites planned then), and in the parent from a call site
+    # found after that binary took its site ids.  (Before: none under
+    # --follow, every such call unobserved.)
+    n = 8
+    out = tmp("followfound.data")
+    r = ct("record", "-o", out, "--follow", "-F", "say", "--", fixture("c_followfound"), "fork", str(n))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [sum(l.startswith(w + " ") or l == w for l in lines) for w in ("child", "exec", "parent")] == [n + 1, n, n], \
+        r.stdout  # (and "child exited 0")
+    says = [c for c in replay_json(out) if c["func"].endswith("say")]
+    groups = {}
+    for c in says:
+        who = c["args"][0]["value"].split()[0]
+        groups.setdefault(who, []).append(c)
+    assert sorted(groups) == ["child", "exec", "parent"], sorted(groups)
+    assert all(c["func"] == "c_followfound_exec:say" for c in groups["exec"]), groups["exec"]
+    for who, cs in groups.items():
+        assert len(cs) == n, (who, len(cs))
+        status = [c["status"] for c in cs]
+        # the first from each place ends unobserved (and another or two,
+        # while the probe went in on a busy machine), the others are seen
+        # return, with puts' result
+        assert status.count("returned") >= n - 3, (who, status)
+        want = len(cs[0]["args"][0]["value"]) + 1
+        assert all(c["ret"][0]["value"] == want for c in cs if c["status"] == "returned"), (who, cs)
+    info = ct("info", out).stdout
+    found = next(l for l in info.splitlines() if l.startswith("callers_found"))
+    assert int(found.split()[1]) >= 3, found

@@ -748,6 +748,78 @@ TEST(exit_walk_trap_after_call)
 	CHECK(b.traps);
 }
 
+/* ct_find_sites's never_leaves of CODE (SysV), -1 if it fails. */
+static int never_leaves(const uint8_t *code, size_t len)
+{
+	struct ct_fn_sites s;
+	if (find(code, len, CT_CC_SYSV, &s))
+		return -1;
+	int r = s.never_leaves;
+	ct_fn_sites_free(&s);
+	return r;
+}
+
+/* A function nothing in whose code leaves but calls never returns (gcc's
+ * code of one ending in exit()); one with a RET, a jump out, an indirect
+ * jump or code running on past its end may. */
+TEST(find_sites_never_leaves)
+{
+	static const uint8_t fatal[] = {
+		0x53,                         /* +00 push %rbx */
+		0x89, 0xfb,                   /* +01 mov %edi,%ebx */
+		0xe8, 0x10, 0x00, 0x00, 0x00, /* +03 call +0x18 (printf) */
+		0x89, 0xdf,                   /* +08 mov %ebx,%edi */
+		0xe8, 0x20, 0x00, 0x00, 0x00, /* +0a call +0x2f (exit) */
+	};
+	static const uint8_t branch_ret[] = {
+		0x85, 0xff,                   /* +00 test %edi,%edi */
+		0x75, 0x01,                   /* +02 jne +5 */
+		0xc3,                         /* +04 ret */
+		0xe8, 0x20, 0x00, 0x00, 0x00, /* +05 call (abort) */
+	};
+	static const uint8_t cold[] = {
+		0x85, 0xff,                   /* +00 test %edi,%edi */
+		0x0f, 0x85, 0x00, 0x10, 0x00, 0x00, /* +02 jne +0x1008 (f.cold: a part elsewhere) */
+		0xe8, 0x20, 0x00, 0x00, 0x00, /* +08 call (abort) */
+	};
+	static const uint8_t table[] = {
+		0xff, 0xe0,                   /* +00 jmp *%rax (a jump table, or a tail call) */
+		0xe8, 0x20, 0x00, 0x00, 0x00, /* +02 call (abort) */
+	};
+	static const uint8_t runs_on[] = {
+		0xe8, 0x20, 0x00, 0x00, 0x00, /* +00 call */
+		0x48, 0x89, 0xc7,             /* +05 mov %rax,%rdi: into the code after it */
+	};
+	CHECK_EQ_I(never_leaves(fatal, sizeof(fatal)), 1);
+	CHECK_EQ_I(never_leaves(branch_ret, sizeof(branch_ret)), 0);
+	CHECK_EQ_I(never_leaves(cold, sizeof(cold)), 0);
+	CHECK_EQ_I(never_leaves(table, sizeof(table)), 0);
+	CHECK_EQ_I(never_leaves(runs_on, sizeof(runs_on)), 0);
+}
+
+/* The runtime functions that never return, by symbol name (a PLT stub's
+ * too), and how they leave. */
+TEST(noreturn_names)
+{
+	CHECK_EQ_U(ct_noreturn_name("exit@plt"), CT_NORETURN_ENDS);
+	CHECK_EQ_U(ct_noreturn_name("__stack_chk_fail@plt"), CT_NORETURN_ENDS);
+	CHECK_EQ_U(ct_noreturn_name("abort@GLIBC_2.2.5"), CT_NORETURN_ENDS);
+	CHECK_EQ_U(ct_noreturn_name("_ZSt9terminatev@plt"), CT_NORETURN_ENDS);
+	CHECK_EQ_U(ct_noreturn_name("pthread_exit"), CT_NORETURN_ENDS);
+	CHECK_EQ_U(ct_noreturn_name("_Unwind_Resume@plt"), CT_NORETURN_UNWINDS);
+	CHECK_EQ_U(ct_noreturn_name("__cxa_throw@plt"), CT_NORETURN_UNWINDS);
+	CHECK_EQ_U(ct_noreturn_name("siglongjmp@plt"), CT_NORETURN_UNWINDS);
+	CHECK_EQ_U(ct_noreturn_name("__longjmp_chk@plt"), CT_NORETURN_UNWINDS);
+	CHECK_EQ_U(ct_noreturn_name("_ZSt20__throw_length_errorPKc@plt"), CT_NORETURN_UNWINDS);
+	CHECK_EQ_U(ct_noreturn_name("_ZN4core9panicking5panic17h0123456789abcdefE"), CT_NORETURN_UNWINDS);
+	/* returns: a setjmp, exit's neighbours, a name that only starts alike */
+	CHECK_EQ_U(ct_noreturn_name("_setjmp@plt"), CT_NORETURN_NO);
+	CHECK_EQ_U(ct_noreturn_name("atexit@plt"), CT_NORETURN_NO);
+	CHECK_EQ_U(ct_noreturn_name("exit_group"), CT_NORETURN_NO);
+	CHECK_EQ_U(ct_noreturn_name("_ZSt4cout"), CT_NORETURN_NO);
+	CHECK_EQ_U(ct_noreturn_name("__cxa_throw_helper"), CT_NORETURN_NO);
+}
+
 /* ... and after the second: the caller adds and returns. */
 TEST(exit_walk_tail_position)
 {
