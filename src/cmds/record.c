@@ -47,6 +47,7 @@ struct live_view {
 	struct ct_tree_live *tree;
 	uint64_t last_ts;
 	int fd; /* reads the file being written (never reopened by name) */
+	bool closed; /* its output failed (`| head`, a full disk): tracing stops */
 };
 static struct live_view live = {.fd = -1};
 
@@ -73,7 +74,7 @@ static void otlp_step(const struct ct_session *s)
 	}
 }
 
-static void live_step(const struct ct_session *s)
+static void live_step(struct ct_session *s)
 {
 	otlp_step(s);
 	if (!live.on)
@@ -96,7 +97,15 @@ static void live_step(const struct ct_session *s)
 		if (ev.ts > live.last_ts)
 			live.last_ts = ev.ts;
 	}
-	fflush(stdout);
+	if ((fflush(stdout) || ferror(stdout)) && !live.closed) {
+		/* nobody reads on (SIGPIPE is ignored): stop as --duration
+		 * would, leaving the program to run on */
+		static char why[96];
+		snprintf(why, sizeof(why), "cannot write the live output (%s)", strerror(errno ? errno : EIO));
+		live.closed = true;
+		if (!s->stop_reason)
+			s->stop_reason = why;
+	}
 }
 
 static void live_end(void)
@@ -297,7 +306,7 @@ static void child_exec(int gofd, int errfd, char **argv, const char *path)
  * the session enforces: --max-events, --max-size). */
 static bool session_done(const struct ct_session *s)
 {
-	return (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop;
+	return (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop || live.closed;
 }
 
 /* Closes the file with its exit line, and the live view with it. */
@@ -306,7 +315,7 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
-	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested)) {
+	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested) && !live.closed) {
 		/* what replay, report and dump of the file say, at once (not
 		 * when a signal stopped the program calltrace started: that is
 		 * why; under -p it is how a recording ends) */
@@ -507,7 +516,13 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		ct_session_progress(s, false);
 	}
 	bool gone = !ct_session_traced(s);
-	return session_end(s, gone ? "process exited" : "detached (process left running)") ? -1 : 0;
+	if (session_end(s, gone ? "process exited" : "detached (process left running)"))
+		return -1;
+	if (!live.closed)
+		return 0;
+	fprintf(stderr, "calltrace: %s: recording stopped, the process%s left running\n", s->stop_reason,
+		npids > 1 ? "es" : "");
+	return 1;
 }
 
 /* The process (thread group) PID belongs to: a thread id names its process. */
@@ -902,6 +917,14 @@ static void no_program(int pid, const char *exe, int err)
 /* The -p processes' binary (one: one plan; each process gets its links). */
 static bool resolve_processes(const struct record_cmd *cmd, struct record_target *t)
 {
+	for (size_t i = 0; i < cmd->pids.n; i++)
+		if (cmd->pids.v[i] == getpid()) {
+			/* each event it wrote would be calls of its own to trace:
+			 * it never caught up, nor stopped for a signal */
+			ct_print_errorf("process %d is this calltrace itself: give the PID of the program to trace",
+					cmd->pids.v[i]);
+			return false;
+		}
 	int pid = cmd->pids.v[0];
 	t->probe_path = xasprintf("/proc/%d/exe", pid);
 	char buf[PATH_MAX];

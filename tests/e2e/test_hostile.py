@@ -1,0 +1,100 @@
+"""What a demanding user or a hostile environment does to calltrace: its own
+PID, outputs that stop taking writes (a full disk, `| head`, a closed
+stdout), a binary cut short.  Each: one line naming the problem, a non-zero
+exit, no probe left, the program unharmed."""
+import os
+import subprocess
+
+from lib import CT, ct, fixture, our_links, record, tmp
+from test_errors import one_line_error
+from test_lifecycle import ticking_c_core
+
+
+def test_own_pid_refused():
+    """-p of calltrace's own PID (a script's `exec calltrace record -p $$`):
+    each event it drained was calls of its own to trace, so it never caught
+    up; it ignored --duration and SIGTERM and spun until SIGKILL."""
+    try:
+        p = subprocess.run(["sh", "-c", f'exec {CT} record -o {tmp("self.data")} -p $$ --duration 200ms'],
+                           capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("calltrace tracing itself did not end")
+    one_line_error(p, "is this calltrace itself", "give the PID of the program to trace")
+    assert not os.path.exists(tmp("self.data"))
+
+
+def test_live_output_closed():
+    """`calltrace live -p PID | head -1`: once nobody reads the tree, live
+    stops (it went on until the process exited: a server's, never), says so
+    in one line and exits 1; the process runs on unharmed.  A live output
+    that takes no writes at all (/dev/full, a closed stdout) stops it at
+    once, the program it launched running on untraced to its own exit."""
+    with ticking_c_core(1000) as prog:
+        live = subprocess.Popen([CT, "live", "-o", tmp("live-head.data"), "-F", "c_fib", "-p", str(prog.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert live.stdout.readline().startswith("# DURATION")
+            live.stdout.close()  # `| head -1`
+            err = live.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:
+            live.kill()
+            raise AssertionError("live went on with nobody reading its output")
+        assert live.returncode == 1, (live.returncode, err)
+        lines = err.strip().splitlines()
+        assert lines[-1] == "calltrace: cannot write the live output (Broken pipe): recording stopped, " \
+                            "the process left running", err
+        assert len(lines) == 2 and lines[0].startswith("calltrace: tracing 1 process"), err
+        assert our_links() == []
+        assert prog.poll() is None
+        tick = prog.stdout.readline()
+        assert tick.startswith("tick ") and tick.split()[2] == "55", tick
+    # the program shares that output (untraced, its writes fail and it
+    # exits 0): it runs to its end, and calltrace exits with its status
+    for name, why in (("full", "No space left on device"), ("closed", "Bad file descriptor")):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CT, "live", "-o", tmp(f"live-{name}.data"), "-F", "c_fib", "--", fixture("c_core"),
+                                "wait", "1"], stdout=full if name == "full" else None, stderr=subprocess.PIPE,
+                               text=True, timeout=60, preexec_fn=None if name == "full" else lambda: os.close(1))
+        # (wait 1: a second without SIGTERM, then "timeout" and exit 1)
+        assert p.returncode == 1, (name, p.returncode, p.stderr)
+        assert p.stderr.strip().splitlines() == [
+            f"calltrace: cannot write the live output ({why}): recording stopped, {fixture('c_core')} keeps running"], \
+            (name, p.stderr)
+        assert our_links() == []
+
+
+def test_outputs_that_take_no_writes():
+    """replay, report, info, list and dump writing to a full disk or to a
+    pipe whose reader left (SIGPIPE ignored, as a supervisor or Python
+    leaves it): one line saying why, exit 1.  replay and report exited 1
+    without a word, info and list exited 0."""
+    _, out = record([fixture("c_core"), "fib", "5"], out=tmp("nowrite.data"))
+    cmds = [["replay", out], ["replay", "--format=json", out], ["report", out], ["info", out],
+            ["list", fixture("c_core")], ["dump", "--folded", out], ["dump", "--chrome", out]]
+    for args in cmds:
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CT, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        one_line_error(p, "cannot write the output: No space left on device")
+        assert p.returncode == 1, (args, p.returncode)
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.run([CT, *args], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60,
+                           restore_signals=False, preexec_fn=lambda: __import__("signal").signal(
+                               __import__("signal").SIGPIPE, __import__("signal").SIG_IGN))
+        os.close(w)
+        one_line_error(p, "cannot write the output: Broken pipe")
+
+
+def test_truncated_binary():
+    """A binary cut short (a copy or download that stopped): its section
+    headers past its end read as none, which said "it is stripped, and no
+    separate debug file was found"; it would die of a fault untraced."""
+    cut = tmp("c_core_cut")
+    with open(fixture("c_core"), "rb") as f:
+        head = f.read(os.path.getsize(fixture("c_core")) // 3)
+    with open(cut, "wb") as f:
+        f.write(head)
+    os.chmod(cut, 0o755)
+    for args in (["record", "-o", tmp("cut.data"), "--", cut, "fib", "3"], ["list", cut]):
+        one_line_error(ct(*args), cut + " is truncated", "use a complete copy")
+    assert not os.path.exists(tmp("cut.data"))
