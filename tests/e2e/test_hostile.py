@@ -98,3 +98,29 @@ def test_truncated_binary():
     for args in (["record", "-o", tmp("cut.data"), "--", cut, "fib", "3"], ["list", cut]):
         one_line_error(ct(*args), cut + " is truncated", "use a complete copy")
     assert not os.path.exists(tmp("cut.data"))
+
+
+def test_low_open_file_limit():
+    """Each probe link is a file descriptor: -F '*' on go_core needs ~200.
+    Under a low soft limit (ulimit -Sn 64) record raises its own to the
+    hard one, and the program keeps the limit it was given.  Under a low
+    hard limit, one line says which limit to raise (it said "Too many open
+    files" alone, or at load "kernel with BTF and BPF ring buffers are
+    needed")."""
+    import resource
+
+    def limit(soft, hard):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert hard == resource.RLIM_INFINITY or hard >= 1024, hard
+    p = subprocess.run([CT, "record", "-o", tmp("nofile.data"), "-F", "*", "--", fixture("go_core"), "fib", "5"],
+                       capture_output=True, text=True, timeout=120, preexec_fn=limit(64, hard))
+    assert (p.returncode, p.stdout) == (0, "fib 5\n"), p.stderr
+    p = subprocess.run([CT, "record", "-o", tmp("nofile2.data"), "--", "/usr/bin/prlimit", "--nofile", "--noheadings",
+                        "--output", "SOFT"], capture_output=True, text=True, timeout=120, preexec_fn=limit(64, hard))
+    assert (p.returncode, p.stdout.strip()) == (0, "64"), (p.stdout, p.stderr)
+    for soft in (8, 64):
+        p = subprocess.run([CT, "record", "-o", tmp("nofile3.data"), "-F", "*", "--", fixture("go_core"), "fib", "5"],
+                           capture_output=True, text=True, timeout=120, preexec_fn=limit(soft, soft))
+        one_line_error(p, "Too many open files", f"the limit, ulimit -Hn, is {soft}; raise it")
+        assert p.stdout == ""
