@@ -302,6 +302,27 @@ static void child_exec(int gofd, int errfd, char **argv, const char *path)
 	_exit(127);
 }
 
+/* Process PID's state letter in /proc/PID/stat (R, S, T, Z...), 0 when it
+ * is gone; *KTHREAD: it is a kernel thread. */
+static char process_state(int pid, bool *kthread)
+{
+	char path[64], line[512], st = 0;
+	unsigned flags = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		/* pid (comm) state ppid pgrp session tty tpgid flags: comm may
+		 * hold anything, the fields start after its last ')' */
+		const char *rp = strrchr(line, ')');
+		if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) != 2)
+			st = 0;
+	}
+	if (f)
+		fclose(f);
+	*kthread = flags & 0x00200000; /* PF_KTHREAD */
+	return st;
+}
+
 /* A limit of the session's own ended the recording (--duration, or one
  * the session enforces: --max-events, --max-size). */
 static bool session_done(const struct ct_session *s)
@@ -319,6 +340,16 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 		/* what replay, report and dump of the file say, at once (not
 		 * when a signal stopped the program calltrace started: that is
 		 * why; under -p it is how a recording ends) */
+		bool kthread;
+		int pid = !s->launch_pid && s->attach_pids.n == 1 ? s->attach_pids.v[0] : 0;
+		char st = pid > 0 ? process_state(pid, &kthread) : 0;
+		if (st == 'T' || st == 't') {
+			/* -p of a process stopped all along: not a selection that missed */
+			fprintf(stderr, "calltrace: no calls recorded: process %d was stopped (%s) while calltrace recorded; "
+				"record while it runs (%s)\n", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
+				st == 'T' ? "kill -CONT it" : "continue it in its debugger");
+			return rc;
+		}
 		char nfuncs[16];
 		snprintf(nfuncs, sizeof(nfuncs), "%u", s->total_funcs);
 		const char *src = s->target.funcs_source;
@@ -887,22 +918,10 @@ struct record_target {
  * not ours to see. */
 static void no_program(int pid, const char *exe, int err)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = err == ENOENT ? fopen(path, "r") : NULL;
-	bool exists = f != NULL;
-	const char *state = NULL;
-	unsigned flags = 0;
-	if (f && fgets(line, sizeof(line), f)) {
-		/* pid (comm) state ppid pgrp session tty tpgid flags: comm may
-		 * hold anything, the fields start after its last ')' */
-		const char *rp = strrchr(line, ')');
-		char st;
-		if (rp && sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) == 2)
-			state = st == 'Z' || st == 'X' ? "Z" : (flags & 0x00200000) /* PF_KTHREAD */ ? "K" : "";
-	}
-	if (f)
-		fclose(f);
+	bool kthread = false;
+	char st = err == ENOENT ? process_state(pid, &kthread) : 0;
+	bool exists = st != 0;
+	const char *state = !st ? NULL : st == 'Z' || st == 'X' ? "Z" : kthread ? "K" : "";
 	if (state && *state == 'Z')
 		ct_print_errorf("process %d has exited (a zombie its parent has not waited for): nothing to trace", pid);
 	else if (state && *state == 'K')

@@ -124,3 +124,23 @@ def test_low_open_file_limit():
                            capture_output=True, text=True, timeout=120, preexec_fn=limit(soft, soft))
         one_line_error(p, "Too many open files", f"the limit, ulimit -Hn, is {soft}; raise it")
         assert p.stdout == ""
+
+
+def test_stopped_process():
+    """-p of a process stopped all along (SIGSTOP, or held by a debugger):
+    the line says so, not that the functions traced never ran (which sends
+    one to change -F)."""
+    import signal
+    with ticking_c_core(2000) as prog:
+        os.kill(prog.pid, signal.SIGSTOP)
+        try:
+            r = ct("record", "-o", tmp("stopped.data"), "-p", str(prog.pid), "--duration", "300ms", "-F", "c_fib")
+        finally:
+            os.kill(prog.pid, signal.SIGCONT)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.strip().splitlines()[-1] == \
+            f"calltrace: no calls recorded: process {prog.pid} was stopped (SIGSTOP, Ctrl-Z) while calltrace " \
+            "recorded; record while it runs (kill -CONT it)", r.stderr
+        assert our_links() == []
+        tick = prog.stdout.readline()  # unharmed once continued
+        assert tick.startswith("tick ") and tick.split()[2] == "55", tick
