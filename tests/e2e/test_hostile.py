@@ -4,6 +4,7 @@ stdout), a binary cut short.  Each: one line naming the problem, a non-zero
 exit, no probe left, the program unharmed."""
 import os
 import subprocess
+import time
 
 from lib import CT, ct, fixture, our_links, record, tmp
 from test_errors import one_line_error
@@ -144,3 +145,27 @@ def test_stopped_process():
         assert our_links() == []
         tick = prog.stdout.readline()  # unharmed once continued
         assert tick.startswith("tick ") and tick.split()[2] == "55", tick
+
+
+def test_live_everything_in_a_big_program():
+    """live -F '*' on a real Go program (lefthook 2.2.2, ~159,000 probe
+    sites): each event rebuilt the reconstruction's per-site tables, in
+    case the site table had grown, and `lefthook version` took 213 s under
+    live for 2 s under record (the ring overflowing meanwhile in a longer
+    run).  Now about as long as record, and the same calls."""
+    from test_realworld import real_binaries
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
+    t0 = time.time()
+    try:
+        p = ct("live", "-o", tmp("live-all.data"), "-F", "*", "--", path, "version", timeout=90)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("live -F '*' lefthook version took over 90 s")
+    took = time.time() - t0
+    assert p.returncode == 0 and "2.2.2\n" in p.stdout, p.stderr[-500:]
+    assert took < 60, took
+    calls = [line for line in p.stdout.splitlines() if " | " in line]
+    replayed = ct("replay", "--merge", tmp("live-all.data"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert len(calls) > 50000 and abs(len(calls) - replayed.stdout.count(" | ")) < len(calls) // 100, \
+        (len(calls), replayed.stdout.count(" | "))
+    assert our_links() == []
