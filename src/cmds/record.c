@@ -245,6 +245,8 @@ static void usage(FILE *f)
 /* PATH lookup like execvp, so that the probes go on the file exec runs. */
 static char *resolve_program(const char *prog)
 {
+	if (!*prog) /* (PATH's directories would match it) */
+		return NULL;
 	if (strchr(prog, '/'))
 		return realpath(prog, NULL);
 	const char *path = getenv("PATH");

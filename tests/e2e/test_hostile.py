@@ -169,3 +169,16 @@ def test_live_everything_in_a_big_program():
     assert len(calls) > 50000 and abs(len(calls) - replayed.stdout.count(" | ")) < len(calls) // 100, \
         (len(calls), replayed.stdout.count(" | "))
     assert our_links() == []
+
+
+def test_empty_names():
+    """An empty name (a script's unset variable: -o "$OUT", -- "$PROG"):
+    the program was looked up in PATH as a directory ("/root/.cargo/bin is
+    a directory"), an empty file name said " does not exist" or "cannot
+    create : No such file or directory"."""
+    _, out = record([fixture("c_core"), "fib", "3"], out=tmp("empty-names.data"))
+    for args in (["replay", ""], ["info", ""], ["list", ""], ["report", "--diff", "", out]):
+        one_line_error(ct(*args), "the file name is empty: give a file name")
+    for args in (["record", "-o", "", "--", fixture("c_core"), "fib", "3"], ["dump", "--folded", "-o", "", out]):
+        one_line_error(ct(*args), "the output file name is empty: give a file name")
+    one_line_error(ct("record", "-o", tmp("empty-prog.data"), "--", ""), "cannot find program ''")
