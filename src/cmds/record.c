@@ -1,6 +1,7 @@
 /* calltrace record: start a program with every probe in place before its
  * first instruction (or attach to a running one with -p) and write
  * calltrace.data until it exits (or Ctrl-C / --duration). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -924,7 +925,19 @@ static void no_program(int pid, const char *exe, int err)
 	char st = err == ENOENT ? process_state(pid, &kthread) : 0;
 	bool exists = st != 0;
 	const char *state = !st ? NULL : st == 'Z' || st == 'X' ? "Z" : kthread ? "K" : "";
-	if (state && *state == 'Z')
+	char task[64];
+	snprintf(task, sizeof(task), "/proc/%d/task", pid);
+	DIR *d = state && *state == 'Z' ? opendir(task) : NULL;
+	int threads = 0;
+	for (struct dirent *de; d && (de = readdir(d));)
+		threads += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (threads > 1) /* its main thread is (pthread_exit in main), the others run */
+		ct_print_errorf("process %d runs on without its main thread (it called pthread_exit): calltrace cannot "
+				"attach to such a process; trace the program from its start (calltrace record -- PROGRAM)",
+				pid);
+	else if (state && *state == 'Z')
 		ct_print_errorf("process %d has exited (a zombie its parent has not waited for): nothing to trace", pid);
 	else if (state && *state == 'K')
 		ct_print_errorf("process %d is a kernel thread: it runs no program to trace; give a user process's PID",

@@ -182,3 +182,35 @@ def test_empty_names():
     for args in (["record", "-o", "", "--", fixture("c_core"), "fib", "3"], ["dump", "--folded", "-o", "", out]):
         one_line_error(ct(*args), "the output file name is empty: give a file name")
     one_line_error(ct("record", "-o", tmp("empty-prog.data"), "--", ""), "cannot find program ''")
+
+
+def test_process_without_its_main_thread():
+    """-p of a process whose main thread called pthread_exit while the
+    others run on: its /proc/PID/exe is unreadable like a zombie's, and the
+    line said it "has exited (a zombie its parent has not waited for)"."""
+    src, exe = tmp("mainless.c"), tmp("mainless")
+    with open(src, "w") as f:
+        f.write("""#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) int leaf(int x) { __asm__ volatile(""); return x * 3 + 1; }
+static void *work(void *a) { (void)a; for (int i = 0; i < 500; i++) { printf("w %d\\n", leaf(i)); fflush(stdout); usleep(10000); } return NULL; }
+int main(void) { pthread_t t; pthread_create(&t, NULL, work, NULL); pthread_exit(NULL); }
+""")
+    b = subprocess.run(["gcc", "-O1", "-g", "-pthread", "-o", exe, src], capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
+    prog = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "w 1\n"
+        one_line_error(ct("record", "-o", tmp("mainless.data"), "-p", str(prog.pid), "-F", "leaf"),
+                       f"process {prog.pid} runs on without its main thread (it called pthread_exit)",
+                       "calltrace record -- PROGRAM")
+        rest = prog.communicate(timeout=60)[0]
+        assert prog.returncode == 0 and rest.splitlines()[-1] == "w 1498", rest[-100:]
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+    # traced from its start, it is recorded
+    p, out = record([exe], "-F", "leaf", out=tmp("mainless2.data"))
+    assert p.stdout.splitlines()[-1] == "w 1498", p.stdout[-100:]
+    assert sum(1 for line in ct("replay", out).stdout.splitlines() if "leaf(" in line) == 500
