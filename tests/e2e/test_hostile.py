@@ -96,9 +96,9 @@ def test_truncated_binary():
     with open(cut, "wb") as f:
         f.write(head)
     os.chmod(cut, 0o755)
-    for args in (["record", "-o", tmp("cut.data"), "--", cut, "fib", "3"], ["list", cut]):
+    for args in (["record", "-o", tmp("truncated-bin.data"), "--", cut, "fib", "3"], ["list", cut]):
         one_line_error(ct(*args), cut + " is truncated", "use a complete copy")
-    assert not os.path.exists(tmp("cut.data"))
+    assert not os.path.exists(tmp("truncated-bin.data"))
 
 
 def test_low_open_file_limit():
