@@ -276,10 +276,8 @@ int cmd_dump(int argc, char **argv)
 			ct_print_error();
 			r = -1;
 		}
-	} else if (!r && (ferror(out) || fflush(out))) {
-		ct_print_errorf("cannot write the output: %s", strerror(errno));
-		r = -1;
-	}
+	} else if (!r && (ferror(out) || fflush(out)))
+		r = -1; /* said by main */
 	rc = r ? 1 : 0;
 out:
 	ct_filter_free(&fo);

@@ -1,6 +1,7 @@
 /* calltrace record: start a program with every probe in place before its
  * first instruction (or attach to a running one with -p) and write
  * calltrace.data until it exits (or Ctrl-C / --duration). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -47,6 +48,7 @@ struct live_view {
 	struct ct_tree_live *tree;
 	uint64_t last_ts;
 	int fd; /* reads the file being written (never reopened by name) */
+	bool closed; /* its output failed (`| head`, a full disk): tracing stops */
 };
 static struct live_view live = {.fd = -1};
 
@@ -73,7 +75,7 @@ static void otlp_step(const struct ct_session *s)
 	}
 }
 
-static void live_step(const struct ct_session *s)
+static void live_step(struct ct_session *s)
 {
 	otlp_step(s);
 	if (!live.on)
@@ -96,7 +98,15 @@ static void live_step(const struct ct_session *s)
 		if (ev.ts > live.last_ts)
 			live.last_ts = ev.ts;
 	}
-	fflush(stdout);
+	if ((fflush(stdout) || ferror(stdout)) && !live.closed) {
+		/* nobody reads on (SIGPIPE is ignored): stop as --duration
+		 * would, leaving the program to run on */
+		static char why[96];
+		snprintf(why, sizeof(why), "cannot write the live output (%s)", strerror(errno ? errno : EIO));
+		live.closed = true;
+		if (!s->stop_reason)
+			s->stop_reason = why;
+	}
 }
 
 static void live_end(void)
@@ -236,6 +246,8 @@ static void usage(FILE *f)
 /* PATH lookup like execvp, so that the probes go on the file exec runs. */
 static char *resolve_program(const char *prog)
 {
+	if (!*prog) /* (PATH's directories would match it) */
+		return NULL;
 	if (strchr(prog, '/'))
 		return realpath(prog, NULL);
 	const char *path = getenv("PATH");
@@ -293,11 +305,32 @@ static void child_exec(int gofd, int errfd, char **argv, const char *path)
 	_exit(127);
 }
 
+/* Process PID's state letter in /proc/PID/stat (R, S, T, Z...), 0 when it
+ * is gone; *KTHREAD: it is a kernel thread. */
+static char process_state(int pid, bool *kthread)
+{
+	char path[64], line[512], st = 0;
+	unsigned flags = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		/* pid (comm) state ppid pgrp session tty tpgid flags: comm may
+		 * hold anything, the fields start after its last ')' */
+		const char *rp = strrchr(line, ')');
+		if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) != 2)
+			st = 0;
+	}
+	if (f)
+		fclose(f);
+	*kthread = flags & 0x00200000; /* PF_KTHREAD */
+	return st;
+}
+
 /* A limit of the session's own ended the recording (--duration, or one
  * the session enforces: --max-events, --max-size). */
 static bool session_done(const struct ct_session *s)
 {
-	return (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop;
+	return (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) || s->stop || live.closed;
 }
 
 /* Closes the file with its exit line, and the live view with it. */
@@ -306,10 +339,20 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
-	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested)) {
+	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested) && !live.closed) {
 		/* what replay, report and dump of the file say, at once (not
 		 * when a signal stopped the program calltrace started: that is
 		 * why; under -p it is how a recording ends) */
+		bool kthread;
+		int pid = !s->launch_pid && s->attach_pids.n == 1 ? s->attach_pids.v[0] : 0;
+		char st = pid > 0 ? process_state(pid, &kthread) : 0;
+		if (st == 'T' || st == 't') {
+			/* -p of a process stopped all along: not a selection that missed */
+			fprintf(stderr, "calltrace: no calls recorded: process %d was stopped (%s) while calltrace recorded; "
+				"record while it runs (%s)\n", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
+				st == 'T' ? "kill -CONT it" : "continue it in its debugger");
+			return rc;
+		}
 		char nfuncs[16];
 		snprintf(nfuncs, sizeof(nfuncs), "%u", s->total_funcs);
 		const char *src = s->target.funcs_source;
@@ -507,7 +550,13 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		ct_session_progress(s, false);
 	}
 	bool gone = !ct_session_traced(s);
-	return session_end(s, gone ? "process exited" : "detached (process left running)") ? -1 : 0;
+	if (session_end(s, gone ? "process exited" : "detached (process left running)"))
+		return -1;
+	if (!live.closed)
+		return 0;
+	fprintf(stderr, "calltrace: %s: recording stopped, the process%s left running\n", s->stop_reason,
+		npids > 1 ? "es" : "");
+	return 1;
 }
 
 /* The process (thread group) PID belongs to: a thread id names its process. */
@@ -872,23 +921,23 @@ struct record_target {
  * not ours to see. */
 static void no_program(int pid, const char *exe, int err)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = err == ENOENT ? fopen(path, "r") : NULL;
-	bool exists = f != NULL;
-	const char *state = NULL;
-	unsigned flags = 0;
-	if (f && fgets(line, sizeof(line), f)) {
-		/* pid (comm) state ppid pgrp session tty tpgid flags: comm may
-		 * hold anything, the fields start after its last ')' */
-		const char *rp = strrchr(line, ')');
-		char st;
-		if (rp && sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) == 2)
-			state = st == 'Z' || st == 'X' ? "Z" : (flags & 0x00200000) /* PF_KTHREAD */ ? "K" : "";
-	}
-	if (f)
-		fclose(f);
-	if (state && *state == 'Z')
+	bool kthread = false;
+	char st = err == ENOENT ? process_state(pid, &kthread) : 0;
+	bool exists = st != 0;
+	const char *state = !st ? NULL : st == 'Z' || st == 'X' ? "Z" : kthread ? "K" : "";
+	char task[64];
+	snprintf(task, sizeof(task), "/proc/%d/task", pid);
+	DIR *d = state && *state == 'Z' ? opendir(task) : NULL;
+	int threads = 0;
+	for (struct dirent *de; d && (de = readdir(d));)
+		threads += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (threads > 1) /* its main thread is (pthread_exit in main), the others run */
+		ct_print_errorf("process %d runs on without its main thread (it called pthread_exit): calltrace cannot "
+				"attach to such a process; trace the program from its start (calltrace record -- PROGRAM)",
+				pid);
+	else if (state && *state == 'Z')
 		ct_print_errorf("process %d has exited (a zombie its parent has not waited for): nothing to trace", pid);
 	else if (state && *state == 'K')
 		ct_print_errorf("process %d is a kernel thread: it runs no program to trace; give a user process's PID",
@@ -902,6 +951,14 @@ static void no_program(int pid, const char *exe, int err)
 /* The -p processes' binary (one: one plan; each process gets its links). */
 static bool resolve_processes(const struct record_cmd *cmd, struct record_target *t)
 {
+	for (size_t i = 0; i < cmd->pids.n; i++)
+		if (cmd->pids.v[i] == getpid()) {
+			/* each event it wrote would be calls of its own to trace:
+			 * it never caught up, nor stopped for a signal */
+			ct_print_errorf("process %d is this calltrace itself: give the PID of the program to trace",
+					cmd->pids.v[i]);
+			return false;
+		}
 	int pid = cmd->pids.v[0];
 	t->probe_path = xasprintf("/proc/%d/exe", pid);
 	char buf[PATH_MAX];

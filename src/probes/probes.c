@@ -13,6 +13,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -75,6 +76,20 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN || ct_verbose > 1)
 		return ct_verbose ? vfprintf(stderr, fmt, ap) : 0;
 	return 0;
+}
+
+/* strerror(E), and for EMFILE what to do: each link and map is a file
+ * descriptor (hundreds with -F '*'; record raises its soft limit to the
+ * hard one, which is what is low then). */
+static const char *fd_limit(int e)
+{
+	static char buf[192];
+	struct rlimit rl;
+	if (e != EMFILE || getrlimit(RLIMIT_NOFILE, &rl))
+		return strerror(e);
+	snprintf(buf, sizeof(buf), "%s (calltrace holds a file descriptor per probe link: the limit, ulimit -Hn, is %llu; raise it)",
+		 strerror(e), (unsigned long long)rl.rlim_max);
+	return buf;
 }
 
 static int link_uprobe_multi(int prog_fd, const char *path, int pid, const uint64_t *offsets,
@@ -352,6 +367,8 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 		} else if (e == EPERM || e == EACCES)
 			ct_fail("loading BPF programs was refused (%s): run calltrace as root (it needs CAP_BPF and CAP_PERFMON)",
 				strerror(e));
+		else if (e == EMFILE)
+			ct_fail("loading BPF programs failed: %s", fd_limit(e));
 		else
 			ct_fail("loading BPF programs failed: %s (kernel %s BTF and BPF ring buffers are needed; run with -v for details)",
 				strerror(e), access("/sys/kernel/btf/vmlinux", R_OK) ? "without" : "with");
@@ -446,7 +463,7 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 			if (e == 524) /* ENOTSUPP, the kernel's own: a refused instruction */
 				return ct_fail("attaching %zu probes to %s failed: this kernel refuses a uprobe on one of the instructions calltrace chose (calltrace list -v BINARY shows them); leave that function out with -N",
 					       sets[i].n, a->path);
-			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, strerror(e));
+			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, fd_limit(e));
 		}
 		take_link_slot(p, slot, fd, i == 0);
 	}

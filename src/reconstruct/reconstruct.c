@@ -2001,6 +2001,11 @@ struct ct_recon *ct_recon_for_trace(struct ct_trace *t, const struct ct_recon_op
 
 void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, size_t nsites)
 {
+	/* live and the OTLP exporter call this before every event, in case the
+	 * table grew (it only grows): rebuilding what follows from 159,000
+	 * sites each time made `live -F '*'` of lefthook take 213 s, not 2 */
+	if (sites == r->sites && nsites == r->nsites && r->site_class)
+		return;
 	r->sites = sites;
 	r->nsites = nsites;
 	map_free(&r->spill_of);

@@ -271,6 +271,17 @@ int ct_elf_open(struct ct_elf *e, const char *path)
 		ct_elf_close(e);
 		return ct_fail("%s has no loadable segments (not an executable or shared object)", path);
 	}
+	/* cut short (a copy or download that stopped): its tables read as
+	 * missing, which said "stripped", and it would die of SIGBUS */
+	uint64_t need = eh.e_shnum ? eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize : 0;
+	for (size_t i = 0; i < e->nsegs; i++)
+		if (e->segs[i].offset + e->segs[i].filesz > need)
+			need = e->segs[i].offset + e->segs[i].filesz;
+	if (need > (uint64_t)st.st_size) {
+		ct_elf_close(e);
+		return ct_fail("%s is truncated: its headers say it is %llu bytes long, the file has %lld (a copy or download that stopped?); use a complete copy",
+			       path, (unsigned long long)need, (long long)st.st_size);
+	}
 	read_build_id(e);
 	open_debug_file(e);
 	return 0;

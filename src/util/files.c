@@ -73,6 +73,8 @@ int ct_output_create(struct ct_output *o, const char *path, unsigned flags)
 	o->fd = -1;
 	if (!path)
 		return create_anonymous(o);
+	if (!*path)
+		return ct_fail("the output file name is empty: give a file name");
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (S_ISLNK(st.st_mode))
@@ -186,6 +188,11 @@ int ct_output_commit(struct ct_output *o)
 int ct_input_open(const char *path)
 {
 	struct stat st;
+	if (!*path) {
+		ct_fail("the file name is empty: give a file name");
+		errno = EINVAL; /* (not ENOENT: said "does not exist") */
+		return -1;
+	}
 	/* Look before opening: opening a FIFO blocks, a device may act. */
 	if (stat(path, &st)) {
 		int e = errno;
