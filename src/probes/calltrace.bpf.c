@@ -1473,30 +1473,29 @@ static __noinline int interim_ends(struct run *r, __u64 sp, __u64 ip)
 	const struct ct_interim_check *ic = bpf_map_lookup_elem(&interim_checks, &site);
 	int found = ic ? check_planned(r, sp, ic->check, ip - (__s64)ic->delta) : 1;
 	if (ic && !((found & 1) && !r->pc.via)) {
-		h->key -= r->check_drop;
-		r->interim_drop = r->check_drop;
 		count(CT_CNT_INTERIM_ENDS, 1);
-		return 1;
+	} else {
+		__u32 *passes = bpf_map_lookup_elem(&interim_passed, &site), one = 1;
+		if (passes)
+			__sync_fetch_and_add(passes, 1);
+		else /* (two CPUs at once: one of the two is not counted) */
+			bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
+		count(CT_CNT_INTERIM_PASSES, 1);
+		if (!ic)
+			return 0;
+		/* Its call site has an exit probe: from before the call (that
+		 * one sees it end, with its results), or added while it ran
+		 * (none will: it began as a call without one).  Replay knows
+		 * which. */
+		h->flags |= CT_EV_INTERIM_PASS;
 	}
-	__u32 *passes = bpf_map_lookup_elem(&interim_passed, &site), one = 1;
-	if (passes)
-		__sync_fetch_and_add(passes, 1);
-	else /* (two CPUs at once: one of the two is not counted) */
-		bpf_map_update_elem(&interim_passed, &site, &one, BPF_NOEXIST);
-	count(CT_CNT_INTERIM_PASSES, 1);
-	if (!ic)
-		return 0;
-	/* Its call site has an exit probe: from before the call (that one
-	 * sees it end, with its results), or added while it ran (none
-	 * will: it began as a call without one).  Replay knows which --
-	 * at the call's frame key, as its entry's (a wrapper's that made
-	 * it last, as above: restic's rateLimitedBackend.Load, entered
-	 * through its pointer wrapper from a closure's call found while it
-	 * ran, in tail position there, was unwound when the closure
-	 * returned). */
+	/* Either way at the call's frame key, as its entry's (a wrapper's
+	 * that made it last, as above: a pass keyed at the function's own
+	 * frame left restic's rateLimitedBackend.Load -- entered through its
+	 * pointer wrapper from a closure's call found while it ran, in tail
+	 * position there -- unwound when the closure returned). */
 	h->key -= r->check_drop;
 	r->interim_drop = r->check_drop;
-	h->flags |= CT_EV_INTERIM_PASS;
 	return 1;
 }
 
