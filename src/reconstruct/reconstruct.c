@@ -1778,6 +1778,15 @@ static void forget_goroutine(struct ct_recon *r, uint64_t k)
 		for (size_t i = 0; i < s->f.n; i++)
 			s->f.v[i].c.origin = NULL;
 	}
+	/* ... nor a call of another stack still waiting for its SPILL hit,
+	 * reported after this (a damaged file: fuzz, a use after free) */
+	const struct ct_goroutine_origin *o = map_get(&r->origins, k);
+	for (size_t w = 0; o && w < r->waiting.n; w++) {
+		struct stack *ws = r->waiting.v[w];
+		for (size_t i = 0; i < ws->f.n; i++)
+			if (ws->f.v[i].c.origin == o)
+				ws->f.v[i].c.origin = NULL;
+	}
 	free(map_get(&r->origins, k));
 	map_del(&r->origins, k);
 	map_del(&r->seen, k);
