@@ -67,8 +67,9 @@ struct stack {
 	struct stack *park_prev, *park_next;
 	/* the corrected clock (struct ct_costs): the cost of the hits on this
 	 * stack so far, the last corrected time, and measured minus corrected
-	 * for the event being applied */
-	uint64_t cost, last, shift;
+	 * for the event being applied; and of its last hit's price, the part
+	 * after its clock read (hit_cost's floor for the next one's extra) */
+	uint64_t cost, last, shift, post_left;
 };
 
 struct ct_recon {
@@ -243,28 +244,31 @@ static void image_exec(struct ct_recon *r, uint32_t pid)
 }
 
 /* Measured time TS on S's corrected clock: minus the cost of the hits
- * before it on S and PRE, the part of its own hit before the clock read;
- * never before the stack's previous time.  Sets s->shift for it. */
-static uint64_t corrected_time(struct stack *s, uint64_t ts, uint64_t pre)
+ * before it on S and PRE, the part of its own hit before the clock read
+ * (negative: the end of the stack's last hit was priced above what it
+ * took); never before the stack's previous time.  Sets s->shift for it. */
+static uint64_t corrected_time(struct stack *s, uint64_t ts, int64_t pre)
 {
-	uint64_t v = ts > s->cost + pre ? ts - s->cost - pre : 0;
-	if (v < s->last)
-		v = s->last;
-	s->last = v;
-	s->shift = ts - v;
-	return v;
+	int64_t v = (int64_t)ts - (int64_t)s->cost - pre;
+	if (v < (int64_t)s->last)
+		v = (int64_t)s->last;
+	s->last = (uint64_t)v;
+	s->shift = ts - (uint64_t)v;
+	return (uint64_t)v;
 }
 
-/* What the hit of EV cost: its whole hit, and the part before its clock
- * read.  With the hits of its thread since its previous event that sent
- * none (ct_event.silent, weighed in emulated hits' worth): all before it. */
-static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev, uint64_t *pre)
+/* What the hit of EV cost (may be below nothing: the end of the last hit
+ * POST_LEFT priced was dearer than this says it was), and in PRE the part
+ * before its clock read.  With the hits of its thread since its previous
+ * event that sent none (ct_event.silent, weighed in emulated hits' worth):
+ * all before it. */
+static int64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev, uint64_t post_left, int64_t *pre)
 {
 	*pre = 0;
 	if (!r->costs.ok || ev->site >= r->nsites)
 		return 0;
 	enum ct_hit_class k = r->site_class[ev->site];
-	uint64_t silent = ev->silent ? (uint64_t)ev->silent * r->hit_ns[CT_HIT_EMULATED] / CT_SILENT_UNIT : 0;
+	int64_t silent = ev->silent ? (int64_t)((uint64_t)ev->silent * r->hit_ns[CT_HIT_EMULATED] / CT_SILENT_UNIT) : 0;
 	/* an event sent later than its hit (an entry at its call's return,
 	 * --min-duration): the hit sent nothing then, and was priced with the
 	 * thread's next event (files since version 16) */
@@ -272,15 +276,30 @@ static uint64_t hit_cost(const struct ct_recon *r, const struct ct_rec_event *ev
 		*pre = silent;
 		return silent;
 	}
-	/* what the BPF programs took beyond the calibration's before its
-	 * clock read, its own hit's start and the ends of the hits since the
-	 * thread's last event (ct_event.extra_ns): less, never more than its
-	 * hit's start */
-	int64_t extra = ev->extra_ns;
-	if (extra < 0 && (uint64_t)-extra > r->pre_ns[k])
-		extra = -(int64_t)r->pre_ns[k];
-	*pre = r->pre_ns[k] + extra + silent;
-	return r->hit_ns[k] + extra + silent + (ev->payload_len ? r->costs.args_ns : 0);
+	/* What the BPF programs took beyond the calibration's before its
+	 * clock read: its own hit's start, and the ends of the hits since the
+	 * thread's last event (ct_event.extra_ns).  Less, as low as the start
+	 * and the stack's last hit's end were priced together, no lower: a
+	 * hit capturing a register or two takes ~200 ns less than the
+	 * calibration's capture of a string (the price of capturing values),
+	 * which the next event's extra_ns says (a floor at this hit's start
+	 * alone left leaves that took nothing at ~150 ns). */
+	int64_t extra = ev->extra_ns, floor = -(int64_t)(r->pre_ns[k] + post_left);
+	if (extra < floor)
+		extra = floor;
+	*pre = (int64_t)r->pre_ns[k] + extra + silent;
+	return (int64_t)r->hit_ns[k] + extra + silent + (ev->payload_len ? (int64_t)r->costs.args_ns : 0);
+}
+
+/* EV's hit on stack S: its time on S's corrected clock, and its cost on
+ * S's clock from then on. */
+static uint64_t charge_hit(const struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	int64_t pre, cost = hit_cost(r, ev, s->post_left, &pre);
+	uint64_t at = corrected_time(s, ev->ts, pre);
+	s->cost = cost >= 0 || (uint64_t)-cost < s->cost ? s->cost + (uint64_t)cost : 0;
+	s->post_left = cost > pre ? (uint64_t)(cost - pre) : 0;
+	return at;
 }
 
 /* The one integer word the FETCH of SITE describes in PAYLOAD (compact, LEN
@@ -1751,9 +1770,7 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 	/* the probe ran on the creator's thread, inside its open calls */
 	struct stack *cs = ev->goid ? map_get(&r->stacks, make_thread_key(ev->pid, 0, ev->goid, false, 0)) : NULL;
 	if (cs) {
-		uint64_t pre, cost = hit_cost(r, ev, &pre);
-		o->ts = corrected_time(cs, ev->ts, pre);
-		cs->cost += cost;
+		o->ts = charge_hit(r, cs, ev);
 	}
 	o->pid = ev->pid;
 	o->image = image_of(r, ev->pid);
@@ -1815,11 +1832,8 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		/* it completed the call entered just before, or no call waits
 		 * for it (not the innermost): either way its hit cost time */
 		struct stack *ss = stack_of(r, thread_key(ev), ev, false);
-		if (ss) {
-			uint64_t pre, cost = hit_cost(r, ev, &pre);
-			corrected_time(ss, ev->ts, pre);
-			ss->cost += cost;
-		}
+		if (ss)
+			charge_hit(r, ss, ev);
 		return;
 	}
 	if (ev->kind == CT_SITE_GOCREATE) {
@@ -1832,9 +1846,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		struct stack *ms = stack_of(r, thread_key(ev), ev, false);
 		if (ms) {
 			/* (its hit, and those before it that sent none, cost time too) */
-			uint64_t pre, cost = hit_cost(r, ev, &pre);
-			corrected_time(ms, ev->ts, pre);
-			ms->cost += cost;
+			charge_hit(r, ms, ev);
 			settle_tail(r, ms, ev);
 			unwind_deeper(r, ms, ev);
 			if (!ms->f.n)
@@ -1889,9 +1901,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 			forget_goroutine(r, k);
 		return;
 	}
-	uint64_t pre, cost = hit_cost(r, ev, &pre);
-	uint64_t at = corrected_time(s, ev->ts, pre);
-	s->cost += cost;
+	uint64_t at = charge_hit(r, s, ev);
 	if ((ev->flags & CT_EV_UNOBSERVED_DONE) && !preempted_inside(r, s, ev))
 		end_unobserved(r, s, at, ev->tid);
 	for (size_t i = 0; i < nroles; i++) {

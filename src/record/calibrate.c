@@ -453,6 +453,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 		ct_calib_free(cal);
 		return NULL;
 	}
+	out->args_ns = cal->bpf_args; /* (as ct_calib_again's) */
 	out->ms = (now_mono_ns() - t0) / 1e6;
 	cal->ncpus = ct_probes_hits(p, cal->hits0, NCPU_MAX);
 	return cal;
@@ -540,7 +541,12 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_in
 				out->hit_ns[k] = med_ns[k] * (1 + tail) + 0.5;
 		out->mixed_ns = mixed_med / weight * (1 + tail) + 0.5;
 	}
-	out->args_ns = args / weight + 0.5;
+	/* Capturing values is the BPF program's work, which each capturing
+	 * hit's extra_ns says it took beyond bpf_args (from the start-up's
+	 * timed hits): priced at that, it costs what the hit measured.  (The
+	 * difference of whole hits, args, is that and its own noise, +-50 ns
+	 * here: the error of every capturing hit's correction.) */
+	out->args_ns = cal->bpf_pre_set ? cal->bpf_args : (uint64_t)(args / weight + 0.5);
 	out->calls = CALLS;
 	out->ms = (now_mono_ns() - t0) / 1e6;
 	out->ok = true;
