@@ -5,6 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* each class's name in the text (enum ct_hit_class) */
+static const char *const class_names[CT_HIT_CLASSES] = {
+	[CT_HIT_EMULATED] = "emulated", [CT_HIT_STEPPED] = "stepped", [CT_HIT_CALL] = "call",
+	[CT_HIT_RET] = "ret",	        [CT_HIT_CHECK] = "check",     [CT_HIT_NOTRAP] = "notrap",
+};
+
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
 {
 	int k = snprintf(buf, n, "emulated=%" PRIu64 " stepped=%" PRIu64 " emulated+stepped=%" PRIu64 " args=%" PRIu64
@@ -17,7 +23,10 @@ void ct_costs_format(const struct ct_costs *c, char *buf, size_t n)
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_CHECK])
 		k += snprintf(buf + k, n - (size_t)k, " check=%" PRIu64, c->hit_ns[CT_HIT_CHECK]);
 	if (k > 0 && (size_t)k < n && c->hit_ns[CT_HIT_NOTRAP])
-		snprintf(buf + k, n - (size_t)k, " notrap=%" PRIu64, c->hit_ns[CT_HIT_NOTRAP]);
+		k += snprintf(buf + k, n - (size_t)k, " notrap=%" PRIu64, c->hit_ns[CT_HIT_NOTRAP]);
+	for (int i = 0; i < CT_HIT_CLASSES; i++)
+		if (k > 0 && (size_t)k < n && c->bpf_pre_ns[i])
+			k += snprintf(buf + k, n - (size_t)k, " bpfpre.%s=%" PRIu64, class_names[i], c->bpf_pre_ns[i]);
 }
 
 /* microseconds are what a hit costs: more than a millisecond is no
@@ -58,6 +67,10 @@ bool ct_costs_parse(const char *s, struct ct_costs *out)
 			out->hit_ns[CT_HIT_CHECK] = v;
 		else if (!strcmp(name, "notrap"))
 			out->hit_ns[CT_HIT_NOTRAP] = v;
+		else if (!strncmp(name, "bpfpre.", 7))
+			for (int i = 0; i < CT_HIT_CLASSES; i++)
+				if (!strcmp(name + 7, class_names[i]))
+					out->bpf_pre_ns[i] = v;
 		/* a field of a later calltrace: not ours to price */
 		p += used;
 	}

@@ -24,10 +24,18 @@ struct ct_costs {
 	uint64_t args_ns;   /* more for a hit that captures arguments (after its clock read) */
 	unsigned calls;     /* calibration: calls per measurement, and its time */
 	double ms;
+	/* the BPF program's part of a hit of each class before its clock
+	 * read, as the start-up's timed hits measured it (what a hit's
+	 * ct_event.extra_ns is relative to); 0: not known (an older file) */
+	uint64_t bpf_pre_ns[CT_HIT_CLASSES];
 };
+/* room for ct_costs_format's text */
+#define CT_COSTS_TEXT_MAX 320
 /* "emulated=5100 stepped=19800 emulated+stepped=12300 args=800 calls=100
  * ms=9.5", then " call=NS", " ret=NS", " check=NS" and " notrap=NS" when
- * measured (after the fields an older calltrace reads). */
+ * measured (after the fields an older calltrace reads), then
+ * " bpfpre.CLASS=NS" for each class whose bpf_pre_ns is known (an older
+ * calltrace skips them). */
 void ct_costs_format(const struct ct_costs *c, char *buf, size_t n);
 bool ct_costs_parse(const char *s, struct ct_costs *out);
 /* What a hit of each class costs by C: the classes C did not measure as

@@ -357,6 +357,23 @@ static uint32_t bpf_ns(uint64_t ns)
 	return ns > INT32_MAX ? INT32_MAX : (uint32_t)ns;
 }
 
+/* What the BPF side was told of its own times (the start-up's timed
+ * hits: each hit's extra_ns is relative to them, at the end too), in OUT
+ * for replay.  Capturing values is the BPF program's work, which each
+ * capturing hit's extra_ns says it took beyond bpf_args: priced at that,
+ * it costs what the hit measured (the difference of whole hits with and
+ * without, args_ns so far, is that and its own noise, +-50 ns here: the
+ * error of every capturing hit's correction).  The part before the clock
+ * read of each class measured: see ct_recon_set_costs. */
+static void keep_bpf_times(const struct ct_calib *cal, struct ct_costs *out)
+{
+	if (!cal->bpf_pre_set)
+		return;
+	out->args_ns = cal->bpf_args;
+	for (int k = 0; k < CT_HIT_CLASSES; k++)
+		out->bpf_pre_ns[k] = out->hit_ns[k] ? cal->bpf_pre[k] : 0;
+}
+
 struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const struct ct_bin_config *gcfg,
 				uint8_t gsrc, unsigned classes, struct ct_costs *out)
 {
@@ -453,7 +470,7 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 		ct_calib_free(cal);
 		return NULL;
 	}
-	out->args_ns = cal->bpf_args; /* (as ct_calib_again's) */
+	keep_bpf_times(cal, out);
 	out->ms = (now_mono_ns() - t0) / 1e6;
 	cal->ncpus = ct_probes_hits(p, cal->hits0, NCPU_MAX);
 	return cal;
@@ -541,14 +558,10 @@ int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_in
 				out->hit_ns[k] = med_ns[k] * (1 + tail) + 0.5;
 		out->mixed_ns = mixed_med / weight * (1 + tail) + 0.5;
 	}
-	/* Capturing values is the BPF program's work, which each capturing
-	 * hit's extra_ns says it took beyond bpf_args (from the start-up's
-	 * timed hits): priced at that, it costs what the hit measured.  (The
-	 * difference of whole hits, args, is that and its own noise, +-50 ns
-	 * here: the error of every capturing hit's correction.) */
-	out->args_ns = cal->bpf_pre_set ? cal->bpf_args : (uint64_t)(args / weight + 0.5);
+	out->args_ns = (uint64_t)(args / weight + 0.5);
 	out->calls = CALLS;
 	out->ms = (now_mono_ns() - t0) / 1e6;
+	keep_bpf_times(cal, out);
 	out->ok = true;
 	return 0;
 }

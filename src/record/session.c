@@ -116,7 +116,7 @@ static void write_meta(struct ct_session *s)
 	buf_put(&lim, "", 1);
 	ct_writer_meta(w, "limits", "%s", lim.n > 1 ? (char *)lim.p : "none");
 	if (s->costs.ok) {
-		char calib[160];
+		char calib[CT_COSTS_TEXT_MAX];
 		ct_costs_format(&s->costs, calib, sizeof(calib));
 		ct_writer_meta(w, "calib", "%s", calib);
 	}
@@ -2924,7 +2924,7 @@ static void calibrate_at_end(struct ct_session *s)
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
 		return;
 	}
-	char calib[160];
+	char calib[CT_COSTS_TEXT_MAX];
 	ct_costs_format(&c, calib, sizeof(calib));
 	ct_writer_stat(s->w, "calib", "%s", calib);
 }

@@ -179,6 +179,16 @@ TEST(correction_per_class)
 	/* the parent: its own entry's end and exit's start, and the child's
 	 * two whole hits of each class */
 	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 500 - 1000 - 2 * (1200 + 5600));
+	/* the BPF programs' starts measured: a `call` hit's start is an
+	 * emulated one's less the difference of theirs (500 - 65) */
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5 call=1200 ret=5600 "
+			     "bpfpre.emulated=240 bpfpre.call=175",
+			     &c));
+	CHECK_EQ_U(c.bpf_pre_ns[CT_HIT_CALL], 175);
+	run(&c);
+	CHECK_EQ_U(got[0].ts_exit - got[0].ts_entry, 10000 - (1200 - 435) - 1000);
+	/* (the parent holds both hits: the start moved inside them) */
+	CHECK_EQ_U(got[2].ts_exit - got[2].ts_entry, 60000 - 500 - 1000 - 2 * (1200 + 5600));
 	/* a file without the classes' costs (older, or no such sites): priced
 	 * as emulated and single-stepped hits */
 	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=0 calls=100 ms=9.5", &c));
@@ -235,7 +245,7 @@ TEST(correction_check_class)
 
 TEST(correction_calib_round_trip)
 {
-	struct ct_costs c = {true, {4939, 18365}, 4879, 302, 100, 12.5}, back;
+	struct ct_costs c = {true, {4939, 18365}, 4879, 302, 100, 12.5, {0}}, back;
 	char buf[160];
 	ct_costs_format(&c, buf, sizeof(buf));
 	CHECK(ct_costs_parse(buf, &back));
@@ -253,6 +263,16 @@ TEST(correction_calib_round_trip)
 	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 18500);
 	CHECK_EQ_U(back.hit_ns[CT_HIT_CHECK], 0);
 	CHECK_EQ_U(back.mixed_ns, 4879);
+	CHECK(!strstr(buf, "bpfpre."));
+	c.bpf_pre_ns[CT_HIT_EMULATED] = 240;
+	c.bpf_pre_ns[CT_HIT_CALL] = 175;
+	char text[CT_COSTS_TEXT_MAX];
+	ct_costs_format(&c, text, sizeof(text));
+	CHECK(ct_costs_parse(text, &back));
+	CHECK_EQ_U(back.bpf_pre_ns[CT_HIT_EMULATED], 240);
+	CHECK_EQ_U(back.bpf_pre_ns[CT_HIT_CALL], 175);
+	CHECK_EQ_U(back.bpf_pre_ns[CT_HIT_RET], 0);
+	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 18500);
 	/* a later calltrace's fields are passed over; damaged ones refused */
 	CHECK(ct_costs_parse("emulated=1 stepped=2 emulated+stepped=1 args=0 calls=1 ms=1 ret=3 later+thing=9 ", &back));
 	CHECK_EQ_U(back.hit_ns[CT_HIT_RET], 3);
