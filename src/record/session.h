@@ -206,6 +206,7 @@ struct ct_session {
 	 * settled since, or closed once none is left (settle_interim) */
 	CT_VEC(struct ct_interim_link) interim_links;
 	uint64_t interim_tick;       /* when settle_interim last looked */
+	size_t interim_links_in;     /* ... and how many of the links were in then */
 	size_t interim_settled;      /* functions whose interim RETs were taken out */
 	size_t interim_remade;       /* links made again or closed for it */
 	size_t interim_changes;      /* probes placed or taken out meanwhile */
