@@ -202,6 +202,24 @@ static void report(struct ct_recon *r, const struct stack *s, struct frame *f, b
 	f->c.origin = NULL;
 }
 
+/* S's top frame, a call waiting for its SPILL hit (settle_waiting), is
+ * reported now, without it: S leaves r->waiting.  Before anything is
+ * pushed over it or it is popped, so that a call is reported before its
+ * callees and its end, and r->waiting never holds a stack without frames
+ * (dropped, freed): a goroutine's events on another thread than the one
+ * it entered the call on did both (a pop, then a use after free). */
+static void report_waiting(struct ct_recon *r, struct stack *s)
+{
+	for (size_t i = 0; i < r->waiting.n; i++)
+		if (r->waiting.v[i] == s) {
+			r->waiting.v[i] = r->waiting.v[--r->waiting.n];
+			break;
+		}
+	struct frame *f = &s->f.v[s->f.n - 1];
+	f->waiting = false;
+	report(r, s, f, false);
+}
+
 const char *ct_status_name(enum ct_call_status s)
 {
 	switch (s) {
@@ -419,6 +437,8 @@ static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx,
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 		const struct ct_rec_event *ev)
 {
+	if (s->f.v[s->f.n - 1].waiting)
+		report_waiting(r, s);
 	struct frame *f = &s->f.v[--s->f.n];
 	/* Its RET passed (CT_EV_INTERIM_PASS): it returned then, whatever
 	 * ends it now -- a shallower call's end, its thread's -- without the
@@ -768,6 +788,8 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
 {
+	if (s->f.n && s->f.v[s->f.n - 1].waiting)
+		report_waiting(r, s);
 	/* Most goroutines/threads have a frame or two open: start with one
 	 * (16 each took 2.4 GB for a million threads) and double. */
 	if (s->f.n == s->f.cap) {
@@ -836,19 +858,22 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 }
 
 /* Calls waiting for their SPILL hit (arguments passed in SSE registers, read
- * where the prologue stored them), at an event of EV's thread (NULL: every
- * thread): EV is the hit of the one it completes (same function, same frame
- * key: it is merged into it); any other event of the thread means
- * the call went on without getting there (a signal, a longjmp, a lost
- * event): it is reported without them.  A waiting call is its stack's top
- * frame, as every event of its thread settles it first. */
+ * where the prologue stored them), at an event of EV's thread or of the
+ * call's goroutine (NULL: every one): EV is the hit of the one it completes
+ * (same function, same frame key: it is merged into it); any other such
+ * event means the call went on without getting there (a signal, a
+ * longjmp, a lost event, a goroutine preempted and moved to another
+ * thread): it is reported without them.  A waiting call is its stack's top
+ * frame: each event of its thread or goroutine settles it first, and a
+ * push or pop on its stack (report_waiting). */
 static void settle_waiting(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	bool used = false;
+	uint64_t evk = ev ? thread_key(ev) : 0;
 	for (size_t i = 0; i < r->waiting.n;) {
 		struct stack *s = r->waiting.v[i];
 		struct frame *f = &s->f.v[s->f.n - 1];
-		if (ev && (f->c.pid != ev->pid || f->c.tid != ev->tid)) {
+		if (ev && (f->c.pid != ev->pid || (f->c.tid != ev->tid && s->key != evk))) {
 			i++;
 			continue;
 		}
@@ -1757,8 +1782,10 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 			memcpy(f.spill, from->f.v[i].spill, f.c.spill_len);
 			f.c.spill = f.spill;
 		}
+		f.waiting = false; /* (none: on_proc settled them) */
 		CT_VEC_PUSH(s->f, f);
 		s->no_exit_open += f.no_exit;
+		s->ret_passed_open += f.ret_passed_ts != 0;
 		r->st.calls++;
 		report(r, s, &s->f.v[s->f.n - 1], false);
 	}

@@ -28,9 +28,9 @@
  *                (reconstruct.c, thread_stack).
  *  spill(f, K): f's arguments passed in SSE registers, read where its
  *                prologue stored them: they complete the call entered just
- *                before (its thread's next event, at K, of f); the call is
- *                reported (enter) only then, or at any other event of its
- *                thread without them.
+ *                before (its thread's or goroutine's next event, at K, of
+ *                f); the call is reported (enter) only then, or at any
+ *                other event of its thread or goroutine without them.
  *  unplanned(f,K): a call from a call site with no exit probe (CHECK) ends
  *                at the next event of its goroutine/thread that is not
  *                deeper: UNOBSERVED (never RETURNED), before that

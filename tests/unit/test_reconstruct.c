@@ -2051,3 +2051,58 @@ TEST(recon_origin_shown_by_a_call_open_after_its_goroutine_ended)
 	ct_recon_free(r);
 	col_reset();
 }
+
+/* Goroutine 5 enters E on thread 1: E waits for its SPILL hit. */
+static struct ct_recon *waiting_on_thread_1(void)
+{
+	struct ct_recon *r = new_recon_more();
+	gev(r, 100, 5, 1, 10, S_E_ENT, 0, 0);
+	return r;
+}
+
+TEST(recon_waiting_call_of_a_goroutine_that_moved)
+{
+	/* 5 goes on on thread 2 (preempted in E's prologue, moved) and calls
+	 * B: E is reported first, B inside it (B came first, E later, after
+	 * B's end) */
+	struct ct_recon *r = waiting_on_thread_1();
+	NREC(0);
+	gev(r, 110, 5, 2, 40, S_B_ENT, 0, 0);
+	NREC(2);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	gev(r, 120, 5, 2, 40, S_B_RET, 0, 0);
+	gev(r, 130, 5, 2, 10, S_E_RET, 0, 0);
+	gev(r, 140, 6, 1, 10, S_A_ENT, 0, 0);
+	ct_recon_finish(r, 500);
+	NREC(6);
+	EXP_EXIT(3, FE, 0, RET, 0, 100, 130, false, false);
+	ct_recon_free(r);
+
+	/* E returns on thread 2 before any other event of it: reported, then
+	 * ended (its end came first, and the stack it waited on was freed
+	 * while the list of waiting calls still held it) */
+	r = waiting_on_thread_1();
+	gev(r, 130, 5, 2, 10, S_E_RET, 0, 0);
+	NREC(2);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	EXP_EXIT(1, FE, 0, RET, 0, 100, 130, false, true);
+	gev(r, 140, 6, 1, 10, S_A_ENT, 0, 0);
+	gev(r, 150, 7, 1, 10, S_A_ENT, 0, 0);
+	ct_recon_finish(r, 500);
+	NREC(6);
+	ct_recon_free(r);
+
+	/* ... and its SPILL hit there is its own (same goroutine, function,
+	 * frame) */
+	r = waiting_on_thread_1();
+	gev(r, 105, 5, 2, 26, S_E_SPILL, 0, 42);
+	NREC(1);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	CHECK_EQ_U(col.v[0].spill, 42);
+	ct_recon_finish(r, 500);
+	NREC(2);
+	CHECK_EQ_U(col.v[1].spill, 42);
+	ct_recon_free(r);
+	col_reset();
+}
