@@ -40,6 +40,33 @@ struct frame {
 
 struct thread_stacks;
 
+/* A goroutine's origin, shared by reference: the origins map holds it until
+ * the goroutine (or its process) ends, and each stack that shows it holds
+ * it while the stack lives.  Frames hold none: a call's origin is its
+ * stack's, put in its ct_call only for the callback (report).  Frames held
+ * a pointer, which outlived the origin wherever a call that showed it was
+ * open when the goroutine ended: make fuzz found two (calls a damaged file
+ * left open past the end on the goroutine's own stack, a call of another
+ * stack waiting for its SPILL hit), and a Go signal handler's calls for
+ * it, a stack whose key another took and a fork's copy of one were more. */
+struct origin {
+	struct ct_goroutine_origin o;
+	uint32_t refs;
+};
+
+static struct origin *origin_hold(struct origin *o)
+{
+	if (o)
+		o->refs++;
+	return o;
+}
+
+static void origin_release(struct origin *o)
+{
+	if (o && !--o->refs)
+		free(o);
+}
+
 struct stack {
 	CT_VEC(struct frame) f;
 	uint32_t pid;
@@ -48,7 +75,7 @@ struct stack {
 	bool recover_pending;   /* a recovered panic: the next resume point unwinds */
 	bool ran;               /* image_ran was told of its process, */
 	uint32_t image;         /* ... whose image_of this is (stacks end at an exec) */
-	const struct ct_goroutine_origin *origin;
+	struct origin *origin;  /* what its calls show (a reference: stack_show) */
 	/* C threads that switch stacks (thread_stack): which of its thread's
 	 * stacks this is, as shown (a signal handler's is the context it
 	 * interrupted), and the depth its frames start at (under that frame) */
@@ -93,7 +120,7 @@ struct ct_recon {
 	struct ct_recon_stats st;
 	uint64_t seq;
 	uint64_t losses; /* loss records so far */
-	struct ct_map origins; /* goroutine's thread key -> struct ct_goroutine_origin * */
+	struct ct_map origins; /* goroutine's thread key -> struct origin * (a reference) */
 	struct ct_map images;  /* pid -> its exec count (ct_call.image) * 2, + 1 if a
 				  call of its current program was seen */
 	bool delayed_were_silent; /* CT_EV_DELAYED events' hits were priced as silent ones (version 16) */
@@ -152,6 +179,45 @@ static void args_release(struct ct_recon *r, struct frame *f)
 		free(f->args);
 	}
 	f->args = NULL;
+}
+
+/* S's calls show origin O from now on (NULL: none). */
+static void stack_show(struct stack *s, struct origin *o)
+{
+	origin_hold(o);
+	origin_release(s->origin);
+	s->origin = o;
+}
+
+/* Every callback of a call goes through here (END: its exit, else its
+ * entry): F, a frame of S, shows S's origin for as long as the callback
+ * runs (see struct origin). */
+static void report(struct ct_recon *r, const struct stack *s, struct frame *f, bool end)
+{
+	void (*to)(void *, const struct ct_call *) = end ? r->ops.exit : r->ops.enter;
+	if (!to)
+		return;
+	f->c.origin = s->origin ? &s->origin->o : NULL;
+	to(r->ctx, &f->c);
+	f->c.origin = NULL;
+}
+
+/* S's top frame, a call waiting for its SPILL hit (settle_waiting), is
+ * reported now, without it: S leaves r->waiting.  Before anything is
+ * pushed over it or it is popped, so that a call is reported before its
+ * callees and its end, and r->waiting never holds a stack without frames
+ * (dropped, freed): a goroutine's events on another thread than the one
+ * it entered the call on did both (a pop, then a use after free). */
+static void report_waiting(struct ct_recon *r, struct stack *s)
+{
+	for (size_t i = 0; i < r->waiting.n; i++)
+		if (r->waiting.v[i] == s) {
+			r->waiting.v[i] = r->waiting.v[--r->waiting.n];
+			break;
+		}
+	struct frame *f = &s->f.v[s->f.n - 1];
+	f->waiting = false;
+	report(r, s, f, false);
 }
 
 const char *ct_status_name(enum ct_call_status s)
@@ -371,6 +437,8 @@ static void derive_tail_results(struct ct_recon *r, struct stack *s, size_t idx,
 static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts, uint32_t tid,
 		const struct ct_rec_event *ev)
 {
+	if (s->f.v[s->f.n - 1].waiting)
+		report_waiting(r, s);
 	struct frame *f = &s->f.v[--s->f.n];
 	/* Its RET passed (CT_EV_INTERIM_PASS): it returned then, whatever
 	 * ends it now -- a shallower call's end, its thread's -- without the
@@ -483,8 +551,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	default:
 		r->st.unfinished++;
 	}
-	if (r->ops.exit)
-		r->ops.exit(r->ctx, &f->c);
+	report(r, s, f, true);
 	args_release(r, f);
 	free(f->spill);
 	f->spill = NULL;
@@ -721,6 +788,8 @@ static void end_unobserved(struct ct_recon *r, struct stack *s, uint64_t ts, uin
 
 static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev, uint32_t func, bool tail)
 {
+	if (s->f.n && s->f.v[s->f.n - 1].waiting)
+		report_waiting(r, s);
 	/* Most goroutines/threads have a frame or two open: start with one
 	 * (16 each took 2.4 GB for a million threads) and double. */
 	if (s->f.n == s->f.cap) {
@@ -755,7 +824,6 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	if (tail && s->f.n >= 2)
 		s->f.v[s->f.n - 2].replaced = true;
 	f->c.sysstack = (ev->flags & CT_EV_SYSSTACK) != 0;
-	f->c.origin = s->origin;
 	f->c.entry_site = ev->site;
 	f->c.exit_site = UINT32_MAX;
 	/* from a call site not known in advance: at a CHECK (no exit probe), or
@@ -785,24 +853,27 @@ static void push_frame(struct ct_recon *r, struct stack *s, const struct ct_rec_
 		r->st.max_depth = f->c.depth + 1;
 	if (f->waiting)
 		CT_VEC_PUSH(r->waiting, s); /* reported with its SPILL hit (settle_waiting) */
-	else if (r->ops.enter)
-		r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
+	else
+		report(r, s, f, false);
 }
 
 /* Calls waiting for their SPILL hit (arguments passed in SSE registers, read
- * where the prologue stored them), at an event of EV's thread (NULL: every
- * thread): EV is the hit of the one it completes (same function, same frame
- * key: it is merged into it); any other event of the thread means
- * the call went on without getting there (a signal, a longjmp, a lost
- * event): it is reported without them.  A waiting call is its stack's top
- * frame, as every event of its thread settles it first. */
+ * where the prologue stored them), at an event of EV's thread or of the
+ * call's goroutine (NULL: every one): EV is the hit of the one it completes
+ * (same function, same frame key: it is merged into it); any other such
+ * event means the call went on without getting there (a signal, a
+ * longjmp, a lost event, a goroutine preempted and moved to another
+ * thread): it is reported without them.  A waiting call is its stack's top
+ * frame: each event of its thread or goroutine settles it first, and a
+ * push or pop on its stack (report_waiting). */
 static void settle_waiting(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	bool used = false;
+	uint64_t evk = ev ? thread_key(ev) : 0;
 	for (size_t i = 0; i < r->waiting.n;) {
 		struct stack *s = r->waiting.v[i];
 		struct frame *f = &s->f.v[s->f.n - 1];
-		if (ev && (f->c.pid != ev->pid || f->c.tid != ev->tid)) {
+		if (ev && (f->c.pid != ev->pid || (f->c.tid != ev->tid && s->key != evk))) {
 			i++;
 			continue;
 		}
@@ -818,8 +889,7 @@ static void settle_waiting(struct ct_recon *r, const struct ct_rec_event *ev)
 		}
 		f->waiting = false;
 		r->waiting.v[i] = r->waiting.v[--r->waiting.n];
-		if (r->ops.enter)
-			r->ops.enter(r->ctx, &f->c);
+		report(r, s, f, false);
 	}
 }
 
@@ -1127,6 +1197,19 @@ static bool resume_after_recover(struct ct_recon *r, struct stack *s, const stru
 
 static void forget_stack(struct ct_recon *r, struct stack *s);
 
+/* (frames still open: a stack never ended, ct_recon_free without
+ * ct_recon_finish) */
+static void free_stack(struct stack *s)
+{
+	for (size_t j = 0; j < s->f.n; j++) {
+		free(s->f.v[j].args);
+		free(s->f.v[j].spill);
+	}
+	CT_VEC_FREE(s->f);
+	origin_release(s->origin);
+	free(s);
+}
+
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
 	recent_forget(&r->recent, s);
@@ -1142,8 +1225,7 @@ static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 	} else {
 		map_del(&r->stacks, k);
 	}
-	CT_VEC_FREE(s->f);
-	free(s);
+	free_stack(s);
 }
 
 static int cmp_stack_first(const void *a, const void *b);
@@ -1165,7 +1247,7 @@ static struct stack *new_stack(struct ct_recon *r, uint64_t k, uint64_t thread, 
 	s->pid = pid;
 	s->goid = goid;
 	s->key = k;
-	s->origin = map_get(&r->origins, k); /* NULL for thread keys */
+	s->origin = origin_hold(map_get(&r->origins, k)); /* NULL for thread keys */
 	map_put(&r->stacks, k, s);
 	if (!map_get(&r->seen, thread)) {
 		map_put(&r->seen, thread, (void *)((uintptr_t)pid + 1));
@@ -1542,7 +1624,7 @@ static struct stack *go_signal_stack(struct ct_recon *r, const struct ct_rec_eve
 	if (in && in->ret_passed_open)
 		close_passed(r, in, UINT64_MAX, ev->tid);
 	s->goid = ev->goid;
-	s->origin = ev->goid ? map_get(&r->origins, ik) : NULL;
+	stack_show(s, ev->goid ? map_get(&r->origins, ik) : NULL);
 	s->depth_base = in ? in->depth_base + (uint32_t)in->f.n : 0;
 	return s;
 }
@@ -1620,11 +1702,11 @@ static void forget_ended(struct ct_recon *r, uint32_t pid, uint32_t tid)
 		CT_VEC_PUSH(gone, r->seen.keys[i]);
 	/* a process that exec'd another Go program numbers its goroutines anew */
 	MAP_FOREACH(&r->origins, i)
-	if (((struct ct_goroutine_origin *)r->origins.vals[i])->pid == pid)
+	if (((struct origin *)r->origins.vals[i])->o.pid == pid)
 		CT_VEC_PUSH(gone, r->origins.keys[i]);
 	for (size_t i = 0; i < gone.n; i++) {
 		map_del(&r->seen, gone.v[i]);
-		free(map_get(&r->origins, gone.v[i]));
+		origin_release(map_get(&r->origins, gone.v[i]));
 		map_del(&r->origins, gone.v[i]);
 	}
 	CT_VEC_FREE(gone);
@@ -1700,11 +1782,12 @@ static void fork_stack(struct ct_recon *r, const struct ct_rec_event *ev)
 			memcpy(f.spill, from->f.v[i].spill, f.c.spill_len);
 			f.c.spill = f.spill;
 		}
+		f.waiting = false; /* (none: on_proc settled them) */
 		CT_VEC_PUSH(s->f, f);
 		s->no_exit_open += f.no_exit;
+		s->ret_passed_open += f.ret_passed_ts != 0;
 		r->st.calls++;
-		if (r->ops.enter)
-			r->ops.enter(r->ctx, &s->f.v[s->f.n - 1].c);
+		report(r, s, &s->f.v[s->f.n - 1], false);
 	}
 }
 
@@ -1763,7 +1846,9 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 	void **slot = map_slot(&r->origins, make_thread_key(ev->pid, 0, ev->key, false, 0), true);
 	if (*slot)
 		return; /* goroutine ids are never reused: a duplicate */
-	struct ct_goroutine_origin *o = xcalloc(1, sizeof(*o));
+	struct origin *ref = xcalloc(1, sizeof(*ref));
+	ref->refs = 1; /* the map's */
+	struct ct_goroutine_origin *o = &ref->o;
 	o->goid = ev->key;
 	o->parent = ev->goid;
 	o->ts = ev->ts;
@@ -1778,33 +1863,22 @@ static void on_created(struct ct_recon *r, const struct ct_rec_event *ev)
 	o->site = ev->site;
 	if (ev->payload_len >= 8)
 		memcpy(&o->pc, ev->payload, 8);
-	*slot = o;
+	*slot = ref;
 	if (r->ops.spawn)
 		r->ops.spawn(r->ctx, o);
 }
 
-/* The goroutine ended: nothing will show its origin again, and its id is
- * never reused (memory stays flat however many goroutines come and go). */
+/* The goroutine ended: its id is never reused, so its origin goes (memory
+ * stays flat however many goroutines come and go) once no stack shows it
+ * (struct origin). */
 static void forget_goroutine(struct ct_recon *r, uint64_t k)
 {
 	/* a stack kept past its end (a recovery pending, or a damaged file
-	 * reusing the id) must not show the freed origin */
+	 * reusing the id): calls after the end are no longer of it */
 	struct stack *s = map_get(&r->stacks, k);
-	if (s) {
-		s->origin = NULL;
-		for (size_t i = 0; i < s->f.n; i++)
-			s->f.v[i].c.origin = NULL;
-	}
-	/* ... nor a call of another stack still waiting for its SPILL hit,
-	 * reported after this (a damaged file: fuzz, a use after free) */
-	const struct ct_goroutine_origin *o = map_get(&r->origins, k);
-	for (size_t w = 0; o && w < r->waiting.n; w++) {
-		struct stack *ws = r->waiting.v[w];
-		for (size_t i = 0; i < ws->f.n; i++)
-			if (ws->f.v[i].c.origin == o)
-				ws->f.v[i].c.origin = NULL;
-	}
-	free(map_get(&r->origins, k));
+	if (s)
+		stack_show(s, NULL);
+	origin_release(map_get(&r->origins, k));
 	map_del(&r->origins, k);
 	map_del(&r->seen, k);
 }
@@ -1961,8 +2035,7 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 		end_frames(r, s, CT_CALL_UNFINISHED, end_ts);
 		if (s->th && s->th->alt == s)
 			s->th->alt = NULL;
-		CT_VEC_FREE(s->f);
-		free(s);
+		free_stack(s);
 	}
 	CT_VEC_FREE(all);
 	map_free(&r->stacks);
@@ -2114,17 +2187,6 @@ const struct ct_recon_stats *ct_recon_stats(const struct ct_recon *r)
 	return &r->st;
 }
 
-/* A stack never ended (ct_recon_free without ct_recon_finish). */
-static void free_stack(struct stack *s)
-{
-	for (size_t j = 0; j < s->f.n; j++) {
-		free(s->f.v[j].args);
-		free(s->f.v[j].spill);
-	}
-	CT_VEC_FREE(s->f);
-	free(s);
-}
-
 void ct_recon_free(struct ct_recon *r)
 {
 	if (!r)
@@ -2141,7 +2203,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->stacks);
 	free_threads(r);
 	map_free(&r->seen);
-	MAP_FOREACH(&r->origins, i) free(r->origins.vals[i]);
+	MAP_FOREACH(&r->origins, i) origin_release(r->origins.vals[i]);
 	map_free(&r->origins);
 	map_free(&r->images);
 	map_free(&r->probes_in);

@@ -28,9 +28,9 @@
  *                (reconstruct.c, thread_stack).
  *  spill(f, K): f's arguments passed in SSE registers, read where its
  *                prologue stored them: they complete the call entered just
- *                before (its thread's next event, at K, of f); the call is
- *                reported (enter) only then, or at any other event of its
- *                thread without them.
+ *                before (its thread's or goroutine's next event, at K, of
+ *                f); the call is reported (enter) only then, or at any
+ *                other event of its thread or goroutine without them.
  *  unplanned(f,K): a call from a call site with no exit probe (CHECK) ends
  *                at the next event of its goroutine/thread that is not
  *                deeper: UNOBSERVED (never RETURNED), before that
@@ -69,15 +69,17 @@ const char *ct_status_name(enum ct_call_status s);
 /* Where a goroutine came from (Go): the goroutine that ran its `go`
  * statement, when, and the statement's address (source position:
  * ct_trace_pcpos(t, pid, pc)).  Known for goroutines made while the trace
- * ran; valid while the goroutine has calls open or until its next event. */
+ * ran; valid during the callback that passes it (copy what you keep). */
 struct ct_goroutine_origin {
 	uint64_t goid;   /* the new goroutine */
 	uint64_t parent; /* the goroutine that made it */
 	uint64_t ts;     /* when */
+	uint64_t pc;     /* its `go` statement (g.gopc, a return address); 0 unknown */
 	uint32_t pid, tid; /* where the parent ran */
 	uint32_t image;    /* of the process, as ct_call.image */
-	uint64_t pc;     /* its `go` statement (g.gopc, a return address); 0 unknown */
 	uint32_t site;   /* the event's: ct_trace_pcpos finds PC's position by it */
+	/* (no padding: with reconstruct.c's reference count it stays a 64-byte
+	 * allocation, one for each goroutine alive) */
 };
 
 /* One call, as reconstructed.  Passed to the callbacks by pointer; valid

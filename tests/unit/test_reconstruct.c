@@ -62,8 +62,9 @@ static const struct ct_file_site sites[NSITES] = {
 struct rec {
 	char type; /* 'E' enter, 'X' exit, 'L' lost */
 	struct ct_call c;
-	uint8_t args[8], ret[8];
+	uint8_t args[8], ret[8], spill;
 	uint64_t lost_ts, lost_n;
+	uint64_t origin_goid, origin_parent; /* c.origin's, read in the callback (0: none) */
 };
 static CT_VEC(struct rec) col;
 
@@ -77,11 +78,18 @@ static void push_call(char type, const struct ct_call *c)
 	struct rec r = {0};
 	r.type = type;
 	r.c = *c;
-	r.c.args = r.c.ret = NULL; /* not valid after the callback */
+	r.c.args = r.c.ret = r.c.spill = NULL; /* not valid after the callback */
+	r.c.origin = NULL;
 	if (c->args)
 		memcpy(r.args, c->args, c->args_len < 8 ? c->args_len : 8);
 	if (c->ret)
 		memcpy(r.ret, c->ret, c->ret_len < 8 ? c->ret_len : 8);
+	if (c->spill && c->spill_len)
+		r.spill = c->spill[0];
+	if (c->origin) {
+		r.origin_goid = c->origin->goid;
+		r.origin_parent = c->origin->parent;
+	}
 	CT_VEC_PUSH(col, r);
 }
 
@@ -115,9 +123,9 @@ static struct ct_recon *new_recon(bool go)
 	return ct_recon_new(sites, NSITES, go, &ops, NULL);
 }
 
-/* One event: a goroutine when GOID != 0, else thread TID of PID. */
-static void evp(struct ct_recon *r, uint32_t pid, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key,
-		uint32_t site, const void *payload, uint32_t plen)
+/* An event of a goroutine when GOID != 0, else of thread TID of PID. */
+static struct ct_rec_event an_event(uint32_t pid, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key,
+				    uint32_t site, uint8_t kind)
 {
 	struct ct_rec_event e = {0};
 	e.ts = ts;
@@ -126,7 +134,15 @@ static void evp(struct ct_recon *r, uint32_t pid, uint64_t ts, uint64_t goid, ui
 	e.pid = pid;
 	e.tid = tid;
 	e.site = site;
-	e.kind = sites[site].kind;
+	e.kind = kind;
+	return e;
+}
+
+/* One event (at a site of the shared table). */
+static void evp(struct ct_recon *r, uint32_t pid, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key,
+		uint32_t site, const void *payload, uint32_t plen)
+{
+	struct ct_rec_event e = an_event(pid, ts, goid, tid, key, site, sites[site].kind);
 	e.payload = payload;
 	e.payload_len = plen;
 	ct_recon_event(r, &e);
@@ -1934,6 +1950,159 @@ TEST(recon_unobserved_end_bound)
 	ev(r, 120, 0, 1, 40, S_C_ENT);
 	c = exit_of_seq(1);
 	CHECK(c && c->status == CT_CALL_UNOBSERVED && !c->end_bound);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* ---- what a call holds while it is open elsewhere ----
+ *
+ * Sites beyond the shared table: a goroutine's creation, and a function E
+ * whose arguments come in SSE registers (its SPILL hit follows its entry,
+ * its SP 16 lower). */
+enum { FE = NFUNCS };
+enum { S_GOCREATE = NSITES, S_E_ENT, S_E_RET, S_E_SPILL, NSITES_MORE };
+
+static struct ct_file_site more_sites[NSITES_MORE];
+
+static struct ct_recon *new_recon_more(void)
+{
+	memcpy(more_sites, sites, sizeof(sites));
+	more_sites[S_GOCREATE] = (struct ct_file_site){S_GOCREATE, 0x9100, CT_NOFUNC, CT_SITE_GOCREATE, CT_NOFUNC,
+						       0, UINT32_MAX, UINT32_MAX, 0};
+	more_sites[S_E_ENT] = (struct ct_file_site){S_E_ENT, 0x6000, FE, CT_SITE_ENTRY, CT_NOFUNC, 0, UINT32_MAX,
+						    UINT32_MAX, 0};
+	more_sites[S_E_RET] = (struct ct_file_site){S_E_RET, 0x6010, FE, CT_SITE_RET, CT_NOFUNC, 0, UINT32_MAX,
+						    UINT32_MAX, 0};
+	more_sites[S_E_SPILL] = (struct ct_file_site){S_E_SPILL, 0x6008, FE, CT_SITE_SPILL, CT_NOFUNC, -16,
+						      UINT32_MAX, UINT32_MAX, 0};
+	col_reset();
+	return ct_recon_new(more_sites, NSITES_MORE, true, &ops, NULL);
+}
+
+/* An event of goroutine GOID (0: of the thread) on thread TID. */
+static void gev(struct ct_recon *r, uint64_t ts, uint64_t goid, uint32_t tid, uint64_t key, uint32_t site,
+		uint16_t flags, uint8_t byte)
+{
+	struct ct_rec_event e = an_event(PID, ts, goid, tid, key, site, more_sites[site].kind);
+	e.flags = flags;
+	e.payload = byte ? &byte : NULL;
+	e.payload_len = byte ? 1 : 0;
+	ct_recon_event(r, &e);
+}
+
+/* Goroutine PARENT, on thread TID, makes goroutine GOID. */
+static void made(struct ct_recon *r, uint64_t ts, uint64_t parent, uint32_t tid, uint64_t goid)
+{
+	uint64_t pc = 0x401234;
+	struct ct_rec_event e = an_event(PID, ts, parent, tid, goid, S_GOCREATE, CT_SITE_GOCREATE);
+	e.payload = (const uint8_t *)&pc;
+	e.payload_len = sizeof(pc);
+	ct_recon_event(r, &e);
+}
+
+/* The first callback of type TYPE for function F (NULL: none). */
+static const struct rec *rec_of(char type, uint32_t f)
+{
+	for (size_t i = 0; i < col.n; i++)
+		if (col.v[i].type == type && col.v[i].c.func == f)
+			return &col.v[i];
+	return NULL;
+}
+
+/* Goroutine 1 makes 5, which calls A on thread 1, where a Go signal
+ * handler then runs for it (B: its calls show 5's origin); 5 goes on on
+ * thread 2 and ends there, while thread 1 sends nothing: the handler's
+ * end was not seen. */
+static struct ct_recon *handler_open_past_its_goroutine(void)
+{
+	struct ct_recon *r = new_recon_more();
+	made(r, 90, 1, 1, 5);
+	gev(r, 100, 5, 1, 10, S_A_ENT, 0, 0);
+	gev(r, 110, 5, 1, 0x40, S_B_ENT, CT_EV_ALTSTACK, 0);
+	gev(r, 120, 5, 2, 40, S_GOEXIT, 0, 0);
+	return r;
+}
+
+TEST(recon_origin_shown_by_a_call_open_after_its_goroutine_ended)
+{
+	/* B ends at thread 1's next hit off the signal stack, still showing
+	 * where 5 came from (it pointed at the origin freed at 5's end) */
+	struct ct_recon *r = handler_open_past_its_goroutine();
+	gev(r, 130, 6, 1, 10, S_C_ENT, 0, 0);
+	ct_recon_finish(r, 500);
+	const struct rec *a = rec_of('X', FA), *b_in = rec_of('E', FB), *b = rec_of('X', FB), *c = rec_of('X', FC);
+	CHECK(a && b_in && b && c);
+	CHECK_EQ_U(a->c.status, UNW);
+	CHECK_EQ_U(a->origin_goid, 5);
+	CHECK_EQ_U(b_in->origin_goid, 5);
+	CHECK_EQ_U(b->c.status, UNW);
+	CHECK_EQ_U(b->origin_goid, 5);
+	CHECK_EQ_U(b->origin_parent, 1);
+	CHECK_EQ_U(c->origin_goid, 0); /* 6: made before the trace */
+	ct_recon_free(r);
+
+	/* the same at the end of the trace (the handler open then) */
+	r = handler_open_past_its_goroutine();
+	ct_recon_finish(r, 500);
+	b = rec_of('X', FB);
+	CHECK(b);
+	CHECK_EQ_U(b->c.status, UNF);
+	CHECK_EQ_U(b->origin_goid, 5);
+	ct_recon_free(r);
+	col_reset();
+}
+
+/* Goroutine 5 enters E on thread 1: E waits for its SPILL hit. */
+static struct ct_recon *waiting_on_thread_1(void)
+{
+	struct ct_recon *r = new_recon_more();
+	gev(r, 100, 5, 1, 10, S_E_ENT, 0, 0);
+	return r;
+}
+
+TEST(recon_waiting_call_of_a_goroutine_that_moved)
+{
+	/* 5 goes on on thread 2 (preempted in E's prologue, moved) and calls
+	 * B: E is reported first, B inside it (B came first, E later, after
+	 * B's end) */
+	struct ct_recon *r = waiting_on_thread_1();
+	NREC(0);
+	gev(r, 110, 5, 2, 40, S_B_ENT, 0, 0);
+	NREC(2);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	gev(r, 120, 5, 2, 40, S_B_RET, 0, 0);
+	gev(r, 130, 5, 2, 10, S_E_RET, 0, 0);
+	gev(r, 140, 6, 1, 10, S_A_ENT, 0, 0);
+	ct_recon_finish(r, 500);
+	NREC(6);
+	EXP_EXIT(3, FE, 0, RET, 0, 100, 130, false, false);
+	ct_recon_free(r);
+
+	/* E returns on thread 2 before any other event of it: reported, then
+	 * ended (its end came first, and the stack it waited on was freed
+	 * while the list of waiting calls still held it) */
+	r = waiting_on_thread_1();
+	gev(r, 130, 5, 2, 10, S_E_RET, 0, 0);
+	NREC(2);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	EXP_EXIT(1, FE, 0, RET, 0, 100, 130, false, true);
+	gev(r, 140, 6, 1, 10, S_A_ENT, 0, 0);
+	gev(r, 150, 7, 1, 10, S_A_ENT, 0, 0);
+	ct_recon_finish(r, 500);
+	NREC(6);
+	ct_recon_free(r);
+
+	/* ... and its SPILL hit there is its own (same goroutine, function,
+	 * frame) */
+	r = waiting_on_thread_1();
+	gev(r, 105, 5, 2, 26, S_E_SPILL, 0, 42);
+	NREC(1);
+	EXP_ENTER(0, FE, 0, 0, 100, false);
+	CHECK_EQ_U(col.v[0].spill, 42);
+	ct_recon_finish(r, 500);
+	NREC(2);
+	CHECK_EQ_U(col.v[1].spill, 42);
 	ct_recon_free(r);
 	col_reset();
 }
