@@ -120,14 +120,15 @@ def call_shape(calls):
 def test_auto_takes_out_an_interface_calls_exit_its_untraced_implementations_hit():
     # --exit=auto: isSorted's data.Less has its exit probe planned for
     # rev.Less, and other.Ints.Less's 20,000 calls from there hit it
-    # (20,020 hits).  Reported at its 32nd hit, then each time its hits
+    # (~20,050 hits).  Reported at its 32nd hit, then each time its hits
     # double, it is weighed: its hits that closed no call against what
     # rev.Less's RETs would cost; it goes, the RETs come in.  What it still
     # sees meanwhile depends on how soon calltrace reads the report (0.05-7
-    # ms here: 60-4,700 hits in all).
+    # ms here, up to ~4,700 hits): the calls come in bursts of 2,000, 20 ms
+    # apart, and the bursts after that pay nothing.
     hits, info, calls = itab_run("auto")
     assert re.search(r"^icall_exits\s+\d+ .*; 1 taken out", info, re.M), info
-    assert hits < 10000, hits
+    assert hits < 8000, hits
     # the tree is --exit=ret's: rev.Less's calls after the probe went end
     # at its RETs, returned
     assert call_shape(calls) == call_shape(itab_run("ret")[2])
@@ -135,7 +136,7 @@ def test_auto_takes_out_an_interface_calls_exit_its_untraced_implementations_hit
 
 def funcval_run(mode):
     p, out = record([fixture("go_gostd"), "funcval"], "--exit=" + mode, out=tmp(f"gostd-funcval-{mode}.data"))
-    assert p.stdout.split() == ["2", "290", "1"], p.stdout
+    assert p.stdout.split() == ["2", "400", "1"], p.stdout
     calls = replay_json(out)
     # the traced closures' calls are seen in both modes, before and after
     # the 20,000 calls of unicode.IsDigit
@@ -155,9 +156,9 @@ def test_auto_takes_out_a_function_values_exits_its_untraced_callee_hits():
     # --exit=auto: count's f(r) has an exit probe planned for the traced
     # function values of its shape (main.survive.func1), and one found at
     # main.main.func1's first call: unicode.IsDigit's 20,000 calls hit both
-    # (~40,000 hits).  Both go (the one found while recording watched as
-    # those planned are).
+    # (~38,000-40,000 hits).  Both go (the one found while recording watched as
+    # those planned are), in bursts as itab's.
     hits, info, calls = funcval_run("auto")
     assert re.search(r"^icall_exits\s+\d+ .*, \d+ of them found while recording; 2 taken out", info, re.M), info
-    assert hits < 10000, hits
+    assert hits < 8000, hits
     assert call_shape(calls) == call_shape(funcval_run("ret")[2])
