@@ -2862,7 +2862,7 @@ static void ride_found_exit(struct ct_plan *p, const struct ct_callsite *cs)
 		return; /* roles of its own (the results of calls in tail position) */
 	for (uint32_t i = (uint32_t)p->built_sites; i < cs->exit_site; i++) {
 		const struct ct_plan_site *a = &p->sites.v[i];
-		if (a->kind != CT_SITE_RETSITE || a->addr != b->addr || a->key_adj != b->key_adj || a->elsewhere ||
+		if (a->kind != CT_SITE_RETSITE || a->addr != b->addr || a->key_adj != b->key_adj || a->elsewhere || a->gone ||
 		    !(a->flags & CT_SITEF_DYNAMIC) || !ct_site_is_probe(a) || a->next != CT_NOSITE ||
 		    a->call_site >= p->sites.n || p->sites.v[a->call_site].kind != CT_SITE_CALL ||
 		    p->sites.v[a->call_site].addr != cs->at ||

@@ -176,6 +176,9 @@ struct ct_plan_site {
 	bool interim;
 	/* TAIL: a conditional jump's condition + 1 (ct_exit_site.cond), 0: always */
 	uint8_t cond;
+	/* a probe taken out while recording (session.c weigh_icall_exit): no
+	 * exit found later rides on it (ride_found_exit) */
+	bool gone;
 };
 
 struct ct_tail_user {

@@ -277,6 +277,21 @@ struct {
 	__type(value, __u32);
 } interim_passed SEC(".maps");
 
+/* The watched exit probes of indirect calls planned before recording
+ * (CT_COOKIE_ICALL_EXIT: site id -> hits so far).  Every call made at such
+ * a call instruction hits its exit probe, of an untraced implementation
+ * too (sort.IsSorted's data.Less with a type no -F names), where such a
+ * hit closes nothing; user space, told each time the count doubles
+ * (CT_PROC_ICALL_EXIT), weighs that and may take the probe out (the
+ * calls it closed end at their functions' RETs then).  Counted here, not
+ * by user space: its reads of the ring wait for a quarter of it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CT_ICALL_EXITS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} icall_exit_hits SEC(".maps");
+
 /* Each conditional tail jump's probe: its condition (CT_COOKIE_JCC). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -374,6 +389,8 @@ struct run {
 	__u32 read_ns;        /* what a clock read took, last measured (hit_end) */
 	__u8 timed;           /* this hit reads the clock at its start and end */
 	__u32 slow_pre;       /* ns its report of a new caller took (timed anyway) */
+	__u32 icall_report;   /* a watched exit's site to report (its hits doubled), + 1 */
+	__u64 icall_hits;     /* ... and its hits */
 	/* What the thread's timed hits of each class took beyond the
 	 * calibration's before their clock read (PRE) and after it (POST):
 	 * moving averages, which the untimed hits carry instead */
@@ -1263,6 +1280,45 @@ static __always_inline void report_caller(const struct hit *h, __u64 key, __u64 
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* A watched exit probe of an indirect call (CT_COOKIE_ICALL_EXIT) hit:
+ * counted, and reported each time its hits double from
+ * CT_ICALL_FIRST_REPORT (R->icall_report).  A global function: on_hit's
+ * frame stays small (see struct run). */
+__noinline int icall_exit_hit(struct run *r)
+{
+	if (!r)
+		return 0;
+	__u32 site = CT_COOKIE_SITE(r->h.cookie);
+	__u64 *n = bpf_map_lookup_elem(&icall_exit_hits, &site);
+	if (!n)
+		return 0;
+	__u64 v = __sync_fetch_and_add(n, 1) + 1;
+	if (v >= CT_ICALL_FIRST_REPORT && !(v & (v - 1))) {
+		r->icall_report = site + 1;
+		r->icall_hits = v;
+	}
+	return 0;
+}
+
+/* ... the report, timed as a new caller's is (the ring full: dropped, not
+ * counted as lost -- it is no event of the trace; the next doubling
+ * reports again).  A global function, as above. */
+__noinline int report_icall_exit(struct run *r)
+{
+	if (!r)
+		return 0;
+	__u64 t0 = bpf_ktime_get_ns();
+	struct ct_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (e) {
+		fill_proc(e, read_loss_gen(), CT_PROC_ICALL_EXIT, r->h.pid_tgid >> 32, (__u32)r->h.pid_tgid);
+		e->goid = r->icall_hits;
+		e->key = r->icall_report - 1;
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	}
+	r->slow_pre += ns_since(t0);
+	return 0;
+}
+
 /* Is K a planned call?  Its entry in R->pc if so.  A global function: the
  * stack its loop needs is not on_hit's (see struct run). */
 __noinline int planned_call(struct run *r, __u64 k)
@@ -1576,6 +1632,7 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 		}
 	}
 	r->key_delta = 0;
+	r->icall_report = 0;
 	r->unobserved_ret = 0;
 	r->new_caller = 0;
 	r->new_ret = 0;
@@ -1631,6 +1688,8 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 		} else {
 			h->flags |= CT_EV_WATCHED;
 		}
+	} else if (CT_COOKIE_KIND(h->cookie) == CT_SITE_RETSITE && CT_COOKIE_ICALL_EXIT(h->cookie)) {
+		icall_exit_hit(r);
 	}
 
 	/* The registers for the site's fetch program (struct scratch), by
@@ -1716,6 +1775,8 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 		report_caller(h, r->new_caller, r->new_ret);
 		r->slow_pre = ns_since(t0);
 	}
+	if (r->icall_report)
+		report_icall_exit(r);
 	/* (looked up before the clock read: the lookup is the hit's too) */
 	r->hit_cls = hit_class(r->probe_cookie);
 	__u32 cls = r->hit_cls & (CT_HIT_CLASS_SLOTS - 1);

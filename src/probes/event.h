@@ -132,7 +132,10 @@ enum ct_site_kind {
  *                ENTRY site that is its function's RET too (`f: ret`);
  *                RET site probed only until its function's callers are
  *                found (an interim RET): it sends the end of an
- *                unobserved call only
+ *                unobserved call only; RETSITE probe of an indirect
+ *                call planned before recording whose every role is an
+ *                end of that call instruction's calls (a watched one:
+ *                map "icall_exit_hits")
  *   bit  37      the probe is a tail jump to untraced code (one of its
  *                roles): look the return address (at SP) up among the
  *                planned return sites ("planned_calls", keyed by this
@@ -161,6 +164,8 @@ enum ct_site_kind {
 #define CT_COOKIE_INDIRECT(c) ((__u32)((c) >> 36) & 1) /* CHECK sites */
 #define CT_COOKIE_ENTRYRET(c) ((__u32)((c) >> 36) & 1) /* ENTRY sites */
 #define CT_COOKIE_INTERIM(c) ((__u32)((c) >> 36) & 1)  /* RET sites */
+#define CT_COOKIE_ICALL_EXIT(c) ((__u32)((c) >> 36) & 1) /* RETSITE sites */
+#define CT_COOKIE_ICALL_EXIT_BIT (1ULL << 36)
 #define CT_COOKIE_RETCHECK(c) ((__u32)((c) >> 37) & 1)
 #define CT_COOKIE_FUNC(c) ((__u32)((c) >> 38) & 0x7fffff)
 #define CT_COOKIE_SPDROP(c) ((__u32)((c) >> 38) & 0x7fffff) /* CHECK sites */
@@ -242,6 +247,10 @@ struct ct_planned_call {
  * are taken, in "planned_calls" (ct_config.planned_bits: log2 of the
  * slots; user space sets bss planned_overflow once it put one there). */
 #define CT_PLANNED_PROBES 8
+/* A slot's key once its entry was taken out (ct_probes_drop_planned): no
+ * entry's (site ids are below 2^24), and not empty, so the lookups of keys
+ * placed past it go on. */
+#define CT_PLANNED_GONE (~0ULL)
 struct ct_planned_slot {
 	__u64 key; /* CT_PLANNED_KEY + 1, written after VAL; 0: empty */
 	struct ct_planned_call val;
@@ -514,6 +523,15 @@ struct ct_fetch {
 				 call's event.  User space adds an exit probe there
 				 for the calls after it (that call itself ends
 				 unobserved).  Not written to the file. */
+/* A watched exit probe of an indirect call (CT_COOKIE_ICALL_EXIT) was hit
+ * goid times, a power of two from CT_ICALL_FIRST_REPORT: key = its site.
+ * User space weighs what its hits that close no traced call cost against
+ * the RETs of the functions whose calls it closes, and may take it out
+ * (session.c weigh_icall_exit).  Not written to the file. */
+#define CT_PROC_ICALL_EXIT 9
+#define CT_ICALL_FIRST_REPORT 32
+/* ... at most so many probes watched (map "icall_exit_hits") */
+#define CT_ICALL_EXITS_MAX 4096
 /* How many return addresses the probes report (CT_PROC_CALLER) at most:
  * each costs user space a plan and part of a probe link.  At least
  * CT_MAX_CALLERS; a program with many functions observed from their

@@ -560,6 +560,33 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 	return 0;
 }
 
+int ct_probes_drop_planned(struct ct_probes *p, uint64_t key)
+{
+	const struct ct_config *cfg = &p->skel->rodata->cfg;
+	uint32_t mask = (1u << cfg->planned_bits) - 1, at = ct_planned_slot_of(key, cfg->planned_bits);
+	for (uint32_t n = 0; n < CT_PLANNED_PROBES; n++) {
+		struct ct_planned_slot *s = &p->planned[(at + n) & mask];
+		uint64_t sk = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
+		if (!sk)
+			break;
+		if (sk == key + 1) {
+			__atomic_store_n(&s->key, CT_PLANNED_GONE, __ATOMIC_RELEASE);
+			return 0;
+		}
+	}
+	if (bpf_map_delete_elem(bpf_map__fd(p->skel->maps.planned_calls), &key) && errno != ENOENT)
+		return ct_fail("cannot take a planned call site out: %s", strerror(errno));
+	return 0;
+}
+
+int ct_probes_watch_icall_exit(struct ct_probes *p, uint32_t site)
+{
+	uint64_t zero = 0;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.icall_exit_hits), &site, &zero, BPF_NOEXIST))
+		return ct_fail("cannot watch an indirect call's exit probe: %s", strerror(errno));
+	return 0;
+}
+
 int ct_probes_set_jcc(struct ct_probes *p, uint32_t site, uint32_t cond)
 {
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.jcc_conds), &site, &cond, BPF_ANY))

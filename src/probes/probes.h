@@ -86,6 +86,12 @@ int ct_probes_add_planned(struct ct_probes *p, uint64_t key, const struct ct_pla
 /* Puts KEY's entry (or its new value) in one of its slots of SLOTS (1 <<
  * BITS of them, struct ct_planned_slot); false if they are all taken. */
 bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call);
+/* Takes KEY's entry out (a slot keeps CT_PLANNED_GONE): a CHECK's call
+ * from there is one without an exit probe from now on. */
+int ct_probes_drop_planned(struct ct_probes *p, uint64_t key);
+/* Counts the hits of exit probe SITE (cookie CT_COOKIE_ICALL_EXIT), which
+ * reports each doubling (CT_PROC_ICALL_EXIT); at most CT_ICALL_EXITS_MAX. */
+int ct_probes_watch_icall_exit(struct ct_probes *p, uint32_t site);
 /* the most slots: 6 MiB */
 #define CT_PLANNED_MAX_BITS 18
 /* The condition of the conditional tail jump probed at SITE (event.h

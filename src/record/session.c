@@ -645,6 +645,7 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	 * called indirectly (which counter its unplanned calls go to) */
 	cp.tail_traced = site->kind == CT_SITE_CHECK ? (site->flags & CT_SITEF_INDIRECT) != 0
 			 : site->kind == CT_SITE_RET	 ? site->interim /* (CT_COOKIE_INTERIM) */
+			 : site->kind == CT_SITE_RETSITE ? 0 /* (CT_COOKIE_ICALL_EXIT: attach_icall_exits sets it) */
 						     : site->target_func != CT_NOFUNC || (site->flags & CT_SITEF_INDIRECT);
 	/* and an ENTRY's: its function's RET is the same instruction */
 	for (size_t k = site->next; site->kind == CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next) {
@@ -846,18 +847,133 @@ bool ct_session_process_execd(struct ct_session *s, int pid)
 	return true;
 }
 
+/* Is probe site I of P an exit of an indirect call planned before the
+ * program ran, and nothing else: every role of it the end of a call of a
+ * traced function made by that one call instruction (plan_indirect_sites)?
+ * Then it can go while the program runs (weigh_icall_exit). */
+static bool icall_only_exit(const struct ct_plan *p, size_t i)
+{
+	uint64_t at = 0;
+	for (uint32_t k = (uint32_t)i, n = 0; k < p->sites.n && n < 64; k = p->sites.v[k].next, n++) {
+		const struct ct_plan_site *r = &p->sites.v[k];
+		if (r->kind != CT_SITE_RETSITE || !r->cs || !r->cs->icall || r->elsewhere || r->interim ||
+		    (r->flags & CT_SITEF_DYNAMIC) || r->call_site >= p->sites.n || (at && r->cs->at != at))
+			return false;
+		at = r->cs->at;
+	}
+	return at != 0;
+}
+
+static uint32_t global_site(struct ct_session *s, uint32_t bin, uint32_t local);
+
+/* Watched exit probes of indirect calls per link: taking one out makes
+ * its link again with the others (a few dozen breakpoints). */
+#define ICALL_LINK_PROBES 16
+
+/* The link of L's watched exits still in (none: no link), made again;
+ * the old one closed once the new one is in (a hit meanwhile is seen
+ * twice: the second event closes no call).  False if it failed: the old
+ * one stays. */
+static bool icall_link_make(struct ct_session *s, struct ct_icall_link *l)
+{
+	const struct ct_plan *p = &s->plan;
+	CT_VEC(uint64_t) xo = {0}, xc = {0};
+	for (size_t k = l->first; k < l->first + l->n; k++) {
+		const struct ct_icall_exit *x = &s->icall_exits.v[k];
+		if (x->out)
+			continue;
+		CT_VEC_PUSH(xo, p->sites.v[x->site].offset);
+		CT_VEC_PUSH(xc, site_cookie(s, p, x->site, global_site(s, 0, x->site), 0, 0) | CT_COOKIE_ICALL_EXIT_BIT);
+	}
+	int link = xo.n ? ct_probes_attach_link(s->probes, l->path, l->pid, xo.v, xc.v, xo.n) : -1;
+	bool ok = !xo.n || link >= 0;
+	if (ok) {
+		ct_probes_close_link(s->probes, l->link);
+		l->link = link;
+	}
+	CT_VEC_FREE(xo);
+	CT_VEC_FREE(xc);
+	return ok;
+}
+
+/* The program's exits of indirect calls at sites W (N of them, icall_only_exit)
+ * in links of their own, watched (struct ct_icall_exit); those that cannot
+ * be go to XO/XC (at *NX), probed as the other exits are.  What the events
+ * read say of them is counted by the site table ICALL_OF, which names
+ * each one's probe and the CALL sites of the calls it closes. */
+static void attach_icall_exits(struct ct_session *s, const uint32_t *w, size_t n, const char *path, int pid,
+			       uint64_t *xo, uint64_t *xc, size_t *nx)
+{
+	const struct ct_plan *p = &s->plan;
+	size_t links = (n + ICALL_LINK_PROBES - 1) / ICALL_LINK_PROBES;
+	/* (room for the interim RETs' and the found exits' links first) */
+	bool room = ct_probes_links_left(s->probes) > links + 256 + MAX_CALLER_LINKS + 64;
+	for (size_t i = 0; i < n; i += ICALL_LINK_PROBES) {
+		size_t m = n - i < ICALL_LINK_PROBES ? n - i : ICALL_LINK_PROBES, first = s->icall_exits.n;
+		for (size_t k = i; room && k < i + m; k++) {
+			if (s->icall_exits.n >= CT_ICALL_EXITS_MAX || ct_probes_watch_icall_exit(s->probes, w[k]))
+				break;
+			struct ct_icall_exit x = {.site = w[k], .link = (uint32_t)s->icall_links.n};
+			CT_VEC_PUSH(s->icall_exits, x);
+		}
+		struct ct_icall_link l = {xstrdup(path), pid, -1, first, s->icall_exits.n - first};
+		if (l.n && icall_link_make(s, &l)) {
+			CT_VEC_PUSH(s->icall_links, l);
+		} else {
+			s->icall_exits.n = first; /* (their hits are counted for nothing: no report is read) */
+			free(l.path);
+		}
+		for (size_t k = i + (s->icall_exits.n - first); k < i + m; k++) {
+			xo[*nx] = p->sites.v[w[k]].offset;
+			xc[(*nx)++] = site_cookie(s, p, w[k], w[k], 0, 0);
+		}
+	}
+	/* (those found while recording are watched too: watch_found_exit) */
+	s->icall_of_n = p->sites.n;
+	s->icall_of = xcalloc(p->sites.n ? p->sites.n : 1, sizeof(*s->icall_of));
+	s->calls_of_n = p->funcs.n;
+	s->calls_of = xcalloc(p->funcs.n ? p->funcs.n : 1, sizeof(*s->calls_of));
+	if (!s->icall_exits.n)
+		return;
+	/* each site's probe: the head of the chain it is a role of, or of the
+	 * one it rides on */
+	uint32_t *head = xmalloc(p->sites.n * sizeof(*head));
+	for (size_t i = 0; i < p->sites.n; i++)
+		head[i] = CT_NOSITE;
+	for (size_t i = 0; i < p->sites.n; i++)
+		for (uint32_t k = (uint32_t)i, c = 0; ct_site_is_probe(&p->sites.v[i]) && k < p->sites.n && c < 64;
+		     k = p->sites.v[k].next, c++)
+			head[k] = (uint32_t)i;
+	for (size_t k = 0; k < s->icall_exits.n; k++)
+		s->icall_of[s->icall_exits.v[k].site] = (uint32_t)(k + 1) << 1;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct ct_plan_site *r = &p->sites.v[i];
+		uint32_t h = r->rides != CT_NOSITE && r->rides < p->sites.n ? head[r->rides] : head[i];
+		if (r->kind != CT_SITE_RETSITE || h >= p->sites.n || !s->icall_of[h] || (s->icall_of[h] & 1) ||
+		    r->call_site >= p->sites.n)
+			continue;
+		s->icall_of[r->call_site] = s->icall_of[h] | 1;
+	}
+	free(head);
+	ct_debug("exits of indirect calls watched: %zu in %zu links", s->icall_exits.n, s->icall_links.n);
+}
+
 /* The probes of one plan (the program's, bin 0, or a library's), with ids
  * offset into the file's global tables. */
 static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_t site_base,
 		       uint32_t func_base, uint32_t bin, const char *path, int pid)
 {
-	size_t n = plan->sites.n, ne = 0, nx = 0, nm = 0, nint = 0;
+	size_t n = plan->sites.n, ne = 0, nx = 0, nm = 0, nint = 0, nw = 0;
 	for (size_t i = 0; i < n; i++)
 		if (plan->sites.v[i].elsewhere)
 			n = i; /* found while recording, in another file: attached then */
 	if (!n)
 		return 0;
 	uint64_t *eo = xcalloc(n, 8), *ec = xcalloc(n, 8), *xo = xcalloc(n, 8), *xc = xcalloc(n, 8);
+	/* the program's exits of indirect calls that may go (not under
+	 * --follow: an exec'd copy's hits would be counted with its) */
+	bool watch = plan == &s->plan && !s->o.follow && plan->exits == CT_EXITS_AUTO && plan->in_caller && !s->icall_of;
+	uint32_t *w = watch ? xcalloc(n, sizeof(*w)) : NULL;
 	struct offset_cookie *mixed = xcalloc(n, sizeof(*mixed));
 	for (size_t k = 0; k < plan->planned.n; k++) {
 		uint64_t key = plan->planned.v[k].key;
@@ -873,6 +989,7 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			free(xo);
 			free(xc);
 			free(mixed);
+			free(w);
 			return -1;
 		}
 	}
@@ -902,11 +1019,14 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 			free(xo);
 			free(xc);
 			free(mixed);
+			free(w);
 			return -1;
 		}
 		uint64_t cookie = site_cookie(s, plan, i, site_base + (uint32_t)i, func_base, bin);
 		if (site->interim) {
 			nint++; /* a link of their own (interim_attach) */
+		} else if (w && icall_only_exit(plan, i)) {
+			w[nw++] = (uint32_t)i; /* links of their own (attach_icall_exits) */
 		} else if (probe_roles(plan, i) == ROLE_OPENS) {
 			eo[ne] = site->offset;
 			ec[ne++] = cookie;
@@ -931,6 +1051,9 @@ static int attach_plan(struct ct_session *s, const struct ct_plan *plan, uint32_
 	 * go in from the highest address down: the exit of a call is after it
 	 * on the straight line, so each is live before the probe opening the
 	 * calls it ends. */
+	if (w)
+		attach_icall_exits(s, w, nw, path, pid, xo, xc, &nx);
+	free(w);
 	qsort(mixed, nm, sizeof(*mixed), cmp_offset_down);
 	for (size_t k = 0; k < nm; k++) {
 		xo[nx + k] = mixed[k].off;
@@ -1857,6 +1980,14 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 			s->callers_since = now_mono_ns();
 		return 0;
 	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_ICALL_EXIT) {
+		/* weighed now, with every event before it read (their counts) */
+		if (after_end || cut || !s->icall_of)
+			return 0;
+		struct ct_deferred d = {.kind = CT_DEFER_ICALL, .pid = e->pid, .caller = e->key};
+		CT_VEC_PUSH(s->deferred, d);
+		return CT_EVENT_PAUSE;
+	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_STALL) {
 		/* a wait for our probe changes (calltrace.bpf.c ct_wait_end) */
 		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
@@ -1950,7 +2081,18 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	}
 	if (known) {
 		enum ct_site_kind kind = o.plan->sites.v[site].kind;
-		s->calls_written += kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
+		bool call = kind == CT_SITE_ENTRY || kind == CT_SITE_CALL || kind == CT_SITE_CHECK;
+		s->calls_written += call;
+		if (s->icall_of && o.plan == &s->plan) {
+			/* (what weigh_icall_exit weighs) */
+			uint32_t x = site < s->icall_of_n ? s->icall_of[site] : 0, fn = o.plan->sites.v[site].func;
+			if (x & 1)
+				s->icall_exits.v[(x >> 1) - 1].calls++;
+			else if (x)
+				s->icall_exits.v[(x >> 1) - 1].hits++;
+			if (call && fn < s->calls_of_n)
+				s->calls_of[fn]++;
+		}
 	}
 	if (s->sink)
 		s->sink(s->sink_ctx, e, payload);
@@ -2713,6 +2855,8 @@ static void merge_caller_links(struct ct_session *s)
  * probe is in: CHECKs send those calls as their CALL sites', tail jumps
  * no longer flag them unwatched.  The program ran on meanwhile: the calls
  * from there before the probe was in end unobserved. */
+static bool add_found(struct ct_session *s, struct found_batch *bp);
+
 static void add_callers(struct ct_session *s)
 {
 	struct found_batch b = {0};
@@ -2723,12 +2867,69 @@ static void add_callers(struct ct_session *s)
 	for (size_t i = 0; i < s->deferred.n; i++)
 		if (s->deferred.v[i].kind == CT_DEFER_CALLER)
 			plan_caller(s, &s->deferred.v[i], &b);
+	add_found(s, &b);
+}
+
+/* Found exits of indirect calls watched, at most (a link each) */
+#define ICALL_FOUND_MAX 32
+
+/* FP, a probe batch B planned, in a link of its own and watched if it is
+ * the exit of a call found while recording at an indirect call
+ * instruction of the program, and nothing else (a function value's call
+ * of a traced closure, from where untraced functions are called too:
+ * unicode.IsDigit through count's f): as those planned before the program
+ * ran (attach_icall_exits).  False if not. */
+static bool watch_found_exit(struct ct_session *s, const struct found_probe *fp, const struct found_batch *b)
+{
+	struct ct_plan *p = &s->plan;
+	const struct ct_plan_site *r = fp->bin ? NULL : &p->sites.v[fp->local];
+	if (!s->icall_of || !r || s->icall_found >= ICALL_FOUND_MAX || s->attach_pids.n != 1 ||
+	    s->icall_exits.n >= CT_ICALL_EXITS_MAX || r->kind != CT_SITE_RETSITE || r->next != CT_NOSITE || !r->cs ||
+	    r->elsewhere || r->call_site >= p->sites.n)
+		return false;
+	/* (a direct call has one callee: each hit closes its call) */
+	const uint8_t *op = ct_elf_bytes_at(&s->target.elf, r->cs->at, 1);
+	uint64_t key = 0;
+	for (size_t k = 0; k < b->planned.n && !key; k++)
+		if (!b->planned.v[k].bin && b->planned.v[k].local == r->call_site && !b->planned.v[k].via)
+			key = b->planned.v[k].key;
+	uint32_t id = global_site(s, 0, fp->local);
+	if (!op || *op == 0xe8 || !key || id == CT_NOSITE || ct_probes_watch_icall_exit(s->probes, id))
+		return false;
+	struct ct_icall_exit x = {.site = fp->local, .link = (uint32_t)s->icall_links.n, .key = key};
+	CT_VEC_PUSH(s->icall_exits, x);
+	struct ct_icall_link l = {xstrdup(fp->path), s->attach_pids.v[0], -1, s->icall_exits.n - 1, 1};
+	if (!icall_link_make(s, &l)) {
+		s->icall_exits.n--;
+		free(l.path);
+		return false;
+	}
+	CT_VEC_PUSH(s->icall_links, l);
+	if (s->icall_of_n < p->sites.n) {
+		s->icall_of = xrealloc(s->icall_of, p->sites.n * sizeof(*s->icall_of));
+		memset(s->icall_of + s->icall_of_n, 0, (p->sites.n - s->icall_of_n) * sizeof(*s->icall_of));
+		s->icall_of_n = p->sites.n;
+	}
+	s->icall_of[fp->local] = (uint32_t)s->icall_exits.n << 1;
+	s->icall_of[r->call_site] = (uint32_t)s->icall_exits.n << 1 | 1;
+	s->icall_found++;
+	return true;
+}
+
+/* What a batch planned (B): into the file, probed, then told to the
+ * probes.  False if a site could not be written or probed. */
+static bool add_found(struct ct_session *s, struct found_batch *bp)
+{
+	struct found_batch b = *bp;
 	bool ok = true;
 	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
 		if (object_n(s, k).plan->sites.n > b.first[k] && !write_found_sites(s, k, b.first[k]))
 			ok = false;
-	/* one link per file and process */
+	/* one link per file and process (the program's exits of indirect
+	 * calls: one each, watched) */
 	bool *done = xcalloc(b.probes.n ? b.probes.n : 1, sizeof(*done));
+	for (size_t i = 0; ok && i < b.probes.n; i++)
+		done[i] = watch_found_exit(s, &b.probes.v[i], &b);
 	for (size_t i = 0; ok && i < b.probes.n; i++) {
 		if (done[i])
 			continue;
@@ -2783,6 +2984,113 @@ static void add_callers(struct ct_session *s)
 	CT_VEC_FREE(b.probes);
 	CT_VEC_FREE(b.planned);
 	CT_VEC_FREE(b.file_calls);
+	return ok;
+}
+
+/* What a hit of each class costs, for weighing probes against each
+ * other: the calibration's, or the kernel's ratio here (README: an
+ * emulated hit ~1 us, a single-step 13-22). */
+static void hit_prices(const struct ct_session *s, uint64_t *emulated, uint64_t *stepped)
+{
+	uint64_t pr[CT_HIT_CLASSES];
+	*emulated = 1000;
+	*stepped = 15000;
+	if (!s->costs.ok)
+		return;
+	ct_costs_hit_prices(&s->costs, pr);
+	if (pr[CT_HIT_EMULATED] && pr[CT_HIT_RET] > pr[CT_HIT_EMULATED]) {
+		*emulated = pr[CT_HIT_EMULATED];
+		*stepped = pr[CT_HIT_RET];
+	}
+}
+
+/* Hits of a watched exit that closed no call, at least, before it may go */
+#define ICALL_WASTE_MIN 16
+
+/* Watched exit probe ID of an indirect call was hit again as often as
+ * before (CT_PROC_ICALL_EXIT).  Every call made at its call instruction
+ * hits it; those of untraced functions (sort.IsSorted's data.Less with a
+ * type no -F names) close nothing.  Where those wasted hits cost more than
+ * the RETs of the traced functions whose calls it closes would (each
+ * call of them a single-step, from wherever it is made: counted from
+ * their events so far), those RETs are probed and the probe goes: the
+ * calls from there are then sent by their CHECKs as calls without an exit
+ * probe (their planned entries taken out), which the RETs end.  A call
+ * already made from there ends at its RET, or at the probe while it is
+ * still in (the RET then finds its planned entry and lets it go). */
+static void weigh_icall_exit(struct ct_session *s, uint32_t id)
+{
+	struct object o;
+	uint32_t site = 0;
+	if (s->end_ts || !object_of_site(s, id, &o, &site) || o.plan != &s->plan || site >= s->icall_of_n ||
+	    !s->icall_of[site] || (s->icall_of[site] & 1))
+		return;
+	uint32_t mine = s->icall_of[site] | 1;
+	struct ct_icall_exit *x = &s->icall_exits.v[(mine >> 1) - 1];
+	struct ct_plan *p = o.plan;
+	if (x->out || x->settled)
+		return;
+	/* (found while recording: another call found there later whose exit
+	 * rides on it, ride_found_exit, would be left without one) */
+	for (size_t i = p->built_sites; x->key && i < p->sites.n && !x->settled; i++)
+		x->settled = p->sites.v[i].kind == CT_SITE_RETSITE && (p->sites.v[i].flags & CT_SITEF_COMPANION) &&
+			     p->sites.v[i].addr == p->sites.v[site].addr;
+	if (x->settled)
+		return;
+	uint64_t wasted = x->hits > x->calls ? x->hits - x->calls : 0, emulated, stepped, rets = 0;
+	hit_prices(s, &emulated, &stepped);
+	for (size_t c = 0; c < s->icall_of_n; c++)
+		if (s->icall_of[c] == mine && !p->funcs.v[p->sites.v[c].func].rets_probed)
+			rets += (p->sites.v[c].func < s->calls_of_n ? s->calls_of[p->sites.v[c].func] : 0) * stepped;
+	if (wasted < ICALL_WASTE_MIN || wasted * emulated <= rets) {
+		ct_debug("exit probe of the indirect call at 0x%llx: %llu hits, %llu calls: stays",
+			 (unsigned long long)p->sites.v[site].addr, (unsigned long long)x->hits,
+			 (unsigned long long)x->calls);
+		return;
+	}
+	/* the RETs first: a call from there ends at them once its planned
+	 * entry is gone */
+	struct found_batch b = {0};
+	for (uint32_t k = 0; k <= s->nlibs && k < CT_MAX_BINS; k++)
+		b.first[k] = (uint32_t)object_n(s, k).plan->sites.n;
+	uint32_t before = (uint32_t)p->sites.n;
+	bool ok = s->found_n + 64 <= s->found_max;
+	for (size_t c = 0; ok && c < s->icall_of_n; c++)
+		if (s->icall_of[c] == mine) {
+			uint32_t check = p->funcs.v[p->sites.v[c].func].check_site;
+			ok = check < p->sites.n && ct_plan_rets_from_now(p, check);
+		}
+	probe_new_sites(s, &o, before, &b);
+	ok = add_found(s, &b) && ok;
+	x = &s->icall_exits.v[(mine >> 1) - 1]; /* (the vector may have moved) */
+	if (!ok) {
+		x->settled = true;
+		ct_debug("exit probe of the indirect call at 0x%llx: stays (the RETs of the functions whose calls it closes "
+			 "could not all be probed)",
+			 (unsigned long long)p->sites.v[site].addr);
+		return;
+	}
+	for (size_t k = 0; k <= p->planned.n; k++) {
+		uint64_t key = k < p->planned.n ? p->planned.v[k].key : x->key;
+		if (k < p->planned.n &&
+		    (p->planned.v[k].val.site >= s->icall_of_n || s->icall_of[p->planned.v[k].val.site] != mine))
+			continue;
+		if (k < p->planned.n)
+			key = CT_PLANNED_KEY(global_site(s, 0, (uint32_t)(key >> 32)), (uint32_t)key);
+		else if (!key)
+			break;
+		/* (its CHECK reports the return address once: not planned again) */
+		map_put(&s->callers_done, key, (void *)(uintptr_t)CALLER_REFUSED);
+		if (ct_probes_drop_planned(s->probes, key))
+			ct_debug("%s", ct_error());
+	}
+	x->out = true;
+	p->sites.v[site].gone = true;
+	s->icall_out++;
+	bool gone = icall_link_make(s, &s->icall_links.v[x->link]);
+	ct_debug("exit probe of the indirect call at 0x%llx: %llu hits, %llu calls: %s", (unsigned long long)p->sites.v[site].addr,
+		 (unsigned long long)x->hits, (unsigned long long)x->calls,
+		 gone ? "taken out, the RETs of the functions whose calls it closed probed" : "its link could not be made again");
 }
 
 /* A process the kernel side held stopped (--follow, an exec) goes on. */
@@ -2807,6 +3115,9 @@ static void run_deferred(struct ct_session *s)
 			break;
 		case CT_DEFER_CALLER:
 			callers = true;
+			break;
+		case CT_DEFER_ICALL:
+			weigh_icall_exit(s, (uint32_t)d->caller);
 			break;
 		}
 	}
@@ -3006,6 +3317,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_ENDS),
 			       (unsigned long long)counter(s, CT_CNT_INTERIM_PASSES), s->interim_settled, s->interim_remade,
 			       s->interim_changes);
+	if (s->icall_exits.n)
+		ct_writer_stat(s->w, "icall_exits", "%zu (exit probes of indirect calls that may go, %zu of them found while recording; %zu taken out: their hits that closed no call cost more than the RETs of the functions whose calls they closed)",
+			       s->icall_exits.n, s->icall_found, s->icall_out);
 	if (s->plan.in_caller || s->callers_found || s->callers_refused) {
 		char merged[64] = "";
 		if (s->caller_links_merged)
@@ -3088,6 +3402,12 @@ void ct_session_free(struct ct_session *s)
 	for (size_t i = 0; i < s->interim_links.n; i++)
 		free(s->interim_links.v[i].path);
 	CT_VEC_FREE(s->interim_links);
+	for (size_t i = 0; i < s->icall_links.n; i++)
+		free(s->icall_links.v[i].path);
+	CT_VEC_FREE(s->icall_links);
+	CT_VEC_FREE(s->icall_exits);
+	free(s->icall_of);
+	free(s->calls_of);
 	map_free(&s->callers_done);
 	for (size_t k = 0; k < CT_MAX_BINS; k++)
 		map_free(&s->probes_at[k].there);

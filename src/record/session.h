@@ -45,6 +45,9 @@ enum ct_deferred_kind {
 	CT_DEFER_CALLER = 2, /* a CHECK's call from a return address it has no
 				planned site for (CT_PROC_CALLER): plan it, add
 				its exit probe (the program runs on meanwhile) */
+	CT_DEFER_ICALL = 3,  /* a watched exit probe of an indirect call was hit
+				again as often (CT_PROC_ICALL_EXIT; CALLER: its
+				file site id): weigh it (weigh_icall_exit) */
 };
 
 struct ct_deferred {
@@ -114,6 +117,31 @@ struct ct_interim_link {
 	int link;     /* ct_probes slot, -1: none now */
 	size_t nsites;
 	bool stuck;   /* making it again failed: it stays as it is */
+};
+
+/* An exit probe of an indirect call planned before the program ran, all
+ * of whose roles are ends of that call instruction's calls of traced
+ * functions (plan/callers.c plan_indirect_sites).  Every call made there
+ * hits it, of untraced implementations too; one that is hit much more
+ * often than its calls of traced functions are made, where those
+ * functions' RETs cost less than its wasted hits, is taken out and their
+ * RETs probed instead (session.c weigh_icall_exit).  In a link of a few
+ * such probes (struct ct_icall_link), made again without it. */
+struct ct_icall_exit {
+	uint32_t site;   /* the probe's site in the program's plan */
+	uint32_t link;   /* its link: icall_links[link] */
+	uint64_t hits;   /* its events read */
+	uint64_t calls;  /* the CALL events read of the calls it closes */
+	uint64_t key;    /* found while recording: its call's planned entry (else 0: those
+			    planned before, the plan's) */
+	bool out;        /* taken out: those calls end at their functions' RETs */
+	bool settled;    /* stays for good (those RETs could not be probed) */
+};
+struct ct_icall_link {
+	char *path;
+	int pid;
+	int link;            /* ct_probes slot, -1: none */
+	size_t first, n;     /* its probes: icall_exits[first, first + n) */
 };
 
 struct ct_session {
@@ -205,6 +233,19 @@ struct ct_session {
 	 * links of a few functions each: made again without the functions
 	 * settled since, or closed once none is left (settle_interim) */
 	CT_VEC(struct ct_interim_link) interim_links;
+	/* The program's watched exit probes of indirect calls, their links,
+	 * and what the events read tell of them: ICALL_OF[i] for the plan's
+	 * site i (of ICALL_OF_N) is (index in icall_exits + 1) << 1, | 1 for
+	 * a CALL site whose call it closes (0: none); CALLS_OF[j] the calls
+	 * of its function j read (CALL, CHECK and ENTRY events) */
+	CT_VEC(struct ct_icall_exit) icall_exits;
+	CT_VEC(struct ct_icall_link) icall_links;
+	uint32_t *icall_of;
+	size_t icall_of_n;
+	uint64_t *calls_of;
+	size_t calls_of_n;
+	size_t icall_out;            /* watched exits taken out */
+	size_t icall_found;          /* ... of them found while recording */
 	uint64_t interim_tick;       /* when settle_interim last looked */
 	size_t interim_links_in;     /* ... and how many of the links were in then */
 	size_t interim_settled;      /* functions whose interim RETs were taken out */

@@ -4,7 +4,7 @@ no probe may stay behind.  And what such programs made the runtime do that
 calltrace got wrong, reduced to tests/fixtures/go/gostd (go_gostd)."""
 import re
 
-from lib import ct, fixture, known_failure, our_links, record, replay_json, run, thread_key, tmp, trees
+from lib import ct, fixture, our_links, record, replay_json, run, thread_key, tmp, trees
 
 STD_ARGS = ["-test.short", "-test.count=1", "-test.v"]
 
@@ -92,30 +92,73 @@ def test_mcall_on_g0_after_newstack_starts_afresh_at_ret_probes():
     check_g0_fresh_starts("ret")
 
 
-def itab_hits(mode):
+def itab_run(mode):
     p, out = record([fixture("go_gostd"), "itab"], "--exit=" + mode, out=tmp(f"gostd-itab-{mode}.data"))
-    assert p.stdout.split() == ["true", "true"], p.stdout
+    assert p.stdout.split() == ["true", "true", "true"], p.stdout
     calls = replay_json(out)
     # the traced implementation's calls are seen in both modes (else the
-    # pair below is not planned and this tests nothing)
+    # pair below is not planned and this tests nothing), before and after
+    # the 20,000 calls of the untraced one
     assert [c["func"] for c in calls if c["func"].startswith("main.rev.")] == \
-        ["main.rev.Len", "main.rev.Less", "main.rev.Less"], [c["func"] for c in calls]
+        ["main.rev.Len", "main.rev.Less", "main.rev.Less"] * 2, [c["func"] for c in calls]
     assert all(c["status"] == "returned" for c in calls), calls
     info = ct("info", out).stdout
-    return int(re.search(r"^probe_hits\s+(\d+)", info, re.M)[1])
+    return int(re.search(r"^probe_hits\s+(\d+)", info, re.M)[1]), info, calls
 
 
 def test_ret_probes_pay_nothing_for_untraced_implementations():
     # --exit=ret: main's calls, entry and RET each; other.Ints' 20,000
     # calls of Less from the same instruction hit no probe
-    assert itab_hits("ret") < 100
+    assert itab_run("ret")[0] < 100
 
 
-@known_failure("src/plan/sites.c ct_indirect_call_shapes/plan_indirect_sites: an indirect call planned "
-               "for the traced implementations it may reach gets its exit probe whatever it calls: "
-               "every call of an untraced implementation from there (sort_test's types in "
-               "sort.IsSorted, other.Ints here) pays a hit and sends an event that closes nothing; "
-               "weigh the untraced implementations at the itab slot and leave such calls to be found")
-def test_auto_pays_nothing_for_untraced_implementations():
-    # --exit=auto: 20,020 hits, one per call of other.Ints.Less
-    assert itab_hits("auto") < 100
+def call_shape(calls):
+    """Function, depth and status of each call, in order (one goroutine)."""
+    return [(c["func"], c["depth"], c["status"]) for c in calls]
+
+
+def test_auto_takes_out_an_interface_calls_exit_its_untraced_implementations_hit():
+    # --exit=auto: isSorted's data.Less has its exit probe planned for
+    # rev.Less, and other.Ints.Less's 20,000 calls from there hit it
+    # (~20,050 hits).  Reported at its 32nd hit, then each time its hits
+    # double, it is weighed: its hits that closed no call against what
+    # rev.Less's RETs would cost; it goes, the RETs come in.  What it still
+    # sees meanwhile depends on how soon calltrace reads the report (0.05-7
+    # ms here, up to ~4,700 hits): the calls come in bursts of 2,000, 20 ms
+    # apart, and the bursts after that pay nothing.
+    hits, info, calls = itab_run("auto")
+    assert re.search(r"^icall_exits\s+\d+ .*; 1 taken out", info, re.M), info
+    assert hits < 8000, hits
+    # the tree is --exit=ret's: rev.Less's calls after the probe went end
+    # at its RETs, returned
+    assert call_shape(calls) == call_shape(itab_run("ret")[2])
+
+
+def funcval_run(mode):
+    p, out = record([fixture("go_gostd"), "funcval"], "--exit=" + mode, out=tmp(f"gostd-funcval-{mode}.data"))
+    assert p.stdout.split() == ["2", "400", "1"], p.stdout
+    calls = replay_json(out)
+    # the traced closures' calls are seen in both modes, before and after
+    # the 20,000 calls of unicode.IsDigit
+    assert [c["func"] for c in calls if c["func"].startswith("main.main.func")] == \
+        ["main.main.func1"] * 3 + ["main.main.func2"] * 3, [c["func"] for c in calls]
+    assert all(c["status"] == "returned" for c in calls), calls
+    info = ct("info", out).stdout
+    return int(re.search(r"^probe_hits\s+(\d+)", info, re.M)[1]), info, calls
+
+
+def test_ret_probes_pay_nothing_for_untraced_function_values():
+    # --exit=ret: count's 20,000 calls of unicode.IsDigit hit no probe
+    assert funcval_run("ret")[0] < 100
+
+
+def test_auto_takes_out_a_function_values_exits_its_untraced_callee_hits():
+    # --exit=auto: count's f(r) has an exit probe planned for the traced
+    # function values of its shape (main.survive.func1), and one found at
+    # main.main.func1's first call: unicode.IsDigit's 20,000 calls hit both
+    # (~38,000-40,000 hits).  Both go (the one found while recording watched as
+    # those planned are), in bursts as itab's.
+    hits, info, calls = funcval_run("auto")
+    assert re.search(r"^icall_exits\s+\d+ .*, \d+ of them found while recording; 2 taken out", info, re.M), info
+    assert hits < 8000, hits
+    assert call_shape(calls) == call_shape(funcval_run("ret")[2])
