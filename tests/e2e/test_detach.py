@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 
-from lib import CT, our_links, tmp
+from lib import CT, fixture, our_links, tmp
 from test_lifecycle import ticking_c_core
 
 SYS_PIDFD_GETFD = 438
@@ -59,3 +59,63 @@ def test_our_links_tells_a_tracer_by_what_it_holds():
         assert our_links() == []
         assert prog.poll() is None
 
+
+def breakpoints(pid, exe):
+    """How many bytes of EXE's code in process PID differ from the file:
+    the uprobes' breakpoints in it."""
+    with open(exe, "rb") as f:
+        image = f.read()
+    n = 0
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+        for line in maps:
+            fields = line.split()
+            if len(fields) < 6 or "x" not in fields[1] or os.path.realpath(fields[5]) != os.path.realpath(exe):
+                continue
+            lo, hi = (int(a, 16) for a in fields[0].split("-"))
+            off = int(fields[2], 16)
+            mem.seek(lo)
+            now = mem.read(hi - lo)
+            want = image[off:off + len(now)]
+            n += sum(a != b for a, b in zip(now, want))
+    return n
+
+
+def test_perf_event_detach_lets_go_of_the_program_first():
+    """Without uprobe_multi links (CALLTRACE_PERF_EVENTS=1) each probe is a
+    perf event, and the kernel takes them out one at a time (~0.1-0.2 s
+    each here, under its event_mutex).  calltrace's own probes (the
+    calibration's, on itself) went out first and the program's last, so
+    `record -p` stopped by Ctrl-C left the program with its probes for the
+    whole of it; now the program's go first, and the end of calltrace's
+    own is no wait of the program's.  Afterwards nothing is left in it."""
+    import signal
+    with ticking_c_core(100000) as prog:
+        exe = fixture("c_core")
+        assert breakpoints(prog.pid, exe) == 0
+        tracer = subprocess.Popen([CT, "record", "-o", tmp("pe-detach.data"), "-F", "c_fib", "-p", str(prog.pid)],
+                                  stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, CALLTRACE_PERF_EVENTS="1"))
+        try:
+            while "tracing 1 process" not in tracer.stderr.readline():
+                pass
+            probed = breakpoints(prog.pid, exe)
+            assert probed > 0, "no probe in the program"
+            tracer.send_signal(signal.SIGINT)
+            t0 = time.time()
+            gone = None
+            while tracer.poll() is None:
+                if gone is None and breakpoints(prog.pid, exe) == 0:
+                    gone = time.time() - t0
+                time.sleep(0.01)
+            took = time.time() - t0
+        finally:
+            if tracer.poll() is None:
+                tracer.kill()
+            tracer.wait()
+        assert tracer.returncode == 0, tracer.stderr.read()
+        assert breakpoints(prog.pid, exe) == 0
+        assert gone is not None, f"the program kept probes until calltrace ended ({took:.2f} s after Ctrl-C)"
+        # its own go after the program's: most of the time detach takes
+        assert gone < took / 2, (probed, gone, took)
+        assert our_links() == []
+        assert prog.poll() is None
