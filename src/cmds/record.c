@@ -339,6 +339,13 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
+	char *missing = rc ? NULL : ct_session_names_missing(s);
+	if (missing) {
+		/* (the file is kept: what the programs did is in it) */
+		ct_fail("%s", missing);
+		free(missing);
+		return -1;
+	}
 	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested) && !live.closed) {
 		/* what replay, report and dump of the file say, at once (not
 		 * when a signal stopped the program calltrace started: that is

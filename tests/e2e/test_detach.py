@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import time
 
-from lib import CT, fixture, our_links, tmp
+from lib import CT, ct, fixture, our_links, replay_json, run, tmp
+from test_errors import one_line_error
 from test_lifecycle import ticking_c_core
 
 SYS_PIDFD_GETFD = 438
@@ -58,6 +59,31 @@ def test_our_links_tells_a_tracer_by_what_it_holds():
             tracer.wait(timeout=30)
         assert our_links() == []
         assert prog.poll() is None
+
+
+def test_follow_names_of_programs_it_execs():
+    """`record --follow -F c_fib -- sh -c PROGRAM`: the names are those of
+    the program the shell runs, not the shell's; it said "no function
+    named c_fib in /usr/bin/dash" and ran nothing.  A name no program it
+    ran had is said at the end, in one line (exit 1, the file kept: what
+    the programs did is in it)."""
+    script = f"{fixture('c_core')} fib 4"
+    plain = run(["sh", "-c", script]).stdout
+    r = ct("record", "-o", tmp("follow-sh.data"), "--follow", "-F", "c_fib", "--", "sh", "-c", script)
+    assert r.returncode == 0 and r.stdout == plain, (r.returncode, r.stdout, r.stderr)
+    assert r.stderr == "", r.stderr
+    fibs = [c for c in replay_json(tmp("follow-sh.data")) if c["func"] == "c_core:c_fib"]
+    assert len(fibs) == 9 and all(c["status"] == "returned" for c in fibs), fibs
+    for sel in (["-F", "no_such_function"], ["-F", "c_fib", "-F", "no_such_function"]):
+        out = tmp("follow-sh-missing.data")
+        r = ct("record", "-o", out, "--follow", *sel, "--", "sh", "-c", script)
+        assert r.stdout == plain, (sel, r.stdout)
+        one_line_error(r, "no function named no_such_function in", "or any program it ran")
+        assert "c_fib" not in r.stderr, r.stderr
+        assert os.path.exists(out)
+    # without --follow the program's own names are checked at once, as before
+    one_line_error(ct("record", "-o", tmp("nofollow-sh.data"), "-F", "c_fib", "--", "sh", "-c", script),
+                   "no function named c_fib in")
 
 
 def breakpoints(pid, exe):
