@@ -184,6 +184,8 @@ static int attach_perf_events(struct ct_probes *p, struct bpf_program *prog, con
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i]);
 		struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
+		if (!l && pid > 0 && errno == ESRCH) /* (perf_event_open of a task that is gone) */
+			return ct_fail("process %d exited before it could be traced", pid);
 		if (!l)
 			return ct_fail("attaching a probe at offset 0x%llx of %s failed: %s",
 				       (unsigned long long)offsets[i], path, strerror(errno));
