@@ -67,6 +67,24 @@ def run(args, timeout=120, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def read_pty(fd, text=b"", until=None, timeout=60):
+    """TEXT and what a pseudo-terminal's master FD gives after it: up to
+    UNTIL (bytes) if given, else to its end (the other side all closed).
+    An AssertionError after TIMEOUT seconds without output."""
+    import select
+    while until is None or until not in text:
+        if not select.select([fd], [], [], timeout)[0]:
+            raise AssertionError(f"nothing more on the terminal in {timeout} s: {text[-500:]!r}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # (EIO: no process has it open any more)
+            break
+        if not chunk:
+            break
+        text += chunk
+    return text
+
+
 def tmp(name):
     return os.path.join(TMP, name)
 

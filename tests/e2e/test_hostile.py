@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from lib import CT, ct, fixture, our_links, record, tmp
+from lib import CT, ct, fixture, our_links, read_pty, record, tmp
 from test_errors import one_line_error
 from test_lifecycle import ticking_c_core
 
@@ -224,7 +224,6 @@ def test_ctrl_c_before_the_program_started():
     did not exist yet).  Now it is not run: one line, no file, and
     calltrace dies by SIGINT as the program would have."""
     import pty
-    import select
     import signal
     from test_realworld import real_binaries
     path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
@@ -232,23 +231,10 @@ def test_ctrl_c_before_the_program_started():
     pid, fd = pty.fork()
     if pid == 0:  # (calltrace on a terminal of its own, its foreground process)
         os.execv(CT, [CT, "record", "-v", "-o", out, "-F", "*", "--", path, "version"])
-    text = b""
     try:
-        while b"calltrace: target:" not in text:  # (read; the planning, the long part, follows)
-            if not select.select([fd], [], [], 60)[0]:
-                raise AssertionError(f"no -v line: {text!r}")
-            text += os.read(fd, 4096)
+        text = read_pty(fd, until=b"calltrace: target:")  # (read; the planning, the long part, follows)
         os.write(fd, b"\x03")  # Ctrl-C
-        while True:
-            if not select.select([fd], [], [], 60)[0]:
-                raise AssertionError(f"calltrace did not end: {text[-500:]!r}")
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            text += chunk
+        text = read_pty(fd, text)
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
