@@ -825,8 +825,10 @@ int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const 
 			  const uint64_t *cookies, size_t n)
 {
 	size_t slot = free_link_slot(p);
-	if (p->perf_events || !n || slot >= MAX_LINKS)
+	if (p->perf_events || !n || slot >= MAX_LINKS) {
+		errno = p->perf_events ? EOPNOTSUPP : n ? EMFILE : EINVAL; /* (what the caller says why with) */
 		return -1;
+	}
 	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
 	if (fd < 0)
 		return -1;

@@ -8,6 +8,7 @@
 #include "wasm/wasm.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -1507,7 +1508,8 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 		int e = errno;
 		if (l->link < 0)
 			interim_gone(s, l, now_mono_ns(), true);
-		char *why = xasprintf("interim RETs of %s: %zu not attached: %s", l->path, xo.n, strerror(e));
+		char *why = xasprintf("interim RETs of %s: %zu not attached: %s%s", l->path, xo.n, strerror(e),
+				      e == EOPNOTSUPP ? " (one perf-event uprobe per site: no links of a few functions)" : "");
 		ct_debug("%s", why);
 		probe_refused(s, l->pid, why);
 		free(why);

@@ -145,3 +145,17 @@ def test_perf_event_detach_lets_go_of_the_program_first():
         assert gone < took / 2, (probed, gone, took)
         assert our_links() == []
         assert prog.poll() is None
+
+
+def test_perf_event_interim_rets_say_why_they_are_not_in():
+    """Without uprobe_multi links there are no links of a few sites that
+    the interim RETs need: info's probes_refused said why with whatever
+    errno was left ("No such file or directory").  (thread_main: a
+    function passed to pthread_create, observed from its callers.)"""
+    from lib import ct, record
+    _, out = record([fixture("c_core"), "fib", "2"], "-F", "thread_main", out=tmp("pe-interim.data"),
+                    env={"CALLTRACE_PERF_EVENTS": "1"})
+    info = ct("info", out).stdout
+    line = next(l for l in info.splitlines() if l.startswith("probes_refused"))
+    assert "interim RETs of" in line and "not attached: Operation not supported (one perf-event uprobe per site" \
+        in line, line
