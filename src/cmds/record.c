@@ -339,6 +339,13 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
+	char *missing = rc ? NULL : ct_session_names_missing(s);
+	if (missing) {
+		/* (the file is kept: what the programs did is in it) */
+		ct_fail("%s", missing);
+		free(missing);
+		return -1;
+	}
 	if (!rc && s->never_ran && s->binary && !(s->launch_pid && stop_requested) && !live.closed) {
 		/* what replay, report and dump of the file say, at once (not
 		 * when a signal stopped the program calltrace started: that is
@@ -359,6 +366,19 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !s->nlibs);
 	}
 	return rc;
+}
+
+/* A stop signal (Ctrl-C, kill, timeout) came before the program ran (while
+ * calltrace planned or attached): it is not started, and calltrace dies by
+ * that signal once the file is gone, as the program would have (the
+ * program is held here, so it never got a terminal's Ctrl-C).  It ran
+ * anyway: the signal was only passed on once it had started, and a
+ * terminal's Ctrl-C (not passed on) was ignored. */
+static int stopped_before_start(bool launch)
+{
+	program_term_sig = stop_requested;
+	return ct_fail("interrupted (SIG%s) before %s, and nothing was recorded", sigabbrev_np(stop_requested),
+		       launch ? "the program started: it was not run" : "the probes went in");
 }
 
 /* Forks the program, attaches the probes for its pid, then lets it exec,
@@ -385,9 +405,11 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	s->launch_pid = (uint32_t)*child;
 	/* (and the file it execs is the one whose probes those are: not
 	 * rewritten since it was read, by a build running meanwhile) */
-	if (ct_session_attach(s, path, *child) || ct_session_program_replaced(s, path)) {
+	if (ct_session_attach(s, path, *child) || ct_session_program_replaced(s, path) ||
+	    (stop_requested && stopped_before_start(true))) {
 		close(go[1]); /* child reads EOF and exits without running */
 		waitpid(*child, NULL, 0);
+		close(err[0]);
 		return -1;
 	}
 	if (write(go[1], "g", 1) != 1) {
@@ -1031,7 +1053,9 @@ static int run_session(struct record_cmd *cmd, const struct record_target *t)
 	install_signals();
 	struct ct_session s;
 	int rc = ct_session_prepare(&s, t->path, t->probe_path, &cmd->o);
-	if (rc == 0)
+	if (rc == 0 && stop_requested)
+		rc = stopped_before_start(!cmd->pids.n);
+	else if (rc == 0)
 		rc = cmd->pids.n ? run_attach(&s, cmd->pids.v, cmd->pids.n, t->probe_path)
 				 : run_launch(&s, cmd->prog, t->probe_path);
 	if (rc < 0) {

@@ -384,8 +384,11 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 		uint32_t entry = (uint32_t)p->sites.n;
 		if (!add_site(p, fs->entry_site, j, CT_SITE_ENTRY, 0, gsrc))
 			return -1;
+		/* (the jump of a stub of a function that ends the process ends
+		 * no call: see the one at its calls below) */
+		bool ends = (pf->fn->flags & CT_FN_PLT) && pf->noreturn == CT_NORETURN_ENDS;
 		for (size_t i = 0; i < fs->nexits; i++)
-			if (!add_exit(p, &fs->exits[i], j, gsrc))
+			if (!(ends && fs->exits[i].kind == CT_SITE_TAIL) && !add_exit(p, &fs->exits[i], j, gsrc))
 				return -1;
 		/* where a call that went on in untraced code (a tail jump) ends:
 		 * a return site that closes the call opened at the entry */
@@ -435,9 +438,15 @@ static int emit_function(struct ct_plan *p, uint32_t j, const struct ct_fn_sites
 	 * site (and if a traced function enters at the same key first, the
 	 * call ended at the jump).  A PLT stub is that jump alone, entered
 	 * only by the planned calls: its jump is a role of each call's probe
-	 * (the same instant), not a single-stepped hit of its own. */
-	bool tail_at_calls = stub_jumps_at_once(pf, fs);
-	for (size_t i = 0; i < fs->nexits && !tail_at_calls; i++)
+	 * (the same instant), not a single-stepped hit of its own.  Not that
+	 * of a function that ends the process or thread (exit@plt): no probe
+	 * sees its end, so the jump would end the call there, unobserved, and
+	 * what runs inside it (atexit handlers, destructors) would follow it
+	 * as its siblings; without, it stays open around them until the
+	 * process ends (plan_noreturn). */
+	bool stub = stub_jumps_at_once(pf, fs);
+	bool tail_at_calls = stub && pf->noreturn != CT_NORETURN_ENDS;
+	for (size_t i = 0; i < fs->nexits && !stub; i++)
 		if (fs->exits[i].kind == CT_SITE_TAIL && !add_exit(p, &fs->exits[i], j, gsrc))
 			return -1;
 	/* With a CHECK, its morestack restart re-runs it: say so, as at an

@@ -59,6 +59,7 @@ struct ct_probes {
 	size_t planned_bytes;
 	bool perf_events;            /* no uprobe_multi: one perf-event uprobe per site */
 	CT_VEC(struct bpf_link *) pe_links;
+	CT_VEC(uint8_t) pe_phase;    /* per pe_links: when detach destroys it (enum perf_phase) */
 	struct ring_buffer *rb;
 	int links[MAX_LINKS];
 	bool link_is_exit[MAX_LINKS];
@@ -170,17 +171,26 @@ static bool uprobe_multi_supported(void)
 	return link < 0 && e == EBADF;
 }
 
+/* What a perf-event link probes: the program's exits or entries, or
+ * calltrace itself (the calibration's), which ct_probes_detach lets go of
+ * last: the program need not wait for those. */
+enum perf_phase { PERF_EXITS = 1, PERF_ENTRIES = 2, PERF_OWN = 4 };
+
 /* Fallback: a perf-event uprobe per site (cookie per site as well). */
 static int attach_perf_events(struct ct_probes *p, struct bpf_program *prog, const char *path, int pid,
-			      const uint64_t *offsets, const uint64_t *cookies, size_t n)
+			      const uint64_t *offsets, const uint64_t *cookies, size_t n, bool exits)
 {
+	uint8_t phase = pid == getpid() ? PERF_OWN : exits ? PERF_EXITS : PERF_ENTRIES;
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i]);
 		struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
+		if (!l && pid > 0 && errno == ESRCH) /* (perf_event_open of a task that is gone) */
+			return ct_fail("process %d exited before it could be traced", pid);
 		if (!l)
 			return ct_fail("attaching a probe at offset 0x%llx of %s failed: %s",
 				       (unsigned long long)offsets[i], path, strerror(errno));
 		CT_VEC_PUSH(p->pe_links, l);
+		CT_VEC_PUSH(p->pe_phase, phase);
 	}
 	return 0;
 }
@@ -434,7 +444,7 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 		if (!sets[i].n)
 			continue;
 		if (p->perf_events) {
-			if (attach_perf_events(p, prog, a->path, a->pid, sets[i].off, sets[i].cookie, sets[i].n))
+			if (attach_perf_events(p, prog, a->path, a->pid, sets[i].off, sets[i].cookie, sets[i].n, i == 0))
 				return -1;
 			continue;
 		}
@@ -787,12 +797,65 @@ static void close_links(struct ct_probes *p, bool exits)
 		}
 }
 
+/* The perf-event links of one phase, shared out among threads that
+ * destroy them (destroy_perf_links). */
+struct perf_batch {
+	struct ct_probes *p;
+	unsigned phases; /* enum perf_phase bits */
+	size_t next;     /* the next link to look at (atomic) */
+};
+
+static void *destroy_perf_share(void *arg)
+{
+	struct perf_batch *b = arg;
+	struct ct_probes *p = b->p;
+	for (size_t i; (i = __atomic_fetch_add(&b->next, 1, __ATOMIC_SEQ_CST)) < p->pe_links.n;)
+		if ((p->pe_phase.v[i] & b->phases) && p->pe_links.v[i]) {
+			bpf_link__destroy(p->pe_links.v[i]);
+			p->pe_links.v[i] = NULL;
+		}
+	return NULL;
+}
+
+/* Threads destroying perf-event links at once, at most. */
+#define PERF_CLOSERS 256
+
+/* Destroying a perf-event uprobe takes its BPF program off at once, then
+ * its breakpoint out and waits for grace periods (uprobe_unregister_sync)
+ * holding the kernel's event_mutex: ~100-230 ms each here (6.18), one
+ * after the other whatever the threads (strace: each close ended 0.1-0.2 s
+ * after the one before).  From a thread each, every program of PHASES is
+ * off in the first ~0.2 s (bpf map `hits` read meanwhile: the program
+ * pays its traps alone, no BPF, no event), and the breakpoints go out in
+ * the order the threads queue.  (One at a time, the exits first, the
+ * entries ran on until every exit was out: -F '*' on c_core, 4.5 s.) */
+static void destroy_perf_links(struct ct_probes *p, unsigned phases)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->pe_links.n; i++)
+		n += (p->pe_phase.v[i] & phases) && p->pe_links.v[i];
+	struct perf_batch b = {p, phases, 0};
+	pthread_t th[PERF_CLOSERS];
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1 << 16); /* (a close and a free) */
+	size_t started = 0;
+	while (started + 1 < n && started < PERF_CLOSERS && !pthread_create(&th[started], &attr, destroy_perf_share, &b))
+		started++;
+	pthread_attr_destroy(&attr);
+	destroy_perf_share(&b); /* (all of them if no thread started) */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t n)
 {
 	size_t slot = free_link_slot(p);
-	if (p->perf_events || !n || slot >= MAX_LINKS)
+	if (p->perf_events || !n || slot >= MAX_LINKS) {
+		errno = p->perf_events ? EOPNOTSUPP : n ? EMFILE : EINVAL; /* (what the caller says why with) */
 		return -1;
+	}
 	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
@@ -855,10 +918,13 @@ void ct_probes_detach(struct ct_probes *p)
 	 * returning with the end of its subtree silently missing. */
 	close_links(p, true);
 	close_links(p, false);
+	/* (events after the detach began are dropped: the exits' and entries'
+	 * programs may come off together) */
+	destroy_perf_links(p, PERF_EXITS | PERF_ENTRIES);
+	destroy_perf_links(p, PERF_OWN);
 	p->nlinks = 0;
-	for (size_t i = 0; i < p->pe_links.n; i++)
-		bpf_link__destroy(p->pe_links.v[i]);
 	CT_VEC_FREE(p->pe_links);
+	CT_VEC_FREE(p->pe_phase);
 	for (size_t i = 0; i < sizeof(p->tps) / sizeof(p->tps[0]); i++)
 		if (p->tps[i]) {
 			bpf_link__destroy(p->tps[i]);

@@ -131,13 +131,14 @@ void ct_probes_set_bpf_times(struct ct_probes *p, const uint32_t pre_ns[CT_HIT_C
 			     const uint32_t post_ns[CT_HIT_CLASSES], uint32_t args_ns);
 /* Installs the argument fetch program of SITE (before attaching). */
 int ct_probes_set_fetch(struct ct_probes *p, uint32_t site, const struct ct_fetch *f);
-/* Exit probes in a link of their own that user space closes before the end
- * (interim RETs, session.c): its slot, or -1 (no uprobe_multi links, none
- * left, the kernel refused: those sites stay without probes). */
 /* The probe at OFFSET of PATH (ct_warm_up_site) that pays a process's
  * first hit and first single-step before its traced code runs: closed
  * with the others.  -1 if it could not be made (no uprobe_multi links). */
 int ct_probes_warm_up(struct ct_probes *p, const char *path, int pid, uint64_t offset);
+/* Exit probes in a link of their own that user space closes before the end
+ * (interim RETs, session.c): its slot, or -1 with errno (EOPNOTSUPP: no
+ * uprobe_multi links; EMFILE: none left; the kernel's: it refused; those
+ * sites stay without probes). */
 int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t n);
 /* How many more links there is room for. */

@@ -8,6 +8,7 @@
 #include "wasm/wasm.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -159,6 +160,59 @@ static bool lib_glob(const char *g, size_t *colon)
 	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3)) || (n > 3 && !strncmp(g, "lib", 3));
 	*colon = n;
 	return lib;
+}
+
+/* --follow: a function name the program's -F asks for exactly (no wildcard)
+ * may be one of a program it execs; marks those T has as seen. */
+static void follow_names_in(struct ct_session *s, const struct ct_target *t)
+{
+	const struct ct_selection *sel = &s->main_sel;
+	for (size_t i = 0; s->names_seen && i < sel->ntrace; i++)
+		for (size_t j = 0; !s->names_seen[i] && j < t->nfuncs; j++)
+			s->names_seen[i] = ct_names_equal(&t->funcs[j].dm, t->funcs[j].name, sel->trace[i]);
+}
+
+/* Whether SEL picks any function of T that could be probed (plan.c selected). */
+static bool selects_any(const struct ct_target *t, const struct ct_selection *sel)
+{
+	for (size_t j = 0; j < t->nfuncs; j++)
+		if (!(t->funcs[j].flags & (CT_FN_NOPROBE | CT_FN_WRAPPER)) && ct_plan_names_selected(t, &t->funcs[j], sel))
+			return true;
+	return false;
+}
+
+char *ct_session_names_missing(const struct ct_session *s)
+{
+	const struct ct_selection *sel = &s->main_sel;
+	if (!s->o.follow || s->wasm || !sel->ntrace)
+		return NULL;
+	struct ct_buf b = {0};
+	size_t n = 0;
+	for (size_t i = 0; s->names_seen && i < sel->ntrace; i++) {
+		if (s->names_seen[i] || strpbrk(sel->trace[i], "*?["))
+			continue;
+		if (n++)
+			buf_put(&b, ", ", 2);
+		buf_put(&b, sel->trace[i], strlen(sel->trace[i]));
+	}
+	char *r = NULL;
+	if (n)
+		r = xasprintf("no function named %.*s in %s or any program it ran (--follow); see: calltrace list PROGRAM",
+			      (int)b.n, (char *)b.p, s->binary);
+	else if (!s->total_funcs && !s->nlibs) {
+		/* (only wildcards, none matching anything anywhere) */
+		for (size_t i = 0; i < sel->ntrace; i++) {
+			if (i)
+				buf_put(&b, ", ", 2);
+			buf_put(&b, "'", 1);
+			buf_put(&b, sel->trace[i], strlen(sel->trace[i]));
+			buf_put(&b, "'", 1);
+		}
+		r = xasprintf("no traceable function matches %.*s in %s or any program it ran (--follow); see: calltrace "
+			      "list PROGRAM", (int)b.n, (char *)b.p, s->binary);
+	}
+	buf_free(&b);
+	return r;
 }
 
 /* Splits -F/-N into the program's globs and per-library ones. */
@@ -479,6 +533,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	 * exec'd before (report_callers, below); a library's (LIB:GLOB) keep
 	 * their RETs (split_libraries: fixed_sites). */
 	main_sel.fixed_sites = false;
+	/* --follow: a name may be that of a program it execs (the launcher
+	 * `sh -c` has none of them): which no program had is said at the end */
+	main_sel.lenient |= o->follow;
 	s->o.sel = main_sel;
 	s->main_sel = main_sel;
 	uint64_t t0 = now_mono_ns();
@@ -499,6 +556,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		ct_warn("%s has no function symbols (it is stripped, and no separate debug file was found): only its libraries' functions are traced",
 			binary);
 		s->plan.t = &s->target;
+	} else if (o->follow && main_sel.ntrace && !selects_any(&s->target, &main_sel)) {
+		ct_debug("--follow: nothing of %s is chosen; tracing the programs it runs", binary);
+		s->plan.t = &s->target;
 	} else if (ct_plan_build(&s->plan, &s->target, &main_sel)) {
 		return -1;
 	} else if (stubs && !main_sel.ntrace) {
@@ -513,6 +573,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 			binary, where[0] ? " (none at " : "", where, where[0] ? ")" : "", own);
 	}
 	s->plan_built = true;
+	if (o->follow) {
+		s->names_seen = xcalloc(main_sel.ntrace + 1, sizeof(*s->names_seen));
+		follow_names_in(s, &s->target);
+	}
 	if (s->plan.skipped.n) {
 		char *names = ct_plan_skipped_names(&s->plan, 8);
 		ct_warn("%zu function%s cannot be probed and %s not traced: %s (see: calltrace list %s)", s->plan.skipped.n,
@@ -1342,6 +1406,7 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	object_args(s, lb);
 	int rc = ct_target_open(&lb->target, exe);
 	if (rc == 0) {
+		follow_names_in(s, &lb->target);
 		lb->attach_path = object_file(&lb->target.elf, lb->path);
 		sel.args = &lb->args;
 		rc = ct_plan_build(&lb->plan, &lb->target, &sel);
@@ -1566,7 +1631,8 @@ static bool interim_attach(struct ct_session *s, struct ct_interim_link *l)
 		int e = errno;
 		if (l->link < 0)
 			interim_gone(s, l, now_mono_ns(), true);
-		char *why = xasprintf("interim RETs of %s: %zu not attached: %s", l->path, xo.n, strerror(e));
+		char *why = xasprintf("interim RETs of %s: %zu not attached: %s%s", l->path, xo.n, strerror(e),
+				      e == EOPNOTSUPP ? " (one perf-event uprobe per site: no links of a few functions)" : "");
 		ct_debug("%s", why);
 		probe_refused(s, l->pid, why);
 		free(why);
@@ -3394,6 +3460,7 @@ void ct_session_free(struct ct_session *s)
 	ct_type_ids_free(&s->type_ids);
 	CT_VEC_FREE(s->deferred);
 	CT_VEC_FREE(s->attach_pids);
+	free(s->names_seen);
 	free(s->attach_path);
 	free(s->probes_refused_why);
 	for (size_t i = 0; i < s->caller_link_list.n; i++)

@@ -149,6 +149,9 @@ struct ct_session {
 	struct ct_libbin *libs;
 	size_t nlibs;
 	struct ct_selection main_sel; /* the program's part of -F/-N */
+	/* --follow: which of main_sel's -F names a traced binary has had so
+	 * far (an exact one missing from all: ct_session_names_missing) */
+	bool *names_seen;
 	dev_t main_dev;               /* the program's binary (--follow) */
 	ino_t main_ino;
 	uint32_t total_funcs, total_sites;
@@ -286,6 +289,10 @@ int ct_session_pump(struct ct_session *s, int timeout_ms);
  * (NEVER_RAN: it has no call, and none was cut or lost). */
 int ct_session_finish(struct ct_session *s, const char *exit_desc);
 void ct_session_free(struct ct_session *s);
+
+/* --follow, once recorded: the line saying which exact -F names no traced
+ * program had (or that no -F matched in any), malloc'ed; NULL if none. */
+char *ct_session_names_missing(const struct ct_session *s);
 
 /* Prints the progress line on a tty stderr (elapsed, events, rate, lost, size). */
 void ct_session_progress(struct ct_session *s, bool final);

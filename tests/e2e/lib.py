@@ -67,6 +67,24 @@ def run(args, timeout=120, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def read_pty(fd, text=b"", until=None, timeout=60):
+    """TEXT and what a pseudo-terminal's master FD gives after it: up to
+    UNTIL (bytes) if given, else to its end (the other side all closed).
+    An AssertionError after TIMEOUT seconds without output."""
+    import select
+    while until is None or until not in text:
+        if not select.select([fd], [], [], timeout)[0]:
+            raise AssertionError(f"nothing more on the terminal in {timeout} s: {text[-500:]!r}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # (EIO: no process has it open any more)
+            break
+        if not chunk:
+            break
+        text += chunk
+    return text
+
+
 def tmp(name):
     return os.path.join(TMP, name)
 
@@ -177,29 +195,30 @@ def all_nodes(forest):
             yield from r.walk()
 
 
-def link_owners():
-    """BPF link id -> pids holding it open (from /proc/*/fdinfo)."""
-    owners = {}
+def bpf_holders():
+    """From /proc/*/fdinfo: BPF link id -> pids holding it open, and BPF
+    program id -> pids holding the program itself open (a link's fdinfo
+    names its program too: those are not counted as holding it)."""
+    links, progs = {}, {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    for line in f:
-                        if line.startswith("link_id:"):
-                            owners.setdefault(int(line.split()[1]), set()).add(int(pid))
+            fds = os.listdir(f"/proc/{pid}/fdinfo")
         except OSError:
             continue
-    return owners
-
-
-def comm(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
+        for fd in fds:
+            # (one closed meanwhile, the listing's own among them: the next)
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    info = dict(line.split(":", 1) for line in f if ":" in line)
+                if "link_id" in info:
+                    links.setdefault(int(info["link_id"]), set()).add(int(pid))
+                elif "prog_id" in info and "prog_type" in info:
+                    progs.setdefault(int(info["prog_id"]), set()).add(int(pid))
+            except (OSError, ValueError):
+                continue
+    return links, progs
 
 
 def our_links():
@@ -218,16 +237,23 @@ def our_links():
 
 
 def _links_left():
+    """A running calltrace is told by what it holds, not by its name (a
+    copy named otherwise, the base binary a helper runs beside the tests,
+    is one; a traced program named calltrace is not): the tracer that made
+    a link holds the link's program open (its skeleton's descriptor) until
+    its links are closed, and a process that only inherited or was passed
+    the link does not."""
     progs = json.loads(run(["bpftool", "-j", "prog", "list"]).stdout or "[]")
     ours = {p["id"] for p in progs if p.get("name", "").startswith("ct_")}
     links = json.loads(run(["bpftool", "-j", "link", "list"]).stdout or "[]")
-    owners = link_owners()
+    link_holders, prog_holders = bpf_holders()
     left = []
     for l in links:
         if l.get("prog_id") not in ours:
             continue
-        held_by = owners.get(l["id"], set())
-        if not held_by or any(comm(p) != "calltrace" for p in held_by):
+        held_by = link_holders.get(l["id"], set())
+        tracers = prog_holders.get(l["prog_id"], set())
+        if not held_by or any(p not in tracers for p in held_by):
             left.append(dict(l, owners=sorted(held_by)))
     return left
 

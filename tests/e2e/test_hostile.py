@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from lib import CT, ct, fixture, our_links, record, tmp
+from lib import CT, ct, fixture, our_links, read_pty, record, tmp
 from test_errors import one_line_error
 from test_lifecycle import ticking_c_core
 
@@ -214,3 +214,34 @@ int main(void) { pthread_t t; pthread_create(&t, NULL, work, NULL); pthread_exit
     p, out = record([exe], "-F", "leaf", out=tmp("mainless2.data"))
     assert p.stdout.splitlines()[-1] == "w 1498", p.stdout[-100:]
     assert sum(1 for line in ct("replay", out).stdout.splitlines() if "leaf(" in line) == 500
+
+
+def test_ctrl_c_before_the_program_started():
+    """Ctrl-C at the terminal while calltrace still plans a big program
+    (lefthook -F '*': ~159,000 sites, a second or more): the program was
+    started anyway, once the probes were in, and ran to its end traced (a
+    terminal's Ctrl-C is not passed on: the program gets its own, but it
+    did not exist yet).  Now it is not run: one line, no file, and
+    calltrace dies by SIGINT as the program would have."""
+    import pty
+    import signal
+    from test_realworld import real_binaries
+    path = next(p for ident, p, _, _ in real_binaries() if ident == "lefthook-2.2.2")
+    out = tmp("ctrl-c-early.data")
+    pid, fd = pty.fork()
+    if pid == 0:  # (calltrace on a terminal of its own, its foreground process)
+        os.execv(CT, [CT, "record", "-v", "-o", out, "-F", "*", "--", path, "version"])
+    try:
+        text = read_pty(fd, until=b"calltrace: target:")  # (read; the planning, the long part, follows)
+        os.write(fd, b"\x03")  # Ctrl-C
+        text = read_pty(fd, text)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    lines = text.decode(errors="replace").splitlines()
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, (status, text[-500:])
+    assert not [l for l in lines if "2.2.2" in l and not l.startswith("calltrace: ")], ("the program ran", lines)
+    assert not os.path.exists(out)
+    assert [l for l in lines if "interrupted" in l] == [
+        "calltrace: interrupted (SIGINT) before the program started: it was not run, and nothing was recorded"], lines
+    assert our_links() == []

@@ -10,7 +10,7 @@ import stat
 import subprocess
 import time
 
-from lib import CT, ct, fixture, our_links, record, replay_json, tmp
+from lib import CT, ct, fixture, our_links, read_pty, record, replay_json, tmp
 
 
 def wait_for(pred, timeout=10.0):
@@ -335,15 +335,7 @@ def test_progress_line_only_on_a_tty():
     pid, fd = pty.fork()
     if pid == 0:
         os.execv(CT, [CT, "record", "-o", out, "--", fixture("c_core"), "slow", "40"])
-    data = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
+    data = read_pty(fd)
     os.waitpid(pid, 0)
     text = data.decode(errors="replace")
     assert "\r\x1b[K" in text and "events" in text and "lost 0" in text and "MiB" in text, text[-500:]
