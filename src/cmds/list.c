@@ -574,7 +574,7 @@ int cmd_list(int argc, char **argv)
 	if (p.trapless_entries)
 		printf(", %zu at 5-byte nops, probed without a trap", p.trapless_entries);
 	printf(")");
-	char note[160];
+	char note[320]; /* (the goroutine ids' note: ~240) */
 	if (p.exits == CT_EXITS_AUTO && !p.exits_note)
 		printf(", %zu observed from their callers%s", p.in_caller, ct_plan_icall_note(&p, note, sizeof(note)));
 	else

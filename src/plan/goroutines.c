@@ -20,7 +20,16 @@
  * hit comes after that and before the g can run -- where every g newproc1
  * gives an id passes the probe.  The g's of cgo's extra Ms (oneNewExtraM)
  * get theirs from fresh memory, and a g is never freed (allgs), so no
- * thread has an id of that address. */
+ * thread has an id of that address.
+ *
+ * With the id, a thread keeps the g's stack.hi (the frame key's base, a
+ * read a hit less again): a goroutine's stack bounds change when the
+ * runtime moves its stack (runtime.copystack: growth, and the GC's
+ * shrinking, possibly from another thread while the goroutine is stopped),
+ * and when newproc1 gives a reused g a new stack with its new id.  One more
+ * probe, on copystack's call of stackalloc, bumps the same generation:
+ * before the moved goroutine runs again.  (g0's and gsignal's bounds change
+ * elsewhere, cgo callbacks and signal stacks: id 0, never kept.) */
 #include "plan/plan.h"
 #include "util/util.h"
 
@@ -166,6 +175,31 @@ static bool see_all_goids(struct ct_plan *p, const struct ct_func *creator)
 	return ok;
 }
 
+/* Does a probe see every move of a goroutine's stack before the goroutine
+ * runs again?  One on runtime.copystack's call of stackalloc, the new
+ * stack's allocation: every move is a copystack, and the goroutine is not
+ * running while it is (its own stack growth runs on g0; the GC shrinks a
+ * stopped one's).  Adds it after the goid sites. */
+static bool see_stack_moves(struct ct_plan *p)
+{
+	const struct ct_target *t = p->t;
+	const struct ct_func *copystack = func_named(t, "runtime.copystack");
+	const struct ct_func *stackalloc = func_named(t, "runtime.stackalloc");
+	const uint8_t *code = copystack && stackalloc && copystack->end > copystack->entry
+				      ? ct_elf_bytes_at(&t->elf, copystack->entry, copystack->end - copystack->entry)
+				      : NULL;
+	struct find_call fc = {stackalloc ? stackalloc->entry : 0, 0};
+	if (code)
+		ct_scan_refs(code, copystack->end - copystack->entry, copystack->entry, find_call_ref, &fc);
+	int64_t off = fc.at ? ct_elf_vaddr_to_offset(&t->elf, fc.at) : -1;
+	if (off < 0 || ct_uprobe_refuses(code + (fc.at - copystack->entry), copystack->end - fc.at, fc.at)) {
+		snprintf(p->goid_note, sizeof(p->goid_note), "no probe on runtime.copystack's call of runtime.stackalloc");
+		return false;
+	}
+	push_goid_site(p, fc.at, off, copystack->flags & CT_FN_ABI0 ? CT_G_TLS : CT_G_R14);
+	return true;
+}
+
 uint32_t ct_plan_goid_site(const struct ct_plan *p, size_t n)
 {
 	uint32_t s = p->gocreate_site;
@@ -180,7 +214,8 @@ uint32_t ct_plan_goid_site(const struct ct_plan *p, size_t n)
 const char *ct_plan_goid_note(const struct ct_plan *p, char *out, size_t n)
 {
 	if (ct_plan_goid_site(p, p->sites.n) != CT_NOSITE)
-		snprintf(out, n, "each thread keeps the one it read from a g until the runtime gives one out (seen in %s)",
+		snprintf(out, n, "each thread keeps the one it read from a g until the runtime gives one out (seen in %s), "
+			 "and the g's stack.hi until it moves a stack (seen in runtime.copystack)",
 			 p->goid_note);
 	else if (p->gocreate_site >= p->sites.n)
 		snprintf(out, n, "read from the g at each hit (no goroutine creation probe)");
@@ -214,8 +249,10 @@ void ct_plan_goroutines(struct ct_plan *p)
 		p->gocreate_site = (uint32_t)p->sites.n;
 		p->gocreate_abi0 = (f->flags & CT_FN_ABI0) != 0;
 		push_goid_site(p, at, off, p->gocreate_abi0 ? CT_G_TLS : CT_G_R14);
-		if (see_all_goids(p, f))
+		if (see_all_goids(p, f) && see_stack_moves(p))
 			p->goid_sites = (uint32_t)(p->sites.n - p->gocreate_site);
+		else /* (the others would run as creation probes) */
+			p->sites.n = p->gocreate_site + 1;
 		return;
 	}
 	ct_debug("goroutine lineage: no call of runtime.runqput found in runtime.newproc.func1/newproc1");

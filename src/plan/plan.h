@@ -320,9 +320,10 @@ struct ct_plan {
 	bool gocreate_abi0;
 	uint32_t gocreate_goid_at, gocreate_gopc_at;
 	/* ... and with it, the sites whose hits see every goroutine id the
-	 * runtime gives out before the g can run (0: not all are seen), so
-	 * that a thread may keep the id it read from a g until the next such
-	 * hit (ct_plan_goid_site): it, then the others (sending no events) */
+	 * runtime gives out, and every move of a goroutine's stack, before the
+	 * g can run (0: not all are seen), so that a thread may keep the id
+	 * and stack.hi it read from a g until the next such hit
+	 * (ct_plan_goid_site): it, then the others (sending no events) */
 	uint32_t goid_sites;
 	char goid_note[240]; /* the functions those are in, or why not */
 };
@@ -349,7 +350,7 @@ bool ct_plan_goroutine_created(const struct ct_plan *p, const uint8_t *raw, size
 			       uint64_t *gopc);
 /* The first of P->goid_sites sites (bins[].goid_site) when all are among
  * the first N sites (those attached) and probes of their own; else
- * CT_NOSITE: every hit reads g.goid. */
+ * CT_NOSITE: every hit reads g.goid and g.stack.hi. */
 uint32_t ct_plan_goid_site(const struct ct_plan *p, size_t n);
 /* How a hit of P's finds its goroutine id, for `list` (OUT: N bytes). */
 const char *ct_plan_goid_note(const struct ct_plan *p, char *out, size_t n);

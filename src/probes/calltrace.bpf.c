@@ -366,8 +366,13 @@ struct run {
 	 * from, good while goid_gen is GOID_GEN: a g's id changes only when
 	 * newproc1 takes it from the free list for a new goroutine, which a
 	 * bump follows (goid_gen, below); g's are never freed, so a new one
-	 * (cgo's extra Ms') is at an address no thread has an id of */
-	__u64 goid_g, goid, goid_gen;
+	 * (cgo's extra Ms') is at an address no thread has an id of.  With it,
+	 * the g's stack.hi (0: not kept), also good while goid_gen is GOID_GEN:
+	 * a goroutine's stack bounds change only when the runtime moves its
+	 * stack (copystack) or newproc1 gives a reused g a new one, which
+	 * bumps follow too; kept for goroutines only (an id not 0): g0's and
+	 * gsignal's bounds change elsewhere (cgo callbacks, signal stacks) */
+	__u64 goid_g, goid, goid_gen, goid_stack_hi;
 	__u32 goid_bin;
 	struct gkey k;
 	struct unobserved_stack us; /* a goroutine/thread's first (track_unobserved) */
@@ -411,12 +416,14 @@ struct {
 	__type(value, struct run);
 } runs SEC(".maps");
 
-/* Goroutine ids given out since the probes are in, as far as a thread's
- * cached one (struct run) must know: bumped by the hits that come after
- * the runtime gave a g its id and before anything can run it (the probes
- * bins[].goid_site names), and by user space once probes are attached
- * (probes.c).  A thread reads it before the g's id, so an id it caches
- * from a g that dies and is given a new one is stale by then. */
+/* Goroutine ids given out and goroutine stacks moved since the probes are
+ * in, as far as a thread's cached id and stack.hi (struct run) must know:
+ * bumped by the hits that come after the runtime gave a g its id and
+ * before anything can run it, and by those in copystack, before the
+ * goroutine whose stack it moves runs again (the probes bins[].goid_site
+ * names), and by user space once probes are attached (probes.c).  A thread
+ * reads it before the g's fields, so what it caches from a g that dies and
+ * is given a new id, or whose stack moves, is stale by then. */
 __u64 goid_gen = 0;
 
 /* What a hit of each class (enum ct_hit_class) costs in CT_SILENT_UNITs
@@ -1703,17 +1710,25 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 	h->goid = 0;
 	if (g) {
 		const struct ct_bin_config *bc = &bins[bin];
-		__u64 gen = *(volatile __u64 *)&goid_gen; /* before the g's id */
+		__u64 gen = *(volatile __u64 *)&goid_gen; /* before the g's fields */
+		__u64 stack_hi = 0;
 		if (bc->goid_sites && r->goid_g == g && r->goid_gen == gen && r->goid_bin == bin) {
 			h->goid = r->goid; /* a helper call (~80 ns here) less */
+			stack_hi = r->goid_stack_hi; /* ... and another (~60 ns) */
 		} else {
 			h->goid = read_u64(g + bc->goid_off);
 			r->goid_g = g;
 			r->goid = h->goid;
 			r->goid_gen = gen;
 			r->goid_bin = bin;
+			r->goid_stack_hi = 0;
 		}
-		h->key = read_u64(g + bc->stack_hi_off) - sp;
+		if (!stack_hi) {
+			stack_hi = read_u64(g + bc->stack_hi_off);
+			if (h->goid)
+				r->goid_stack_hi = stack_hi;
+		}
+		h->key = stack_hi - sp;
 		if (!h->goid && bc->curg_off) {
 			/* On g0 (C called through cgo, or runtime system
 			 * stack): say which goroutine it runs for; keep the

@@ -312,10 +312,11 @@ struct ct_bin_config {
 			      goroutine-creation probe's fetch program */
 	__u32 goid_site;   /* the site id + 1 of the first of GOID_SITES probes
 			      whose hits see every goroutine id the runtime
-			      gives out before the g runs (GOCREATE, then
-			      others that send nothing: plan/goroutines.c),
-			      once they are in */
-	__u32 goid_sites;  /* 0: each hit reads g.goid */
+			      gives out, and every move of a goroutine's
+			      stack, before the g runs (GOCREATE, then others
+			      that send nothing: plan/goroutines.c), once
+			      they are in */
+	__u32 goid_sites;  /* 0: each hit reads g.goid and g.stack.hi */
 };
 
 /* Frame keys of non-Go frames: deeper frames have lower SP, so flip the
