@@ -429,6 +429,15 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			snprintf(why + len, sizeof(why) - len, "; where %s returns to", cs->wrapper ?
 				 ct_names_show(&cs->wrapper->dm, cs->wrapper->name) : "a `go` or `defer` wrapper the runtime runs");
 		}
+		const struct ct_plan_site *cs_site = cs->call_site < p->sites.n ? &p->sites.v[cs->call_site] : NULL;
+		if (cs_site && (cs_site->flags & CT_SITEF_AHEAD)) {
+			size_t len = strlen(why);
+			snprintf(why + len, sizeof(why) - len, "; entered at 0x%llx%s, an exit probe that leads only "
+				 "here: one hit for both", (unsigned long long)cs_site->addr,
+				 !(cs_site->flags & CT_SITEF_COND) ? ""
+				 : (cs_site->flags & CT_SITEF_FALL) ? " when its jump does not go"
+								   : " when its jump goes");
+		}
 		if (cs->rides_on) {
 			size_t len = strlen(why);
 			snprintf(why + len, sizeof(why) - len, "; rides on the exit probe of %s there",
@@ -579,6 +588,9 @@ int cmd_list(int argc, char **argv)
 		printf(", %zu observed from their callers%s", p.in_caller, ct_plan_icall_note(&p, note, sizeof(note)));
 	else
 		printf(", exits at RET (%s)", p.exits_note ? p.exits_note : "--exit=ret");
+	if (p.ahead_entries)
+		printf(", %zu call%s seen at the exit probe of the call before (one hit for both)", p.ahead_entries,
+		       p.ahead_entries == 1 ? "" : "s");
 	if (p.skipped.n)
 		printf(", %zu cannot be probed (listed at the end)", p.skipped.n);
 	printf("\n");

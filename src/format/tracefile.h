@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 17 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 18 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -31,7 +31,10 @@
 			    16: events may carry the cost of hits that sent
 			    none (ct_event.silent);
 			    17: ... and their BPF program's time beyond the
-			    calibration's (ct_event.extra_ns) */
+			    calibration's (ct_event.extra_ns);
+			    18: CALL sites probed ahead of their call
+			    (CT_SITEF_AHEAD, and COND/FALL on a CALL): an
+			    older reader would take every such role as made */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -90,7 +93,15 @@ struct ct_file_func {
 				  that had no exit probe; one flagged
 				  CT_EV_INTERIM_PASS only such a call */
 #define CT_SITEF_COND 0x200    /* TAIL: a conditional jump (`je g`); an event
-				  flagged CT_EV_NOT_TAKEN did not jump */
+				  flagged CT_EV_NOT_TAKEN did not jump.  CALL
+				  (AHEAD): the call is made when the jump goes
+				  (FALL: when it does not) */
+#define CT_SITEF_AHEAD 0x400   /* CALL: probed ahead of its call instruction, at
+				  the exit probe of an earlier call whose way
+				  on (with COND: that way of its jump) leads only
+				  to this call, a few instructions on (version 18) */
+#define CT_SITEF_FALL 0x800    /* CALL, AHEAD and COND: on the way the jump does
+				  not take */
 
 struct ct_file_site {
 	uint32_t id;

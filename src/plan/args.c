@@ -864,8 +864,19 @@ void ct_plan_args(struct ct_plan *p, const struct ct_args_opts *o)
 				p->fetch[s] = share(p, ret);
 				break;
 			case CT_SITE_CALL: /* SP is 8 higher: the return address is not pushed yet */
-				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0)
+				if (entry && ct_fetch_relocate(entry, -8, NULL, &f) == 0) {
+					/* probed a few instructions sooner: read there as the
+					 * walk to the call says (ahead.c made sure it can) */
+					struct ct_site_fetch ahead;
+					bool ahead_ok = (site->flags & CT_SITEF_AHEAD) && ct_plan_ahead_fetch(p, &f, (uint32_t)s, &ahead);
+					if (site->flags & CT_SITEF_AHEAD) {
+						ct_site_fetch_free(&f);
+						if (!ahead_ok)
+							break; /* (never read where the values are not) */
+						f = ahead;
+					}
 					p->fetch[s] = ct_plan_fetch_intern(p, &f);
+				}
 				break;
 			case CT_SITE_RETSITE:
 			case CT_SITE_TAILRES: /* the results of a tail call, as its caller's call's exit reads them */

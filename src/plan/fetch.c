@@ -510,6 +510,72 @@ int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const
 	return 0;
 }
 
+/* The word at SP + OFF as at the walk's start: still there at its end? */
+static bool stack_word_kept(const struct ct_exit_walk *w, int32_t off)
+{
+	return !w->stack_written || off + 8 <= w->stack_lo || off >= w->stack_hi;
+}
+
+int ct_fetch_ahead(const struct ct_site_fetch *in, const struct ct_exit_walk *walk, struct ct_site_fetch *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (walk->sp_delta)
+		return ct_fail("SP moves on the way to the call");
+	struct ct_fetch prog;
+	ct_fetch_copy(&prog, &in->prog);
+	/* (no guard, as at exits: a value read as failed where the call's own
+	 * probe would have read it is worse than the hit saved) */
+	bool written = walk->stack_written || walk->mem_written;
+	for (uint32_t i = 0; i < prog.nops && i < CT_MAX_OPS; i++) {
+		struct ct_fetch_op *op = &prog.ops[i];
+		const __typeof__(walk->held[0]) *h = op->reg < 15 ? &walk->held[op->reg] : NULL;
+		switch (op->code) {
+		case CT_OP_REG: {
+			if (!h || h->width < word_bytes_used(in, op->dst))
+				return ct_fail("the value of %s at the call is not known before it",
+					       op->reg < 15 ? ct_reg_name(op->reg) : "a register");
+			if (h->kind == CT_HELD_REG) {
+				op->reg = (uint8_t)h->reg;
+				op->off += h->c;
+			} else if (h->kind == CT_HELD_STACK && !op->off && stack_word_kept(walk, h->off)) {
+				op->code = CT_OP_STACKWORD;
+				op->off = h->off;
+			} else if (h->kind == CT_HELD_MEM && !op->off && !written &&
+				   h->reg >= 0 && walk->held[h->reg].kind == CT_HELD_REG &&
+				   walk->held[h->reg].reg == h->reg && !walk->held[h->reg].c) {
+				op->code = CT_OP_MEMWORD;
+				op->reg = (uint8_t)h->reg;
+				op->off = h->off;
+				op->size = 8;
+			} else {
+				return ct_fail("the value of %s at the call is not known before it", ct_reg_name(op->reg));
+			}
+			break;
+		}
+		case CT_OP_REGMEM:
+			if (!h || h->kind != CT_HELD_REG || h->width < 8 || written)
+				return ct_fail("memory the arguments point to may be written on the way");
+			op->reg = (uint8_t)h->reg;
+			op->off += h->c;
+			break;
+		case CT_OP_STACK:
+			if (walk->stack_written)
+				return ct_fail("the stack may be written on the way to the call");
+			break;
+		default: /* what arguments point to; REGDIFF/MEMWORD/STACKWORD are no capture at an entry */
+			if (op->code == CT_OP_REGDIFF || op->code == CT_OP_MEMWORD || op->code == CT_OP_STACKWORD)
+				return ct_fail("a capture the walk cannot move");
+			if (written && !(in->immutable_ops >> i & 1))
+				return ct_fail("memory the arguments point to may be written on the way");
+			break;
+		}
+	}
+	out->prog = prog;
+	out->immutable_ops = in->immutable_ops;
+	copy_vals(out, in, 0);
+	return 0;
+}
+
 int ct_fetch_merge(const struct ct_site_fetch *a, const struct ct_site_fetch *b, struct ct_site_fetch *out_a,
 		   struct ct_site_fetch *out_b)
 {

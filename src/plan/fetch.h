@@ -32,6 +32,15 @@ void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fet
 struct ct_exit_walk;
 int ct_fetch_relocate(const struct ct_site_fetch *in, int32_t stack_shift, const struct ct_exit_walk *walk,
 		      struct ct_site_fetch *out);
+/* The same capture a few instructions before the call it is planned at
+ * (a CALL site, SP as at the call: plan/ahead.c): WALK goes from there to
+ * the call, and each register the capture reads is read where the walk
+ * says its value was then (a register, a word of the stack or of memory a
+ * register points to).  Fails (ct_fail) when a value is not known, or when
+ * memory the capture reads may be written on the way (what the walk wrote
+ * of the stack only: each hit checks what arguments point to against it,
+ * as at exits). */
+int ct_fetch_ahead(const struct ct_site_fetch *in, const struct ct_exit_walk *walk, struct ct_site_fetch *out);
 /* Two captures at one probe (a call's exit that is the next call): one
  * program running A's ops then B's; OUT_A and OUT_B both carry it, each with
  * its own values.  Fails when the two do not fit one program. */

@@ -1135,6 +1135,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			add_marker(p, CT_GO_DEFERRETURN, CT_SITE_DEFERRET);
 		}
 	}
+	ct_plan_ahead_entries(p, sel);
 	ct_plan_link_roles(p);
 	ct_plan_goroutines(p);
 	fit_sites(p);
@@ -1181,6 +1182,11 @@ void ct_plan_free(struct ct_plan *p)
 	map_free(&p->plt_traced);
 	CT_VEC_FREE(p->unproven);
 	map_free(&p->shared_exits);
+	MAP_FOREACH(&p->ahead_walks, i)
+	{
+		free(p->ahead_walks.vals[i]);
+	}
+	map_free(&p->ahead_walks);
 	map_free(&p->entry_site_of);
 	CT_VEC_FREE(p->runtime_calls);
 	for (size_t i = 0; i < p->kept_walks.n; i++)

@@ -276,6 +276,8 @@ struct ct_plan {
 	const char *args_note; /* why arguments are not captured, if so */
 	bool no_spills;        /* no SPILL sites (record-time limits) */
 	size_t exits_at_checks; /* return sites sent by the next call's CHECK */
+	size_t ahead_entries;   /* CALL sites probed ahead of their call (ahead.c) */
+	struct ct_map ahead_walks; /* ... site + 1 -> the walk from there to the call (owned) */
 	size_t args_funcs, args_incomplete;
 	/* each function's captures as planned once (struct ct_func * ->
 	 * args.c struct captures): the plan asks for them many times */
@@ -533,6 +535,16 @@ bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, cons
  * next call, ...): the first in order is probed, `next` chains the others,
  * flagged CT_SITEF_COMPANION.  Again after sites moved (ct_plan_args). */
 void ct_plan_link_roles(struct ct_plan *p);
+/* Go, --exit=auto: the CALL sites a jump or nop that is already an exit
+ * probe leads to, alone and with the arguments in place, probed there
+ * instead (plan/ahead.c; CT_SITEF_AHEAD): one hit for a loop's call and
+ * the end of the one before. */
+void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel);
+/* AT_CALL, a capture as at the call instruction of CALL site SITE, as read
+ * where that site is probed ahead of it (ct_fetch_ahead); false if the
+ * site is not probed ahead or the capture cannot be read there. */
+bool ct_plan_ahead_fetch(struct ct_plan *p, const struct ct_site_fetch *at_call, uint32_t site,
+			 struct ct_site_fetch *out);
 /* A return site at a call instruction whose callee has a CHECK (a call's
  * exit that is the next call) is sent by that CHECK rather than probed: the
  * planned call's entry in P->planned names it, its roles chain on to the

@@ -1466,6 +1466,27 @@ static bool walk_step(struct walk_state *w, const struct insn *x)
 	return true;
 }
 
+/* Can the instruction fault in code that runs (a signal for a bad address,
+ * a division by zero)?  A Go program makes a panic of it, as if a call
+ * were made there.  The frame's own slots and the program's globals are
+ * mapped: memory through any other register, or indexed, may not be. */
+static bool may_fault(const struct insn *x)
+{
+	ZydisMnemonic m = x->in.mnemonic;
+	if (m == ZYDIS_MNEMONIC_DIV || m == ZYDIS_MNEMONIC_IDIV)
+		return true;
+	if (m == ZYDIS_MNEMONIC_LEA || x->in.meta.category == ZYDIS_CATEGORY_NOP ||
+	    x->in.meta.category == ZYDIS_CATEGORY_WIDENOP)
+		return false; /* (an address, no access) */
+	for (int i = 0; i < x->in.operand_count; i++) {
+		const ZydisDecodedOperand *o = &x->ops[i];
+		if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    ((!is_rsp(o->mem.base) && o->mem.base != ZYDIS_REGISTER_RIP) || o->mem.index != ZYDIS_REGISTER_NONE))
+			return true;
+	}
+	return false;
+}
+
 /* Anything that leaves the straight line (other than the ones the kernel
  * emulates, which end the walk first). */
 /* ud0/ud1/ud2, hlt: the instruction raises a fault in user code. */
@@ -1550,6 +1571,23 @@ static void walk_state_at(const struct walk_state *w, struct ct_exit_walk *out)
 	out->mem_written = w->mem_written;
 	for (int r = 0; r < 15; r++)
 		locate(w, r, out);
+	for (int q = 0; q < 15; q++) {
+		const struct expr *e = &w->val[q];
+		__typeof__(out->held[0]) *h = &out->held[q];
+		memset(h, 0, sizeof(*h));
+		if (!e->known || e->left)
+			continue;
+		h->width = e->width;
+		h->c = e->c;
+		if (!e->word && e->orig >= 0) {
+			h->kind = CT_HELD_REG;
+			h->reg = e->orig;
+		} else if (e->word && e->orig < 0 && !e->c) {
+			h->kind = e->wbase ? CT_HELD_MEM : CT_HELD_STACK;
+			h->reg = (int8_t)(e->wbase ? e->wbase - 1 : -1);
+			h->off = e->woff;
+		}
+	}
 	out->left_regs = 0;
 	for (int r = 0; r < 15; r++)
 		for (int q = 0; q < 15 && !(out->left_regs >> r & 1); q++) {
@@ -2084,6 +2122,7 @@ static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64
 			}
 			break;
 		}
+		out->may_fault |= may_fault(&x);
 		if (w.sp_known) {
 			bool held[15];
 			for (int r = 0; r < 15; r++)
@@ -3186,4 +3225,86 @@ size_t ct_scan_slot_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_
 	CT_VEC_FREE(xs);
 	CT_VEC_FREE(h.v);
 	return bad;
+}
+
+/* ---- ways on from a probe that lead to one instruction only ---- */
+
+size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2])
+{
+	struct insn x;
+	if (at < entry || at - entry >= len)
+		return 0;
+	size_t off = (size_t)(at - entry);
+	if (!decode(code + off, len - off, at, &x) || !kernel_emulates(&x))
+		return 0;
+	uint64_t next = at + x.in.length, t = branch_target(&x);
+	size_t n = 0;
+	switch (x.in.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR: {
+		uint8_t cc = jcc_cond(&x.in);
+		if (!cc || !t || t == next)
+			return 0;
+		out[n++] = (struct ct_way){t, cc, false};
+		out[n++] = (struct ct_way){next, cc, true};
+		break;
+	}
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		if (!t)
+			return 0;
+		out[n++] = (struct ct_way){t, 0, false};
+		break;
+	case ZYDIS_CATEGORY_NOP:
+	case ZYDIS_CATEGORY_WIDENOP:
+		out[n++] = (struct ct_way){next, 0, false};
+		break;
+	default: /* a call, a push (SP moves): no way the probe sees whole */
+		return 0;
+	}
+	/* Each way must start where nothing else of the function goes: no other
+	 * branch lands there, no jump through a table may, and the instruction
+	 * before it does not run on into it (unless it is the probe's own). */
+	bool keep[2] = {true, true}, found[2] = {false, false};
+	uint64_t prev_end = 0;
+	bool prev_runs_on = false;
+	for (size_t o = 0; o < len; o += x.in.length) {
+		if (!decode(code + o, len - o, entry + o, &x)) {
+			if (!only_padding(code + o, len - o))
+				return 0;
+			break;
+		}
+		for (size_t k = 0; k < n; k++) {
+			found[k] |= x.addr == out[k].to;
+			if (x.addr == out[k].to && out[k].to != next && prev_end == x.addr && prev_runs_on)
+				keep[k] = false; /* the code before runs on into a jump's target */
+		}
+		bool jump = x.in.meta.category == ZYDIS_CATEGORY_COND_BR || x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+		uint64_t tx = jump ? branch_target(&x) : 0;
+		if (jump && !tx)
+			return 0; /* a jump through a table: it may land anywhere */
+		for (size_t k = 0; k < n; k++)
+			if (tx == out[k].to && x.addr != at)
+				keep[k] = false;
+		prev_end = x.addr + x.in.length;
+		/* (a call returns to the next instruction, a jcc may go on there) */
+		prev_runs_on = x.in.meta.category != ZYDIS_CATEGORY_UNCOND_BR && x.in.meta.category != ZYDIS_CATEGORY_RET &&
+			       x.in.meta.category != ZYDIS_CATEGORY_INTERRUPT && !traps(&x);
+	}
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++)
+		if (keep[k] && found[k]) /* (a way into the middle of an instruction: none) */
+			out[m++] = out[k];
+	return m;
+}
+
+enum ct_insn_role ct_insn_role_at(const uint8_t *code, size_t len, uint64_t addr)
+{
+	struct insn x;
+	if (!decode(code, len, addr, &x))
+		return CT_INSN_OTHER;
+	if (x.in.meta.category == ZYDIS_CATEGORY_CALL)
+		return kernel_emulates(&x) ? CT_INSN_CALL : CT_INSN_OTHER;
+	if ((x.in.meta.category == ZYDIS_CATEGORY_NOP || x.in.meta.category == ZYDIS_CATEGORY_WIDENOP) &&
+	    kernel_emulates(&x))
+		return CT_INSN_NOP;
+	return CT_INSN_OTHER;
 }

@@ -254,7 +254,24 @@ struct ct_exit_walk {
 	/* an indirect call ended the straight line (SP known): where, its length */
 	uint64_t icall_at;
 	uint8_t icall_len;
+	/* an instruction before the site may fault (memory through a
+	 * register other than SP, a division): Go makes a panic there */
+	bool may_fault;
+	/* What each register holds at the site, in terms of the start (the
+	 * other way round from loc[]): a start register plus `c`
+	 * (CT_HELD_REG, `reg`), the 8-byte word at SP + off as at the start
+	 * (CT_HELD_STACK, `c` 0), at register `reg` + off as at the start
+	 * (CT_HELD_MEM), or nothing known (CT_HELD_NONE); its low `width`
+	 * bytes only.  What a call's arguments are, read a few instructions
+	 * before it (plan/ahead.c). */
+	struct {
+		uint8_t kind;
+		int8_t reg;
+		uint8_t width;
+		int32_t off, c;
+	} held[15];
 };
+enum { CT_HELD_NONE = 0, CT_HELD_REG, CT_HELD_STACK, CT_HELD_MEM };
 
 /* What a planned call keeps of the walk from its return address: where its
  * exit can go.  The whole walk (~700 bytes, most of it where each
@@ -384,6 +401,25 @@ size_t ct_go_deferred_calls(const uint8_t *code, size_t len, uint64_t entry, uin
  * once a call: no branch of the function lands between the entry and it (a
  * jump through a table might: none).  False if there is no such place. */
 bool ct_check_after_entry(const uint8_t *code, size_t len, uint64_t entry, struct ct_exit_walk *w);
+
+/* A way on from a probe: the instruction it goes to, and when (a
+ * conditional jump's: its condition code + 1, jumping or, FALL, not). */
+struct ct_way {
+	uint64_t to;
+	uint8_t cond; /* 0: always */
+	bool fall;
+};
+/* The ways on from the emulated jump or nop at AT (in the function whose
+ * CODE is LEN bytes from ENTRY) that nothing else of the function enters:
+ * no other branch lands where one starts, no jump through a table may, and
+ * the instruction before it does not run on into it.  A probe there sees
+ * which way the code goes (a jcc: from the flags) before it goes.  0 for
+ * anything else (a call, a push, a jump through a register). */
+size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2]);
+/* What the instruction at CODE is to a walk along the ways: an emulated
+ * `call rel32`, an emulated nop (the way goes on after it), or other. */
+enum ct_insn_role { CT_INSN_OTHER = 0, CT_INSN_CALL, CT_INSN_NOP };
+enum ct_insn_role ct_insn_role_at(const uint8_t *code, size_t len, uint64_t addr);
 
 /* May a branch of the function (CODE: LEN bytes from its ENTRY) land in
  * LO..HI (inclusive): a direct jump or jcc to there, or any jump through a

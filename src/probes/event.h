@@ -150,7 +150,9 @@ enum ct_site_kind {
  *                (ct_plan_call_walks)
  *   bit  62      ENTRY site that is its function's tail jump too (`f: jmp g`);
  *                other sites: a role of the probe is a conditional tail jump
- *                (`je g`), whose condition map "jcc_conds" has (CT_EV_NOT_TAKEN)
+ *                (`je g`) or a call made on one way of the jump (a CALL
+ *                seen ahead, plan/ahead.c), whose condition map "jcc_conds"
+ *                has (CT_EV_NOT_TAKEN)
  *   bit  63      ... whose target is a traced function (or a pointer)
  */
 #define CT_MAX_SITES (1u << 24)

@@ -641,7 +641,8 @@ static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, 
 static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_site)
 {
 	return site == call_site || (site < r->nsites && call_site < r->nsites && r->sites[site].kind == CT_SITE_CALL &&
-				     r->sites[call_site].kind == CT_SITE_CALL && r->sites[site].addr == r->sites[call_site].addr);
+				     r->sites[call_site].kind == CT_SITE_CALL && r->sites[site].addr == r->sites[call_site].addr &&
+				     !((r->sites[site].flags | r->sites[call_site].flags) & CT_SITEF_AHEAD));
 }
 
 /* Is EV the exit of the frame the top frames end with (calls in tail
@@ -1988,6 +1989,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		/* (a conditional tail jump that went on in its function: no
 		 * role of the hit) */
 		if (rs->kind == CT_SITE_TAIL && (ev->flags & CT_EV_NOT_TAKEN))
+			continue;
+		/* (a call seen ahead on the other way of the jump: not made) */
+		if (rs->kind == CT_SITE_CALL && (rs->flags & CT_SITEF_COND) &&
+		    !(ev->flags & CT_EV_NOT_TAKEN) != !(rs->flags & CT_SITEF_FALL))
 			continue;
 		if (rs->kind != CT_SITE_RECOVER && rs->kind != CT_SITE_TAILRES) /* TAILRES: read at a pop */
 			apply_role(r, s, &rv);

@@ -727,11 +727,12 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	    plan->funcs.v[site->func + 1].fn->entry == plan->funcs.v[site->func].fn->end)
 		cp.falls = 1;
 	cp.call_walk = site->kind != CT_SITE_ENTRY && ct_plan_call_walks(plan, i);
-	/* a conditional tail jump among its roles: the probe asks the flags
-	 * which way it goes (at most one such role: one instruction) */
+	/* a conditional tail jump or a call seen ahead on one way of a jump
+	 * among its roles: the probe asks the flags which way it goes (one
+	 * instruction, one condition) */
 	for (size_t k = i; site->kind != CT_SITE_ENTRY && k < plan->sites.n; k = plan->sites.v[k].next) {
 		const struct ct_plan_site *role = &plan->sites.v[k];
-		if (role->kind != CT_SITE_TAIL || !role->cond)
+		if ((role->kind != CT_SITE_TAIL && role->kind != CT_SITE_CALL) || !role->cond)
 			continue;
 		uint32_t cond = (uint32_t)(role->cond - 1) | (k == i && site->next == CT_NOSITE ? CT_JCC_ALONE : 0);
 		if (ct_probes_set_jcc(s->probes, id, cond) == 0)

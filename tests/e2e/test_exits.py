@@ -28,6 +28,10 @@ CASES = [
     ("go wrapper (tail jump)", ["go_core", "wrapper", "4"], [], GO1),
     ("go goexit", ["go_core", "goexit"], [], GO1),
     ("go loop", ["go_core", "loop", "12"], [], GO1),
+    # loops whose jcc, the exit probe of one call, is the next call's entry
+    # too; one whose call two ways lead to; one left early (plan/ahead.c)
+    ("go calls seen ahead", ["go_core", "ahead", "40"], [], GO1),
+    ("go calls seen ahead, no arguments", ["go_core", "ahead", "40"], ["--no-args"], GO1),
     ("go sleepy", ["go_core", "sleepy"], [], GO1),
     ("go mixed", ["go_core", "mixed"], [], GO1),
     ("go deeprecover", ["go_core", "deeprecover"], [], GO1),
@@ -1781,7 +1785,10 @@ def test_bench_leaf_result_read_at_emulated_exit():
     binary = fixture("go_benchfib")
     counts, sites = list_exits(binary, "main.leaf")
     assert counts == (1, 0) and len(sites) == 1, (counts, sites)
-    assert sites[0][1] == "emulated, results read there", sites
+    # the loop's jcc is also the next call's entry (plan/ahead.c)
+    assert re.fullmatch(r"emulated, results read there; entered at (0x[0-9a-f]+) when its jump goes, an exit "
+                        r"probe that leads only here: one hit for both", sites[0][1]), sites
+    assert re.search(r"entered at (0x[0-9a-f]+)", sites[0][1])[1] == sites[0][0], sites
     n = 200
     p, out = record([binary, "leaf", str(n)], "-F", "main.leaf", env=GO1)
     printed = dict(kv.split("=") for kv in p.stdout.split())
@@ -1793,6 +1800,45 @@ def test_bench_leaf_result_read_at_emulated_exit():
     assert sum(g[0] for g in got) == int(printed["sum"]), printed
     c = calls_info(out)
     assert c["after"] == n and c["stepped"] == 0 and c["ret"] == 0, c
+    # one hit a call: its entry and the end of the call before at one probe
+    hits = info_stats(out).get("probe_hits", "").split()
+    assert hits and int(hits[0]) <= n + 16, (hits, n)
+
+
+def test_calls_seen_ahead_at_the_exit_probe_of_the_call_before():
+    """A loop's jcc back to its call is the exit probe of the call before:
+    the next call's entry rides on it (plan/ahead.c), the jump's way read
+    from the flags, its arguments from where the walk to the call says
+    they are.  list -v says which; the calls, their arguments (strings
+    too) and results are --exit=ret's; a call two ways lead to, and
+    arguments computed on the way (`neg`), keep the call's own probe --
+    unless nothing is captured (--no-args: then only SP, RBP and g
+    matter)."""
+    binary = fixture("go_core")
+    text = ct("list", "-v", binary, "main.ahead*").stdout
+    m = re.search(r"(\d+) calls? seen at the exit probe of the call before", text)
+    assert m and int(m[1]) >= 1, text
+    ahead = re.findall(r"^\s+call\s+(\S+) 0x[0-9a-f]+\s+-> .*; entered at (0x[0-9a-f]+)( when its jump goes| when its "
+                       r"jump does not go)?, an exit probe that leads only here", text, re.M)
+    # (which of the loops' calls depends on where the compiler put nops:
+    # the reconstruction of each way is unit/recon_calls_seen_ahead_*)
+    assert len(ahead) == int(m[1]), ahead
+    plain = run([binary, "ahead", "40"], env=dict(os.environ, **GO1))
+    got = {}
+    for mode in ("auto", "ret"):
+        p, out = record_mode([binary, "ahead", "40"], ["-F", "main.ahead*"], GO1, mode)
+        assert p.returncode == 0 and p.stdout == plain.stdout, (mode, p.stderr)
+        got[mode] = [(c["func"], c["depth"], c["status"], json.dumps(c.get("args")), json.dumps(c.get("ret")))
+                     for c in replay_json(out) if c.get("func", "").startswith("main.ahead")]
+        if mode == "auto":
+            assert info_stats(out).get("unplanned") in ("0", None), info_stats(out)
+    # ahead, its six loops' calls, aheadChain, its 3 calls before the fault, its deferred recover
+    assert len(got["auto"]) == 1 + 5 * 40 + 39 + 38 + 37 + 1 + 3 + 1, len(got["auto"])
+    assert got["auto"] == got["ret"], next((a, r) for a, r in zip(got["auto"], got["ret"]) if a != r)
+    # without arguments, the calls whose arguments are computed on the way too
+    text = ct("list", "-v", "--no-args", binary, "main.ahead*").stdout
+    m = re.search(r"(\d+) calls? seen at the exit probe of the call before", text)
+    assert m and int(m[1]) > len(ahead), text
 
 
 def test_result_added_to_a_struct_field_read_at_emulated_exit():

@@ -1333,6 +1333,45 @@ TEST(recon_call_whose_ret_passed_returned_when_its_caller_ends)
 	col_reset();
 }
 
+/* Calls seen ahead (plan/ahead.c): a loop's jcc at 0x1200 is the exit
+ * probe of B's call, B's call when it jumps and C's when it does not
+ * (CT_EV_NOT_TAKEN): each hit ends the call before and makes the one its
+ * way leads to, never both. */
+static const struct ct_file_site ahead_sites[] = {
+	CS(0, 0x1000, FA, CT_SITE_ENTRY, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(1, 0x10f0, FA, CT_SITE_RET, 0, UINT32_MAX, UINT32_MAX, 0),
+	CS(2, 0x1200, FB, CT_SITE_RETSITE, 8, 3, 3, 0),
+	CS(3, 0x1200, FB, CT_SITE_CALL, 8, UINT32_MAX, 4, CT_SITEF_COMPANION | CT_SITEF_AHEAD | CT_SITEF_COND),
+	CS(4, 0x1200, FC, CT_SITE_CALL, 8, UINT32_MAX, UINT32_MAX,
+	   CT_SITEF_COMPANION | CT_SITEF_AHEAD | CT_SITEF_COND | CT_SITEF_FALL),
+	CS(5, 0x1300, FC, CT_SITE_RETSITE, 8, 4, UINT32_MAX, 0),
+};
+
+TEST(recon_calls_seen_ahead_on_each_way_of_a_jump)
+{
+	col_reset();
+	struct ct_recon *r = ct_recon_new(ahead_sites, 6, false, &ops, NULL);
+	table_ev(r, ahead_sites, 100, 0, 100, 0, 0);
+	table_ev(r, ahead_sites, 110, 0, 112, 2, 0);		  /* jumps: B */
+	table_ev(r, ahead_sites, 130, 0, 112, 2, 0);		  /* B returned; jumps: B again */
+	table_ev(r, ahead_sites, 150, 0, 112, 2, CT_EV_NOT_TAKEN); /* B returned; on: C */
+	table_ev(r, ahead_sites, 160, 0, 112, 5, 0);		  /* C returned */
+	table_ev(r, ahead_sites, 200, 0, 100, 1, 0);
+	NREC(8);
+	EXP_ENTER(0, FA, 0, 0, 100, false);
+	EXP_ENTER(1, FB, 1, 1, 110, false);
+	CHECK_EQ_U(col.v[1].c.key, 120);
+	EXP_EXIT(2, FB, 1, RET, 1, 110, 130, false, true);
+	EXP_ENTER(3, FB, 1, 2, 130, false);
+	EXP_EXIT(4, FB, 1, RET, 2, 130, 150, false, true);
+	EXP_ENTER(5, FC, 1, 3, 150, false);
+	EXP_EXIT(6, FC, 1, RET, 3, 150, 160, false, true);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 200, false, false);
+	CHECK_EQ_U(ct_recon_stats(r)->unmatched_exits, 0);
+	ct_recon_free(r);
+	col_reset();
+}
+
 /* A callee-side A (its ENTRY and RET probed) calling C in tail position,
  * and the runtime's recovery markers; an event at one of them */
 static const struct ct_file_site callee_tail_sites[] = {

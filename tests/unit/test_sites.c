@@ -2433,3 +2433,140 @@ TEST(ijump_after_a_call_that_never_returns_and_padding)
 	CHECK_EQ_U(j[0].addr, BASE + 0x17);
 	CHECK_EQ_U(j[0].kind, CT_IJUMP_TAIL);
 }
+
+/* ---- a call seen ahead, at the exit probe before it (plan/ahead.c) ---- */
+
+/* make bench's leaf loop (Go 1.19, main.main.func1): `jg` at +0x4d is the
+ * exit probe of the call at +0x2d, and jumps back to two stores and that
+ * call; nothing else enters there (the loop is entered by the `jmp` at
+ * +0x21, to its `cmp`). */
+static const uint8_t leaf_loop[] = {
+	0x49, 0x3b, 0x66, 0x10,       /* +00 cmp 0x10(%r14),%rsp */
+	0x76, 0x56,                   /* +04 jbe +0x5c */
+	0x48, 0x83, 0xec, 0x28,       /* +06 sub $0x28,%rsp */
+	0x48, 0x89, 0x6c, 0x24, 0x20, /* +0a mov %rbp,0x20(%rsp) */
+	0x48, 0x8d, 0x6c, 0x24, 0x20, /* +0f lea 0x20(%rsp),%rbp */
+	0x48, 0x8b, 0x4a, 0x08,       /* +14 mov 0x8(%rdx),%rcx */
+	0x48, 0x89, 0x4c, 0x24, 0x18, /* +18 mov %rcx,0x18(%rsp) */
+	0x31, 0xc0,                   /* +1d xor %eax,%eax */
+	0x31, 0xd2,                   /* +1f xor %edx,%edx */
+	0xeb, 0x27,                   /* +21 jmp +0x4a */
+	0x48, 0x89, 0x44, 0x24, 0x10, /* +23 mov %rax,0x10(%rsp) */
+	0x48, 0x89, 0x54, 0x24, 0x08, /* +28 mov %rdx,0x8(%rsp) */
+	0xe8, 0x2e, 0xfc, 0xff, 0xff, /* +2d call main.leaf */
+	0x48, 0x8b, 0x4c, 0x24, 0x10, /* +32 mov 0x10(%rsp),%rcx */
+	0x48, 0xff, 0xc1,             /* +37 inc %rcx */
+	0x48, 0x8b, 0x54, 0x24, 0x08, /* +3a mov 0x8(%rsp),%rdx */
+	0x48, 0x01, 0xc2,             /* +3f add %rax,%rdx */
+	0x48, 0x89, 0xc8,             /* +42 mov %rcx,%rax */
+	0x48, 0x8b, 0x4c, 0x24, 0x18, /* +45 mov 0x18(%rsp),%rcx */
+	0x48, 0x39, 0x01,             /* +4a cmp %rax,(%rcx) */
+	0x7f, 0xd4,                   /* +4d jg +0x23 */
+	0x48, 0x89, 0xd0,             /* +4f mov %rdx,%rax */
+	0x48, 0x8b, 0x6c, 0x24, 0x20, /* +52 mov 0x20(%rsp),%rbp */
+	0x48, 0x83, 0xc4, 0x28,       /* +57 add $0x28,%rsp */
+	0xc3,                         /* +5b ret */
+	0x0f, 0x1f, 0x40, 0x00,       /* +5c nopl 0x0(%rax) */
+	0xe8, 0x9b, 0x68, 0xfd, 0xff, /* +60 call runtime.morestack */
+	0xeb, 0x99,                   /* +65 jmp +0x00 */
+};
+
+TEST(probe_ways_of_a_loops_jcc)
+{
+	struct ct_way w[2];
+	CHECK_EQ_U(ct_probe_ways(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x4d, w), 2);
+	CHECK_EQ_U(w[0].to, BASE + 0x23); /* jumping: back to the call */
+	CHECK_EQ_U(w[0].cond, 0xf + 1);   /* jg: condition code 15 */
+	CHECK(!w[0].fall);
+	CHECK_EQ_U(w[1].to, BASE + 0x4f); /* not jumping: on to the ret */
+	CHECK(w[1].fall);
+	/* a `jmp` leads one way, always; a call, a mov, the ret: none */
+	/* (the jmp's target, the loop's cmp, is where the code before runs on to) */
+	CHECK_EQ_U(ct_probe_ways(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x21, w), 0);
+	CHECK_EQ_U(ct_probe_ways(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x2d, w), 0);
+	CHECK_EQ_U(ct_probe_ways(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x23, w), 0);
+	CHECK_EQ_U(ct_probe_ways(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x5b, w), 0);
+	CHECK_EQ_U(ct_insn_role_at(leaf_loop + 0x2d, sizeof(leaf_loop) - 0x2d, BASE + 0x2d), CT_INSN_CALL);
+	CHECK_EQ_U(ct_insn_role_at(leaf_loop + 0x5c, sizeof(leaf_loop) - 0x5c, BASE + 0x5c), CT_INSN_NOP);
+	CHECK_EQ_U(ct_insn_role_at(leaf_loop + 0x4d, sizeof(leaf_loop) - 0x4d, BASE + 0x4d), CT_INSN_OTHER);
+	/* the code before the jump's target runs on into it (a 2-byte nop for
+	 * the jmp at +0x21): only the way the jump does not take is its own */
+	uint8_t code[sizeof(leaf_loop)];
+	memcpy(code, leaf_loop, sizeof(code));
+	code[0x21] = 0x66, code[0x22] = 0x90;
+	CHECK_EQ_U(ct_probe_ways(code, sizeof(code), BASE, BASE + 0x4d, w), 1);
+	CHECK(w[0].fall);
+	/* another branch to the target (the jmp at +0x21 to +0x23) */
+	memcpy(code, leaf_loop, sizeof(code));
+	code[0x22] = 0x00;
+	CHECK_EQ_U(ct_probe_ways(code, sizeof(code), BASE, BASE + 0x4d, w), 1);
+	CHECK(w[0].fall);
+	/* a branch into the way (to +0x28): the way starts alone, but
+	 * ct_branch_lands sees the landing before the call */
+	code[0x22] = 0x05;
+	CHECK_EQ_U(ct_probe_ways(code, sizeof(code), BASE, BASE + 0x4d, w), 2);
+	CHECK(ct_branch_lands(code, sizeof(code), BASE, BASE + 0x24, BASE + 0x2d));
+	CHECK(!ct_branch_lands(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x24, BASE + 0x2d));
+	/* a jump through a table anywhere: no way is known to be alone */
+	memcpy(code, leaf_loop, sizeof(code));
+	code[0x5c] = 0xff, code[0x5d] = 0xe1, code[0x5e] = 0x90, code[0x5f] = 0x90; /* jmp *%rcx; nop; nop */
+	CHECK_EQ_U(ct_probe_ways(code, sizeof(code), BASE, BASE + 0x4d, w), 0);
+}
+
+TEST(fetch_ahead_reads_the_arguments_before_the_call)
+{
+	/* the walk from the jg's way to the call: two stores of the frame */
+	struct ct_exit_walk w;
+	ct_exit_walk(leaf_loop + 0x23, sizeof(leaf_loop) - 0x23, BASE + 0x23, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 0x2d);
+	CHECK_EQ_I(w.sp_delta, 0);
+	CHECK(w.stack_written);
+	CHECK(!w.may_fault); /* (stores to the frame) */
+	CHECK_EQ_U(w.held[CT_RAX].kind, CT_HELD_REG);
+	CHECK_EQ_I(w.held[CT_RAX].reg, CT_RAX);
+	struct ct_site_fetch f = {0}, out;
+	f.prog.nops = 1;
+	f.prog.size = 8;
+	f.prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_REG, .reg = CT_RAX, .dst = 0, .size = 8};
+	CHECK_EQ_I(ct_fetch_ahead(&f, &w, &out), 0);
+	CHECK_EQ_U(out.prog.ops[0].code, CT_OP_REG);
+	CHECK_EQ_U(out.prog.ops[0].reg, CT_RAX);
+	ct_site_fetch_free(&out);
+	/* what an argument points to, with the frame written on the way: no */
+	f.prog.nops = 2;
+	f.prog.size = 24;
+	f.prog.ops[1] = (struct ct_fetch_op){.code = CT_OP_DEREF, .dst = 8, .size = 16, .src = 0};
+	CHECK(ct_fetch_ahead(&f, &w, &out) != 0);
+	/* ... unless it never changes (a Go string's bytes) */
+	f.immutable_ops = 1u << 1;
+	CHECK_EQ_I(ct_fetch_ahead(&f, &w, &out), 0);
+	ct_site_fetch_free(&out);
+	/* a load through RAX on the way (`mov (%rax),%edx; mov %rdx,%rdx`):
+	 * it may fault, a Go panic before the call */
+	uint8_t code[sizeof(leaf_loop)];
+	memcpy(code, leaf_loop, sizeof(code));
+	memcpy(code + 0x28, (const uint8_t[]){0x8b, 0x10, 0x48, 0x89, 0xd2}, 5);
+	ct_exit_walk(code + 0x23, sizeof(code) - 0x23, BASE + 0x23, &w);
+	CHECK_EQ_U(w.site, BASE + 0x2d);
+	CHECK(w.may_fault);
+	/* the way after the loop: RAX is RDX there, RBP is reloaded (the walk
+	 * stops at the ret: no call to see ahead) */
+	ct_exit_walk(leaf_loop + 0x4f, sizeof(leaf_loop) - 0x4f, BASE + 0x4f, &w);
+	CHECK(w.how != CT_EXIT_EMULATED);
+	/* from +0x32 (after the call) to the jg: RAX is RCX + 1, RCX the word
+	 * at SP + 0x18 */
+	ct_exit_walk(leaf_loop + 0x32, sizeof(leaf_loop) - 0x32, BASE + 0x32, &w);
+	CHECK_EQ_U(w.site, BASE + 0x4d);
+	CHECK_EQ_U(w.held[CT_RAX].kind, CT_HELD_NONE); /* (the word at SP + 0x10, plus 1: no capture reads that) */
+	CHECK_EQ_I(w.held[CT_RCX].kind, CT_HELD_STACK);
+	CHECK_EQ_I(w.held[CT_RCX].off, 0x18);
+	f.immutable_ops = 0;
+	f.prog.nops = 1;
+	f.prog.size = 8;
+	f.prog.ops[0] = (struct ct_fetch_op){.code = CT_OP_REG, .reg = CT_RCX, .dst = 0, .size = 8};
+	CHECK_EQ_I(ct_fetch_ahead(&f, &w, &out), 0);
+	CHECK_EQ_U(out.prog.ops[0].code, CT_OP_STACKWORD);
+	CHECK_EQ_I(out.prog.ops[0].off, 0x18);
+	ct_site_fetch_free(&out);
+}
