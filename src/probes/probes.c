@@ -986,6 +986,18 @@ size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
 	return k;
 }
 
+int ct_probes_hits_total(struct ct_probes *p, uint64_t *total)
+{
+	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1];
+	size_t n = ct_probes_hits(p, vals, (size_t)(p->ncpus > 0 ? p->ncpus : 1));
+	if (!n)
+		return -1;
+	*total = 0;
+	for (size_t i = 0; i < n; i++)
+		*total += vals[i];
+	return 0;
+}
+
 const char *ct_probes_stack_depth(struct ct_probes *p)
 {
 	return p->stack_depth;

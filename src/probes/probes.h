@@ -164,6 +164,8 @@ int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ct
 uint64_t ct_probes_lost(struct ct_probes *p);
 /* Probe hits so far on each CPU (the first N): how many CPUs it wrote. */
 size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n);
+/* Probe hits so far on all CPUs into *TOTAL; -1 if they cannot be read. */
+int ct_probes_hits_total(struct ct_probes *p, uint64_t *total);
 /* The probe program's stack frame per BPF function (main program first),
  * in bytes, as its verifier reported them: "48+16+8" ("" if it did not).
  * The kernel (6.14+) puts a frame that rounds up to 64 bytes or more on a

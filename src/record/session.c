@@ -684,6 +684,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		ct_debug("no overhead correction: %s", ct_error());
 	else if (s->calib && s->costs.ok)
 		ct_probes_set_silent_weights(s->probes, &s->costs);
+	s->hits_known = ct_probes_hits_total(s->probes, &s->hits_at_start) == 0;
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));
@@ -3285,6 +3286,17 @@ void ct_session_progress(struct ct_session *s, bool final)
 		ct_writer_bytes(s->w) / 1048576.0, final ? "\n" : "");
 }
 
+/* The program's probe hits, those that sent no event too, whenever they
+ * can be read (before the end's calibration adds its own): every recording
+ * with probes, stopped by a limit, a signal or shown while recording too. */
+static void note_probe_hits(struct ct_session *s)
+{
+	uint64_t now;
+	if (s->probes && s->hits_known && ct_probes_hits_total(s->probes, &now) == 0)
+		ct_writer_stat(s->w, "probe_hits", "%llu (in the program, those that sent no event too)",
+			       (unsigned long long)(now - s->hits_at_start));
+}
+
 /* What a hit cost where the program's hits ran (calibrate.c), before the
  * probes go (not when a limit took them already); what the program sent
  * before the end is read first. */
@@ -3303,10 +3315,6 @@ static void calibrate_at_end(struct ct_session *s)
 		f->entry_class = ct_hit_class_of(eo.plan->sites.v[e].kind, ct_plan_site_flags(eo.plan, e));
 		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
 	}
-	uint64_t hits = ct_calib_program_hits(s->calib);
-	if (hits)
-		ct_writer_stat(s->w, "probe_hits", "%llu (in the program, those that sent no event too)",
-			       (unsigned long long)hits);
 	struct ct_costs c;
 	if (ct_calib_again(s->calib, on_event, s, &s->insitu, &c)) {
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
@@ -3337,6 +3345,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	}
 	if (!s->end_ts)
 		s->end_ts = t0;
+	note_probe_hits(s);
 	calibrate_at_end(s);
 	t0 = now_mono_ns();
 	detach(s);

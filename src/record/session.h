@@ -162,6 +162,10 @@ struct ct_session {
 	struct ct_writer *w;
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
+	/* the probe hits on all CPUs when the program's began (after the
+	 * start-up calibration's, whether it succeeded or not) */
+	uint64_t hits_at_start;
+	bool hits_known;
 	uint64_t lost_marked; /* of those, written as loss records in the stream */
 	uint32_t loss_gen;    /* the drop count the last loss record brought us to */
 	bool target_open, plan_built;
