@@ -539,6 +539,11 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	return 0;
 }
 
+void ct_probes_del_pid(struct ct_probes *p, uint32_t pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.traced_pids), &pid);
+}
+
 bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call)
 {
 	uint32_t mask = (1u << bits) - 1, at = ct_planned_slot_of(key, bits);
@@ -714,11 +719,11 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
-int ct_probes_watch(struct ct_probes *p, bool follow, bool exec)
+int ct_probes_watch(struct ct_probes *p, bool follow)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
 	for (int i = 0; i < 3; i++) {
-		if ((i == 1 && !follow) || (i == 2 && !follow && !exec))
+		if (i == 1 && !follow)
 			continue;
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])

@@ -61,11 +61,14 @@ struct ct_attach {
 };
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
+/* PID is traced no more (its events are not sent from now on). */
+void ct_probes_del_pid(struct ct_probes *p, uint32_t pid);
 /* Tracepoints reporting the end of every thread and process added with
- * ct_probes_add_pid, as CT_EV_PROC events; with FOLLOW also their forks
- * (children are added) and execs (a new binary held stopped until it is
- * probed); with EXEC alone their execs, none held (a launched program's). */
-int ct_probes_watch(struct ct_probes *p, bool follow, bool exec);
+ * ct_probes_add_pid, and their execs, as CT_EV_PROC events; with FOLLOW
+ * also their forks (children are added), and an exec of another binary is
+ * held stopped until it is probed (else none is held: a launched program's
+ * own, or -p's process running another program). */
+int ct_probes_watch(struct ct_probes *p, bool follow);
 /* --follow: starts the guard, a process that continues whatever the
  * kernel side still holds stopped once calltrace is gone, however it
  * ended (probes.c). */

@@ -193,6 +193,9 @@ struct ct_session {
 	bool never_ran;            /* finished with no call written, none cut, none lost */
 	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
+	/* -p: the last process to stop being traced exec'd another program:
+	 * the exit line then (left_by_exec), NULL if none did */
+	char *left_by_exec;
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */
