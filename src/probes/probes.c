@@ -980,6 +980,11 @@ uint64_t ct_probes_lost(struct ct_probes *p)
 	return sum;
 }
 
+uint32_t ct_probes_loss_gen(struct ct_probes *p)
+{
+	return (uint32_t)__atomic_load_n(&p->skel->bss->loss_gen, __ATOMIC_RELAXED);
+}
+
 size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
 {
 	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1];

@@ -165,6 +165,8 @@ typedef int (*ct_event_cb)(void *ctx, const struct ct_event *e, const void *payl
  * events read (> 0 also when CB paused it), or -1. */
 int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx);
 uint64_t ct_probes_lost(struct ct_probes *p);
+/* The drops so far as the events' loss_gen counts them (ct_event). */
+uint32_t ct_probes_loss_gen(struct ct_probes *p);
 /* Probe hits so far on each CPU (the first N): how many CPUs it wrote. */
 size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n);
 /* Probe hits so far on all CPUs into *TOTAL; -1 if they cannot be read. */

@@ -685,6 +685,9 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	else if (s->calib && s->costs.ok)
 		ct_probes_set_silent_weights(s->probes, &s->costs);
 	s->hits_known = ct_probes_hits_total(s->probes, &s->hits_at_start) == 0;
+	/* (a calibration whose events the ring had no room for: not the program's losses) */
+	s->lost_base = ct_probes_lost(s->probes);
+	s->loss_gen = ct_probes_loss_gen(s->probes);
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));
@@ -3268,7 +3271,8 @@ static void note_losses(struct ct_session *s, bool at_end)
 {
 	if (s->wasm)
 		return;
-	s->lost_seen = ct_probes_lost(s->probes);
+	uint64_t lost = ct_probes_lost(s->probes);
+	s->lost_seen = lost > s->lost_base ? lost - s->lost_base : 0;
 	if (at_end && s->lost_seen > s->lost_marked) {
 		ct_writer_lost(s->w, now_mono_ns(), s->lost_seen - s->lost_marked);
 		s->lost_marked = s->lost_seen;
@@ -3359,7 +3363,10 @@ static void calibrate_at_end(struct ct_session *s)
 		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
 	}
 	struct ct_costs c;
-	if (ct_calib_again(s->calib, on_event, s, &s->insitu, &c)) {
+	uint64_t lost = ct_probes_lost(s->probes);
+	int rc = ct_calib_again(s->calib, on_event, s, &s->insitu, &c);
+	s->lost_base += ct_probes_lost(s->probes) - lost; /* (its own, if any) */
+	if (rc) {
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
 		return;
 	}

@@ -162,6 +162,7 @@ struct ct_session {
 	struct ct_writer *w;
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
+	uint64_t lost_base;   /* drops not of the program's events: the calibrations' */
 	/* the probe hits on all CPUs when the program's began (after the
 	 * start-up calibration's, whether it succeeded or not) */
 	uint64_t hits_at_start;

@@ -172,6 +172,20 @@ def test_sample_goroutines():
     assert got == want
 
 
+def test_probe_hits_when_the_start_up_calibration_failed():
+    """The start-up calibration fails when too few of its calls' events
+    come back (under load; here a 4 KiB ring buffer: 12 of 60): no `calib`
+    then, and probe_hits was written only with the end's calibration.  The
+    events the ring had no room for were the calibration's, not the
+    program's: they were its `lost` (~1,700), a loss record before its
+    first event."""
+    p, out = record([fixture("c_core"), "fib", "3"], "--buffer-size", "4K", "-F", "c_fib")
+    info = ct("info", out).stdout
+    assert not re.search(r"^calib\s", info, re.M), info  # (else this tests nothing)
+    assert info_count(info, "probe_hits") >= int(stat(out, "events")) > 0, info
+    assert stat(out, "lost") == "0", info
+
+
 def test_max_events_and_max_size():
     p, out = record([fixture(GO), "fib", "18"], "--max-events", "500", "-F", "main.fib")
     assert p.stdout == "fib 2584\n"  # the program ran to the end, unharmed
