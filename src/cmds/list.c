@@ -306,6 +306,14 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		snprintf(rets + strlen(rets), sizeof(rets) - strlen(rets), ", none after the %zu followed by a trap", traps);
 	else if (f->noreturn)
 		snprintf(rets + strlen(rets), sizeof(rets) - strlen(rets), ", none: it never returns");
+	if (!f->in_caller && (f->fn->flags & CT_FN_PLT) && f->noreturn == CT_NORETURN_ENDS) {
+		/* (its entry seen at the stub: as record plans it, no exit) */
+		if (verbose)
+			printf("      exits: none, it never returns (the process or thread ends in it: its calls stay "
+			       "open); entries at its own entry%s%s%s\n",
+			       f->why ? " (not seen from its callers: " : "", f->why ? f->why : "", f->why ? ")" : "");
+		return;
+	}
 	if (!f->in_caller && (f->fn->flags & CT_FN_PLT)) {
 		if (verbose)
 			printf("      exits: at the return addresses of its %zu call site%s (a PLT stub: it jumps to the "

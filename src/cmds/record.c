@@ -572,7 +572,8 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		ct_session_progress(s, false);
 	}
 	bool gone = !ct_session_traced(s);
-	if (session_end(s, gone ? "process exited" : "detached (process left running)"))
+	if (session_end(s, !gone ? "detached (process left running)"
+			   : s->left_by_exec ? s->left_by_exec : "process exited"))
 		return -1;
 	if (!live.closed)
 		return 0;

@@ -336,6 +336,10 @@ static void plan_noreturn(struct ct_plan *p, const struct ct_fn_sites *found)
 		if ((fn->flags & CT_FN_GO) || how == CT_NORETURN_NO || tail_res[j])
 			continue; /* (a call in tail position in it: it would return) */
 		pf->noreturn = (uint8_t)how;
+		/* (a stub's jump into a function that ends the process ends no
+		 * call: not an exit, emit_function plants none there) */
+		if ((fn->flags & CT_FN_PLT) && how == CT_NORETURN_ENDS)
+			pf->nexits = 0;
 		if (!pf->in_caller || how == CT_NORETURN_ENDS)
 			continue;
 		pf->in_caller = pf->indirect = pf->slot_called = false;

@@ -69,7 +69,7 @@ struct ct_plan_func {
 	bool entry_emulated;
 	bool entry_optimized; /* a 5-byte nop the kernel probes without a trap */
 	bool falls_through;   /* runs on into the code at its end (CT_FN_FALLS) */
-	uint32_t nexits;
+	uint32_t nexits; /* the ways out of its code (RETs, tail jumps): list's EXITS */
 	/* --exit=auto: entries at its call sites and exits at their return
 	 * sites (in_caller), or why not (RET probes kept). */
 	bool in_caller;

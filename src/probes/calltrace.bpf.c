@@ -1998,6 +1998,7 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	e->goid = 0;
+	e->key = ino; /* (-p: another program than the traced one?) */
 	if (cfg.filter_pids /* --follow */ && ino != cfg.follow_ino) {
 		/* in held_pids before it stops: the guard must know it */
 		__u8 one = 1;

@@ -493,7 +493,7 @@ struct ct_fetch {
 				  CT_COOKIE_JCC) goes on in its function this
 				  time: its tail-jump roles do not apply */
 #define CT_PROC_FORK 1
-#define CT_PROC_EXEC 2
+#define CT_PROC_EXEC 2 /* (its event's key: the inode of the binary exec'd) */
 #define CT_PROC_EXIT 3        /* its last thread ended: the process is gone */
 #define CT_PROC_THREAD_EXIT 4 /* one thread ended, others run on */
 /* Written by user space (record/session.c), never by the probes: the

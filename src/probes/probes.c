@@ -539,6 +539,11 @@ int ct_probes_add_pid(struct ct_probes *p, uint32_t pid)
 	return 0;
 }
 
+void ct_probes_del_pid(struct ct_probes *p, uint32_t pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.traced_pids), &pid);
+}
+
 bool ct_planned_slot_put(struct ct_planned_slot *slots, uint32_t bits, uint64_t key, const struct ct_planned_call *call)
 {
 	uint32_t mask = (1u << bits) - 1, at = ct_planned_slot_of(key, bits);
@@ -714,11 +719,11 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
-int ct_probes_watch(struct ct_probes *p, bool follow, bool exec)
+int ct_probes_watch(struct ct_probes *p, bool follow)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
 	for (int i = 0; i < 3; i++) {
-		if ((i == 1 && !follow) || (i == 2 && !follow && !exec))
+		if (i == 1 && !follow)
 			continue;
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])
@@ -975,6 +980,11 @@ uint64_t ct_probes_lost(struct ct_probes *p)
 	return sum;
 }
 
+uint32_t ct_probes_loss_gen(struct ct_probes *p)
+{
+	return (uint32_t)__atomic_load_n(&p->skel->bss->loss_gen, __ATOMIC_RELAXED);
+}
+
 size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
 {
 	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1];
@@ -984,6 +994,18 @@ size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n)
 	size_t k = (size_t)p->ncpus < n ? (size_t)p->ncpus : n;
 	memcpy(per_cpu, vals, k * sizeof(*vals));
 	return k;
+}
+
+int ct_probes_hits_total(struct ct_probes *p, uint64_t *total)
+{
+	uint64_t vals[p->ncpus > 0 ? p->ncpus : 1];
+	size_t n = ct_probes_hits(p, vals, (size_t)(p->ncpus > 0 ? p->ncpus : 1));
+	if (!n)
+		return -1;
+	*total = 0;
+	for (size_t i = 0; i < n; i++)
+		*total += vals[i];
+	return 0;
 }
 
 const char *ct_probes_stack_depth(struct ct_probes *p)

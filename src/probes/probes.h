@@ -61,11 +61,14 @@ struct ct_attach {
 };
 int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
+/* PID is traced no more (its events are not sent from now on). */
+void ct_probes_del_pid(struct ct_probes *p, uint32_t pid);
 /* Tracepoints reporting the end of every thread and process added with
- * ct_probes_add_pid, as CT_EV_PROC events; with FOLLOW also their forks
- * (children are added) and execs (a new binary held stopped until it is
- * probed); with EXEC alone their execs, none held (a launched program's). */
-int ct_probes_watch(struct ct_probes *p, bool follow, bool exec);
+ * ct_probes_add_pid, and their execs, as CT_EV_PROC events; with FOLLOW
+ * also their forks (children are added), and an exec of another binary is
+ * held stopped until it is probed (else none is held: a launched program's
+ * own, or -p's process running another program). */
+int ct_probes_watch(struct ct_probes *p, bool follow);
 /* --follow: starts the guard, a process that continues whatever the
  * kernel side still holds stopped once calltrace is gone, however it
  * ended (probes.c). */
@@ -162,8 +165,12 @@ typedef int (*ct_event_cb)(void *ctx, const struct ct_event *e, const void *payl
  * events read (> 0 also when CB paused it), or -1. */
 int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ctx);
 uint64_t ct_probes_lost(struct ct_probes *p);
+/* The drops so far as the events' loss_gen counts them (ct_event). */
+uint32_t ct_probes_loss_gen(struct ct_probes *p);
 /* Probe hits so far on each CPU (the first N): how many CPUs it wrote. */
 size_t ct_probes_hits(struct ct_probes *p, uint64_t *per_cpu, size_t n);
+/* Probe hits so far on all CPUs into *TOTAL; -1 if they cannot be read. */
+int ct_probes_hits_total(struct ct_probes *p, uint64_t *total);
 /* The probe program's stack frame per BPF function (main program first),
  * in bytes, as its verifier reported them: "48+16+8" ("" if it did not).
  * The kernel (6.14+) puts a frame that rounds up to 64 bytes or more on a

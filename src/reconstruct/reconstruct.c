@@ -2044,6 +2044,9 @@ void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 	}
 	CT_VEC_FREE(all);
 	map_free(&r->stacks);
+	/* (the stacks are gone: none is looked up again through the cache) */
+	r->recent = (struct ct_recent){0};
+	r->go_signal_stacks = 0;
 	free_threads(r);
 }
 

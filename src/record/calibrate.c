@@ -476,15 +476,6 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
 	return cal;
 }
 
-uint64_t ct_calib_program_hits(const struct ct_calib *cal)
-{
-	uint64_t hits[NCPU_MAX], total = 0;
-	size_t n = ct_probes_hits(cal->p, hits, NCPU_MAX);
-	for (size_t i = 0; n == cal->ncpus && i < n; i++)
-		total += hits[i] - cal->hits0[i];
-	return total;
-}
-
 int ct_calib_again(struct ct_calib *cal, ct_event_cb cb, void *ctx, struct ct_insitu *in, struct ct_costs *out)
 {
 	uint64_t t0 = now_mono_ns(), hits[NCPU_MAX], total = 0;

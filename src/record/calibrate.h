@@ -27,10 +27,6 @@ struct ct_calib *ct_calib_start(struct ct_probes *p, uint32_t first_site, const 
  * unchanged). */
 struct ct_insitu;
 int ct_calib_again(struct ct_calib *c, ct_event_cb cb, void *ctx, struct ct_insitu *in, struct ct_costs *out);
-/* The probe hits since ct_calib_start (the program's: those that sent no
- * event too -- interim RETs' passes, duplicates, hits under limits), 0 if
- * unknown. */
-uint64_t ct_calib_program_hits(const struct ct_calib *c);
 void ct_calib_free(struct ct_calib *c);
 #define CT_CALIB_SITES 16
 /* ... and the planned_calls entries it adds (its CHECK's two call sites) */

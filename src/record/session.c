@@ -684,6 +684,10 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		ct_debug("no overhead correction: %s", ct_error());
 	else if (s->calib && s->costs.ok)
 		ct_probes_set_silent_weights(s->probes, &s->costs);
+	s->hits_known = ct_probes_hits_total(s->probes, &s->hits_at_start) == 0;
+	/* (a calibration whose events the ring had no room for: not the program's losses) */
+	s->lost_base = ct_probes_lost(s->probes);
+	s->loss_gen = ct_probes_loss_gen(s->probes);
 	uint64_t t3 = now_mono_ns();
 	ct_debug("BPF programs loaded in %.1f ms (ring buffer %llu KiB)", (t3 - t2) / 1e6,
 		 (unsigned long long)(o->ringbuf_bytes >> 10));
@@ -895,21 +899,56 @@ bool ct_session_program_replaced(struct ct_session *s, const char *path)
 	return true;
 }
 
-bool ct_session_process_execd(struct ct_session *s, int pid)
+/* Does process PID run another file than the program planned now?  1
+ * yes (its path in RUNS, "" if unreadable), 0 no, -1 unknown (gone). */
+static int runs_another(struct ct_session *s, int pid, char *runs, size_t size)
 {
-	char exe[64], runs[PATH_MAX];
+	char exe[64];
 	struct stat then, now;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	runs[0] = 0;
 	if (s->wasm || !s->target_open || s->target.elf.fd < 0 || fstat(s->target.elf.fd, &then) || stat(exe, &now))
-		return false; /* (a process gone says so itself) */
+		return -1;
 	if (now.st_dev == then.st_dev && now.st_ino == then.st_ino)
-		return false;
-	ssize_t n = readlink(exe, runs, sizeof(runs) - 1);
+		return 0;
+	ssize_t n = readlink(exe, runs, size - 1);
 	runs[n > 0 ? n : 0] = 0;
+	return 1;
+}
+
+bool ct_session_process_execd(struct ct_session *s, int pid)
+{
+	char runs[PATH_MAX];
+	if (runs_another(s, pid, runs, sizeof(runs)) <= 0)
+		return false; /* (a process gone says so itself) */
 	ct_fail("process %d exec'd %s while calltrace was planning its probes for %s: nothing was traced; run "
 		"calltrace record -p %d again to trace what it runs now",
-		pid, n > 0 ? runs : "another program", s->binary, pid);
+		pid, runs[0] ? runs : "another program", s->binary, pid);
 	return true;
+}
+
+/* -p without --follow: process PID exec'd the binary of inode INO.  The
+ * same program: its probes see the new one too.  Another: none of its
+ * calls can be seen, and the recording went on waiting, silent, for it to
+ * end: it is traced no more (once no process is, recording ends), and
+ * one line says so. */
+static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
+{
+	char runs[PATH_MAX];
+	struct stat st;
+	int other = runs_another(s, (int)pid, runs, sizeof(runs));
+	if (other < 0) /* (gone, or exec'd again, already: the kernel's word) */
+		other = s->target_open && fstat(s->target.elf.fd, &st) == 0 && st.st_ino != ino;
+	if (!other) {
+		ct_debug("process %u exec'd %s again: still traced", pid, s->binary);
+		return;
+	}
+	ct_probes_del_pid(s->probes, pid);
+	fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced, its recording "
+		"ends there (the process runs on; --follow traces the programs it execs)\n",
+		pid, runs[0] ? runs : "another program");
+	free(s->left_by_exec);
+	s->left_by_exec = xasprintf("exec'd %s (not traced)", runs[0] ? runs : "another program");
 }
 
 /* Is probe site I of P an exit of an indirect call planned before the
@@ -1306,7 +1345,7 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	}
 	/* the ends of its threads and of itself (and its children: --follow) */
 	if (rc == 0)
-		rc = ct_probes_watch(s->probes, s->o.follow, s->launch_pid != 0);
+		rc = ct_probes_watch(s->probes, s->o.follow);
 	if (rc == 0 && pid > 0)
 		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
 	/* From here on, the index that names the dynamic types of Go
@@ -2074,8 +2113,16 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		/* replay ends the calls of a process that ends or execs */
 		if (!after_end && !cut)
 			ct_writer_proc(s->w, e->ts, e->site, e->pid, e->tid, e->site == CT_PROC_FORK ? (uint32_t)e->goid : 0);
-		if (e->site == CT_PROC_EXEC && !s->o.follow)
-			return 0; /* a later exec, without --follow: its calls end, the new binary is not probed */
+		if (e->site == CT_PROC_EXEC && !s->o.follow) {
+			/* a later exec, without --follow: its calls end, the new binary is not probed */
+			if (!s->launch_pid && !after_end)
+				left_by_exec(s, e->pid, e->key);
+			return 0;
+		}
+		if (e->site == CT_PROC_EXIT && !s->launch_pid) {
+			free(s->left_by_exec); /* (the last to go went otherwise) */
+			s->left_by_exec = NULL;
+		}
 		if (e->site == CT_PROC_EXEC) {
 			/* planning and attaching happen in the loop, before the
 			 * events behind this one are read */
@@ -3225,7 +3272,8 @@ static void note_losses(struct ct_session *s, bool at_end)
 {
 	if (s->wasm)
 		return;
-	s->lost_seen = ct_probes_lost(s->probes);
+	uint64_t lost = ct_probes_lost(s->probes);
+	s->lost_seen = lost > s->lost_base ? lost - s->lost_base : 0;
 	if (at_end && s->lost_seen > s->lost_marked) {
 		ct_writer_lost(s->w, now_mono_ns(), s->lost_seen - s->lost_marked);
 		s->lost_marked = s->lost_seen;
@@ -3286,6 +3334,17 @@ void ct_session_progress(struct ct_session *s, bool final)
 		ct_writer_bytes(s->w) / 1048576.0, final ? "\n" : "");
 }
 
+/* The program's probe hits, those that sent no event too, whenever they
+ * can be read (before the end's calibration adds its own): every recording
+ * with probes, stopped by a limit, a signal or shown while recording too. */
+static void note_probe_hits(struct ct_session *s)
+{
+	uint64_t now;
+	if (s->probes && s->hits_known && ct_probes_hits_total(s->probes, &now) == 0)
+		ct_writer_stat(s->w, "probe_hits", "%llu (in the program, those that sent no event too)",
+			       (unsigned long long)(now - s->hits_at_start));
+}
+
 /* What a hit cost where the program's hits ran (calibrate.c), before the
  * probes go (not when a limit took them already); what the program sent
  * before the end is read first. */
@@ -3304,12 +3363,11 @@ static void calibrate_at_end(struct ct_session *s)
 		f->entry_class = ct_hit_class_of(eo.plan->sites.v[e].kind, ct_plan_site_flags(eo.plan, e));
 		f->exit_class = ct_hit_class_of(xo.plan->sites.v[x].kind, ct_plan_site_flags(xo.plan, x));
 	}
-	uint64_t hits = ct_calib_program_hits(s->calib);
-	if (hits)
-		ct_writer_stat(s->w, "probe_hits", "%llu (in the program, those that sent no event too)",
-			       (unsigned long long)hits);
 	struct ct_costs c;
-	if (ct_calib_again(s->calib, on_event, s, &s->insitu, &c)) {
+	uint64_t lost = ct_probes_lost(s->probes);
+	int rc = ct_calib_again(s->calib, on_event, s, &s->insitu, &c);
+	s->lost_base += ct_probes_lost(s->probes) - lost; /* (its own, if any) */
+	if (rc) {
 		ct_debug("overhead correction from the start-up measurement: %s", ct_error());
 		return;
 	}
@@ -3338,6 +3396,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	}
 	if (!s->end_ts)
 		s->end_ts = t0;
+	note_probe_hits(s);
 	calibrate_at_end(s);
 	t0 = now_mono_ns();
 	detach(s);
@@ -3432,6 +3491,7 @@ void ct_session_free(struct ct_session *s)
 	if (s->probes)
 		ct_probes_free(s->probes);
 	ct_calib_free(s->calib);
+	free(s->left_by_exec);
 	ct_insitu_free(&s->insitu);
 	ct_wasm_run_free(s->wasm);
 	if (s->w)

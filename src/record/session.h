@@ -162,6 +162,11 @@ struct ct_session {
 	struct ct_writer *w;
 	uint64_t start_ns, attach_ns, detach_ns;
 	uint64_t lost_seen;
+	uint64_t lost_base;   /* drops not of the program's events: the calibrations' */
+	/* the probe hits on all CPUs when the program's began (after the
+	 * start-up calibration's, whether it succeeded or not) */
+	uint64_t hits_at_start;
+	bool hits_known;
 	uint64_t lost_marked; /* of those, written as loss records in the stream */
 	uint32_t loss_gen;    /* the drop count the last loss record brought us to */
 	bool target_open, plan_built;
@@ -189,6 +194,9 @@ struct ct_session {
 	bool never_ran;            /* finished with no call written, none cut, none lost */
 	uint64_t end_ts;           /* detaching started: later events are dropped */
 	const char *stop_reason;
+	/* -p: the last process to stop being traced exec'd another program:
+	 * the exit line then (left_by_exec), NULL if none did */
+	char *left_by_exec;
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */

@@ -93,6 +93,21 @@ def ct(*args, timeout=120, **kw):
     return run([CT, *args], timeout=timeout, **kw)
 
 
+def info_stat(info, key):
+    """The value of stat (or metadata) KEY in `calltrace info`'s output
+    INFO; fails with the key's name when the trace has none."""
+    m = re.search(rf"^{re.escape(key)}\s+(.*)$", info, re.M)
+    assert m, f"the trace has no {key!r} stat (calltrace info):\n{info}"
+    return m[1].strip()
+
+
+def info_count(info, key):
+    """The number stat KEY of INFO starts with (e.g. probe_hits)."""
+    val = info_stat(info, key)
+    assert val.split() and val.split()[0].isdigit(), f"stat {key!r} is not a count: {val!r}"
+    return int(val.split()[0])
+
+
 def record(prog_args, *flags, out=None, check=True, env=None):
     """Records PROG_ARGS; returns (completed process, record file path)."""
     out = out or tmp("rec.data")

@@ -4,7 +4,7 @@ no probe may stay behind.  And what such programs made the runtime do that
 calltrace got wrong, reduced to tests/fixtures/go/gostd (go_gostd)."""
 import re
 
-from lib import ct, fixture, our_links, record, replay_json, run, thread_key, tmp, trees
+from lib import ct, fixture, info_count, our_links, record, replay_json, run, thread_key, tmp, trees
 
 STD_ARGS = ["-test.short", "-test.count=1", "-test.v"]
 
@@ -103,7 +103,7 @@ def itab_run(mode):
         ["main.rev.Len", "main.rev.Less", "main.rev.Less"] * 2, [c["func"] for c in calls]
     assert all(c["status"] == "returned" for c in calls), calls
     info = ct("info", out).stdout
-    return int(re.search(r"^probe_hits\s+(\d+)", info, re.M)[1]), info, calls
+    return info_count(info, "probe_hits"), info, calls
 
 
 def test_ret_probes_pay_nothing_for_untraced_implementations():
@@ -144,7 +144,7 @@ def funcval_run(mode):
         ["main.main.func1"] * 3 + ["main.main.func2"] * 3, [c["func"] for c in calls]
     assert all(c["status"] == "returned" for c in calls), calls
     info = ct("info", out).stdout
-    return int(re.search(r"^probe_hits\s+(\d+)", info, re.M)[1]), info, calls
+    return info_count(info, "probe_hits"), info, calls
 
 
 def test_ret_probes_pay_nothing_for_untraced_function_values():

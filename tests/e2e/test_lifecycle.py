@@ -10,7 +10,7 @@ import stat
 import subprocess
 import time
 
-from lib import CT, ct, fixture, our_links, read_pty, record, replay_json, tmp
+from lib import CT, attach_verbose, ct, fixture, our_links, read_pty, record, replay_json, tmp
 
 
 def wait_for(pred, timeout=10.0):
@@ -178,6 +178,42 @@ def test_program_execing_while_being_attached():
         f"{fixture('c_procs')}: nothing was traced; run calltrace record -p {prog.pid} again to trace what it " \
         "runs now", rest
     assert not os.path.exists(tmp("execd.data"))
+
+
+def test_traced_process_execing_another_program():
+    """record -p of a process that execs: the same program again is still
+    traced (its probes are on the file); another program is not, and
+    recording went on, silent, until that one ended.  Now one line says
+    what it runs and that its recording ends there, exit 0 (the trace holds
+    all there was to trace), no probe left, the process runs on untouched,
+    and the trace's exit says so."""
+    prog = subprocess.Popen([fixture("c_procs"), "floodexec", "2", fixture("c_procs"), "floodexec", "3",
+                             "/bin/sleep", "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    out = tmp("exec-other.data")
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        rec, head = attach_verbose(prog.pid, "-o", out, "-F", "c")
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline() == "ready\n"  # c_procs again
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        _, err = rec.communicate(timeout=20)  # (not the 30 s of sleep)
+        assert rec.returncode == 0, head + err
+        assert our_links() == []
+        assert prog.poll() is None  # sleep runs on
+    finally:
+        for p in (prog, locals().get("rec")):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    sleep = os.path.realpath("/bin/sleep")  # (what /proc/PID/exe names)
+    said = [l for l in err.splitlines() if "exec'd" in l]
+    assert said == [f"calltrace: process {prog.pid} exec'd {fixture('c_procs')} again: still traced",  # (-v)
+                    f"calltrace: process {prog.pid} exec'd {sleep}: the program it runs now is not traced, "
+                    "its recording ends there (the process runs on; --follow traces the programs it execs)"], err
+    assert [c["func"] for c in replay_json(out)] == ["c"] * 5
+    assert re.search(rf"^exit:\s+exec'd {re.escape(sleep)} \(not traced\)$", ct("info", out).stdout, re.M)
 
 
 def record_found_while_waiting(name, change, *flags):

@@ -2,7 +2,7 @@
 import glob
 import os
 
-from lib import TEXT_LINE, ct, fixture, parse_text_tree, replay_json, tmp
+from lib import TEXT_LINE, ct, fixture, info_count, parse_text_tree, replay_json, tmp
 
 
 def fib_shape(n):
@@ -33,6 +33,9 @@ def test_live_with_output_file():
     assert p.returncode == 4 and "exiting 4" in p.stdout
     assert os.path.exists(out)
     assert [c["func"] for c in replay_json(out)] == ["main"]
+    # shown while recording: no calibration at the end, the hits all the
+    # same (main's entry; exit(4) ends it)
+    assert info_count(ct("info", out).stdout, "probe_hits") >= 1
 
 
 def test_live_follow_exec():

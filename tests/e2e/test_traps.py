@@ -65,6 +65,25 @@ def list_blocks(text):
     return blocks
 
 
+def test_list_shows_no_exit_of_a_function_that_ends_the_process():
+    # exit@plt, __stack_chk_fail@plt, _exit@plt: record plans no exit for
+    # them (the stub's jump into libc ends no call: it stays open until the
+    # process ends), observed at the calls or, where nothing after a call
+    # can take a probe, at the stub; list said EXITS 1 and, for the latter,
+    # "at the return addresses of its 0 call sites"
+    for exe, names in (("traps_noreturn", ("exit@plt", "__stack_chk_fail@plt")), ("c_core", ("exit@plt", "_exit@plt"))):
+        text = ct("list", "-v", fixture(exe), "*", "*@plt").stdout
+        exits = {m[1]: int(m[0]) for m in re.findall(r"^  0x[0-9a-f]+ +\+\d+ +\S+ +(\d+) +(\S+)$", text, re.M)}
+        blocks = list_blocks(text)
+        for f in names:
+            assert exits[f] == 0, (exe, f, exits[f], blocks[f])
+            assert blocks[f][0].startswith("      exits: none, it never returns"), (exe, f, blocks[f])
+            # record plants no exit site for it: list shows none
+            assert not [l for l in blocks[f] if re.match(r"\s+(tail|ret)\s", l)], (exe, f, blocks[f])
+        # one that unwinds keeps its jump: its call ends there, unobserved
+        assert exits["longjmp@plt"] == 1, exits
+
+
 def test_calls_that_never_return_without_a_trap_get_no_exit_probe():
     # gcc knows that exit, longjmp, __stack_chk_fail and a noreturn function
     # do not return, and puts nothing after their calls: each got an exit

@@ -253,6 +253,30 @@ TEST(recon_nesting_and_durations)
 	col_reset();
 }
 
+/* ct_recon_finish frees every stack: the cache of the last ones looked up
+ * (r->recent) must not keep them, or a later event of the same thread or
+ * goroutine lands on freed memory (ASan: heap-use-after-free) and its call
+ * is never ended by the next finish. */
+TEST(recon_finish_leaves_no_stack_behind)
+{
+	for (int go = 0; go < 2; go++) {
+		struct ct_recon *r = new_recon(go);
+		uint64_t goid = go ? 5 : 0;
+		ev(r, 100, goid, 7, 10, S_A_ENT);
+		ct_recon_finish(r, 200);
+		NREC(2);
+		EXP_EXIT(1, FA, 0, UNF, 0, 100, 200, false, true);
+		/* the same thread (goroutine) again, as a live reader could */
+		ev(r, 300, goid, 7, 10, S_A_ENT);
+		ct_recon_finish(r, 400);
+		NREC(4);
+		EXP_ENTER(2, FA, 0, 1, 300, false);
+		EXP_EXIT(3, FA, 0, UNF, 1, 300, 400, false, true);
+		ct_recon_free(r);
+		col_reset();
+	}
+}
+
 TEST(recon_go_morestack_restart_dropped)
 {
 	struct ct_recon *r = new_recon(true);

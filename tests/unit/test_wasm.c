@@ -362,7 +362,8 @@ static void wire_put(uint64_t *buf, size_t *words, uint32_t site, uint16_t flags
 	struct ct_wire_event w = {site, (uint16_t)(nvals * 8), flags, dts, key};
 	memcpy(buf + *words, &w, sizeof(w));
 	*words += sizeof(w) / 8;
-	memcpy(buf + *words, payload, nvals * 8u);
+	if (nvals) /* (PAYLOAD NULL then) */
+		memcpy(buf + *words, payload, nvals * 8u);
 	*words += nvals;
 }
 
