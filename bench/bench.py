@@ -673,7 +673,9 @@ def listed_sites(out):
     "from", "via", "after": only the exit, and not when it says "not
     probed": the next call's CHECK sees the call end), and the function's
     own sites (entry, check, RETs, tail jumps, stack-growth restarts);
-    interim: a RET probed only until its callers are found."""
+    interim: a RET probed only until its callers are found.  A call
+    "entered at" another address (plan/ahead.c: the exit probe before it)
+    has no probe of its own: that address instead."""
     func_addr = func = None
     for line in out.splitlines():
         m = re.match(r"\s+0x([0-9a-f]+)\s+\+(\d+)\s+\S+\s+\d+\s+(\S+)$", line)
@@ -684,7 +686,10 @@ def listed_sites(out):
             continue
         m = re.match(r"\s+(call|from|via|after)\s+\S+ 0x([0-9a-f]+)\s+->(?: \S+ 0x([0-9a-f]+))?", line)
         if m:
-            probed = m.groups()[1 if m.group(1) == "call" else 2:2 if "(not probed" in line else 3]
+            probed = list(m.groups()[1 if m.group(1) == "call" else 2:2 if "(not probed" in line else 3])
+            ahead = re.search(r"; entered at 0x([0-9a-f]+)", line)
+            if ahead and m.group(1) == "call":
+                probed[0] = ahead.group(1)
             yield func, {int(x, 16) for x in probed if x}, line, False
             continue
         m = re.match(r"\s+(entry|check|ret|tail|restart)\s+\+(\d+)", line)

@@ -130,6 +130,7 @@ void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 	if (calls.n && sel->args && sel->args->enabled && p->t->has_dwarf && !p->types)
 		p->types = ct_types_open(p->t->elf.path, true);
 	struct ct_exit_walk *w = xmalloc(sizeof(*w));
+	size_t nways_all = 0, to_calls = 0, alone = 0, readable = 0;
 	for (size_t i = 0; i < exits.n && calls.n; i++) {
 		struct ct_plan_site *ps = &p->sites.v[exits.v[i].first];
 		const struct ct_func *g = ps->cs->caller;
@@ -138,15 +139,19 @@ void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, g->entry, g->end - g->entry);
 		struct ct_way ways[2];
 		size_t nways = code ? ct_probe_ways(code, g->end - g->entry, g->entry, ps->addr, ways) : 0;
+		nways_all += nways;
 		for (size_t k = 0; k < nways; k++) {
 			uint64_t call = way_call(code, g, ways[k].to, w);
 			uintptr_t j = call ? (uintptr_t)map_get(&calls, call) : 0;
+			to_calls += j != 0;
 			/* nothing else of the function may land on the way */
 			if (!j || (call > ways[k].to && ct_branch_lands(code, g->end - g->entry, g->entry, ways[k].to + 1, call)))
 				continue;
+			alone++;
 			struct ct_plan_site *cs = &p->sites.v[j - 1];
 			if (!args_ahead(p, sel, p->funcs.v[cs->func].fn, w))
 				continue;
+			readable++;
 			map_del(&calls, call);
 			map_put(&p->ahead_walks, j, w); /* (site + 1) */
 			w = xmalloc(sizeof(*w));
@@ -161,6 +166,9 @@ void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 		}
 	}
 	free(w);
+	ct_debug("calls seen ahead: %zu exit probes of nothing else, %zu calls alone at theirs; %zu ways on, %zu to "
+		 "those calls, %zu that nothing else enters, %zu with the arguments readable: %zu moved",
+		 exits.n, calls.n + p->ahead_entries, nways_all, to_calls, alone, readable, p->ahead_entries);
 	CT_VEC_FREE(exits);
 	map_free(&calls);
 }
