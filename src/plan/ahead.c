@@ -50,13 +50,14 @@ static bool movable_call(const struct ct_plan *p, const struct ct_plan_site *s)
 }
 
 /* The call the way from TO leads to (0: none): the straight line from
- * there to an emulated `call rel32`, SP and RBP and R14 (g) as they were;
+ * there, past nops, to an emulated `call rel32`, SP and RBP and R14 (g) as
+ * they were;
  * W: the walk. */
 static uint64_t way_call(const uint8_t *code, const struct ct_func *g, uint64_t to, struct ct_exit_walk *w)
 {
 	if (to < g->entry || to >= g->end)
 		return 0;
-	ct_exit_walk(code + (to - g->entry), g->end - to, to, w);
+	ct_walk_past_nops(code + (to - g->entry), g->end - to, to, w);
 	/* (nothing on the way may fault: the panic would come before the call
 	 * its probe saw made -- a call in the tree that never ran) */
 	if (w->how != CT_EXIT_EMULATED || w->sp_delta || w->site < to || w->site >= g->end || w->may_fault ||

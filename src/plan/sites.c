@@ -2071,7 +2071,8 @@ static bool is_indirect_call(const struct insn *x)
 }
 
 /* ct_exit_walk, and ct_exit_walk_to's STOP (0: none) */
-static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out)
+static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, bool past_nops,
+		      struct ct_exit_walk *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct walk_state w = {0};
@@ -2104,7 +2105,8 @@ static void exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, uint64
 			}
 			return;
 		}
-		if (w.sp_known && ok && (kernel_emulates(&x) || x.addr == stop)) {
+		bool nop = x.in.meta.category == ZYDIS_CATEGORY_NOP || x.in.meta.category == ZYDIS_CATEGORY_WIDENOP;
+		if (w.sp_known && ok && ((kernel_emulates(&x) && !(past_nops && nop)) || x.addr == stop)) {
 			out->how = CT_EXIT_EMULATED;
 			out->site = x.addr;
 			walk_state_at(&w, out);
@@ -2214,12 +2216,17 @@ enum ct_noreturn ct_noreturn_name(const char *name)
 
 void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_exit_walk *out)
 {
-	exit_walk(code, len, ret_addr, 0, out);
+	exit_walk(code, len, ret_addr, 0, false, out);
+}
+
+void ct_walk_past_nops(const uint8_t *code, size_t len, uint64_t from, struct ct_exit_walk *out)
+{
+	exit_walk(code, len, from, 0, true, out);
 }
 
 void ct_exit_walk_to(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out)
 {
-	exit_walk(code, len, ret_addr, stop, out);
+	exit_walk(code, len, ret_addr, stop, false, out);
 }
 
 void ct_exit_brief_of(const struct ct_exit_walk *w, struct ct_exit_brief *out)

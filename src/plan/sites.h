@@ -311,6 +311,10 @@ void ct_exit_walk(const uint8_t *code, size_t len, uint64_t ret_addr, struct ct_
  * first. */
 void ct_exit_walk_to(const uint8_t *code, size_t len, uint64_t ret_addr, uint64_t stop, struct ct_exit_walk *out);
 
+/* ... the same from FROM, going on past the nops the kernel emulates (a
+ * way from one probe to the next instruction that needs one: plan/ahead.c). */
+void ct_walk_past_nops(const uint8_t *code, size_t len, uint64_t from, struct ct_exit_walk *out);
+
 /* The name of a general register (enum ct_reg): "RAX". */
 const char *ct_reg_name(unsigned r);
 

@@ -2542,6 +2542,12 @@ TEST(fetch_ahead_reads_the_arguments_before_the_call)
 	f.immutable_ops = 1u << 1;
 	CHECK_EQ_I(ct_fetch_ahead(&f, &w, &out), 0);
 	ct_site_fetch_free(&out);
+	/* past a nop (the morestack path: `nopl; call`) to the call after it */
+	ct_exit_walk(leaf_loop + 0x5c, sizeof(leaf_loop) - 0x5c, BASE + 0x5c, &w);
+	CHECK_EQ_U(w.site, BASE + 0x5c);
+	ct_walk_past_nops(leaf_loop + 0x5c, sizeof(leaf_loop) - 0x5c, BASE + 0x5c, &w);
+	CHECK_EQ_U(w.how, CT_EXIT_EMULATED);
+	CHECK_EQ_U(w.site, BASE + 0x60);
 	/* a load through RAX on the way (`mov (%rax),%edx; mov %rdx,%rdx`):
 	 * it may fault, a Go panic before the call */
 	uint8_t code[sizeof(leaf_loop)];
