@@ -88,6 +88,9 @@ static void write_meta(struct ct_session *s)
 		else
 			ct_writer_meta(w, "plan.exits", "auto: %zu of %zu functions observed from their callers%s",
 				       s->plan.in_caller, s->plan.funcs.n, ct_plan_icall_note(&s->plan, note, sizeof(note)));
+		if (s->plan.ahead_entries)
+			ct_writer_meta(w, "plan.ahead", "%zu calls seen at the exit probe of the call before (one hit for both)",
+				       s->plan.ahead_entries);
 	}
 	if (s->plan.skipped.n) {
 		char *names = ct_plan_skipped_names(&s->plan, 32);

@@ -1828,10 +1828,14 @@ def test_calls_seen_ahead_at_the_exit_probe_of_the_call_before():
     for mode in ("auto", "ret"):
         p, out = record_mode([binary, "ahead", "40"], ["-F", "main.ahead*"], GO1, mode)
         assert p.returncode == 0 and p.stdout == plain.stdout, (mode, p.stderr)
-        got[mode] = [(c["func"], c["depth"], c["status"], json.dumps(c.get("args")), json.dumps(c.get("ret")))
+        # (pointers differ from run to run: where the goroutine's stack went)
+        got[mode] = [(c["func"], c["depth"], c["status"],
+                      re.sub(r'"0xc[0-9a-f]+"', '"0x.."', json.dumps(c.get("args"))), json.dumps(c.get("ret")))
                      for c in replay_json(out) if c.get("func", "").startswith("main.ahead")]
         if mode == "auto":
-            assert info_stats(out).get("unplanned") in ("0", None), info_stats(out)
+            st = info_stats(out)
+            assert st.get("unplanned") in ("0", None), st
+            assert st.get("plan.ahead", "").startswith(m[1] + " calls seen at the exit probe"), st
     # ahead, its six loops' calls, aheadChain, its 3 calls before the fault, its deferred recover
     assert len(got["auto"]) == 1 + 5 * 40 + 39 + 38 + 37 + 1 + 3 + 1, len(got["auto"])
     assert got["auto"] == got["ret"], next((a, r) for a, r in zip(got["auto"], got["ret"]) if a != r)
