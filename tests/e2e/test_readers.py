@@ -11,8 +11,11 @@ def test_losses_mark_cut_calls_not_unwound():
     # calls whose returns went with them must say so, not "unwound".
     # A burst of losses may swallow whole calls only (entry and exit):
     # then no call is cut and none is "lost", rightly.  Record until one is.
+    # (fib 24, ~150,000 events: fib 21's 35,000 lost none in 2 runs of 3
+    # here once the start-up calibration's own drops were no longer
+    # counted as the program's, which this test had relied on)
     for attempt in range(5):
-        p, out = record([fixture("go_core"), "fib", "21"], "--buffer-size", "4K")
+        p, out = record([fixture("go_core"), "fib", "24"], "--buffer-size", "4K")
         calls = [c for c in replay_json(out) if "func" in c]
         statuses = {c["status"] for c in calls}
         r = ct("info", out)
