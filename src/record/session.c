@@ -741,7 +741,10 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 		const struct ct_plan_site *role = &plan->sites.v[k];
 		if ((role->kind != CT_SITE_TAIL && role->kind != CT_SITE_CALL) || !role->cond)
 			continue;
-		uint32_t cond = (uint32_t)(role->cond - 1) | (k == i && site->next == CT_NOSITE ? CT_JCC_ALONE : 0);
+		/* (alone, it sends nothing when the jump does not go -- but a
+		 * call seen on the way it does not take is made just then) */
+		bool alone = k == i && site->next == CT_NOSITE && !(role->flags & CT_SITEF_FALL);
+		uint32_t cond = (uint32_t)(role->cond - 1) | (alone ? CT_JCC_ALONE : 0);
 		if (ct_probes_set_jcc(s->probes, id, cond) == 0)
 			cp.jcc = 1;
 		else
