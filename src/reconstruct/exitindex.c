@@ -100,6 +100,18 @@ struct shape {
 	 * said which was written again for three records in four) */
 	uint32_t end_status, end_ret_len, end_exit_site;
 };
+/* Field by field: SH is made on the stack by 4-byte stores, which the CPU
+ * does not forward to memcmp's 8- and 16-byte loads of them (a stall a
+ * record). */
+static inline bool same_shape(const struct shape *a, const struct shape *b)
+{
+	return a->func == b->func && a->status == b->status && a->context == b->context &&
+	       a->entry_site == b->entry_site && a->exit_site == b->exit_site && a->spill_site == b->spill_site &&
+	       a->args_len == b->args_len && a->spill_len == b->spill_len && a->ret_len == b->ret_len &&
+	       a->end_status == b->end_status && a->end_ret_len == b->end_ret_len &&
+	       a->end_exit_site == b->end_exit_site;
+}
+
 /* A goroutine's (or thread's) ids as last written. */
 struct coder_ids {
 	uint64_t goid;
@@ -363,7 +375,7 @@ static void held_put(struct held *h, const void *p, size_t n)
 	if (!n)
 		return;
 	uint8_t *b = held_room(h, h->nbytes, h->nbytes + n);
-	memcpy(b + h->nbytes, p, n);
+	copy_short(b + h->nbytes, p, n);
 	h->nbytes += (uint32_t)n;
 }
 
@@ -752,7 +764,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
 	if (ended && e->leaf)
 		*kind |= REC_END_LEAF;
-	if (!memcmp(&sh, ksh, sizeof(sh))) {
+	if (same_shape(&sh, ksh)) {
 		*kind |= REC_SHAPE;
 	} else {
 		o = put_uv(o, sh.func);
@@ -779,7 +791,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_tid(o, e->exit_tid, c->tid);
 	}
 	o = put_uv(o, h->nbytes);
-	memcpy(o, held_bytes(h), h->nbytes);
+	copy_short(o, held_bytes(h), h->nbytes);
 	return o + h->nbytes;
 }
 
@@ -917,7 +929,10 @@ static void spill_held(struct ct_exitindex *x, struct held *h)
 	size_t np = (size_t)(put_uv(prefix, len) - prefix);
 	if (np > 1)
 		memmove(body + np - 1, body, len);
-	memcpy(x->wbuf.p + x->wbuf.n, prefix, np);
+	if (np == 1) /* (most records: no memcpy call) */
+		x->wbuf.p[x->wbuf.n] = prefix[0];
+	else
+		memcpy(x->wbuf.p + x->wbuf.n, prefix, np);
 	if (open)
 		map_put(&x->late, h->c.seq, (void *)(uintptr_t)(stream_end(x) + np + 1 + 1));
 	x->wbuf.n += np + len;

@@ -28,6 +28,14 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* `,"status":"NAME"` of a status, made once (a strlen and three appends
+ * a call otherwise). */
+struct status_text {
+	uint8_t n;
+	char text[32];
+};
+#define STATUSES 256 /* (any uint8_t ct_call.status) */
+
 struct ct_json_calls {
 	struct ct_trace *t;
 	struct ct_exitindex *x;
@@ -39,6 +47,7 @@ struct ct_json_calls {
 	 * nearly every call), and the three numbers were a tenth of replay
 	 * --format=json.  Direct-mapped by the ids' hash. */
 	struct ids_text *ids;
+	struct status_text status[STATUSES];
 };
 
 #define IDS_SLOTS 64
@@ -97,6 +106,16 @@ void ct_json_calls_free(struct ct_json_calls *jc)
 	free(jc);
 }
 
+static const struct status_text *status_text(struct ct_json_calls *jc, uint8_t status)
+{
+	struct status_text *st = &jc->status[status];
+	if (!st->n) {
+		const char *name = ct_status_name(status);
+		st->n = (uint8_t)snprintf(st->text, sizeof(st->text), ",\"status\":\"%s\"", name);
+	}
+	return st;
+}
+
 /* `,"pid":P,"tid":T,"goid":G,"depth":` of C's ids (goid null for a thread's
  * call), to OUT, from the cache when it holds them. */
 static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
@@ -129,7 +148,7 @@ static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct
 		memcpy(e->text, b.p, b.n);
 		buf_free(&b);
 	}
-	buf_put(out, e->text, e->n);
+	buf_put_short(out, e->text, e->n);
 }
 
 void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
@@ -166,10 +185,9 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	buf_ids(jc, c, out);
 	buf_dec(out, c->depth);
 	buf_cstr(out, ",\"func\":");
-	buf_put(out, qname->p, qname->n);
-	buf_cstr(out, ",\"status\":\"");
-	buf_cstr(out, ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
-	buf_put(out, "\"", 1);
+	buf_put_short(out, qname->p, qname->n);
+	const struct status_text *st = status_text(jc, e->status ? e->status : CT_CALL_UNFINISHED);
+	buf_put_short(out, st->text, st->n);
 	if (c->tail)
 		buf_cstr(out, ",\"tail\":true");
 	/* entered from a call site the plan did not know (--exit=auto), of a
