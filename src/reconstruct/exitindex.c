@@ -370,7 +370,7 @@ static uint8_t *held_bytes(struct held *h)
 }
 
 /* Appends N bytes at P to H's copies. */
-static void held_put(struct held *h, const void *p, size_t n)
+static inline void held_put(struct held *h, const void *p, size_t n)
 {
 	if (!n)
 		return;

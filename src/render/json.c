@@ -151,7 +151,7 @@ static const struct ids_text *ids_text(struct ct_json_calls *jc, const struct ct
  * at a time checked the room and stored the buffer's length again for
  * each of its ~15 pieces. */
 #define PUT_LIT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) + sizeof(s) - 1)
-static inline char *put_dec(char *o, uint64_t v)
+static inline __attribute__((always_inline)) char *put_dec(char *o, uint64_t v)
 {
 	unsigned n = dec_len(v);
 	dec_digits(v, n, o); /* (8 bytes of room past it: HEAD_ROOM's slack) */

@@ -195,7 +195,7 @@ static bool values_out(struct ct_values *v, struct memo *m, bool loaded, bool js
 	return true;
 }
 
-static bool memo_out(const struct memo *m, struct ct_buf *out)
+static inline bool memo_out(const struct memo *m, struct ct_buf *out)
 {
 	if (m->loaded)
 		buf_put_short(out, m->text, m->n);

@@ -263,6 +263,12 @@ static inline uint64_t rd_uvar(struct ct_rd *r)
 		r->p = p + 2;
 		return (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
 	}
+	/* three: an event's pid and tid, at each switch of goroutine (most
+	 * events when goroutines interleave) */
+	if (r->end - p >= 3 && !(p[2] & 0x80)) {
+		r->p = p + 3;
+		return (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7fu) << 7 | (uint64_t)p[2] << 14;
+	}
 	return rd_uvar_long(r);
 }
 static inline int64_t rd_svar(struct ct_rd *r)
