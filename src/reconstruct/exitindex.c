@@ -90,8 +90,9 @@ struct late_slot {
 /* The delta coder's state: the fields that are mostly the same as the
  * previous record's.  The writer and the reader keep one each, in step. */
 #define CODER_ORIGINS 16
-/* What calls of one function mostly share: a record says it has the
- * previous one's instead of writing them (REC_SHAPE). */
+#define CODER_SHAPES 4
+/* What calls of one function mostly share: a record says it has one of
+ * the coder's recent ones instead of writing them (REC_SHAPE). */
 struct shape {
 	uint32_t func, status, context, entry_site, exit_site, spill_site, args_len, spill_len, ret_len;
 	/* an entry's end: status | end_bound << 9, ... (status: the
@@ -129,7 +130,13 @@ struct coder {
 	 * the previous record's ids were seldom a record's, and 4 numbers of
 	 * ~30 bytes a record were its ids */
 	struct coder_ids ids[CODER_ORIGINS];
-	struct shape shape[2]; /* entries', exits' */
+	/* entries' and exits' recent shapes, and which each replaces next
+	 * (round robin): a record names one (REC_SHAPE) by its number, a
+	 * byte.  With one kept, fib's was written again for every other
+	 * record: its calls come from two call sites, and each has its own
+	 * CHECK and return sites */
+	struct shape shapes[2][CODER_SHAPES];
+	uint8_t next_shape[2];
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
 	struct ct_goroutine_origin origin[CODER_ORIGINS];
@@ -582,7 +589,8 @@ enum {
 };
 /* In the kind byte: the enum held_kind (REC_KIND); an entry's end, a
  * leaf (REC_END_LEAF), follows its fields; the fields of struct shape are
- * the coder's. */
+ * those of the coder's recent shape whose number (a byte) is in their
+ * place (REC_SHAPE). */
 #define REC_KIND 0x07
 #define REC_END_LEAF 0x08
 #define REC_ENDED 0x40
@@ -761,11 +769,15 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	o = put_sv(o, (int64_t)(c->key - *kkey));
 	*kkey = c->key;
 	o = put_uv(o, c->depth);
-	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
+	struct shape *ks = k->shapes[h->kind == HELD_EXIT];
 	if (ended && e->leaf)
 		*kind |= REC_END_LEAF;
-	if (same_shape(&sh, ksh)) {
+	unsigned known = 0;
+	while (known < CODER_SHAPES && !same_shape(&sh, &ks[known]))
+		known++;
+	if (known < CODER_SHAPES) {
 		*kind |= REC_SHAPE;
+		*o++ = (uint8_t)known;
 	} else {
 		o = put_uv(o, sh.func);
 		o = put_uv(o, sh.status);
@@ -779,7 +791,9 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_uv(o, sh.end_status);
 		o = put_uv(o, sh.end_ret_len);
 		o = put_site(o, sh.end_exit_site);
-		*ksh = sh;
+		uint8_t *next = &k->next_shape[h->kind == HELD_EXIT];
+		ks[*next] = sh;
+		*next = (uint8_t)((*next + 1) % CODER_SHAPES);
 	}
 	if (h->has_origin && !origin) {
 		o = put_origin(o, &h->origin);
@@ -799,7 +813,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held *h)
 {
 	uint8_t kind = rec & REC_KIND;
-	bool ended = rec & REC_ENDED, same_shape = rec & REC_SHAPE;
+	bool ended = rec & REC_ENDED, known_shape = rec & REC_SHAPE;
 	h->kind = kind;
 	h->ended = false;
 	h->nbytes = 0;
@@ -853,8 +867,13 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
 	c->key = *kkey += (uint64_t)get_sv(r);
 	c->depth = (uint32_t)get_uv(r);
-	struct shape *sh = &k->shape[kind == HELD_EXIT];
-	if (!same_shape) {
+	struct shape *ks = k->shapes[kind == HELD_EXIT], *sh;
+	if (known_shape) {
+		sh = &ks[get_uv(r) % CODER_SHAPES];
+	} else {
+		uint8_t *next = &k->next_shape[kind == HELD_EXIT];
+		sh = &ks[*next];
+		*next = (uint8_t)((*next + 1) % CODER_SHAPES);
 		sh->func = (uint32_t)get_uv(r);
 		sh->status = (uint32_t)get_uv(r);
 		sh->context = (uint32_t)get_uv(r);
