@@ -50,7 +50,7 @@ struct run {
 	struct ct_buf ret;
 };
 
-enum held_kind { HELD_ENTER, HELD_EXIT, HELD_LOST, HELD_SPAWN };
+enum held_kind { HELD_ENTER, HELD_EXIT, HELD_LOST, HELD_SPAWN }; /* (2 bits: REC_KIND) */
 
 /* One callback held back. */
 struct held {
@@ -587,11 +587,14 @@ enum {
 	F_SAME_ORIGIN = 4, /* ... to the coder's for its goroutine */
 	F_LEAF = 8, F_TAIL = 16, F_SYSSTACK = 32, F_UNPLANNED = 64, F_INDIRECT = 128,
 };
-/* In the kind byte: the enum held_kind (REC_KIND); an entry's end, a
- * leaf (REC_END_LEAF), follows its fields; the fields of struct shape are
- * those of the coder's recent shape whose number (a byte) is in their
- * place (REC_SHAPE). */
-#define REC_KIND 0x07
+/* In the kind byte: the enum held_kind (REC_KIND); the call's own end
+ * (ct_call.ts_exit, raw_exit, exit_tid) is all zero and not written
+ * (REC_BARE: an entry's, nearly always; three numbers a record); an
+ * entry's end, a leaf (REC_END_LEAF), follows its fields; the fields of
+ * struct shape are those of the coder's recent shape whose number (a
+ * byte) is in their place (REC_SHAPE). */
+#define REC_KIND 0x03
+#define REC_BARE 0x04
 #define REC_END_LEAF 0x08
 #define REC_ENDED 0x40
 #define REC_SHAPE 0x80
@@ -755,8 +758,13 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
 	o = put_sv(o, (int64_t)(c->raw_entry - c->ts_entry - *kshift));
 	*kshift = c->raw_entry - c->ts_entry;
-	o = put_time(o, c->ts_exit, c->ts_entry);
-	o = put_time(o, c->raw_exit, c->raw_entry);
+	bool bare = !c->ts_exit && !c->raw_exit && !c->exit_tid;
+	if (bare) {
+		*kind |= REC_BARE;
+	} else {
+		o = put_time(o, c->ts_exit, c->ts_entry);
+		o = put_time(o, c->raw_exit, c->raw_entry);
+	}
 	bool ended = h->kind == HELD_ENTER && h->ended;
 	const struct ct_exit_info *e = &h->e;
 	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
@@ -764,7 +772,8 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 			   ended ? e->status | (uint32_t)e->end_bound << 9 : 0,
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
-	o = put_tid(o, c->exit_tid, c->tid);
+	if (!bare)
+		o = put_tid(o, c->exit_tid, c->tid);
 	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
 	o = put_sv(o, (int64_t)(c->key - *kkey));
 	*kkey = c->key;
@@ -861,9 +870,11 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
 	*kshift += (uint64_t)get_sv(r);
 	c->raw_entry = c->ts_entry + *kshift;
-	c->ts_exit = get_time(r, c->ts_entry);
-	c->raw_exit = get_time(r, c->raw_entry);
-	c->exit_tid = get_tid(r, c->tid);
+	if (!(rec & REC_BARE)) {
+		c->ts_exit = get_time(r, c->ts_entry);
+		c->raw_exit = get_time(r, c->raw_entry);
+		c->exit_tid = get_tid(r, c->tid);
+	}
 	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
 	c->key = *kkey += (uint64_t)get_sv(r);
 	c->depth = (uint32_t)get_uv(r);
