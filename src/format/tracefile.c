@@ -1230,50 +1230,35 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->payload_len = 0;
 		p->ts = ev->ts;
 	} else {
-		/* the fields in registers, stored to EV and to the previous
-		 * event field by field: `*p = *ev` read each pair of them back
-		 * as one 16-byte load from two 8-byte stores just made, which
-		 * the CPU cannot forward (a stall per pair: ~a third of this
-		 * function's time) */
-		uint32_t site = (uint32_t)rd_uvar(r), pid = p->pid, tid = p->tid;
-		uint64_t ts = p->ts + rd_svar(r), goid = p->goid;
+		ev->site = (uint32_t)rd_uvar(r);
+		ev->ts = p->ts + rd_svar(r);
 		if (head & EV_NEW_THREAD) {
-			pid = (uint32_t)rd_uvar(r);
-			tid = (uint32_t)rd_uvar(r);
-			goid = rd_uvar(r);
+			ev->pid = (uint32_t)rd_uvar(r);
+			ev->tid = (uint32_t)rd_uvar(r);
+			ev->goid = rd_uvar(r);
+		} else {
+			ev->pid = p->pid;
+			ev->tid = p->tid;
+			ev->goid = p->goid;
 		}
-		uint64_t key = p->key + rd_svar(r);
-		const uint8_t *payload = NULL;
-		uint32_t payload_len = 0;
+		ev->key = p->key + rd_svar(r);
+		ev->lost = 0;
+		ev->proc = 0;
+		ev->child = 0;
+		ev->payload = NULL;
+		ev->payload_len = 0;
 		if (head & EV_PAYLOAD) {
-			payload_len = (uint32_t)rd_uvar(r);
-			payload = rd_bytes(r, payload_len);
+			ev->payload_len = (uint32_t)rd_uvar(r);
+			ev->payload = rd_bytes(r, ev->payload_len);
 		}
-		uint16_t flags = (head & EV_FLAGS) ? (uint16_t)rd_uvar(r) : 0;
-		uint32_t silent = (head & EV_SILENT) ? (uint32_t)rd_uvar(r) : 0;
-		int32_t extra_ns = (head & EV_EXTRA) ? (int32_t)rd_svar(r) : 0;
-		uint8_t kind = ev->kind;
-		if (site >= it->t->nsites)
+		ev->flags = (head & EV_FLAGS) ? (uint16_t)rd_uvar(r) : 0;
+		ev->silent = (head & EV_SILENT) ? (uint32_t)rd_uvar(r) : 0;
+		ev->extra_ns = (head & EV_EXTRA) ? (int32_t)rd_svar(r) : 0;
+		if (ev->site >= it->t->nsites)
 			r->bad = true;
 		else
-			kind = it->t->sites[site].kind;
-#define SET_BOTH(field, v) (ev->field = p->field = (v))
-		SET_BOTH(ts, ts);
-		SET_BOTH(goid, goid);
-		SET_BOTH(key, key);
-		SET_BOTH(pid, pid);
-		SET_BOTH(tid, tid);
-		SET_BOTH(site, site);
-		SET_BOTH(kind, kind);
-		SET_BOTH(flags, flags);
-		SET_BOTH(silent, silent);
-		SET_BOTH(extra_ns, extra_ns);
-		SET_BOTH(lost, 0);
-		SET_BOTH(proc, 0);
-		SET_BOTH(child, 0);
-		SET_BOTH(payload, payload);
-		SET_BOTH(payload_len, payload_len);
-#undef SET_BOTH
+			ev->kind = it->t->sites[ev->site].kind;
+		*p = *ev;
 	}
 	if (r->bad) {
 		/* CRC passed but the contents do not parse: a writer bug or a
