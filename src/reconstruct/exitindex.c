@@ -50,7 +50,7 @@ struct run {
 	struct ct_buf ret;
 };
 
-enum held_kind { HELD_ENTER, HELD_EXIT, HELD_LOST, HELD_SPAWN };
+enum held_kind { HELD_ENTER, HELD_EXIT, HELD_LOST, HELD_SPAWN }; /* (2 bits: REC_KIND) */
 
 /* One callback held back. */
 struct held {
@@ -90,8 +90,9 @@ struct late_slot {
 /* The delta coder's state: the fields that are mostly the same as the
  * previous record's.  The writer and the reader keep one each, in step. */
 #define CODER_ORIGINS 16
-/* What calls of one function mostly share: a record says it has the
- * previous one's instead of writing them (REC_SHAPE). */
+#define CODER_SHAPES 4
+/* What calls of one function mostly share: a record says it has one of
+ * the coder's recent ones instead of writing them (REC_SHAPE). */
 struct shape {
 	uint32_t func, status, context, entry_site, exit_site, spill_site, args_len, spill_len, ret_len;
 	/* an entry's end: status | end_bound << 9, ... (status: the
@@ -100,6 +101,18 @@ struct shape {
 	 * said which was written again for three records in four) */
 	uint32_t end_status, end_ret_len, end_exit_site;
 };
+/* Field by field: SH is made on the stack by 4-byte stores, which the CPU
+ * does not forward to memcmp's 8- and 16-byte loads of them (a stall a
+ * record). */
+static inline bool same_shape(const struct shape *a, const struct shape *b)
+{
+	return a->func == b->func && a->status == b->status && a->context == b->context &&
+	       a->entry_site == b->entry_site && a->exit_site == b->exit_site && a->spill_site == b->spill_site &&
+	       a->args_len == b->args_len && a->spill_len == b->spill_len && a->ret_len == b->ret_len &&
+	       a->end_status == b->end_status && a->end_ret_len == b->end_ret_len &&
+	       a->end_exit_site == b->end_exit_site;
+}
+
 /* A goroutine's (or thread's) ids as last written. */
 struct coder_ids {
 	uint64_t goid;
@@ -117,7 +130,13 @@ struct coder {
 	 * the previous record's ids were seldom a record's, and 4 numbers of
 	 * ~30 bytes a record were its ids */
 	struct coder_ids ids[CODER_ORIGINS];
-	struct shape shape[2]; /* entries', exits' */
+	/* entries' and exits' recent shapes, and which each replaces next
+	 * (round robin): a record names one (REC_SHAPE) by its number, a
+	 * byte.  With one kept, fib's was written again for every other
+	 * record: its calls come from two call sites, and each has its own
+	 * CHECK and return sites */
+	struct shape shapes[2][CODER_SHAPES];
+	uint8_t next_shape[2];
 	/* the last origin written of goroutines goid % CODER_ORIGINS (all
 	 * zero: none; an origin's goid is never 0) */
 	struct ct_goroutine_origin origin[CODER_ORIGINS];
@@ -358,12 +377,12 @@ static uint8_t *held_bytes(struct held *h)
 }
 
 /* Appends N bytes at P to H's copies. */
-static void held_put(struct held *h, const void *p, size_t n)
+static inline void held_put(struct held *h, const void *p, size_t n)
 {
 	if (!n)
 		return;
 	uint8_t *b = held_room(h, h->nbytes, h->nbytes + n);
-	memcpy(b + h->nbytes, p, n);
+	copy_short(b + h->nbytes, p, n);
 	h->nbytes += (uint32_t)n;
 }
 
@@ -568,10 +587,14 @@ enum {
 	F_SAME_ORIGIN = 4, /* ... to the coder's for its goroutine */
 	F_LEAF = 8, F_TAIL = 16, F_SYSSTACK = 32, F_UNPLANNED = 64, F_INDIRECT = 128,
 };
-/* In the kind byte: the enum held_kind (REC_KIND); an entry's end, a
- * leaf (REC_END_LEAF), follows its fields; the fields of struct shape are
- * the coder's. */
-#define REC_KIND 0x07
+/* In the kind byte: the enum held_kind (REC_KIND); the call's own end
+ * (ct_call.ts_exit, raw_exit, exit_tid) is all zero and not written
+ * (REC_BARE: an entry's, nearly always; three numbers a record); an
+ * entry's end, a leaf (REC_END_LEAF), follows its fields; the fields of
+ * struct shape are those of the coder's recent shape whose number (a
+ * byte) is in their place (REC_SHAPE). */
+#define REC_KIND 0x03
+#define REC_BARE 0x04
 #define REC_END_LEAF 0x08
 #define REC_ENDED 0x40
 #define REC_SHAPE 0x80
@@ -735,8 +758,13 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
 	o = put_sv(o, (int64_t)(c->raw_entry - c->ts_entry - *kshift));
 	*kshift = c->raw_entry - c->ts_entry;
-	o = put_time(o, c->ts_exit, c->ts_entry);
-	o = put_time(o, c->raw_exit, c->raw_entry);
+	bool bare = !c->ts_exit && !c->raw_exit && !c->exit_tid;
+	if (bare) {
+		*kind |= REC_BARE;
+	} else {
+		o = put_time(o, c->ts_exit, c->ts_entry);
+		o = put_time(o, c->raw_exit, c->raw_entry);
+	}
 	bool ended = h->kind == HELD_ENTER && h->ended;
 	const struct ct_exit_info *e = &h->e;
 	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
@@ -744,16 +772,21 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 			   ended ? e->status | (uint32_t)e->end_bound << 9 : 0,
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
-	o = put_tid(o, c->exit_tid, c->tid);
+	if (!bare)
+		o = put_tid(o, c->exit_tid, c->tid);
 	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
 	o = put_sv(o, (int64_t)(c->key - *kkey));
 	*kkey = c->key;
 	o = put_uv(o, c->depth);
-	struct shape *ksh = &k->shape[h->kind == HELD_EXIT];
+	struct shape *ks = k->shapes[h->kind == HELD_EXIT];
 	if (ended && e->leaf)
 		*kind |= REC_END_LEAF;
-	if (!memcmp(&sh, ksh, sizeof(sh))) {
+	unsigned known = 0;
+	while (known < CODER_SHAPES && !same_shape(&sh, &ks[known]))
+		known++;
+	if (known < CODER_SHAPES) {
 		*kind |= REC_SHAPE;
+		*o++ = (uint8_t)known;
 	} else {
 		o = put_uv(o, sh.func);
 		o = put_uv(o, sh.status);
@@ -767,7 +800,9 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_uv(o, sh.end_status);
 		o = put_uv(o, sh.end_ret_len);
 		o = put_site(o, sh.end_exit_site);
-		*ksh = sh;
+		uint8_t *next = &k->next_shape[h->kind == HELD_EXIT];
+		ks[*next] = sh;
+		*next = (uint8_t)((*next + 1) % CODER_SHAPES);
 	}
 	if (h->has_origin && !origin) {
 		o = put_origin(o, &h->origin);
@@ -779,7 +814,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_tid(o, e->exit_tid, c->tid);
 	}
 	o = put_uv(o, h->nbytes);
-	memcpy(o, held_bytes(h), h->nbytes);
+	copy_short(o, held_bytes(h), h->nbytes);
 	return o + h->nbytes;
 }
 
@@ -787,7 +822,7 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held *h)
 {
 	uint8_t kind = rec & REC_KIND;
-	bool ended = rec & REC_ENDED, same_shape = rec & REC_SHAPE;
+	bool ended = rec & REC_ENDED, known_shape = rec & REC_SHAPE;
 	h->kind = kind;
 	h->ended = false;
 	h->nbytes = 0;
@@ -835,14 +870,21 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 	uint64_t *kshift = &k->ids[c->goid % CODER_ORIGINS].shift;
 	*kshift += (uint64_t)get_sv(r);
 	c->raw_entry = c->ts_entry + *kshift;
-	c->ts_exit = get_time(r, c->ts_entry);
-	c->raw_exit = get_time(r, c->raw_entry);
-	c->exit_tid = get_tid(r, c->tid);
+	if (!(rec & REC_BARE)) {
+		c->ts_exit = get_time(r, c->ts_entry);
+		c->raw_exit = get_time(r, c->raw_entry);
+		c->exit_tid = get_tid(r, c->tid);
+	}
 	uint64_t *kkey = &k->ids[c->goid % CODER_ORIGINS].key;
 	c->key = *kkey += (uint64_t)get_sv(r);
 	c->depth = (uint32_t)get_uv(r);
-	struct shape *sh = &k->shape[kind == HELD_EXIT];
-	if (!same_shape) {
+	struct shape *ks = k->shapes[kind == HELD_EXIT], *sh;
+	if (known_shape) {
+		sh = &ks[get_uv(r) % CODER_SHAPES];
+	} else {
+		uint8_t *next = &k->next_shape[kind == HELD_EXIT];
+		sh = &ks[*next];
+		*next = (uint8_t)((*next + 1) % CODER_SHAPES);
 		sh->func = (uint32_t)get_uv(r);
 		sh->status = (uint32_t)get_uv(r);
 		sh->context = (uint32_t)get_uv(r);
@@ -917,7 +959,10 @@ static void spill_held(struct ct_exitindex *x, struct held *h)
 	size_t np = (size_t)(put_uv(prefix, len) - prefix);
 	if (np > 1)
 		memmove(body + np - 1, body, len);
-	memcpy(x->wbuf.p + x->wbuf.n, prefix, np);
+	if (np == 1) /* (most records: no memcpy call) */
+		x->wbuf.p[x->wbuf.n] = prefix[0];
+	else
+		memcpy(x->wbuf.p + x->wbuf.n, prefix, np);
 	if (open)
 		map_put(&x->late, h->c.seq, (void *)(uintptr_t)(stream_end(x) + np + 1 + 1));
 	x->wbuf.n += np + len;

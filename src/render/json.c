@@ -28,6 +28,14 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* `,"status":"NAME"` of a status, made once (a strlen and three appends
+ * a call otherwise). */
+struct status_text {
+	uint8_t n;
+	char text[32];
+};
+#define STATUSES 256 /* (any uint8_t ct_call.status) */
+
 struct ct_json_calls {
 	struct ct_trace *t;
 	struct ct_exitindex *x;
@@ -39,6 +47,7 @@ struct ct_json_calls {
 	 * nearly every call), and the three numbers were a tenth of replay
 	 * --format=json.  Direct-mapped by the ids' hash. */
 	struct ids_text *ids;
+	struct status_text status[STATUSES];
 };
 
 #define IDS_SLOTS 64
@@ -97,15 +106,26 @@ void ct_json_calls_free(struct ct_json_calls *jc)
 	free(jc);
 }
 
+static const struct status_text *status_text(struct ct_json_calls *jc, uint8_t status)
+{
+	struct status_text *st = &jc->status[status];
+	if (!st->n) {
+		const char *name = ct_status_name(status);
+		st->n = (uint8_t)snprintf(st->text, sizeof(st->text), ",\"status\":\"%s\"", name);
+	}
+	return st;
+}
+
 /* `,"pid":P,"tid":T,"goid":G,"depth":` of C's ids (goid null for a thread's
- * call), to OUT, from the cache when it holds them. */
-static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
+ * call), from the cache, made there when it does not hold them. */
+static const struct ids_text *ids_text(struct ct_json_calls *jc, const struct ct_call *c)
 {
 	if (!jc->ids)
 		jc->ids = xcalloc(IDS_SLOTS, sizeof(*jc->ids));
 	uint64_t h = ((uint64_t)c->pid << 32 ^ c->tid ^ c->goid * 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
 	struct ids_text *e = &jc->ids[h >> 58];
 	if (!e->n || e->pid != c->pid || e->tid != c->tid || e->goid != c->goid) {
+		/* (at most IDS_TEXT: the numbers' widths are bounded) */
 		struct ct_buf b = {0};
 		buf_cstr(&b, ",\"pid\":");
 		buf_dec(&b, c->pid);
@@ -117,11 +137,6 @@ static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct
 		else
 			buf_cstr(&b, "null");
 		buf_cstr(&b, ",\"depth\":");
-		if (b.n > IDS_TEXT) { /* (cannot be: the numbers' widths are bounded) */
-			buf_put(out, b.p, b.n);
-			buf_free(&b);
-			return;
-		}
 		e->pid = c->pid;
 		e->tid = c->tid;
 		e->goid = c->goid;
@@ -129,61 +144,85 @@ static void buf_ids(struct ct_json_calls *jc, const struct ct_call *c, struct ct
 		memcpy(e->text, b.p, b.n);
 		buf_free(&b);
 	}
-	buf_put(out, e->text, e->n);
+	return e;
 }
+
+/* A line's head is written at a cursor, its room reserved once: an append
+ * at a time checked the room and stored the buffer's length again for
+ * each of its ~15 pieces. */
+#define PUT_LIT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) + sizeof(s) - 1)
+static inline __attribute__((always_inline)) char *put_dec(char *o, uint64_t v)
+{
+	unsigned n = dec_len(v);
+	dec_digits(v, n, o); /* (8 bytes of room past it: HEAD_ROOM's slack) */
+	return o + n;
+}
+static inline char *put_short(char *o, const void *p, size_t n)
+{
+	copy_short(o, p, n);
+	return o + n;
+}
+/* The head's longest, its name aside: `{"ts":` 20 digits, `,"dur":`,
+ * `,"dur_raw":` and `,"dur_below":` 20 each (or the nulls and `,"dur_max":`),
+ * the ids (IDS_TEXT) and a depth of 10, `,"func":`, the status, the four
+ * flags (62), and 8 bytes of slack for put_dec's word stores. */
+#define HEAD_ROOM (6 + 20 + 7 + 20 + 11 + 20 + 13 + 20 + IDS_TEXT + 10 + 8 + 32 + 62 + 8)
 
 void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, struct ct_buf *out)
 {
 	const uint8_t *ret;
 	const struct ct_exit_info *e = ct_exitindex_get(jc->x, c->seq, &ret);
 	const struct ct_buf *qname = quoted_name(jc, c->func);
-	buf_cstr(out, "{\"ts\":");
-	buf_dec(out, ct_rel_ts(jc->t, c->ts_entry)); /* the corrected clock, as Chrome/OTLP */
+	const struct ids_text *ids = ids_text(jc, c);
+	const struct status_text *st = status_text(jc, e->status ? e->status : CT_CALL_UNFINISHED);
+	buf_reserve(out, HEAD_ROOM + qname->n);
+	char *w = (char *)out->p + out->n;
+	w = PUT_LIT(w, "{\"ts\":");
+	w = put_dec(w, ct_rel_ts(jc->t, c->ts_entry)); /* the corrected clock, as Chrome/OTLP */
 	/* dur without the tracer's own time (struct ct_costs), dur_raw as
 	 * measured; dur_below only where dur is too small to tell from none
 	 * (the text's "< N", the same N) */
 	if (e->status == CT_CALL_RETURNED) {
 		uint64_t dur = e->ts_exit - c->ts_entry, raw = e->raw_exit - c->raw_entry;
 		uint64_t below = ct_dur_below(dur, raw);
-		buf_cstr(out, ",\"dur\":");
-		buf_dec(out, dur);
-		buf_cstr(out, ",\"dur_raw\":");
-		buf_dec(out, raw);
+		w = PUT_LIT(w, ",\"dur\":");
+		w = put_dec(w, dur);
+		w = PUT_LIT(w, ",\"dur_raw\":");
+		w = put_dec(w, raw);
 		if (below) {
-			buf_cstr(out, ",\"dur_below\":");
-			buf_dec(out, below);
+			w = PUT_LIT(w, ",\"dur_below\":");
+			w = put_dec(w, below);
 		}
 	} else {
-		buf_cstr(out, ",\"dur\":null,\"dur_raw\":null");
+		w = PUT_LIT(w, ",\"dur\":null,\"dur_raw\":null");
 		/* an unobserved call that a later event showed over: it lasted
 		 * at most this (corrected as dur is; dur stays null: a bound is
 		 * no duration) */
 		if (e->status == CT_CALL_UNOBSERVED && e->end_bound) {
-			buf_cstr(out, ",\"dur_max\":");
-			buf_dec(out, ct_dur_max(e->ts_exit - c->ts_entry, e->raw_exit - c->raw_entry));
+			w = PUT_LIT(w, ",\"dur_max\":");
+			w = put_dec(w, ct_dur_max(e->ts_exit - c->ts_entry, e->raw_exit - c->raw_entry));
 		}
 	}
-	buf_ids(jc, c, out);
-	buf_dec(out, c->depth);
-	buf_cstr(out, ",\"func\":");
-	buf_put(out, qname->p, qname->n);
-	buf_cstr(out, ",\"status\":\"");
-	buf_cstr(out, ct_status_name(e->status ? e->status : CT_CALL_UNFINISHED));
-	buf_put(out, "\"", 1);
+	w = put_short(w, ids->text, ids->n);
+	w = put_dec(w, c->depth);
+	w = PUT_LIT(w, ",\"func\":");
+	w = put_short(w, qname->p, qname->n);
+	w = put_short(w, st->text, st->n);
 	if (c->tail)
-		buf_cstr(out, ",\"tail\":true");
+		w = PUT_LIT(w, ",\"tail\":true");
 	/* entered from a call site the plan did not know (--exit=auto), of a
 	 * function taken for only called directly (unplanned) or of one whose
 	 * address is taken (indirect); without an exit probe there yet, its
 	 * status is "unobserved" */
 	if (c->unplanned)
-		buf_cstr(out, ",\"unplanned\":true");
+		w = PUT_LIT(w, ",\"unplanned\":true");
 	if (c->indirect)
-		buf_cstr(out, ",\"indirect\":true");
+		w = PUT_LIT(w, ",\"indirect\":true");
 	/* C called through cgo runs on the thread's system stack for goroutine
 	 * goid: its depth counts on that stack, apart from the goroutine's */
 	if (c->sysstack)
-		buf_cstr(out, ",\"stack\":\"system\"");
+		w = PUT_LIT(w, ",\"stack\":\"system\"");
+	out->n = (size_t)(w - (char *)out->p);
 	/* the goroutine's outermost calls say who made it, and where */
 	if (c->depth == 0 && ct_origin_shown(c->origin)) {
 		const struct ct_goroutine_origin *o = c->origin;

@@ -172,71 +172,13 @@ void buf_str(struct ct_buf *b, const char *s)
 	buf_put(b, s, n);
 }
 
-static const char dec_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				"8081828384858687888990919293949596979899";
-
-/* The 8 decimal digits of V (< 10^8), leading zeros too, as the bytes of
- * a little-endian word, the first digit lowest: all digits at once, the
- * word split in lanes (4 + 4 digits in 32-bit lanes, 2 + 2 in 16-bit
- * ones, 1 + 1 in bytes), each lane's quotient by a multiply and shift
- * that is exact in its range (n * 10486 >> 20 == n / 100 for n < 10^4,
- * n * 103 >> 10 == n / 10 for n < 100) and no lane's product reaching
- * the next.  Two digits a step from a table of pairs took ~80
- * instructions a number, 13% of replay --format=json's. */
-static inline __attribute__((always_inline)) uint64_t dec8(uint32_t v)
-{
-	uint64_t hi = v / 10000, y = hi | (uint64_t)(v - hi * 10000) << 32;
-	uint64_t q = (y * 10486) >> 20 & 0x0000007f0000007fULL;
-	y = q | (y - q * 100) << 16;
-	q = (y * 103) >> 10 & 0x000f000f000f000fULL;
-	y = q | (y - q * 10) << 8;
-	return y + 0x3030303030303030ULL;
-}
-
-/* V's N decimal digits (N: dec_len) at O, with room for N + 8 bytes there
- * (a word is stored at a time; the bytes past the digits are not). */
-static inline __attribute__((always_inline)) void dec_digits(uint64_t v, unsigned n, char *o)
-{
-	/* (ids and depths: one or two digits, cheaper from a table) */
-	if (n <= 2) {
-		memcpy(o, dec_pairs + v * 2 + (2 - n), 2);
-		return;
-	}
-	uint64_t w;
-	if (n > 16) {
-		uint64_t hi = v / 10000000000000000ULL; /* (at most 4 digits) */
-		v -= hi * 10000000000000000ULL;
-		w = dec8((uint32_t)hi) >> 8 * (24 - n);
-		memcpy(o, &w, 8);
-		o += n - 16;
-		n = 16;
-	}
-	if (n > 8) {
-		uint64_t hi = v / 100000000;
-		v -= hi * 100000000;
-		w = dec8((uint32_t)hi) >> 8 * (16 - n);
-		memcpy(o, &w, 8);
-		o += n - 8;
-		n = 8;
-	}
-	w = dec8((uint32_t)v) >> 8 * (8 - n);
-	memcpy(o, &w, 8);
-}
-
-/* How many decimal digits V has: from its bit length (log10(2) ~ 1233 /
- * 4096), without a division. */
-static unsigned dec_len(uint64_t v)
-{
-	static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
-					   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-					   100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-					   100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-					   100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
-	v |= 1;
-	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
-	return t + (v >= pow10[t]);
-}
+const char ct_dec_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+			       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+			       "8081828384858687888990919293949596979899";
+const uint64_t ct_dec_pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+				   100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+				   10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+				   100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
 
 void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width)
 {
@@ -254,16 +196,6 @@ void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width)
 		memset(o, ' ', pad);
 	dec_digits(v, n, (char *)o + pad);
 	b->n += pad + n;
-}
-
-void buf_dec(struct ct_buf *b, uint64_t v)
-{
-	/* (not buf_dec_pad's width 0: without the padding's stores and
-	 * registers, a JSON object's seven numbers cost a third less) */
-	unsigned n = dec_len(v);
-	buf_reserve(b, n + 8);
-	dec_digits(v, n, (char *)b->p + b->n);
-	b->n += n;
 }
 
 void buf_sdec(struct ct_buf *b, int64_t v)

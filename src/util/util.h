@@ -80,6 +80,49 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
 	for (size_t i = 0; i < n; i += 16)
 		*(v16 *)((char *)p + i) = (v16){0, 0};
 }
+/* N bytes from S to D (not overlapping), N short (a few dozen bytes at
+ * most; any N works) and known only when it runs: by two loads and stores
+ * that may overlap, or 16-byte blocks, none past either end.  memcpy of
+ * such a length is a call to libc's or, where the compiler knows a bound
+ * (a uint8_t length), `rep movsq`, whose start-up was most of such a
+ * copy's time: ~5% of replay --format=json in its cached texts and
+ * payload copies. */
+static inline void copy_short(void *d, const void *s, size_t n)
+{
+	typedef long long v16 __attribute__((vector_size(16), aligned(1), may_alias));
+	uint8_t *o = d;
+	const uint8_t *i = s;
+	if (n >= 16) {
+		for (size_t k = 0; k + 16 < n; k += 16) {
+			*(v16 *)(o + k) = *(const v16 *)(i + k);
+			__asm__("" : "+r"(k)); /* (a loop, not turned into memcpy) */
+		}
+		*(v16 *)(o + n - 16) = *(const v16 *)(i + n - 16);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		__builtin_memcpy(&a, i, 8);
+		__builtin_memcpy(&b, i + n - 8, 8);
+		__builtin_memcpy(o, &a, 8);
+		__builtin_memcpy(o + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		__builtin_memcpy(&a, i, 4);
+		__builtin_memcpy(&b, i + n - 4, 4);
+		__builtin_memcpy(o, &a, 4);
+		__builtin_memcpy(o + n - 4, &b, 4);
+	} else if (n) {
+		o[0] = i[0];
+		o[n / 2] = i[n / 2];
+		o[n - 1] = i[n - 1];
+	}
+}
+/* buf_put of a short text of a length known only when it runs (copy_short). */
+static inline void buf_put_short(struct ct_buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	copy_short(b->p + b->n, p, n);
+	b->n += n;
+}
 static inline void buf_u8(struct ct_buf *b, uint8_t v)
 {
 	buf_put(b, &v, 1);
@@ -106,7 +149,81 @@ static inline void buf_cstr(struct ct_buf *b, const char *s)
 {
 	buf_put(b, s, __builtin_strlen(s));
 }
-void buf_dec(struct ct_buf *b, uint64_t v);                   /* "1234" */
+
+/* Decimal numbers, inline: JSON writes three or four big ones a call, and
+ * in a profile of replay --format=json the call to buf_dec (its registers
+ * saved, the room checked, the buffer reloaded) was ~40% of buf_dec's
+ * samples (json.c's put_dec writes them at a cursor). */
+extern const char ct_dec_pairs[]; /* "00" .. "99" */
+extern const uint64_t ct_dec_pow10[20];
+
+/* The 8 decimal digits of V (< 10^8), leading zeros too, as the bytes of
+ * a little-endian word, the first digit lowest: all digits at once, the
+ * word split in lanes (4 + 4 digits in 32-bit lanes, 2 + 2 in 16-bit
+ * ones, 1 + 1 in bytes), each lane's quotient by a multiply and shift
+ * that is exact in its range (n * 10486 >> 20 == n / 100 for n < 10^4,
+ * n * 103 >> 10 == n / 10 for n < 100) and no lane's product reaching
+ * the next.  Two digits a step from a table of pairs took ~80
+ * instructions a number, 13% of replay --format=json's. */
+static inline __attribute__((always_inline)) uint64_t dec8(uint32_t v)
+{
+	uint64_t hi = v / 10000, y = hi | (uint64_t)(v - hi * 10000) << 32;
+	uint64_t q = (y * 10486) >> 20 & 0x0000007f0000007fULL;
+	y = q | (y - q * 100) << 16;
+	q = (y * 103) >> 10 & 0x000f000f000f000fULL;
+	y = q | (y - q * 10) << 8;
+	return y + 0x3030303030303030ULL;
+}
+
+/* V's N decimal digits (N: dec_len) at O, with room for N + 8 bytes there
+ * (a word is stored at a time; the bytes past the digits are not). */
+static inline __attribute__((always_inline)) void dec_digits(uint64_t v, unsigned n, char *o)
+{
+	/* (ids and depths: one or two digits, cheaper from a table) */
+	if (n <= 2) {
+		__builtin_memcpy(o, ct_dec_pairs + v * 2 + (2 - n), 2);
+		return;
+	}
+	uint64_t w;
+	if (n > 16) {
+		uint64_t hi = v / 10000000000000000ULL; /* (at most 4 digits) */
+		v -= hi * 10000000000000000ULL;
+		w = dec8((uint32_t)hi) >> 8 * (24 - n);
+		__builtin_memcpy(o, &w, 8);
+		o += n - 16;
+		n = 16;
+	}
+	if (n > 8) {
+		uint64_t hi = v / 100000000;
+		v -= hi * 100000000;
+		w = dec8((uint32_t)hi) >> 8 * (16 - n);
+		__builtin_memcpy(o, &w, 8);
+		o += n - 8;
+		n = 8;
+	}
+	w = dec8((uint32_t)v) >> 8 * (8 - n);
+	__builtin_memcpy(o, &w, 8);
+}
+
+/* How many decimal digits V has: from its bit length (log10(2) ~ 1233 /
+ * 4096), without a division. */
+static inline unsigned dec_len(uint64_t v)
+{
+	v |= 1;
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= ct_dec_pow10[t]);
+}
+
+/* "1234" */
+static inline void buf_dec(struct ct_buf *b, uint64_t v)
+{
+	/* (not buf_dec_pad's width 0: without the padding's stores and
+	 * registers, a JSON object's seven numbers cost a third less) */
+	unsigned n = dec_len(v);
+	buf_reserve(b, n + 8);
+	dec_digits(v, n, (char *)b->p + b->n);
+	b->n += n;
+}
 void buf_sdec(struct ct_buf *b, int64_t v);                   /* "-12" */
 void buf_dec_pad(struct ct_buf *b, uint64_t v, unsigned width); /* right-aligned */
 void buf_spaces(struct ct_buf *b, size_t n);
@@ -146,6 +263,12 @@ static inline uint64_t rd_uvar(struct ct_rd *r)
 	if (r->end - p >= 2 && !(p[1] & 0x80)) {
 		r->p = p + 2;
 		return (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+	}
+	/* three: an event's pid and tid, at each switch of goroutine (most
+	 * events when goroutines interleave) */
+	if (r->end - p >= 3 && !(p[2] & 0x80)) {
+		r->p = p + 3;
+		return (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7fu) << 7 | (uint64_t)p[2] << 14;
 	}
 	return rd_uvar_long(r);
 }

@@ -145,6 +145,33 @@ TEST(decimals_match_printf)
 	}
 }
 
+/* copy_short: every length a short copy takes (its four cases and the
+ * 16-byte blocks' boundaries), at every alignment, exactly N bytes
+ * written: none before or after */
+TEST(short_copies_are_exact)
+{
+	uint8_t src[96], dst[128];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	for (size_t off = 0; off < 16; off++)
+		for (size_t n = 0; n + off <= 80; n++) {
+			memset(dst, 0xee, sizeof(dst));
+			copy_short(dst + 16 + off, src + off, n);
+			CHECK(!memcmp(dst + 16 + off, src + off, n));
+			for (size_t i = 0; i < sizeof(dst); i++)
+				if (i < 16 + off || i >= 16 + off + n)
+					CHECK_EQ_U(dst[i], 0xee);
+		}
+	struct ct_buf b = {0};
+	buf_put(&b, "x", 1);
+	buf_put_short(&b, "0123456789abcdefghij", 20);
+	buf_put_short(&b, "", 0);
+	buf_put_short(&b, "yz", 2);
+	buf_put(&b, "", 1);
+	CHECK_STR((char *)b.p, "x0123456789abcdefghijyz");
+	buf_free(&b);
+}
+
 /* -F/-N patterns: shell globs where '*' also crosses '/' and '.' (Go's
  * package paths and method names contain both). */
 TEST(glob_matches_go_and_c_names)
