@@ -1836,24 +1836,9 @@ def test_calls_seen_ahead_at_the_exit_probe_of_the_call_before():
             st = info_stats(out)
             assert st.get("unplanned") in ("0", None), st
             assert st.get("plan.ahead", "").startswith(m[1] + " calls seen at the exit probe"), st
-    # ahead, its six loops' calls, aheadChain, its 3 calls before the fault,
-    # its deferred recover, aheadOuter and its 50
-    assert len(got["auto"]) == 1 + 5 * 40 + 39 + 38 + 37 + 1 + 3 + 1 + 1 + 50, len(got["auto"])
+    # ahead, its six loops' calls, aheadChain, its 3 calls before the fault, its deferred recover
+    assert len(got["auto"]) == 1 + 5 * 40 + 39 + 38 + 37 + 1 + 3 + 1, len(got["auto"])
     assert got["auto"] == got["ret"], next((a, r) for a, r in zip(got["auto"], got["ret"]) if a != r)
-    # make bench's overhead-correction loop: the exit at the nop before its
-    # head moves to the jl, one hit a call
-    text = ct("list", "-v", fixture("go_overhead"), "main.leaf").stdout
-    assert re.search(r"-> main\.outer\+\d+ 0x[0-9a-f]+ jl .*; entered at", text), text
-    leaves = {}
-    for mode in ("auto", "ret"):
-        p, out = record_mode([fixture("go_overhead"), "20000", "2"], ["-F", "main.leaf"], GO1, mode)
-        assert p.returncode == 0, p.stderr
-        leaves[mode] = [(c["status"], json.dumps(c.get("args")), json.dumps(c.get("ret")))
-                        for c in replay_json(out) if c.get("func") == "main.leaf"]
-        if mode == "auto":  # (a warm-up run and 2: 1,000 calls each, and a hit where each loop ends)
-            hits = int(info_stats(out)["probe_hits"].split()[0])
-            assert len(leaves[mode]) == 3000 and hits <= 3000 + 3 + 16, (hits, len(leaves[mode]))
-    assert leaves["auto"] == leaves["ret"], next((a, r) for a, r in zip(leaves["auto"], leaves["ret"]) if a != r)
     # without arguments, the calls whose arguments are computed on the way too
     text = ct("list", "-v", "--no-args", binary, "main.ahead*").stdout
     m = re.search(r"(\d+) calls? seen at the exit probe of the call before", text)
