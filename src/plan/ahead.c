@@ -22,7 +22,7 @@
 /* Roles at one address of the plan, as the planner left them. */
 struct at_addr {
 	uint32_t n;      /* sites planned there (probes' roles) */
-	uint32_t first;  /* where they start in the sites sorted by address */
+	uint32_t first;  /* one of them */
 	bool only_exits; /* all RETSITEs of planned direct calls, fixed for the run */
 };
 
@@ -99,71 +99,6 @@ static int cmp_site_addr(const void *x, const void *y, void *ctx)
 	return (a > b) - (a < b);
 }
 
-/* What one pass over the exit probes found (record -v prints it). */
-struct funnel {
-	size_t ways, to_calls, alone, readable, exits_moved;
-};
-
-/* The call site (plan index + 1, 0: none) the way W leads to, alone and
- * with the arguments readable at its start; WALK: the walk there. */
-static uintptr_t way_target(struct ct_plan *p, const struct ct_selection *sel, struct ct_map *calls,
-			    const struct ct_func *g, const uint8_t *code, const struct ct_way *w,
-			    struct ct_exit_walk *walk, struct funnel *fn)
-{
-	uint64_t call = way_call(code, g, w->to, walk);
-	uintptr_t j = call ? (uintptr_t)map_get(calls, call) : 0;
-	fn->to_calls += j != 0;
-	/* nothing else of the function may land on the way */
-	if (!j || (call > w->to && ct_branch_lands(code, g->end - g->entry, g->entry, w->to + 1, call)))
-		return 0;
-	fn->alone++;
-	if (!args_ahead(p, sel, p->funcs.v[p->sites.v[j - 1].func].fn, walk))
-		return 0;
-	fn->readable++;
-	return j;
-}
-
-/* Exits at a nop that runs on, past nops, to a jump (a loop's head Go
- * aligned: `nop; cmp; jcc`), all of them (ROLES, N), moved to that jump
- * JUMP: each call's walk from its return address reaches it with SP as at
- * the nop, nothing on the way from the nop may fault, the results are read
- * there as well.  (The jump is also where the loop starts: a hit there
- * then closes nothing, as at any exit probe a branch lands before.) */
-static bool exits_to_jump(struct ct_plan *p, const struct ct_selection *sel, const uint32_t *roles, size_t n,
-			  const struct ct_func *g, const uint8_t *code, uint64_t jump)
-{
-	struct ct_exit_walk *w = xmalloc(n * sizeof(*w));
-	bool ok = true;
-	for (size_t k = 0; ok && k < n; k++) {
-		const struct ct_plan_site *r = &p->sites.v[roles[k]];
-		const struct ct_callsite *cs = r->cs;
-		ct_walk_past_nops(code + (cs->ret - g->entry), g->end - cs->ret, cs->ret, &w[k]);
-		ok = w[k].how == CT_EXIT_EMULATED && w[k].site == jump && w[k].sp_delta == cs->sp_delta &&
-		     r->func < p->funcs.n;
-		struct ct_site_fetch *res = ok && p->funcs.v[r->func].results && sel->args
-						    ? ct_plan_results_fetch(p, sel->args, p->funcs.v[r->func].fn)
-						    : NULL, f;
-		if (res) {
-			ok = ct_fetch_relocate(res, -8 - w[k].sp_delta, &w[k], &f) == 0;
-			if (ok)
-				ct_site_fetch_free(&f);
-			ct_site_fetch_free(res);
-			free(res);
-		}
-	}
-	for (size_t k = 0; ok && k < n; k++) {
-		struct ct_plan_site *r = &p->sites.v[roles[k]];
-		r->offset += jump - r->addr;
-		r->addr = r->cs->exit = jump;
-		r->flags = (uint16_t)((r->flags & ~(CT_SITEF_CALLINSN | CT_SITEF_RETINSN | CT_SITEF_STEPPED)) |
-				      ct_hit_flags_at(code + (jump - g->entry), g->end - jump, jump));
-		/* (kept whole: a walk again from the return address stops at the nop) */
-		ct_callsite_set_walk(p, r->cs, &w[k], true);
-	}
-	free(w);
-	return ok;
-}
-
 void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 {
 	if (p->exits != CT_EXITS_AUTO || sel->limits || p->t->lang != CT_LANG_GO || !p->sites.n)
@@ -173,73 +108,52 @@ void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 	for (size_t i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, n, sizeof(*order), cmp_site_addr, p->sites.v);
-	/* per address: the calls alone at theirs, the exit probes of nothing
-	 * else (their roles: ORDER[at .. at + n)), every address with a site */
-	struct ct_map calls = {0}, taken = {0};
+	/* per address: the calls alone at theirs, the exit probes of nothing else */
+	struct ct_map calls = {0};
 	CT_VEC(struct at_addr) exits = {0};
 	for (size_t i = 0; i < n;) {
 		size_t e = i + 1;
 		uint64_t addr = p->sites.v[order[i]].addr;
 		while (e < n && p->sites.v[order[e]].addr == addr)
 			e++;
-		struct at_addr a = {(uint32_t)(e - i), (uint32_t)i, true};
+		struct at_addr a = {(uint32_t)(e - i), order[i], true};
 		for (size_t k = i; k < e; k++)
 			a.only_exits &= fixed_exit(&p->sites.v[order[k]]);
-		map_put(&taken, addr, (void *)1);
 		if (a.n == 1 && movable_call(p, &p->sites.v[order[i]]))
 			map_put(&calls, addr, (void *)(uintptr_t)(order[i] + 1));
 		else if (a.only_exits)
 			CT_VEC_PUSH(exits, a);
 		i = e;
 	}
+	free(order);
 	/* (the captures are kept as first planned: with the types, as
 	 * ct_plan_args will open them) */
 	if (calls.n && sel->args && sel->args->enabled && p->t->has_dwarf && !p->types)
 		p->types = ct_types_open(p->t->elf.path, true);
-	struct ct_exit_walk *w = xmalloc(sizeof(*w)), *nop_walk = xmalloc(sizeof(*nop_walk));
-	struct funnel fn = {0};
+	struct ct_exit_walk *w = xmalloc(sizeof(*w));
+	size_t nways_all = 0, to_calls = 0, alone = 0, readable = 0;
 	for (size_t i = 0; i < exits.n && calls.n; i++) {
-		const uint32_t *roles = order + exits.v[i].first;
-		struct ct_plan_site *ps = &p->sites.v[roles[0]];
+		struct ct_plan_site *ps = &p->sites.v[exits.v[i].first];
 		const struct ct_func *g = ps->cs->caller;
 		if (!(g->flags & CT_FN_GO) || g->end <= g->entry)
 			continue;
-		size_t len = g->end - g->entry;
-		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, g->entry, len);
-		if (!code)
-			continue;
+		const uint8_t *code = ct_elf_bytes_at(&p->t->elf, g->entry, g->end - g->entry);
 		struct ct_way ways[2];
-		size_t nways = ct_probe_ways(code, len, g->entry, ps->addr, ways);
-		uintptr_t to[2] = {0, 0};
-		for (size_t k = 0; k < nways; k++)
-			to[k] = way_target(p, sel, &calls, g, code, &ways[k], w, &fn);
-		/* at a nop leading to no call: the jump after it, if the exits
-		 * can go there and a way of it leads to one (then walked again) */
-		if (!to[0] && !to[1] && ct_insn_role_at(code + (ps->addr - g->entry), g->end - ps->addr, ps->addr) == CT_INSN_NOP) {
-			ct_walk_past_nops(code + (ps->addr - g->entry), g->end - ps->addr, ps->addr, nop_walk);
-			uint64_t jump = nop_walk->site;
-			if (nop_walk->how != CT_EXIT_EMULATED || jump <= ps->addr || nop_walk->may_fault ||
-			    nop_walk->sp_delta || map_get(&taken, jump) ||
-			    !(nways = ct_probe_ways(code, len, g->entry, jump, ways)))
-				continue;
-			bool any = false;
-			for (size_t k = 0; k < nways; k++)
-				any |= (to[k] = way_target(p, sel, &calls, g, code, &ways[k], w, &fn)) != 0;
-			if (!any || !exits_to_jump(p, sel, roles, exits.v[i].n, g, code, jump))
-				continue;
-			map_put(&taken, jump, (void *)1);
-			fn.exits_moved += exits.v[i].n;
-		}
-		fn.ways += nways;
+		size_t nways = code ? ct_probe_ways(code, g->end - g->entry, g->entry, ps->addr, ways) : 0;
+		nways_all += nways;
 		for (size_t k = 0; k < nways; k++) {
-			uintptr_t j = to[k];
-			if (!j)
+			uint64_t call = way_call(code, g, ways[k].to, w);
+			uintptr_t j = call ? (uintptr_t)map_get(&calls, call) : 0;
+			to_calls += j != 0;
+			/* nothing else of the function may land on the way */
+			if (!j || (call > ways[k].to && ct_branch_lands(code, g->end - g->entry, g->entry, ways[k].to + 1, call)))
 				continue;
-			/* (the walk of the way, again: the last one may be another's) */
-			struct funnel again = {0};
-			way_target(p, sel, &calls, g, code, &ways[k], w, &again);
+			alone++;
 			struct ct_plan_site *cs = &p->sites.v[j - 1];
-			map_del(&calls, cs->addr);
+			if (!args_ahead(p, sel, p->funcs.v[cs->func].fn, w))
+				continue;
+			readable++;
+			map_del(&calls, call);
 			map_put(&p->ahead_walks, j, w); /* (site + 1) */
 			w = xmalloc(sizeof(*w));
 			cs->addr = ps->addr;
@@ -253,14 +167,9 @@ void ct_plan_ahead_entries(struct ct_plan *p, const struct ct_selection *sel)
 		}
 	}
 	free(w);
-	free(nop_walk);
-	free(order);
 	ct_debug("calls seen ahead: %zu exit probes of nothing else, %zu calls alone at theirs; %zu ways on, %zu to "
-		 "those calls, %zu that nothing else enters, %zu with the arguments readable: %zu moved (%zu exits "
-		 "moved from a nop to the jump after it)",
-		 exits.n, calls.n + p->ahead_entries, fn.ways, fn.to_calls, fn.alone, fn.readable, p->ahead_entries,
-		 fn.exits_moved);
+		 "those calls, %zu that nothing else enters, %zu with the arguments readable: %zu moved",
+		 exits.n, calls.n + p->ahead_entries, nways_all, to_calls, alone, readable, p->ahead_entries);
 	CT_VEC_FREE(exits);
 	map_free(&calls);
-	map_free(&taken);
 }
