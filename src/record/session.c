@@ -933,11 +933,13 @@ bool ct_session_process_execd(struct ct_session *s, int pid)
 	return true;
 }
 
-/* -p without --follow: process PID exec'd the binary of inode INO.  The
+/* Without --follow: process PID exec'd the binary of inode INO.  The
  * same program: its probes see the new one too.  Another: none of its
  * calls can be seen, and the recording went on waiting, silent, for it to
- * end: it is traced no more (once no process is, recording ends), and
- * one line says so. */
+ * end.  Under -p it is traced no more (once no process is, recording
+ * ends); a program record launched (or one of its processes) is waited
+ * for all the same, its exit status is record's to report: one line says
+ * so either way. */
 static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 {
 	char runs[PATH_MAX];
@@ -947,6 +949,11 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 		other = s->target_open && fstat(s->target.elf.fd, &st) == 0 && st.st_ino != ino;
 	if (!other) {
 		ct_debug("process %u exec'd %s again: still traced", pid, s->binary);
+		return;
+	}
+	if (s->launch_pid) {
+		fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced (--follow "
+			"traces the programs it execs)\n", pid, runs[0] ? runs : "another program");
 		return;
 	}
 	ct_probes_del_pid(s->probes, pid);
@@ -2121,7 +2128,7 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 			ct_writer_proc(s->w, e->ts, e->site, e->pid, e->tid, e->site == CT_PROC_FORK ? (uint32_t)e->goid : 0);
 		if (e->site == CT_PROC_EXEC && !s->o.follow) {
 			/* a later exec, without --follow: its calls end, the new binary is not probed */
-			if (!s->launch_pid && !after_end)
+			if (!after_end)
 				left_by_exec(s, e->pid, e->key);
 			return 0;
 		}

@@ -216,6 +216,23 @@ def test_traced_process_execing_another_program():
     assert re.search(rf"^exit:\s+exec'd {re.escape(sleep)} \(not traced\)$", ct("info", out).stdout, re.M)
 
 
+def test_launched_program_execing_another_program():
+    """A program record launched that execs another program (no --follow):
+    one line says what it runs now and that it is not traced; record still
+    waits for it and ends with its exit status, the calls before the exec
+    recorded, no probe left."""
+    out = tmp("launch-exec.data")
+    p = subprocess.run([CT, "record", "-o", out, "-F", "c", "--", fixture("c_procs"), "floodexec", "3", "/bin/sh",
+                        "-c", "exit 7"], input="go\n", capture_output=True, text=True, timeout=60)
+    assert p.returncode == 7, p.stderr
+    sh = os.path.realpath("/bin/sh")  # (what /proc/PID/exe names)
+    said = [l for l in p.stderr.splitlines() if "exec'd" in l]
+    assert len(said) == 1 and re.fullmatch(rf"calltrace: process \d+ exec'd {re.escape(sh)}: the program it runs now "
+                                           r"is not traced \(--follow traces the programs it execs\)", said[0]), p.stderr
+    assert [c["func"] for c in replay_json(out)] == ["c"] * 3
+    assert our_links() == []
+
+
 def record_found_while_waiting(name, change, *flags):
     """Records a copy of go_core foundwait (call sites of address-taken
     functions found while recording, interim RETs' links made again as
