@@ -212,12 +212,18 @@ def test_chrome_filters_and_output_file():
 
 
 def test_losses_are_marked_and_output_stays_balanced():
-    # A 4 KiB ring buffer cannot keep up with fib(21): events are lost.
-    p, out = record([fixture("go_core"), "fib", "21"], "--buffer-size", "4K")
-    doc = chrome(out)
-    check_chrome(doc)
-    lost = doc["metadata"]["lost_events"]
-    assert lost > 0, "no events were lost; the test needs losses"
+    # A 4 KiB ring buffer cannot always keep up with fib(24) (~150,000
+    # events): events are lost.  (fib 21's 35,000 often lost none of their
+    # own, once the start-up calibration's drops stopped counting: record
+    # until some are, as readers/losses_mark_cut_calls_not_unwound does.)
+    for attempt in range(5):
+        p, out = record([fixture("go_core"), "fib", "24"], "--buffer-size", "4K")
+        doc = chrome(out)
+        check_chrome(doc)
+        lost = doc["metadata"]["lost_events"]
+        if lost:
+            break
+    assert lost > 0, "no events were lost in 5 recordings; the test needs losses"
     marks = [e for e in doc["traceEvents"] if e["ph"] == "i"]
     assert marks and all(e["s"] == "g" and e["name"] == f"LOST {e['args']['lost']} events" for e in marks)
     assert sum(e["args"]["lost"] for e in marks) == lost
