@@ -12,12 +12,11 @@
  * The contract stays the issue's: a CALL role is the call, made at most a
  * few instructions later on a way nothing else enters; the tree is the one
  * the call instruction's probe gave, its start a few instructions sooner.
- * Go only: C code has landing pads and setjmp returns that may enter a
- * way the code does not show (plan/pads.c), not worth the risk here yet. */
+ * Go only: GCC and clang enter a loop's body by falling into it, so the
+ * body has two ways in and no one probe sees both; and C code has landing
+ * pads and setjmp returns that enter where the code does not show. */
 #include "plan/plan.h"
 #include "util/util.h"
-
-#include <string.h>
 
 /* Roles at one address of the plan, as the planner left them. */
 struct at_addr {
@@ -51,8 +50,7 @@ static bool movable_call(const struct ct_plan *p, const struct ct_plan_site *s)
 
 /* The call the way from TO leads to (0: none): the straight line from
  * there, past nops, to an emulated `call rel32`, SP and RBP and R14 (g) as
- * they were;
- * W: the walk. */
+ * they were and nothing on it that may fault; W: the walk. */
 static uint64_t way_call(const uint8_t *code, const struct ct_func *g, uint64_t to, struct ct_exit_walk *w)
 {
 	if (to < g->entry || to >= g->end)

@@ -636,6 +636,20 @@ static void pop_tail_chain(struct ct_recon *r, struct stack *s, uint8_t status, 
 	while (s->f.n && s->f.v[s->f.n - 1].c.key == key);
 }
 
+/* Does role RS of a hit apply, the way its jump went (EV_FLAGS)?  A
+ * conditional tail jump that went on in its function is no tail call; a
+ * call seen ahead on the other way of the jump was not made (its FALL:
+ * made when the jump does not go). */
+static bool on_its_way(const struct ct_file_site *rs, uint16_t ev_flags)
+{
+	bool went = !(ev_flags & CT_EV_NOT_TAKEN);
+	if (rs->kind == CT_SITE_TAIL)
+		return went;
+	if (rs->kind == CT_SITE_CALL && (rs->flags & CT_SITEF_COND))
+		return went != !!(rs->flags & CT_SITEF_FALL);
+	return true;
+}
+
 /* Was a call entered at SITE made by the call instruction of CALL_SITE (one
  * CALL site per callee: the runtime's shared ones have one exit probe)? */
 static bool same_call(const struct ct_recon *r, uint32_t site, uint32_t call_site)
@@ -1986,13 +2000,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		rv.site = roles[i];
 		rv.kind = rs->kind;
 		rv.key = ev->key + (uint64_t)((int64_t)rs->key_adj + role_adj[i]);
-		/* (a conditional tail jump that went on in its function: no
-		 * role of the hit) */
-		if (rs->kind == CT_SITE_TAIL && (ev->flags & CT_EV_NOT_TAKEN))
-			continue;
-		/* (a call seen ahead on the other way of the jump: not made) */
-		if (rs->kind == CT_SITE_CALL && (rs->flags & CT_SITEF_COND) &&
-		    !(ev->flags & CT_EV_NOT_TAKEN) != !(rs->flags & CT_SITEF_FALL))
+		if (!on_its_way(rs, ev->flags))
 			continue;
 		if (rs->kind != CT_SITE_RECOVER && rs->kind != CT_SITE_TAILRES) /* TAILRES: read at a pop */
 			apply_role(r, s, &rv);
