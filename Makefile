@@ -171,12 +171,12 @@ $(BUILD)/fuzz_records: tests/fuzz/fuzz_records.c $(SAN_OBJS) $(BUILD)/obj/wasm/a
 # reader (tests/fuzz/regress, replayed by `make test`): FUZZ_RUNS crafted files.
 $(BUILD)/fuzz/%.o: src/%.c $(BUILD)/fuzz/%.d | $(BUILD)/calltrace.skel.h
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(CFLAGS) $(DEPFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+	@$(FUZZ_CC) $(CFLAGS) $(DEPFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -c $< -o $@
 
 $(BUILD)/fuzz_records_libfuzzer: tests/fuzz/fuzz_records.c $(patsubst $(BUILD)/san/%,$(BUILD)/fuzz/%,$(SAN_OBJS)) \
 				 $(BUILD)/obj/wasm/assets.o
 	@echo "  LINK    $@"
-	@$(FUZZ_CC) $(CFLAGS) -O1 -g -DCT_LIBFUZZER -fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS)
+	@$(FUZZ_CC) $(CFLAGS) -O1 -g -DCT_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $^ -o $@ $(LDLIBS)
 
 fuzz: deps $(BUILD)/fuzz_records_libfuzzer
 	@test -n "$$(ls $(BUILD)/fuzz-seeds 2>/dev/null)" || { echo "no seeds in $(BUILD)/fuzz-seeds: run make test first"; exit 1; }

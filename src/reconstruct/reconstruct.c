@@ -315,7 +315,10 @@ static void image_exec(struct ct_recon *r, uint32_t pid)
  * took); never before the stack's previous time.  Sets s->shift for it. */
 static uint64_t corrected_time(struct stack *s, uint64_t ts, int64_t pre)
 {
-	int64_t v = (int64_t)ts - (int64_t)s->cost - pre;
+	/* a damaged file's times may be anything: saturate, never overflow */
+	int64_t v;
+	if (__builtin_sub_overflow((int64_t)ts, (int64_t)s->cost, &v) || __builtin_sub_overflow(v, pre, &v))
+		v = (int64_t)s->last;
 	if (v < (int64_t)s->last)
 		v = (int64_t)s->last;
 	s->last = (uint64_t)v;

@@ -1241,6 +1241,20 @@ static void on_abort(int sig)
 	signal(SIGABRT, SIG_DFL);
 }
 
+/* A sanitizer's report ends the run with abort(), not _exit(1), so that
+ * on_abort names the file (UBSan and ASan _exit by default: a CI run once
+ * failed on an overflow with no file named, and no "FINDING" line). */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+	return "halt_on_error=1:abort_on_error=1:print_stacktrace=1";
+}
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "abort_on_error=1";
+}
+
 /* Leaks are looked for every LEAK_EVERY files, not only at exit, so that
  * one names its file: the files since the last look are kept and run
  * again one by one (a reconstruction that dropped a stack with open
