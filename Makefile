@@ -154,7 +154,7 @@ deps:
 demo: deps all
 	@sh examples/demo.sh
 
-test: deps all $(BUILD)/unit_tests $(BUILD)/fuzz_records
+test: deps all $(BUILD)/unit_tests $(BUILD)/unit_tests_san $(BUILD)/fuzz_records
 	@python3 tests/run.py
 
 $(BUILD)/san/%.o: src/%.c $(BUILD)/san/%.d | $(BUILD)/calltrace.skel.h
