@@ -323,6 +323,12 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 			       f->why ? "; not seen from its callers: " : "", f->why ? f->why : "");
 		return;
 	}
+	if (!f->in_caller && f->noreturn && !f->return_sites) {
+		/* (nothing in its code returns: no RET to probe, f->why says so) */
+		if (verbose)
+			printf("      exits: none (%s); entries at its own entry\n", f->why ? f->why : "it never returns");
+		return;
+	}
 	if (!f->in_caller) {
 		if (verbose)
 			printf("      exits: RET probes%s%s%s\n", p->exits_note || f->why ? " (" : "",
