@@ -967,6 +967,11 @@ static bool selected(const struct ct_target *t, const struct ct_func *f, const s
 
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel)
 {
+	/* (a process's program, record -p, is opened as /proc/PID/exe: its
+	 * messages name the file that is, which `calltrace list` can open
+	 * after the process is gone too) */
+	char shown_buf[PATH_MAX];
+	const char *shown = ct_program_path(t->elf.path, shown_buf, sizeof(shown_buf));
 	memset(p, 0, sizeof(*p));
 	p->t = t;
 	p->exits = sel->exits;
@@ -988,10 +993,9 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		GElf_Sym sym;
 		if (!found && ct_elf_symbol(&t->elf, g, &sym) && GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
 			return ct_fail("%s in %s is an IFUNC: the loader picks one of its variants when the program starts; "
-				       "trace those, see: calltrace list %s '*%s*'", g, t->elf.path, t->elf.path, g);
+				       "trace those, see: calltrace list %s '*%s*'", g, shown, shown, g);
 		if (!found)
-			return ct_fail("no function named %s in %s; see: calltrace list %s", g, t->elf.path,
-				       t->elf.path);
+			return ct_fail("no function named %s in %s; see: calltrace list %s", g, shown, shown);
 	}
 	bool *picked = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*picked));
 	CT_VEC(uint64_t) entries = {0};
@@ -1072,20 +1076,20 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			char dpath[PATH_MAX], where[3 * PATH_MAX];
 			ct_debug_file_find(t->elf.elf, t->elf.path, dpath, sizeof(dpath), where, sizeof(where));
 			return ct_fail("%s has no function symbols: it is stripped, and no separate debug file was found%s%s%s; install its debug symbols (Debian: its -dbgsym package), rebuild it without -s, or trace its libraries' functions (-F 'LIB:GLOB')",
-				       t->elf.path, where[0] ? " (none at " : "", where, where[0] ? ")" : "");
+				       shown, where[0] ? " (none at " : "", where, where[0] ? ")" : "");
 		}
 		if (sel->ntrace) {
 			char pats[512] = "";
 			for (size_t i = 0; i < sel->ntrace; i++)
 				snprintf(pats + strlen(pats), sizeof(pats) - strlen(pats), "%s'%s'",
 					 i ? ", " : "", sel->trace[i]);
-			return ct_fail("no traceable function matches %s in %s; see: calltrace list %s", pats,
-				       t->elf.path, t->elf.path);
+			return ct_fail("no traceable function matches %s in %s; see: calltrace list %s", pats, shown,
+				       shown);
 		}
 		return ct_fail("no traceable function in %s%s; choose some with -F GLOB (see: calltrace list %s)",
-			       t->elf.path,
+			       shown,
 			       t->lang == CT_LANG_GO || t->gccgo ? " (nothing in package main or the main module)" : "",
-			       t->elf.path);
+			       shown);
 	}
 	ct_callers_plan(p, found.v, sel, scan);
 	ct_code_scan_free(scan);

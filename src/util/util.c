@@ -43,6 +43,20 @@ int ct_fail_said(void)
 	return -1;
 }
 
+const char *ct_program_path(const char *path, char *buf, size_t n)
+{
+	const char *p = path && !strncmp(path, "/proc/", 6) ? path + 6 : NULL;
+	while (p && *p >= '0' && *p <= '9')
+		p++;
+	if (!p || p == path + 6 || strcmp(p, "/exe") || n < 2)
+		return path;
+	ssize_t k = readlink(path, buf, n - 1);
+	if (k <= 0)
+		return path;
+	buf[k] = 0;
+	return buf;
+}
+
 const char *ct_error(void)
 {
 	return err_line[0] ? err_line : "unknown error";

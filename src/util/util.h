@@ -18,6 +18,9 @@ int ct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * at the moment it happened): ct_print_error() then prints nothing. */
 int ct_fail_said(void);
 const char *ct_error(void);
+/* PATH itself, or for a process's /proc/PID/exe the file it runs (as
+ * readlink gives it, into BUF of N bytes): what messages name. */
+const char *ct_program_path(const char *path, char *buf, size_t n);
 void ct_print_error(void);                  /* ct_error() as one line on stderr */
 void ct_print_errorf(const char *fmt, ...)  /* ct_fail(FMT...), then ct_print_error() */
 	__attribute__((format(printf, 1, 2)));

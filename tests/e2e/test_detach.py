@@ -86,6 +86,31 @@ def test_follow_names_of_programs_it_execs():
                    "no function named c_fib in")
 
 
+def test_attach_names_the_file_the_process_runs():
+    """`record -p PID -F NAME` where the process runs another program than
+    the user thought (a shell that started it, `cmd && prog &`'s $!): the
+    message names the file, not /proc/PID/exe, and so does its `calltrace
+    list` hint, which then works after the process is gone too."""
+    # bash has its functions' symbols; Debian's dash is stripped
+    for shell, cases in (("bash", ((["-F", "main.*"], "no traceable function matches 'main.*' in {}; "
+                                                      "see: calltrace list {}"),
+                                   (["-F", "no_such_function"], "no function named no_such_function in {}; "
+                                                                "see: calltrace list {}"))),
+                         ("dash", ((["-F", "main*"], "{} has no function symbols"),))):
+        sh = subprocess.Popen([shutil.which(shell), "-c", "sleep 30; true"])
+        try:
+            time.sleep(0.2)
+            exe = os.path.realpath(f"/proc/{sh.pid}/exe")
+            for sel, said in cases:
+                r = ct("record", "-o", tmp("attach-names.data"), "-p", str(sh.pid), *sel)
+                one_line_error(r, said.format(exe, exe))
+                assert "/proc/" not in r.stderr, r.stderr
+            assert sh.poll() is None and our_links() == []
+        finally:
+            sh.kill()
+            sh.wait()
+
+
 def breakpoints(pid, exe):
     """How many bytes of EXE's code in process PID differ from the file:
     the uprobes' breakpoints in it."""
