@@ -962,7 +962,8 @@ def exits_goals(res, http):
         if http.get("kernel"):
             priced += "; the tracefs floors of both modes' sites in this program: %.2fx" % http["kernel"]
         if http.get("kernel_same"):
-            priced += ", of ret's and of those auto has at its end: %.2fx" % http["kernel_same"]
+            priced += ", of ret's and of those auto has at its end: %.2fx (calltrace %.0f%% of that)" % (
+                http["kernel_same"], 100 * http["ratio"] / http["kernel_same"])
         goal("http_auto_vs_ret", http["ratio"] >= GOAL_HTTP_RATIO,
              "-F 'net/http.*': %.0f us of overhead per request with --exit=auto vs %.0f with "
              "--exit=ret (medians): %.2fx lower within rounds, wall (>= %.0f; %s%s)" % (
