@@ -3236,7 +3236,10 @@ size_t ct_scan_slot_refs(const uint8_t *code, size_t len, uint64_t addr, ct_ref_
 
 /* ---- ways on from a probe that lead to one instruction only ---- */
 
-size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2])
+/* The ways on from the emulated jump or nop at AT, before looking at what
+ * else of the function enters them; NEXT: where the code after it starts. */
+static size_t ways_at(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2],
+		      uint64_t *next_out)
 {
 	struct insn x;
 	if (at < entry || at - entry >= len)
@@ -3245,6 +3248,7 @@ size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t a
 	if (!decode(code + off, len - off, at, &x) || !kernel_emulates(&x))
 		return 0;
 	uint64_t next = at + x.in.length, t = branch_target(&x);
+	*next_out = next;
 	size_t n = 0;
 	switch (x.in.meta.category) {
 	case ZYDIS_CATEGORY_COND_BR: {
@@ -3267,6 +3271,22 @@ size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t a
 	default: /* a call, a push (SP moves): no way the probe sees whole */
 		return 0;
 	}
+	return n;
+}
+
+size_t ct_probe_ways_any(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2])
+{
+	uint64_t next;
+	return ways_at(code, len, entry, at, out, &next);
+}
+
+size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2])
+{
+	uint64_t next = 0;
+	size_t n = ways_at(code, len, entry, at, out, &next);
+	if (!n)
+		return 0;
+	struct insn x;
 	/* Each way must start where nothing else of the function goes: no other
 	 * branch lands there, no jump through a table may, and the instruction
 	 * before it does not run on into it (unless it is the probe's own). */

@@ -420,6 +420,10 @@ struct ct_way {
  * which way the code goes (a jcc: from the flags) before it goes.  0 for
  * anything else (a call, a push, a jump through a register). */
 size_t ct_probe_ways(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2]);
+/* ... all of them, whatever else enters them: one instruction decoded,
+ * where ct_probe_ways decodes the whole function (a first look, cheap
+ * enough for every exit probe of a big program). */
+size_t ct_probe_ways_any(const uint8_t *code, size_t len, uint64_t entry, uint64_t at, struct ct_way out[2]);
 /* What the instruction at CODE is to a walk along the ways: an emulated
  * `call rel32`, an emulated nop (the way goes on after it), or other. */
 enum ct_insn_role { CT_INSN_OTHER = 0, CT_INSN_CALL, CT_INSN_NOP };
