@@ -93,15 +93,8 @@ static bool args_ahead(struct ct_plan *p, const struct ct_selection *sel, const 
 /* The first of the N sorted addresses V at or after ADDR (0: none). */
 static uint64_t first_at_or_after(const uint64_t *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n ? v[lo] : 0;
+	size_t i = ct_lower_bound_u64(v, n, addr);
+	return i < n ? v[i] : 0;
 }
 
 static int cmp_site_addr(const void *x, const void *y, void *ctx)

@@ -133,28 +133,14 @@ size_t ct_fde_starts(const struct ct_elf *e, uint64_t **out)
 
 static bool in_sorted(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ct_lower_bound_u64(v, n, x);
 	return lo < n && v[lo] == x;
 }
 
 /* The greatest of the NS sorted STARTS at or below AT, or FLOOR. */
 static uint64_t start_below(const uint64_t *starts, size_t ns, uint64_t at, uint64_t floor)
 {
-	size_t lo = 0, hi = ns;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (starts[mid] <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = at == UINT64_MAX ? ns : ct_lower_bound_u64(starts, ns, at + 1); /* (past those at or below) */
 	return lo && starts[lo - 1] > floor ? starts[lo - 1] : floor;
 }
 

@@ -43,6 +43,19 @@ int ct_fail_said(void)
 	return -1;
 }
 
+size_t ct_lower_bound_u64(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 const char *ct_program_path(const char *path, char *buf, size_t n)
 {
 	const char *p = path && !strncmp(path, "/proc/", 6) ? path + 6 : NULL;

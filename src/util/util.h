@@ -21,6 +21,9 @@ const char *ct_error(void);
 /* PATH itself, or for a process's /proc/PID/exe the file it runs (as
  * readlink gives it, into BUF of N bytes): what messages name. */
 const char *ct_program_path(const char *path, char *buf, size_t n);
+/* Where X goes in the N ascending values V: the first index whose value is
+ * not below X (N if none). */
+size_t ct_lower_bound_u64(const uint64_t *v, size_t n, uint64_t x);
 void ct_print_error(void);                  /* ct_error() as one line on stderr */
 void ct_print_errorf(const char *fmt, ...)  /* ct_fail(FMT...), then ct_print_error() */
 	__attribute__((format(printf, 1, 2)));
