@@ -2511,6 +2511,14 @@ TEST(probe_ways_of_a_loops_jcc)
 	memcpy(code, leaf_loop, sizeof(code));
 	code[0x5c] = 0xff, code[0x5d] = 0xe1, code[0x5e] = 0x90, code[0x5f] = 0x90; /* jmp *%rcx; nop; nop */
 	CHECK_EQ_U(ct_probe_ways(code, sizeof(code), BASE, BASE + 0x4d, w), 0);
+	/* the first look (the plan's, at every exit probe) gives both ways
+	 * whatever else enters them, from the one instruction; nothing where
+	 * the full look gives nothing for the instruction itself */
+	CHECK_EQ_U(ct_probe_ways_any(code, sizeof(code), BASE, BASE + 0x4d, w), 2);
+	CHECK_EQ_U(w[0].to, BASE + 0x23);
+	CHECK_EQ_U(w[1].to, BASE + 0x4f);
+	CHECK_EQ_U(ct_probe_ways_any(leaf_loop, sizeof(leaf_loop), BASE, BASE + 0x2d, w), 0); /* a call */
+	CHECK_EQ_U(ct_probe_ways_any(leaf_loop, 0x4e, BASE, BASE + 0x4d, w), 0); /* cut short */
 }
 
 TEST(fetch_ahead_reads_the_arguments_before_the_call)
