@@ -951,6 +951,7 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 		ct_debug("process %u exec'd %s again: still traced", pid, s->binary);
 		return;
 	}
+	map_put(&s->exec_left, pid, (void *)1);
 	if (s->launch_pid) {
 		fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced (--follow "
 			"traces the programs it execs)\n", pid, runs[0] ? runs : "another program");
@@ -2075,6 +2076,16 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 			ct_writer_lost(s->w, e->ts, n);
 			s->lost_marked += n;
 		}
+	}
+	/* A process that exec'd another program: the probes its links put
+	 * in the files both map (a library's) still fire there until they go
+	 * (at the end): not its program's calls, and no caller of them is
+	 * planned (the process's own end and exit still count) */
+	if (s->exec_left.n && (!(e->flags & CT_EV_PROC) || e->site == CT_PROC_CALLER ||
+			       e->site == CT_PROC_ICALL_EXIT || e->site == CT_PROC_STALL) &&
+	    map_get(&s->exec_left, e->pid)) {
+		s->exec_left_dropped++;
+		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_CALLER) {
 		/* a new call site or return address: planned and probed with
@@ -3459,6 +3470,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->icall_exits.n)
 		ct_writer_stat(s->w, "icall_exits", "%zu (exit probes of indirect calls that may go, %zu of them found while recording; %zu taken out: their hits that closed no call cost more than the RETs of the functions whose calls they closed)",
 			       s->icall_exits.n, s->icall_found, s->icall_out);
+	if (s->exec_left_dropped)
+		ct_writer_stat(s->w, "exec_left", "%llu (events of processes after they exec'd another program, not "
+			       "written: a library's probes fire in the new program too)",
+			       (unsigned long long)s->exec_left_dropped);
 	if (s->plan.in_caller || s->callers_found || s->callers_refused) {
 		char merged[64] = "";
 		if (s->caller_links_merged)
@@ -3550,6 +3565,7 @@ void ct_session_free(struct ct_session *s)
 	free(s->icall_of);
 	free(s->calls_of);
 	map_free(&s->callers_done);
+	map_free(&s->exec_left);
 	for (size_t k = 0; k < CT_MAX_BINS; k++)
 		map_free(&s->probes_at[k].there);
 	map_free(&s->found_sites);

@@ -197,6 +197,11 @@ struct ct_session {
 	/* -p: the last process to stop being traced exec'd another program:
 	 * the exit line then (left_by_exec), NULL if none did */
 	char *left_by_exec;
+	/* processes that exec'd another program without --follow: what the
+	 * probes still see in them (a library's functions, traced by file,
+	 * fire in the new program too) is not written (left_by_exec) */
+	struct ct_map exec_left;
+	uint64_t exec_left_dropped; /* their events since */
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */

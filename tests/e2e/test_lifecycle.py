@@ -216,6 +216,47 @@ def test_traced_process_execing_another_program():
     assert re.search(rf"^exit:\s+exec'd {re.escape(sleep)} \(not traced\)$", ct("info", out).stdout, re.M)
 
 
+def test_traced_library_calls_of_a_program_exec_d_are_not_written():
+    """record -p of two processes, traced with a library's functions, one
+    of which execs another program: the library's probes are on the file,
+    so they fire in the new program too (its malloc calls were written as
+    the process's, after the line that said its recording ends there).
+    Now nothing of it after the exec is in the trace -- `info` counts what
+    was left out -- and the other process is traced to its end."""
+    progs = [subprocess.Popen([fixture("c_procs"), "floodexec", str(n), *argv], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+             for n, argv in ((2, ["/bin/sleep", "0.3"]), (3, ["/bin/true"]))]
+    out = tmp("exec-lib.data")
+    try:
+        for p in progs:
+            assert p.stdout.readline() == "ready\n"
+        rec = subprocess.Popen([CT, "record", "-v", "-o", out, "-F", "c", "-F", "libc.so.6:malloc",
+                                "-p", str(progs[0].pid), "-p", str(progs[1].pid)], stderr=subprocess.PIPE, text=True)
+        head = ""
+        while "calltrace: tracing 2 processes" not in head:  # (both attached, their library too)
+            line = rec.stderr.readline()
+            assert line, head
+            head += line
+        progs[0].stdin.write("go\n")  # c() twice, then sleep, which mallocs
+        progs[0].stdin.flush()
+        assert progs[0].wait(timeout=20) == 0
+        progs[1].stdin.write("go\n")
+        progs[1].stdin.flush()
+        _, err = rec.communicate(timeout=20)
+        assert rec.returncode == 0, head + err
+        assert our_links() == []
+    finally:
+        for p in (*progs, locals().get("rec")):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    calls = [(c["pid"], c["func"]) for c in replay_json(out)]
+    assert calls.count((progs[0].pid, "c")) == 2 and calls.count((progs[1].pid, "c")) == 3, calls
+    assert not [c for c in calls if c[0] == progs[0].pid and c[1] != "c"], calls
+    m = re.search(r"^exec_left\s+(\d+) ", ct("info", out).stdout, re.M)
+    assert m and int(m.group(1)) > 0, ct("info", out).stdout
+
+
 def test_launched_program_execing_another_program():
     """A program record launched that execs another program (no --follow):
     one line says what it runs now and that it is not traced; record still
