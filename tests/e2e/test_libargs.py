@@ -194,3 +194,21 @@ def test_assembly_functions_show_no_result():
     calls = [c for c in replay_json(out) if "func" in c]
     asm = [c for c in calls if c["func"].startswith(("libc.so.6:__strlen_", "libc.so.6:__memcpy_"))]
     assert asm and not [c for c in asm if "ret" in c or "args" in c], asm[:3]
+
+
+def test_list_takes_library_globs_as_record_does():
+    # list -F is "a GLOB too, as record takes it": 'LIB:GLOB' lists that
+    # library of the program (it said "no function named libla.so:la_int in
+    # la_main"); a listing is of one binary, so mixing is one line, exit 1
+    main, lib = prog("gcc-O2", "la_main"), prog("gcc-O2", "libla.so")
+    alone = ct("list", lib, "la_*", "-N", "la_str")
+    assert alone.returncode == 0 and "la_int" in alone.stdout and "la_str" not in alone.stdout, alone
+    for args in (["libla.so:la_*", "-N", "libla.so:la_str"], ["-F", "libla:la_*", "-N", "libla:la_str"]):
+        p = ct("list", main, *args)
+        assert p.returncode == 0 and p.stdout == alone.stdout, (args, p.stderr)
+    for args, why in ((["libla.so:la_int", "main"], "'main' does not"),
+                      (["-F", "libla.so:la_int", "-N", "libnodbg.so:nd_add"], "'libnodbg.so:nd_add' does not"),
+                      (["-N", "libla.so:la_int"], "needs a -F 'libla.so:GLOB'"),
+                      (["libnone.so:f"], "cannot find library libnone.so")):
+        p = ct("list", main, *args)
+        assert p.returncode == 1 and not p.stdout and why in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
