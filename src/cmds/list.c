@@ -8,6 +8,7 @@
 #include "cmds/cmds.h"
 #include "plan/plan.h"
 #include "plan/plt.h"
+#include "target/libs.h"
 #include "util/util.h"
 #include "wasm/wasm.h"
 
@@ -17,7 +18,8 @@ static void usage(FILE *f)
 		   "\n"
 		   "  BINARY            an ELF binary, or a WebAssembly module (WASI or Go js/wasm)\n"
 		   "  GLOB              functions to show (default: what record traces by default)\n"
-		   "  -F, --trace G     a GLOB too, as record takes it (repeatable)\n"
+		   "  -F, --trace G     a GLOB too, as record takes it (repeatable); 'LIB:GLOB'\n"
+		   "                    lists that library of BINARY (all GLOBs must name it)\n"
 		   "  -N, --exclude G   leave out functions matching G\n"
 		   "  -v, --verbose     also show every probe site with its instruction, and how\n"
 		   "                    each function's calls are observed (its exit mode and why)\n"
@@ -476,6 +478,47 @@ static const char *clone_glob(const struct ct_func *fn, const struct ct_selectio
 	return g;
 }
 
+/* record -F 'LIB:GLOB' traces a library's functions: list shows them too,
+ * by listing that library (found as ld.so would find it for EXE) with the
+ * globs after "LIB:".  A listing is of one binary, so every glob must then
+ * name the same library.  0 with *PATH NULL when no glob names one; -1 with
+ * ct_fail(). */
+static int library_globs(const char *exe, const char **globs, size_t n, size_t ntrace, char **path)
+{
+	*path = NULL;
+	const char *lib = NULL, *other = NULL;
+	size_t len = 0, colon;
+	for (size_t i = 0; i < n; i++) {
+		if (!ct_lib_glob(globs[i], &colon))
+			other = other ? other : globs[i];
+		else if (!lib)
+			lib = globs[i], len = colon;
+		else if (colon != len || strncmp(globs[i], lib, len))
+			other = other ? other : globs[i];
+	}
+	if (!lib)
+		return 0;
+	if (!other && (!ntrace || !ct_lib_glob(globs[0], &colon)))
+		return ct_fail("-N '%s' needs a -F '%.*s:GLOB' to exclude from", lib, (int)len, lib);
+	if (other)
+		return ct_fail("'%s' names functions of library %.*s, '%s' does not: list shows one binary's "
+			       "functions, list them one binary at a time",
+			       lib, (int)len, lib, other);
+	char *name = xasprintf("%.*s", (int)len, lib);
+	*path = ct_lib_resolve_exe(exe, name);
+	if (!*path) {
+		char *why = xstrdup(ct_error());
+		ct_fail("cannot find library %s: %s", name, why);
+		free(why);
+	}
+	free(name);
+	if (!*path)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		globs[i] += len + 1;
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -538,8 +581,28 @@ int cmd_list(int argc, char **argv)
 	}
 	for (int i = optind + 1; i < argc; i++) /* (the GLOBs after BINARY, after -F's) */
 		CT_VEC_PUSH(trace, argv[i]);
-	if (ct_wasm_is_module(argv[optind])) {
-		int rc = ct_wasm_list(argv[optind], trace.v, trace.n, exclude.v, exclude.n);
+	const char *binary = argv[optind];
+	char *libpath = NULL;
+	if (!ct_wasm_is_module(binary)) {
+		/* (one array: the -F globs, then the -N ones) */
+		const char **all = xcalloc(trace.n + exclude.n + 1, sizeof(*all));
+		memcpy(all, trace.v, trace.n * sizeof(*all));
+		memcpy(all + trace.n, exclude.v, exclude.n * sizeof(*all));
+		if (library_globs(binary, all, trace.n + exclude.n, trace.n, &libpath)) {
+			ct_print_error();
+			free(all);
+			CT_VEC_FREE(exclude);
+			CT_VEC_FREE(trace);
+			return 1;
+		}
+		memcpy(trace.v, all, trace.n * sizeof(*all));
+		memcpy(exclude.v, all + trace.n, exclude.n * sizeof(*all));
+		free(all);
+		if (libpath)
+			binary = libpath;
+	}
+	if (ct_wasm_is_module(binary)) {
+		int rc = ct_wasm_list(binary, trace.v, trace.n, exclude.v, exclude.n);
 		if (rc)
 			ct_print_error();
 		CT_VEC_FREE(exclude);
@@ -547,8 +610,9 @@ int cmd_list(int argc, char **argv)
 		return rc ? 1 : 0;
 	}
 	struct ct_target t;
-	if (ct_target_open(&t, argv[optind])) {
+	if (ct_target_open(&t, binary)) {
 		ct_print_error();
+		free(libpath);
 		return 1;
 	}
 	struct ct_args_opts ao = {.enabled = args != 0, .fetch = {64, 8, 3}};
@@ -565,6 +629,7 @@ int cmd_list(int argc, char **argv)
 	if (ct_plan_build(&p, &t, &sel)) {
 		ct_print_error();
 		ct_target_close(&t);
+		free(libpath);
 		CT_VEC_FREE(exclude);
 		CT_VEC_FREE(trace);
 		return 1;
@@ -699,6 +764,7 @@ int cmd_list(int argc, char **argv)
 	free(jump_at_calls);
 	ct_plan_free(&p);
 	ct_target_close(&t);
+	free(libpath);
 	CT_VEC_FREE(exclude);
 	CT_VEC_FREE(trace);
 	return 0;

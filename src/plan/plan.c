@@ -1075,8 +1075,14 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		if (!t->nfuncs) { /* its libraries' may be chosen (LIB:GLOB): not here */
 			char dpath[PATH_MAX], where[3 * PATH_MAX];
 			ct_debug_file_find(t->elf.elf, t->elf.path, dpath, sizeof(dpath), where, sizeof(where));
-			return ct_fail("%s has no function symbols: it is stripped, and no separate debug file was found%s%s%s; install its debug symbols (Debian: its -dbgsym package), rebuild it without -s, or trace its libraries' functions (-F 'LIB:GLOB')",
-				       shown, where[0] ? " (none at " : "", where, where[0] ? ")" : "");
+			/* a statically linked program (ldconfig) loads no library
+			 * whose functions -F 'LIB:GLOB' could name */
+			GElf_Shdr interp;
+			bool dynamic = ct_elf_section(&t->elf, ".interp", &interp, NULL);
+			return ct_fail("%s has no function symbols: it is stripped, and no separate debug file was found%s%s%s; install its debug symbols (Debian: its -dbgsym package)%s rebuild it without -s%s",
+				       shown, where[0] ? " (none at " : "", where, where[0] ? ")" : "",
+				       dynamic ? "," : " or",
+				       dynamic ? ", or trace its libraries' functions (-F 'LIB:GLOB')" : "");
 		}
 		if (sel->ntrace) {
 			char pats[512] = "";

@@ -152,19 +152,6 @@ static bool is_root(const struct ct_session *s, const struct ct_func *f, const c
 	return false;
 }
 
-/* "libc.so.6:malloc", "libc:malloc", "/path/x.so:f": a glob for a library,
- * not a Go name with a colon ("type:.eq.main.T"). */
-static bool lib_glob(const char *g, size_t *colon)
-{
-	const char *c = strchr(g, ':');
-	if (!c)
-		return false;
-	size_t n = (size_t)(c - g);
-	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3)) || (n > 3 && !strncmp(g, "lib", 3));
-	*colon = n;
-	return lib;
-}
-
 /* --follow: a function name the program's -F asks for exactly (no wildcard)
  * may be one of a program it execs; marks those T has as seen. */
 static void follow_names_in(struct ct_session *s, const struct ct_target *t)
@@ -229,7 +216,7 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 		for (size_t i = 0; i < ns[which]; i++) {
 			const char *g = globs[which][i];
 			size_t colon;
-			if (!lib_glob(g, &colon)) {
+			if (!ct_lib_glob(g, &colon)) {
 				mine[which][nmine[which]++] = g;
 				continue;
 			}
@@ -293,7 +280,7 @@ static bool names_object(const char *g, const struct ct_libbin *lb, const char *
 {
 	size_t colon;
 	*after = g;
-	if (!lib_glob(g, &colon) || colon != strlen(lb->name) || strncmp(g, lb->name, colon))
+	if (!ct_lib_glob(g, &colon) || colon != strlen(lb->name) || strncmp(g, lb->name, colon))
 		return false;
 	*after = g + colon + 1;
 	return true;
@@ -308,7 +295,7 @@ static void object_args(struct ct_session *s, struct ct_libbin *lb)
 		for (size_t i = 0; i < nin[which]; i++) {
 			const char *g = in[which][i], *mine;
 			size_t colon;
-			if (!names_object(g, lb, &mine) && lib_glob(g, &colon))
+			if (!names_object(g, lb, &mine) && ct_lib_glob(g, &colon))
 				continue; /* another library's */
 			if (which == 0)
 				CT_VEC_PUSH(lb->arg_globs, mine);

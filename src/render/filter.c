@@ -266,12 +266,24 @@ void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped)
 
 /* A finished recording with no call at all: say why there is nothing to
  * show and what to do, once, on stderr (the output stays what it is: empty).
- * Not when limits cut events or events were lost: then calls did happen. */
+ * Not when events were lost: then calls did happen.  When record-time
+ * limits cut them all (--min-duration longer than any call, a
+ * --sample-goroutines that kept none of the threads that made calls),
+ * calls happened too, and the empty output said nothing of why. */
 static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats *st)
 {
 	const char *cut = ct_trace_stat(t, "cut"), *lost = ct_trace_stat(t, "lost");
-	if (st->calls || t->truncated || !t->stats.n || (cut && strcmp(cut, "0")) || (lost && strcmp(lost, "0")))
+	if (st->calls || t->truncated || !t->stats.n || (lost && strcmp(lost, "0")))
 		return;
+	if (cut && strcmp(cut, "0")) {
+		const char *limits = ct_trace_meta(t, "limits");
+		int n = limits ? (int)strlen(limits) : 0;
+		while (n && limits[n - 1] == ' ')
+			n--;
+		fprintf(stderr, "calltrace: no calls recorded: the record-time limits (%.*s) cut all %s events (`calltrace info` counts them)\n",
+			n ? n : 4, n ? limits : "some", cut);
+		return;
+	}
 	const char *bin = ct_trace_meta(t, "target.path"), *nf = ct_trace_meta(t, "plan.functions");
 	const char *src = ct_trace_meta(t, "target.funcs_source");
 	if (!bin || !nf)

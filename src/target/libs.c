@@ -20,6 +20,17 @@ bool ct_lib_name_matches(const char *lib, const char *base)
 	return !strncmp(base, lib, n) && (!base[n] || base[n] == '.' || base[n] == '-');
 }
 
+bool ct_lib_glob(const char *g, size_t *colon)
+{
+	const char *c = strchr(g, ':');
+	if (!c)
+		return false;
+	size_t n = (size_t)(c - g);
+	bool lib = memchr(g, '/', n) || (n > 3 && memmem(g, n, ".so", 3)) || (n > 3 && !strncmp(g, "lib", 3));
+	*colon = n;
+	return lib;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');

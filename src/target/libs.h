@@ -16,6 +16,11 @@
  * bare name (compare paths instead). */
 bool ct_lib_name_matches(const char *lib, const char *base);
 
+/* "libc.so.6:malloc", "libc:malloc", "/path/x.so:f": is G a glob for a
+ * library's functions (record -F 'LIB:GLOB'), not a Go name with a colon
+ * ("type:.eq.main.T")?  *COLON gets the length of LIB. */
+bool ct_lib_glob(const char *g, size_t *colon);
+
 /* The file mapped into process PID that LIB names (a library name as
  * above, or an absolute path), from /proc/PID/maps.  Returns a malloc'd path
  * openable from calltrace's own mount namespace: "/proc/PID/root" + the

@@ -220,6 +220,12 @@ def test_stripped_program_shows_its_library_calls():
     # a glob without "@plt" means the program's own functions: none here
     r = ct("record", "-o", tmp("libcalls2.data"), "-F", "*", "--", exe)
     assert r.returncode != 0 and "has no function symbols" in r.stderr, r.stderr
+    assert "-F 'LIB:GLOB'" in r.stderr, r.stderr
+    # a stripped static program (Debian's ldconfig) loads no library that
+    # -F 'LIB:GLOB' could name: the line does not suggest it
+    if os.path.exists("/sbin/ldconfig") and " .interp " not in run(["readelf", "-SW", "/sbin/ldconfig"]).stdout:
+        r = ct("record", "-o", tmp("static.data"), "--", "/sbin/ldconfig", "-p")
+        assert r.returncode == 1 and "has no function symbols" in r.stderr and "LIB:GLOB" not in r.stderr, r.stderr
     # a program with symbols traces its own functions, not its PLT stubs,
     # unless asked: -F '*@plt'
     p, out = record([fixture("c_core"), "fib", "3"])

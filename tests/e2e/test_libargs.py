@@ -170,3 +170,45 @@ def test_library_with_separate_debug_info():
         assert len(big) == 1 and int(big[0]["ret"][0]["value"], 16) == int(s[("ret", "malloc", "")], 16), (v, calls)
         freed = [c for c in calls if c["func"] == "libc.so.6:free"]
         assert [int(c["args"][0]["value"], 16) for c in freed] == [int(s[("arg", "free", "mem")], 16)], (v, calls)
+
+
+def test_assembly_functions_show_no_result():
+    # GNU as gives an assembly function (glibc's __strlen_evex,
+    # __floor_sse41 in libc6-dbg's files) a DW_TAG_subprogram whose type is
+    # a nameless DW_TAG_unspecified_type: nothing is known of its result
+    # (__floor_sse41 returns in XMM0), so none is shown, as for a C function
+    # without DWARF -- RAX's word was shown as its value
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    p = ct("list", libm, "__floor_sse41", "__floor_c")
+    assert p.returncode == 0, p.stderr
+    sig = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("  0x"):
+            name = line.split()[-1]
+        elif line.startswith("      (") and "->" in line:
+            sig[name] = line.strip()
+    assert "__floor_sse41" not in sig and "double" in sig.get("__floor_c", ""), p.stdout
+    out = tmp("asm-results.data")
+    record(["sort", "-r", os.path.abspath(__file__)], "-F", "libc.so.6:__strlen_*", "-F", "libc.so.6:__memcpy_*",
+           "-N", "libc.so.6:*_ifunc", out=out)
+    calls = [c for c in replay_json(out) if "func" in c]
+    asm = [c for c in calls if c["func"].startswith(("libc.so.6:__strlen_", "libc.so.6:__memcpy_"))]
+    assert asm and not [c for c in asm if "ret" in c or "args" in c], asm[:3]
+
+
+def test_list_takes_library_globs_as_record_does():
+    # list -F is "a GLOB too, as record takes it": 'LIB:GLOB' lists that
+    # library of the program (it said "no function named libla.so:la_int in
+    # la_main"); a listing is of one binary, so mixing is one line, exit 1
+    main, lib = prog("gcc-O2", "la_main"), prog("gcc-O2", "libla.so")
+    alone = ct("list", lib, "la_*", "-N", "la_str")
+    assert alone.returncode == 0 and "la_int" in alone.stdout and "la_str" not in alone.stdout, alone
+    for args in (["libla.so:la_*", "-N", "libla.so:la_str"], ["-F", "libla:la_*", "-N", "libla:la_str"]):
+        p = ct("list", main, *args)
+        assert p.returncode == 0 and p.stdout == alone.stdout, (args, p.stderr)
+    for args, why in ((["libla.so:la_int", "main"], "'main' does not"),
+                      (["-F", "libla.so:la_int", "-N", "libnodbg.so:nd_add"], "'libnodbg.so:nd_add' does not"),
+                      (["-N", "libla.so:la_int"], "needs a -F 'libla.so:GLOB'"),
+                      (["libnone.so:f"], "cannot find library libnone.so")):
+        p = ct("list", main, *args)
+        assert p.returncode == 1 and not p.stdout and why in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)

@@ -137,6 +137,23 @@ def test_min_duration_keeps_slow_calls_and_their_callers():
     assert all(c["dur"] >= 10_000_000 for c in calls)
 
 
+def test_limits_that_cut_every_call_say_so():
+    # --min-duration longer than any call (or a --sample-goroutines that
+    # kept none of the threads with calls: sort --parallel=2 has its calls
+    # on one) cuts every event; replay, report and dump showed empty output
+    # and said nothing of why
+    _, out = record([fixture("c_core"), "fib", "3"], "--min-duration", "10s")
+    assert int(stat(out, "cut")) > 0 and stat(out, "events") == "0"
+    for cmd in (["replay"], ["report"], ["dump", "--folded"]):
+        p = ct(*cmd, out)
+        lines = p.stderr.splitlines()
+        assert p.returncode == 0 and len(lines) == 1 and "no calls recorded" in lines[0] and \
+            "min-duration=10000000000ns" in lines[0], (cmd, p.stderr)
+    # a limit that kept some: no such line
+    _, out = record([fixture("c_core"), "fib", "3"], "--max-events", "5")
+    p = ct("replay", out)
+    assert p.returncode == 0 and "no calls recorded" not in p.stderr, p.stderr
+
 def test_root_keeps_only_subtrees():
     _, out = record([fixture(GO), "loop", "5"], "--root", "main.work")
     calls = replay_json(out)
