@@ -82,6 +82,7 @@ struct stack {
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
 	bool go_signal; /* a Go thread's signal handler (go_signal_stack) */
+	uint64_t under; /* ... the key of the stack it interrupted */
 	bool orphan;    /* another stack took its key (in ct_recon.orphans) */
 	/* its frames with no_exit set: close_unplanned has nothing to close
 	 * without one (its walk down the tail-position frames of a deep
@@ -1228,8 +1229,15 @@ static void free_stack(struct stack *s)
 	free(s);
 }
 
+static void thread_clock(struct stack *to, const struct stack *from);
+
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
+	/* A signal handler's stack: its hits delayed the code it interrupted,
+	 * on that code's clock now (thread_clock) -- they were left in the
+	 * interrupted call's corrected time.  (A C thread's: forget_stack.) */
+	if (s->go_signal)
+		thread_clock(map_get(&r->stacks, s->under), s);
 	recent_forget(&r->recent, s);
 	r->go_signal_stacks -= s->go_signal;
 	if (s->th)
@@ -1425,8 +1433,10 @@ static void free_thread(struct thread_stacks *th)
 static void forget_stack(struct ct_recon *r, struct stack *s)
 {
 	struct thread_stacks *th = s->th;
-	if (th->alt == s)
+	if (th->alt == s) {
+		thread_clock(th->cur, s); /* (the handler's hits: drop_stack) */
 		th->alt = NULL;
+	}
 	if (th->cur == s)
 		th->cur = NULL;
 	unpark(th, s);
@@ -1532,8 +1542,15 @@ static struct stack *resumed_stack(struct thread_stacks *th, uint64_t key)
  * process's first hits cost ~100 us). */
 static void thread_clock(struct stack *to, const struct stack *from)
 {
-	if (from && to->cost < from->cost)
+	if (!from || !to)
+		return;
+	if (to->cost < from->cost)
 		to->cost = from->cost;
+	/* (and never before the time it had got to: a handler on the signal
+	 * stack, started under a call whose clock was held at that floor,
+	 * began before that call -- CPython's under -X faulthandler) */
+	if (to->last < from->last)
+		to->last = from->last;
 }
 
 static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event *ev, bool create)
@@ -1637,10 +1654,12 @@ static struct stack *go_signal_stack(struct ct_recon *r, const struct ct_rec_eve
 		s->go_signal = true;
 		r->go_signal_stacks++;
 	}
-	/* a handler starts: under what it interrupted */
+	/* a handler starts: under what it interrupted, on its clock */
 	struct stack *in = map_get(&r->stacks, ik);
 	if (in && in->ret_passed_open)
 		close_passed(r, in, UINT64_MAX, ev->tid);
+	thread_clock(s, in);
+	s->under = ik;
 	s->goid = ev->goid;
 	stack_show(s, ev->goid ? map_get(&r->origins, ik) : NULL);
 	s->depth_base = in ? in->depth_base + (uint32_t)in->f.n : 0;

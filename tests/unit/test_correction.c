@@ -482,3 +482,69 @@ TEST(correction_of_an_unobserved_calls_bound)
 		CHECK(!got[0].end_bound && !got[2].end_bound && !got[3].end_bound);
 	}
 }
+
+/* A signal handler on the alternate signal stack, in a call whose
+ * corrected clock is held at its floor (its hits were priced above the raw
+ * time between them), in a C thread and on a Go thread's gsignal stack:
+ * the handler's calls go on on the thread's corrected clock, not below the
+ * floor (a CPython handler under -X faulthandler began ~100 us before the
+ * call it interrupted), and their hits come out of the interrupted call as
+ * any hit inside it does (they were left in it). */
+TEST(correction_signal_stack_goes_on_on_the_threads_clock)
+{
+	struct ct_costs c;
+	CHECK(ct_costs_parse("emulated=1000 stepped=5000 emulated+stepped=1500 args=300 calls=100 ms=9.5", &c));
+	static const struct ct_recon_ops ops = {NULL, on_exit_call, NULL, NULL};
+	const uint64_t top = 0x7ff000; /* the signal stack's frame keys: far from the thread's */
+	struct {
+		uint32_t site;
+		uint64_t ts, key;
+		uint16_t flags;
+	} evs[] = {
+		{S_P_ENT, 100000, 100, 0},
+		{S_C_ENT, 101000, 200, 0}, /* a child whose exit (5000) is dearer than its */
+		{S_C_RET, 102000, 200, 0}, /* 1000 ns: the clock stops at the floor */
+		{S_C_ENT, 103000, top, CT_EV_ALTSTACK}, /* the handler */
+		{S_C_RET, 110000, top, CT_EV_ALTSTACK},
+		{S_P_RET, 160000, 100, 0},
+	};
+	/* as the same call nested on the thread's own stack (variant 2: no
+	 * signal stack) */
+	struct ct_call same[3];
+	for (int v = 2; v >= 0; v--) {
+		int go = v == 1, alt = v < 2;
+		struct ct_recon *r = ct_recon_new(csites, NSITES, go, &ops, NULL);
+		ct_recon_set_costs(r, &c);
+		ngot = 0;
+		for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+			struct ct_rec_event ev = {0};
+			ev.pid = ev.tid = 7;
+			ev.goid = (uint64_t)go;
+			ev.key = alt || !evs[i].flags ? evs[i].key : 300;
+			ev.site = evs[i].site;
+			ev.kind = csites[evs[i].site].kind;
+			ev.ts = evs[i].ts;
+			ev.flags = alt ? evs[i].flags : 0;
+			ct_recon_event(r, &ev);
+		}
+		ct_recon_finish(r, 300000);
+		ct_recon_free(r);
+		CHECK_EQ_U(ngot, 3);
+		const struct ct_call *child = &got[0], *handler = &got[1], *parent = &got[2];
+		CHECK_EQ_U(handler->raw_entry, 103000);
+		/* nested in the call it interrupted, after the child before it
+		 * (the clock held at the child's end: not before it) */
+		CHECK(handler->ts_entry >= parent->ts_entry && handler->ts_exit <= parent->ts_exit);
+		CHECK_EQ_U(handler->ts_entry, child->ts_exit);
+		/* the parent: less the hits of both calls in it (what the floor
+		 * held back, as on one stack) */
+		CHECK(parent->ts_exit - parent->ts_entry < 60000 - 1500 - 5000);
+		if (!alt) {
+			memcpy(same, got, sizeof(same));
+			continue;
+		}
+		for (size_t i = 0; i < 3; i++) {
+			CHECK(got[i].ts_entry == same[i].ts_entry && got[i].ts_exit == same[i].ts_exit);
+		}
+	}
+}
