@@ -2108,16 +2108,7 @@ static bool sig_of(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 	}
 	if (!go) {
 		Dwarf_Die rt;
-		/* GNU as describes an assembly function (glibc's __strlen_evex,
-		 * __floor_sse41: libc6-dbg) as returning a nameless
-		 * DW_TAG_unspecified_type: it says nothing of the result, which
-		 * may be none or in XMM0, so RAX's word would be shown as a wrong
-		 * value.  No result, as for a C function without DWARF.  (C++'s
-		 * nullptr_t, also an unspecified type, has a name.) */
-		const char *rtn = NULL;
-		bool unknown = die_type(&fn, &rt) && dwarf_tag(&rt) == DW_TAG_unspecified_type &&
-			       (!(rtn = die_name(&rt)) || !*rtn);
-		if (!unknown && die_type(&fn, &rt)) {
+		if (die_type(&fn, &rt)) {
 			struct ct_param p = {.name = xstrdup(""), .is_result = true};
 			p.type = conv(ts, &rt);
 			if (ts->tab.v[p.type].kind == CT_K_VOID || /* a typedef of void */

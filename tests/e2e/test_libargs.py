@@ -172,30 +172,6 @@ def test_library_with_separate_debug_info():
         assert [int(c["args"][0]["value"], 16) for c in freed] == [int(s[("arg", "free", "mem")], 16)], (v, calls)
 
 
-def test_assembly_functions_show_no_result():
-    # GNU as gives an assembly function (glibc's __strlen_evex,
-    # __floor_sse41 in libc6-dbg's files) a DW_TAG_subprogram whose type is
-    # a nameless DW_TAG_unspecified_type: nothing is known of its result
-    # (__floor_sse41 returns in XMM0), so none is shown, as for a C function
-    # without DWARF -- RAX's word was shown as its value
-    libm = "/lib/x86_64-linux-gnu/libm.so.6"
-    p = ct("list", libm, "__floor_sse41", "__floor_c")
-    assert p.returncode == 0, p.stderr
-    sig = {}
-    for line in p.stdout.splitlines():
-        if line.startswith("  0x"):
-            name = line.split()[-1]
-        elif line.startswith("      (") and "->" in line:
-            sig[name] = line.strip()
-    assert "__floor_sse41" not in sig and "double" in sig.get("__floor_c", ""), p.stdout
-    out = tmp("asm-results.data")
-    record(["sort", "-r", os.path.abspath(__file__)], "-F", "libc.so.6:__strlen_*", "-F", "libc.so.6:__memcpy_*",
-           "-N", "libc.so.6:*_ifunc", out=out)
-    calls = [c for c in replay_json(out) if "func" in c]
-    asm = [c for c in calls if c["func"].startswith(("libc.so.6:__strlen_", "libc.so.6:__memcpy_"))]
-    assert asm and not [c for c in asm if "ret" in c or "args" in c], asm[:3]
-
-
 def test_list_takes_library_globs_as_record_does():
     # list -F is "a GLOB too, as record takes it": 'LIB:GLOB' lists that
     # library of the program (it said "no function named libla.so:la_int in
