@@ -586,8 +586,10 @@ int cmd_list(int argc, char **argv)
 	if (!ct_wasm_is_module(binary)) {
 		/* (one array: the -F globs, then the -N ones) */
 		const char **all = xcalloc(trace.n + exclude.n + 1, sizeof(*all));
-		memcpy(all, trace.v, trace.n * sizeof(*all));
-		memcpy(all + trace.n, exclude.v, exclude.n * sizeof(*all));
+		if (trace.n) /* (memcpy from NULL, even of nothing, is undefined) */
+			memcpy(all, trace.v, trace.n * sizeof(*all));
+		if (exclude.n)
+			memcpy(all + trace.n, exclude.v, exclude.n * sizeof(*all));
 		if (library_globs(binary, all, trace.n + exclude.n, trace.n, &libpath)) {
 			ct_print_error();
 			free(all);
@@ -595,8 +597,10 @@ int cmd_list(int argc, char **argv)
 			CT_VEC_FREE(trace);
 			return 1;
 		}
-		memcpy(trace.v, all, trace.n * sizeof(*all));
-		memcpy(exclude.v, all + trace.n, exclude.n * sizeof(*all));
+		if (trace.n)
+			memcpy(trace.v, all, trace.n * sizeof(*all));
+		if (exclude.n)
+			memcpy(exclude.v, all + trace.n, exclude.n * sizeof(*all));
 		free(all);
 		if (libpath)
 			binary = libpath;
