@@ -326,9 +326,10 @@ static void print_exit_mode(const struct ct_plan *p, const struct ct_plan_func *
 		return;
 	}
 	if (!f->in_caller && f->noreturn && !f->return_sites) {
-		/* (nothing in its code returns: no RET to probe, f->why says so) */
+		/* (no RET to probe; f->why: why its entry is not seen from its callers) */
 		if (verbose)
-			printf("      exits: none (%s); entries at its own entry\n", f->why ? f->why : "it never returns");
+			printf("      exits: none, it never returns; entries at its own entry%s%s%s\n", f->why ? " (" : "",
+			       f->why ? f->why : "", f->why ? ")" : "");
 		return;
 	}
 	if (!f->in_caller) {

@@ -24,7 +24,7 @@ def test_calls_followed_by_a_trap_get_no_exit_probe():
     assert plain.returncode == 0 and plain.stdout == "traps 10346\n", plain
 
     lst = ct("list", "-v", exe, "die", "bail", "siglongjmp@plt").stdout
-    assert re.search(r"die\n.*\n      exits: none \(none of its 2 calls returns: a trap \(ud2\) follows each", lst), lst
+    assert re.search(r"die\n.*\n      exits: none, it never returns; entries at its own entry \(none of its 2 calls returns: a trap \(ud2\) follows each", lst), lst
     assert re.search(r"siglongjmp@plt\n      exits: .*none after the 1 followed by a trap\); not seen from its "
                      r"callers: none of its 1 calls returns", lst), lst
     assert re.search(r"bail\n.*\n      exits: at its 2 call sites \(1 exits emulated, 1 single-stepped", lst), lst
@@ -85,7 +85,8 @@ def test_list_shows_no_exit_of_a_function_that_ends_the_process():
     # a program function nothing in whose code returns: no RET to probe
     # (list said "exits: RET probes (it never returns: ...)")
     blocks = list_blocks(ct("list", "-v", fixture("traps_noreturn"), "fatal").stdout)
-    assert blocks["fatal"][1].startswith("      exits: none (it never returns"), blocks["fatal"]
+    assert blocks["fatal"][1].startswith("      exits: none, it never returns; entries at its own entry (it "
+                                         "never returns: nothing in its code returns"), blocks["fatal"]
     assert not [l for l in blocks["fatal"] if re.match(r"\s+(tail|ret)\s", l)], blocks["fatal"]
 
 
