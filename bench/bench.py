@@ -124,6 +124,17 @@ def machine():
     return os.cpu_count(), os.uname().release, model
 
 
+def bpf_stats_on():
+    """Whether the kernel times every BPF program run (the sysctl, set by
+    hand or by a process holding BPF_ENABLE_STATS): it makes each of
+    calltrace's hits dearer and not the floors' plain probes."""
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
 # ---------------------------------------------------------------- tracefs
 
 def find_tracefs():
@@ -1703,6 +1714,10 @@ def main():
     nproc, kernel, model = machine()
     print("machine: nproc=%d kernel=%s cpu=%s loadavg=%.2f" % (
         nproc, kernel, model, os.getloadavg()[0]))
+    if bpf_stats_on():
+        print("machine: kernel.bpf_stats_enabled=1 -- every BPF program run is timed by the kernel (two clock "
+              "reads more a probe hit than on a fresh machine, which the tracefs floors do not pay); "
+              "'sysctl -w kernel.bpf_stats_enabled=0' if nothing here needs it")
 
     exits_res = {}
     if http_only:  # the http section alone (its floors), without goals
