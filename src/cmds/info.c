@@ -166,8 +166,10 @@ int cmd_info(int argc, char **argv)
 	if (lang && !strcmp(lang, "go"))
 		printf("%-12s Go %s, %s ABI, module %s\n", "program:", or_dash(ct_trace_meta(&t, "go.version")),
 		       or_dash(ct_trace_meta(&t, "go.abi")), or_dash(ct_trace_meta(&t, "go.module")));
-	else if (!wasm)
-		printf("%-12s C/SysV\n", "program:");
+	else if (!wasm) { /* (files without target.kind, older ones: C/SysV for C, C++ and Rust) */
+		const char *kind = ct_trace_meta(&t, "target.kind");
+		printf("%-12s %s\n", "program:", kind ? kind : "C/SysV");
+	}
 	printf("%-12s %s\n", "started:", when);
 	printf("%-12s %s%s\n", "duration:", dur, t.stats.n ? "" : " (the tracer did not finish)");
 	printf("%-12s %s (%s functions, %s probe sites)\n", "events:", or_dash(ct_trace_stat(&t, "events")),

@@ -542,10 +542,18 @@ int cmd_list(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":F:N:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			CT_VEC_PUSH(trace, optarg);
-			break;
 		case 'N':
-			CT_VEC_PUSH(exclude, optarg);
+			if (!*optarg) {
+				ct_print_errorf("%s needs a function name or a glob (%s), not ''", c == 'F' ? "-F" : "-N",
+						c == 'F' ? "-F 'main.*'" : "-N 'runtime.*'");
+				CT_VEC_FREE(trace);
+				CT_VEC_FREE(exclude);
+				return 2;
+			}
+			if (c == 'F')
+				CT_VEC_PUSH(trace, optarg);
+			else
+				CT_VEC_PUSH(exclude, optarg);
 			break;
 		case 'x':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {
@@ -639,15 +647,7 @@ int cmd_list(int argc, char **argv)
 		CT_VEC_FREE(trace);
 		return 1;
 	}
-	bool cxx = false;
-	for (size_t i = 0; i < t.nfuncs && !cxx && t.lang == CT_LANG_C && !t.rust.is_rust; i++)
-		cxx = t.funcs[i].dm.simple != NULL;
-	printf("# %s: %s", t.elf.path,
-	       t.lang == CT_LANG_GO ? "Go"
-	       : t.gccgo	    ? "gccgo (SysV ABI, traced per thread)"
-	       : t.rust.is_rust     ? "Rust"
-	       : cxx		    ? "C++/SysV"
-				    : "C/SysV");
+	printf("# %s: %s", t.elf.path, ct_target_kind(&t));
 	for (size_t i = 0; i < t.rust.ncrates; i++)
 		printf("%s%s", i ? ", " : " (own crates: ", t.rust.crates[i]);
 	if (t.rust.ncrates)

@@ -1237,17 +1237,40 @@ const char *ct_plan_icall_note(const struct ct_plan *p, char *out, size_t n)
 
 char *ct_plan_skipped_names(const struct ct_plan *p, size_t max)
 {
-	struct ct_buf b = {0};
-	for (size_t i = 0; i < p->skipped.n && i < max; i++) {
-		if (i)
-			buf_put(&b, ", ", 2);
-		buf_cstr(&b, ct_names_show(&p->skipped.v[i].fn->dm, p->skipped.v[i].fn->name));
+	/* each name once, with how many functions have it (Rust's instances
+	 * of one generic, a C++ template's: "drop_arc_raw (x4)") */
+	const char **names = xcalloc(max ? max : 1, sizeof(*names));
+	size_t *count = xcalloc(max ? max : 1, sizeof(*count)), n = 0, more = 0;
+	for (size_t i = 0; i < p->skipped.n; i++) {
+		const char *name = ct_names_show(&p->skipped.v[i].fn->dm, p->skipped.v[i].fn->name);
+		size_t k = 0;
+		while (k < n && strcmp(names[k], name))
+			k++;
+		if (k < n)
+			count[k]++;
+		else if (n < max) {
+			names[n] = name;
+			count[n++] = 1;
+		} else
+			more++;
 	}
-	if (p->skipped.n > max) {
-		char more[48];
-		buf_put(&b, more, (size_t)snprintf(more, sizeof(more), " (and %zu more)", p->skipped.n - max));
+	struct ct_buf b = {0};
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			buf_put(&b, ", ", 2);
+		buf_cstr(&b, names[k]);
+		if (count[k] > 1) {
+			char times[32];
+			buf_put(&b, times, (size_t)snprintf(times, sizeof(times), " (x%zu)", count[k]));
+		}
+	}
+	if (more) {
+		char tail[48];
+		buf_put(&b, tail, (size_t)snprintf(tail, sizeof(tail), " (and %zu more)", more));
 	}
 	buf_put(&b, "", 1);
+	free(names);
+	free(count);
 	return (char *)b.p;
 }
 

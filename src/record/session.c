@@ -34,6 +34,7 @@ static void write_target_meta(struct ct_session *s)
 	ct_writer_meta(w, "target.path", "%s", s->binary);
 	ct_writer_meta(w, "target.build_id", "%s", t->elf.build_id);
 	ct_writer_meta(w, "target.lang", "%s", t->lang == CT_LANG_GO ? "go" : "c");
+	ct_writer_meta(w, "target.kind", "%s", ct_target_kind(t));
 	ct_writer_meta(w, "target.funcs_source", "%s", t->funcs_source);
 	ct_writer_meta(w, "target.dwarf", "%s", t->has_dwarf ? "yes" : "no");
 	ct_writer_meta(w, "target.pie", "%s", t->elf.pie ? "yes" : "no");

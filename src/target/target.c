@@ -423,6 +423,20 @@ void ct_target_add_funcs(struct ct_target *t, struct ct_func *add, size_t n)
 	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);
 }
 
+const char *ct_target_kind(const struct ct_target *t)
+{
+	if (t->lang == CT_LANG_GO)
+		return "Go";
+	if (t->gccgo)
+		return "gccgo (SysV ABI, traced per thread)";
+	if (t->rust.is_rust)
+		return "Rust";
+	for (size_t i = 0; i < t->nfuncs; i++)
+		if (t->funcs[i].dm.simple)
+			return "C++/SysV";
+	return "C/SysV";
+}
+
 void ct_target_close(struct ct_target *t)
 {
 	for (size_t i = 0; i < t->nfuncs; i++) {

@@ -83,6 +83,9 @@ const struct ct_part *ct_target_parts_of(const struct ct_target *t, uint64_t ent
 
 int ct_target_open(struct ct_target *t, const char *path);
 void ct_target_close(struct ct_target *t);
+/* What kind of program T is, for people: "Go", "gccgo (SysV ABI, traced
+ * per thread)", "Rust", "C++/SysV" (a C program with C++ names), "C/SysV". */
+const char *ct_target_kind(const struct ct_target *t);
 /* Adds the N functions ADD (their names are taken over) to T's table, which
  * stays sorted by entry. */
 void ct_target_add_funcs(struct ct_target *t, struct ct_func *add, size_t n);

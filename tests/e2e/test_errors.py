@@ -133,6 +133,13 @@ def test_bad_options_are_one_line_naming_them():
         p = ct(cmd)
         assert p.returncode == 2, (cmd, p.stderr)
         one_line_error(p, words, "calltrace %s --help" % cmd)
+    # an empty -F or -N (a variable that was not set): it said "no function
+    # named  in PROGRAM"
+    for cmd, opt in (("record", "-F"), ("live", "-F"), ("record", "-N"), ("list", "-F"), ("list", "-N")):
+        prog = ["--", "true"] if cmd != "list" else ["/bin/true"]
+        p = ct(cmd, opt, "", *prog)
+        assert p.returncode == 2, (cmd, opt, p.returncode, p.stderr)
+        one_line_error(p, "%s needs a function name or a glob" % opt, "not ''")
     for cmd in ("replay", "info"):
         p = ct(cmd, "a.data", "b.data")
         assert p.returncode == 2, (cmd, p.stderr)

@@ -90,6 +90,8 @@ def test_cpp_names_demangled_everywhere():
         assert p.stdout.startswith("names 3 2 1.5 9 5 2"), p.stdout
         text, outs = every_output(path)
         assert not MANGLED.search(text), text
+        # (info said C/SysV for C++ and Rust programs: the file kept only "c")
+        assert re.search(r"^program: +C\+\+/SysV$", out("info", path), re.M), (exe, out("info", path))
         want = {"main", "app::Counter::add", "app::down", "app::maxof<int>", "app::maxof<long>"}
         for name, fs in outs.items():
             assert not [f for f in fs if MANGLED.search(f)], (exe, name, fs)
@@ -151,6 +153,7 @@ def test_rust_names_and_default_selection():
             assert {"rsapp::main", "rsapp::app::leaf", "rsapp::app::total"} <= set(fs), (exe, name)
         listing = out("list", fixture(exe))
         assert "Rust (own crates: rsapp)" in listing.splitlines()[0], listing
+        assert re.search(r"^program: +Rust$", out("info", path), re.M), (exe, out("info", path))
 
 
 def test_rust_demangle_modes_and_filters():

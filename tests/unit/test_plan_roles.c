@@ -199,3 +199,26 @@ TEST(exit_merged_with_the_calls_arguments_program)
 	CHECK_EQ_U(p.fetch[2]->nvals, 0);
 	free_plan(&p);
 }
+
+/* The "cannot be probed" line: each name once, with how many functions
+ * have it (Rust's instances of one generic repeated it: "drop_arc_raw,
+ * drop_arc_raw, ..."), then how many names did not fit. */
+TEST(skipped_names_are_listed_once_with_their_count)
+{
+	struct ct_func f[5];
+	memset(f, 0, sizeof(f));
+	const char *names[5] = {"drop_arc_raw", "vex_bits", "drop_arc_raw", "drop_arc_raw", "other"};
+	struct ct_plan p;
+	memset(&p, 0, sizeof(p));
+	for (size_t i = 0; i < 5; i++) {
+		f[i].name = (char *)names[i];
+		struct ct_plan_skip s = {&f[i], NULL};
+		CT_VEC_PUSH(p.skipped, s);
+	}
+	char *all = ct_plan_skipped_names(&p, 8), *two = ct_plan_skipped_names(&p, 2);
+	CHECK_STR(all, "drop_arc_raw (x3), vex_bits, other");
+	CHECK_STR(two, "drop_arc_raw (x3), vex_bits (and 1 more)");
+	free(all);
+	free(two);
+	CT_VEC_FREE(p.skipped);
+}
