@@ -35,6 +35,30 @@ static bool want_rets(const struct ct_args_opts *o, const struct ct_func *fn)
 	return false;
 }
 
+/* F's signature (DWARF), an assembly function's result left out unless its
+ * code shows RAX set before each RET: DWARF does not say whether it has
+ * one, or where (libm's __floor_sse41 returns in XMM0: RAX's word was shown
+ * as its value). */
+static bool func_sig(struct ct_plan *p, const struct ct_func *f, struct ct_sig *sig)
+{
+	if (!p->types || !ct_types_sig(p->types, f->entry, sig))
+		return false;
+	for (size_t i = 0; i < sig->n; i++) {
+		if (!sig->params[i].asm_word)
+			continue;
+		size_t len = f->end > f->entry ? f->end - f->entry : 0;
+		const uint8_t *code = len ? ct_elf_bytes_at(&p->t->elf, f->entry, len) : NULL;
+		if (code && ct_rets_set_rax(code, len, f->entry))
+			continue;
+		free(sig->params[i].name);
+		free(sig->params[i].entry_loc.pieces);
+		memmove(&sig->params[i], &sig->params[i + 1], (sig->n - i - 1) * sizeof(*sig->params));
+		sig->n--;
+		i--;
+	}
+	return true;
+}
+
 /* Results captured for F's calls?  (DWARF opened here once, kept for
  * ct_plan_args.) */
 bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, const struct ct_func *f)
@@ -44,7 +68,7 @@ bool ct_plan_wants_results(struct ct_plan *p, const struct ct_args_opts *o, cons
 	if (!p->types)
 		p->types = ct_types_open(p->t->elf.path, p->t->lang == CT_LANG_GO);
 	struct ct_sig sig;
-	if (!p->types || !ct_types_sig(p->types, f->entry, &sig))
+	if (!func_sig(p, f, &sig))
 		return false;
 	bool any = false;
 	for (size_t i = 0; i < sig.n; i++)
@@ -95,7 +119,7 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 	if (!wa && !wr)
 		return;
 	struct ct_sig sig;
-	if (!p->types || !ct_types_sig(p->types, fn->entry, &sig)) {
+	if (!func_sig(p, fn, &sig)) {
 		/* No description: raw words, Go only (the args width says how
 		 * many); a C function without DWARF gives no count to trust. */
 		if (wa && (fn->flags & CT_FN_GO) && fn->args > 0) {

@@ -3335,3 +3335,107 @@ enum ct_insn_role ct_insn_role_at(const uint8_t *code, size_t len, uint64_t addr
 		return CT_INSN_NOP;
 	return CT_INSN_OTHER;
 }
+
+/* ---- whether an assembly function's RETs have a result in RAX ---- */
+
+/* Does instruction X write all of RAX (RAX or EAX, not only when a
+ * condition holds)?  Its implicit operands count too (cdqe, rdtsc). */
+static bool writes_whole_rax(const struct insn *x)
+{
+	for (int i = 0; i < x->in.operand_count; i++) {
+		const ZydisDecodedOperand *o = &x->ops[i];
+		if (o->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (o->reg.value == ZYDIS_REGISTER_RAX || o->reg.value == ZYDIS_REGISTER_EAX) &&
+		    (o->actions & ZYDIS_OPERAND_ACTION_WRITE) && !(o->actions & ZYDIS_OPERAND_ACTION_CONDWRITE))
+			return true;
+	}
+	return false;
+}
+
+bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry)
+{
+	/* The instructions, then "RAX is set" before each (set[i]): false at
+	 * the entry, true after a write of all of RAX or a call (the callee's
+	 * result, which code that calls and returns passes on: tests/fixtures/
+	 * c/warm's wm_f), what the instruction before left otherwise, and
+	 * where branches of the function land, true only if it is on every
+	 * way in -- from true everywhere down, a pass at a time, until it
+	 * stays. */
+	struct line {
+		uint64_t addr;
+		int64_t to;  /* a branch's target's index; -1 none or out of the function */
+		uint8_t cat; /* 0, 'r' ret, 'c' call, 'j' jmp, 'b' conditional jump */
+		bool writes;
+	};
+	CT_VEC(struct line) v = {0};
+	struct insn x;
+	bool ok = true;
+	for (size_t off = 0; off < len && ok; off += x.in.length) {
+		if (!decode(code + off, len - off, entry + off, &x)) {
+			ok = only_padding(code + off, len - off);
+			break;
+		}
+		struct line l = {x.addr, -1, 0, writes_whole_rax(&x)};
+		switch (x.in.meta.category) {
+		case ZYDIS_CATEGORY_RET:
+			l.cat = 'r';
+			break;
+		case ZYDIS_CATEGORY_CALL:
+			l.cat = 'c';
+			break;
+		case ZYDIS_CATEGORY_UNCOND_BR:
+		case ZYDIS_CATEGORY_COND_BR:
+			l.cat = x.in.meta.category == ZYDIS_CATEGORY_COND_BR ? 'b' : 'j';
+			/* (a jump table's targets are not known: no answer) */
+			ok = branch_target(&x) != 0;
+			l.to = (int64_t)branch_target(&x); /* (an address for now) */
+			break;
+		default:
+			break;
+		}
+		CT_VEC_PUSH(v, l);
+	}
+	size_t n = v.n, rets = 0;
+	for (size_t i = 0; i < n && ok; i++) {
+		if (v.v[i].to < 0)
+			continue;
+		uint64_t t = (uint64_t)v.v[i].to;
+		size_t lo = 0, hi = n; /* the instruction at t, if it starts one */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (v.v[mid].addr < t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* (into the middle of an instruction: no answer; out: a tail jump) */
+		if (lo < n && v.v[lo].addr != t && t < entry + len)
+			ok = false;
+		v.v[i].to = lo < n && v.v[lo].addr == t ? (int64_t)lo : -1;
+	}
+	bool *set = ok && n ? xmalloc(2 * n * sizeof(*set)) : NULL, *next = set ? set + n : NULL;
+	for (size_t i = 0; i < n && set; i++)
+		set[i] = i > 0;
+	for (bool changed = set != NULL; changed;) {
+		for (size_t i = 0; i < n; i++)
+			next[i] = i > 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct line *l = &v.v[i];
+			bool out = l->cat == 'c' || l->writes || set[i];
+			if (l->to >= 0)
+				next[l->to] &= out;
+			if (l->cat != 'r' && l->cat != 'j' && i + 1 < n)
+				next[i + 1] &= out;
+		}
+		changed = memcmp(set, next, n * sizeof(*set)) != 0;
+		memcpy(set, next, n * sizeof(*set));
+	}
+	for (size_t i = 0; i < n && set; i++)
+		if (v.v[i].cat == 'r') {
+			rets++;
+			ok &= set[i];
+		}
+	free(set);
+	CT_VEC_FREE(v);
+	return ok && rets > 0;
+}

@@ -2111,6 +2111,9 @@ static bool sig_of(struct ct_types *ts, uint64_t entry, struct ct_sig *out)
 		if (die_type(&fn, &rt)) {
 			struct ct_param p = {.name = xstrdup(""), .is_result = true};
 			p.type = conv(ts, &rt);
+			/* (C++'s nullptr_t, also an unspecified type, has a name) */
+			const char *rtn = dwarf_tag(&rt) == DW_TAG_unspecified_type ? die_name(&rt) : NULL;
+			p.asm_word = dwarf_tag(&rt) == DW_TAG_unspecified_type && (!rtn || !*rtn);
 			if (ts->tab.v[p.type].kind == CT_K_VOID || /* a typedef of void */
 			    (rust && !ts->tab.v[p.type].size))  /* (), ! */
 				free(p.name);

@@ -113,6 +113,11 @@ struct ct_param {
 	char *name;     /* "" for unnamed C params; Go "~r0".. for unnamed results */
 	uint32_t type;
 	bool is_result;
+	/* the result of an assembly function (GNU as: a nameless
+	 * DW_TAG_unspecified_type), of which DWARF says nothing: none, RAX or
+	 * XMM0 -- the plan keeps it only where the code shows RAX set
+	 * (plan/sites.h ct_rets_set_rax) */
+	bool asm_word;
 	/* Location at the function's first instruction from DWARF (location
 	 * list entry whose range contains low_pc, or a plain location), n == 0
 	 * if none or if it uses anything a ct_loc cannot express (implicit or

@@ -188,3 +188,29 @@ def test_list_takes_library_globs_as_record_does():
                       (["libnone.so:f"], "cannot find library libnone.so")):
         p = ct("list", main, *args)
         assert p.returncode == 1 and not p.stdout and why in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
+
+
+def test_assembly_function_results_only_where_rax_holds_one():
+    """GNU as gives an assembly function (glibc's string functions,
+    libm's __floor_sse41 in libc6-dbg's files) a nameless
+    DW_TAG_unspecified_type result: DWARF says nothing of it.  RAX's word
+    was shown for all of them -- as __floor_sse41's value, which is in XMM0.
+    It is kept where the code sets RAX on every way to each RET (strlen's
+    length), and left out elsewhere."""
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    p = ct("list", libm, "__floor_sse41", "__floor_c")
+    assert p.returncode == 0, p.stderr
+    sig, name = {}, None
+    for line in p.stdout.splitlines():
+        if line.startswith("  0x"):
+            name = line.split()[-1]
+        elif line.startswith("      (") and "->" in line:
+            sig[name] = line.strip()
+    assert "__floor_sse41" not in sig and "double" in sig.get("__floor_c", ""), p.stdout
+    word = "hello-world-12345"
+    p, out = record(["/bin/echo", word], "-F", "libc.so.6:__strlen_*", "-N", "libc.so.6:*_ifunc",
+                    out=tmp("asm-results.data"))
+    assert p.stdout == word + "\n", p.stdout
+    calls = [c for c in replay_json(out) if c.get("func", "").startswith("libc.so.6:__strlen_")]
+    lens = [int(c["ret"][0]["value"] or "0", 16) for c in calls]
+    assert len(lens) == len(calls) and len(word) in lens, calls

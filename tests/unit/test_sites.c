@@ -2584,3 +2584,38 @@ TEST(fetch_ahead_reads_the_arguments_before_the_call)
 	CHECK_EQ_I(out.prog.ops[0].off, 0x18);
 	ct_site_fetch_free(&out);
 }
+
+/* An assembly function's result (DWARF: a nameless unspecified type) is
+ * kept only where RAX is set on every way to each RET. */
+TEST(asm_result_kept_only_where_rax_is_set_before_every_ret)
+{
+	static const uint8_t lea_ret[] = {0x48, 0x8d, 0x47, 0x01, /* lea 0x1(%rdi),%rax */
+					  0xc3};                  /* ret */
+	static const uint8_t roundsd_ret[] = {0x66, 0x0f, 0x3a, 0x0b, 0xc0, 0x09, /* roundsd $9,%xmm0,%xmm0 (__floor_sse41) */
+					      0xc3};
+	static const uint8_t set_then_branch[] = {0x48, 0x89, 0xf8, /* mov %rdi,%rax */
+						  0x48, 0x85, 0xd2, /* test %rdx,%rdx */
+						  0x74, 0x03,       /* je ret */
+						  0x48, 0x89, 0xf1, /* mov %rsi,%rcx */
+						  0xc3};
+	static const uint8_t set_on_one_way[] = {0x48, 0x85, 0xd2,                   /* test %rdx,%rdx */
+						 0x74, 0x05,                         /* je ret */
+						 0xb8, 0x01, 0x00, 0x00, 0x00,       /* mov $1,%eax */
+						 0xc3};
+	static const uint8_t no_ret[] = {0x48, 0x89, 0xf8,             /* mov %rdi,%rax */
+					 0xe9, 0x00, 0x10, 0x00, 0x00}; /* jmp (another function) */
+	static const uint8_t call_ret[] = {0xe8, 0x00, 0x10, 0x00, 0x00, /* call (another function) */
+					   0xc3};
+	static const uint8_t cmov_ret[] = {0x48, 0x0f, 0x44, 0xc7, /* cmove %rdi,%rax */
+					   0xc3};
+	static const uint8_t al_ret[] = {0x0f, 0x94, 0xc0, /* sete %al */
+					 0xc3};
+	CHECK(ct_rets_set_rax(lea_ret, sizeof(lea_ret), BASE));
+	CHECK(!ct_rets_set_rax(roundsd_ret, sizeof(roundsd_ret), BASE));
+	CHECK(ct_rets_set_rax(set_then_branch, sizeof(set_then_branch), BASE));
+	CHECK(!ct_rets_set_rax(set_on_one_way, sizeof(set_on_one_way), BASE));
+	CHECK(!ct_rets_set_rax(no_ret, sizeof(no_ret), BASE));
+	CHECK(ct_rets_set_rax(call_ret, sizeof(call_ret), BASE));
+	CHECK(!ct_rets_set_rax(cmov_ret, sizeof(cmov_ret), BASE));
+	CHECK(!ct_rets_set_rax(al_ret, sizeof(al_ret), BASE));
+}
