@@ -61,8 +61,9 @@ struct ct_probes {
 	CT_VEC(struct bpf_link *) pe_links;
 	CT_VEC(uint8_t) pe_phase;    /* per pe_links: when detach destroys it (enum perf_phase) */
 	struct ring_buffer *rb;
-	int links[MAX_LINKS];
+	int links[MAX_LINKS];        /* -1: a free slot; LINK_GONE: closed, its slot still named */
 	bool link_is_exit[MAX_LINKS];
+	int link_pid[MAX_LINKS];     /* the process each was made for (0: any) */
 	size_t nlinks;
 	struct bpf_link *tps[5]; /* process tracepoints: exit, fork, exec; lock waits: begin, end */
 	ct_event_cb cb;
@@ -401,12 +402,17 @@ struct ct_probes *ct_probes_load(const struct ct_probes_opts *o)
 }
 
 
+/* A link closed by ct_probes_close_pid_links: its slot is not given to
+ * another link until the session closes it by its slot (ct_probes_close_link)
+ * -- it may still name it, and would close the other one. */
+#define LINK_GONE (-2)
+
 /* A slot of links[] for one more link: one a closed link left
  * (ct_probes_close_link), else the next; MAX_LINKS if none is left. */
 static size_t free_link_slot(const struct ct_probes *p)
 {
 	for (size_t i = 0; i < p->nlinks; i++)
-		if (p->links[i] < 0)
+		if (p->links[i] == -1)
 			return i;
 	return p->nlinks < MAX_LINKS ? p->nlinks : MAX_LINKS;
 }
@@ -415,14 +421,15 @@ size_t ct_probes_links_left(const struct ct_probes *p)
 {
 	size_t used = 0;
 	for (size_t i = 0; i < p->nlinks; i++)
-		used += p->links[i] >= 0;
+		used += p->links[i] != -1;
 	return MAX_LINKS - used;
 }
 
-static void take_link_slot(struct ct_probes *p, size_t slot, int fd, bool exits)
+static void take_link_slot(struct ct_probes *p, size_t slot, int fd, bool exits, int pid)
 {
 	p->links[slot] = fd;
 	p->link_is_exit[slot] = exits;
+	p->link_pid[slot] = pid;
 	if (slot == p->nlinks)
 		p->nlinks++;
 }
@@ -475,7 +482,7 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a)
 					       sets[i].n, a->path);
 			return ct_fail("attaching %zu probes to %s failed: %s", sets[i].n, a->path, fd_limit(e));
 		}
-		take_link_slot(p, slot, fd, i == 0);
+		take_link_slot(p, slot, fd, i == 0, a->pid);
 	}
 	/* The goroutine-creation probe is in from here on: what a thread
 	 * cached before (another process's links, an entry link first) may
@@ -864,7 +871,7 @@ int ct_probes_attach_link(struct ct_probes *p, const char *path, int pid, const 
 	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_hit), path, pid, offsets, cookies, n);
 	if (fd < 0)
 		return -1;
-	take_link_slot(p, slot, fd, true);
+	take_link_slot(p, slot, fd, true, pid);
 	return (int)slot;
 }
 
@@ -877,18 +884,14 @@ int ct_probes_warm_up(struct ct_probes *p, const char *path, int pid, uint64_t o
 	int fd = link_changing(bpf_program__fd(p->skel->progs.ct_warm), path, pid, &offset, &cookie, 1);
 	if (fd < 0)
 		return -1;
-	take_link_slot(p, slot, fd, false);
+	take_link_slot(p, slot, fd, false, pid);
 	return 0;
 }
 
-void ct_probes_close_link(struct ct_probes *p, int slot)
+/* Closes link FD: its breakpoints go at once; the grace period after that
+ * is a thread's to wait, not the event loop's. */
+static void close_link_later(int fd)
 {
-	if (slot < 0 || (size_t)slot >= p->nlinks || p->links[slot] < 0)
-		return;
-	int fd = p->links[slot];
-	p->links[slot] = -1;
-	/* (its breakpoints go at once; the grace period after that is the
-	 * thread's to wait, not the event loop's) */
 	pthread_t th;
 	__atomic_add_fetch(&detached_closes, 1, __ATOMIC_SEQ_CST);
 	if (pthread_create(&th, NULL, close_link_detached, (void *)(intptr_t)fd) == 0) {
@@ -897,6 +900,28 @@ void ct_probes_close_link(struct ct_probes *p, int slot)
 		__atomic_sub_fetch(&detached_closes, 1, __ATOMIC_SEQ_CST);
 		close_changing(fd);
 	}
+}
+
+void ct_probes_close_link(struct ct_probes *p, int slot)
+{
+	if (slot < 0 || (size_t)slot >= p->nlinks || p->links[slot] == -1)
+		return;
+	int fd = p->links[slot];
+	p->links[slot] = -1;
+	if (fd != LINK_GONE)
+		close_link_later(fd);
+}
+
+size_t ct_probes_close_pid_links(struct ct_probes *p, uint32_t pid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nlinks && pid; i++)
+		if (p->links[i] >= 0 && p->link_pid[i] == (int)pid) {
+			close_link_later(p->links[i]);
+			p->links[i] = LINK_GONE;
+			n++;
+		}
+	return n;
 }
 
 size_t ct_probes_interim_passed(struct ct_probes *p, uint32_t *sites, uint32_t *passes, size_t n)

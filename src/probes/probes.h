@@ -63,6 +63,11 @@ int ct_probes_attach(struct ct_probes *p, const struct ct_attach *a);
 int ct_probes_add_pid(struct ct_probes *p, uint32_t pid);
 /* PID is traced no more (its events are not sent from now on). */
 void ct_probes_del_pid(struct ct_probes *p, uint32_t pid);
+/* Closes the links made for process PID alone (its program's, its
+ * libraries', the exits found in them): after it exec'd another program,
+ * whose hits of the libraries' probes would cost it all the same.  Their
+ * slots stay named until ct_probes_close_link.  How many were open. */
+size_t ct_probes_close_pid_links(struct ct_probes *p, uint32_t pid);
 /* Tracepoints reporting the end of every thread and process added with
  * ct_probes_add_pid, and their execs, as CT_EV_PROC events; with FOLLOW
  * also their forks (children are added), and an exec of another binary is

@@ -940,6 +940,11 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 		return;
 	}
 	map_put(&s->exec_left, pid, (void *)1);
+	/* (the links made for it alone: its libraries' probes are on the
+	 * files, and the program it runs now paid a hit at each of their
+	 * sites it ran, until the recording ended) */
+	size_t closed = ct_probes_close_pid_links(s->probes, pid);
+	ct_debug("process %u left by exec: %zu of its links closed", pid, closed);
 	if (s->launch_pid) {
 		fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced (--follow "
 			"traces the programs it execs)\n", pid, runs[0] ? runs : "another program");

@@ -222,7 +222,8 @@ def test_traced_library_calls_of_a_program_exec_d_are_not_written():
     so they fire in the new program too (its malloc calls were written as
     the process's, after the line that said its recording ends there).
     Now nothing of it after the exec is in the trace -- `info` counts what
-    was left out -- and the other process is traced to its end."""
+    was left out until its links were closed -- and the other process is
+    traced to its end."""
     progs = [subprocess.Popen([fixture("c_procs"), "floodexec", str(n), *argv], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
              for n, argv in ((2, ["/bin/sleep", "0.3"]), (3, ["/bin/true"]))]
@@ -253,8 +254,10 @@ def test_traced_library_calls_of_a_program_exec_d_are_not_written():
     calls = [(c["pid"], c["func"]) for c in replay_json(out)]
     assert calls.count((progs[0].pid, "c")) == 2 and calls.count((progs[1].pid, "c")) == 3, calls
     assert not [c for c in calls if c[0] == progs[0].pid and c[1] != "c"], calls
+    # what the probes still saw of it before its links were closed (none,
+    # if they went before the new program's first malloc) is counted
     m = re.search(r"^exec_left\s+(\d+) ", ct("info", out).stdout, re.M)
-    assert m and int(m.group(1)) > 0, ct("info", out).stdout
+    assert not m or int(m.group(1)) > 0, ct("info", out).stdout
 
 
 def test_launched_program_execing_another_program():
@@ -543,3 +546,70 @@ def test_warm_up_probe_on_the_way_to_main():
         prog.stdout.read()
         assert prog.wait(timeout=20) == 0
     assert our_links() == []
+
+
+def pid_links(holder, pid):
+    """The uprobe_multi links process HOLDER has open that were made for
+    process PID alone (fdinfo's pid), each its path."""
+    paths = []
+    d = "/proc/%d/fdinfo" % holder
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as f:
+                info = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        except OSError:
+            continue
+        if info.get("link_type") == "uprobe_multi" and info.get("pid") == str(pid):
+            paths.append(info.get("path"))
+    return paths
+
+
+def test_probes_of_a_process_that_exec_d_another_program_go():
+    """record -p of two processes traced with a library's functions, one of
+    which execs another program: its recording ends there, and the links
+    made for it (its program's and libc's) are closed then -- they stayed
+    until the recording ended (here: until the other process is done), and
+    the new program paid a trap at every libc probe it ran.  It runs on
+    untouched; the other process is traced on, its links in."""
+    progs = [subprocess.Popen([fixture("c_procs"), "floodexec", "1", *argv], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+             for argv in (["/bin/sleep", "60"], ["/bin/true"])]
+    out = tmp("exec-links.data")
+    rec = None
+    try:
+        for p in progs:
+            assert p.stdout.readline() == "ready\n"
+        rec = subprocess.Popen([CT, "record", "-o", out, "-F", "c", "-F", "libc.so.6:malloc",
+                                "-p", str(progs[0].pid), "-p", str(progs[1].pid)], stderr=subprocess.PIPE, text=True)
+        head = ""
+        while "calltrace: tracing 2 processes" not in head:
+            line = rec.stderr.readline()
+            assert line, head
+            head += line
+        for p in progs:
+            links = pid_links(rec.pid, p.pid)
+            assert any("libc" in path for path in links) and any("c_procs" in path for path in links), links
+        progs[0].stdin.write("go\n")
+        progs[0].stdin.flush()
+        # (a wait for what the exec leads to, not a measure of how soon)
+        deadline = time.time() + 30
+        while pid_links(rec.pid, progs[0].pid) and time.time() < deadline:
+            time.sleep(0.05)
+        assert pid_links(rec.pid, progs[0].pid) == [], pid_links(rec.pid, progs[0].pid)
+        assert os.readlink("/proc/%d/exe" % progs[0].pid) == os.path.realpath("/bin/sleep")
+        assert len(pid_links(rec.pid, progs[1].pid)) == len(links), pid_links(rec.pid, progs[1].pid)
+        progs[1].stdin.write("go\n")
+        progs[1].stdin.flush()
+        assert progs[1].wait(timeout=20) == 0
+        _, err = rec.communicate(timeout=30)
+        assert rec.returncode == 0, head + err
+        assert re.search(r"process %d exec'd \S*sleep" % progs[0].pid, head + err), head + err
+        assert progs[0].poll() is None  # (sleep runs on)
+        assert our_links() == []
+    finally:
+        for p in (*progs, rec):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    calls = sorted((c["pid"], c["func"]) for c in replay_json(out))
+    assert calls == sorted([(progs[0].pid, "c"), (progs[1].pid, "c")]), calls
