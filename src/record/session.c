@@ -1860,19 +1860,44 @@ struct value_src {
 	unsigned nrtypes;
 };
 
+/* The payload's memory ops' snapshots, once one is read. */
+static void take_snapshots(struct value_src *v)
+{
+	if (!v->snapped && v->len >= v->prog->size)
+		v->nsnaps = ct_fetch_snapshots(v->prog, v->raw, v->snaps, CT_MAX_OPS);
+	v->snapped = true;
+}
+
 static bool src_word(struct value_src *v, bool in_mem, uint64_t at, uint64_t *w)
 {
 	if (!in_mem)
 		return at <= UINT32_MAX - 8 && value_word(v->d, v->raw, v->len, (uint32_t)at, w);
-	if (!v->snapped && v->len >= v->prog->size)
-		v->nsnaps = ct_fetch_snapshots(v->prog, v->raw, v->snaps, CT_MAX_OPS);
-	v->snapped = true;
+	take_snapshots(v);
 	for (size_t k = 0; k < v->nsnaps; k++) {
 		const struct ct_snapshot *sn = &v->snaps[k];
 		if (sn->bytes && at >= sn->addr && sn->len >= 8 && at - sn->addr <= sn->len - 8) {
 			memcpy(w, sn->bytes + (at - sn->addr), 8);
 			return true;
 		}
+	}
+	return false;
+}
+
+/* Did the capture copy any of the SIZE bytes at ADDR (a snapshot of a
+ * memory op holds some)?  If not, nothing behind a pointer there can be
+ * looked at: the walk below stops (bench/http: it went through every field
+ * of the structs its *Request and *response arguments point to, none of
+ * them copied -- a tenth of the tracer's time). */
+static bool src_copied(struct value_src *v, uint64_t addr, uint64_t size)
+{
+	take_snapshots(v);
+	uint64_t end = addr + (size ? size : 1);
+	if (end < addr)
+		end = UINT64_MAX;
+	for (size_t k = 0; k < v->nsnaps; k++) {
+		const struct ct_snapshot *sn = &v->snaps[k];
+		if (sn->bytes && sn->len && sn->addr < end && addr < sn->addr + sn->len)
+			return true;
 	}
 	return false;
 }
@@ -1911,7 +1936,8 @@ static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool
 			return; /* []byte, []int, []string...: nothing to find */
 		n = t->len;
 		if (t->kind == CT_K_SLICE) {
-			if (!src_word(v, in_mem, at + 8, &n) || !src_word(v, in_mem, at, &at))
+			if (!src_word(v, in_mem, at + 8, &n) || !src_word(v, in_mem, at, &at) ||
+			    !src_copied(v, at, size && n > UINT64_MAX / size ? UINT64_MAX : n * size))
 				return;
 			in_mem = true;
 			depth++;
@@ -1921,7 +1947,8 @@ static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool
 		break;
 	}
 	case CT_K_PTR:
-		if (t->elem != CT_TYPE_NONE && src_word(v, in_mem, at, &w) && w)
+		if (t->elem != CT_TYPE_NONE && src_word(v, in_mem, at, &w) && w &&
+		    src_copied(v, w, ct_type_get(v->tt, t->elem)->size))
 			dynamic_types_in(v, t->elem, w, true, depth + 1);
 		break;
 	default:
