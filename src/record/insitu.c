@@ -21,16 +21,18 @@ void ct_insitu_add(struct ct_insitu *in, uint32_t entry_site, uint32_t exit_site
 {
 	if (in->total >= CT_INSITU_MAX || ns > UINT32_MAX)
 		return;
-	struct ct_insitu_calls *f = NULL;
-	for (size_t i = 0; i < in->n && !f; i++)
-		if (in->f[i].site == entry_site && in->f[i].exit_site == exit_site)
-			f = &in->f[i];
+	/* (a map: bench/http's thousands of pairs made a walk over them 5% of
+	 * the tracer's time) */
+	uint64_t key = (uint64_t)entry_site << 32 | exit_site;
+	uintptr_t at = (uintptr_t)map_get(&in->at, key);
+	struct ct_insitu_calls *f = at ? &in->f[at - 1] : NULL;
 	if (!f) {
 		if (in->n == in->cap) {
 			in->cap = in->cap ? 2 * in->cap : 8;
 			in->f = xrealloc(in->f, in->cap * sizeof(*in->f));
 		}
 		f = &in->f[in->n++];
+		map_put(&in->at, key, (void *)(uintptr_t)in->n);
 		memset(f, 0, sizeof(*f));
 		f->site = entry_site;
 		f->exit_site = exit_site;
@@ -48,6 +50,7 @@ void ct_insitu_free(struct ct_insitu *in)
 	for (size_t i = 0; i < in->n; i++)
 		free(in->f[i].ns);
 	free(in->f);
+	map_free(&in->at);
 	memset(in, 0, sizeof(*in));
 }
 

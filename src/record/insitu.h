@@ -4,6 +4,7 @@
 #define CT_INSITU_H
 
 #include "format/calib.h"
+#include "util/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@ struct ct_insitu_calls {
 struct ct_insitu {
 	struct ct_insitu_calls *f;
 	size_t n, cap;
+	struct ct_map at; /* entry_site << 32 | exit_site -> its index in f + 1 */
 	size_t total; /* samples kept, at most CT_INSITU_MAX */
 };
 #define CT_INSITU_MAX (1u << 20)

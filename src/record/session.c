@@ -1547,18 +1547,20 @@ static struct object object_n(struct ct_session *s, uint32_t bin)
  * the object's plan (LOCAL); false: none. */
 static bool object_of_site(struct ct_session *s, uint32_t site, struct object *o, uint32_t *local)
 {
-	uintptr_t found = (uintptr_t)map_get(&s->found_sites, site);
-	if (found) {
-		*o = object_n(s, (uint32_t)((found - 1) >> 32));
-		*local = (uint32_t)(found - 1);
-		return true;
-	}
+	/* (a plan's own sites first: most events are theirs, and a hash
+	 * lookup for each was a few percent of the tracer's time) */
 	for (uint32_t k = 0; k <= s->nlibs; k++) {
 		*o = object_n(s, k);
 		if (site >= o->site_base && site - o->site_base < o->own) {
 			*local = site - o->site_base;
 			return true;
 		}
+	}
+	uintptr_t found = (uintptr_t)map_get(&s->found_sites, site);
+	if (found) {
+		*o = object_n(s, (uint32_t)((found - 1) >> 32));
+		*local = (uint32_t)(found - 1);
+		return true;
 	}
 	return false;
 }
@@ -1956,6 +1958,47 @@ static void dynamic_types_in(struct value_src *v, uint32_t id, uint64_t at, bool
 	}
 }
 
+/* May a value of type ID hold an interface value, in itself or in what the
+ * walk above looks at (fields, items, what pointers point to, at any depth:
+ * a superset of the walk's)?  SEEN: the types met (again adds nothing). */
+static bool iface_reachable(const struct ct_typetab *tt, uint32_t id, struct ct_map *seen)
+{
+	const struct ct_type *t = ct_type_get(tt, id);
+	if (map_get(seen, (uint64_t)id + 1))
+		return false;
+	map_put(seen, (uint64_t)id + 1, (void *)1);
+	switch (t->kind) {
+	case CT_K_IFACE:
+	case CT_K_EFACE:
+		return true;
+	case CT_K_STRUCT:
+		for (uint32_t i = 0; i < t->nfields; i++)
+			if (!(t->fields[i].flags & CT_FIELD_BITS) && iface_reachable(tt, t->fields[i].type, seen))
+				return true;
+		return false;
+	case CT_K_ARRAY:
+	case CT_K_SLICE:
+	case CT_K_PTR:
+		return t->elem != CT_TYPE_NONE && iface_reachable(tt, t->elem, seen);
+	default:
+		return false;
+	}
+}
+
+/* iface_reachable, once per type of an object's values (bench/http: the
+ * walk went through structs without any, time.Time's, on every event). */
+static bool may_hold_iface(struct ct_go_names *g, const struct ct_typetab *tt, uint32_t id)
+{
+	while (g->iface_in.n <= id) /* (ids are dense, the table only grows) */
+		CT_VEC_PUSH(g->iface_in, 0);
+	if (!g->iface_in.v[id]) {
+		struct ct_map seen = {0};
+		g->iface_in.v[id] = iface_reachable(tt, id, &seen) ? 2 : 1;
+		map_free(&seen);
+	}
+	return g->iface_in.v[id] == 2;
+}
+
 /* Interface values name their dynamic type by a runtime pointer: the first
  * time one is seen, look the type up in DWARF and add it to the file. */
 static void note_dynamic_types(struct ct_session *s, const struct object *o, const struct ct_site_fetch *f,
@@ -1976,7 +2019,8 @@ static void note_dynamic_types(struct ct_session *s, const struct object *o, con
 	for (uint32_t i = 0; i < f->nvals; i++) {
 		v.d = &f->vals[i];
 		v.budget = 256;
-		dynamic_types_in(&v, v.d->type, 0, false, 0);
+		if (may_hold_iface(o->go, v.tt, v.d->type))
+			dynamic_types_in(&v, v.d->type, 0, false, 0);
 	}
 	for (unsigned i = 0; i < v.nrtypes; i++) {
 		uint64_t rtype = v.rtypes[i];
@@ -3528,6 +3572,7 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 static void go_names_free(struct ct_go_names *g)
 {
 	map_free(&g->rtypes_seen);
+	CT_VEC_FREE(g->iface_in);
 	map_free(&g->gopcs_seen);
 }
 

@@ -67,6 +67,7 @@ struct ct_deferred {
  * binaries have their runtime types, and code, at the same addresses). */
 struct ct_go_names {
 	struct ct_map rtypes_seen; /* runtime type address -> type id + 1 */
+	CT_VEC(uint8_t) iface_in;  /* per type id: 0 not known, 1 no interface in its values, 2 may be */
 	struct ct_map gopcs_seen;  /* pid << 47 ^ go statement address: position written */
 	uint32_t rtypes_range;     /* the site range the last RTYPES chunk named (0: none yet) */
 	int64_t load_bias;         /* of the object in the first process that showed a type */
