@@ -1548,11 +1548,14 @@ static struct object object_n(struct ct_session *s, uint32_t bin)
 static bool object_of_site(struct ct_session *s, uint32_t site, struct object *o, uint32_t *local)
 {
 	/* (a plan's own sites first: most events are theirs, and a hash
-	 * lookup for each was a few percent of the tracer's time) */
+	 * lookup for each was a few percent of the tracer's time; the ranges
+	 * as object_n has them, the object made once found) */
 	for (uint32_t k = 0; k <= s->nlibs; k++) {
-		*o = object_n(s, k);
-		if (site >= o->site_base && site - o->site_base < o->own) {
-			*local = site - o->site_base;
+		uint32_t base = k ? s->libs[k - 1].site_base : 0;
+		uint32_t own = k ? s->libs[k - 1].nsites : s->main_nsites;
+		if (site >= base && site - base < own) {
+			*o = object_n(s, k);
+			*local = site - base;
 			return true;
 		}
 	}
