@@ -2,6 +2,8 @@
 #ifndef CT_CMDS_H
 #define CT_CMDS_H
 
+#include <stdbool.h>
+
 #define CT_VERSION "0.1.0"
 
 struct option;
@@ -20,5 +22,8 @@ int cmd_live(int argc, char **argv);
  * never the whole usage (OPTS: its long options, to name an ambiguous
  * prefix).  Returns 2, the exit status. */
 int ct_bad_option(const char *cmd, int c, char *const *argv, const struct option *opts);
+/* -F or -N (OPT) given an empty ARG (an unset shell variable): one line
+ * saying what it needs, true; else false. */
+bool ct_empty_glob(int opt, const char *arg);
 
 #endif

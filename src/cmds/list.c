@@ -542,18 +542,14 @@ int cmd_list(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":F:N:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-		case 'N':
-			if (!*optarg) {
-				ct_print_errorf("%s needs a function name or a glob (%s), not ''", c == 'F' ? "-F" : "-N",
-						c == 'F' ? "-F 'main.*'" : "-N 'runtime.*'");
-				CT_VEC_FREE(trace);
-				CT_VEC_FREE(exclude);
+			if (ct_empty_glob(c, optarg))
 				return 2;
-			}
-			if (c == 'F')
-				CT_VEC_PUSH(trace, optarg);
-			else
-				CT_VEC_PUSH(exclude, optarg);
+			CT_VEC_PUSH(trace, optarg);
+			break;
+		case 'N':
+			if (ct_empty_glob(c, optarg))
+				return 2;
+			CT_VEC_PUSH(exclude, optarg);
 			break;
 		case 'x':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "ret")) {

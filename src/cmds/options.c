@@ -37,3 +37,13 @@ int ct_bad_option(const char *cmd, int c, char *const *argv, const struct option
 		ct_print_errorf("%s: unknown option '%s' (see calltrace %s --help)", cmd, arg, cmd);
 	return 2;
 }
+
+bool ct_empty_glob(int opt, const char *arg)
+{
+	if (*arg)
+		return false;
+	/* (it matched nothing, and said "no function named  in PROGRAM") */
+	ct_print_errorf("-%c needs a function name or a glob (-%c '%s'), not ''", opt, opt,
+			opt == 'N' ? "runtime.*" : "main.*");
+	return true;
+}

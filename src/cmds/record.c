@@ -700,14 +700,14 @@ static int selection_option(struct record_cmd *cmd, int c, char *arg)
 	uint64_t v;
 	switch (c) {
 	case 'F':
+		if (ct_empty_glob(c, arg))
+			return 2;
+		CT_VEC_PUSH(cmd->trace, arg);
+		return 0;
 	case 'N':
-		if (!*arg) /* (it matched nothing, and said "no function named  in PROGRAM") */
-			return bad_value(c == 'F' ? "-F needs a function name or a glob (-F 'main.*')"
-						  : "-N needs a function name or a glob (-N 'runtime.*')", arg);
-		if (c == 'F')
-			CT_VEC_PUSH(cmd->trace, arg);
-		else
-			CT_VEC_PUSH(cmd->exclude, arg);
+		if (ct_empty_glob(c, arg))
+			return 2;
+		CT_VEC_PUSH(cmd->exclude, arg);
 		return 0;
 	case 'A':
 		CT_VEC_PUSH(cmd->args, arg);

@@ -432,6 +432,7 @@ enum ct_insn_role ct_insn_role_at(const uint8_t *code, size_t len, uint64_t addr
 /* May a branch of the function (CODE: LEN bytes from its ENTRY) land in
  * LO..HI (inclusive): a direct jump or jcc to there, or any jump through a
  * table?  Code that does not decode (but for padding at its end) may. */
+bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t lo, uint64_t hi);
 /* An assembly function's result (GNU as describes none: a nameless
  * DW_TAG_unspecified_type): is all of RAX written (by an instruction of its
  * own, or a call's result) on every way to each of its RETs?  Then RAX
@@ -439,7 +440,6 @@ enum ct_insn_role ct_insn_role_at(const uint8_t *code, size_t len, uint64_t addr
  * __floor_sse41 (XMM0) or a function that returns nothing.  False without
  * a RET (its end is another function's), or with jumps it cannot follow. */
 bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry);
-bool ct_branch_lands(const uint8_t *code, size_t len, uint64_t entry, uint64_t lo, uint64_t hi);
 
 /* Where the code from a C++/Rust landing pad goes (ct_pad_walk), worst
  * first last: it only leaves the function by an exception (a call of a
