@@ -3362,12 +3362,12 @@ bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry)
 	 * way in -- from true everywhere down, a pass at a time, until it
 	 * stays. */
 	struct line {
-		uint64_t addr;
-		int64_t to;  /* a branch's target's index; -1 none or out of the function */
-		uint8_t cat; /* 0, 'r' ret, 'c' call, 'j' jmp, 'b' conditional jump */
+		uint64_t target; /* a jump's; then its index (+1; 0: none, or out of the function) */
+		uint8_t cat;     /* 0, 'r' ret, 'c' call, 'j' jmp, 'b' conditional jump */
 		bool writes;
 	};
 	CT_VEC(struct line) v = {0};
+	CT_VEC(uint64_t) addrs = {0}; /* each line's */
 	struct insn x;
 	bool ok = true;
 	for (size_t off = 0; off < len && ok; off += x.in.length) {
@@ -3375,43 +3375,26 @@ bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry)
 			ok = only_padding(code + off, len - off);
 			break;
 		}
-		struct line l = {x.addr, -1, 0, writes_whole_rax(&x)};
-		switch (x.in.meta.category) {
-		case ZYDIS_CATEGORY_RET:
-			l.cat = 'r';
-			break;
-		case ZYDIS_CATEGORY_CALL:
-			l.cat = 'c';
-			break;
-		case ZYDIS_CATEGORY_UNCOND_BR:
-		case ZYDIS_CATEGORY_COND_BR:
-			l.cat = x.in.meta.category == ZYDIS_CATEGORY_COND_BR ? 'b' : 'j';
-			/* (a jump table's targets are not known: no answer) */
-			ok = branch_target(&x) != 0;
-			l.to = (int64_t)branch_target(&x); /* (an address for now) */
-			break;
-		default:
-			break;
+		struct line l = {0, 0, writes_whole_rax(&x)};
+		uint8_t cat = x.in.meta.category;
+		if (cat == ZYDIS_CATEGORY_UNCOND_BR || cat == ZYDIS_CATEGORY_COND_BR) {
+			l.cat = cat == ZYDIS_CATEGORY_COND_BR ? 'b' : 'j';
+			l.target = branch_target(&x);
+			ok = l.target != 0; /* (a jump table's targets are not known: no answer) */
+		} else if (cat == ZYDIS_CATEGORY_RET || cat == ZYDIS_CATEGORY_CALL) {
+			l.cat = cat == ZYDIS_CATEGORY_RET ? 'r' : 'c';
 		}
 		CT_VEC_PUSH(v, l);
+		CT_VEC_PUSH(addrs, x.addr);
 	}
 	size_t n = v.n, rets = 0;
 	for (size_t i = 0; i < n && ok; i++) {
-		if (v.v[i].to < 0)
-			continue;
-		uint64_t t = (uint64_t)v.v[i].to;
-		size_t lo = 0, hi = n; /* the instruction at t, if it starts one */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (v.v[mid].addr < t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		uint64_t t = v.v[i].target;
+		size_t k = t ? ct_lower_bound_u64(addrs.v, n, t) : n;
 		/* (into the middle of an instruction: no answer; out: a tail jump) */
-		if (lo < n && v.v[lo].addr != t && t < entry + len)
+		if (t >= entry && t < entry + len && (k == n || addrs.v[k] != t))
 			ok = false;
-		v.v[i].to = lo < n && v.v[lo].addr == t ? (int64_t)lo : -1;
+		v.v[i].target = k < n && addrs.v[k] == t ? k + 1 : 0;
 	}
 	bool *set = ok && n ? xmalloc(2 * n * sizeof(*set)) : NULL, *next = set ? set + n : NULL;
 	for (size_t i = 0; i < n && set; i++)
@@ -3422,8 +3405,8 @@ bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry)
 		for (size_t i = 0; i < n; i++) {
 			const struct line *l = &v.v[i];
 			bool out = l->cat == 'c' || l->writes || set[i];
-			if (l->to >= 0)
-				next[l->to] &= out;
+			if (l->target)
+				next[l->target - 1] &= out;
 			if (l->cat != 'r' && l->cat != 'j' && i + 1 < n)
 				next[i + 1] &= out;
 		}
@@ -3437,5 +3420,6 @@ bool ct_rets_set_rax(const uint8_t *code, size_t len, uint64_t entry)
 		}
 	free(set);
 	CT_VEC_FREE(v);
+	CT_VEC_FREE(addrs);
 	return ok && rets > 0;
 }

@@ -2610,6 +2610,16 @@ TEST(asm_result_kept_only_where_rax_is_set_before_every_ret)
 					   0xc3};
 	static const uint8_t al_ret[] = {0x0f, 0x94, 0xc0, /* sete %al */
 					 0xc3};
+	/* a jump out of the function, backwards too (strncmp into strcmp's body), is a tail jump */
+	static const uint8_t jump_back_out[] = {0x48, 0x85, 0xff,                   /* test %rdi,%rdi */
+						0x0f, 0x85, 0xf7, 0xfe, 0xff, 0xff, /* jne BASE-0x100 */
+						0xb8, 0x01, 0x00, 0x00, 0x00,       /* mov $1,%eax */
+						0xc3};
+	static const uint8_t jump_mid[] = {0x74, 0x01,                   /* je into the mov's middle */
+					   0xb8, 0x01, 0x00, 0x00, 0x00, /* mov $1,%eax */
+					   0xc3};
+	CHECK(ct_rets_set_rax(jump_back_out, sizeof(jump_back_out), BASE));
+	CHECK(!ct_rets_set_rax(jump_mid, sizeof(jump_mid), BASE));
 	CHECK(ct_rets_set_rax(lea_ret, sizeof(lea_ret), BASE));
 	CHECK(!ct_rets_set_rax(roundsd_ret, sizeof(roundsd_ret), BASE));
 	CHECK(ct_rets_set_rax(set_then_branch, sizeof(set_then_branch), BASE));
