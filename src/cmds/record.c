@@ -196,6 +196,9 @@ static void usage(FILE *f)
 		"                         process), and record until every traced process has exited,\n"
 		"                         not only the program (a daemon it starts too); once the\n"
 		"                         program has exited, Ctrl-C stops tracing the others\n"
+		"      --no-sched         do not record when traced threads are off CPU (replay\n"
+		"                         says how much of a call's time its thread was preempted\n"
+		"                         or blocked in the kernel; recorded by default)\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
 		"      --raw              live: durations as measured (the tracer's own time per\n"
 		"                         probe hit is not taken out)\n"
@@ -645,6 +648,7 @@ enum {
 	OPT_DURATION,
 	OPT_BUFFER_SIZE,
 	OPT_FOLLOW,
+	OPT_NO_SCHED,
 	OPT_DEMANGLE,
 	OPT_RAW,
 	OPT_OTLP_ENDPOINT,
@@ -674,6 +678,7 @@ static const struct option record_options[] = {
 	{"max-events", required_argument, NULL, OPT_MAX_EVENTS},
 	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 	{"follow", no_argument, NULL, OPT_FOLLOW},
+	{"no-sched", no_argument, NULL, OPT_NO_SCHED},
 	{"demangle", required_argument, NULL, OPT_DEMANGLE},
 	{"raw", no_argument, NULL, OPT_RAW},
 	{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
@@ -799,6 +804,9 @@ static int run_option(struct record_cmd *cmd, int c, char *arg)
 		return 0;
 	case OPT_FOLLOW:
 		cmd->o.follow = true;
+		return 0;
+	case OPT_NO_SCHED:
+		cmd->o.no_sched = true;
 		return 0;
 	case OPT_BUFFER_SIZE:
 		if (parse_size(arg, &v) || v < 4096 || v > (1ULL << 31))

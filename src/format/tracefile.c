@@ -444,6 +444,15 @@ void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t ti
 	proc_done(w);
 }
 
+void ct_writer_offcpu(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
+		      uint32_t flags)
+{
+	proc_record(w, ts, CT_PROC_OFFCPU, pid, tid, flags);
+	buf_uvar(&w->ev, goid);
+	buf_uvar(&w->ev, ns);
+	proc_done(w);
+}
+
 int ct_writer_flush(struct ct_writer *w)
 {
 	if (!w->ev_count)
@@ -1210,14 +1219,17 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->pid = (uint32_t)rd_uvar(r);
 		ev->tid = (uint32_t)rd_uvar(r);
 		ev->child = (uint32_t)rd_uvar(r);
-		ev->goid = ev->proc == CT_PROC_STALL ? rd_uvar(r) : 0;
+		ev->goid = ev->proc == CT_PROC_STALL || ev->proc == CT_PROC_OFFCPU ? rd_uvar(r) : 0;
+		if (ev->proc == CT_PROC_OFFCPU)
+			ev->key = rd_uvar(r);
 		ev->flags = 0;
 		ev->silent = 0;
 		ev->extra_ns = 0;
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
-		if (ev->proc < CT_PROC_FORK || ev->proc > CT_PROC_PROBES_IN || ev->proc == CT_PROC_CALLER)
+		if (ev->proc < CT_PROC_FORK || (ev->proc > CT_PROC_PROBES_IN && ev->proc != CT_PROC_OFFCPU) ||
+		    ev->proc == CT_PROC_CALLER)
 			r->bad = true;
 	} else if (head & EV_LOST) {
 		*ev = *p;

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 18 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 19 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -34,7 +34,9 @@
 			    calibration's (ct_event.extra_ns);
 			    18: CALL sites probed ahead of their call
 			    (CT_SITEF_AHEAD, and COND/FALL on a CALL): an
-			    older reader would take every such role as made */
+			    older reader would take every such role as made;
+			    19: process records CT_PROC_OFFCPU (a goroutine id
+			    and a duration after them) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -132,7 +134,9 @@ struct ct_rec_event {
 	uint8_t proc;  /* CT_EV_PROC_REC: CT_PROC_* of probes/event.h */
 	uint32_t child;/* CT_PROC_FORK: the new process (pid, tid: the forking thread);
 			  CT_PROC_STALL: how long the thread waited (ns, and
-			  goid the goroutine it ran, 0 for a thread) */
+			  goid the goroutine it ran, 0 for a thread);
+			  CT_PROC_OFFCPU: CT_OFFCPU_* flags (key: how long
+			  the thread was off CPU, goid as for a stall) */
 	const uint8_t *payload;
 	uint32_t payload_len;
 };
@@ -208,6 +212,10 @@ void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pi
 /* A CT_PROC_STALL record: thread TID of PID (running goroutine GOID, 0 for
  * none) waited NS ns, until TS, for calltrace's probe changes. */
 void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint32_t ns);
+/* A CT_PROC_OFFCPU record: thread TID of PID (running goroutine GOID, 0 for
+ * its own calls) was off CPU NS ns, until TS; FLAGS CT_OFFCPU_*. */
+void ct_writer_offcpu(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
+		      uint32_t flags);
 int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */
 uint64_t ct_writer_events(const struct ct_writer *w);
 /* The sum of the events' ct_event.silent (CT_SILENT_UNITs) */

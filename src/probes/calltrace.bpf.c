@@ -383,6 +383,9 @@ struct run {
 	__u32 interim_drop; /* interim_ends: its event's frame, this far above SP */
 	__u64 hit_sp, hit_bp; /* track_unobserved's, for unobserved_over */
 	__u64 wait_begin;     /* a wait for the mmap_lock began (ct_wait_begin) */
+	__u64 off_since;      /* the thread went off CPU then (ct_switch), 0: it runs */
+	__u64 off_goid;       /* ... running this goroutine (0: its own calls) */
+	__u32 off_flags;      /* ... CT_OFFCPU_* */
 	__u32 silent;         /* hits since the thread's last event that sent none (ct_event.silent) */
 	__u8 sent;            /* this run sent an event */
 	__u64 silent_g;       /* ... on this g (hit_g) */
@@ -2062,6 +2065,76 @@ int BPF_PROG(ct_wait_end, void *lock, int ret)
 	e->key = waited;
 	e->goid = r->goid;
 	bpf_ringbuf_submit(e, wake_flags(sizeof(*e)));
+	return 0;
+}
+
+/* ---- off CPU: when the scheduler ran something else on a traced thread ---- */
+
+/* The goroutine thread TASK (the one running: current) is running, by the
+ * bins of its last Go hit; 0 when it runs none (an idle M in the runtime's
+ * scheduler: g0 with no m.curg) or never hit a Go probe.  A non-sleepable
+ * program: bpf_probe_read_user (the g and its TLS slot are hot). */
+static __always_inline __u64 switch_goid(struct task_struct *task, struct run *r, bool *is_go)
+{
+	*is_go = false;
+	if (!r->goid_g)
+		return 0;
+	__u32 bin = r->goid_bin & (CT_MAX_BINS - 1);
+	const struct ct_bin_config *bc = &bins[bin];
+	if (!bc->is_go)
+		return 0;
+	*is_go = true;
+	__u64 g = 0, goid = 0, m = 0, curg = 0;
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fsbase + bc->tls_g_off)) || !g)
+		return 0;
+	bpf_probe_read_user(&goid, sizeof(goid), (void *)(g + bc->goid_off));
+	if (!goid && bc->curg_off && !bpf_probe_read_user(&m, sizeof(m), (void *)(g + bc->m_off)) && m &&
+	    !bpf_probe_read_user(&curg, sizeof(curg), (void *)(m + bc->curg_off)) && curg)
+		bpf_probe_read_user(&goid, sizeof(goid), (void *)(curg + bc->goid_off));
+	return goid;
+}
+
+/* A traced thread that goes off CPU is noted (in its task storage, which
+ * only threads that hit a probe have: the others have no calls open), and
+ * when it runs again its time off is sent (CT_PROC_OFFCPU), with the
+ * goroutine it ran.  Runs at every context switch of the machine while
+ * recording: two task-storage lookups for others' threads.  Never wakes
+ * the reader (inside the scheduler; the timed poll gets it). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ct_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+{
+	struct run *r = bpf_task_storage_get(&runs, prev, NULL, 0);
+	__u32 tgid = prev->tgid;
+	if (r && bpf_map_lookup_elem(&traced_pids, &tgid)) {
+		bool is_go;
+		__u64 goid = switch_goid(prev, r, &is_go);
+		if (goid || !is_go) {
+			r->off_since = bpf_ktime_get_ns();
+			r->off_goid = goid;
+			/* taken off the CPU (or yielding it) runnable: not
+			 * waiting for anything but a CPU */
+			r->off_flags = preempt || prev_state == 0 /* TASK_RUNNING */ ? CT_OFFCPU_PREEMPTED : 0;
+			if (r->off_flags && next->tgid == cfg.self_tgid)
+				r->off_flags |= CT_OFFCPU_BY_TRACER;
+		}
+	}
+	r = bpf_task_storage_get(&runs, next, NULL, 0);
+	if (!r || !r->off_since)
+		return 0;
+	__u64 since = r->off_since;
+	r->off_since = 0;
+	tgid = next->tgid;
+	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
+		return 0;
+	struct ct_event *e = reserve_proc(CT_PROC_OFFCPU, tgid, next->pid);
+	if (!e)
+		return 0;
+	e->key = e->ts - since;
+	e->goid = r->off_goid;
+	e->len = 0;
+	e->pad = r->off_flags;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -517,6 +517,15 @@ struct ct_fetch {
  * before the probe that would see its end was live.  (Replay: such a
  * call, closed other than by its own exit, is unobserved, never unwound.) */
 #define CT_PROC_PROBES_IN 8
+/* A traced thread was off CPU (the kernel's scheduler ran something else on
+ * it) and runs again: ts = when it ran again, key = how long it was off
+ * (ns), goid = the goroutine it was running (read at the switch: a Go
+ * thread idle in the runtime's scheduler sends none), 0 for a thread's own
+ * calls; child = CT_OFFCPU_* flags.  Not calltrace's time: the durations
+ * keep it; replay says how much of a call's it was (ct_call.off_cpu_*). */
+#define CT_PROC_OFFCPU 10
+#define CT_OFFCPU_PREEMPTED 1 /* it could have run on (runnable): the CPU was taken */
+#define CT_OFFCPU_BY_TRACER 2 /* ... by calltrace's own thread */
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first
@@ -571,6 +580,7 @@ struct ct_config {
 	__u32 min_addr;   /* vm.mmap_min_addr: nothing is ever mapped below it */
 	__u32 file_rets;  /* "file_rets" has entries: look there too */
 	__u32 planned_bits; /* "planned_slots" has 1 << planned_bits entries */
+	__u32 self_tgid;  /* calltrace's own process (CT_OFFCPU_BY_TRACER) */
 };
 /* The per-binary facts live in a writable global (bss), not in ct_config:
  * binaries exec'd under --follow are added after the programs are loaded. */

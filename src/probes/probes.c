@@ -65,7 +65,7 @@ struct ct_probes {
 	bool link_is_exit[MAX_LINKS];
 	int link_pid[MAX_LINKS];     /* the process each was made for (0: any) */
 	size_t nlinks;
-	struct bpf_link *tps[5]; /* process tracepoints: exit, fork, exec; lock waits: begin, end */
+	struct bpf_link *tps[6]; /* process tracepoints: exit, fork, exec; lock waits: begin, end; context switches */
 	ct_event_cb cb;
 	void *cb_ctx;
 	int ncpus;
@@ -240,6 +240,7 @@ static struct calltrace_bpf *open_configured(const struct ct_probes_opts *o, boo
 	cfg->follow_ino = o->follow_ino;
 	cfg->report_callers = o->report_callers;
 	cfg->min_addr = mmap_min_addr();
+	cfg->self_tgid = (uint32_t)getpid();
 	cfg->file_rets = o->nfile_rets > 0;
 	cfg->max_depth = o->max_depth;
 	cfg->min_dur_ns = o->min_dur_ns;
@@ -726,7 +727,7 @@ void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_co
 		p->skel->bss->bins[bin] = *c; /* the bss map is mmap'ed: no syscall */
 }
 
-int ct_probes_watch(struct ct_probes *p, bool follow)
+int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
 	for (int i = 0; i < 3; i++) {
@@ -745,6 +746,13 @@ int ct_probes_watch(struct ct_probes *p, bool follow)
 			ct_debug("no lock contention tracepoints: waits for probe changes stay in the durations");
 			break;
 		}
+	}
+	/* the times traced threads are off CPU (CT_PROC_OFFCPU) */
+	if (offcpu) {
+		p->tps[5] = bpf_program__attach(p->skel->progs.ct_switch);
+		if (!p->tps[5])
+			return ct_fail("cannot attach to the scheduler's sched_switch tracepoint: %s (record --no-sched goes without)",
+				       strerror(errno));
 	}
 	return 0;
 }

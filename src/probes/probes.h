@@ -72,8 +72,9 @@ size_t ct_probes_close_pid_links(struct ct_probes *p, uint32_t pid);
  * ct_probes_add_pid, and their execs, as CT_EV_PROC events; with FOLLOW
  * also their forks (children are added), and an exec of another binary is
  * held stopped until it is probed (else none is held: a launched program's
- * own, or -p's process running another program). */
-int ct_probes_watch(struct ct_probes *p, bool follow);
+ * own, or -p's process running another program).  With OFFCPU, the times
+ * their threads are off CPU (CT_PROC_OFFCPU). */
+int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu);
 /* --follow: starts the guard, a process that continues whatever the
  * kernel side still holds stopped once calltrace is gone, however it
  * ended (probes.c). */

@@ -195,7 +195,9 @@ struct ct_exitindex {
 
 static struct ct_exit_info exit_of(const struct ct_call *c)
 {
-	struct ct_exit_info e = {c->ts_exit, c->exit_tid, c->status, c->leaf, 0, c->exit_site, c->end_bound, c->raw_exit};
+	struct ct_exit_info e = {c->ts_exit,   c->exit_tid,     c->status,		c->leaf,
+				 0,	       c->exit_site,    c->end_bound,	c->raw_exit,
+				 c->off_preempted, c->off_tracer, c->off_blocked};
 	if (c->ret && c->ret_len <= UINT16_MAX)
 		e.ret_len = (uint16_t)c->ret_len;
 	return e;
@@ -593,6 +595,11 @@ enum {
  * entry's end, a leaf (REC_END_LEAF), follows its fields; the fields of
  * struct shape are those of the coder's recent shape whose number (a
  * byte) is in their place (REC_SHAPE). */
+/* In struct shape's status: the call's time off CPU follows (ct_call's
+ * off_preempted, off_tracer, off_blocked), after the origin; in its
+ * end_status: the entry's end's, after its other fields. */
+#define SH_OFF_CPU (1u << 9)
+#define SH_END_OFF_CPU (1u << 10)
 #define REC_KIND 0x03
 #define REC_BARE 0x04
 #define REC_END_LEAF 0x08
@@ -767,9 +774,12 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 	}
 	bool ended = h->kind == HELD_ENTER && h->ended;
 	const struct ct_exit_info *e = &h->e;
-	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8, c->context, c->entry_site, c->exit_site,
-			   c->spill_site, c->args_len, c->spill_len, c->ret_len,
-			   ended ? e->status | (uint32_t)e->end_bound << 9 : 0,
+	/* (a call's time off CPU, seldom any: a bit of the status says it
+	 * follows, SH_OFF_CPU; of an entry's end: SH_END_OFF_CPU) */
+	bool off = c->off_preempted || c->off_blocked, end_off = ended && (e->off_preempted || e->off_blocked);
+	struct shape sh = {c->func, c->status | (uint32_t)c->end_bound << 8 | (off ? SH_OFF_CPU : 0), c->context,
+			   c->entry_site, c->exit_site, c->spill_site, c->args_len, c->spill_len, c->ret_len,
+			   ended ? e->status | (uint32_t)e->end_bound << 9 | (end_off ? SH_END_OFF_CPU : 0) : 0,
 			   ended ? e->ret_len : 0,
 			   ended ? e->exit_site : 0};
 	if (!bare)
@@ -808,10 +818,20 @@ static uint8_t *put_held(struct coder *k, uint8_t *kind, uint8_t *o, struct held
 		o = put_origin(o, &h->origin);
 		*ko = h->origin;
 	}
+	if (off) {
+		o = put_uv(o, c->off_preempted);
+		o = put_uv(o, c->off_tracer);
+		o = put_uv(o, c->off_blocked);
+	}
 	if (ended) {
 		o = put_time(o, e->ts_exit, c->ts_entry);
 		o = put_time(o, e->raw_exit, c->raw_entry + (e->ts_exit - c->ts_entry));
 		o = put_tid(o, e->exit_tid, c->tid);
+		if (end_off) {
+			o = put_uv(o, e->off_preempted);
+			o = put_uv(o, e->off_tracer);
+			o = put_uv(o, e->off_blocked);
+		}
 	}
 	o = put_uv(o, h->nbytes);
 	copy_short(o, held_bytes(h), h->nbytes);
@@ -914,6 +934,11 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 			get_origin(r, ko);
 		h->origin = *ko;
 	}
+	if (sh->status & SH_OFF_CPU) {
+		c->off_preempted = get_uv(r);
+		c->off_tracer = get_uv(r);
+		c->off_blocked = get_uv(r);
+	}
 	if (ended) {
 		struct ct_exit_info *e = &h->e;
 		memset(e, 0, sizeof(*e));
@@ -925,6 +950,11 @@ static void get_held(struct coder *k, struct ct_rd *r, uint8_t rec, struct held 
 		e->end_bound = (uint8_t)((sh->end_status >> 9) & 1);
 		e->ret_len = (uint16_t)sh->end_ret_len;
 		e->exit_site = sh->end_exit_site;
+		if (sh->end_status & SH_END_OFF_CPU) {
+			e->off_preempted = get_uv(r);
+			e->off_tracer = get_uv(r);
+			e->off_blocked = get_uv(r);
+		}
 		h->ended = true;
 	}
 	size_t n = get_uv(r);

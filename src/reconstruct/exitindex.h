@@ -38,6 +38,7 @@ struct ct_exit_info {
 	uint32_t exit_site;
 	uint8_t end_bound; /* ct_call.end_bound: ts_exit bounds an UNOBSERVED call's end */
 	uint64_t raw_exit; /* ts_exit as measured (no overhead correction) */
+	uint64_t off_preempted, off_tracer, off_blocked; /* ct_call's */
 };
 
 struct ct_exitindex;

@@ -1842,10 +1842,34 @@ static void stalled(struct ct_recon *r, const struct ct_rec_event *ev)
 		s->cost += ev->child;
 }
 
+/* A thread was off CPU (CT_PROC_OFFCPU) while it ran its goroutine's or
+ * its own calls: every call open there ran that long off CPU (the
+ * goroutine could not have moved meanwhile: its thread held it). */
+static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	struct thread_stacks *th = ev->goid ? NULL : thread_of(r, ev->pid, ev->tid, false);
+	struct stack *s = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->f.n; i++) {
+		struct ct_call *c = &s->f.v[i].c;
+		if (!(ev->child & CT_OFFCPU_PREEMPTED))
+			c->off_blocked += ev->key;
+		else if (ev->child & CT_OFFCPU_BY_TRACER)
+			c->off_tracer += ev->key, c->off_preempted += ev->key;
+		else
+			c->off_preempted += ev->key;
+	}
+}
+
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	if (ev->proc == CT_PROC_STALL) {
 		stalled(r, ev);
+		return;
+	}
+	if (ev->proc == CT_PROC_OFFCPU) {
+		off_cpu(r, ev);
 		return;
 	}
 	settle_waiting(r, NULL); /* a fork copies, an exit ends what is reported */

@@ -92,9 +92,9 @@ struct ct_call {
 	uint64_t raw_entry, raw_exit; /* the same as measured (--raw, JSON dur_raw) */
 	uint32_t pid, tid; /* tid at entry */
 	uint32_t exit_tid; /* tid at exit (goroutines migrate) */
-	uint64_t goid;     /* 0 for threads */
 	uint32_t image;    /* how many times its process had exec'd before the call:
 			      the program it exec'd numbers goroutines and threads anew */
+	uint64_t goid;     /* 0 for threads */
 	uint64_t key;
 	uint32_t depth;    /* 0 = outermost traced frame of its goroutine/thread */
 	uint8_t status;    /* enum ct_call_status */
@@ -131,6 +131,13 @@ struct ct_call {
 	uint32_t spill_site;
 	const uint8_t *spill;
 	uint32_t spill_len;
+	/* How long its thread was off CPU while it ran (ns, CT_PROC_OFFCPU:
+	 * in the durations, not taken out): taken off it runnable
+	 * (preempted, of which by calltrace's own thread: tracer), or
+	 * waiting in the kernel (blocked: a sleep, I/O, a lock).  Known at
+	 * its exit; 0 in files recorded with --no-sched or before there was
+	 * this.  ct_buf_off_cpu (render.h) says it. */
+	uint64_t off_preempted, off_tracer, off_blocked;
 	/* Its goroutine's creation, if seen (NULL for threads and system
 	 * stacks); renderers show it with the goroutine's outermost calls. */
 	const struct ct_goroutine_origin *origin;

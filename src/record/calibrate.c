@@ -176,7 +176,7 @@ static int pre_class_of(uint32_t k, bool out)
 static int on_calib_event(void *ctx, const struct ct_event *e, const void *payload)
 {
 	struct collect *c = ctx;
-	if (e->site < c->first_site || e->site >= c->first_site + 2 * NFN)
+	if ((e->flags & CT_EV_PROC) || e->site < c->first_site || e->site >= c->first_site + 2 * NFN)
 		return c->cb ? c->cb(c->ctx, e, payload) : 0;
 	uint32_t k = (e->site - c->first_site) / 2;
 	bool out = (e->site - c->first_site) % 2;

@@ -1352,7 +1352,7 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	}
 	/* the ends of its threads and of itself (and its children: --follow) */
 	if (rc == 0)
-		rc = ct_probes_watch(s->probes, s->o.follow);
+		rc = ct_probes_watch(s->probes, s->o.follow, !s->o.no_sched);
 	if (rc == 0 && pid > 0)
 		rc = ct_probes_add_pid(s->probes, (uint32_t)pid);
 	/* From here on, the index that names the dynamic types of Go
@@ -2164,7 +2164,7 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	 * (at the end): not its program's calls, and no caller of them is
 	 * planned (the process's own end and exit still count) */
 	if (s->exec_left.n && (!(e->flags & CT_EV_PROC) || e->site == CT_PROC_CALLER ||
-			       e->site == CT_PROC_ICALL_EXIT || e->site == CT_PROC_STALL) &&
+			       e->site == CT_PROC_ICALL_EXIT || e->site == CT_PROC_STALL || e->site == CT_PROC_OFFCPU) &&
 	    map_get(&s->exec_left, e->pid)) {
 		s->exec_left_dropped++;
 		return 0;
@@ -2207,6 +2207,16 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		s->stalls++;
 		s->stall_ns += e->key;
 		ct_writer_stall(s->w, e->ts, e->pid, e->tid, e->goid, e->key > UINT32_MAX ? UINT32_MAX : (uint32_t)e->key);
+		return 0;
+	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_OFFCPU) {
+		/* a traced thread ran again after the scheduler took it off
+		 * (calltrace.bpf.c ct_switch) */
+		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
+			return 0;
+		s->offcpu++;
+		s->offcpu_ns += e->key;
+		ct_writer_offcpu(s->w, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
 		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {
@@ -3566,6 +3576,9 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->probes_refused)
 		ct_writer_stat(s->w, "probes_refused", "%zu (probe links made while recording that failed; the first: %s)",
 			       s->probes_refused, s->probes_refused_why);
+	if (s->offcpu)
+		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations)",
+			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6);
 	if (s->stalls)
 		ct_writer_stat(s->w, "stalls", "%llu (waits of the program's threads for calltrace's probe changes, %.3f ms in all, taken out)",
 			       (unsigned long long)s->stalls, s->stall_ns / 1e6);

@@ -32,6 +32,7 @@ struct ct_session_opts {
 	uint64_t flush_ns;           /* write events out at least this often (0: 200 ms) */
 	int lib_pid;                 /* -p: find libraries in this process's mappings */
 	bool follow;                 /* --follow: trace forked and exec'd children */
+	bool no_sched;               /* --no-sched: no CT_PROC_OFFCPU records */
 	bool shown_while_recording;  /* live, --otlp-endpoint: corrected with the start-up
 					calibration, so no second one at the end */
 	char *cmdline;               /* for the file's metadata */
@@ -269,6 +270,7 @@ struct ct_session {
 	size_t interim_remade;       /* links made again or closed for it */
 	size_t interim_changes;      /* probes placed or taken out meanwhile */
 	size_t warm_ups;             /* warm-up probes attached (warm_up) */
+	uint64_t offcpu, offcpu_ns;  /* CT_PROC_OFFCPU records written, their times off CPU */
 	uint64_t stalls, stall_ns;   /* CT_PROC_STALL records written, their waits */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);

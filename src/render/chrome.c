@@ -41,7 +41,9 @@
  *
  * A slice is as long as the call's corrected duration; a returned call's
  * E args carry "dur_below_ns":N where that is too short to tell from none
- * (the text's "< N", ct_dur_below), with the values (not under --no-args).
+ * (the text's "< N", ct_dur_below), with the values (not under --no-args);
+ * one whose thread was off CPU while it ran, "off_cpu_preempted_ns" and
+ * "off_cpu_blocked_ns" (JSON's off_cpu; also on a call that did not return).
  *
  * Calls that did not return are closed where the reconstruction ended them,
  * E args {"status":"unwound"}, {"status":"unfinished"}, {"status":"exited"}, {"status":"lost"} or
@@ -287,6 +289,18 @@ static void on_spawn(void *ctx, const struct ct_goroutine_origin *o)
 	*slot = copy;
 }
 
+/* How long the call's thread was off CPU (JSON's off_cpu), if at all,
+ * after SEP */
+static void put_off_cpu(struct chrome *ch, const struct ct_call *c, const char *sep)
+{
+	if (!c->off_preempted && !c->off_blocked)
+		return;
+	put(ch, "%s\"off_cpu_preempted_ns\":%" PRIu64 ",\"off_cpu_blocked_ns\":%" PRIu64, sep, c->off_preempted,
+	    c->off_blocked);
+	if (c->off_tracer)
+		put(ch, ",\"off_cpu_by_calltrace_ns\":%" PRIu64, c->off_tracer);
+}
+
 static void on_exit_call(void *ctx, const struct ct_call *c)
 {
 	struct chrome *ch = ctx;
@@ -299,6 +313,7 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 		if (c->status == CT_CALL_UNOBSERVED && c->end_bound)
 			put(ch, ",\"dur_max_ns\":%" PRIu64,
 			    ct_dur_max(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry));
+		put_off_cpu(ch, c, ",");
 		put(ch, "}");
 		if (c->status == CT_CALL_UNWOUND)
 			ch->unwound++;
@@ -321,8 +336,11 @@ static void on_exit_call(void *ctx, const struct ct_call *c)
 		/* the slice's length is the corrected duration: where that is too
 		 * short to tell from none, what it is below (the text's "< N") */
 		uint64_t below = ct_dur_below(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry);
-		if (below)
+		if (below) {
 			put(ch, "%s\"dur_below_ns\":%" PRIu64, sep, below);
+			sep = ",";
+		}
+		put_off_cpu(ch, c, sep);
 		if (ch->ev.n > start)
 			put(ch, "}");
 	}

@@ -148,6 +148,39 @@ void ct_fmt_duration(char *buf, size_t n, uint64_t ns)
 	buf_free(&b);
 }
 
+/* NS as "201.344 us", without the column's padding */
+static void buf_duration_trim(struct ct_buf *b, uint64_t ns)
+{
+	size_t at = b->n, lead = 0;
+	ct_buf_duration(b, ns);
+	while (at + lead < b->n && b->p[at + lead] == ' ')
+		lead++;
+	memmove(b->p + at, b->p + at + lead, b->n - at - lead);
+	b->n -= lead;
+}
+
+bool ct_buf_off_cpu(struct ct_buf *b, const struct ct_call *c)
+{
+	uint64_t pre = c->off_preempted, blk = c->off_blocked;
+	if (!pre && !blk)
+		return false;
+	const char *by = c->off_tracer ? (c->off_tracer == pre ? " by calltrace" : ", partly by calltrace") : "";
+	buf_cstr(b, "off CPU ");
+	buf_duration_trim(b, pre + blk);
+	if (!blk) {
+		buf_printf(b, ", preempted%s", by);
+	} else if (!pre) {
+		buf_cstr(b, ", blocked");
+	} else {
+		buf_cstr(b, ": blocked ");
+		buf_duration_trim(b, blk);
+		buf_cstr(b, ", preempted ");
+		buf_duration_trim(b, pre);
+		buf_cstr(b, by);
+	}
+	return true;
+}
+
 const char *ct_func_name(const struct ct_trace *t, uint32_t func)
 {
 	return func < t->nfuncs ? ct_names_show(&t->func_names[func], t->funcs[func].name) : "?";

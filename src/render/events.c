@@ -58,6 +58,8 @@ static const char *proc_name(uint8_t what)
 		return "stall";
 	case CT_PROC_PROBES_IN:
 		return "probes_in";
+	case CT_PROC_OFFCPU:
+		return "off_cpu";
 	default:
 		return "?";
 	}
@@ -122,6 +124,11 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 				fprintf(out, " goid=%" PRIu64 " waited_ns=%" PRIu32, ev.goid, ev.child);
 			if (ev.proc == CT_PROC_PROBES_IN)
 				fputs(ev.child ? " all" : " begin", out);
+			if (ev.proc == CT_PROC_OFFCPU)
+				fprintf(out, " goid=%" PRIu64 " off_ns=%" PRIu64 " how=%s", ev.goid, ev.key,
+					!(ev.child & CT_OFFCPU_PREEMPTED)  ? "blocked"
+					: ev.child & CT_OFFCPU_BY_TRACER ? "preempted_by_calltrace"
+									 : "preempted");
 			if (ev.proc == CT_PROC_INTERIM_GONE && ev.child < t->nfuncs)
 				fprintf(out, " func=%s", t->funcs[ev.child].name);
 			fputc('\n', out);

@@ -14,6 +14,9 @@
  * still add up.  An "unobserved" call (its end not seen) that a later
  * event of its goroutine/thread showed over has "dur_max":N, ns, corrected
  * as dur is: it lasted at most that (ct_call.end_bound); dur stays null.
+ * A call whose thread was off CPU while it ran has "off_cpu":{"preempted":N,
+ * "blocked":N} (ns, both in dur; "by_calltrace":N of the preempted time
+ * when calltrace's own thread took the CPU).
  * Losses appear as {"ts":…,"lost":N}.  Durations and results come from the
  * exit index (exitindex.h: calls held back until they end, in memory or,
  * behind a long one, in a temp file or with its end from a first pass), so
@@ -223,6 +226,14 @@ void ct_json_call_object(struct ct_json_calls *jc, const struct ct_call *c, stru
 	if (c->sysstack)
 		w = PUT_LIT(w, ",\"stack\":\"system\"");
 	out->n = (size_t)(w - (char *)out->p);
+	/* how long its thread was off CPU while it ran (ns, in dur) */
+	if (e->off_preempted || e->off_blocked) {
+		buf_printf(out, ",\"off_cpu\":{\"preempted\":%" PRIu64 ",\"blocked\":%" PRIu64, e->off_preempted,
+			   e->off_blocked);
+		if (e->off_tracer)
+			buf_printf(out, ",\"by_calltrace\":%" PRIu64, e->off_tracer);
+		buf_cstr(out, "}");
+	}
 	/* the goroutine's outermost calls say who made it, and where */
 	if (c->depth == 0 && ct_origin_shown(c->origin)) {
 		const struct ct_goroutine_origin *o = c->origin;

@@ -15,7 +15,8 @@
  * returned call's corrected duration too short to tell from none: what it
  * is below, the text's "< N"), calltrace.dur_max_ns (an unobserved
  * call's, whose span ends at the event that showed it over: it lasted at
- * most that, JSON's dur_max); a goroutine's root spans
+ * most that, JSON's dur_max), calltrace.off_cpu.preempted_ns and
+ * .blocked_ns (its thread's time off CPU while it ran, JSON's off_cpu); a goroutine's root spans
  * calltrace.goroutine.parent_id and calltrace.goroutine.created_by ("F at
  * FILE:LINE", the `go` statement) when its creation was seen: attributes,
  * not links, as the creating span lies in another trace whose ids the
@@ -527,6 +528,11 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	 * lasted at most that long (JSON's dur_max) */
 	if (c->status == CT_CALL_UNOBSERVED && c->end_bound)
 		add_int(x, "calltrace.dur_max_ns", (int64_t)ct_dur_max(c->ts_exit - c->ts_entry, c->raw_exit - c->raw_entry));
+	/* its thread's time off CPU while it ran (JSON's off_cpu) */
+	if (c->off_preempted || c->off_blocked) {
+		add_int(x, "calltrace.off_cpu.preempted_ns", (int64_t)c->off_preempted);
+		add_int(x, "calltrace.off_cpu.blocked_ns", (int64_t)c->off_blocked);
+	}
 	if (c->status == CT_CALL_RETURNED) {
 		/* the span is as long as the corrected duration: where that is too
 		 * short to tell from none, what it is below (the text's "< N") */

@@ -49,6 +49,11 @@ void ct_buf_duration_below(struct ct_buf *b, uint64_t ns); /* "< 0.590 us", as w
  * one character wider, over the blank before the duration column */
 void ct_buf_duration_at_most(struct ct_buf *b, uint64_t ns);
 const char *ct_func_name(const struct ct_trace *t, uint32_t func);
+/* How long call C's thread was off CPU while it ran, if at all (at its
+ * exit): "off CPU 201.344 us, preempted" (one kind), "off CPU 10.215 ms:
+ * blocked 10.101 ms, preempted 114.000 us" (both), "by calltrace" where
+ * calltrace's own thread took the CPU.  Whether it wrote anything. */
+bool ct_buf_off_cpu(struct ct_buf *b, const struct ct_call *c);
 /* Goroutine lineage: is O worth showing (a creator is known), and its text,
  * "created by main.main at main.go:42 in goroutine 1" (the file's base
  * name; "created in goroutine 1" without a position). */

@@ -37,10 +37,10 @@
 #define CHUNKS CT_HIST_CHUNKS          /* chunk 0: [0,128); chunk c: [2^(c+6), 2^(c+7)) */
 
 
-/* What the shown children that returned so far of an open frame took, and
- * what the correction took out of them. */
+/* What the shown children that returned so far of an open frame took, what
+ * the correction took out of them, and their time off CPU. */
 struct kids {
-	uint64_t dur, taken;
+	uint64_t dur, taken, off;
 };
 
 /* Child time of each open frame of one goroutine/thread, by depth.  A
@@ -170,7 +170,7 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		s->kids.n = (size_t)d + 1;
 	}
 	struct kids kids = s->kids.v[d];
-	s->kids.v[d] = (struct kids){0, 0};
+	s->kids.v[d] = (struct kids){0, 0, 0};
 	s->idle = d == 0;
 	if (c->status != CT_CALL_RETURNED) {
 		if (c->status == CT_CALL_UNWOUND)
@@ -188,9 +188,11 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	uint64_t dur = call_duration(c);
 	uint64_t raw = c->raw_exit > c->raw_entry ? c->raw_exit - c->raw_entry : 0;
 	uint64_t taken = raw > dur ? raw - dur : 0;
+	uint64_t off = c->off_preempted + c->off_blocked;
 	if (d) {
 		s->kids.v[d - 1].dur += dur;
 		s->kids.v[d - 1].taken += taken;
+		s->kids.v[d - 1].off += off;
 	}
 	f->returned++;
 	f->total += dur;
@@ -199,6 +201,8 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	/* (what was taken out between its children: their own hits and
 	 * those inside them are theirs) */
 	f->self_taken_out += taken > kids.taken ? taken - kids.taken : 0;
+	f->off_cpu += off;
+	f->self_off_cpu += off > kids.off ? off - kids.off : 0;
 	if (dur < f->min)
 		f->min = dur;
 	if (dur > f->max)
@@ -344,6 +348,10 @@ void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 	if (dur && !ct_raw_durations)
 		buf_printf(b, ",\"taken_out_ns\":%" PRIu64 ",\"self_taken_out_ns\":%" PRIu64, f->taken_out,
 			   f->self_taken_out);
+	/* their threads' time off CPU while they ran (in the durations), where
+	 * there was any */
+	if (f->off_cpu)
+		buf_printf(b, ",\"off_cpu_ns\":%" PRIu64 ",\"self_off_cpu_ns\":%" PRIu64, f->off_cpu, f->self_off_cpu);
 }
 
 static void write_json(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
@@ -430,9 +438,10 @@ static void write_histogram(FILE *out, const struct report *R, const struct ct_f
 static void write_text(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	FILE *out = o->out;
-	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0, unobserved = 0;
+	uint64_t unwound = 0, unfinished = 0, exited = 0, lost = 0, unobserved = 0, off_cpu = 0;
 	bool any_below = false;
 	for (size_t i = 0; i < n; i++) {
+		off_cpu += fs[i]->off_cpu;
 		unobserved += fs[i]->unobserved;
 		unwound += fs[i]->unwound;
 		unfinished += fs[i]->unfinished;
@@ -441,10 +450,10 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	}
 	bool status_cols = unwound || unfinished || exited || lost;
 	static const char rule[] = "  ==========";
-	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s%s%s  Function\n",
+	fprintf(out, "  Total time   Self time       Calls    Avg time    Min time    P50 time    P99 time    Max time%s%s%s%s%s  Function\n",
 		status_cols ? "     Unwound  Unfinished" : "", exited ? "      Exited" : "", lost ? "        Lost" : "",
-		unobserved ? "  Unobserved" : "");
-	for (int i = 0; i < (status_cols ? 10 : 8) + (exited != 0) + (lost != 0) + (unobserved != 0); i++)
+		unobserved ? "  Unobserved" : "", off_cpu ? "    Self off" : "");
+	for (int i = 0; i < (status_cols ? 10 : 8) + (exited != 0) + (lost != 0) + (unobserved != 0) + (off_cpu != 0); i++)
 		fputs(rule, out);
 	fputs("  ====================\n", out);
 	for (size_t i = 0; i < n; i++) {
@@ -467,6 +476,8 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 			fprintf(out, "  %10" PRIu64, f->lost);
 		if (unobserved)
 			fprintf(out, "  %10" PRIu64, f->unobserved);
+		if (off_cpu)
+			dur_cell(out, dur, f->self_off_cpu, 0);
 		fprintf(out, "  %s\n", ct_func_name(R->t, f->func));
 	}
 	if (status_cols)
@@ -482,13 +493,16 @@ static void write_text(struct report *R, const struct ct_report_opts *o, struct 
 	if (unobserved)
 		fprintf(out, "# %" PRIu64 " unobserved calls (from a call site without an exit probe yet) have no duration either\n",
 			unobserved);
+	if (off_cpu)
+		fprintf(out, "%s# Self off: of the self time, how long the thread was off CPU (preempted, or blocked in the kernel)\n",
+			status_cols || exited || lost || unobserved ? "" : "\n");
 	if (any_below)
 		fprintf(out, "%s# \"< N\": below a tenth of what the correction took out of it (a call's figure: of the "
 			     "function's calls on average), too short to tell from none\n",
-			status_cols || exited || lost || unobserved ? "" : "\n");
+			status_cols || exited || lost || unobserved || off_cpu ? "" : "\n");
 	if (R->lost)
 		fprintf(out, "%s# LOST %" PRIu64 " events while recording: counts may be incomplete\n",
-			status_cols || exited || lost || unobserved || any_below ? "" : "\n", R->lost);
+			status_cols || exited || lost || unobserved || off_cpu || any_below ? "" : "\n", R->lost);
 	for (size_t i = 0; i < n; i++)
 		if (fs[i]->returned && wants_histogram(R, o, fs[i]))
 			write_histogram(out, R, fs[i]);

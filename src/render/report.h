@@ -20,6 +20,9 @@ struct ct_func_stats {
 	/* what the correction took out of them (raw - corrected), in all and
 	 * between their children (self's share) */
 	uint64_t taken_out, self_taken_out;
+	/* how long their threads were off CPU while they ran (in total, and
+	 * outside their shown children that returned: self's share) */
+	uint64_t off_cpu, self_off_cpu;
 	uint64_t p50, p99;
 	uint64_t *chunk[CT_HIST_CHUNKS]; /* log-linear duration histogram */
 };

@@ -415,18 +415,24 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 	prefix(tr, out, c, c->exit_tid, returned || at_most, below ? below : dur,
 	       at_most ? LINE_AT_MOST : below ? LINE_BELOW : 0);
 	const char *on = note && tr->o->color ? C_MAGENTA : "", *off = note && tr->o->color ? C_RESET : "";
+	bool off_cpu = c->off_preempted || c->off_blocked;
 	if (leaf) {
 		call_text(tr, c);
 		ret_text(tr, c);
 		buf_put(&tr->line, ";", 1);
-		if (note || c->tail)
-			buf_printf(&tr->line, " %s/* %s%s%s */%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
-				note ? note : "", off);
+		if (note || c->tail || off_cpu) {
+			buf_printf(&tr->line, " %s/* %s%s%s", on, c->tail ? "tail call" : "", c->tail && note ? ", " : "",
+				   note ? note : "");
+			if (off_cpu && (note || c->tail))
+				buf_put(&tr->line, "; ", 2);
+			ct_buf_off_cpu(&tr->line, c);
+			buf_printf(&tr->line, " */%s", off);
+		}
 	} else {
 		buf_put(&tr->line, "}", 1);
 		if (ret_text(tr, c))
 			buf_put(&tr->line, ";", 1);
-		if (tr->packed && !note && !*on) {
+		if (tr->packed && !note && !*on && !off_cpu) {
 			/* its name's comment made when it goes out */
 			tr->pp.name_end = true;
 			tr->pp.func = c->func;
@@ -441,6 +447,10 @@ static void print_close(struct tree *tr, struct group *out, const struct ct_call
 		if (note) {
 			buf_put(&tr->line, ": ", 2);
 			buf_cstr(&tr->line, note);
+		}
+		if (off_cpu) {
+			buf_put(&tr->line, "; ", 2);
+			ct_buf_off_cpu(&tr->line, c);
 		}
 		buf_put(&tr->line, " */", 3);
 		if (*off) /* (a strlen call a line, for none mostly) */

@@ -12,7 +12,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CT = os.path.join(ROOT, "build", "calltrace")
 FIX = os.path.join(ROOT, "build", "fixtures")
 TMP = tempfile.mkdtemp(prefix="calltrace-test-")
-FORMAT_VERSION = 18  # CT_FILE_VERSION (format/tracefile.h)
+FORMAT_VERSION = 19  # CT_FILE_VERSION (format/tracefile.h)
 
 
 class Skip(Exception):
@@ -271,6 +271,16 @@ def _links_left():
         if not held_by or any(p not in tracers for p in held_by):
             left.append(dict(l, owners=sorted(held_by)))
     return left
+
+
+# A tree line's note of its call's time off CPU, which the scheduler decides
+# run by run: " /* off CPU 1.2 us, preempted */", or "; off CPU ..." after
+# another note.  without_off_cpu(line) leaves it out.
+OFF_CPU_NOTE = re.compile(r" /\* off CPU [^*]* \*/$|; off CPU [^*]*(?= \*/$)")
+
+
+def without_off_cpu(line):
+    return OFF_CPU_NOTE.sub("", line)
 
 
 TEXT_LINE = re.compile(

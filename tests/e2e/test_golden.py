@@ -1,9 +1,10 @@
 """Golden outputs: the text tree and the JSON of a few fixture runs, so that
 a change of layout is seen as a diff.  Normalised the way uftrace's
 runtest.py does: of the text only what follows `|` (no durations, thread or
-goroutine ids), of the JSON no times and ids (ts, dur, dur_raw,
-dur_below, which is there or not by the run's timing, and an unobserved
-call's dur_max, a time); addresses read 0xADDR.
+goroutine ids, nor what the run's timing decides: a call's time off CPU),
+of the JSON no times and ids (ts, dur, dur_raw, dur_below, which is there
+or not by the run's timing, an unobserved call's dur_max, a time, and
+off_cpu); addresses read 0xADDR.
 
 After a deliberate change of the output, rewrite the files with
 CT_GOLDEN_UPDATE=1 python3 tests/run.py golden, and review the diff."""
@@ -11,7 +12,7 @@ import json
 import os
 import re
 
-from lib import ct, fixture, record, tmp
+from lib import ct, fixture, record, tmp, without_off_cpu
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 ADDR = re.compile(r"0x[0-9a-f]{5,}")
@@ -32,7 +33,8 @@ def text_of(path):
     lines = p.stdout.splitlines()
     assert lines[0].startswith("# DURATION"), lines[0]
     # call lines only, as runtest.py keeps them (block headers are comments)
-    return "".join(ADDR.sub("0xADDR", line.split("| ", 1)[1]) + "\n" for line in lines[1:] if "| " in line)
+    return "".join(ADDR.sub("0xADDR", without_off_cpu(line.split("| ", 1)[1])) + "\n"
+                   for line in lines[1:] if "| " in line)
 
 
 def json_of(path):
@@ -41,7 +43,7 @@ def json_of(path):
     out = []
     for line in p.stdout.splitlines():
         call = json.loads(line)
-        for k in ("ts", "dur", "dur_raw", "dur_below", "dur_max", "pid", "tid", "goid"):
+        for k in ("ts", "dur", "dur_raw", "dur_below", "dur_max", "off_cpu", "pid", "tid", "goid"):
             call.pop(k, None)
         out.append(ADDR.sub("0xADDR", json.dumps(call, sort_keys=True)) + "\n")
     return "".join(out)

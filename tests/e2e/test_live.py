@@ -44,4 +44,5 @@ def test_live_follow_exec():
            fixture("go_core"), "fib", "3")
     assert p.returncode == 0, p.stderr
     assert "go_core:main.fib()" in p.stdout or "go_core:main.fib(n=" in p.stdout, p.stdout[-800:]
-    assert "} /* go_core:main.main */" in p.stdout
+    # (a note may follow the name: its time off CPU)
+    assert "} /* go_core:main.main */" in p.stdout or "} /* go_core:main.main; off CPU " in p.stdout

@@ -377,8 +377,11 @@ def test_report_text_table():
         assert lines[0].endswith("  Function") and ("Unwound  Unfinished" in lines[0]) == status_cols
         # columns of statuses that occur at all
         extra = [k for k, title in (("exited", "      Exited"), ("lost", "        Lost")) if title in lines[0]]
+        # (and the self time off CPU, where a thread was: the run decides)
+        off_col = lines[0].endswith("    Self off  Function")
+        assert off_col == any(r.get("off_cpu_ns") for r in rows.values()), (lines[0], rows)
         assert set(lines[1]) == {" ", "="}
-        ncols = (10 if status_cols else 8) + len(extra)
+        ncols = (10 if status_cols else 8) + len(extra) + off_col
         seen = []
         for line in lines[2:]:
             if not line.strip():
@@ -404,7 +407,10 @@ def test_report_text_table():
                     shown_below += bool(bound)
             if status_cols:
                 want = [r["unwound"], r["unfinished"]] + [r[k] for k in extra]
-                assert [int(c) for c in cells[8:]] == want, line
+                assert [int(c) for c in cells[8:8 + len(want)]] == want, line
+            if off_col:
+                want = fmt_duration(r.get("self_off_cpu_ns", 0)) if r["returned"] else "%10s" % "-"
+                assert cells[-1] == want, (line, r)
         assert seen == list(rows), (seen, list(rows))  # same order as JSON
         assert ('# "< N": below a tenth' in p.stdout) == (shown_below > 0), p.stdout
         total_below += shown_below

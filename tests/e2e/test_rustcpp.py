@@ -6,7 +6,7 @@ import json
 import re
 import subprocess
 
-from lib import TEXT_LINE, ct, fixture, record, replay_json, tmp, trees
+from lib import TEXT_LINE, ct, fixture, record, replay_json, tmp, trees, without_off_cpu
 from otlp import check_spans_equal_replay, decode_json_lines, spans_of
 from test_dump import svg_frames
 from test_report_yaml import replay_yaml
@@ -66,7 +66,7 @@ def every_output(path):
 def normalized_tree(text):
     """The call lines of a text tree without durations and addresses (which
     differ from run to run; a Rust vtable shows its words in decimal)."""
-    return [re.sub(r"0x[0-9a-f]+|\b[0-9]{12,}\b", "_", m["indent"] + m["body"])
+    return [re.sub(r"0x[0-9a-f]+|\b[0-9]{12,}\b", "_", without_off_cpu(m["indent"] + m["body"]))
             for m in map(TEXT_LINE.match, text.splitlines()) if m]
 
 
@@ -216,7 +216,8 @@ def values_match(exe, glob, unavailable=None):
             args = ", ".join(f"{k[len('calltrace.arg.'):]}={v}" for k, v in a.items() if k.startswith("calltrace.arg."))
             call, ret = f"{sp['name']}({args})", a["calltrace.result"]
             assert f"{call} = {ret};" in text or \
-                (f"{call} {{" in text and f"}} = {ret}; /* {sp['name']} */" in text), (exe, call, ret)
+                (f"{call} {{" in text and (f"}} = {ret}; /* {sp['name']} */" in text or
+                                           f"}} = {ret}; /* {sp['name']}; off CPU " in text)), (exe, call, ret)
     return text
 
 

@@ -81,6 +81,8 @@ static bool same_entry(const struct ct_call *w, const struct ct_call *c)
 	       w->context == c->context && w->leaf == c->leaf && w->unplanned == c->unplanned &&
 	       w->indirect == c->indirect && w->entry_site == c->entry_site && w->exit_site == c->exit_site &&
 	       w->spill_site == c->spill_site && w->end_bound == c->end_bound &&
+	       w->off_preempted == c->off_preempted && w->off_tracer == c->off_tracer &&
+	       w->off_blocked == c->off_blocked &&
 	       (uintptr_t)w->origin == (c->origin ? (uintptr_t)c->origin->goid + 1 : 0);
 }
 
@@ -102,6 +104,9 @@ static void direct_exit(void *ctx, const struct ct_call *c)
 	e->exit_site = c->exit_site;
 	e->raw_exit = c->raw_exit;
 	e->end_bound = c->end_bound;
+	e->off_preempted = c->off_preempted;
+	e->off_tracer = c->off_tracer;
+	e->off_blocked = c->off_blocked;
 }
 
 static void direct_spawn(void *ctx, const struct ct_goroutine_origin *o)
@@ -135,6 +140,8 @@ static void indexed_enter(void *ctx, const struct ct_call *c)
 	if (ix->bad == UINT64_MAX && (!w || e->ts_exit != w->ts_exit || e->exit_tid != w->exit_tid ||
 				      e->status != w->status || e->leaf != w->leaf || e->exit_site != w->exit_site ||
 				      e->raw_exit != w->raw_exit || e->end_bound != w->end_bound ||
+				      e->off_preempted != w->off_preempted || e->off_tracer != w->off_tracer ||
+				      e->off_blocked != w->off_blocked ||
 				      !same_entry(&ix->d->calls[c->seq], c)))
 		ix->bad = c->seq;
 	/* asked for another call, or outside its enter: nothing */
@@ -149,7 +156,9 @@ static void indexed_exit(void *ctx, const struct ct_call *c)
 	if (ct_exitindex_get(ix->x, c->seq, NULL)->status != CT_CALL_OPEN)
 		ix->misordered++;
 	/* an exit held back (spilled, under -t) says the same of its bound */
-	if (ix->bad == UINT64_MAX && c->seq < ix->d->n && c->end_bound != ix->d->v[c->seq].end_bound)
+	if (ix->bad == UINT64_MAX && c->seq < ix->d->n &&
+	    (c->end_bound != ix->d->v[c->seq].end_bound || c->off_preempted != ix->d->v[c->seq].off_preempted ||
+	     c->off_tracer != ix->d->v[c->seq].off_tracer || c->off_blocked != ix->d->v[c->seq].off_blocked))
 		ix->bad = c->seq;
 }
 
@@ -196,6 +205,10 @@ static int write_big(const char *path, int nwork)
 		case 0:
 		case 1:
 			put(tid, 1, 300, S_LEAF_ENT);
+			/* off CPU in the leaf now and then: its time goes with
+			 * the calls open (main.main's too, open throughout) */
+			if (i % 16 == 1)
+				ct_writer_offcpu(W, T += 100, 500, tid, 1, 40 + (uint64_t)i, i % 32 == 1 ? CT_OFFCPU_PREEMPTED : 0);
 			put(tid, 1, 300, S_LEAF_RET);
 			put(tid, 1, 200, S_WORK_RET);
 			break;

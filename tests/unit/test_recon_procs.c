@@ -33,13 +33,15 @@ struct seen {
 	uint64_t seq, ts_entry, ts_exit, goid;
 	uint8_t arg0;
 	uint32_t context;
+	uint64_t off_preempted, off_tracer, off_blocked;
 };
 static CT_VEC(struct seen) seen;
 
 static void note(char type, const struct ct_call *c)
 {
 	struct seen s = {type, c->func, c->pid, c->tid, c->depth, c->status, c->seq, c->ts_entry, c->ts_exit,
-			 c->goid, c->args_len ? c->args[0] : 0, c->context};
+			 c->goid, c->args_len ? c->args[0] : 0, c->context, c->off_preempted, c->off_tracer,
+			 c->off_blocked};
 	CT_VEC_PUSH(seen, s);
 }
 
@@ -75,16 +77,25 @@ static void call(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t goid, 
 	ct_recon_event(r, &e);
 }
 
-static void proc(struct ct_recon *r, uint8_t what, uint32_t pid, uint32_t tid, uint32_t child, uint64_t ts)
+/* A process record WHAT (CT_PROC_*); GOID and KEY for those that have them */
+static void proc_goid(struct ct_recon *r, uint8_t what, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t key,
+		      uint32_t child, uint64_t ts)
 {
 	struct ct_rec_event e = {0};
 	e.kind = CT_EV_PROC_REC;
 	e.proc = what;
 	e.pid = pid;
 	e.tid = tid;
+	e.goid = goid;
+	e.key = key;
 	e.child = child;
 	e.ts = ts;
 	ct_recon_event(r, &e);
+}
+
+static void proc(struct ct_recon *r, uint8_t what, uint32_t pid, uint32_t tid, uint32_t child, uint64_t ts)
+{
+	proc_goid(r, what, pid, tid, 0, 0, child, ts);
 }
 
 static const struct seen *find(char type, uint32_t func, uint32_t pid)
@@ -191,18 +202,32 @@ TEST(recon_fork_continues_open_calls_in_the_child)
 	CT_VEC_FREE(seen);
 }
 
+/* A record file at PATH (a mkstemp template) begun with this file's
+ * functions and sites, its events to be written; NULL if that failed. */
+static struct ct_writer *begin_file(char *path)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	unlink(path);
+	static const struct ct_file_func funcs[NF] = {{FM, "m", 0x1000, 16, 0}, {FW, "w", 0x2000, 16, 0}};
+	struct ct_writer *w = ct_writer_create(path);
+	if (w) {
+		ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
+		if (ct_writer_begin(w, funcs, NF, psites, NS)) {
+			ct_writer_close(w);
+			return NULL;
+		}
+	}
+	return w;
+}
+
 TEST(tracefile_process_records_round_trip)
 {
 	char path[] = "/tmp/ct-procrec-XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	unlink(path);
-	struct ct_file_func funcs[NF] = {{FM, "m", 0x1000, 16, 0}, {FW, "w", 0x2000, 16, 0}};
-	struct ct_writer *w = ct_writer_create(path);
+	struct ct_writer *w = begin_file(path);
 	CHECK(w != NULL);
-	ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
-	CHECK_EQ_I(ct_writer_begin(w, funcs, NF, psites, NS), 0);
 	struct ct_event e = {0};
 	e.ts = 1100;
 	e.pid = e.tid = 10;
@@ -242,6 +267,108 @@ TEST(tracefile_process_records_round_trip)
 		CHECK_EQ_U(ev.tid, want[i].tid);
 		CHECK_EQ_U(ev.child, want[i].child);
 	}
+	CHECK(!ct_iter_next(&it, &ev));
+	CHECK(!t.truncated);
+	ct_iter_free(&it);
+	ct_trace_close(&t);
+	unlink(path);
+}
+
+/* A thread off CPU (CT_PROC_OFFCPU) while calls were open on its stack:
+ * each of them ran that long off CPU (blocked or preempted, by calltrace's
+ * thread or not); a call that ended before, another thread's calls, and a
+ * goroutine the record does not name get none.  A goroutine's time goes
+ * to its own stack, whichever thread ran it. */
+static void off_cpu(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns, uint32_t flags,
+		    uint64_t ts)
+{
+	proc_goid(r, CT_PROC_OFFCPU, pid, tid, goid, ns, flags, ts);
+}
+
+TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
+{
+	CT_VEC_FREE(seen);
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	call(r, 10, 11, 0, 105, 5, S_M_ENT, 0); /* another thread's call, open throughout */
+	call(r, 10, 10, 0, 110, 9, S_W_ENT, 0);
+	off_cpu(r, 10, 10, 0, 50, 0, 170);
+	call(r, 10, 10, 0, 180, 9, S_W_RET, 0);
+	off_cpu(r, 10, 10, 0, 7, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER, 190);
+	off_cpu(r, 10, 10, 0, 3, CT_OFFCPU_PREEMPTED, 195);
+	off_cpu(r, 10, 10, 77, 1000, 0, 196); /* a goroutine with no calls here */
+	call(r, 10, 10, 0, 200, 5, S_M_RET, 0);
+	call(r, 10, 11, 0, 210, 5, S_M_RET, 0);
+	const struct seen *w = find('X', FW, 10);
+	CHECK(w != NULL);
+	CHECK_EQ_U(w->off_blocked, 50);
+	CHECK_EQ_U(w->off_preempted, 0);
+	size_t outer = 0;
+	for (size_t i = 0; i < seen.n; i++) {
+		const struct seen *s = &seen.v[i];
+		if (s->type != 'X' || s->func != FM)
+			continue;
+		if (s->tid == 10) {
+			CHECK_EQ_U(s->off_blocked, 50);
+			CHECK_EQ_U(s->off_preempted, 10);
+			CHECK_EQ_U(s->off_tracer, 7);
+		} else {
+			CHECK_EQ_U(s->off_blocked + s->off_preempted + s->off_tracer, 0);
+		}
+		outer++;
+	}
+	CHECK_EQ_U(outer, 2);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
+
+	/* Go: goroutine 3's calls, its thread changed meanwhile */
+	CT_VEC_FREE(seen);
+	r = ct_recon_new(psites, NS, true, &ops, NULL);
+	call(r, 10, 12, 3, 100, 5, S_M_ENT, 0);
+	call(r, 10, 12, 4, 101, 5, S_W_ENT, 0);
+	off_cpu(r, 10, 13, 3, 40, CT_OFFCPU_PREEMPTED, 150);
+	call(r, 10, 13, 3, 160, 5, S_M_RET, 0);
+	call(r, 10, 12, 4, 170, 5, S_W_RET, 0);
+	const struct seen *g3 = find('X', FM, 10), *g4 = find('X', FW, 10);
+	CHECK(g3 != NULL && g4 != NULL);
+	CHECK_EQ_U(g3->off_preempted, 40);
+	CHECK_EQ_U(g4->off_preempted + g4->off_blocked, 0);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+/* An off-CPU record through the record file: its goroutine, its time
+ * (past 32 bits: a sleep of seconds) and its flags come back. */
+TEST(recon_off_cpu_record_round_trips)
+{
+	char path[] = "/tmp/ct_unit_offcpu_XXXXXX";
+	struct ct_writer *w = begin_file(path);
+	CHECK(w != NULL);
+	ct_writer_offcpu(w, 5000000000ULL, 10, 11, 42, 4500000000ULL, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER);
+	ct_writer_stall(w, 5000000100ULL, 10, 11, 42, 30);
+	ct_writer_offcpu(w, 5000000200ULL, 10, 12, 0, 17, 0);
+	CHECK_EQ_I(ct_writer_close(w), 0);
+	struct ct_trace t;
+	CHECK_EQ_I(ct_trace_open(&t, path), 0);
+	struct ct_event_iter it;
+	struct ct_rec_event ev;
+	ct_iter_init(&it, &t);
+	CHECK(ct_iter_next(&it, &ev));
+	CHECK_EQ_U(ev.proc, CT_PROC_OFFCPU);
+	CHECK_EQ_U(ev.tid, 11);
+	CHECK_EQ_U(ev.goid, 42);
+	CHECK_EQ_U(ev.key, 4500000000ULL);
+	CHECK_EQ_U(ev.child, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER);
+	CHECK(ct_iter_next(&it, &ev));
+	CHECK_EQ_U(ev.proc, CT_PROC_STALL);
+	CHECK_EQ_U(ev.child, 30);
+	CHECK(ct_iter_next(&it, &ev));
+	CHECK_EQ_U(ev.proc, CT_PROC_OFFCPU);
+	CHECK_EQ_U(ev.tid, 12);
+	CHECK_EQ_U(ev.goid, 0);
+	CHECK_EQ_U(ev.key, 17);
+	CHECK_EQ_U(ev.child, 0);
 	CHECK(!ct_iter_next(&it, &ev));
 	CHECK(!t.truncated);
 	ct_iter_free(&it);

@@ -1,0 +1,114 @@
+"""Time off CPU: record notes when the scheduler takes a traced thread off
+its CPU (the kernel's sched_switch tracepoint), and replay says how much of
+each call's duration that was -- blocked in the kernel (a sleep, I/O, a
+lock) or preempted (runnable, the CPU given to another thread).  A Go
+goroutine's time is its own: a goroutine the runtime parks is not off CPU
+(its thread runs others, or idles for no goroutine)."""
+import json
+import re
+
+from lib import ct, fixture, record, replay_json
+
+MS = 1_000_000
+
+
+def off(call):
+    o = call.get("off_cpu", {})
+    return o.get("preempted", 0), o.get("blocked", 0)
+
+
+def seen(path):
+    """What a failed assertion shows: the tree and the raw events."""
+    return ct("replay", path).stdout + ct("dump", "--events", path).stdout[-4000:]
+
+
+def by_func(calls):
+    out = {}
+    for c in calls:
+        out.setdefault(c["func"], []).append(c)
+    return out
+
+
+def test_a_sleeping_call_was_off_cpu_blocked_and_so_was_its_caller():
+    p, out = record([fixture("c_offcpu")], "-F", "blocks", "-F", "outer", "-F", "quick", "-F", "spin")
+    assert p.stdout == "21\n42\nspun\n", p.stdout
+    f = by_func(replay_json(out))
+    (blocks,), (outer,), (quick,) = f["blocks"], f["outer"], f["quick"]
+    pre, blk = off(blocks)
+    # usleep(20 ms): blocked at least that long, within the call's time
+    assert 19 * MS <= blk <= blocks["dur_raw"], (blocks, seen(out))
+    # the caller was open meanwhile: its time off CPU holds the callee's
+    opre, oblk = off(outer)
+    assert oblk >= blk and opre >= pre and oblk + opre <= outer["dur_raw"], (outer, blocks)
+    # a call of a few instructions is not off CPU for long, if at all
+    assert sum(off(quick)) < 5 * MS, quick
+    # the tree says it on the call's line, and on its caller's closing line
+    text = ct("replay", out).stdout
+    line = next(ln for ln in text.splitlines() if "blocks(ms=20) = 20;" in ln)
+    assert re.search(r"/\* off CPU \d+\.\d{3} ms, blocked \*/$", line) or \
+        re.search(r"/\* off CPU \d+\.\d{3} ms: blocked \d+\.\d{3} ms, preempted ", line), line
+    assert re.search(r"\} = 21; /\* outer; off CPU \d+\.\d{3} ms", text), text
+    # the raw records: dump --events names them, info counts them
+    events = ct("dump", "--events", out).stdout
+    assert re.search(r"proc=off_cpu goid=0 off_ns=\d+ how=blocked$", events, re.M), events
+    assert re.search(r"^off_cpu\s+\d+ \(", ct("info", out).stdout, re.M)
+
+
+def test_report_says_each_functions_self_time_off_cpu():
+    """report's "Self off" column (JSON self_off_cpu_ns): blocks slept in
+    its own code, outer only in its child's; JSON off_cpu_ns holds both."""
+    p, out = record([fixture("c_offcpu")], "-F", "blocks", "-F", "outer", "-F", "quick")
+    rows = {r["func"]: r for r in json.loads(ct("report", "--format=json", out).stdout)}
+    assert rows["blocks"].get("self_off_cpu_ns", 0) >= 19 * MS, (rows["blocks"], seen(out))
+    assert rows["outer"]["off_cpu_ns"] >= rows["blocks"]["off_cpu_ns"], rows
+    assert rows["outer"]["self_off_cpu_ns"] < 5 * MS, rows["outer"]
+    text = ct("report", out).stdout.splitlines()
+    assert text[0].endswith("    Self off  Function"), text[0]
+    line = next(ln for ln in text if ln.endswith("  blocks"))
+    assert re.match(r" +\d+\.\d{3} ms$", line[-len("  blocks") - 12:-len("  blocks")]), line
+    assert any(ln.startswith("# Self off: ") for ln in text), text
+
+
+def test_two_calls_sharing_one_cpu_were_preempted_for_each_other():
+    """Two threads pinned to one CPU each spin for 40 ms of CPU time: each
+    waits, runnable, while the other runs."""
+    p, out = record([fixture("c_offcpu")], "-F", "spin")
+    assert p.stdout.endswith("spun\n"), p.stdout
+    spins = replay_json(out)
+    assert [c["func"] for c in spins] == ["spin", "spin"], spins
+    assert spins[0]["tid"] != spins[1]["tid"], spins
+    for c in spins:
+        pre, blk = off(c)
+        assert pre + blk <= c["dur_raw"], c
+    # 80 ms of CPU on one CPU: together at least a good part of 40 ms waiting
+    assert sum(off(c)[0] for c in spins) >= 20 * MS, (spins, seen(out))
+    text = ct("replay", out).stdout
+    assert re.search(r"spin\(ms=40\) = 1; /\* off CPU \d+\.\d{3} ms(, preempted|: blocked)", text), text
+
+
+def test_a_goroutine_is_off_cpu_in_a_system_call_not_when_the_runtime_parks_it():
+    """nap blocks its goroutine's thread in nanosleep: off CPU, blocked, in
+    its goroutine.  park's time.Sleep parks the goroutine: its thread is
+    not its own meanwhile (it idles for no goroutine), so park is not off
+    CPU, though it lasts as long; nor is main.main, parked in wg.Wait."""
+    p, out = record([fixture("go_offcpu")], "-F", "main.*")
+    assert p.stdout == "20\n20\n", p.stdout
+    f = by_func(replay_json(out))
+    (nap,), (park,), (main,) = f["main.nap"], f["main.park"], f["main.main"]
+    assert 19 * MS <= off(nap)[1] <= nap["dur_raw"], (nap, seen(out))
+    assert park["dur_raw"] >= 19 * MS, park
+    assert sum(off(park)) < 5 * MS, (park, seen(out))
+    assert sum(off(main)) < 5 * MS, (main, seen(out))
+    # the goroutine that ran nap: its function value's call holds nap's time
+    (func1,) = [c for c in f["main.main.func1"] if c["goid"] == nap["goid"]]
+    assert off(func1)[1] >= off(nap)[1], (func1, nap)
+
+
+def test_no_sched_records_none():
+    p, out = record([fixture("c_offcpu")], "--no-sched", "-F", "blocks", "-F", "spin")
+    assert p.stdout.endswith("spun\n"), p.stdout
+    calls = replay_json(out)
+    assert {c["func"] for c in calls} == {"blocks", "spin"}, calls
+    assert not any("off_cpu" in c for c in calls), calls
+    assert "off CPU" not in ct("replay", out).stdout
+    assert "proc=off_cpu" not in ct("dump", "--events", out).stdout
