@@ -1991,6 +1991,12 @@ int BPF_PROG(ct_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	/* What the thread last read of its old program's g (struct run) is no
+	 * use in the new one: ct_switch would read the new program's memory by
+	 * the old one's offsets until its next Go hit */
+	struct run *r = bpf_task_storage_get(&runs, p, NULL, 0);
+	if (r)
+		r->goid_g = 0;
 	/* Another binary: hold the process (SIGSTOP) until user space has put
 	 * the probes on it and sends SIGCONT, so its first calls are seen.
 	 * Only once the event that makes user space continue it is sure to
