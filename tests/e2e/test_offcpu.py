@@ -97,8 +97,8 @@ def test_a_goroutine_is_off_cpu_in_a_system_call_not_when_the_runtime_parks_it()
     (nap,), (park,), (main,) = f["main.nap"], f["main.park"], f["main.main"]
     assert 19 * MS <= off(nap)[1] <= nap["dur_raw"], (nap, seen(out))
     assert park["dur_raw"] >= 19 * MS, park
-    assert sum(off(park)) < 5 * MS, (park, seen(out))
-    assert sum(off(main)) < 5 * MS, (main, seen(out))
+    assert sum(off(park)) < 10 * MS, (park, seen(out))
+    assert sum(off(main)) < 10 * MS, (main, seen(out))
     # the goroutine that ran nap: its function value's call holds nap's time
     (func1,) = [c for c in f["main.main.func1"] if c["goid"] == nap["goid"]]
     assert off(func1)[1] >= off(nap)[1], (func1, nap)
