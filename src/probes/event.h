@@ -522,7 +522,7 @@ struct ct_fetch {
  * (ns), goid = the goroutine it was running (read at the switch: a Go
  * thread idle in the runtime's scheduler sends none), 0 for a thread's own
  * calls; child = CT_OFFCPU_* flags.  Not calltrace's time: the durations
- * keep it; replay says how much of a call's it was (ct_call.off_cpu_*). */
+ * keep it; replay says how much of a call's it was (ct_call.off_preempted...). */
 #define CT_PROC_OFFCPU 10
 #define CT_OFFCPU_PREEMPTED 1 /* it could have run on (runnable): the CPU was taken */
 #define CT_OFFCPU_BY_TRACER 2 /* ... by calltrace's own thread */

@@ -1842,16 +1842,10 @@ static void stalled(struct ct_recon *r, const struct ct_rec_event *ev)
 		s->cost += ev->child;
 }
 
-/* A thread was off CPU (CT_PROC_OFFCPU) while it ran its goroutine's or
- * its own calls: every call open there ran that long off CPU (the
- * goroutine could not have moved meanwhile: its thread held it). */
-static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
+/* Every call open on stack S (if any) ran EV's time off CPU. */
+static void off_cpu_in(struct stack *s, const struct ct_rec_event *ev)
 {
-	struct thread_stacks *th = ev->goid ? NULL : thread_of(r, ev->pid, ev->tid, false);
-	struct stack *s = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->f.n; i++) {
+	for (size_t i = 0; s && i < s->f.n; i++) {
 		struct ct_call *c = &s->f.v[i].c;
 		if (!(ev->child & CT_OFFCPU_PREEMPTED))
 			c->off_blocked += ev->key;
@@ -1860,6 +1854,22 @@ static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
 		else
 			c->off_preempted += ev->key;
 	}
+}
+
+/* A thread was off CPU (CT_PROC_OFFCPU) while it ran its goroutine's or
+ * its own calls: every call open there ran that long off CPU (the
+ * goroutine could not have moved meanwhile: its thread held it) -- a
+ * goroutine's, and those of C it called through cgo on that thread's
+ * system stack (blocked in a read there, say). */
+static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	if (ev->goid) {
+		off_cpu_in(map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0)), ev);
+		off_cpu_in(map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, true, 0)), ev);
+		return;
+	}
+	struct thread_stacks *th = thread_of(r, ev->pid, ev->tid, false);
+	off_cpu_in(th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0)), ev);
 }
 
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)

@@ -335,6 +335,26 @@ TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
 	CHECK_EQ_U(g4->off_preempted + g4->off_blocked, 0);
 	ct_recon_finish(r, 300);
 	ct_recon_free(r);
+
+	/* goroutine 5 blocked in C it called through cgo (on its thread's
+	 * system stack): the C call and the Go call under it both were */
+	CT_VEC_FREE(seen);
+	r = ct_recon_new(psites, NS, true, &ops, NULL);
+	call(r, 10, 14, 5, 100, 5, S_M_ENT, 0);
+	struct ct_rec_event c = {0};
+	c.ts = 110, c.pid = 10, c.tid = 14, c.goid = 5, c.key = CT_C_KEY_BASE - 0x7ffd000, c.site = S_W_ENT;
+	c.kind = CT_SITE_ENTRY, c.flags = CT_EV_SYSSTACK;
+	ct_recon_event(r, &c);
+	off_cpu(r, 10, 14, 5, 30, 0, 150);
+	c.ts = 160, c.site = S_W_RET, c.kind = CT_SITE_RET;
+	ct_recon_event(r, &c);
+	call(r, 10, 14, 5, 170, 5, S_M_RET, 0);
+	const struct seen *go = find('X', FM, 10), *cgo = find('X', FW, 10);
+	CHECK(go != NULL && cgo != NULL);
+	CHECK_EQ_U(cgo->off_blocked, 30);
+	CHECK_EQ_U(go->off_blocked, 30);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
 	CT_VEC_FREE(seen);
 }
 
