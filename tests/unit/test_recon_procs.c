@@ -202,32 +202,18 @@ TEST(recon_fork_continues_open_calls_in_the_child)
 	CT_VEC_FREE(seen);
 }
 
-/* A record file at PATH (a mkstemp template) begun with this file's
- * functions and sites, its events to be written; NULL if that failed. */
-static struct ct_writer *begin_file(char *path)
-{
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return NULL;
-	close(fd);
-	unlink(path);
-	static const struct ct_file_func funcs[NF] = {{FM, "m", 0x1000, 16, 0}, {FW, "w", 0x2000, 16, 0}};
-	struct ct_writer *w = ct_writer_create(path);
-	if (w) {
-		ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
-		if (ct_writer_begin(w, funcs, NF, psites, NS)) {
-			ct_writer_close(w);
-			return NULL;
-		}
-	}
-	return w;
-}
-
 TEST(tracefile_process_records_round_trip)
 {
 	char path[] = "/tmp/ct-procrec-XXXXXX";
-	struct ct_writer *w = begin_file(path);
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	unlink(path);
+	struct ct_file_func funcs[NF] = {{FM, "m", 0x1000, 16, 0}, {FW, "w", 0x2000, 16, 0}};
+	struct ct_writer *w = ct_writer_create(path);
 	CHECK(w != NULL);
+	ct_writer_meta(w, "clock.start_ns", "%llu", 1000ULL);
+	CHECK_EQ_I(ct_writer_begin(w, funcs, NF, psites, NS), 0);
 	struct ct_event e = {0};
 	e.ts = 1100;
 	e.pid = e.tid = 10;
@@ -240,6 +226,11 @@ TEST(tracefile_process_records_round_trip)
 	e.site = S_M_RET;
 	ct_writer_event(w, &e, NULL); /* same thread as the previous call event */
 	ct_writer_proc(w, 1400, CT_PROC_EXIT, 10, 10, 0);
+	/* off CPU: its goroutine, its time (past 32 bits: a sleep of
+	 * seconds) and its flags; a thread's own (goroutine 0) */
+	ct_writer_offcpu(w, 5000000000ULL, 10, 11, 42, 4500000000ULL, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER);
+	ct_writer_stall(w, 5000000100ULL, 10, 11, 42, 30);
+	ct_writer_offcpu(w, 5000000200ULL, 10, 12, 0, 17, 0);
 	CHECK_EQ_I(ct_writer_close(w), 0);
 
 	struct ct_trace t;
@@ -251,12 +242,17 @@ TEST(tracefile_process_records_round_trip)
 		uint8_t kind, proc;
 		uint64_t ts;
 		uint32_t pid, tid, child;
+		uint64_t goid, key; /* (key: CT_PROC_OFFCPU's time off) */
 	} want[] = {
-		{CT_SITE_ENTRY, 0, 1100, 10, 10, 0},
-		{CT_EV_PROC_REC, CT_PROC_FORK, 1200, 10, 11, 33},
-		{CT_EV_PROC_REC, CT_PROC_THREAD_EXIT, 1150, 10, 12, 0},
-		{CT_SITE_RET, 0, 1300, 10, 10, 0},
-		{CT_EV_PROC_REC, CT_PROC_EXIT, 1400, 10, 10, 0},
+		{CT_SITE_ENTRY, 0, 1100, 10, 10, 0, 0, 5},
+		{CT_EV_PROC_REC, CT_PROC_FORK, 1200, 10, 11, 33, 0, 0},
+		{CT_EV_PROC_REC, CT_PROC_THREAD_EXIT, 1150, 10, 12, 0, 0, 0},
+		{CT_SITE_RET, 0, 1300, 10, 10, 0, 0, 5},
+		{CT_EV_PROC_REC, CT_PROC_EXIT, 1400, 10, 10, 0, 0, 0},
+		{CT_EV_PROC_REC, CT_PROC_OFFCPU, 5000000000ULL, 10, 11, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER, 42,
+		 4500000000ULL},
+		{CT_EV_PROC_REC, CT_PROC_STALL, 5000000100ULL, 10, 11, 30, 42, 0},
+		{CT_EV_PROC_REC, CT_PROC_OFFCPU, 5000000200ULL, 10, 12, 0, 0, 17},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		CHECK(ct_iter_next(&it, &ev));
@@ -266,6 +262,9 @@ TEST(tracefile_process_records_round_trip)
 		CHECK_EQ_U(ev.pid, want[i].pid);
 		CHECK_EQ_U(ev.tid, want[i].tid);
 		CHECK_EQ_U(ev.child, want[i].child);
+		CHECK_EQ_U(ev.goid, want[i].goid);
+		if (want[i].proc == CT_PROC_OFFCPU || ev.kind != CT_EV_PROC_REC)
+			CHECK_EQ_U(ev.key, want[i].key);
 	}
 	CHECK(!ct_iter_next(&it, &ev));
 	CHECK(!t.truncated);
@@ -356,44 +355,6 @@ TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
 	ct_recon_finish(r, 300);
 	ct_recon_free(r);
 	CT_VEC_FREE(seen);
-}
-
-/* An off-CPU record through the record file: its goroutine, its time
- * (past 32 bits: a sleep of seconds) and its flags come back. */
-TEST(recon_off_cpu_record_round_trips)
-{
-	char path[] = "/tmp/ct_unit_offcpu_XXXXXX";
-	struct ct_writer *w = begin_file(path);
-	CHECK(w != NULL);
-	ct_writer_offcpu(w, 5000000000ULL, 10, 11, 42, 4500000000ULL, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER);
-	ct_writer_stall(w, 5000000100ULL, 10, 11, 42, 30);
-	ct_writer_offcpu(w, 5000000200ULL, 10, 12, 0, 17, 0);
-	CHECK_EQ_I(ct_writer_close(w), 0);
-	struct ct_trace t;
-	CHECK_EQ_I(ct_trace_open(&t, path), 0);
-	struct ct_event_iter it;
-	struct ct_rec_event ev;
-	ct_iter_init(&it, &t);
-	CHECK(ct_iter_next(&it, &ev));
-	CHECK_EQ_U(ev.proc, CT_PROC_OFFCPU);
-	CHECK_EQ_U(ev.tid, 11);
-	CHECK_EQ_U(ev.goid, 42);
-	CHECK_EQ_U(ev.key, 4500000000ULL);
-	CHECK_EQ_U(ev.child, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER);
-	CHECK(ct_iter_next(&it, &ev));
-	CHECK_EQ_U(ev.proc, CT_PROC_STALL);
-	CHECK_EQ_U(ev.child, 30);
-	CHECK(ct_iter_next(&it, &ev));
-	CHECK_EQ_U(ev.proc, CT_PROC_OFFCPU);
-	CHECK_EQ_U(ev.tid, 12);
-	CHECK_EQ_U(ev.goid, 0);
-	CHECK_EQ_U(ev.key, 17);
-	CHECK_EQ_U(ev.child, 0);
-	CHECK(!ct_iter_next(&it, &ev));
-	CHECK(!t.truncated);
-	ct_iter_free(&it);
-	ct_trace_close(&t);
-	unlink(path);
 }
 
 /* ---- other stacks of a C thread ---- */
