@@ -202,6 +202,9 @@ static void usage(FILE *f)
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
 		"      --raw              live: durations as measured (the tracer's own time per\n"
 		"                         probe hit is not taken out)\n"
+		"      --sched            live: each time a thread was off CPU inside traced\n"
+		"                         calls, as a call of its own (linux:schedule) under the\n"
+		"                         call it interrupted\n"
 		"      --exit MODE        where calls are observed: auto (default) probes the\n"
 		"                         function's cheap entry (else the call instruction) and\n"
 		"                         the first cheap instruction after the call for\n"
@@ -651,6 +654,7 @@ enum {
 	OPT_NO_SCHED,
 	OPT_DEMANGLE,
 	OPT_RAW,
+	OPT_SCHED,
 	OPT_OTLP_ENDPOINT,
 	OPT_OTLP_PROTOCOL,
 	OPT_SERVICE,
@@ -681,6 +685,7 @@ static const struct option record_options[] = {
 	{"no-sched", no_argument, NULL, OPT_NO_SCHED},
 	{"demangle", required_argument, NULL, OPT_DEMANGLE},
 	{"raw", no_argument, NULL, OPT_RAW},
+	{"sched", no_argument, NULL, OPT_SCHED},
 	{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
 	{"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
 	{"service", required_argument, NULL, OPT_SERVICE},
@@ -825,6 +830,9 @@ static int run_option(struct record_cmd *cmd, int c, char *arg)
 		return 0;
 	case OPT_RAW:
 		ct_raw_durations = true;
+		return 0;
+	case OPT_SCHED:
+		ct_sched_calls = true;
 		return 0;
 	}
 	return NOT_MINE;

@@ -313,8 +313,9 @@ static void image_exec(struct ct_recon *r, uint32_t pid)
 /* Measured time TS on S's corrected clock: minus the cost of the hits
  * before it on S and PRE, the part of its own hit before the clock read
  * (negative: the end of the stack's last hit was priced above what it
- * took); never before the stack's previous time.  Sets s->shift for it. */
-static uint64_t corrected_time(struct stack *s, uint64_t ts, int64_t pre)
+ * took); never before the stack's previous time.  corrected_time also
+ * moves the clock there, and sets s->shift for it. */
+static uint64_t on_clock(const struct stack *s, uint64_t ts, int64_t pre)
 {
 	/* a damaged file's times may be anything: saturate, never overflow */
 	int64_t v;
@@ -322,9 +323,15 @@ static uint64_t corrected_time(struct stack *s, uint64_t ts, int64_t pre)
 		v = (int64_t)s->last;
 	if (v < (int64_t)s->last)
 		v = (int64_t)s->last;
-	s->last = (uint64_t)v;
-	s->shift = ts - (uint64_t)v;
 	return (uint64_t)v;
+}
+
+static uint64_t corrected_time(struct stack *s, uint64_t ts, int64_t pre)
+{
+	uint64_t v = on_clock(s, ts, pre);
+	s->last = v;
+	s->shift = ts - v;
+	return v;
 }
 
 /* What the hit of EV cost (may be below nothing: the end of the last hit
@@ -1856,20 +1863,78 @@ static void off_cpu_in(struct stack *s, const struct ct_rec_event *ev)
 	}
 }
 
+bool ct_sched_calls;
+
+/* --sched (ct_sched_calls): EV's time off CPU as a call of its own under
+ * the innermost call open on S.  Its times go on S's corrected clock as a
+ * call's would (none of S's hits fell inside: its thread was off CPU).
+ * Not while that call waits for its SPILL hit: it would be reported
+ * without the arguments that hit brings (its note still says the time). */
+static void sched_call(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	if (!s || !s->f.n || s->f.v[s->f.n - 1].waiting)
+		return;
+	struct frame *top = &s->f.v[s->f.n - 1];
+	top->has_children = true;
+	uint64_t from = ev->ts > ev->key ? ev->ts - ev->key : 0;
+	struct ct_call c = {
+		.seq = r->seq++,
+		.func = CT_FUNC_SCHED,
+		.raw_entry = from,
+		.raw_exit = ev->ts,
+		.pid = ev->pid,
+		.tid = ev->tid,
+		.exit_tid = ev->tid,
+		.image = s->image,
+		.goid = top->c.goid,
+		.key = top->c.key,
+		.depth = s->depth_base + (uint32_t)s->f.n,
+		.status = CT_CALL_RETURNED,
+		.sysstack = top->c.sysstack,
+		.context = s->context,
+		.leaf = true,
+		.entry_site = UINT32_MAX,
+		.exit_site = UINT32_MAX,
+		.spill_site = UINT32_MAX,
+		.origin = s->origin ? &s->origin->o : NULL,
+	};
+	/* (on_clock: the stack's clock moves as it would without them, so
+	 * that --sched changes no other call's times) */
+	c.ts_entry = on_clock(s, from, 0);
+	c.ts_exit = on_clock(s, ev->ts, 0);
+	if (!(ev->child & CT_OFFCPU_PREEMPTED))
+		c.off_blocked = ev->key;
+	else
+		c.off_preempted = ev->key, c.off_tracer = ev->child & CT_OFFCPU_BY_TRACER ? ev->key : 0;
+	r->st.sched_calls++;
+	if (r->ops.enter)
+		r->ops.enter(r->ctx, &c);
+	if (r->ops.exit)
+		r->ops.exit(r->ctx, &c);
+}
+
 /* A thread was off CPU (CT_PROC_OFFCPU) while it ran its goroutine's or
  * its own calls: every call open there ran that long off CPU (the
  * goroutine could not have moved meanwhile: its thread held it) -- a
  * goroutine's, and those of C it called through cgo on that thread's
- * system stack (blocked in a read there, say). */
+ * system stack (blocked in a read there, say); with --sched, the time is
+ * a call of its own under the innermost of them. */
 static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
 {
+	struct stack *inner;
 	if (ev->goid) {
-		off_cpu_in(map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0)), ev);
-		off_cpu_in(map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, true, 0)), ev);
-		return;
+		struct stack *gs = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
+		struct stack *ss = map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, true, 0));
+		off_cpu_in(gs, ev);
+		off_cpu_in(ss, ev);
+		inner = ss && ss->f.n ? ss : gs;
+	} else {
+		struct thread_stacks *th = thread_of(r, ev->pid, ev->tid, false);
+		inner = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
+		off_cpu_in(inner, ev);
 	}
-	struct thread_stacks *th = thread_of(r, ev->pid, ev->tid, false);
-	off_cpu_in(th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0)), ev);
+	if (ct_sched_calls)
+		sched_call(r, inner, ev);
 }
 
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)

@@ -165,10 +165,22 @@ struct ct_recon_stats {
 	 * position in (or replaced by a tail call); the rest at tail jumps. */
 	uint64_t returned_at_ret, returned_at_retsite, returned_with_caller;
 	uint64_t returned_at_stepped; /* of returned_at_retsite: a single-stepped one */
+	uint64_t sched_calls;         /* --sched: CT_FUNC_SCHED calls reported (not in calls) */
 	uint64_t lost;
 	uint64_t threads;         /* goroutines + threads seen */
 	uint32_t max_depth;
 };
+
+/* --sched: each time a thread was off CPU (CT_PROC_OFFCPU) inside traced
+ * calls is also a call of its own, of the pseudo-function CT_FUNC_SCHED
+ * (shown "linux:schedule", uftrace's name for it): under the innermost
+ * call open on its goroutine's or thread's stack, from when it went off
+ * CPU to when it came back, RETURNED, that time in its off_preempted or
+ * off_blocked.  Every renderer then shows where inside a call it
+ * happened: a line in the tree, a slice in Chrome, a frame of flame
+ * graphs, a row of report.  Set before the first reconstruction. */
+extern bool ct_sched_calls;
+#define CT_FUNC_SCHED (UINT32_MAX - 2) /* (not CT_NOFUNC, CT_FLAME_DEEPER) */
 
 /* The costs of trace T (false: none recorded, or --raw). */
 bool ct_trace_costs(struct ct_trace *t, struct ct_costs *out);

@@ -165,6 +165,11 @@ bool ct_buf_off_cpu(struct ct_buf *b, const struct ct_call *c)
 	if (!pre && !blk)
 		return false;
 	const char *by = c->off_tracer ? (c->off_tracer == pre ? " by calltrace" : ", partly by calltrace") : "";
+	if (c->func == CT_FUNC_SCHED) { /* (--sched) its whole time was: only why */
+		buf_cstr(b, blk ? "blocked" : "preempted");
+		buf_cstr(b, by);
+		return true;
+	}
 	buf_cstr(b, "off CPU ");
 	buf_duration_trim(b, pre + blk);
 	if (!blk) {
@@ -183,6 +188,8 @@ bool ct_buf_off_cpu(struct ct_buf *b, const struct ct_call *c)
 
 const char *ct_func_name(const struct ct_trace *t, uint32_t func)
 {
+	if (func == CT_FUNC_SCHED) /* (--sched) */
+		return "linux:schedule";
 	return func < t->nfuncs ? ct_names_show(&t->func_names[func], t->funcs[func].name) : "?";
 }
 

@@ -19,6 +19,9 @@ const char ct_filter_help[] =
 	"      --max-calls N      stop after N calls\n"
 	"      --raw              durations as measured: the tracer's own time per probe\n"
 	"                         hit is not taken out\n"
+	"      --sched            each time a thread was off CPU inside traced calls, as a\n"
+	"                         call of its own (linux:schedule) under the call it\n"
+	"                         interrupted: where it happened, how long, why\n"
 	"      --demangle MODE    C++/Rust names: simple (default: no parameters, no Rust\n"
 	"                         hash), full, or no (the mangled symbol); -F/-N match any\n";
 
@@ -89,6 +92,9 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 		return 0;
 	case 0x1008:
 		ct_raw_durations = true;
+		return 0;
+	case 0x1009:
+		ct_sched_calls = true;
 		return 0;
 	default:
 		return 1;

@@ -77,6 +77,7 @@ extern const char ct_filter_help[];
 	{"max-calls", required_argument, NULL, 0x1005},            \
 	{"demangle", required_argument, NULL, 0x1006},             \
 	{"with-children", no_argument, NULL, 0x1007},             \
-	{"raw", no_argument, NULL, 0x1008}
+	{"raw", no_argument, NULL, 0x1008},                        \
+	{"sched", no_argument, NULL, 0x1009}
 
 #endif

@@ -45,6 +45,7 @@ struct ct_json_calls {
 	struct ct_values *vals;
 	struct ct_buf *names; /* per function id: its quoted name */
 	size_t nnames;
+	struct ct_buf sched_name; /* CT_FUNC_SCHED's (--sched) */
 	/* `,"pid":P,"tid":T,"goid":G,"depth":` of recent ids, made once:
 	 * calls come in entry order, goroutines interleaved (a different one
 	 * nearly every call), and the three numbers were a tenth of replay
@@ -75,6 +76,11 @@ struct ct_json_calls *ct_json_calls_new(struct ct_trace *t)
 /* Each function's name as a JSON string, escaped once, not per call. */
 static const struct ct_buf *quoted_name(struct ct_json_calls *jc, uint32_t func)
 {
+	if (func == CT_FUNC_SCHED) { /* (--sched: not a function of the table) */
+		if (!jc->sched_name.n)
+			ct_buf_json_string(&jc->sched_name, "linux:schedule", strlen("linux:schedule"));
+		return &jc->sched_name;
+	}
 	if (func >= jc->nnames) {
 		size_t n = jc->t->nfuncs > func ? jc->t->nfuncs : func + 1;
 		jc->names = xrealloc(jc->names, n * sizeof(*jc->names));
@@ -105,6 +111,7 @@ void ct_json_calls_free(struct ct_json_calls *jc)
 	for (size_t i = 0; i < jc->nnames; i++)
 		buf_free(&jc->names[i]);
 	free(jc->names);
+	buf_free(&jc->sched_name);
 	free(jc->ids);
 	free(jc);
 }

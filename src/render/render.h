@@ -109,6 +109,7 @@ int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, stru
  * (a 100,000-deep recursion made 35 GB of folded stacks). */
 #define CT_FLAME_MAX_DEPTH 512
 #define CT_FLAME_DEEPER (UINT32_MAX - 1) /* its func */
+_Static_assert(CT_FLAME_DEEPER != CT_FUNC_SCHED, "two pseudo-functions, one id");
 /* A flame node's function name ("[deeper frames]" for CT_FLAME_DEEPER). */
 const char *ct_flame_name(const struct ct_trace *t, uint32_t func);
 void ct_flame_free(struct ct_flame *fl);

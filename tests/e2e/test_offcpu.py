@@ -7,7 +7,7 @@ goroutine's time is its own: a goroutine the runtime parks is not off CPU
 import json
 import re
 
-from lib import ct, fixture, record, replay_json
+from lib import ct, fixture, record, replay_json, tmp
 
 MS = 1_000_000
 
@@ -112,3 +112,67 @@ def test_no_sched_records_none():
     assert not any("off_cpu" in c for c in calls), calls
     assert "off CPU" not in ct("replay", out).stdout
     assert "proc=off_cpu" not in ct("dump", "--events", out).stdout
+
+
+def inside(parent, calls):
+    """The linux:schedule calls (replay --sched) right under PARENT: one
+    level deeper, on its thread, within its time (the corrected clock, as
+    JSON's ts and dur are)."""
+    end = parent["ts"] + parent["dur"]
+    return [c for c in calls if c["func"] == "linux:schedule" and c["depth"] == parent["depth"] + 1
+            and c["tid"] == parent["tid"] and parent["ts"] <= c["ts"] and c["ts"] + c["dur"] <= end]
+
+
+def test_sched_shows_where_inside_a_call_its_thread_was_off_cpu():
+    """replay/report/dump --sched: each time off CPU is a call of its own,
+    linux:schedule, under the call it interrupted: blocks' sleep is a
+    child of blocks, as long as blocks' time off CPU, and it leaves
+    blocks' self time (report, flame graphs) for that child."""
+    p, out = record([fixture("c_offcpu")], "-F", "blocks", "-F", "outer", "-F", "quick")
+    assert p.stdout.startswith("21\n42\n"), p.stdout
+    plain = replay_json(out)
+    assert not any(c["func"] == "linux:schedule" for c in plain)
+    calls = replay_json(out, "--sched")
+    # they are added, nothing else changes
+    assert [c for c in calls if c["func"] != "linux:schedule"] == plain, (calls, plain)
+    (blocks,) = [c for c in calls if c["func"] == "blocks"]
+    under = inside(blocks, calls)
+    assert under, (blocks, seen(out))
+    for c in under:
+        assert c["status"] == "returned" and c["dur"] == c["dur_raw"] == sum(off(c)), c
+    assert sum(off(c)[1] for c in under) == off(blocks)[1] >= 19 * MS, (under, blocks)
+    # the tree: the line between the call's opening and its end
+    text = ct("replay", "--sched", out).stdout.splitlines()
+    i = next(i for i, ln in enumerate(text) if ln.endswith("|   blocks(ms=20) {"))
+    assert re.search(r"\|     linux:schedule\(\); /\* blocked \*/$", text[i + 1]), text
+    assert "|   } = 20; /* blocks; off CPU" in text[i + 1 + len(under)], text
+    # flame graphs: the time off CPU is a frame of its own
+    folded = dict(ln.rsplit(" ", 1) for ln in ct("dump", "--folded", "--sched", out).stdout.splitlines())
+    assert int(folded["outer;blocks;linux:schedule"]) >= 19 * MS, folded
+    assert int(folded["outer;blocks"]) < 5 * MS, folded
+    # report: a row of its own, which holds the self time off CPU now
+    rows = {r["func"]: r for r in json.loads(ct("report", "--format=json", "--sched", out).stdout)}
+    assert rows["linux:schedule"]["self_off_cpu_ns"] >= 19 * MS, rows
+    assert rows["blocks"].get("self_off_cpu_ns", 0) < 5 * MS, rows["blocks"]
+    # Chrome: a slice nested in blocks' on its thread
+    chrome = tmp("sched.json")
+    assert ct("dump", "--chrome", "--sched", "-o", chrome, out).returncode == 0
+    ev = json.load(open(chrome))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    b = [e["ts"] for e in ev if e.get("name") == "blocks" and e["ph"] in "BE"]
+    s = [e for e in ev if e.get("name") == "linux:schedule" and e.get("tid") == blocks["tid"]]
+    assert len(b) == 2 and s and all(b[0] <= e["ts"] <= b[1] for e in s), (b, s)
+
+
+def test_sched_calls_of_a_goroutine_are_where_it_blocked_its_thread():
+    """Go: nap's nanosleep is a linux:schedule under nap; park's
+    time.Sleep parks the goroutine, no thread of its is off CPU: none."""
+    p, out = record([fixture("go_offcpu")], "-F", "main.*")
+    assert p.stdout == "20\n20\n", p.stdout
+    calls = replay_json(out, "--sched")
+    f = by_func(calls)
+    (nap,), (park,) = f["main.nap"], f["main.park"]
+    under = inside(nap, calls)
+    assert all(c["goid"] == nap["goid"] for c in under), under
+    assert sum(off(c)[1] for c in under) >= 19 * MS, (under, seen(out))
+    assert sum(c["dur"] for c in inside(park, calls)) < 10 * MS, (inside(park, calls), seen(out))

@@ -34,6 +34,7 @@ struct seen {
 	uint8_t arg0;
 	uint32_t context;
 	uint64_t off_preempted, off_tracer, off_blocked;
+	bool leaf, sysstack;
 };
 static CT_VEC(struct seen) seen;
 
@@ -41,7 +42,7 @@ static void note(char type, const struct ct_call *c)
 {
 	struct seen s = {type, c->func, c->pid, c->tid, c->depth, c->status, c->seq, c->ts_entry, c->ts_exit,
 			 c->goid, c->args_len ? c->args[0] : 0, c->context, c->off_preempted, c->off_tracer,
-			 c->off_blocked};
+			 c->off_blocked, c->leaf, c->sysstack};
 	CT_VEC_PUSH(seen, s);
 }
 
@@ -284,6 +285,21 @@ static void off_cpu(struct ct_recon *r, uint32_t pid, uint32_t tid, uint64_t goi
 	proc_goid(r, CT_PROC_OFFCPU, pid, tid, goid, ns, flags, ts);
 }
 
+/* Goroutine 5's call (FM) calls C (FW) through cgo, on its thread's system
+ * stack, where it is blocked for 30 ns. */
+static void cgo_blocked(struct ct_recon *r)
+{
+	call(r, 10, 14, 5, 100, 5, S_M_ENT, 0);
+	struct ct_rec_event c = {0};
+	c.ts = 110, c.pid = 10, c.tid = 14, c.goid = 5, c.key = CT_C_KEY_BASE - 0x7ffd000, c.site = S_W_ENT;
+	c.kind = CT_SITE_ENTRY, c.flags = CT_EV_SYSSTACK;
+	ct_recon_event(r, &c);
+	off_cpu(r, 10, 14, 5, 30, 0, 150);
+	c.ts = 160, c.site = S_W_RET, c.kind = CT_SITE_RET;
+	ct_recon_event(r, &c);
+	call(r, 10, 14, 5, 170, 5, S_M_RET, 0);
+}
+
 TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
 {
 	CT_VEC_FREE(seen);
@@ -339,21 +355,88 @@ TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
 	 * system stack): the C call and the Go call under it both were */
 	CT_VEC_FREE(seen);
 	r = ct_recon_new(psites, NS, true, &ops, NULL);
-	call(r, 10, 14, 5, 100, 5, S_M_ENT, 0);
-	struct ct_rec_event c = {0};
-	c.ts = 110, c.pid = 10, c.tid = 14, c.goid = 5, c.key = CT_C_KEY_BASE - 0x7ffd000, c.site = S_W_ENT;
-	c.kind = CT_SITE_ENTRY, c.flags = CT_EV_SYSSTACK;
-	ct_recon_event(r, &c);
-	off_cpu(r, 10, 14, 5, 30, 0, 150);
-	c.ts = 160, c.site = S_W_RET, c.kind = CT_SITE_RET;
-	ct_recon_event(r, &c);
-	call(r, 10, 14, 5, 170, 5, S_M_RET, 0);
+	cgo_blocked(r);
 	const struct seen *go = find('X', FM, 10), *cgo = find('X', FW, 10);
 	CHECK(go != NULL && cgo != NULL);
 	CHECK_EQ_U(cgo->off_blocked, 30);
 	CHECK_EQ_U(go->off_blocked, 30);
 	ct_recon_finish(r, 300);
 	ct_recon_free(r);
+	CT_VEC_FREE(seen);
+}
+
+/* --sched: each time off CPU inside traced calls is also a call of its own
+ * (CT_FUNC_SCHED) under the innermost call open on that stack, reported
+ * between that call's entry and exit, from when the thread went off CPU
+ * to when it came back, with its kind; the call over it is no leaf.  None
+ * where nothing is open (the time is in no traced call), nor for another
+ * thread. */
+static size_t index_of(char type, uint32_t func, uint32_t tid)
+{
+	for (size_t i = 0; i < seen.n; i++)
+		if (seen.v[i].type == type && seen.v[i].func == func && seen.v[i].tid == tid)
+			return i;
+	return SIZE_MAX;
+}
+
+TEST(recon_sched_calls_sit_under_the_call_they_interrupted)
+{
+	CT_VEC_FREE(seen);
+	ct_sched_calls = true;
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	call(r, 10, 11, 0, 105, 5, S_M_ENT, 0);
+	call(r, 10, 10, 0, 110, 9, S_W_ENT, 0);
+	off_cpu(r, 10, 10, 0, 50, 0, 170);
+	call(r, 10, 10, 0, 180, 9, S_W_RET, 0);
+	off_cpu(r, 10, 10, 0, 7, CT_OFFCPU_PREEMPTED | CT_OFFCPU_BY_TRACER, 190);
+	off_cpu(r, 10, 12, 0, 1000, 0, 195); /* a thread with nothing open */
+	call(r, 10, 10, 0, 200, 5, S_M_RET, 0);
+	call(r, 10, 11, 0, 210, 5, S_M_RET, 0);
+	size_t we = index_of('E', FW, 10), wx = index_of('X', FW, 10), mx = index_of('X', FM, 10);
+	size_t n = 0;
+	for (size_t i = 0; i < seen.n; i++)
+		n += seen.v[i].func == CT_FUNC_SCHED;
+	CHECK_EQ_U(n, 4); /* two calls: an entry and an exit each */
+	size_t s1 = index_of('E', CT_FUNC_SCHED, 10);
+	CHECK(we < s1 && s1 + 1 < wx); /* inside W */
+	const struct seen *e = &seen.v[s1], *x = &seen.v[s1 + 1];
+	CHECK(x->type == 'X' && x->func == CT_FUNC_SCHED && x->seq == e->seq);
+	CHECK_EQ_U(x->depth, 2);
+	CHECK_EQ_U(x->ts_entry, 120);
+	CHECK_EQ_U(x->ts_exit, 170);
+	CHECK_EQ_U(x->status, CT_CALL_RETURNED);
+	CHECK_EQ_U(x->off_blocked, 50);
+	CHECK_EQ_U(x->off_preempted, 0);
+	CHECK(x->leaf);
+	CHECK(!seen.v[wx].leaf);
+	CHECK_EQ_U(seen.v[wx].off_blocked, 50); /* the call's own note is kept */
+	/* the second: under M, after W ended, preempted by calltrace */
+	const struct seen *y = &seen.v[wx + 2];
+	CHECK(wx + 2 < mx && seen.v[wx + 1].func == CT_FUNC_SCHED && y->func == CT_FUNC_SCHED && y->type == 'X');
+	CHECK_EQ_U(y->depth, 1);
+	CHECK_EQ_U(y->ts_entry, 183);
+	CHECK_EQ_U(y->off_preempted, 7);
+	CHECK_EQ_U(y->off_tracer, 7);
+	CHECK_EQ_U(ct_recon_stats(r)->sched_calls, 2);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
+
+	/* goroutine 5 blocked in C it called through cgo: under the C call,
+	 * on its system stack */
+	CT_VEC_FREE(seen);
+	r = ct_recon_new(psites, NS, true, &ops, NULL);
+	cgo_blocked(r);
+	size_t ce = index_of('E', FW, 14), cs = index_of('X', CT_FUNC_SCHED, 14);
+	const struct seen *cgo = &seen.v[ce];
+	CHECK(ce < cs && cs < index_of('X', FW, 14));
+	CHECK_EQ_U(seen.v[cs].goid, 5);
+	CHECK(cgo->sysstack && seen.v[cs].sysstack);
+	CHECK_EQ_U(seen.v[cs].depth, cgo->depth + 1);
+	CHECK_EQ_U(seen.v[cs].off_blocked, 30);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
+	ct_sched_calls = false;
 	CT_VEC_FREE(seen);
 }
 
