@@ -59,6 +59,11 @@ static void write_meta(struct ct_session *s)
 	char host[256] = "";
 	ct_writer_meta(w, "calltrace.version", "%s", "0.1.0");
 	ct_writer_meta(w, "record.cmdline", "%s", s->o.cmdline ? s->o.cmdline : "");
+	/* whether a call's time off CPU is known (0 when there was none) */
+	ct_writer_meta(w, "record.off_cpu", "%s",
+		       s->wasm ? "no (a WebAssembly module: node's thread takes no probe)"
+		       : s->o.no_sched ? "no (--no-sched)"
+				       : "yes");
 	if (s->wasm)
 		ct_wasm_run_meta(s->wasm, w);
 	else

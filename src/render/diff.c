@@ -6,7 +6,12 @@
  * other: its change of calls, total and self time is its whole value, the
  * change of avg/min/p50/p99/max is unknown (null), and so is a percentage
  * whose base is 0 or unknown.  Rows are sorted by the size of the change of
- * the sort key (total time unless -s says otherwise), largest first. */
+ * the sort key (total time unless -s says otherwise), largest first.
+ *
+ * Time off CPU (in total and self's share, report's off_cpu/self_off_cpu)
+ * is known in a trace that recorded it (META record.off_cpu), 0 where there
+ * was none; in one that did not (--no-sched, a WebAssembly module, an older
+ * calltrace) it is unknown, and so is its change: not a change from 0. */
 #include "render/report.h"
 #include "render/values.h"
 #include "util/util.h"
@@ -17,14 +22,25 @@
 struct diff_row {
 	const char *name;
 	const struct ct_func_stats *base, *cur; /* NULL: absent from that trace */
+	bool off_unknown; /* a trace without off-CPU records: the changes of M_OFF* unknown */
+};
+
+/* One of the two traces: its aggregation, and whether it recorded off-CPU time. */
+struct diff_side {
+	const struct ct_trace *t;
+	struct ct_func_table ft;
+	bool off_recorded;
 };
 
 /* The metrics, in the order the JSON shows them. */
-enum metric { M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_EXITED, M_LOST, M_TOTAL, M_SELF, M_AVG, M_MIN, M_P50, M_P99, M_MAX, NMETRICS };
+enum metric {
+	M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_EXITED, M_LOST, M_TOTAL, M_SELF,
+	M_AVG, M_MIN, M_P50, M_P99, M_MAX, M_OFF, M_SELF_OFF, NMETRICS
+};
 
 static const char *const metric_key[NMETRICS] = {
 	"calls", "returned", "unwound", "unfinished", "exited", "lost", "total_ns", "self_ns",
-	"avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns",
+	"avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns", "off_cpu_ns", "self_off_cpu_ns",
 };
 
 static bool is_duration(enum metric m)
@@ -32,14 +48,18 @@ static bool is_duration(enum metric m)
 	return m >= M_TOTAL;
 }
 
+/* A figure of one call (unknown without a returned call), not a sum. */
+static bool of_one_call(enum metric m)
+{
+	return m >= M_AVG && m <= M_MAX;
+}
+
 /* Value of M in F; false when unknown (no call returned: no duration). */
 static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
 {
 	*v = 0;
-	if (!f)
-		return m <= M_SELF; /* absent: no calls, no time */
-	if (is_duration(m) && !f->returned)
-		return m <= M_SELF;
+	if (!f || (is_duration(m) && !f->returned))
+		return !of_one_call(m); /* absent, none returned: no calls, no time */
 	switch (m) {
 	case M_CALLS: *v = ct_func_calls(f); break;
 	case M_RETURNED: *v = f->returned; break;
@@ -54,6 +74,8 @@ static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
 	case M_P50: *v = f->p50; break;
 	case M_P99: *v = f->p99; break;
 	case M_MAX: *v = f->max; break;
+	case M_OFF: *v = f->off_cpu; break;
+	case M_SELF_OFF: *v = f->self_off_cpu; break;
 	default: break;
 	}
 	return true;
@@ -63,7 +85,7 @@ static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
 static bool change(const struct diff_row *r, enum metric m, int64_t *d)
 {
 	uint64_t a, b;
-	if (!metric(r->base, m, &a) || !metric(r->cur, m, &b))
+	if ((m >= M_OFF && r->off_unknown) || !metric(r->base, m, &a) || !metric(r->cur, m, &b))
 		return false;
 	*d = (int64_t)(b - a);
 	return true;
@@ -149,7 +171,7 @@ static size_t join(const struct ct_func_table *base, const struct ct_func_table 
 
 /* ---- JSON ---- */
 
-static void json_side(struct ct_buf *b, const char *key, const struct ct_func_stats *f)
+static void json_side(struct ct_buf *b, const char *key, const struct ct_func_stats *f, bool off_recorded)
 {
 	buf_printf(b, ",\"%s\":", key);
 	if (!f) {
@@ -159,13 +181,18 @@ static void json_side(struct ct_buf *b, const char *key, const struct ct_func_st
 	/* the report's object without "func", which is the row's */
 	struct ct_buf tmp = {0};
 	ct_func_json_fields(&tmp, f);
+	/* the report has the off-CPU times where there are some; here they are
+	 * 0, or null as total_ns or where the trace did not record them */
+	if (!f->off_cpu)
+		buf_cstr(&tmp, off_recorded && f->returned ? ",\"off_cpu_ns\":0,\"self_off_cpu_ns\":0"
+							   : ",\"off_cpu_ns\":null,\"self_off_cpu_ns\":null");
 	buf_put(b, "{", 1);
 	buf_put(b, tmp.p + 1, tmp.n - 1);
 	buf_put(b, "}", 1);
 	buf_free(&tmp);
 }
 
-static void write_json(FILE *out, struct diff_row *rows, size_t n)
+static void write_json(FILE *out, const struct diff_side *sides, struct diff_row *rows, size_t n)
 {
 	struct ct_buf b = {0};
 	buf_put(&b, "[", 1);
@@ -175,8 +202,8 @@ static void write_json(FILE *out, struct diff_row *rows, size_t n)
 		ct_buf_json_string(&b, r->name, strlen(r->name));
 		if (!r->base || !r->cur)
 			buf_printf(&b, ",\"only\":\"%s\"", r->base ? "base" : "new");
-		json_side(&b, "base", r->base);
-		json_side(&b, "new", r->cur);
+		json_side(&b, "base", r->base, sides[0].off_recorded);
+		json_side(&b, "new", r->cur, sides[1].off_recorded);
 		buf_cstr(&b, ",\"diff\":{");
 		for (int m = 0; m < NMETRICS; m++) {
 			int64_t d;
@@ -208,6 +235,7 @@ static void write_json(FILE *out, struct diff_row *rows, size_t n)
 
 static const char *const metric_title[NMETRICS] = {
 	"Calls", "Returned", "Unwound", "Unfinished", "Exited", "Lost", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
+	"Off CPU", "Self off",
 };
 
 static void value_cell(struct ct_buf *b, const struct diff_row *r, const struct ct_func_stats *f, enum metric m)
@@ -221,11 +249,12 @@ static void value_cell(struct ct_buf *b, const struct diff_row *r, const struct 
 		buf_printf(b, "  %10" PRIu64, v);
 }
 
-static void change_cell(struct ct_buf *b, const struct diff_row *r, enum metric m)
+/* The change of M, W wide (11: the sort key's "Change"). */
+static void change_cell(struct ct_buf *b, const struct diff_row *r, enum metric m, int w)
 {
 	int64_t d;
 	if (!change(r, m, &d)) {
-		buf_printf(b, "  %11s", "-");
+		buf_printf(b, "  %*s", w, "-");
 	} else if (is_duration(m)) {
 		/* "+  1.234 us" -> " +1.234 us": the sign against the number */
 		struct ct_buf t = {0};
@@ -233,11 +262,11 @@ static void change_cell(struct ct_buf *b, const struct diff_row *r, enum metric 
 		size_t lead = 0;
 		while (lead < t.n && t.p[lead] == ' ')
 			lead++;
-		buf_printf(b, "  %*s%c%.*s", (int)lead, "", d < 0 ? '-' : d > 0 ? '+' : ' ', (int)(t.n - lead),
+		buf_printf(b, "  %*s%c%.*s", (int)lead + w - 11, "", d < 0 ? '-' : d > 0 ? '+' : ' ', (int)(t.n - lead),
 			   (char *)t.p + lead);
 		buf_free(&t);
 	} else {
-		buf_printf(b, "  %+11" PRId64, d);
+		buf_printf(b, "  %+*" PRId64, w, d);
 	}
 }
 
@@ -254,30 +283,45 @@ static void pct_cell(struct ct_buf *b, const struct diff_row *r, enum metric m)
 		buf_printf(b, "  %8s", "-");
 }
 
-static void write_text(FILE *out, const char *base_path, const char *cur_path, struct diff_row *rows, size_t n,
-		       enum metric primary, uint64_t lost_base, uint64_t lost_cur)
+/* Whether any function of FT was off CPU. */
+static bool any_off_cpu(const struct ct_func_table *ft)
+{
+	for (size_t i = 0; i < ft->n; i++)
+		if (ft->v[i]->off_cpu)
+			return true;
+	return false;
+}
+
+static void write_text(FILE *out, const struct diff_side *sides, struct diff_row *rows, size_t n, enum metric primary)
 {
 	/* The sort key in full (base, new, change, %); the change in % of the
-	 * other main figures; calls in both. */
+	 * other main figures; the change of the time off CPU, in total and
+	 * self's share, where either trace has some; calls in both. */
 	static const enum metric others_all[] = {M_TOTAL, M_SELF, M_AVG, M_P99};
+	static const enum metric offs[] = {M_OFF, M_SELF_OFF};
 	enum metric others[4];
 	size_t nothers = 0;
 	for (size_t i = 0; i < 4; i++)
 		if (others_all[i] != primary)
 			others[nothers++] = others_all[i];
+	size_t noffs = any_off_cpu(&sides[0].ft) || any_off_cpu(&sides[1].ft) ? 2 : 0;
 	bool calls_primary = primary == M_CALLS;
 	struct ct_buf b = {0};
-	buf_printf(&b, "# base: %s\n# new:  %s\n", base_path, cur_path);
+	buf_printf(&b, "# base: %s\n# new:  %s\n", sides[0].t->path, sides[1].t->path);
 	const char *t = metric_title[primary];
 	buf_printf(&b, "  %5s base  %6s new  %11s  %8s", t, t, "Change", "Change %");
 	for (size_t i = 0; i < nothers; i++)
 		buf_printf(&b, "  %6s %%", metric_title[others[i]]);
+	for (size_t i = 0; i < noffs; i++)
+		buf_printf(&b, "  %8s chg", metric_title[offs[i]]);
 	if (!calls_primary)
 		buf_printf(&b, "  Calls base   Calls new");
 	buf_cstr(&b, "  Function\n");
 	buf_cstr(&b, "  ==========  ==========  ===========  ========");
 	for (size_t i = 0; i < nothers; i++)
 		buf_cstr(&b, "  ========");
+	for (size_t i = 0; i < noffs; i++)
+		buf_cstr(&b, "  ============");
 	if (!calls_primary)
 		buf_cstr(&b, "  ==========  ==========");
 	buf_cstr(&b, "  ====================\n");
@@ -285,10 +329,12 @@ static void write_text(FILE *out, const char *base_path, const char *cur_path, s
 		const struct diff_row *r = &rows[i];
 		value_cell(&b, r, r->base, primary);
 		value_cell(&b, r, r->cur, primary);
-		change_cell(&b, r, primary);
+		change_cell(&b, r, primary, 11);
 		pct_cell(&b, r, primary);
 		for (size_t k = 0; k < nothers; k++)
 			pct_cell(&b, r, others[k]);
+		for (size_t k = 0; k < noffs; k++)
+			change_cell(&b, r, offs[k], 12);
 		if (!calls_primary) {
 			value_cell(&b, r, r->base, M_CALLS);
 			value_cell(&b, r, r->cur, M_CALLS);
@@ -299,34 +345,56 @@ static void write_text(FILE *out, const char *base_path, const char *cur_path, s
 			b.n = 0;
 		}
 	}
-	if (lost_base || lost_cur)
-		buf_printf(&b, "\n# LOST %" PRIu64 " events in base and %" PRIu64
+	const char *sep = "\n";
+	if (noffs) {
+		buf_printf(&b, "%s# Off CPU chg, Self off chg: the change of the time off CPU (preempted, or blocked in the "
+			       "kernel), in the total and in the self time\n", sep);
+		sep = "";
+	}
+	for (int k = 0; noffs && k < 2; k++)
+		if (!sides[k].off_recorded)
+			buf_printf(&b, "# %s has no off-CPU records (recorded with --no-sched, of a WebAssembly module or by an "
+				       "older calltrace): those changes are unknown (-)\n", k ? "new" : "base");
+	if (sides[0].ft.lost || sides[1].ft.lost)
+		buf_printf(&b, "%s# LOST %" PRIu64 " events in base and %" PRIu64
 			       " in new while recording: counts may be incomplete\n",
-			   lost_base, lost_cur);
+			   sep, sides[0].ft.lost, sides[1].ft.lost);
 	fwrite(b.p, 1, b.n, out);
 	buf_free(&b);
 }
 
+/* Whether T recorded its threads' time off CPU (META record.off_cpu; a
+ * file from before that key has it where it counted some: stat off_cpu). */
+static bool off_cpu_recorded(const struct ct_trace *t)
+{
+	const char *v = ct_trace_meta(t, "record.off_cpu");
+	return v ? !strcmp(v, "yes") : ct_trace_stat(t, "off_cpu") != NULL;
+}
+
 int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const struct ct_report_opts *o)
 {
-	struct ct_func_table tb, tc;
-	ct_func_table_build(base, o->filter, true, &tb);
-	ct_func_table_build(cur, o->filter, true, &tc);
+	struct diff_side sides[2] = {{.t = base}, {.t = cur}};
+	for (int k = 0; k < 2; k++) {
+		ct_func_table_build(k ? cur : base, o->filter, true, &sides[k].ft);
+		sides[k].off_recorded = off_cpu_recorded(sides[k].t);
+	}
 	struct diff_row *rows;
-	size_t n = join(&tb, &tc, &rows);
+	size_t n = join(&sides[0].ft, &sides[1].ft, &rows);
+	for (size_t i = 0; i < n; i++)
+		rows[i].off_unknown = !sides[0].off_recorded || !sides[1].off_recorded;
 	sort_metric = metric_of_sort(o->sort);
 	sort_by_name = o->sort == CT_SORT_FUNC;
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	if (o->json) {
-		write_json(o->out, rows, n);
-		if (tb.lost || tc.lost)
+		write_json(o->out, sides, rows, n);
+		if (sides[0].ft.lost || sides[1].ft.lost)
 			ct_warn("events were lost while recording (%" PRIu64 " in %s, %" PRIu64 " in %s); counts may be incomplete",
-				tb.lost, base->path, tc.lost, cur->path);
+				sides[0].ft.lost, base->path, sides[1].ft.lost, cur->path);
 	} else {
-		write_text(o->out, base->path, cur->path, rows, n, sort_metric, tb.lost, tc.lost);
+		write_text(o->out, sides, rows, n, sort_metric);
 	}
 	free(rows);
-	ct_func_table_free(&tb);
-	ct_func_table_free(&tc);
+	for (int k = 0; k < 2; k++)
+		ct_func_table_free(&sides[k].ft);
 	return 0;
 }
