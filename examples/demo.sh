@@ -16,4 +16,6 @@ echo
 run "$top/build/calltrace" replay "$out/calltrace.data"
 echo
 echo "More: $top/build/calltrace replay --format=json $out/calltrace.data"
+echo "      $top/build/calltrace graph $out/calltrace.data      (the calls merged by path)"
+echo "      $top/build/calltrace replay --sched $out/calltrace.data   (where threads were off CPU)"
 echo "      $top/build/calltrace list $out/demo -v"

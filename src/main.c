@@ -17,6 +17,7 @@ static const struct {
 	{"record", cmd_record, "run a program (or attach to -p PID) and record its calls", true},
 	{"replay", cmd_replay, "show a recorded trace as a call tree (or JSON Lines)", false},
 	{"report", cmd_report, "per-function statistics: calls, total, self, percentiles", false},
+	{"graph", cmd_graph, "the calls merged by their path: a call graph with times", false},
 	{"dump", cmd_dump, "Chrome/Perfetto JSON, folded stacks, or an SVG flame graph", false},
 	{"live", cmd_live, "record and print the call tree while the program runs", true},
 	{"list", cmd_list, "list the traceable functions of a binary and their probe sites", false},

@@ -13,6 +13,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 

@@ -19,6 +19,20 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
+/* "LABEL VALUE": VALUE comes from the traced program (its arguments, its
+ * path), so its control characters are shown as \xNN, not sent to the
+ * terminal (an escape sequence in an argument set the window's title). */
+static void print_escaped(const char *label, const char *value)
+{
+	printf("%-12s ", label);
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	putchar('\n');
+}
+
 struct stepped_site {
 	uint32_t site;
 	uint64_t hits;
@@ -153,8 +167,8 @@ int cmd_info(int argc, char **argv)
 	}
 	const char *lang = ct_trace_meta(&t, "target.lang");
 	printf("# %s\n", path);
-	printf("%-12s %s\n", "command:", or_dash(ct_trace_meta(&t, "record.cmdline")));
-	printf("%-12s %s\n", "binary:", or_dash(ct_trace_meta(&t, "target.path")));
+	print_escaped("command:", or_dash(ct_trace_meta(&t, "record.cmdline")));
+	print_escaped("binary:", or_dash(ct_trace_meta(&t, "target.path")));
 	const char *format = ct_trace_meta(&t, "target.format");
 	bool wasm = format && !strcmp(format, "wasm");
 	if (wasm) {

@@ -785,6 +785,10 @@ static int limit_option(struct record_cmd *cmd, int c, char *arg)
 			return bad_value("--max-size needs a size of 4K or more (e.g. 256M)", arg);
 		return 0;
 	case OPT_DURATION:
+		/* (a bare number is nanoseconds to parse_duration: "10" traced
+		 * for 10 ns, the program ran untraced) */
+		if (!*arg || (arg[strlen(arg) - 1] >= '0' && arg[strlen(arg) - 1] <= '9'))
+			return bad_value("--duration needs a time with its unit, like 10s or 500ms", arg);
 		if (parse_duration(arg, &o->duration_ns) || !o->duration_ns)
 			return bad_value("--duration needs a time like 10s or 500ms", arg);
 		return 0;

@@ -89,6 +89,10 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 0x2001:
+			if (!*optarg) { /* (an unset shell variable) */
+				ct_print_errorf("--histogram needs a function glob, not an empty one");
+				goto out;
+			}
 			ro.histogram = xrealloc(ro.histogram, (ro.nhistogram + 1) * sizeof(*ro.histogram));
 			ro.histogram[ro.nhistogram++] = optarg;
 			break;

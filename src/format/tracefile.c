@@ -59,7 +59,7 @@ struct ct_writer *ct_writer_create(const char *path)
 	/* 0600: the file holds memory of the traced program.  Created at once
 	 * (not renamed at the end): a killed tracer leaves a readable file. */
 	struct ct_output out;
-	if (ct_output_create(&out, path, CT_OUT_PRIVATE | CT_OUT_KEEP_OLD | CT_OUT_AT_ONCE))
+	if (ct_output_create_of(&out, path, CT_OUT_PRIVATE | CT_OUT_KEEP_OLD | CT_OUT_AT_ONCE, CT_FILE_MAGIC))
 		return NULL;
 	struct ct_writer *w = xcalloc(1, sizeof(*w));
 	w->out = out;

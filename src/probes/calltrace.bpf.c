@@ -2133,6 +2133,17 @@ int BPF_PROG(ct_switch, bool preempt, struct task_struct *prev, struct task_stru
 	tgid = next->tgid;
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
+	/* Never at the cost of calls: a program that switches very often
+	 * (threads yielding by the million) filled the ring with these and
+	 * pushed its calls' events out.  Over half full, the time off is not
+	 * sent, only counted. */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		__u32 k = CT_CNT_OFFCPU_DROPPED;
+		__u64 *c = bpf_map_lookup_elem(&counters, &k);
+		if (c)
+			__sync_fetch_and_add(c, 1);
+		return 0;
+	}
 	struct ct_event *e = reserve_proc(CT_PROC_OFFCPU, tgid, next->pid);
 	if (!e)
 		return 0;

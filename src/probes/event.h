@@ -598,7 +598,8 @@ enum ct_counter {
 	CT_CNT_INTERIM_PASSES = 7, /* interim RET hits that sent nothing (their cost) */
 	CT_CNT_WARM_UPS = 8, /* hits of the warm-up probe (session.c warm_up) */
 	CT_CNT_JCC_SILENT = 9, /* conditional tail jumps not taken, alone on their probe: no event */
-	CT_CNT_MAX = 10,
+	CT_CNT_OFFCPU_DROPPED = 10, /* times off CPU not sent: the ring was over half full */
+	CT_CNT_MAX = 11,
 };
 
 #endif

@@ -1849,17 +1849,30 @@ static void stalled(struct ct_recon *r, const struct ct_rec_event *ev)
 		s->cost += ev->child;
 }
 
-/* Every call open on stack S (if any) ran EV's time off CPU. */
+/* When EV's time off CPU began, as far as a call entered (its clock read)
+ * at RAW_ENTRY goes: not before that.  A probe's BPF program may sleep
+ * before its clock read (it faults a page in), and the hit's event goes
+ * out after the time off: that call began after it (and the correction
+ * takes that time out of it as the hit's). */
+static uint64_t off_since(const struct ct_rec_event *ev, uint64_t raw_entry)
+{
+	uint64_t from = ev->ts > ev->key ? ev->ts - ev->key : 0;
+	return from > raw_entry ? from : raw_entry;
+}
+
+/* Every call open on stack S (if any) ran EV's time off CPU, the part of
+ * it since it began. */
 static void off_cpu_in(struct stack *s, const struct ct_rec_event *ev)
 {
 	for (size_t i = 0; s && i < s->f.n; i++) {
 		struct ct_call *c = &s->f.v[i].c;
+		uint64_t from = off_since(ev, c->raw_entry), ns = ev->ts > from ? ev->ts - from : 0;
 		if (!(ev->child & CT_OFFCPU_PREEMPTED))
-			c->off_blocked += ev->key;
+			c->off_blocked += ns;
 		else if (ev->child & CT_OFFCPU_BY_TRACER)
-			c->off_tracer += ev->key, c->off_preempted += ev->key;
+			c->off_tracer += ns, c->off_preempted += ns;
 		else
-			c->off_preempted += ev->key;
+			c->off_preempted += ns;
 	}
 }
 
@@ -1875,8 +1888,10 @@ static void sched_call(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	if (!s || !s->f.n || s->f.v[s->f.n - 1].waiting)
 		return;
 	struct frame *top = &s->f.v[s->f.n - 1];
+	uint64_t from = off_since(ev, top->c.raw_entry);
+	if (from >= ev->ts)
+		return;
 	top->has_children = true;
-	uint64_t from = ev->ts > ev->key ? ev->ts - ev->key : 0;
 	struct ct_call c = {
 		.seq = r->seq++,
 		.func = CT_FUNC_SCHED,
@@ -1902,10 +1917,11 @@ static void sched_call(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	 * that --sched changes no other call's times) */
 	c.ts_entry = on_clock(s, from, 0);
 	c.ts_exit = on_clock(s, ev->ts, 0);
+	uint64_t ns = ev->ts - from;
 	if (!(ev->child & CT_OFFCPU_PREEMPTED))
-		c.off_blocked = ev->key;
+		c.off_blocked = ns;
 	else
-		c.off_preempted = ev->key, c.off_tracer = ev->child & CT_OFFCPU_BY_TRACER ? ev->key : 0;
+		c.off_preempted = ns, c.off_tracer = ev->child & CT_OFFCPU_BY_TRACER ? ns : 0;
 	r->st.sched_calls++;
 	if (r->ops.enter)
 		r->ops.enter(r->ctx, &c);
@@ -2103,7 +2119,20 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 	if (nroles == 1 && site->kind == CT_SITE_RECOVER)
 		return;
 	uint64_t k = thread_key(ev);
-	struct stack *s = stack_of(r, k, ev, opens);
+	/* A C thread's stack is told by the key the first role is at, not the
+	 * probe's: a return site past the caller's freeing of the stack
+	 * arguments of the call it closes (a struct of 8 KiB passed by value)
+	 * is keyed from pages above that call, which the probe's key alone
+	 * took for a switch to another stack. */
+	struct ct_rec_event at_role;
+	const struct ct_rec_event *sev = ev;
+	int64_t adj0 = (int64_t)r->sites[roles[0]].key_adj + role_adj[0];
+	if (adj0 && !r->go && !ev->goid) {
+		at_role = *ev;
+		at_role.key = ev->key + (uint64_t)adj0;
+		sev = &at_role;
+	}
+	struct stack *s = stack_of(r, k, sev, opens);
 	if (!s) {
 		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
 			r->st.unmatched_exits++;

@@ -3532,6 +3532,11 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
 	ct_writer_stat(s->w, "events", "%llu", (unsigned long long)ct_writer_events(s->w));
 	ct_writer_stat(s->w, "lost", "%llu", (unsigned long long)s->lost_seen);
+	if (s->lost_seen) /* (replay says it too, but only once it is run) */
+		ct_warn("%llu events were lost while recording (the ring buffer was full); the calls around them are "
+			"marked lost: record with a larger --buffer-size (now %lluK), fewer functions (-F, -N) or "
+			"--sample",
+			(unsigned long long)s->lost_seen, (unsigned long long)(s->o.ringbuf_bytes >> 10));
 	if (s->before_exec)
 		ct_writer_stat(s->w, "launch.before_exec", "%llu (events of calltrace's launcher before the program's exec, left out)",
 			       (unsigned long long)s->before_exec);
@@ -3584,6 +3589,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->offcpu)
 		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations)",
 			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6);
+	if (counter(s, CT_CNT_OFFCPU_DROPPED))
+		ct_writer_stat(s->w, "off_cpu_dropped", "%llu (times off CPU not recorded: the ring buffer was over half full; "
+			       "the calls open then show less time off CPU than they had)",
+			       (unsigned long long)counter(s, CT_CNT_OFFCPU_DROPPED));
 	if (s->stalls)
 		ct_writer_stat(s->w, "stalls", "%llu (waits of the program's threads for calltrace's probe changes, %.3f ms in all, taken out)",
 			       (unsigned long long)s->stalls, s->stall_ns / 1e6);

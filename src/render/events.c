@@ -123,7 +123,7 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 			if (ev.proc == CT_PROC_STALL)
 				fprintf(out, " goid=%" PRIu64 " waited_ns=%" PRIu32, ev.goid, ev.child);
 			if (ev.proc == CT_PROC_PROBES_IN)
-				fputs(ev.child ? " all" : " begin", out);
+				fputs(ev.child ? " phase=all" : " phase=begin", out);
 			if (ev.proc == CT_PROC_OFFCPU)
 				fprintf(out, " goid=%" PRIu64 " off_ns=%" PRIu64 " how=%s", ev.goid, ev.key,
 					!(ev.child & CT_OFFCPU_PREEMPTED)  ? "blocked"

@@ -103,6 +103,10 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 
 int ct_filter_check(const struct ct_filter_opts *o)
 {
+	if (o->has_since && o->has_until && o->until < o->since) {
+		fprintf(stderr, "calltrace: --until comes before --since: no call starts in that window\n");
+		return -1;
+	}
 	if (o->with_children && !o->has_goid) {
 		fprintf(stderr, "calltrace: --with-children goes with --goroutine N (whose children to show)\n");
 		return -1;

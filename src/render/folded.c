@@ -35,7 +35,8 @@
 struct open_frame {
 	uint32_t node;
 	uint64_t ts_entry;
-	uint64_t kids_ns; /* summed spans of its shown children so far */
+	uint64_t kids_ns;     /* summed spans of its shown children so far */
+	uint64_t raw_kids_ns; /* ... as measured */
 };
 
 struct open_stack {
@@ -110,7 +111,7 @@ static void flame_enter(void *ctx, const struct ct_call *c)
 		CT_VEC_PUSH(b->nodes, n);
 		map_put(&b->index, key, (void *)(uintptr_t)node);
 	}
-	struct open_frame f = {node, c->ts_entry, 0};
+	struct open_frame f = {node, c->ts_entry, 0, 0};
 	CT_VEC_PUSH(s->f, f);
 }
 
@@ -123,11 +124,14 @@ static void flame_exit(void *ctx, const struct ct_call *c)
 		return;
 	struct open_frame f = s->f.v[--s->f.n];
 	uint64_t span = c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
+	uint64_t raw = c->raw_exit > c->raw_entry ? c->raw_exit - c->raw_entry : 0;
 	struct ct_flame_node *n = &b->nodes.v[f.node];
 	n->self_ns += span > f.kids_ns ? span - f.kids_ns : 0;
+	n->raw_self_ns += raw > f.raw_kids_ns ? raw - f.raw_kids_ns : 0;
 	n->calls++;
 	if (s->f.n) {
 		s->f.v[s->f.n - 1].kids_ns += span;
+		s->f.v[s->f.n - 1].raw_kids_ns += raw;
 	} else {
 		/* Goroutines come and go by the million: forget idle ones. */
 		CT_VEC_FREE(s->f);
@@ -197,11 +201,13 @@ int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, stru
 	 * pass sums every subtree. */
 	for (size_t i = 0; i < fl->n; i++) {
 		nodes[i].total_ns = nodes[i].self_ns;
+		nodes[i].raw_total_ns = nodes[i].raw_self_ns;
 		if (nodes[i].depth > fl->max_depth)
 			fl->max_depth = nodes[i].depth;
 	}
 	for (size_t i = fl->n; i-- > 1;) {
 		nodes[nodes[i].parent].total_ns += nodes[i].total_ns;
+		nodes[nodes[i].parent].raw_total_ns += nodes[i].raw_total_ns;
 		if (nodes[i].depth == 1)
 			nodes[0].calls += nodes[i].calls;
 	}

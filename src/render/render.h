@@ -93,6 +93,8 @@ struct ct_flame_node {
 	uint64_t self_ns;    /* summed self time of the calls at this stack */
 	uint64_t total_ns;   /* self_ns summed over this node and every stack that
 				extends it: the frame's width */
+	uint64_t raw_self_ns, raw_total_ns; /* the same as measured (the
+				correction's taken out: raw minus these) */
 	uint64_t calls;
 };
 
@@ -110,6 +112,9 @@ int ct_flame_build(struct ct_trace *t, const struct ct_filter_opts *filter, stru
 #define CT_FLAME_MAX_DEPTH 512
 #define CT_FLAME_DEEPER (UINT32_MAX - 1) /* its func */
 _Static_assert(CT_FLAME_DEEPER != CT_FUNC_SCHED, "two pseudo-functions, one id");
+/* graph: the calls merged by their path (uftrace's graph), as text or
+ * JSON, from the flame graph's aggregation (render/graph.c). */
+int ct_render_graph(struct ct_trace *t, const struct ct_render_opts *o, bool json);
 /* A flame node's function name ("[deeper frames]" for CT_FLAME_DEEPER). */
 const char *ct_flame_name(const struct ct_trace *t, uint32_t func);
 void ct_flame_free(struct ct_flame *fl);

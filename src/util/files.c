@@ -67,7 +67,48 @@ static int create_anonymous(struct ct_output *o)
 	return 0;
 }
 
+/* Up to N bytes from the start of PATH (not through a link, never
+ * blocking); how many. */
+static size_t head_of(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t r = read(fd, buf, n);
+	close(fd);
+	return r > 0 ? (size_t)r : 0;
+}
+
+/* May PATH, a regular file of SIZE bytes, be replaced by an output of kind
+ * MAGIC (NULL: any)?  Never an ELF file: `record -o prog -- ./prog` took the
+ * program itself (or a library it loads) for the output; and where MAGIC
+ * is given, only a file that starts with it, or an empty one. */
+static bool replaceable(const char *path, off_t size, const char *magic, const char *what)
+{
+	char head[16];
+	size_t n = size ? head_of(path, head, sizeof(head)) : 0;
+	if (n >= 4 && !memcmp(head, "\177ELF", 4)) {
+		ct_fail("%s%s is an ELF file (a program or a library: the traced one?); calltrace never replaces one: "
+			"choose another output file",
+			path, what);
+		return false;
+	}
+	size_t m = magic ? strlen(magic) : 0;
+	if (magic && size && (n < m || memcmp(head, magic, m))) {
+		ct_fail("%s%s exists and is not a calltrace record file; calltrace replaces only its own: choose "
+			"another output file, or remove it",
+			path, what);
+		return false;
+	}
+	return true;
+}
+
 int ct_output_create(struct ct_output *o, const char *path, unsigned flags)
+{
+	return ct_output_create_of(o, path, flags, NULL);
+}
+
+int ct_output_create_of(struct ct_output *o, const char *path, unsigned flags, const char *magic)
 {
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
@@ -84,8 +125,17 @@ int ct_output_create(struct ct_output *o, const char *path, unsigned flags)
 		if (!S_ISREG(st.st_mode))
 			return ct_fail("%s is %s; calltrace writes only regular files: choose another file", path,
 				       kind_of(st.st_mode));
+		if (!replaceable(path, st.st_size, magic, ""))
+			return -1;
 		if (flags & CT_OUT_KEEP_OLD) {
 			char *old = xasprintf("%s.old", path);
+			struct stat ost;
+			/* (its entry goes: a link or a special file there is not written through) */
+			if (lstat(old, &ost) == 0 && S_ISREG(ost.st_mode) &&
+			    !replaceable(old, ost.st_size, magic, " (where the previous one would go)")) {
+				free(old);
+				return -1;
+			}
 			int rc = rename(path, old); /* replaces OLD's entry, never writes through it */
 			int e = errno;
 			if (rc)

@@ -5,7 +5,9 @@
  * - outputs never open the path itself: the data goes to a fresh file
  *   created with O_EXCL|O_NOFOLLOW in the same directory, renamed over the
  *   path (rename replaces a directory entry, it never writes through one).
- *   An existing symlink or non-regular file at the path is refused;
+ *   An existing symlink or non-regular file at the path is refused, and so
+ *   is an ELF file (the traced program, a library) or, for a record file,
+ *   anything but an older record file;
  * - inputs must be regular files (a symlink to one is fine): a FIFO or
  *   device is refused without opening it, so nothing blocks. */
 #ifndef CT_FILES_H
@@ -34,6 +36,10 @@ struct ct_output {
  * /tmp, gone when closed).  Fails with one line (ct_fail) when PATH is a
  * symlink, not a regular file, or cannot be created. */
 int ct_output_create(struct ct_output *o, const char *path, unsigned flags);
+/* The same for an output of a kind that starts with MAGIC: an existing
+ * PATH (and with CT_OUT_KEEP_OLD, PATH.old) is replaced only if it is one
+ * too, or empty.  An ELF file is never replaced, by either. */
+int ct_output_create_of(struct ct_output *o, const char *path, unsigned flags, const char *magic);
 /* A stdio stream on the output (created once, closed by commit/discard). */
 FILE *ct_output_stream(struct ct_output *o);
 /* Flushes and closes; an output not yet at PATH is renamed there.  -1 (with

@@ -137,10 +137,12 @@ def attach_verbose(pid, *flags):
 
 def recorded(name, prog, *args, exit_status=0):
     """Records fixture PROG ARGS once per test run (several tests, of any
-    file, read the same record); NAME names the file."""
+    file, read the same record); NAME names the file, with a number of its
+    own: two uses of one NAME with other ARGS (fib 12, fib 14) shared one
+    file, and the one recorded first read the other's calls."""
     key = (prog, args)
     if key not in _recorded:
-        p, out = record([fixture(prog), *args], out=tmp(f"rec-{name}.data"), check=False)
+        p, out = record([fixture(prog), *args], out=tmp(f"rec-{name}-{len(_recorded)}.data"), check=False)
         assert p.returncode == exit_status, f"record {name} exited {p.returncode}: {p.stderr.strip()}"
         _recorded[key] = out
     return _recorded[key]

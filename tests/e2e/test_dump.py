@@ -13,7 +13,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 import zlib
 
-from lib import TMP, ct, fixture, record, replay_json, tmp, trees
+from lib import TMP, attach_verbose, ct, fixture, record, replay_json, tmp, trees
 
 CHROMIUM = "/usr/bin/chromium"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -224,6 +224,8 @@ def test_losses_are_marked_and_output_stays_balanced():
         if lost:
             break
     assert lost > 0, "no events were lost in 5 recordings; the test needs losses"
+    # record says so itself, as it ends (exit 0: the trace holds the rest)
+    assert p.returncode == 0 and f"warning: {lost} events were lost while recording" in p.stderr, p.stderr
     marks = [e for e in doc["traceEvents"] if e["ph"] == "i"]
     assert marks and all(e["s"] == "g" and e["name"] == f"LOST {e['args']['lost']} events" for e in marks)
     assert sum(e["args"]["lost"] for e in marks) == lost
@@ -473,6 +475,29 @@ def events(path):
         assert len(kv) == line.count(" ") + 1, f"a field twice: {line}"
         out.append(kv)
     return out
+
+
+def test_events_of_an_attach_are_key_value_too():
+    """-p: the records of the probes going in (proc=probes_in) say which
+    moment they mark as phase=begin|all, key=value as every field."""
+    prog = subprocess.Popen([fixture("go_goidreuse"), "4", "wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    out = tmp("events-attach.data")
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        rec, head = attach_verbose(prog.pid, "-F", "main.mark", "-o", out)
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        prog.communicate(timeout=60)
+        _, err = rec.communicate(timeout=60)
+        assert rec.returncode == 0, head + err
+    finally:
+        for q in (prog, locals().get("rec")):
+            if q and q.poll() is None:
+                q.kill()
+                q.wait()
+    phases = [e["phase"] for e in events(out) if e.get("proc") == "probes_in"]
+    assert phases == ["begin", "all"], phases
 
 
 def test_events_are_the_files_raw_stream():

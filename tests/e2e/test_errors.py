@@ -104,6 +104,21 @@ def test_usage_errors():
         p = ct(*args)
         assert p.returncode == 2, (args, p.returncode, p.stderr)
         assert "Traceback" not in p.stderr and p.stderr.strip(), args
+    # a bare number was nanoseconds: "--duration 10" traced for 10 ns, then
+    # said the traced functions never ran
+    one_line_error(ct("record", "--duration", "10", "--", "true"), "--duration", "unit", "'10'")
+    # nothing to show, said, not an empty output
+    one_line_error(ct("replay", "--since", "5s", "--until", "1s", "nosuch.data"), "--until", "--since")
+    one_line_error(ct("report", "--histogram", "", "nosuch.data"), "--histogram")
+
+
+def test_info_shows_the_command_line_s_control_characters_escaped():
+    """The command line is the traced program's arguments: an escape
+    sequence there must not reach the terminal of whoever runs info."""
+    p, out = record([fixture("c_core"), "fib", "2\x1b]0;owned\x07"], check=False)
+    line = next(ln for ln in ct("info", out).stdout.splitlines() if ln.startswith("command:"))
+    assert "\x1b" not in line and "\x07" not in line, repr(line)
+    assert line.endswith("fib 2\\x1b]0;owned\\x07"), repr(line)
 
 
 def test_bad_options_are_one_line_naming_them():

@@ -94,6 +94,11 @@ CASES = [
     ("c threads", ["c_core", "threads"], [], None),
     ("c tail", ["c_core", "tail", "4"], [], None),
     ("c tricks", ["c_core", "tricks"], [], None),
+    # a struct of 8 KiB by value: its return site is past the caller's
+    # freeing of the argument area (keyed pages above the call, not a
+    # switch to another stack)
+    ("c struct of 8 KiB by value", ["c_core", "bigarg", "5"], ["-F", "big_by_value", "-F", "c_fib", "-F", "main"],
+     None),
     # a function called through a table only, into whose body another one
     # jumps past its single-stepped first instruction (glibc's mempcpy into
     # memcpy's): its CHECK stays at its entry, not where the jump lands

@@ -176,3 +176,19 @@ def test_sched_calls_of_a_goroutine_are_where_it_blocked_its_thread():
     assert all(c["goid"] == nap["goid"] for c in under), under
     assert sum(off(c)[1] for c in under) >= 19 * MS, (under, seen(out))
     assert sum(c["dur"] for c in inside(park, calls)) < 10 * MS, (inside(park, calls), seen(out))
+
+
+def test_times_off_cpu_never_push_calls_out_of_the_ring_buffer():
+    """8 threads yielding 100,000 times each on one CPU in a traced call,
+    a 64 KiB ring buffer: the off-CPU records would fill it and push the
+    calls' events out (every return lost).  Over half full, a time off CPU
+    is not sent, only counted (info: off_cpu_dropped): the calls keep the
+    rest, none is lost."""
+    p, out = record([fixture("c_offcpu"), "yields", "100000"], "--buffer-size", "64K", "-F", "yields")
+    assert p.stdout == f"{8 * sum(range(100000))}\n", p.stdout
+    calls = replay_json(out)
+    assert [c["status"] for c in calls] == ["returned"] * 8, (calls, seen(out))
+    info = ct("info", out).stdout
+    assert re.search(r"^lost:\s+0$", info, re.M), info
+    assert re.search(r"^off_cpu_dropped\s+[1-9]\d* \(", info, re.M), info
+    assert "events were lost" not in p.stderr, p.stderr

@@ -36,7 +36,8 @@ class Planted:
             ln -s {self.v}/created calltrace.data
             ln -s {self.precious} out.json
             ln -s {self.v}/created-old rot.data.old
-            echo "nobody's trace" > rot.data
+            printf "CALLTRC nobody's trace\n" > rot.data
+            echo "nobody's notes" > notes.txt
             mkfifo -m 755 fifo
             ln -s fifo tofifo
             mkdir dir
@@ -98,15 +99,32 @@ def test_planted_outputs_are_refused():
             refused(["dump", fmt, "-o", pl.path("fifo"), real], "FIFO")
         refused(["dump", "-o", pl.path("dir"), real], "directory")
 
-        # An existing regular file is kept as .old, whatever .old was: the
+        # An existing record file is kept as .old, whatever .old was: the
         # symlink planted there is replaced, not written through.
         p = ct("record", "-o", pl.path("rot.data"), "--", *prog, timeout=TIMEOUT)
         assert p.returncode == 0, p.stderr
         old = pl.path("rot.data.old")
         assert not os.path.islink(old)
         with open(old) as f:
-            assert f.read() == "nobody's trace\n"
+            assert f.read() == "CALLTRC nobody's trace\n"
         assert os.lstat(pl.path("rot.data")).st_mode & 0o7777 == 0o600
+        # Anything else is not replaced: a file that is no record, and the
+        # program itself (`record -o prog -- ./prog` took it for the output
+        # and broke it), by record, live and dump alike.
+        refused(["record", "-o", pl.path("notes.txt"), "--", *prog], "not a calltrace record file")
+        exe = pl.path("c_core")
+        shutil.copy2(fixture("c_core"), exe)
+        with open(exe, "rb") as f:
+            exe_bytes = f.read()
+        refused(["record", "-o", exe, "--", exe, "fib", "3"], "ELF")
+        refused(["live", "-o", exe, "--", exe, "fib", "3"], "ELF")
+        refused(["dump", "--folded", "-o", exe, real], "ELF")
+        with open(exe, "rb") as f:
+            assert f.read() == exe_bytes, "the program was written"
+        with open(pl.path("notes.txt")) as f:
+            assert f.read() == "nobody's notes\n"
+        assert not os.path.exists(exe + ".old") and not os.path.exists(pl.path("notes.txt.old"))
+        os.unlink(exe)
 
         # dump -o over an existing regular file replaces it (a hard link to
         # it elsewhere keeps its contents: nothing is written through).

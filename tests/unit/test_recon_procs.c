@@ -336,6 +336,20 @@ TEST(recon_off_cpu_time_goes_to_the_calls_open_on_its_stack)
 	ct_recon_finish(r, 300);
 	ct_recon_free(r);
 
+	/* time off CPU that began before a call's entry (its probe's BPF
+	 * program slept before its clock read): that call gets the part since */
+	CT_VEC_FREE(seen);
+	r = ct_recon_new(psites, NS, false, &ops, NULL);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	call(r, 10, 10, 0, 300, 9, S_W_ENT, 0);
+	off_cpu(r, 10, 10, 0, 50, 0, 320);
+	call(r, 10, 10, 0, 330, 9, S_W_RET, 0);
+	call(r, 10, 10, 0, 340, 5, S_M_RET, 0);
+	CHECK_EQ_U(find('X', FW, 10)->off_blocked, 20);
+	CHECK_EQ_U(find('X', FM, 10)->off_blocked, 50);
+	ct_recon_finish(r, 400);
+	ct_recon_free(r);
+
 	/* Go: goroutine 3's calls, its thread changed meanwhile */
 	CT_VEC_FREE(seen);
 	r = ct_recon_new(psites, NS, true, &ops, NULL);

@@ -438,8 +438,22 @@ TEST(tracefile_mode_and_old)
 	CHECK_EQ_U(st.st_mode & 07777, 0600);
 	CHECK(access(old, F_OK) != 0);
 
-	/* An existing file (here: with other contents and mode) becomes .old. */
-	CHECK_EQ_I(spit(path, (const uint8_t *)"previous trace", 14), 0);
+	/* Something else there (a program: `record -o prog -- ./prog`; any
+	 * file not a record) is refused, and left as it was. */
+	CHECK_EQ_I(spit(path, (const uint8_t *)"\177ELF\2\1\1", 7), 0);
+	CHECK(ct_writer_create(path) == NULL);
+	CHECK(strstr(ct_error(), "ELF") != NULL);
+	CHECK_EQ_I(spit(path, (const uint8_t *)"notes", 5), 0);
+	CHECK(ct_writer_create(path) == NULL);
+	CHECK(strstr(ct_error(), "not a calltrace record file") != NULL);
+	size_t n;
+	uint8_t *p = slurp(path, &n);
+	CHECK(p && n == 5 && !memcmp(p, "notes", 5) && access(old, F_OK) != 0);
+	free(p);
+
+	/* An existing record file (here: with other contents and mode) becomes
+	 * .old. */
+	CHECK_EQ_I(spit(path, (const uint8_t *)CT_FILE_MAGIC " previous", 16), 0);
 	chmod(path, 0644);
 	w = ct_writer_create(path);
 	CHECK(w != NULL);
@@ -447,21 +461,28 @@ TEST(tracefile_mode_and_old)
 	CHECK_EQ_U(st.st_mode & 07777, 0600);
 	CHECK_EQ_I(ct_writer_begin(w, funcs, NF, sites, NS), 0);
 	CHECK_EQ_I(ct_writer_close(w), 0);
-	size_t n;
-	uint8_t *p = slurp(old, &n);
+	p = slurp(old, &n);
 	CHECK(p != NULL);
-	CHECK_EQ_U(n, 14);
-	CHECK(!memcmp(p, "previous trace", 14));
+	CHECK_EQ_U(n, 16);
+	CHECK(!memcmp(p, CT_FILE_MAGIC " previous", 16));
 	free(p);
 	struct ct_trace t;
 	CHECK_EQ_I(ct_trace_open(&t, path), 0);
 	ct_trace_close(&t);
-	/* The third write replaces the old .old. */
+	/* The third write replaces the old .old (a record file). */
 	w = ct_writer_create(path);
 	CHECK(w != NULL);
+	CHECK_EQ_I(ct_writer_begin(w, funcs, NF, sites, NS), 0);
 	ct_writer_close(w);
 	CHECK_EQ_I(ct_trace_open(&t, old), 0);
 	ct_trace_close(&t);
+	/* ... but not a .old that is something else */
+	CHECK_EQ_I(spit(old, (const uint8_t *)"keep me", 7), 0);
+	CHECK(ct_writer_create(path) == NULL);
+	CHECK(strstr(ct_error(), ".old") != NULL);
+	p = slurp(old, &n);
+	CHECK(p && n == 7 && !memcmp(p, "keep me", 7));
+	free(p);
 
 	/* Unwritable place: NULL and a message naming the path. */
 	char *nodir = tpath("no/such/dir/x.data");
