@@ -180,12 +180,10 @@ static void json_side(struct ct_buf *b, const char *key, const struct ct_func_st
 	}
 	/* the report's object without "func", which is the row's */
 	struct ct_buf tmp = {0};
-	ct_func_json_fields(&tmp, f);
-	/* the report has the off-CPU times where there are some; here they are
-	 * 0, or null as total_ns or where the trace did not record them */
-	if (!f->off_cpu)
-		buf_cstr(&tmp, off_recorded && f->returned ? ",\"off_cpu_ns\":0,\"self_off_cpu_ns\":0"
-							   : ",\"off_cpu_ns\":null,\"self_off_cpu_ns\":null");
+	ct_func_json_fields(&tmp, f, off_recorded);
+	/* (here they are always there: null where the trace did not record them) */
+	if (!off_recorded && !f->off_cpu)
+		buf_cstr(&tmp, ",\"off_cpu_ns\":null,\"self_off_cpu_ns\":null");
 	buf_put(b, "{", 1);
 	buf_put(b, tmp.p + 1, tmp.n - 1);
 	buf_put(b, "}", 1);
@@ -363,20 +361,12 @@ static void write_text(FILE *out, const struct diff_side *sides, struct diff_row
 	buf_free(&b);
 }
 
-/* Whether T recorded its threads' time off CPU (META record.off_cpu; a
- * file from before that key has it where it counted some: stat off_cpu). */
-static bool off_cpu_recorded(const struct ct_trace *t)
-{
-	const char *v = ct_trace_meta(t, "record.off_cpu");
-	return v ? !strcmp(v, "yes") : ct_trace_stat(t, "off_cpu") != NULL;
-}
-
 int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const struct ct_report_opts *o)
 {
 	struct diff_side sides[2] = {{.t = base}, {.t = cur}};
 	for (int k = 0; k < 2; k++) {
 		ct_func_table_build(k ? cur : base, o->filter, true, &sides[k].ft);
-		sides[k].off_recorded = off_cpu_recorded(sides[k].t);
+		sides[k].off_recorded = ct_trace_off_cpu_recorded(sides[k].t);
 	}
 	struct diff_row *rows;
 	size_t n = join(&sides[0].ft, &sides[1].ft, &rows);

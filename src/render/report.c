@@ -329,7 +329,13 @@ static void json_u64_or_null(struct ct_buf *b, const char *key, bool known, uint
 		buf_printf(b, ",\"%s\":null", key);
 }
 
-void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
+bool ct_trace_off_cpu_recorded(const struct ct_trace *t)
+{
+	const char *v = ct_trace_meta(t, "record.off_cpu");
+	return v ? !strcmp(v, "yes") : ct_trace_stat(t, "off_cpu") != NULL;
+}
+
+void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f, bool off_recorded)
 {
 	bool dur = f->returned != 0;
 	buf_printf(b, ",\"calls\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"unwound\":%" PRIu64 ",\"unfinished\":%" PRIu64
@@ -349,14 +355,17 @@ void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f)
 		buf_printf(b, ",\"taken_out_ns\":%" PRIu64 ",\"self_taken_out_ns\":%" PRIu64, f->taken_out,
 			   f->self_taken_out);
 	/* their threads' time off CPU while they ran (in the durations), where
-	 * there was any */
-	if (f->off_cpu)
-		buf_printf(b, ",\"off_cpu_ns\":%" PRIu64 ",\"self_off_cpu_ns\":%" PRIu64, f->off_cpu, f->self_off_cpu);
+	 * the trace recorded it: 0 is none, a missing key not known */
+	if (off_recorded || f->off_cpu) {
+		json_u64_or_null(b, "off_cpu_ns", dur, f->off_cpu);
+		json_u64_or_null(b, "self_off_cpu_ns", dur, f->self_off_cpu);
+	}
 }
 
 static void write_json(struct report *R, const struct ct_report_opts *o, struct ct_func_stats **fs, size_t n)
 {
 	struct ct_buf b = {0};
+	bool off_recorded = ct_trace_off_cpu_recorded(R->t);
 	buf_put(&b, "[", 1);
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_func_stats *f = fs[i];
@@ -364,7 +373,7 @@ static void write_json(struct report *R, const struct ct_report_opts *o, struct 
 		const char *open = i ? ",\n{\"func\":" : "\n{\"func\":";
 		buf_put(&b, open, strlen(open));
 		ct_buf_json_string(&b, name, strlen(name));
-		ct_func_json_fields(&b, f);
+		ct_func_json_fields(&b, f, off_recorded);
 		if (wants_histogram(R, o, f)) {
 			uint64_t counts[LOG2_BUCKETS];
 			unsigned first, last;

@@ -51,8 +51,14 @@ static inline uint64_t ct_func_avg(const struct ct_func_stats *f)
 	return f->returned ? f->total / f->returned : 0;
 }
 
-/* The report's JSON members of F after "func" (",\"calls\":…,\"max_ns\":…"). */
-void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f);
+/* The report's JSON members of F after "func" (",\"calls\":…,\"max_ns\":…");
+ * OFF_RECORDED: its trace recorded time off CPU (ct_trace_off_cpu_recorded):
+ * off_cpu_ns and self_off_cpu_ns are there, 0 where there was none (null
+ * without a returned call, as total_ns); else they are left out. */
+void ct_func_json_fields(struct ct_buf *b, const struct ct_func_stats *f, bool off_recorded);
+/* Whether T recorded its threads' time off CPU (META record.off_cpu; a
+ * file from before that key has it where it counted some: stat off_cpu). */
+bool ct_trace_off_cpu_recorded(const struct ct_trace *t);
 
 /* report --diff: BASE and CUR side by side (O->histogram is not used). */
 int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const struct ct_report_opts *o);

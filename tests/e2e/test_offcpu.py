@@ -62,6 +62,8 @@ def test_report_says_each_functions_self_time_off_cpu():
     assert rows["blocks"].get("self_off_cpu_ns", 0) >= 19 * MS, (rows["blocks"], seen(out))
     assert rows["outer"]["off_cpu_ns"] >= rows["blocks"]["off_cpu_ns"], rows
     assert rows["outer"]["self_off_cpu_ns"] < 5 * MS, rows["outer"]
+    # recorded: every function has the keys, 0 where it was never off CPU
+    assert all(isinstance(r["off_cpu_ns"], int) and isinstance(r["self_off_cpu_ns"], int) for r in rows.values())
     text = ct("report", out).stdout.splitlines()
     assert text[0].endswith("    Self off  Function"), text[0]
     line = next(ln for ln in text if ln.endswith("  blocks"))
@@ -112,6 +114,9 @@ def test_no_sched_records_none():
     assert not any("off_cpu" in c for c in calls), calls
     assert "off CPU" not in ct("replay", out).stdout
     assert "proc=off_cpu" not in ct("dump", "--events", out).stdout
+    # not recorded is not 0: report leaves the keys out
+    rows = json.loads(ct("report", "--format=json", out).stdout)
+    assert rows and not any("off_cpu_ns" in r for r in rows), rows
 
 
 def inside(parent, calls):
