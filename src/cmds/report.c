@@ -26,8 +26,9 @@ static void usage(FILE *f)
 		   "                        new, diff} (base/new: the report's fields, null if absent;\n"
 		   "                        diff: new minus base of each field and \"pct\": each change in\n"
 		   "                        %% of base, null when unknown; \"only\": \"base\"|\"new\")\n"
-		   "  -s, --sort KEY        total (default), self, calls, avg, min, max, p50, p99:\n"
-		   "                        largest first; func: by name\n"
+		   "  -s, --sort KEY        total (default), self, calls, avg, min, max, p50, p99,\n"
+		   "                        off, self_off (time off CPU, in total and in the self\n"
+		   "                        time; not with --diff): largest first; func: by name\n"
 		   "  -f, --format FMT      text (default): a table; json: one JSON array of objects\n"
 		   "                        {func, calls, returned, unwound, unfinished, exited, lost,\n"
 		   "                        total_ns, self_ns, avg_ns, min_ns, p50_ns, p99_ns, max_ns}\n"
@@ -75,8 +76,9 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (!ct_report_sort_parse(optarg, &ro.sort)) {
-				ct_print_errorf("unknown sort key '%s' (use total, self, calls, avg, min, max, p50, p99 or func)",
-					optarg);
+				ct_print_errorf("unknown sort key '%s' (use total, self, calls, avg, min, max, p50, p99, off, "
+						"self_off or func)",
+						optarg);
 				goto out;
 			}
 			break;
@@ -113,6 +115,11 @@ int cmd_report(int argc, char **argv)
 	if (argc - optind > 1) {
 		ct_print_errorf("report takes one record file, not %d arguments (see calltrace report --help)",
 			argc - optind);
+		goto out;
+	}
+	if (diff_base && (ro.sort == CT_SORT_OFF || ro.sort == CT_SORT_SELF_OFF)) {
+		ct_print_errorf("report --diff sorts by total, self, calls, avg, min, max, p50, p99 or func (its Off CPU "
+				"chg and Self off chg columns show how time off CPU changed)");
 		goto out;
 	}
 	if (diff_base && ro.nhistogram) {

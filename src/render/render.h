@@ -144,6 +144,7 @@ void ct_yaml_item_from_json(const char *obj, size_t n, struct ct_buf *out);
 enum ct_report_sort {
 	CT_SORT_TOTAL, CT_SORT_SELF, CT_SORT_CALLS, CT_SORT_AVG, CT_SORT_MIN,
 	CT_SORT_MAX, CT_SORT_P50, CT_SORT_P99, CT_SORT_FUNC,
+	CT_SORT_OFF, CT_SORT_SELF_OFF, /* time off CPU, in total and self's share */
 };
 struct ct_report_opts {
 	FILE *out;

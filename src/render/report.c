@@ -225,6 +225,7 @@ static const struct {
 	{"total", CT_SORT_TOTAL}, {"self", CT_SORT_SELF}, {"calls", CT_SORT_CALLS},
 	{"avg", CT_SORT_AVG},     {"min", CT_SORT_MIN},   {"max", CT_SORT_MAX},
 	{"p50", CT_SORT_P50},     {"p99", CT_SORT_P99},   {"func", CT_SORT_FUNC},
+	{"off", CT_SORT_OFF},     {"self_off", CT_SORT_SELF_OFF},
 };
 
 bool ct_report_sort_parse(const char *s, enum ct_report_sort *out)
@@ -261,6 +262,8 @@ static int cmp_fstat(const void *pa, const void *pb)
 	case CT_SORT_MAX: r = cmp_desc(a, b, a->max, b->max, true); break;
 	case CT_SORT_P50: r = cmp_desc(a, b, a->p50, b->p50, true); break;
 	case CT_SORT_P99: r = cmp_desc(a, b, a->p99, b->p99, true); break;
+	case CT_SORT_OFF: r = cmp_desc(a, b, a->off_cpu, b->off_cpu, true); break;
+	case CT_SORT_SELF_OFF: r = cmp_desc(a, b, a->self_off_cpu, b->self_off_cpu, true); break;
 	case CT_SORT_FUNC: break;
 	}
 	if (r)

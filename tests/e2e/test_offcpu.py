@@ -62,6 +62,11 @@ def test_report_says_each_functions_self_time_off_cpu():
     assert rows["blocks"].get("self_off_cpu_ns", 0) >= 19 * MS, (rows["blocks"], seen(out))
     assert rows["outer"]["off_cpu_ns"] >= rows["blocks"]["off_cpu_ns"], rows
     assert rows["outer"]["self_off_cpu_ns"] < 5 * MS, rows["outer"]
+    # -s self_off: the function that slept in its own code first
+    by = [r["func"] for r in json.loads(ct("report", "--format=json", "-s", "self_off", out).stdout)]
+    assert by[0] == "blocks", by
+    by = [r["func"] for r in json.loads(ct("report", "--format=json", "-s", "off", out).stdout)]
+    assert set(by[:2]) == {"outer", "blocks"} and by[-1] == "quick", by
     # recorded: every function has the keys, 0 where it was never off CPU
     assert all(isinstance(r["off_cpu_ns"], int) and isinstance(r["self_off_cpu_ns"], int) for r in rows.values())
     text = ct("report", out).stdout.splitlines()

@@ -281,6 +281,8 @@ def test_report_filters():
 def sort_value(r, key):
     if key == "calls":
         return r["calls"]
+    if key in ("off", "self_off"):  # time off CPU
+        return r[f"{key}_cpu_ns"]
     return r[f"{key}_ns"]
 
 
@@ -288,7 +290,7 @@ def test_report_sort_orders():
     path = recorded("goroutines", "go_core", "goroutines", "30")
     base = report_json(path)
     assert [r["func"] for r in base] == [r["func"] for r in report_json(path, "-s", "total")]
-    for key in ("total", "self", "calls", "avg", "min", "max", "p50", "p99"):
+    for key in ("total", "self", "calls", "avg", "min", "max", "p50", "p99", "off", "self_off"):
         rows = report_json(path, "-s", key)
         assert sorted(r["func"] for r in rows) == sorted(r["func"] for r in base)
         want = sorted(rows, key=lambda r: (sort_value(r, key) is None, -(sort_value(r, key) or 0), r["func"]))
