@@ -122,6 +122,17 @@ static FILE *open_output(struct ct_output *o, const char *path, const char *reco
 		ct_fail("-o %s is the record file being dumped; choose another output file", path);
 		return NULL;
 	}
+	/* nor another record file (a trace, kept nowhere else) */
+	char head[sizeof(CT_FILE_MAGIC)] = "";
+	struct stat cur;
+	FILE *old = lstat(path, &cur) == 0 && S_ISREG(cur.st_mode) ? fopen(path, "rb") : NULL;
+	size_t n = old ? fread(head, 1, sizeof(head), old) : 0;
+	if (old)
+		fclose(old);
+	if (n == sizeof(head) && !memcmp(head, CT_FILE_MAGIC, sizeof(head))) {
+		ct_fail("-o %s is a record file; dump does not replace one: choose another output file", path);
+		return NULL;
+	}
 	if (ct_output_create(o, path, private ? CT_OUT_PRIVATE : 0))
 		return NULL;
 	FILE *f = ct_output_stream(o);

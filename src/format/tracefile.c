@@ -619,6 +619,11 @@ static bool read_funcs(struct ct_trace *t, const struct ct_buf *b)
 		struct ct_file_func *f = &t->funcs[t->nfuncs];
 		f->id = (uint32_t)rd_uvar(&r);
 		f->name = rd_str(&r);
+		/* (a name is printed as it is by the text outputs: an escape
+		 * sequence in a symbol table must not reach a terminal) */
+		for (char *c = f->name; c && *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 		f->entry = rd_uvar(&r);
 		f->size = rd_uvar(&r);
 		f->flags = (uint32_t)rd_uvar(&r);

@@ -82,6 +82,9 @@ struct stack {
 	struct thread_stacks *th;
 	uint32_t context, depth_base;
 	bool go_signal; /* a Go thread's signal handler (go_signal_stack) */
+	bool sched_on;      /* --sched: r->sched_pending[sched_idx] is its (in
+			       padding: a stack's size is what a million threads cost) */
+	uint32_t sched_idx;
 	uint64_t under; /* ... the key of the stack it interrupted */
 	bool orphan;    /* another stack took its key (in ct_recon.orphans) */
 	/* its frames with no_exit set: close_unplanned has nothing to close
@@ -98,6 +101,13 @@ struct stack {
 	 * for the event being applied; and of its last hit's price, the part
 	 * after its clock read (hit_cost's floor for the next one's extra) */
 	uint64_t cost, last, shift, post_left;
+};
+
+struct pending_sched {
+	struct stack *s;
+	uint64_t from, to, start;
+	uint32_t tid;
+	uint8_t flags;
 };
 
 struct ct_recon {
@@ -138,6 +148,11 @@ struct ct_recon {
 	struct ct_map check_roles_of; /* function + 1 -> its CHECK site + 1, where that probe has other roles */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
+	/* --sched: the last time off CPU of a stack, not reported yet
+	 * (sched_call): a wait for calltrace's probe changes that follows (its
+	 * record comes after the thread runs again) is taken out of it as out
+	 * of the calls around it.  START: its beginning on the corrected clock. */
+	CT_VEC(struct pending_sched) sched_pending;
 	uint8_t *site_class; /* each site's enum ct_hit_class (hit_cost) */
 	void *free_args; /* entry payload buffers of CT_SMALL_ARGS bytes to reuse (args_alloc) */
 	/* function id -> until when (raw ns) its interim RETs were probed,
@@ -193,11 +208,29 @@ static void stack_show(struct stack *s, struct origin *o)
 /* Every callback of a call goes through here (END: its exit, else its
  * entry): F, a frame of S, shows S's origin for as long as the callback
  * runs (see struct origin). */
+/* A call's time off CPU is never more than its duration: the correction
+ * may take out of a call more of its probes' time than the time it had
+ * on CPU (tens of us of 5 ms preempted, in a program of 3,000 threads). */
+static void cap_off_cpu(struct ct_call *c)
+{
+	uint64_t dur = c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
+	uint64_t off = c->off_preempted + c->off_blocked;
+	if (off <= dur)
+		return;
+	uint64_t over = off - dur, b = c->off_blocked < over ? c->off_blocked : over;
+	c->off_blocked -= b;
+	c->off_preempted -= over - b;
+	if (c->off_tracer > c->off_preempted)
+		c->off_tracer = c->off_preempted;
+}
+
 static void report(struct ct_recon *r, const struct stack *s, struct frame *f, bool end)
 {
 	void (*to)(void *, const struct ct_call *) = end ? r->ops.exit : r->ops.enter;
 	if (!to)
 		return;
+	if (end)
+		cap_off_cpu(&f->c);
 	f->c.origin = s->origin ? &s->origin->o : NULL;
 	to(r->ctx, &f->c);
 	f->c.origin = NULL;
@@ -1238,8 +1271,11 @@ static void free_stack(struct stack *s)
 
 static void thread_clock(struct stack *to, const struct stack *from);
 
+static void flush_sched(struct ct_recon *r, struct stack *s);
+
 static void drop_stack(struct ct_recon *r, uint64_t k, struct stack *s)
 {
+	flush_sched(r, s); /* (off r->sched_pending before it goes) */
 	/* A signal handler's stack: its hits delayed the code it interrupted,
 	 * on that code's clock now (thread_clock) -- they were left in the
 	 * interrupted call's corrected time.  (A C thread's: forget_stack.) */
@@ -1599,6 +1635,7 @@ static struct stack *thread_stack(struct ct_recon *r, const struct ct_rec_event 
 	}
 	if (th->alt) {
 		struct stack *alt = th->alt;
+		flush_sched(r, alt);
 		while (alt->f.n)
 			pop(r, alt, CT_CALL_UNWOUND, ev->ts, ev->tid, NULL);
 		drop_stack(r, alt->key, alt);
@@ -1845,8 +1882,21 @@ static void stalled(struct ct_recon *r, const struct ct_rec_event *ev)
 	/* (a thread's: the stack it is on, when it switched stacks) */
 	struct thread_stacks *th = ev->goid ? NULL : thread_of(r, ev->pid, ev->tid, false);
 	struct stack *s = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, ev->goid, false, 0));
-	if (s)
-		s->cost += ev->child;
+	if (!s)
+		return;
+	s->cost += ev->child;
+	/* The thread slept through that wait: the time off CPU just before
+	 * (its record comes when the thread runs again, this one after) held
+	 * it.  It is calltrace's, taken out of the calls' durations, so out of
+	 * their time off CPU too (none more off CPU than it lasted). */
+	if (s->sched_on) {
+		const struct pending_sched *p = &r->sched_pending.v[s->sched_idx];
+		uint64_t w = p->to - p->from < ev->child ? p->to - p->from : ev->child;
+		for (size_t i = 0; !(p->flags & CT_OFFCPU_PREEMPTED) && i < s->f.n; i++) {
+			struct ct_call *c = &s->f.v[i].c;
+			c->off_blocked -= c->off_blocked < w ? c->off_blocked : w;
+		}
+	}
 }
 
 /* When EV's time off CPU began, as far as a call entered (its clock read)
@@ -1878,28 +1928,34 @@ static void off_cpu_in(struct stack *s, const struct ct_rec_event *ev)
 
 bool ct_sched_calls;
 
-/* --sched (ct_sched_calls): EV's time off CPU as a call of its own under
- * the innermost call open on S.  Its times go on S's corrected clock as a
- * call's would (none of S's hits fell inside: its thread was off CPU).
- * Not while that call waits for its SPILL hit: it would be reported
- * without the arguments that hit brings (its note still says the time). */
-static void sched_call(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+/* --sched (ct_sched_calls): S's pending time off CPU (sched_call), reported
+ * now as a call of its own under the innermost call open on S -- before
+ * S's next event changes its frames, or any process record.  Its start on
+ * S's corrected clock was taken when it came; its end is taken now, after
+ * any wait for calltrace's probe changes that followed it (stalled): that
+ * part of it is calltrace's, as for the calls around it.  Its time off CPU
+ * is its corrected duration (the call over it has the whole). */
+static void flush_sched_before(struct ct_recon *r, struct stack *s, uint64_t limit)
 {
-	if (!s || !s->f.n || s->f.v[s->f.n - 1].waiting)
+	if (!s->sched_on)
 		return;
-	struct frame *top = &s->f.v[s->f.n - 1];
-	uint64_t from = off_since(ev, top->c.raw_entry);
-	if (from >= ev->ts)
+	s->sched_on = false;
+	struct pending_sched p = r->sched_pending.v[s->sched_idx];
+	r->sched_pending.v[s->sched_idx] = r->sched_pending.v[--r->sched_pending.n];
+	if (s->sched_idx < r->sched_pending.n)
+		r->sched_pending.v[s->sched_idx].s->sched_idx = s->sched_idx;
+	if (!ct_sched_calls || !s->f.n)
 		return;
-	top->has_children = true;
+	const struct frame *top = &s->f.v[s->f.n - 1];
 	struct ct_call c = {
 		.seq = r->seq++,
 		.func = CT_FUNC_SCHED,
-		.raw_entry = from,
-		.raw_exit = ev->ts,
-		.pid = ev->pid,
-		.tid = ev->tid,
-		.exit_tid = ev->tid,
+		.ts_entry = p.start,
+		.raw_entry = p.from,
+		.raw_exit = p.to,
+		.pid = s->pid,
+		.tid = p.tid,
+		.exit_tid = p.tid,
 		.image = s->image,
 		.goid = top->c.goid,
 		.key = top->c.key,
@@ -1913,20 +1969,78 @@ static void sched_call(struct ct_recon *r, struct stack *s, const struct ct_rec_
 		.spill_site = UINT32_MAX,
 		.origin = s->origin ? &s->origin->o : NULL,
 	};
-	/* (on_clock: the stack's clock moves as it would without them, so
-	 * that --sched changes no other call's times) */
-	c.ts_entry = on_clock(s, from, 0);
-	c.ts_exit = on_clock(s, ev->ts, 0);
-	uint64_t ns = ev->ts - from;
-	if (!(ev->child & CT_OFFCPU_PREEMPTED))
+	/* (on_clock: the stack's clock moves as it would without it, so that
+	 * --sched changes no other call's times) */
+	/* (before the next hit of its thread on that stack: a thread taken
+	 * off CPU in a probe's BPF program after its clock read sends the
+	 * time with the hit after it -- it was not in the call that hit saw
+	 * end) */
+	if (c.ts_entry >= limit)
+		return;
+	uint64_t end = on_clock(s, p.to, 0);
+	if (end > limit)
+		end = limit;
+	c.ts_exit = end > c.ts_entry ? end : c.ts_entry;
+	uint64_t ns = c.ts_exit - c.ts_entry;
+	if (!(p.flags & CT_OFFCPU_PREEMPTED))
 		c.off_blocked = ns;
 	else
-		c.off_preempted = ns, c.off_tracer = ev->child & CT_OFFCPU_BY_TRACER ? ns : 0;
+		c.off_preempted = ns, c.off_tracer = p.flags & CT_OFFCPU_BY_TRACER ? ns : 0;
 	r->st.sched_calls++;
 	if (r->ops.enter)
 		r->ops.enter(r->ctx, &c);
 	if (r->ops.exit)
 		r->ops.exit(r->ctx, &c);
+}
+
+static void flush_sched(struct ct_recon *r, struct stack *s)
+{
+	flush_sched_before(r, s, UINT64_MAX);
+}
+
+/* The pending times off CPU of thread PID/TID (any of its stacks: a
+ * signal handler's first hit comes on another than the one the thread
+ * slept on), before its next event; OWN's ends before LIMIT. */
+static void flush_thread_sched(struct ct_recon *r, uint32_t pid, uint32_t tid, struct stack *own, uint64_t limit)
+{
+	for (size_t i = r->sched_pending.n; i-- > 0;) {
+		/* (a flush moves the last one to I: one already looked at) */
+		struct pending_sched *p = &r->sched_pending.v[i];
+		if (p->tid == tid && p->s->pid == pid)
+			flush_sched_before(r, p->s, p->s == own ? limit : UINT64_MAX);
+	}
+}
+
+static void flush_sched_all(struct ct_recon *r)
+{
+	while (r->sched_pending.n)
+		flush_sched(r, r->sched_pending.v[r->sched_pending.n - 1].s);
+}
+
+/* EV's time off CPU, kept until S's next event (struct pending_sched): a
+ * wait for calltrace's probe changes that comes just after it is taken
+ * out of it (stalled); with --sched it is then a call of its own under
+ * the innermost call open on S (flush_sched).  Not while that call waits
+ * for its SPILL hit: it would be reported without the arguments that hit
+ * brings (its note still says the time). */
+static void pend_off_cpu(struct ct_recon *r, struct stack *s, const struct ct_rec_event *ev)
+{
+	if (!s)
+		return;
+	flush_thread_sched(r, ev->pid, ev->tid, NULL, UINT64_MAX);
+	flush_sched(r, s);
+	if (!s->f.n || s->f.v[s->f.n - 1].waiting)
+		return;
+	struct frame *top = &s->f.v[s->f.n - 1];
+	uint64_t from = off_since(ev, top->c.raw_entry);
+	if (from >= ev->ts)
+		return;
+	if (ct_sched_calls)
+		top->has_children = true;
+	struct pending_sched p = {s, from, ev->ts, on_clock(s, from, 0), ev->tid, (uint8_t)ev->child};
+	s->sched_on = true;
+	s->sched_idx = (uint32_t)r->sched_pending.n;
+	CT_VEC_PUSH(r->sched_pending, p);
 }
 
 /* A thread was off CPU (CT_PROC_OFFCPU) while it ran its goroutine's or
@@ -1948,9 +2062,14 @@ static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
 		struct thread_stacks *th = thread_of(r, ev->pid, ev->tid, false);
 		inner = th && th->cur ? th->cur : map_get(&r->stacks, make_thread_key(ev->pid, ev->tid, 0, false, 0));
 		off_cpu_in(inner, ev);
+		/* a signal handler on the alternate stack: nested in the call it
+		 * interrupted, the innermost */
+		if (th && th->alt && th->alt->f.n) {
+			inner = th->alt;
+			off_cpu_in(inner, ev);
+		}
 	}
-	if (ct_sched_calls)
-		sched_call(r, inner, ev);
+	pend_off_cpu(r, inner, ev);
 }
 
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
@@ -1963,6 +2082,7 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 		off_cpu(r, ev);
 		return;
 	}
+	flush_sched_all(r);
 	settle_waiting(r, NULL); /* a fork copies, an exit ends what is reported */
 	switch (ev->proc) {
 	case CT_PROC_FORK:
@@ -2058,8 +2178,10 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		/* it completed the call entered just before, or no call waits
 		 * for it (not the innermost): either way its hit cost time */
 		struct stack *ss = stack_of(r, thread_key(ev), ev, false);
-		if (ss)
+		if (ss) {
+			flush_sched(r, ss);
 			charge_hit(r, ss, ev);
+		}
 		return;
 	}
 	if (ev->kind == CT_SITE_GOCREATE) {
@@ -2071,6 +2193,7 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		 * were unwound: close them. */
 		struct stack *ms = stack_of(r, thread_key(ev), ev, false);
 		if (ms) {
+			flush_sched(r, ms);
 			/* (its hit, and those before it that sent none, cost time too) */
 			charge_hit(r, ms, ev);
 			settle_tail(r, ms, ev);
@@ -2133,6 +2256,14 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		sev = &at_role;
 	}
 	struct stack *s = stack_of(r, k, sev, opens);
+	if (r->sched_pending.n) {
+		/* (a time off CPU before this hit ends before it does on the
+		 * clock: before the part of the hit ahead of its clock read) */
+		int64_t pre = 0;
+		if (s && s->sched_on)
+			hit_cost(r, ev, s->post_left, &pre);
+		flush_thread_sched(r, ev->pid, ev->tid, s, s && s->sched_on ? on_clock(s, ev->ts, pre) : UINT64_MAX);
+	}
 	if (!s) {
 		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
 			r->st.unmatched_exits++;
@@ -2184,6 +2315,7 @@ static void free_threads(struct ct_recon *r)
 
 void ct_recon_finish(struct ct_recon *r, uint64_t end_ts)
 {
+	flush_sched_all(r);
 	settle_waiting(r, NULL);
 	/* Report in a stable order: by when each stack's outermost frame began. */
 	CT_VEC(struct stack *) all = {0};
@@ -2378,6 +2510,7 @@ void ct_recon_free(struct ct_recon *r)
 	map_free(&r->riding_exit_of);
 	map_free(&r->check_roles_of);
 	CT_VEC_FREE(r->waiting);
+	CT_VEC_FREE(r->sched_pending);
 	free(r->site_class);
 	CT_VEC_FREE(r->interim_until);
 	CT_VEC_FREE(r->jumps_out);

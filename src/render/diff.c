@@ -372,6 +372,10 @@ int ct_render_report_diff(struct ct_trace *base, struct ct_trace *cur, const str
 	size_t n = join(&sides[0].ft, &sides[1].ft, &rows);
 	for (size_t i = 0; i < n; i++)
 		rows[i].off_unknown = !sides[0].off_recorded || !sides[1].off_recorded;
+	if (ct_sched_calls && sides[0].off_recorded != sides[1].off_recorded)
+		ct_warn("--sched: %s has no off-CPU records: its self times hold the time off CPU that the other's "
+			"linux:schedule rows hold; compare without --sched",
+			sides[0].off_recorded ? "new" : "base");
 	sort_metric = metric_of_sort(o->sort);
 	sort_by_name = o->sort == CT_SORT_FUNC;
 	qsort(rows, n, sizeof(*rows), cmp_rows);

@@ -2,6 +2,7 @@
 #include "reconstruct/exitindex.h"
 #include "util/util.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,6 +164,14 @@ static bool any_match(const char **globs, size_t n, const struct ct_trace *t, ui
 	return false;
 }
 
+static bool sched_match(const char **globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fnmatch(globs[i], "linux:schedule", 0))
+			return true;
+	return false;
+}
+
 static void f_enter(void *ctx, const struct ct_call *c)
 {
 	struct filt *F = ctx;
@@ -176,6 +185,9 @@ static void f_enter(void *ctx, const struct ct_call *c)
 	if (c->func < F->t->nfuncs) {
 		fr.in_only |= any_match(o->only, o->nonly, F->t, c->func);
 		fr.hidden |= any_match(o->hide, o->nhide, F->t, c->func);
+	} else if (c->func == CT_FUNC_SCHED) { /* (--sched: by its name, not a LIB:GLOB) */
+		fr.in_only |= sched_match(o->only, o->nonly);
+		fr.hidden |= sched_match(o->hide, o->nhide);
 	}
 	bool show = !F->done && !fr.hidden && (!o->nonly || fr.in_only);
 	uint64_t rel = c->ts_entry > F->t->first_ts ? c->ts_entry - F->t->first_ts : 0;
@@ -200,7 +212,9 @@ static void f_enter(void *ctx, const struct ct_call *c)
 	d.depth = s->shown++;
 	if (F->down->enter)
 		F->down->enter(F->ctx, &d);
-	if (o->max_calls && ++F->shown_calls >= o->max_calls)
+	/* (--sched's times off CPU are no calls of the program: they do not
+	 * change which calls --max-calls shows) */
+	if (o->max_calls && c->func != CT_FUNC_SCHED && ++F->shown_calls >= o->max_calls)
 		F->done = true;
 }
 

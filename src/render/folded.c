@@ -51,10 +51,15 @@ struct flame_build {
 	uint32_t *canon;      /* func id -> the first func id with the same name */
 };
 
-/* Goroutines by (pid, goid), threads by (pid, tid): as the reconstruction. */
+/* Goroutines by (pid, goid), C that one calls through cgo (on its
+ * thread's system stack) nesting under its open calls; threads by (pid,
+ * tid) and the stack they run on: a coroutine's calls (ct_call.context)
+ * are a sequence of their own, not nested in whatever the thread's other
+ * stack had open (swapcontext made impossible paths of them). */
 static uint64_t thread_key(const struct ct_call *c)
 {
-	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid;
+	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid
+		       : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid | (uint64_t)(c->context & 0x3ff) << 22;
 }
 
 static uint64_t name_hash(const char *s)

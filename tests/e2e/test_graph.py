@@ -22,22 +22,35 @@ def flatten(nodes, parent=()):
         yield from flatten(n["children"], path)
 
 
+def by_path(calls):
+    """(path, Node) of every call of the JSON Lines calls, outermost first."""
+    def walk(n, parent):
+        path = parent + (n.func,)
+        yield path, n
+        for k in n.children:
+            yield from walk(k, path)
+
+    for roots in trees(calls).values():
+        for r in roots:
+            yield from walk(r, ())
+
+
 def expected(calls):
     """path -> [calls, total, self], from the JSON Lines calls (all returned)."""
     agg = {}
-
-    def walk(n, parent):
-        path = parent + (n.func,)
+    for path, n in by_path(calls):
         a = agg.setdefault(path, [0, 0, 0])
         a[0] += 1
         a[1] += n.call["dur"]
         a[2] += n.call["dur"] - sum(k.call["dur"] for k in n.children)
-        for k in n.children:
-            walk(k, path)
+    return agg
 
-    for roots in trees(calls).values():
-        for r in roots:
-            walk(r, ())
+
+def path_counts(calls):
+    """path -> calls that took it, from the JSON Lines calls (any status)."""
+    agg = {}
+    for path, _ in by_path(calls):
+        agg[path] = agg.get(path, 0) + 1
     return agg
 
 
@@ -111,3 +124,15 @@ def test_graph_bad_input_says_what_in_one_line():
     assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     p = ct("graph", "--format=xml", recorded("fib", "go_core", "fib", "12"))
     assert p.returncode == 2 and "text or json" in p.stderr, p.stderr
+
+
+def test_graph_keeps_a_coroutines_calls_apart():
+    """A C thread that switches stacks (swapcontext): each stack's calls
+    are paths of their own, as replay shows them, not nested in what the
+    other stack had open (resume under cobody, work counted twice)."""
+    for mode in ("coroutines", "ucontext"):
+        out = recorded(f"stacks-{mode}", "c_stacks", mode)
+        calls = replay_json(out)
+        assert any(c.get("context") for c in calls), calls
+        got = {p: n for p, n, t, s in flatten(graph_json(out))}
+        assert got == path_counts(calls), mode

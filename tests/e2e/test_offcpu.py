@@ -145,6 +145,10 @@ def test_sched_shows_where_inside_a_call_its_thread_was_off_cpu():
     calls = replay_json(out, "--sched")
     # they are added, nothing else changes
     assert [c for c in calls if c["func"] != "linux:schedule"] == plain, (calls, plain)
+    # and filters take them by their name
+    assert replay_json(out, "--sched", "-N", "linux:*") == plain
+    only = replay_json(out, "--sched", "-F", "linux:schedule")
+    assert only and {c["func"] for c in only} == {"linux:schedule"}, only
     (blocks,) = [c for c in calls if c["func"] == "blocks"]
     under = inside(blocks, calls)
     assert under, (blocks, seen(out))

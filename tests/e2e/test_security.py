@@ -119,6 +119,8 @@ def test_planted_outputs_are_refused():
         refused(["record", "-o", exe, "--", exe, "fib", "3"], "ELF")
         refused(["live", "-o", exe, "--", exe, "fib", "3"], "ELF")
         refused(["dump", "--folded", "-o", exe, real], "ELF")
+        # nor does dump replace another record file (a trace kept nowhere else)
+        refused(["dump", "--folded", "-o", pl.path("rot.data"), real], "record file")
         with open(exe, "rb") as f:
             assert f.read() == exe_bytes, "the program was written"
         with open(pl.path("notes.txt")) as f:
@@ -165,3 +167,28 @@ def test_planted_inputs_are_refused():
         pl.check_untouched()
     finally:
         pl.cleanup()
+
+
+def test_names_from_a_symbol_table_reach_no_terminal_raw():
+    """A function name is the program's to choose (objcopy makes one with
+    an escape sequence that sets the window's title): the text outputs
+    show its control characters as '?'."""
+    d = tempfile.mkdtemp(prefix="calltrace-names-")
+    try:
+        src = os.path.join(d, "odd.c")
+        with open(src, "w") as f:
+            f.write("__attribute__((noinline)) int odd(int x) { return x + 1; }\n"
+                    "int main(void) { return odd(1) == 2 ? 0 : 1; }\n")
+        obj, exe = os.path.join(d, "odd.o"), os.path.join(d, "odd")
+        assert run(["gcc", "-O1", "-c", "-o", obj, src]).returncode == 0
+        assert run(["objcopy", "--redefine-sym", "odd=esc\x1b]0;owned\x07name", obj]).returncode == 0
+        assert run(["gcc", "-o", exe, obj]).returncode == 0
+        out = os.path.join(d, "odd.data")
+        p = ct("record", "-o", out, "--", exe)
+        assert p.returncode == 0, p.stderr
+        for args in (["replay"], ["graph"], ["report"], ["info", "--calls"]):
+            text = ct(*args, out).stdout
+            assert "esc?]0;owned?name" in text or args[0] == "info", (args, text)
+            assert "\x1b" not in text and "\x07" not in text, (args, repr(text))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

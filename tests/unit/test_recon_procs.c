@@ -10,6 +10,7 @@
 #include "plan/sites.h"
 #include "probes/event.h"
 #include "reconstruct/reconstruct.h"
+#include "format/calib.h"
 #include "format/tracefile.h"
 #include "util/util.h"
 
@@ -448,6 +449,35 @@ TEST(recon_sched_calls_sit_under_the_call_they_interrupted)
 	CHECK(cgo->sysstack && seen.v[cs].sysstack);
 	CHECK_EQ_U(seen.v[cs].depth, cgo->depth + 1);
 	CHECK_EQ_U(seen.v[cs].off_blocked, 30);
+	ct_recon_finish(r, 300);
+	ct_recon_free(r);
+	ct_sched_calls = false;
+	CT_VEC_FREE(seen);
+}
+
+/* A thread that slept waiting for calltrace's probe changes (a stall: its
+ * record comes after the time off CPU that held the wait): that wait is
+ * calltrace's, out of the calls' durations, out of their time off CPU, and
+ * out of the linux:schedule call (--sched), reported before the call's end. */
+TEST(recon_a_stall_inside_a_time_off_cpu_is_calltraces)
+{
+	CT_VEC_FREE(seen);
+	ct_sched_calls = true;
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	struct ct_costs costs = {0};
+	costs.ok = true; /* (every hit priced 0: only the stall moves the clock) */
+	ct_recon_set_costs(r, &costs);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	off_cpu(r, 10, 10, 0, 50, 0, 170);               /* blocked 120..170 */
+	proc_goid(r, CT_PROC_STALL, 10, 10, 0, 0, 30, 175); /* 30 of it waiting for calltrace */
+	call(r, 10, 10, 0, 200, 5, S_M_RET, 0);
+	size_t sx = index_of('X', CT_FUNC_SCHED, 10), mx = index_of('X', FM, 10);
+	CHECK(sx < mx);
+	CHECK_EQ_U(seen.v[sx].ts_entry, 120);
+	CHECK_EQ_U(seen.v[sx].ts_exit, 140);
+	CHECK_EQ_U(seen.v[sx].off_blocked, 20);
+	CHECK_EQ_U(seen.v[mx].ts_exit, 170);
+	CHECK_EQ_U(seen.v[mx].off_blocked, 20);
 	ct_recon_finish(r, 300);
 	ct_recon_free(r);
 	ct_sched_calls = false;
