@@ -148,8 +148,8 @@ struct ct_recon {
 	struct ct_map check_roles_of; /* function + 1 -> its CHECK site + 1, where that probe has other roles */
 	const struct ct_trace *trace; /* the site FETCHes (NULL: none) */
 	CT_VEC(struct stack *) waiting; /* stacks whose top frame waits for its SPILL hit */
-	/* --sched: the last time off CPU of a stack, not reported yet
-	 * (sched_call): a wait for calltrace's probe changes that follows (its
+	/* the last time off CPU of a stack, not reported yet (pend_off_cpu):
+	 * a wait for calltrace's probe changes that follows (its
 	 * record comes after the thread runs again) is taken out of it as out
 	 * of the calls around it.  START: its beginning on the corrected clock. */
 	CT_VEC(struct pending_sched) sched_pending;
@@ -205,9 +205,6 @@ static void stack_show(struct stack *s, struct origin *o)
 	s->origin = o;
 }
 
-/* Every callback of a call goes through here (END: its exit, else its
- * entry): F, a frame of S, shows S's origin for as long as the callback
- * runs (see struct origin). */
 /* A call's time off CPU is never more than its duration: the correction
  * may take out of a call more of its probes' time than the time it had
  * on CPU (tens of us of 5 ms preempted, in a program of 3,000 threads). */
@@ -224,6 +221,9 @@ static void cap_off_cpu(struct ct_call *c)
 		c->off_tracer = c->off_preempted;
 }
 
+/* Every callback of a call goes through here (END: its exit, else its
+ * entry): F, a frame of S, shows S's origin for as long as the callback
+ * runs (see struct origin). */
 static void report(struct ct_recon *r, const struct stack *s, struct frame *f, bool end)
 {
 	void (*to)(void *, const struct ct_call *) = end ? r->ops.exit : r->ops.enter;
@@ -1928,7 +1928,7 @@ static void off_cpu_in(struct stack *s, const struct ct_rec_event *ev)
 
 bool ct_sched_calls;
 
-/* --sched (ct_sched_calls): S's pending time off CPU (sched_call), reported
+/* --sched (ct_sched_calls): S's pending time off CPU (pend_off_cpu), reported
  * now as a call of its own under the innermost call open on S -- before
  * S's next event changes its frames, or any process record.  Its start on
  * S's corrected clock was taken when it came; its end is taken now, after
@@ -2262,7 +2262,12 @@ void ct_recon_event(struct ct_recon *r, const struct ct_rec_event *ev)
 		int64_t pre = 0;
 		if (s && s->sched_on)
 			hit_cost(r, ev, s->post_left, &pre);
-		flush_thread_sched(r, ev->pid, ev->tid, s, s && s->sched_on ? on_clock(s, ev->ts, pre) : UINT64_MAX);
+		uint64_t limit = s && s->sched_on ? on_clock(s, ev->ts, pre) : UINT64_MAX;
+		flush_thread_sched(r, ev->pid, ev->tid, s, limit);
+		/* (and its own: a goroutine's next event may come on another
+		 * thread than the one it slept on) */
+		if (s)
+			flush_sched_before(r, s, limit);
 	}
 	if (!s) {
 		if (site->kind == CT_SITE_RET || site->kind == CT_SITE_TAIL)
