@@ -368,6 +368,14 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 		}
 		char nfuncs[16];
 		snprintf(nfuncs, sizeof(nfuncs), "%u", s->total_funcs);
+		if (s->o.duration_ns && now_mono_ns() - s->start_ns >= s->o.duration_ns) {
+			/* (they may well run later: the time was too short) */
+			char d[32];
+			ct_fmt_duration(d, sizeof(d), s->o.duration_ns);
+			fprintf(stderr, "calltrace: no calls recorded in --duration %s: none of the %s function%s traced ran "
+				"in that time; record longer\n", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
+			return rc;
+		}
 		const char *src = s->target.funcs_source;
 		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !s->nlibs);
 	}

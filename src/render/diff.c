@@ -34,12 +34,12 @@ struct diff_side {
 
 /* The metrics, in the order the JSON shows them. */
 enum metric {
-	M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_EXITED, M_LOST, M_TOTAL, M_SELF,
+	M_CALLS, M_RETURNED, M_UNWOUND, M_UNFINISHED, M_EXITED, M_LOST, M_UNOBSERVED, M_TOTAL, M_SELF,
 	M_AVG, M_MIN, M_P50, M_P99, M_MAX, M_OFF, M_SELF_OFF, NMETRICS
 };
 
 static const char *const metric_key[NMETRICS] = {
-	"calls", "returned", "unwound", "unfinished", "exited", "lost", "total_ns", "self_ns",
+	"calls", "returned", "unwound", "unfinished", "exited", "lost", "unobserved", "total_ns", "self_ns",
 	"avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns", "off_cpu_ns", "self_off_cpu_ns",
 };
 
@@ -67,6 +67,7 @@ static bool metric(const struct ct_func_stats *f, enum metric m, uint64_t *v)
 	case M_UNFINISHED: *v = f->unfinished; break;
 	case M_EXITED: *v = f->exited; break;
 	case M_LOST: *v = f->lost; break;
+	case M_UNOBSERVED: *v = f->unobserved; break;
 	case M_TOTAL: *v = f->total; break;
 	case M_SELF: *v = f->self; break;
 	case M_AVG: *v = ct_func_avg(f); break;
@@ -232,7 +233,7 @@ static void write_json(FILE *out, const struct diff_side *sides, struct diff_row
 /* ---- text ---- */
 
 static const char *const metric_title[NMETRICS] = {
-	"Calls", "Returned", "Unwound", "Unfinished", "Exited", "Lost", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
+	"Calls", "Returned", "Unwound", "Unfinished", "Exited", "Lost", "Unobserved", "Total", "Self", "Avg", "Min", "P50", "P99", "Max",
 	"Off CPU", "Self off",
 };
 

@@ -112,6 +112,16 @@ def test_usage_errors():
     one_line_error(ct("report", "--histogram", "", "nosuch.data"), "--histogram")
 
 
+def test_a_duration_too_short_for_any_call_says_so():
+    """--duration 1ns ends before sleep's nanosleep: not 'the functions
+    traced never ran' (they do, after the recording), but that the time was
+    too short."""
+    p = ct("record", "-o", tmp("short.data"), "--duration", "1ns", "-F", "libc.so.6:*nanosleep*", "--",
+           "/bin/sleep", "0.3")
+    assert p.returncode == 0, p.stderr
+    assert "no calls recorded in --duration" in p.stderr and "never ran" not in p.stderr, p.stderr
+
+
 def test_info_shows_the_command_line_s_control_characters_escaped():
     """The command line is the traced program's arguments: an escape
     sequence there must not reach the terminal of whoever runs info."""

@@ -9,7 +9,7 @@ import re
 from lib import ct, fixture, record, tmp
 
 NULLABLE = ("avg_ns", "min_ns", "p50_ns", "p99_ns", "max_ns")
-ALWAYS = ("calls", "returned", "unwound", "unfinished", "exited", "lost", "total_ns", "self_ns")
+ALWAYS = ("calls", "returned", "unwound", "unfinished", "exited", "lost", "unobserved", "total_ns", "self_ns")
 OFF = ("off_cpu_ns", "self_off_cpu_ns")
 MS = 1_000_000
 
