@@ -199,6 +199,10 @@ static void usage(FILE *f)
 		"      --no-sched         do not record when traced threads are off CPU (replay\n"
 		"                         says how much of a call's time its thread was preempted\n"
 		"                         or blocked in the kernel; recorded by default)\n"
+		"      --parks            Go: also trace runtime.gopark, where a goroutine waits\n"
+		"                         (a channel, select, sleep, lock, network): each wait is\n"
+		"                         a call runtime.gopark(reason=chan receive) under the\n"
+		"                         traced call that waited, as long as it waited\n"
 		"      --demangle MODE    live: how C++/Rust names are shown (simple, full, no)\n"
 		"      --raw              live: durations as measured (the tracer's own time per\n"
 		"                         probe hit is not taken out)\n"
@@ -649,6 +653,7 @@ enum {
 	OPT_MAX_ITEMS,
 	OPT_EXIT,
 	OPT_NO_INTERIM,
+	OPT_PARKS,
 	OPT_MAX_DEPTH,
 	OPT_MIN_DURATION,
 	OPT_ROOT,
@@ -699,6 +704,7 @@ static const struct option record_options[] = {
 	{"service", required_argument, NULL, OPT_SERVICE},
 	{"exit", required_argument, NULL, OPT_EXIT},
 	{"no-interim", no_argument, NULL, OPT_NO_INTERIM},
+	{"parks", no_argument, NULL, OPT_PARKS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -753,6 +759,9 @@ static int selection_option(struct record_cmd *cmd, int c, char *arg)
 		return 0;
 	case OPT_NO_INTERIM:
 		cmd->o.sel.no_interim = true;
+		return 0;
+	case OPT_PARKS:
+		cmd->o.sel.go_parks = cmd->o.args.go_parks = true;
 		return 0;
 	}
 	return NOT_MINE;

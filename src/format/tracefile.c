@@ -576,6 +576,11 @@ bool ct_file_func_is_go(const struct ct_file_func *f)
 	return (f->flags & CT_FN_GO) != 0;
 }
 
+bool ct_file_func_parks_only(const struct ct_file_func *f)
+{
+	return (f->flags & CT_FN_PARKS) != 0;
+}
+
 bool ct_file_func_is_asm(const struct ct_file_func *f)
 {
 	return (f->flags & CT_FN_ASM) != 0;

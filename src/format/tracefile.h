@@ -289,6 +289,8 @@ const struct ct_pcpos *ct_trace_pcpos(const struct ct_trace *t, uint32_t site, u
  * trace of a C launcher that execs a Go program holds both.  "target.lang"
  * names the launched program's, for display only. */
 bool ct_file_func_is_go(const struct ct_file_func *f); /* gc-compiled Go (CT_FN_GO) */
+/* runtime.gopark traced for record --parks alone (CT_FN_PARKS) */
+bool ct_file_func_parks_only(const struct ct_file_func *f);
 /* ... and is F Go assembly (CT_FN_ASM: frames of its own making)? */
 bool ct_file_func_is_asm(const struct ct_file_func *f);
 /* FROM's code runs on into TO's entry (CT_FN_FALLS, TO right at its end) */

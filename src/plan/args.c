@@ -3,6 +3,7 @@
  * where it has them (they are exact, even around blank `_` params DWARF
  * omits) and from the calling convention otherwise (always for results). */
 #include "plan/plan.h"
+#include "target/goruntime.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -11,6 +12,10 @@
 static bool want_args(const struct ct_args_opts *o, const struct ct_func *fn, const char **names)
 {
 	*names = NULL;
+	if (o->go_parks && !strcmp(fn->name, CT_GO_GOPARK)) {
+		*names = "reason"; /* (why it parks; the rest is the runtime's business) */
+		return true;
+	}
 	if (!o->nargs && !o->nrets)
 		return true;
 	for (size_t i = 0; i < o->nargs; i++) {
@@ -27,6 +32,8 @@ static bool want_args(const struct ct_args_opts *o, const struct ct_func *fn, co
 
 static bool want_rets(const struct ct_args_opts *o, const struct ct_func *fn)
 {
+	if (o->go_parks && !strcmp(fn->name, CT_GO_GOPARK))
+		return false;
 	if (!o->nargs && !o->nrets)
 		return true;
 	for (size_t i = 0; i < o->nrets; i++)

@@ -952,6 +952,8 @@ size_t ct_plan_tail_check_entries(const struct ct_plan *p)
 
 bool ct_plan_names_selected(const struct ct_target *t, const struct ct_func *f, const struct ct_selection *sel)
 {
+	if (sel->go_parks && t->lang == CT_LANG_GO && !strcmp(f->name, CT_GO_GOPARK))
+		return true; /* (asked for by name: -N does not take it out) */
 	bool sel_ok = sel->ntrace ? matches_any(f, sel->trace, sel->ntrace, !(f->flags & CT_FN_PLT))
 				  : ct_plan_default_selected(t, f);
 	return sel_ok && !matches_any(f, sel->exclude, sel->nexclude, true);
@@ -996,6 +998,14 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 				       "trace those, see: calltrace list %s '*%s*'", g, shown, shown, g);
 		if (!found)
 			return ct_fail("no function named %s in %s; see: calltrace list %s", g, shown, shown);
+	}
+	if (sel->go_parks && !sel->lenient) {
+		bool has = false;
+		for (size_t j = 0; j < t->nfuncs && !has; j++)
+			has = !strcmp(t->funcs[j].name, CT_GO_GOPARK) && (t->funcs[j].flags & CT_FN_GO);
+		if (!has)
+			ct_warn("--parks: %s has no runtime.gopark of gc's Go runtime (%s): no goroutine waits to show",
+				shown, t->lang == CT_LANG_GO ? "gccgo's is in libgo" : "not a Go program");
 	}
 	bool *picked = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*picked));
 	CT_VEC(uint64_t) entries = {0};
@@ -1062,6 +1072,11 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		pf.check_site = CT_NOSITE;
 		pf.spill_site = CT_NOSITE;
 		pf.results = sel->args && ct_plan_wants_results(p, sel->args, f);
+		if (sel->go_parks && !strcmp(f->name, CT_GO_GOPARK)) {
+			struct ct_selection asked = *sel;
+			asked.go_parks = false;
+			pf.parks_only = !ct_plan_names_selected(t, f, &asked);
+		}
 		CT_VEC_PUSH(p->funcs, pf);
 		CT_VEC_PUSH(found, fs);
 	}
@@ -1349,7 +1364,8 @@ void ct_plan_file_tables(const struct ct_plan *p, struct ct_file_func *funcs, st
 		const struct ct_func *f = p->funcs.v[i].fn;
 		funcs[i] = (struct ct_file_func){.id = (uint32_t)i, .name = f->name, .entry = f->entry,
 						 .size = f->end - f->entry,
-						 .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0)};
+						 .flags = f->flags | (p->funcs.v[i].falls_through ? CT_FN_FALLS : 0) |
+							  (p->funcs.v[i].parks_only ? CT_FN_PARKS : 0)};
 	}
 	file_sites_into(p, 0, p->sites.n, sites);
 }

@@ -69,6 +69,7 @@ struct ct_plan_func {
 	bool entry_emulated;
 	bool entry_optimized; /* a 5-byte nop the kernel probes without a trap */
 	bool falls_through;   /* runs on into the code at its end (CT_FN_FALLS) */
+	bool parks_only;      /* traced for record --parks alone (CT_FN_PARKS) */
 	uint32_t nexits; /* the ways out of its code (RETs, tail jumps): list's EXITS */
 	/* --exit=auto: entries at its call sites and exits at their return
 	 * sites (in_caller), or why not (RET probes kept). */
@@ -218,6 +219,9 @@ struct ct_selection {
 	/* Record-time limits are in force: the kernel's shadow stack follows
 	 * calls only, so no SPILL sites (plan/spill.c). */
 	bool limits;
+	/* Go (record --parks): runtime.gopark traced too, whatever -F/-N say
+	 * (CT_GO_GOPARK): where a goroutine waited is a call of its own */
+	bool go_parks;
 };
 
 /* What to capture besides the calls themselves. */
@@ -227,6 +231,7 @@ struct ct_args_opts {
 	size_t nargs;
 	const char **rets;      /* -R GLOB: results of these */
 	size_t nrets;           /* no -A and no -R: everything */
+	bool go_parks;          /* record --parks: runtime.gopark's `reason` (only) too */
 	struct ct_fetch_opts fetch;
 };
 

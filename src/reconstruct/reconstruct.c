@@ -224,10 +224,22 @@ static void cap_off_cpu(struct ct_call *c)
 /* Every callback of a call goes through here (END: its exit, else its
  * entry): F, a frame of S, shows S's origin for as long as the callback
  * runs (see struct origin). */
+/* Is S inside a call of runtime.gopark that record --parks alone traced
+ * (CT_FN_PARKS) and that no traced call holds?  Such a wait (a worker's
+ * between jobs, the runtime's own goroutines') says nothing about the
+ * traced calls, which --parks is for: neither it nor anything in it is
+ * shown. */
+static bool in_hidden_park(const struct ct_recon *r, const struct stack *s, const struct frame *f)
+{
+	/* (F: the frame reported, popped already at its end) */
+	const struct ct_call *c = s->f.n ? &s->f.v[0].c : f ? &f->c : NULL;
+	return c && c->depth == 0 && c->func < r->nfuncs && ct_file_func_parks_only(&r->funcs[c->func]);
+}
+
 static void report(struct ct_recon *r, const struct stack *s, struct frame *f, bool end)
 {
 	void (*to)(void *, const struct ct_call *) = end ? r->ops.exit : r->ops.enter;
-	if (!to)
+	if (!to || in_hidden_park(r, s, f))
 		return;
 	if (end)
 		cap_off_cpu(&f->c);
@@ -1944,7 +1956,7 @@ static void flush_sched_before(struct ct_recon *r, struct stack *s, uint64_t lim
 	r->sched_pending.v[s->sched_idx] = r->sched_pending.v[--r->sched_pending.n];
 	if (s->sched_idx < r->sched_pending.n)
 		r->sched_pending.v[s->sched_idx].s->sched_idx = s->sched_idx;
-	if (!ct_sched_calls || !s->f.n)
+	if (!ct_sched_calls || !s->f.n || in_hidden_park(r, s, NULL))
 		return;
 	const struct frame *top = &s->f.v[s->f.n - 1];
 	struct ct_call c = {

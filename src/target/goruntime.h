@@ -67,6 +67,10 @@ bool ct_go_is_goexit(const char *name);
 /* The end of every goroutine (goexit0's caller on the goroutine's stack). */
 #define CT_GO_GOEXIT1 "runtime.goexit1"
 
+/* Where a goroutine parks (a channel, select, sleep, lock, netpoll): its
+ * call returns when the goroutine runs again (record --parks). */
+#define CT_GO_GOPARK "runtime.gopark"
+
 /* _func.flag (internal/abi.FuncFlag) */
 #define CT_GO_FLAG_TOPFRAME 0x1
 #define CT_GO_FLAG_SPWRITE 0x2

@@ -26,6 +26,9 @@ enum ct_lang {
 			      at its end (no exit ends it; record file FUNCS) */
 #define CT_FN_PLT 0x40     /* a PLT stub, "NAME@plt": the program's calls of a
 			      library function (plan/plt.c, ct_plt_add_funcs) */
+#define CT_FN_PARKS 0x80   /* set by the plan: runtime.gopark, traced for record
+			      --parks alone (record file FUNCS): its calls that
+			      no traced call holds are not shown */
 #define CT_PLT_SUFFIX "@plt" /* after a PLT stub's symbol, its function's name */
 
 struct ct_func {

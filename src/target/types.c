@@ -267,6 +267,75 @@ static void find_rt_syms(struct ct_types *ts)
 		ts->types_lo = ts->types_hi = 0;
 }
 
+/* LEN bytes of the ELF's file at link-time address VADDR (not NOBITS). */
+static bool elf_read_vaddr(Elf *elf, uint64_t vaddr, void *out, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC) ||
+		    vaddr < sh.sh_addr || vaddr - sh.sh_addr > sh.sh_size || len > sh.sh_size - (vaddr - sh.sh_addr))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < sh.sh_size)
+			return false;
+		memcpy(out, (const uint8_t *)data->d_buf + (vaddr - sh.sh_addr), len);
+		return true;
+	}
+	return false;
+}
+
+/* Go's runtime.waitReason (why a goroutine parks: runtime.gopark's
+ * `reason`) is a uint8 whose names only the runtime's table
+ * runtime.waitReasonStrings ([...]string, in the symbol table) has:
+ * shown by those names ("chan receive", "select", "sleep"), as Go's own
+ * goroutine dumps do, where the table can be read (a stripped binary has
+ * no symbol; a PIE's pointers may be left to relocations: then numbers). */
+static void go_wait_reasons(struct ct_types *ts, struct ct_type *t)
+{
+	Elf *elf = dwarf_getelf(ts->dw);
+	Elf_Scn *scn = NULL;
+	GElf_Sym tab = {0};
+	while (elf && !tab.st_value && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm = gelf_getsym(data, (int)i, &sym) && sym.st_name
+						 ? elf_strptr(elf, sh.sh_link, sym.st_name) : NULL;
+			if (nm && !strcmp(nm, "runtime.waitReasonStrings")) {
+				tab = sym;
+				break;
+			}
+		}
+	}
+	size_t n = tab.st_size / 16;
+	if (!tab.st_value || !n || n > 256)
+		return;
+	struct ct_field *fs = xcalloc(n, sizeof(*fs));
+	uint32_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s[2];
+		char name[64];
+		if (!elf_read_vaddr(elf, tab.st_value + 16 * i, s, sizeof(s)))
+			break;
+		if (!s[0] || !s[1] || s[1] >= sizeof(name) || !elf_read_vaddr(elf, s[0], name, s[1]))
+			continue; /* (waitReasonZero's "") */
+		name[s[1]] = 0;
+		fs[k++] = (struct ct_field){.name = xstrdup(name), .value = (int64_t)i};
+	}
+	if (!k) {
+		free(fs);
+		return;
+	}
+	t->kind = CT_K_ENUM;
+	t->is_signed = false;
+	t->fields = fs;
+	t->nfields = k;
+}
+
 /* The link-time address of the runtime._type that DIE D describes, or 0. */
 static uint64_t die_rtype(struct ct_types *ts, Dwarf_Die *d)
 {
@@ -806,6 +875,8 @@ static uint32_t conv_go(struct ct_types *ts, Dwarf_Die *d, Dwarf_Off off)
 		switch (tag) {
 		case DW_TAG_base_type:
 			t.kind = base_kind(d, NULL);
+			if (t.kind == CT_K_UINT && !strcmp(t.name, "runtime.waitReason"))
+				go_wait_reasons(ts, &t);
 			break;
 		case DW_TAG_pointer_type:
 			t.kind = CT_K_PTR;
