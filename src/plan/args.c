@@ -131,7 +131,10 @@ static void plan_func(struct ct_plan *p, const struct ct_args_opts *o, const str
 		 * many); a C function without DWARF gives no count to trust. */
 		if (wa && (fn->flags & CT_FN_GO) && fn->args > 0) {
 			struct ct_site_fetch f;
-			ct_fetch_build_raw(cc, (uint32_t)fn->args / 8, &f);
+			if (names && !strcmp(fn->name, CT_GO_GOPARK)) /* --parks: gopark(unlockf, lock, reason uint8, ...) */
+				ct_fetch_build_raw_one(cc, 2, 1, "reason", &f);
+			else
+				ct_fetch_build_raw(cc, (uint32_t)fn->args / 8, &f);
 			*entry = finish(&f);
 		}
 		return;

@@ -325,10 +325,25 @@ void ct_fetch_build(const struct ct_typetab *tt, const struct ct_sig *sig, const
 	out->prog.size = (uint16_t)((b.used + 7) & ~7U);
 }
 
+/* Raw word I of the arguments (its low SIZE bytes), as value NAME. */
+static void raw_word(struct builder *b, enum ct_callconv cc, uint32_t i, uint16_t size, char *name)
+{
+	const uint8_t *regs = cc == CT_CC_SYSV ? ct_sysv_int_regs : ct_go_int_regs;
+	struct ct_val_desc *v = &b->out->vals[b->out->nvals++];
+	v->name = name;
+	v->flags = CT_VAL_RAW;
+	struct ct_piece pc = {CT_PIECE_REG, cc == CT_CC_GO_STACK ? 0 : regs[i], size, 0, 0, 0};
+	if (cc == CT_CC_GO_STACK) {
+		pc.kind = CT_PIECE_STACK;
+		pc.stack_off = (int32_t)(8 * i);
+	}
+	struct ct_loc loc = {&pc, 1};
+	place_value(b, &loc, v);
+}
+
 void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fetch *out)
 {
 	memset(out, 0, sizeof(*out));
-	const uint8_t *regs = cc == CT_CC_SYSV ? ct_sysv_int_regs : ct_go_int_regs;
 	uint32_t nregs = cc == CT_CC_SYSV ? CT_SYSV_NINT : CT_GO_NINT;
 	if (cc != CT_CC_GO_STACK && nwords > nregs)
 		nwords = nregs;
@@ -337,18 +352,19 @@ void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fet
 	out->vals = xcalloc(nwords ? nwords : 1, sizeof(*out->vals));
 	struct ct_fetch_opts o = {0, 0, 0};
 	struct builder b = {NULL, &o, out, 0};
-	for (uint32_t i = 0; i < nwords; i++) {
-		struct ct_val_desc *v = &out->vals[out->nvals++];
-		v->name = xasprintf("arg%u", i);
-		v->flags = CT_VAL_RAW;
-		struct ct_piece pc = {CT_PIECE_REG, cc == CT_CC_GO_STACK ? 0 : regs[i], 8, 0, 0, 0};
-		if (cc == CT_CC_GO_STACK) {
-			pc.kind = CT_PIECE_STACK;
-			pc.stack_off = (int32_t)(8 * i);
-		}
-		struct ct_loc loc = {&pc, 1};
-		place_value(&b, &loc, v);
-	}
+	for (uint32_t i = 0; i < nwords; i++)
+		raw_word(&b, cc, i, 8, xasprintf("arg%u", i));
+	out->prog.size = (uint16_t)((b.used + 7) & ~7U);
+}
+
+void ct_fetch_build_raw_one(enum ct_callconv cc, uint32_t word, uint16_t size, const char *name,
+			    struct ct_site_fetch *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->vals = xcalloc(1, sizeof(*out->vals));
+	struct ct_fetch_opts o = {0, 0, 0};
+	struct builder b = {NULL, &o, out, 0};
+	raw_word(&b, cc, word, size, xstrdup(name));
 	out->prog.size = (uint16_t)((b.used + 7) & ~7U);
 }
 

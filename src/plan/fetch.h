@@ -23,6 +23,9 @@ void ct_fetch_build(const struct ct_typetab *tt, const struct ct_sig *sig, const
 		    bool results, const struct ct_fetch_opts *o, struct ct_site_fetch *out);
 /* Raw words when there is no DWARF: N integer registers in ABI order. */
 void ct_fetch_build_raw(enum ct_callconv cc, uint32_t nwords, struct ct_site_fetch *out);
+/* ... only word WORD (its low SIZE bytes), as value NAME. */
+void ct_fetch_build_raw_one(enum ct_callconv cc, uint32_t word, uint16_t size, const char *name,
+			    struct ct_site_fetch *out);
 
 /* The same capture at another site of the call (--exit=auto): stack pieces
  * STACK_SHIFT bytes further from SP (the call instruction: -8; an exit site:

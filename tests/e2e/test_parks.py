@@ -84,3 +84,13 @@ def test_parks_on_a_program_without_goroutines_says_so_in_one_line():
     p, out = record([fixture("c_offcpu")], "--parks", "-F", "quick")
     lines = [ln for ln in p.stderr.splitlines() if "--parks" in ln]
     assert len(lines) == 1 and "no runtime.gopark" in lines[0] and "not a Go program" in lines[0], p.stderr
+
+
+def test_a_stripped_program_gets_the_reason_as_a_raw_byte_only():
+    """No DWARF, no symbol table: gopark's third argument word, its low
+    byte (Go's register ABI leaves the rest of the register undefined)."""
+    p, out = record([fixture("go_parks_stripped")], "--parks", "-F", "main.recv")
+    parks = [c for c in replay_json(out) if c["func"] == "runtime.gopark"]
+    assert len(parks) == 1, ct("replay", out).stdout
+    assert [a["name"] for a in parks[0]["args"]] == ["reason"], parks[0]
+    assert 0 < parks[0]["args"][0]["value"] < 256, parks[0]
