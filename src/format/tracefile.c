@@ -444,6 +444,13 @@ void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t ti
 	proc_done(w);
 }
 
+void ct_writer_ready(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid)
+{
+	proc_record(w, ts, CT_PROC_READY, pid, tid, 0);
+	buf_uvar(&w->ev, goid);
+	proc_done(w);
+}
+
 void ct_writer_offcpu(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
 		      uint32_t flags)
 {
@@ -675,6 +682,7 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 		    (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
 		    (s->target_func != CT_NOFUNC && s->target_func >= t->nfuncs) ||
 		    s->kind >= CT_SITE_NKINDS || (s->kind == CT_SITE_SPILL && t->version < 7) ||
+		    (s->kind == CT_SITE_GOREADY && t->version < 20) ||
 		    (s->kind == CT_SITE_TAILRES && t->version < 9) || (s->kind == CT_SITE_TAILDIFF && t->version < 10) || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
 		    (s->next != UINT32_MAX && s->next >= old + n))
 			r.bad = true;
@@ -1229,7 +1237,8 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->pid = (uint32_t)rd_uvar(r);
 		ev->tid = (uint32_t)rd_uvar(r);
 		ev->child = (uint32_t)rd_uvar(r);
-		ev->goid = ev->proc == CT_PROC_STALL || ev->proc == CT_PROC_OFFCPU ? rd_uvar(r) : 0;
+		ev->goid = ev->proc == CT_PROC_STALL || ev->proc == CT_PROC_OFFCPU || ev->proc == CT_PROC_READY ? rd_uvar(r)
+															 : 0;
 		if (ev->proc == CT_PROC_OFFCPU)
 			ev->key = rd_uvar(r);
 		ev->flags = 0;
@@ -1238,7 +1247,8 @@ bool ct_iter_next(struct ct_event_iter *it, struct ct_rec_event *ev)
 		ev->payload = NULL;
 		ev->payload_len = 0;
 		p->ts = ev->ts;
-		if (ev->proc < CT_PROC_FORK || (ev->proc > CT_PROC_PROBES_IN && ev->proc != CT_PROC_OFFCPU) ||
+		if (ev->proc < CT_PROC_FORK ||
+		    (ev->proc > CT_PROC_PROBES_IN && ev->proc != CT_PROC_OFFCPU && ev->proc != CT_PROC_READY) ||
 		    ev->proc == CT_PROC_CALLER)
 			r->bad = true;
 	} else if (head & EV_LOST) {

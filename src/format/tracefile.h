@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 19 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 20 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -36,7 +36,9 @@
 			    (CT_SITEF_AHEAD, and COND/FALL on a CALL): an
 			    older reader would take every such role as made;
 			    19: process records CT_PROC_OFFCPU (a goroutine id
-			    and a duration after them) */
+			    and a duration after them);
+			    20: process records CT_PROC_READY (a goroutine id
+			    after them), GOREADY sites */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */
@@ -214,6 +216,7 @@ void ct_writer_proc(struct ct_writer *w, uint64_t ts, uint32_t what, uint32_t pi
 void ct_writer_stall(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint32_t ns);
 /* A CT_PROC_OFFCPU record: thread TID of PID (running goroutine GOID, 0 for
  * its own calls) was off CPU NS ns, until TS; FLAGS CT_OFFCPU_*. */
+void ct_writer_ready(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid);
 void ct_writer_offcpu(struct ct_writer *w, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
 		      uint32_t flags);
 int ct_writer_flush(struct ct_writer *w); /* write the pending event chunk */

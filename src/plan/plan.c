@@ -650,6 +650,7 @@ static int role_rank(const struct ct_plan_site *s)
 	case CT_SITE_GOEXIT:
 	case CT_SITE_RECOVER:
 	case CT_SITE_DEFERRET:
+	case CT_SITE_GOREADY:
 		return 7;
 	default: /* CALL */
 		return 8;
@@ -1163,6 +1164,10 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			add_marker(p, CT_GO_RECOVERY, CT_SITE_RECOVER);
 			add_marker(p, CT_GO_DEFERRETURN, CT_SITE_DEFERRET);
 		}
+		/* --parks: when a parked goroutine is runnable again, so that
+		 * its park says how long it then waited for the scheduler */
+		if (sel->go_parks)
+			add_marker(p, CT_GO_READY, CT_SITE_GOREADY);
 	}
 	ct_plan_ahead_entries(p, sel);
 	ct_plan_link_roles(p);

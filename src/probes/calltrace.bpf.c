@@ -1616,6 +1616,23 @@ __noinline int silent_hit(struct pt_regs *ctx, struct run *r)
 }
 
 
+/* runtime.ready(gp, ...) (record --parks, a GOREADY site): goroutine gp
+ * is runnable from now, its park ends when it runs (CT_PROC_READY).  Its
+ * first argument in RAX (register ABI: the cookie's g source is R14) or
+ * on the stack (ABI0), at its entry. */
+static __always_inline void send_ready(struct pt_regs *ctx, const struct hit *h, const struct ct_bin_config *hb)
+{
+	__u64 gp = CT_COOKIE_GSRC(h->cookie) == CT_G_R14 ? ctx->ax : read_u64(ctx->sp + 8);
+	__u64 goid = gp ? read_u64(gp + hb->goid_off) : 0;
+	if (!goid)
+		return;
+	struct ct_event *e = reserve_proc(CT_PROC_READY, (__u32)(h->pid_tgid >> 32), (__u32)h->pid_tgid);
+	if (!e)
+		return;
+	e->goid = goid;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 /* The hit itself: on_hit's, with its thread's run R, whose hit has its
  * cookie, pid_tgid and loss_gen. */
 static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
@@ -1627,6 +1644,10 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 		__sync_fetch_and_add(&goid_gen, 1);
 		if (nth_goid_site) /* not GOCREATE: its only use */
 			return 0;
+	}
+	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_GOREADY) {
+		send_ready(ctx, h, hb);
+		return 0; /* (no call: its cost goes with the thread's next event, as a silent hit's) */
 	}
 	h->flags = 0;
 	h->site = CT_COOKIE_SITE(h->cookie);

@@ -114,7 +114,11 @@ enum ct_site_kind {
 	 * call's instruction): the caller returns their sum.  The
 	 * reconstruction works it out; its FETCH describes that word. */
 	CT_SITE_TAILDIFF = 13,
-	CT_SITE_NKINDS = 14,
+	/* A marker (record --parks): runtime.ready's entry, where a parked
+	 * goroutine (its first argument's g) is made runnable: sends a
+	 * CT_PROC_READY record, no call event. */
+	CT_SITE_GOREADY = 14,
+	CT_SITE_NKINDS = 15,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs
@@ -526,6 +530,11 @@ struct ct_fetch {
 #define CT_PROC_OFFCPU 10
 #define CT_OFFCPU_PREEMPTED 1 /* it could have run on (runnable): the CPU was taken */
 #define CT_OFFCPU_BY_TRACER 2 /* ... by calltrace's own thread */
+/* A goroutine that the Go runtime parked is runnable again (runtime.ready,
+ * record --parks: a GOREADY probe): ts = then, goid = that goroutine, tid
+ * = the thread that readied it.  Its park (a runtime.gopark call) lasts
+ * until it runs: the rest of it, it waited for the Go scheduler. */
+#define CT_PROC_READY 11
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first

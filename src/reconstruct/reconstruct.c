@@ -36,6 +36,10 @@ struct frame {
 	uint32_t derived_site;
 	uint64_t prev_word;
 	uint64_t derived;
+	/* a runtime.gopark call (record --parks): when its goroutine was made
+	 * runnable again (CT_PROC_READY; 0: not seen) */
+	uint64_t ready_ts;
+	uint64_t unused; /* (zero16n: a multiple of 16 bytes) */
 };
 
 struct thread_stacks;
@@ -117,6 +121,8 @@ struct ct_recon {
 	size_t nfuncs;
 	bool go;                          /* with funcs: any function is Go */
 	size_t nfuncs_seen;               /* of them, looked at for `go` */
+	uint32_t gopark_func;             /* runtime.gopark's id, CT_NOFUNC: none */
+	bool parks;                       /* record --parks: a GOREADY site (parked) */
 	struct ct_recon_ops ops;
 	void *ctx;
 	struct ct_map stacks; /* thread key -> struct stack * */
@@ -224,6 +230,30 @@ static void cap_off_cpu(struct ct_call *c)
 /* Every callback of a call goes through here (END: its exit, else its
  * entry): F, a frame of S, shows S's origin for as long as the callback
  * runs (see struct origin). */
+/* F, a runtime.gopark call that returned (record --parks; S's frames: the
+ * calls open over it): its goroutine did not run while it lasted.  Until
+ * it was made runnable (F->ready_ts, CT_PROC_READY) it was blocked, then
+ * it waited for the Go scheduler to run it -- runnable, as a thread whose
+ * CPU was taken is (`preempted`).  Without a READY record (the network
+ * poller queues the goroutines it wakes itself) all of it is blocked.
+ * Time off CPU of its thread's that records gave it already is in that
+ * (the thread's time, while the goroutine still held it); the calls open
+ * over it hold what it adds. */
+static void parked(struct stack *s, struct frame *f)
+{
+	uint64_t from = f->c.raw_entry, to = f->c.raw_exit;
+	if (to <= from)
+		return;
+	uint64_t ready = f->ready_ts > from && f->ready_ts < to ? f->ready_ts : to;
+	uint64_t blk = ready - from, pre = to - ready;
+	blk = blk > f->c.off_blocked ? blk - f->c.off_blocked : 0;
+	pre = pre > f->c.off_preempted ? pre - f->c.off_preempted : 0;
+	for (size_t i = 0; i <= s->f.n; i++) { /* (F: the popped one, at s->f.v[s->f.n]) */
+		s->f.v[i].c.off_blocked += blk;
+		s->f.v[i].c.off_preempted += pre;
+	}
+}
+
 /* Is S inside a call of runtime.gopark that record --parks alone traced
  * (CT_FN_PARKS) and that no traced call holds?  Such a wait (a worker's
  * between jobs, the runtime's own goroutines') says nothing about the
@@ -295,6 +325,7 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 	r->go = go;
 	r->ops = *ops;
 	r->ctx = ctx;
+	r->gopark_func = CT_NOFUNC;
 	ct_recon_set_sites(r, sites, nsites);
 	return r;
 }
@@ -545,6 +576,8 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	f->c.ts_exit = ts;
 	f->c.raw_exit = ts + s->shift;
 	f->c.exit_tid = tid;
+	if (f->c.func == r->gopark_func && status == CT_CALL_RETURNED && r->parks)
+		parked(s, f);
 	f->c.leaf = !f->has_children;
 	/* Only the frame that executed the RET (or whose call returned to the
 	 * exit probe) holds the results; tail callers it replaced return
@@ -2084,6 +2117,17 @@ static void off_cpu(struct ct_recon *r, const struct ct_rec_event *ev)
 	pend_off_cpu(r, inner, ev);
 }
 
+/* Goroutine EV->goid was made runnable (CT_PROC_READY): if it is parked in
+ * a traced runtime.gopark call, that call's park ends now, its wait for
+ * the scheduler begins (parked). */
+static void goroutine_ready(struct ct_recon *r, const struct ct_rec_event *ev)
+{
+	struct stack *s = map_get(&r->stacks, make_thread_key(ev->pid, 0, ev->goid, false, 0));
+	struct frame *top = s && s->f.n ? &s->f.v[s->f.n - 1] : NULL;
+	if (top && top->c.func == r->gopark_func && !top->ready_ts && ev->ts >= top->c.raw_entry)
+		top->ready_ts = ev->ts;
+}
+
 static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	if (ev->proc == CT_PROC_STALL) {
@@ -2092,6 +2136,10 @@ static void on_proc(struct ct_recon *r, const struct ct_rec_event *ev)
 	}
 	if (ev->proc == CT_PROC_OFFCPU) {
 		off_cpu(r, ev);
+		return;
+	}
+	if (ev->proc == CT_PROC_READY) {
+		goroutine_ready(r, ev);
 		return;
 	}
 	flush_sched_all(r);
@@ -2450,6 +2498,7 @@ void ct_recon_set_sites(struct ct_recon *r, const struct ct_file_site *sites, si
 	for (size_t i = 0; i < nsites; i++)
 		r->site_class[i] = (uint8_t)ct_hit_class_of(sites[i].kind, sites[i].flags);
 	for (size_t i = 0; i < nsites; i++) {
+		r->parks |= sites[i].kind == CT_SITE_GOREADY;
 		if (sites[i].kind == CT_SITE_CHECK && sites[i].func != CT_NOFUNC &&
 		    !(sites[i].flags & CT_SITEF_COMPANION) && sites[i].next < nsites)
 			map_put(&r->check_roles_of, (uint64_t)sites[i].func + 1, (void *)(uintptr_t)(i + 1));
@@ -2488,6 +2537,8 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 		r->go |= ct_file_func_is_go(&funcs[i]);
 		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.asyncPreempt2"))
 			CT_VEC_PUSH(r->preempt_funcs, (uint32_t)i);
+		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.gopark") && ct_file_func_is_go(&funcs[i]))
+			r->gopark_func = (uint32_t)i;
 	}
 	r->nfuncs_seen = nfuncs;
 }

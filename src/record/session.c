@@ -2169,7 +2169,8 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	 * (at the end): not its program's calls, and no caller of them is
 	 * planned (the process's own end and exit still count) */
 	if (s->exec_left.n && (!(e->flags & CT_EV_PROC) || e->site == CT_PROC_CALLER ||
-			       e->site == CT_PROC_ICALL_EXIT || e->site == CT_PROC_STALL || e->site == CT_PROC_OFFCPU) &&
+			       e->site == CT_PROC_ICALL_EXIT || e->site == CT_PROC_STALL || e->site == CT_PROC_OFFCPU ||
+			       e->site == CT_PROC_READY) &&
 	    map_get(&s->exec_left, e->pid)) {
 		s->exec_left_dropped++;
 		return 0;
@@ -2222,6 +2223,13 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 		s->offcpu++;
 		s->offcpu_ns += e->key;
 		ct_writer_offcpu(s->w, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
+		return 0;
+	}
+	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_READY) {
+		/* a parked goroutine made runnable (record --parks, calltrace.bpf.c send_ready) */
+		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
+			return 0;
+		ct_writer_ready(s->w, e->ts, e->pid, e->tid, e->goid);
 		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_EXEC && e->pid == s->launch_pid && !s->launched) {

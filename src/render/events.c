@@ -26,7 +26,7 @@ static const char *const kind_names[CT_SITE_NKINDS] = {
 	[CT_SITE_RESTART] = "restart",	[CT_SITE_GOEXIT] = "goexit",   [CT_SITE_CALL] = "call",
 	[CT_SITE_RETSITE] = "retsite",	[CT_SITE_CHECK] = "check",     [CT_SITE_RECOVER] = "recover",
 	[CT_SITE_DEFERRET] = "deferret", [CT_SITE_GOCREATE] = "gocreate", [CT_SITE_SPILL] = "spill",
-	[CT_SITE_TAILRES] = "tailres",	[CT_SITE_TAILDIFF] = "taildiff",
+	[CT_SITE_TAILRES] = "tailres",	[CT_SITE_TAILDIFF] = "taildiff", [CT_SITE_GOREADY] = "goready",
 };
 
 static const struct {
@@ -60,6 +60,8 @@ static const char *proc_name(uint8_t what)
 		return "probes_in";
 	case CT_PROC_OFFCPU:
 		return "off_cpu";
+	case CT_PROC_READY:
+		return "ready";
 	default:
 		return "?";
 	}
@@ -129,6 +131,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 					!(ev.child & CT_OFFCPU_PREEMPTED)  ? "blocked"
 					: ev.child & CT_OFFCPU_BY_TRACER ? "preempted_by_calltrace"
 									 : "preempted");
+			if (ev.proc == CT_PROC_READY)
+				fprintf(out, " goid=%" PRIu64, ev.goid);
 			if (ev.proc == CT_PROC_INTERIM_GONE && ev.child < t->nfuncs)
 				fprintf(out, " func=%s", t->funcs[ev.child].name);
 			fputc('\n', out);

@@ -70,6 +70,9 @@ bool ct_go_is_goexit(const char *name);
 /* Where a goroutine parks (a channel, select, sleep, lock, netpoll): its
  * call returns when the goroutine runs again (record --parks). */
 #define CT_GO_GOPARK "runtime.gopark"
+/* ready(gp *g, ...): makes a parked goroutine runnable (channels, timers,
+ * locks: not the network poller's, which queues its goroutines itself). */
+#define CT_GO_READY "runtime.ready"
 
 /* _func.flag (internal/abi.FuncFlag) */
 #define CT_GO_FLAG_TOPFRAME 0x1

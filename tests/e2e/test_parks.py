@@ -3,9 +3,12 @@ parks (a channel, a select, a sleep) is not off CPU -- its thread runs
 others -- so a traced call that waits shows that time as its own.  --parks
 traces runtime.gopark too: each wait inside a traced call is a call of its
 own under it, with the runtime's reason by name (runtime.waitReasonStrings),
-lasting until the goroutine runs again; parks that no traced call holds
-(the runtime's goroutines, untraced code) are recorded but not shown."""
+lasting until the goroutine runs again -- its time off CPU: blocked until
+another goroutine made it runnable (runtime.ready, a record of its own),
+then waiting for the scheduler; parks that no traced call holds (the
+runtime's goroutines, untraced code) are recorded but not shown."""
 import json
+import re
 
 from lib import ct, fixture, record, replay_json
 
@@ -46,6 +49,16 @@ def test_each_wait_is_a_gopark_call_under_the_call_that_waited():
                                  "value": WAITERS[c["func"]]}], park
         # it waited ~20 ms parked, within its caller's time
         assert 10 * MS <= park["dur"] <= c["dur"], (park, c, seen)
+        # its goroutine did not run meanwhile: blocked until another made it
+        # runnable (runtime.ready: a record of its own), then runnable
+        # until the scheduler ran it ("preempted": it waited for a CPU)
+        off = park["off_cpu"]
+        assert off["blocked"] >= 10 * MS and off["preempted"] > 0, (park, seen)
+        assert off["blocked"] + off["preempted"] <= park["dur_raw"], park
+        # the call that waited holds its callee's time off CPU
+        assert c["off_cpu"]["blocked"] >= off["blocked"], (c, park)
+        ready = re.findall(r"proc=ready goid=(\d+)$", ct("dump", "--events", out).stdout, re.M)
+        assert str(c["goid"]) in ready, ready
     busy = [i for i, c in enumerate(calls) if c["func"] == "main.busy"]
     assert busy and not kids.get(busy[0]), seen
     # main's final receive and the idle worker's park held no traced call:
@@ -71,6 +84,9 @@ def test_gopark_asked_for_by_name_shows_every_park_with_every_argument():
     assert tops, ct("replay", out).stdout
     names = [a["name"] for a in tops[0]["args"]]
     assert "reason" in names and "lock" in names, tops[0]
+    # no runtime.ready probe, no split: the parks are calls as any other
+    assert not any(c.get("off_cpu", {}).get("blocked", 0) >= 10 * MS for c in calls
+                   if c["func"] == "runtime.gopark"), ct("replay", out).stdout
 
 
 def test_parks_is_traced_whatever_n_says_and_only_with_parks():
