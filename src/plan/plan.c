@@ -271,21 +271,45 @@ static int find_sites(const struct ct_target *t, const struct ct_func *f, struct
 }
 
 /* A marker probe at the entry of runtime function NAME. */
-static void add_marker(struct ct_plan *p, const char *name, uint8_t kind)
+static struct ct_plan_site *add_marker(struct ct_plan *p, const char *name, uint8_t kind)
 {
 	const struct ct_target *t = p->t;
+	struct ct_plan_site *s = NULL;
 	for (size_t j = 0; j < t->nfuncs; j++) {
 		if (strcmp(t->funcs[j].name, name))
 			continue;
 		struct ct_fn_sites fs;
 		if (find_sites(t, &t->funcs[j], NULL, &fs) == 0) {
-			if (!add_site(p, fs.entry_site, CT_NOFUNC, kind, 0, gsrc_of(t, &t->funcs[j])))
+			if (!(s = add_site(p, fs.entry_site, CT_NOFUNC, kind, 0, gsrc_of(t, &t->funcs[j]))))
 				ct_debug("no %s marker: %s", name, ct_error());
 			ct_fn_sites_free(&fs);
 		} else {
 			ct_debug("no %s marker: %s", name, ct_error());
 		}
-		return;
+		break;
+	}
+	return s;
+}
+
+/* record --parks: the Go scheduler's markers (CT_SITE_GOREADY), each
+ * what its key_adj says (CT_GOSCHED_*): where a parked goroutine is made
+ * runnable, so that its park says how long it then waited to run; where
+ * the scheduler takes a running one off its thread, and runs one. */
+static void add_scheduler_markers(struct ct_plan *p)
+{
+	static const struct {
+		const char *name;
+		int32_t what;
+	} m[] = {
+		{CT_GO_READY, CT_GOSCHED_READY},
+		{"runtime.goschedImpl", CT_GOSCHED_DESCHED}, /* Gosched, preemptions */
+		{"runtime.preemptPark", CT_GOSCHED_DESCHED}, /* stopped for the GC (Go 1.14 on) */
+		{"runtime.execute", CT_GOSCHED_EXECUTE},
+	};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct ct_plan_site *s = add_marker(p, m[i].name, CT_SITE_GOREADY);
+		if (s)
+			s->key_adj = m[i].what;
 	}
 }
 
@@ -1164,10 +1188,8 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			add_marker(p, CT_GO_RECOVERY, CT_SITE_RECOVER);
 			add_marker(p, CT_GO_DEFERRETURN, CT_SITE_DEFERRET);
 		}
-		/* --parks: when a parked goroutine is runnable again, so that
-		 * its park says how long it then waited for the scheduler */
 		if (sel->go_parks)
-			add_marker(p, CT_GO_READY, CT_SITE_GOREADY);
+			add_scheduler_markers(p);
 	}
 	ct_plan_ahead_entries(p, sel);
 	ct_plan_link_roles(p);

@@ -1616,20 +1616,60 @@ __noinline int silent_hit(struct pt_regs *ctx, struct run *r)
 }
 
 
-/* runtime.ready(gp, ...) (record --parks, a GOREADY site): goroutine gp
- * is runnable from now, its park ends when it runs (CT_PROC_READY).  Its
- * first argument in RAX (register ABI: the cookie's g source is R14) or
- * on the stack (ABI0), at its entry. */
-static __always_inline void send_ready(struct pt_regs *ctx, const struct hit *h, const struct ct_bin_config *hb)
+/* Goroutines the Go scheduler took off their threads (record --parks): g
+ * -> when, until execute runs them again. */
+struct desched_key {
+	__u64 g;
+	__u32 tgid, pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct desched_key);
+	__type(value, __u64);
+} desched SEC(".maps");
+
+/* The Go scheduler's markers (record --parks, GOREADY sites, by their
+ * CT_GOSCHED_* in the cookie's func field), each at its function's entry,
+ * whose first argument is a g: in RAX (register ABI: the cookie's g source
+ * is R14) or on the stack (ABI0).  ready(gp): gp is runnable from now,
+ * its park ends when it runs (CT_PROC_READY).  goschedImpl(gp),
+ * preemptPark(gp): gp leaves its thread, runnable (or stopped for the GC);
+ * execute(gp): it runs again -- the time between is sent as its time off
+ * CPU (CT_PROC_OFFCPU, CT_OFFCPU_GOSCHED). */
+static __always_inline void go_scheduler(struct pt_regs *ctx, const struct hit *h, const struct ct_bin_config *hb)
 {
 	__u64 gp = CT_COOKIE_GSRC(h->cookie) == CT_G_R14 ? ctx->ax : read_u64(ctx->sp + 8);
-	__u64 goid = gp ? read_u64(gp + hb->goid_off) : 0;
+	__u32 tgid = (__u32)(h->pid_tgid >> 32), what = CT_COOKIE_FUNC(h->cookie);
+	if (!gp)
+		return;
+	struct desched_key k = {gp, tgid, 0};
+	__u64 now = bpf_ktime_get_ns(), since = 0;
+	if (what == CT_GOSCHED_DESCHED) {
+		bpf_map_update_elem(&desched, &k, &now, BPF_ANY);
+		return;
+	}
+	if (what == CT_GOSCHED_EXECUTE) {
+		__u64 *v = bpf_map_lookup_elem(&desched, &k);
+		if (!v)
+			return; /* (nearly always: it parked, or is new) */
+		since = *v;
+		bpf_map_delete_elem(&desched, &k);
+		if (since >= now)
+			return;
+	}
+	__u64 goid = read_u64(gp + hb->goid_off);
 	if (!goid)
 		return;
-	struct ct_event *e = reserve_proc(CT_PROC_READY, (__u32)(h->pid_tgid >> 32), (__u32)h->pid_tgid);
+	struct ct_event *e = reserve_proc(what == CT_GOSCHED_EXECUTE ? CT_PROC_OFFCPU : CT_PROC_READY, tgid,
+					  (__u32)h->pid_tgid);
 	if (!e)
 		return;
 	e->goid = goid;
+	if (what == CT_GOSCHED_EXECUTE) {
+		e->key = now - since;
+		e->pad = CT_OFFCPU_PREEMPTED | CT_OFFCPU_GOSCHED;
+	}
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -1646,7 +1686,7 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 			return 0;
 	}
 	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_GOREADY) {
-		send_ready(ctx, h, hb);
+		go_scheduler(ctx, h, hb);
 		return 0; /* (no call: its cost goes with the thread's next event, as a silent hit's) */
 	}
 	h->flags = 0;

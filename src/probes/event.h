@@ -114,9 +114,14 @@ enum ct_site_kind {
 	 * call's instruction): the caller returns their sum.  The
 	 * reconstruction works it out; its FETCH describes that word. */
 	CT_SITE_TAILDIFF = 13,
-	/* A marker (record --parks): runtime.ready's entry, where a parked
-	 * goroutine (its first argument's g) is made runnable: sends a
-	 * CT_PROC_READY record, no call event. */
+	/* Markers of the Go scheduler (record --parks), by the site's key_adj
+	 * (CT_GOSCHED_*, the cookie's func field): runtime.ready's entry,
+	 * where a parked goroutine (its first argument's g) is made runnable
+	 * (a CT_PROC_READY record); goschedImpl's and preemptPark's, where
+	 * the scheduler takes a running goroutine off its thread (Gosched, a
+	 * preemption, a stop for the GC); execute's, where it runs one: for
+	 * one it took off, a CT_PROC_OFFCPU record (CT_OFFCPU_GOSCHED).  No
+	 * call events. */
 	CT_SITE_GOREADY = 14,
 	CT_SITE_NKINDS = 15,
 };
@@ -530,11 +535,18 @@ struct ct_fetch {
 #define CT_PROC_OFFCPU 10
 #define CT_OFFCPU_PREEMPTED 1 /* it could have run on (runnable): the CPU was taken */
 #define CT_OFFCPU_BY_TRACER 2 /* ... by calltrace's own thread */
+#define CT_OFFCPU_GOSCHED 4   /* a goroutine the Go scheduler took off its thread
+				 (record --parks), runnable until it ran again:
+				 with CT_OFFCPU_PREEMPTED; tid = where it ran again */
 /* A goroutine that the Go runtime parked is runnable again (runtime.ready,
  * record --parks: a GOREADY probe): ts = then, goid = that goroutine, tid
  * = the thread that readied it.  Its park (a runtime.gopark call) lasts
  * until it runs: the rest of it, it waited for the Go scheduler. */
 #define CT_PROC_READY 11
+/* GOREADY sites' key_adj */
+#define CT_GOSCHED_READY 0
+#define CT_GOSCHED_DESCHED 1
+#define CT_GOSCHED_EXECUTE 2
 #define CT_PROC_CALLER 5      /* a CHECK saw a return address it has no planned
 				 call site for, or a tail jump to untraced code
 				 one no probe watches (CT_EV_UNWATCHED), the first

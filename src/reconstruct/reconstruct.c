@@ -2074,7 +2074,9 @@ static void pend_off_cpu(struct ct_recon *r, struct stack *s, const struct ct_re
 		return;
 	flush_thread_sched(r, ev->pid, ev->tid, NULL, UINT64_MAX);
 	flush_sched(r, s);
-	if (!s->f.n || s->f.v[s->f.n - 1].waiting)
+	/* (the Go scheduler's, record --parks: not the kernel's schedule --
+	 * the goroutine's calls hold it, no linux:schedule call shows it) */
+	if (!s->f.n || s->f.v[s->f.n - 1].waiting || (ev->child & CT_OFFCPU_GOSCHED))
 		return;
 	struct frame *top = &s->f.v[s->f.n - 1];
 	uint64_t from = off_since(ev, top->c.raw_entry);

@@ -747,7 +747,10 @@ static uint64_t site_cookie(struct ct_session *s, const struct ct_plan *plan, si
 	const uint64_t *rets;
 	size_t nrets;
 	cp.retcheck = ct_plan_tail_check(plan, i, &rets, &nrets);
-	cp.func = site->kind == CT_SITE_CHECK ? site->sp_drop : site->func == CT_NOFUNC ? 0 : func_base + site->func;
+	cp.func = site->kind == CT_SITE_CHECK	  ? site->sp_drop
+		  : site->kind == CT_SITE_GOREADY ? (uint32_t)site->key_adj /* CT_GOSCHED_* */
+		  : site->func == CT_NOFUNC	  ? 0
+						  : func_base + site->func;
 	cp.root = site->func != CT_NOFUNC && is_root(s, plan->funcs.v[site->func].fn, bin ? s->libs[bin - 1].name : NULL);
 	return CT_COOKIE(cp);
 }

@@ -130,6 +130,7 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 				fprintf(out, " goid=%" PRIu64 " off_ns=%" PRIu64 " how=%s", ev.goid, ev.key,
 					!(ev.child & CT_OFFCPU_PREEMPTED)  ? "blocked"
 					: ev.child & CT_OFFCPU_BY_TRACER ? "preempted_by_calltrace"
+					: ev.child & CT_OFFCPU_GOSCHED	 ? "preempted_by_go"
 									 : "preempted");
 			if (ev.proc == CT_PROC_READY)
 				fprintf(out, " goid=%" PRIu64, ev.goid);

@@ -14,7 +14,7 @@ from lib import ct, fixture, record, replay_json
 
 MS = 1_000_000
 WAITERS = {"main.recv": "chan receive", "main.choose": "select", "main.doze": "sleep"}
-TRACED = [f for w in list(WAITERS) + ["main.busy"] for f in ("-F", w)]
+TRACED = [f for w in list(WAITERS) + ["main.busy", "main.spin"] for f in ("-F", w)]
 
 
 def children(calls):
@@ -32,7 +32,7 @@ def children(calls):
 
 def test_each_wait_is_a_gopark_call_under_the_call_that_waited():
     p, out = record([fixture("go_parks")], "--parks", *TRACED)
-    assert p.stdout == "20 20 20 true\n", p.stdout
+    assert p.stdout == "20 20 20 true\n60\n", p.stdout
     calls = replay_json(out)
     kids = children(calls)
     seen = ct("replay", out).stdout
@@ -61,6 +61,13 @@ def test_each_wait_is_a_gopark_call_under_the_call_that_waited():
         assert str(c["goid"]) in ready, ready
     busy = [i for i, c in enumerate(calls) if c["func"] == "main.busy"]
     assert busy and not kids.get(busy[0]), seen
+    # spin shared one P with another goroutine at work: the Go scheduler
+    # took it off its thread in turns (goschedImpl), runnable until it ran
+    # it again (execute) -- time off CPU, preempted, though no thread was
+    (spin,) = [c for c in calls if c["func"] == "main.spin"]
+    assert spin["off_cpu"]["preempted"] >= 10 * MS and not kids.get(calls.index(spin)), (spin, seen)
+    assert re.search(r"proc=off_cpu goid=%d off_ns=\d+ how=preempted_by_go$" % spin["goid"],
+                     ct("dump", "--events", out).stdout, re.M), seen
     # main's final receive and the idle worker's park held no traced call:
     # not shown (main.main and the worker are not traced here)
     assert not [c for c in calls if c["func"] == "runtime.gopark" and c["depth"] == 0], seen
