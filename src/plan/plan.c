@@ -304,6 +304,9 @@ static void add_scheduler_markers(struct ct_plan *p)
 		{CT_GO_READY, CT_GOSCHED_READY},
 		{"runtime.goschedImpl", CT_GOSCHED_DESCHED}, /* Gosched, preemptions */
 		{"runtime.preemptPark", CT_GOSCHED_DESCHED}, /* stopped for the GC (Go 1.14 on) */
+		/* back from a system call that outlasted its P: it runs at once
+		 * where a P is idle, else waits for one */
+		{"runtime.exitsyscall0", CT_GOSCHED_DESCHED},
 		{"runtime.execute", CT_GOSCHED_EXECUTE},
 	};
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
