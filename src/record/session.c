@@ -389,6 +389,9 @@ static int prepare_wasm(struct ct_session *s)
 	const struct ct_session_opts *o = &s->o;
 	if (o->follow || o->lib_pid)
 		return ct_fail("%s is a WebAssembly module: --follow and -p do not apply to it", s->binary);
+	if (o->sel.go_parks)
+		ct_warn("--parks: %s is a WebAssembly module, not a native Go program: ignored (-F runtime.gopark traces a Go "
+			"module's parks as calls)", s->binary);
 	struct ct_wasm_limits lim = {0};
 	lim.flags = (o->max_depth ? CT_LIM_DEPTH : 0) | (o->min_dur_ns ? CT_LIM_MINDUR : 0) |
 		    (o->nroots ? CT_LIM_ROOT : 0) | (o->sample_n > 1 ? CT_LIM_SAMPLE : 0) |

@@ -117,3 +117,9 @@ def test_a_stripped_program_gets_the_reason_as_a_raw_byte_only():
     assert len(parks) == 1, ct("replay", out).stdout
     assert [a["name"] for a in parks[0]["args"]] == ["reason"], parks[0]
     assert 0 < parks[0]["args"][0]["value"] < 256, parks[0]
+
+
+def test_parks_on_a_webassembly_module_says_so_in_one_line():
+    p, out = record([fixture("go_app.wasm")], "--parks", "-F", "main.main")
+    lines = [ln for ln in p.stderr.splitlines() if "--parks" in ln]
+    assert len(lines) == 1 and "WebAssembly module" in lines[0] and "-F runtime.gopark" in lines[0], p.stderr
