@@ -1616,6 +1616,21 @@ __noinline int silent_hit(struct pt_regs *ctx, struct run *r)
 }
 
 
+/* Never at the cost of calls: a program that switches very often (threads
+ * yielding by the million) filled the ring with times off CPU and pushed
+ * its calls' events out.  Over half full, such a record is not sent, only
+ * counted (CT_CNT_OFFCPU_DROPPED). */
+static __always_inline int ring_crowded(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <= bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
+		return 0;
+	__u32 k = CT_CNT_OFFCPU_DROPPED;
+	__u64 *c = bpf_map_lookup_elem(&counters, &k);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+	return 1;
+}
+
 /* Goroutines the Go scheduler took off their threads (record --parks): g
  * -> when, until execute runs them again. */
 struct desched_key {
@@ -1659,7 +1674,7 @@ static __always_inline void go_scheduler(struct pt_regs *ctx, const struct hit *
 			return;
 	}
 	__u64 goid = read_u64(gp + hb->goid_off);
-	if (!goid)
+	if (!goid || ring_crowded())
 		return;
 	struct ct_event *e = reserve_proc(what == CT_GOSCHED_EXECUTE ? CT_PROC_OFFCPU : CT_PROC_READY, tgid,
 					  (__u32)h->pid_tgid);
@@ -2194,17 +2209,8 @@ int BPF_PROG(ct_switch, bool preempt, struct task_struct *prev, struct task_stru
 	tgid = next->tgid;
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
-	/* Never at the cost of calls: a program that switches very often
-	 * (threads yielding by the million) filled the ring with these and
-	 * pushed its calls' events out.  Over half full, the time off is not
-	 * sent, only counted. */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
-		__u32 k = CT_CNT_OFFCPU_DROPPED;
-		__u64 *c = bpf_map_lookup_elem(&counters, &k);
-		if (c)
-			__sync_fetch_and_add(c, 1);
+	if (ring_crowded())
 		return 0;
-	}
 	struct ct_event *e = reserve_proc(CT_PROC_OFFCPU, tgid, next->pid);
 	if (!e)
 		return 0;
