@@ -352,6 +352,12 @@ struct hit {
  * probe.stack_depth; tests/e2e/test_bpf_stack.py), so it is on the task's
  * own stack; a thread's runs never overlap (a uprobe fires from user mode),
  * so nothing of a run is shared with another and none needs to check. */
+/* map "desched"'s key: a g of a process */
+struct desched_key {
+	__u64 g;
+	__u32 tgid, pad;
+};
+
 struct run {
 	struct hit h; /* first: run_of() */
 	/* on_hit's findings for later in the run (kept here, not in
@@ -386,6 +392,9 @@ struct run {
 	__u64 off_since;      /* the thread went off CPU then (ct_switch), 0: it runs */
 	__u64 off_goid;       /* ... running this goroutine (0: its own calls) */
 	__u32 off_flags;      /* ... CT_OFFCPU_* */
+	/* go_scheduler's map key and value (here, not in its frame) */
+	struct desched_key desched_key;
+	__u64 desched_at;
 	__u32 silent;         /* hits since the thread's last event that sent none (ct_event.silent) */
 	__u8 sent;            /* this run sent an event */
 	__u64 silent_g;       /* ... on this g (hit_g) */
@@ -1633,10 +1642,6 @@ static __always_inline int ring_crowded(void)
 
 /* Goroutines the Go scheduler took off their threads (record --parks): g
  * -> when, until execute runs them again. */
-struct desched_key {
-	__u64 g;
-	__u32 tgid, pad;
-};
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -1651,41 +1656,49 @@ struct {
  * its park ends when it runs (CT_PROC_READY).  goschedImpl(gp),
  * preemptPark(gp): gp leaves its thread, runnable (or stopped for the GC);
  * execute(gp): it runs again -- the time between is sent as its time off
- * CPU (CT_PROC_OFFCPU, CT_OFFCPU_GOSCHED). */
-static __always_inline void go_scheduler(struct pt_regs *ctx, const struct hit *h, const struct ct_bin_config *hb)
+ * CPU (CT_PROC_OFFCPU, CT_OFFCPU_GOSCHED).  A global function: its stack
+ * frame is not hit_run's (see struct run). */
+__noinline int go_scheduler(struct pt_regs *ctx, struct run *r)
 {
+	if (!r)
+		return 0;
+	const struct hit *h = &r->h;
 	__u64 gp = CT_COOKIE_GSRC(h->cookie) == CT_G_R14 ? ctx->ax : read_u64(ctx->sp + 8);
 	__u32 tgid = (__u32)(h->pid_tgid >> 32), what = CT_COOKIE_FUNC(h->cookie);
 	if (!gp)
-		return;
-	struct desched_key k = {gp, tgid, 0};
+		return 0;
+	r->desched_key.g = gp;
+	r->desched_key.tgid = tgid;
+	r->desched_key.pad = 0;
 	__u64 now = bpf_ktime_get_ns(), since = 0;
 	if (what == CT_GOSCHED_DESCHED) {
-		bpf_map_update_elem(&desched, &k, &now, BPF_ANY);
-		return;
+		r->desched_at = now;
+		bpf_map_update_elem(&desched, &r->desched_key, &r->desched_at, BPF_ANY);
+		return 0;
 	}
 	if (what == CT_GOSCHED_EXECUTE) {
-		__u64 *v = bpf_map_lookup_elem(&desched, &k);
+		__u64 *v = bpf_map_lookup_elem(&desched, &r->desched_key);
 		if (!v)
-			return; /* (nearly always: it parked, or is new) */
+			return 0; /* (nearly always: it parked, or is new) */
 		since = *v;
-		bpf_map_delete_elem(&desched, &k);
+		bpf_map_delete_elem(&desched, &r->desched_key);
 		if (since >= now)
-			return;
+			return 0;
 	}
-	__u64 goid = read_u64(gp + hb->goid_off);
+	__u64 goid = read_u64(gp + bins[CT_COOKIE_BIN(h->cookie)].goid_off);
 	if (!goid || ring_crowded())
-		return;
+		return 0;
 	struct ct_event *e = reserve_proc(what == CT_GOSCHED_EXECUTE ? CT_PROC_OFFCPU : CT_PROC_READY, tgid,
 					  (__u32)h->pid_tgid);
 	if (!e)
-		return;
+		return 0;
 	e->goid = goid;
 	if (what == CT_GOSCHED_EXECUTE) {
 		e->key = now - since;
 		e->pad = CT_OFFCPU_PREEMPTED | CT_OFFCPU_GOSCHED;
 	}
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* The hit itself: on_hit's, with its thread's run R, whose hit has its
@@ -1701,7 +1714,7 @@ static __always_inline int hit_body(struct pt_regs *ctx, struct run *r)
 			return 0;
 	}
 	if (CT_COOKIE_KIND(h->cookie) == CT_SITE_GOREADY) {
-		go_scheduler(ctx, h, hb);
+		go_scheduler(ctx, r);
 		return 0; /* (no call: its cost goes with the thread's next event, as a silent hit's) */
 	}
 	h->flags = 0;
