@@ -1033,7 +1033,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			has = !strcmp(t->funcs[j].name, CT_GO_GOPARK) && (t->funcs[j].flags & CT_FN_GO);
 		if (!has)
 			ct_warn("--parks: %s has no runtime.gopark of gc's Go runtime (%s): no goroutine waits to show",
-				shown, t->lang == CT_LANG_GO ? "gccgo's is in libgo" : "not a Go program");
+				shown, t->gccgo ? "gccgo's runtime parks goroutines in libgo, traced as threads" : "not a Go program");
 	}
 	bool *picked = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*picked));
 	CT_VEC(uint64_t) entries = {0};
