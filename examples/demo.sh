@@ -18,4 +18,5 @@ echo
 echo "More: $top/build/calltrace replay --format=json $out/calltrace.data"
 echo "      $top/build/calltrace graph $out/calltrace.data      (the calls merged by path)"
 echo "      $top/build/calltrace replay --sched $out/calltrace.data   (where threads were off CPU)"
+echo "      $top/build/calltrace record --parks -o $out/parks.data -- $out/demo   (where goroutines waited: main.main's wg.Wait)"
 echo "      $top/build/calltrace list $out/demo -v"
