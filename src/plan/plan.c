@@ -1191,7 +1191,7 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 			add_marker(p, CT_GO_RECOVERY, CT_SITE_RECOVER);
 			add_marker(p, CT_GO_DEFERRETURN, CT_SITE_DEFERRET);
 		}
-		if (sel->go_parks)
+		if (sel->go_scheduler)
 			add_scheduler_markers(p);
 	}
 	ct_plan_ahead_entries(p, sel);

@@ -222,6 +222,8 @@ struct ct_selection {
 	/* Go (record --parks): runtime.gopark traced too, whatever -F/-N say
 	 * (CT_GO_GOPARK): where a goroutine waited is a call of its own */
 	bool go_parks;
+	/* ... and the Go scheduler's markers (GOREADY sites): its time off CPU */
+	bool go_scheduler;
 };
 
 /* What to capture besides the calls themselves. */

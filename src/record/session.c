@@ -274,7 +274,10 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
 	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1],
 				     .exits = in->exits, .no_interim = in->no_interim, .go_markers = in->go_markers,
-				     .limits = in->limits, .go_parks = in->go_parks};
+				     .limits = in->limits, .go_parks = in->go_parks,
+				     /* (a park's time off CPU, and the Go scheduler's
+				      * preemptions, are times off CPU: not with --no-sched) */
+				     .go_scheduler = in->go_parks && !s->o.no_sched};
 	return 0;
 }
 

@@ -123,3 +123,13 @@ def test_parks_on_a_webassembly_module_says_so_in_one_line():
     p, out = record([fixture("go_app.wasm")], "--parks", "-F", "main.main")
     lines = [ln for ln in p.stderr.splitlines() if "--parks" in ln]
     assert len(lines) == 1 and "WebAssembly module" in lines[0] and "-F runtime.gopark" in lines[0], p.stderr
+
+
+def test_parks_with_no_sched_are_calls_without_time_off_cpu():
+    """--no-sched: no time off CPU is recorded (META record.off_cpu says
+    so), the parks' neither -- they are calls, and no scheduler probe goes
+    in."""
+    p, out = record([fixture("go_parks")], "--parks", "--no-sched", *TRACED)
+    parks = [c for c in replay_json(out) if c["func"] == "runtime.gopark"]
+    assert len(parks) == 3 and not any("off_cpu" in c for c in parks), parks
+    assert "proc=ready" not in ct("dump", "--events", out).stdout
