@@ -929,6 +929,14 @@ bool ct_session_process_execd(struct ct_session *s, int pid)
 	char runs[PATH_MAX];
 	if (runs_another(s, pid, runs, sizeof(runs)) <= 0)
 		return false; /* (a process gone says so itself) */
+	/* An exec just after the probes went in is one the trace saw: its
+	 * record is in the ring buffer (left_by_exec takes it from there).
+	 * The process ran on meanwhile: a test's program exec'd another as
+	 * soon as `record -v` said it was attached, and was told nothing had
+	 * been traced. */
+	ct_session_pump(s, 0);
+	if (map_get(&s->exec_left, (uint64_t)pid))
+		return false;
 	ct_fail("process %d exec'd %s while calltrace was planning its probes for %s: nothing was traced; run "
 		"calltrace record -p %d again to trace what it runs now",
 		pid, runs[0] ? runs : "another program", s->binary, pid);
@@ -947,8 +955,10 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 	char runs[PATH_MAX];
 	struct stat st;
 	int other = runs_another(s, (int)pid, runs, sizeof(runs));
-	if (other < 0) /* (gone, or exec'd again, already: the kernel's word) */
-		other = s->target_open && fstat(s->target.elf.fd, &st) == 0 && st.st_ino != ino;
+	/* The kernel's word, the inode it exec'd: by now the process may have
+	 * exec'd again, or be gone (/proc says what it runs now) */
+	if (ino && s->target_open && fstat(s->target.elf.fd, &st) == 0)
+		other = st.st_ino != ino;
 	if (!other) {
 		ct_debug("process %u exec'd %s again: still traced", pid, s->binary);
 		return;
