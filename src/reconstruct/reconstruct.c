@@ -365,6 +365,12 @@ uint64_t ct_call_thread_key(const struct ct_call *c)
 	return c->image ? k ^ hash64(c->image) : k;
 }
 
+uint64_t ct_call_nest_key(const struct ct_call *c)
+{
+	uint64_t k = make_thread_key(c->pid, c->tid, c->goid, false, c->context);
+	return c->image ? k ^ hash64(c->image) : k;
+}
+
 static uint32_t image_of(const struct ct_recon *r, uint32_t pid)
 {
 	return (uint32_t)((uintptr_t)map_get((struct ct_map *)&r->images, pid) >> 1);
