@@ -1406,6 +1406,14 @@ static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	if (s->ret_passed_open && opens_frame(ev->kind))
 		close_passed(r, s, ev->key, ev->tid);
 	close_unplanned(r, s, ev);
+	if (ev->kind == CT_SITE_CATCH) {
+		/* __cxa_begin_catch, called by the frame that catches: every
+		 * frame at its key or deeper is gone, by the exception (one
+		 * left by a tail jump too: it did not return) */
+		while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
+			pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
+		return;
+	}
 	settle_tail(r, s, ev);
 	if (resume_after_recover(r, s, ev))
 		return;

@@ -95,6 +95,9 @@ struct ct_libbin {
 	CT_VEC(const char *) arg_globs, ret_globs;
 	struct ct_type_ids type_ids;
 	struct ct_go_names go;
+	/* none of its functions traced: the program's libstdc++, for its
+	 * CATCH marker (add_catch_library) */
+	bool catch_only;
 };
 
 /* A link of exit probes found while recording (add_callers), kept so that,
@@ -298,6 +301,8 @@ int ct_session_attach_more(struct ct_session *s, int pid);
 /* How many traced processes are alive (the program, processes given with -p
  * and, with --follow, every descendant). */
 size_t ct_session_traced(struct ct_session *s);
+/* The libraries whose functions are traced (-F 'LIB:GLOB'), of s->libs. */
+size_t ct_session_traced_libs(const struct ct_session *s);
 /* One round of the loop: drains events, records losses, flushes on time.
  * Returns -1 on a fatal error. */
 int ct_session_pump(struct ct_session *s, int timeout_ms);

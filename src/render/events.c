@@ -27,6 +27,7 @@ static const char *const kind_names[CT_SITE_NKINDS] = {
 	[CT_SITE_RETSITE] = "retsite",	[CT_SITE_CHECK] = "check",     [CT_SITE_RECOVER] = "recover",
 	[CT_SITE_DEFERRET] = "deferret", [CT_SITE_GOCREATE] = "gocreate", [CT_SITE_SPILL] = "spill",
 	[CT_SITE_TAILRES] = "tailres",	[CT_SITE_TAILDIFF] = "taildiff", [CT_SITE_GOREADY] = "goready",
+	[CT_SITE_CATCH] = "catch",
 };
 
 static const struct {
