@@ -544,6 +544,10 @@ struct ct_fetch {
 #define CT_OFFCPU_GOSCHED 4   /* a goroutine the Go scheduler took off its thread
 				 (record --parks), runnable until it ran again:
 				 with CT_OFFCPU_PREEMPTED; tid = where it ran again */
+#define CT_OFFCPU_AT_END 8    /* written by the recorder at the trace's end
+				 (ts): the thread was still off CPU then,
+				 the time is up to the end (its own record
+				 came after it, or never) */
 /* A goroutine that the Go runtime parked is runnable again (runtime.ready,
  * record --parks: a GOREADY probe): ts = then, goid = that goroutine, tid
  * = the thread that readied it.  Its park (a runtime.gopark call) lasts

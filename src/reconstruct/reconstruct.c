@@ -2019,7 +2019,8 @@ static void flush_sched_before(struct ct_recon *r, struct stack *s, uint64_t lim
 		.goid = top->c.goid,
 		.key = top->c.key,
 		.depth = s->depth_base + (uint32_t)s->f.n,
-		.status = CT_CALL_RETURNED,
+		/* (still off CPU when the trace ended: no end of it was seen) */
+		.status = p.flags & CT_OFFCPU_AT_END ? CT_CALL_UNFINISHED : CT_CALL_RETURNED,
 		.sysstack = top->c.sysstack,
 		.context = s->context,
 		.leaf = true,

@@ -2222,6 +2222,33 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return rc;
 }
 
+static void off_cpu_record(struct ct_session *s, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
+			   uint32_t flags)
+{
+	s->offcpu++;
+	s->offcpu_ns += ns;
+	ct_writer_offcpu(s->w, ts, pid, tid, goid, ns, flags);
+}
+
+/* A traced thread off CPU since SINCE was still off at the trace's end
+ * (its record came after the end, or it had not run again when the
+ * tracepoints came out: ct_probes_still_off): the time up to the end,
+ * flagged so.  Replay gives it to the calls open then (unfinished),
+ * --sched a linux:schedule that is unfinished too. */
+static void off_cpu_at_end(struct ct_session *s, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid,
+			   uint32_t flags)
+{
+	if (since >= s->end_ts || (!s->launched && pid == s->launch_pid) || map_get(&s->exec_left, pid))
+		return;
+	off_cpu_record(s, s->end_ts, pid, tid, goid, s->end_ts - since, flags | CT_OFFCPU_AT_END);
+	s->offcpu_at_end++;
+}
+
+static void still_off(void *ctx, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid, uint32_t flags)
+{
+	off_cpu_at_end(ctx, pid, tid, since, goid, flags);
+}
+
 static int read_event(struct ct_session *s, const struct ct_event *e, const void *payload)
 {
 	bool cut = s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size;
@@ -2292,12 +2319,14 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_OFFCPU) {
 		/* a traced thread ran again after the scheduler took it off
-		 * (calltrace.bpf.c ct_switch) */
-		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
+		 * (calltrace.bpf.c ct_switch); after the end, off CPU since
+		 * before it: that part, up to the end (off_cpu_at_end) */
+		if (cut || (!s->launched && e->pid == s->launch_pid))
 			return 0;
-		s->offcpu++;
-		s->offcpu_ns += e->key;
-		ct_writer_offcpu(s->w, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
+		if (after_end)
+			off_cpu_at_end(s, e->pid, e->tid, e->ts - e->key, e->goid, e->pad);
+		else
+			off_cpu_record(s, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
 		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_READY) {
@@ -3614,6 +3643,11 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	while (s->probes && poll_events(s, 0) > 0)
 		;
 	note_losses(s, true);
+	/* the threads still off CPU (a -p process's blocked ones, a program
+	 * sleeping at --duration's end): their records would have come when
+	 * they ran again, after the end */
+	if (s->probes && !s->o.no_sched && ct_probes_still_off(s->probes, still_off, s) < 0)
+		ct_debug("threads still off CPU at the end not known: %s", ct_error());
 	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
 	ct_writer_stat(s->w, "clock.end_ns", "%llu", (unsigned long long)end);
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
@@ -3673,9 +3707,14 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->probes_refused)
 		ct_writer_stat(s->w, "probes_refused", "%zu (probe links made while recording that failed; the first: %s)",
 			       s->probes_refused, s->probes_refused_why);
-	if (s->offcpu)
-		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations)",
-			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6);
+	if (s->offcpu) {
+		char at_end[96] = "";
+		if (s->offcpu_at_end)
+			snprintf(at_end, sizeof(at_end), "; %llu of them until the end, the thread still off CPU then",
+				 (unsigned long long)s->offcpu_at_end);
+		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations%s)",
+			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6, at_end);
+	}
 	if (counter(s, CT_CNT_OFFCPU_DROPPED))
 		ct_writer_stat(s->w, "off_cpu_dropped", "%llu (times off CPU not recorded: the ring buffer was over half full; "
 			       "the calls open then show less time off CPU than they had)",

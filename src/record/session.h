@@ -274,6 +274,7 @@ struct ct_session {
 	size_t interim_changes;      /* probes placed or taken out meanwhile */
 	size_t warm_ups;             /* warm-up probes attached (warm_up) */
 	uint64_t offcpu, offcpu_ns;  /* CT_PROC_OFFCPU records written, their times off CPU */
+	uint64_t offcpu_at_end;      /* ... of them CT_OFFCPU_AT_END */
 	uint64_t stalls, stall_ns;   /* CT_PROC_STALL records written, their waits */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
