@@ -381,7 +381,7 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 			return rc;
 		}
 		const char *src = s->target.funcs_source;
-		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !s->nlibs);
+		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !ct_session_traced_libs(s));
 	}
 	return rc;
 }

@@ -682,7 +682,7 @@ static bool read_sites(struct ct_trace *t, const struct ct_buf *b)
 		    (s->func != CT_NOFUNC && s->func >= t->nfuncs) ||
 		    (s->target_func != CT_NOFUNC && s->target_func >= t->nfuncs) ||
 		    s->kind >= CT_SITE_NKINDS || (s->kind == CT_SITE_SPILL && t->version < 7) ||
-		    (s->kind == CT_SITE_GOREADY && t->version < 20) ||
+		    (s->kind == CT_SITE_GOREADY && t->version < 20) || (s->kind == CT_SITE_CATCH && t->version < 21) ||
 		    (s->kind == CT_SITE_TAILRES && t->version < 9) || (s->kind == CT_SITE_TAILDIFF && t->version < 10) || (s->call_site != UINT32_MAX && s->call_site >= old + n) ||
 		    (s->next != UINT32_MAX && s->next >= old + n))
 			r.bad = true;

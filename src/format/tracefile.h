@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 #define CT_FILE_MAGIC "CALLTRC"
-#define CT_FILE_VERSION 20 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
+#define CT_FILE_VERSION 21 /* 2: process records (fork, exec, exit); 3: TYPES entries may carry field values;
 			    4: caller-side sites (key_adj, call_site, next, flags);
 			    5: FETCH value pieces of kind CONST carry their literal;
 			    6: bit-fields; 7: SPILL sites;
@@ -38,7 +38,9 @@
 			    19: process records CT_PROC_OFFCPU (a goroutine id
 			    and a duration after them);
 			    20: process records CT_PROC_READY (a goroutine id
-			    after them), GOREADY sites */
+			    after them), GOREADY sites;
+			    21: CATCH sites (a C++ handler begins: deeper
+			    frames were unwound) */
 
 enum ct_chunk_type {
 	CT_CHUNK_META = 1,   /* key/value strings */

@@ -663,6 +663,7 @@ static int role_rank(const struct ct_plan_site *s)
 	case CT_SITE_RETSITE:
 		return 0;
 	case CT_SITE_TAILRES: /* after the exit it rides on (never a probe itself) */
+	case CT_SITE_CATCH:   /* what was unwound, before __cxa_begin_catch's own call */
 		return 1;
 	case CT_SITE_ENTRY:
 		return 2;
@@ -1194,11 +1195,33 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 		if (sel->go_scheduler)
 			add_scheduler_markers(p);
 	}
+	/* A C++ handler begins: what it caught unwound the frames deeper
+	 * than the catching one, traced code or not (with a library's own
+	 * libstdc++, ct_plan_catch_only plans it there). */
+	if (sel->catch_marker)
+		add_marker(p, CT_CXA_BEGIN_CATCH, CT_SITE_CATCH);
 	ct_plan_ahead_entries(p, sel);
 	ct_plan_link_roles(p);
 	ct_plan_goroutines(p);
 	fit_sites(p);
 	p->built_sites = p->sites.n;
+	return 0;
+}
+
+int ct_plan_catch_only(struct ct_plan *p, const struct ct_target *t)
+{
+	memset(p, 0, sizeof(*p));
+	p->t = t;
+	p->exits = CT_EXITS_AUTO;
+	add_marker(p, CT_CXA_BEGIN_CATCH, CT_SITE_CATCH);
+	ct_plan_link_roles(p);
+	ct_plan_goroutines(p);
+	fit_sites(p);
+	p->built_sites = p->sites.n;
+	if (!p->sites.n) {
+		ct_plan_free(p);
+		return ct_fail("no %s to probe in %s", CT_CXA_BEGIN_CATCH, t->elf.path);
+	}
 	return 0;
 }
 

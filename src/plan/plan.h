@@ -209,6 +209,10 @@ struct ct_selection {
 	enum ct_exit_mode exits;
 	bool no_interim;      /* auto: no interim RETs (record --no-interim) */
 	bool go_markers;      /* Go: probe runtime.recovery/deferreturn (no record-time limits) */
+	/* C++: probe __cxa_begin_catch where the file has it (libstdc++, or
+	 * a program linked with it statically): a CATCH marker (no
+	 * record-time limits) */
+	bool catch_marker;
 	/* A library traced with LIB: globs (session.c split_libraries):
 	 * address-taken and exported functions keep RETs, and none gets
 	 * interim RETs. */
@@ -340,6 +344,11 @@ struct ct_plan {
 /* Selects functions and finds their sites.  Fails with one line when nothing
  * matches or a selected function cannot be decoded. */
 int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_selection *sel);
+/* The plan of a library none of whose functions is traced, but whose
+ * __cxa_begin_catch says where C++ exceptions were caught (libstdc++): its
+ * CATCH marker only.  Fails if it has none that can be probed. */
+#define CT_CXA_BEGIN_CATCH "__cxa_begin_catch"
+int ct_plan_catch_only(struct ct_plan *p, const struct ct_target *t);
 void ct_plan_free(struct ct_plan *p);
 
 /* Plans argument/result capture for every planned function (needs DWARF;

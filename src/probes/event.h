@@ -86,6 +86,11 @@ enum ct_reg {
  *   DEFERRET  runtime.deferreturn's entry: where that frame resumes
  *   GOCREATE  the runtime queues a goroutine it just made (plan/goroutines.c):
  *             not a call, so record-time limits never cut it
+ *   CATCH     __cxa_begin_catch's entry (libstdc++, or a program it is
+ *             linked into): a C++ handler begins, called from the frame that
+ *             catches; every frame at or deeper than the key of this call
+ *             was unwound, whoever catches (libstdc++'s own catch (...), a
+ *             template's in untraced code).  Not under record-time limits.
  * Inside a function:
  *   SPILL     where the straight line from its entry has stored its
  *             arguments passed in SSE registers (which BPF cannot read) to
@@ -123,7 +128,8 @@ enum ct_site_kind {
 	 * one it took off, a CT_PROC_OFFCPU record (CT_OFFCPU_GOSCHED).  No
 	 * call events. */
 	CT_SITE_GOREADY = 14,
-	CT_SITE_NKINDS = 15,
+	CT_SITE_CATCH = 15,
+	CT_SITE_NKINDS = 16,
 };
 
 /* The attach cookie of every probe site packs everything the BPF program needs
@@ -538,6 +544,10 @@ struct ct_fetch {
 #define CT_OFFCPU_GOSCHED 4   /* a goroutine the Go scheduler took off its thread
 				 (record --parks), runnable until it ran again:
 				 with CT_OFFCPU_PREEMPTED; tid = where it ran again */
+#define CT_OFFCPU_AT_END 8    /* written by the recorder at the trace's end
+				 (ts): the thread was still off CPU then,
+				 the time is up to the end (its own record
+				 came after it, or never) */
 /* A goroutine that the Go runtime parked is runnable again (runtime.ready,
  * record --parks: a GOREADY probe): ts = then, goid = that goroutine, tid
  * = the thread that readied it.  Its park (a runtime.gopark call) lasts

@@ -4,7 +4,9 @@
 #include "util/util.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -775,6 +777,91 @@ size_t ct_probes_traced(struct ct_probes *p)
 	for (size_t i = 0; i < gone.n; i++)
 		bpf_map_delete_elem(fd, &gone.v[i]);
 	CT_VEC_FREE(gone);
+	return n;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* (Linux 6.9: a pidfd of one thread) */
+#endif
+
+/* The byte offset of member NAME of BTF struct T, -1 if none. */
+static int member_offset(const struct btf *btf, const struct btf_type *t, const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return (int)(btf_member_bit_offset(t, i) / 8);
+	return -1;
+}
+
+/* Has thread TID of PID exited (a zombie thread group leader: its last
+ * switch set off_since, and it never runs again)? */
+static bool thread_dead(uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* (the name may hold any byte) */
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+/* (struct run's fields as the BPF object's BTF places them, read from
+ * each traced thread's task storage through a pidfd of the thread) */
+int ct_probes_still_off(struct ct_probes *p, ct_still_off_fn fn, void *ctx)
+{
+	const struct btf *btf = bpf_object__btf(p->skel->obj);
+	int id = btf ? btf__find_by_name_kind(btf, "run", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
+	int at_since = t ? member_offset(btf, t, "off_since") : -1, at_goid = t ? member_offset(btf, t, "off_goid") : -1,
+	    at_flags = t ? member_offset(btf, t, "off_flags") : -1;
+	if (at_since < 0 || at_goid < 0 || at_flags < 0)
+		return ct_fail("the BPF object's BTF has no struct run with off_since, off_goid and off_flags");
+	uint8_t *val = xmalloc(bpf_map__value_size(p->skel->maps.runs));
+	int runs = bpf_map__fd(p->skel->maps.runs), pids = bpf_map__fd(p->skel->maps.traced_pids);
+	uint32_t pid, prev_pid;
+	int n = 0;
+	for (int rc = bpf_map_get_next_key(pids, NULL, &pid); rc == 0 && n >= 0;
+	     prev_pid = pid, rc = bpf_map_get_next_key(pids, &prev_pid, &pid)) {
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%u/task", pid);
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && n >= 0 && (de = readdir(d))) {
+			uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+			int fd = tid ? (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD) : -1;
+			if (fd < 0 && tid && errno == EINVAL) {
+				n = -1;
+				ct_fail("no pidfd of a thread here (Linux 6.9 has them)");
+			}
+			if (fd < 0)
+				continue;
+			if (thread_dead(pid, tid)) {
+				close(fd);
+				continue;
+			}
+			uint64_t since = 0, goid = 0;
+			uint32_t flags = 0;
+			if (bpf_map_lookup_elem(runs, &fd, val) == 0) {
+				memcpy(&since, val + at_since, sizeof(since));
+				memcpy(&goid, val + at_goid, sizeof(goid));
+				memcpy(&flags, val + at_flags, sizeof(flags));
+			}
+			close(fd);
+			if (since) {
+				fn(ctx, pid, tid, since, goid, flags);
+				n++;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	free(val);
 	return n;
 }
 

@@ -83,6 +83,15 @@ int ct_probes_guard(struct ct_probes *p);
 void ct_probes_released(struct ct_probes *p, uint32_t pid);
 /* How many of the processes added (and their children, FOLLOW) are alive. */
 size_t ct_probes_traced(struct ct_probes *p);
+/* The traced threads off CPU now, as ct_switch left them (call once the
+ * tracepoints are out: nothing changes it then): FN(CTX, pid, tid, since,
+ * goid, CT_OFFCPU_* flags) for each that went off CPU running traced code
+ * (ct_switch's off_since, which its record would have said when it ran
+ * again).  Returns how many, or -1 with ct_fail() if the kernel cannot say
+ * (no thread pidfds: Linux < 6.9). */
+typedef void (*ct_still_off_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid,
+				uint32_t flags);
+int ct_probes_still_off(struct ct_probes *p, ct_still_off_fn fn, void *ctx);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
 /* Hits of binary BIN take a thread's cached goroutine id while no goroutine

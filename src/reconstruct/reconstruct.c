@@ -365,6 +365,12 @@ uint64_t ct_call_thread_key(const struct ct_call *c)
 	return c->image ? k ^ hash64(c->image) : k;
 }
 
+uint64_t ct_call_nest_key(const struct ct_call *c)
+{
+	uint64_t k = make_thread_key(c->pid, c->tid, c->goid, false, c->context);
+	return c->image ? k ^ hash64(c->image) : k;
+}
+
 static uint32_t image_of(const struct ct_recon *r, uint32_t pid)
 {
 	return (uint32_t)((uintptr_t)map_get((struct ct_map *)&r->images, pid) >> 1);
@@ -1400,6 +1406,14 @@ static void apply_role(struct ct_recon *r, struct stack *s, const struct ct_rec_
 	if (s->ret_passed_open && opens_frame(ev->kind))
 		close_passed(r, s, ev->key, ev->tid);
 	close_unplanned(r, s, ev);
+	if (ev->kind == CT_SITE_CATCH) {
+		/* __cxa_begin_catch, called by the frame that catches: every
+		 * frame at its key or deeper is gone, by the exception (one
+		 * left by a tail jump too: it did not return) */
+		while (s->f.n && s->f.v[s->f.n - 1].c.key >= ev->key)
+			pop(r, s, CT_CALL_UNWOUND, ev->ts, ev->tid, ev);
+		return;
+	}
 	settle_tail(r, s, ev);
 	if (resume_after_recover(r, s, ev))
 		return;
@@ -2005,7 +2019,8 @@ static void flush_sched_before(struct ct_recon *r, struct stack *s, uint64_t lim
 		.goid = top->c.goid,
 		.key = top->c.key,
 		.depth = s->depth_base + (uint32_t)s->f.n,
-		.status = CT_CALL_RETURNED,
+		/* (still off CPU when the trace ended: no end of it was seen) */
+		.status = p.flags & CT_OFFCPU_AT_END ? CT_CALL_UNFINISHED : CT_CALL_RETURNED,
 		.sysstack = top->c.sysstack,
 		.context = s->context,
 		.leaf = true,

@@ -216,6 +216,16 @@ void ct_recon_free(struct ct_recon *r);
 /* The goroutine/thread a call belongs to, as a map key (same identity the
  * reconstruction uses for its stacks). */
 uint64_t ct_call_thread_key(const struct ct_call *c);
+/* The stack a call nests in, as a map key: its thread key, but for C that a
+ * goroutine called through cgo (sysstack) that goroutine's: those calls
+ * run inside its innermost open call (from a goroutine's point of view, the
+ * system stack is where its call went on), and their own callbacks into Go
+ * inside them.  Calls of one such stack come in entry order and mostly end
+ * innermost first (a call of one of its two stacks may end while the other
+ * has calls open in it: find it by seq).  Graph, folded and report nest by
+ * it, so that a call's self time is its duration less its traced children's
+ * wherever they ran. */
+uint64_t ct_call_nest_key(const struct ct_call *c);
 
 /* Runs every event of T through a reconstruction with OPS: the usual
  * driver for renderers.  Returns the stats. */

@@ -79,6 +79,10 @@ static void write_meta(struct ct_session *s)
 	ct_writer_meta(w, "plan.sites", "%u", s->total_sites);
 	for (size_t k = 0; k < s->nlibs; k++) {
 		const struct ct_libbin *lb = &s->libs[k];
+		if (lb->catch_only) {
+			ct_writer_meta(w, "plan.catch", "%s", lb->path);
+			continue;
+		}
 		ct_writer_meta(w, "library", "%s %s", lb->name, lb->path);
 		ct_writer_meta(w, "library.args", "%s %s", lb->name, lb->plan.args_note ? lb->plan.args_note : "on");
 	}
@@ -195,7 +199,7 @@ char *ct_session_names_missing(const struct ct_session *s)
 	if (n)
 		r = xasprintf("no function named %.*s in %s or any program it ran (--follow); see: calltrace list PROGRAM",
 			      (int)b.n, (char *)b.p, s->binary);
-	else if (!s->total_funcs && !s->nlibs) {
+	else if (!s->total_funcs && !ct_session_traced_libs(s)) {
 		/* (only wildcards, none matching anything anywhere) */
 		for (size_t i = 0; i < sel->ntrace; i++) {
 			if (i)
@@ -274,7 +278,7 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 			return ct_fail("-N '%s:...' needs a -F '%s:GLOB' to exclude from", s->libs[k].name, s->libs[k].name);
 	*out = (struct ct_selection){.trace = mine[0], .ntrace = nmine[0], .exclude = mine[1], .nexclude = nmine[1],
 				     .exits = in->exits, .no_interim = in->no_interim, .go_markers = in->go_markers,
-				     .limits = in->limits, .go_parks = in->go_parks,
+				     .catch_marker = in->catch_marker, .limits = in->limits, .go_parks = in->go_parks,
 				     /* (a park's time off CPU, and the Go scheduler's
 				      * preemptions, are times off CPU: not with --no-sched) */
 				     .go_scheduler = in->go_parks && !s->o.no_sched};
@@ -354,6 +358,52 @@ struct ct_early_ret {
 
 static void plan_returns_elsewhere(struct ct_session *s);
 
+size_t ct_session_traced_libs(const struct ct_session *s)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < s->nlibs; k++)
+		n += !s->libs[k].catch_only;
+	return n;
+}
+
+/* C++ exceptions: where a handler begins (__cxa_begin_catch, called by the
+ * frame that catches), the frames deeper than that one were unwound -- also
+ * where no traced code catches: a template's handler in the program
+ * (std::async's task setter), libstdc++'s own catch (...) (an ostream's).
+ * The program's libstdc++ (as it loads it, or process PID maps it) gets that
+ * CATCH marker as an object of its own, none of its functions traced,
+ * unless -F 'LIB:GLOB' traces it (its plan has the marker: catch_marker);
+ * a program linked with it statically has it in its own plan.  Not under
+ * record-time limits (their kernel-side stacks do not follow it). */
+static void add_catch_library(struct ct_session *s, int pid)
+{
+	static const char lib[] = "libstdc++.so.6";
+	if (!s->main_sel.catch_marker || s->o.follow)
+		return;
+	char *path = pid > 0 ? ct_lib_resolve_pid(pid, lib, NULL) : ct_lib_resolve_exe(s->binary, lib);
+	struct stat st, ls;
+	if (!path || stat(path, &st)) {
+		free(path);
+		return; /* it loads none */
+	}
+	for (size_t k = 0; k < s->nlibs; k++)
+		if (stat(s->libs[k].path, &ls) == 0 && ls.st_dev == st.st_dev && ls.st_ino == st.st_ino) {
+			free(path);
+			return;
+		}
+	if (s->nlibs + 1 >= CT_MAX_BINS) {
+		ct_debug("no C++ catch marker: too many libraries");
+		free(path);
+		return;
+	}
+	s->libs = xrealloc(s->libs, (s->nlibs + 1) * sizeof(*s->libs));
+	struct ct_libbin *lb = &s->libs[s->nlibs++];
+	memset(lb, 0, sizeof(*lb));
+	lb->name = xstrdup(lib);
+	lb->path = path;
+	lb->catch_only = true;
+}
+
 static int prepare_libraries(struct ct_session *s)
 {
 	s->total_funcs = (uint32_t)s->plan.funcs.n;
@@ -361,12 +411,24 @@ static int prepare_libraries(struct ct_session *s)
 	s->main_nsites = s->total_sites;
 	for (size_t k = 0; k < s->nlibs; k++) {
 		struct ct_libbin *lb = &s->libs[k];
+		if (lb->catch_only) {
+			/* (the last one: add_catch_library) */
+			if (ct_target_open(&lb->target, lb->path) || ct_plan_catch_only(&lb->plan, &lb->target)) {
+				ct_debug("no C++ catch marker: %s", ct_error());
+				if (lb->target.elf.path)
+					ct_target_close(&lb->target);
+				free(lb->name);
+				free(lb->path);
+				s->nlibs--;
+			}
+			continue;
+		}
 		if (ct_target_open(&lb->target, lb->path))
 			return -1;
 		object_args(s, lb);
 		struct ct_selection sel = {.trace = lb->trace.v, .ntrace = lb->trace.n, .exclude = lb->exclude.v,
 					   .nexclude = lb->exclude.n, .exits = s->main_sel.exits, .args = &lb->args,
-					   .limits = s->main_sel.limits,
+					   .limits = s->main_sel.limits, .catch_marker = s->main_sel.catch_marker,
 					   .fixed_sites = true};
 		if (ct_plan_build(&lb->plan, &lb->target, &sel))
 			return -1;
@@ -524,6 +586,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		s->exits_note = "record-time limits (their kernel-side stacks follow RET probes)";
 	}
 	sel.go_markers = !shadow;
+	sel.catch_marker = !shadow;
 	sel.limits = shadow;
 	if (split_libraries(s, &sel, &main_sel, o->lib_pid))
 		return -1;
@@ -586,6 +649,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 		free(names);
 	}
 	ct_plan_args(&s->plan, &o->args);
+	add_catch_library(s, o->lib_pid);
 	if (prepare_libraries(s))
 		return -1;
 	uint64_t t2 = now_mono_ns();
@@ -1391,6 +1455,8 @@ int ct_session_attach(struct ct_session *s, const char *probe_path, int pid)
 	 * found while recording: built at the first, it held that one's probe
 	 * back ~5 ms on cppcheck's 98,648 sites */
 	for (uint32_t k = 0; rc == 0 && k <= s->nlibs && k < CT_MAX_BINS; k++) {
+		if (k && s->libs[k - 1].catch_only)
+			continue; /* (no call is found there: module_open) */
 		index_probes(s, k);
 		/* and, for C code, the tables of its landing pads (.eh_frame's
 		 * FDEs and their LSDAs): read at the first, they held its probe
@@ -2166,6 +2232,33 @@ static int on_event(void *ctx, const struct ct_event *e, const void *payload)
 	return rc;
 }
 
+static void off_cpu_record(struct ct_session *s, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t goid, uint64_t ns,
+			   uint32_t flags)
+{
+	s->offcpu++;
+	s->offcpu_ns += ns;
+	ct_writer_offcpu(s->w, ts, pid, tid, goid, ns, flags);
+}
+
+/* A traced thread off CPU since SINCE was still off at the trace's end
+ * (its record came after the end, or it had not run again when the
+ * tracepoints came out: ct_probes_still_off): the time up to the end,
+ * flagged so.  Replay gives it to the calls open then (unfinished),
+ * --sched a linux:schedule that is unfinished too. */
+static void off_cpu_at_end(struct ct_session *s, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid,
+			   uint32_t flags)
+{
+	if (since >= s->end_ts || (!s->launched && pid == s->launch_pid) || map_get(&s->exec_left, pid))
+		return;
+	off_cpu_record(s, s->end_ts, pid, tid, goid, s->end_ts - since, flags | CT_OFFCPU_AT_END);
+	s->offcpu_at_end++;
+}
+
+static void still_off(void *ctx, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid, uint32_t flags)
+{
+	off_cpu_at_end(ctx, pid, tid, since, goid, flags);
+}
+
 static int read_event(struct ct_session *s, const struct ct_event *e, const void *payload)
 {
 	bool cut = s->o.max_size && ct_writer_bytes(s->w) >= s->o.max_size;
@@ -2236,12 +2329,14 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_OFFCPU) {
 		/* a traced thread ran again after the scheduler took it off
-		 * (calltrace.bpf.c ct_switch) */
-		if (after_end || cut || (!s->launched && e->pid == s->launch_pid))
+		 * (calltrace.bpf.c ct_switch); after the end, off CPU since
+		 * before it: that part, up to the end (off_cpu_at_end) */
+		if (cut || (!s->launched && e->pid == s->launch_pid))
 			return 0;
-		s->offcpu++;
-		s->offcpu_ns += e->key;
-		ct_writer_offcpu(s->w, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
+		if (after_end)
+			off_cpu_at_end(s, e->pid, e->tid, e->ts - e->key, e->goid, e->pad);
+		else
+			off_cpu_record(s, e->ts, e->pid, e->tid, e->goid, e->key, e->pad);
 		return 0;
 	}
 	if ((e->flags & CT_EV_PROC) && e->site == CT_PROC_READY) {
@@ -2430,6 +2525,8 @@ static struct ct_module *module_open(struct ct_session *s, const char *path, uns
 	/* (by the file each object was read from: its name may be gone, or
 	 * another file's now) */
 	for (size_t k = 0; k <= s->nlibs && m->bin < 0; k++) {
+		if (k && s->libs[k - 1].catch_only)
+			continue; /* none of its functions traced: a module as any other */
 		const struct ct_elf *oe = k ? &s->libs[k - 1].target.elf : &s->target.elf;
 		if (oe->fd >= 0 && fstat(oe->fd, &os) == 0 && os.st_dev == st.st_dev && os.st_ino == st.st_ino)
 			m->bin = (int)k;
@@ -2641,6 +2738,8 @@ static void plan_returns_elsewhere(struct ct_session *s)
 	if (s->main_sel.limits || s->o.follow)
 		return;
 	for (size_t k = 0; k < s->nlibs; k++) {
+		if (s->libs[k].catch_only)
+			continue;
 		struct ct_plan *p = &s->libs[k].plan;
 		struct ct_tail_ends *ends = ct_plan_tail_ends(p);
 		struct ct_map by_name = {0};
@@ -2648,8 +2747,8 @@ static void plan_returns_elsewhere(struct ct_session *s)
 			if (ends[j].probes.n && ends[j].entry != CT_NOSITE)
 				map_put(&by_name, hash_str(p->funcs.v[j].fn->name), (void *)(uintptr_t)(j + 1));
 		for (size_t c = 0; by_name.n && c <= s->nlibs; c++) {
-			if (c == k + 1)
-				continue; /* its own calls are planned with it */
+			if (c == k + 1 || (c && s->libs[c - 1].catch_only))
+				continue; /* its own calls are planned with it; (none from an untraced library) */
 			const struct ct_target *ct = c ? &s->libs[c - 1].target : &s->target;
 			const struct ct_plan *cp = c ? &s->libs[c - 1].plan : &s->plan;
 			size_t n = returns_from(s, k, ends, &by_name, ct, cp, ct->elf.path);
@@ -3554,6 +3653,11 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	while (s->probes && poll_events(s, 0) > 0)
 		;
 	note_losses(s, true);
+	/* the threads still off CPU (a -p process's blocked ones, a program
+	 * sleeping at --duration's end): their records would have come when
+	 * they ran again, after the end */
+	if (s->probes && !s->o.no_sched && ct_probes_still_off(s->probes, still_off, s) < 0)
+		ct_debug("threads still off CPU at the end not known: %s", ct_error());
 	uint64_t end = s->end_ts ? s->end_ts : now_mono_ns();
 	ct_writer_stat(s->w, "clock.end_ns", "%llu", (unsigned long long)end);
 	ct_writer_stat(s->w, "exit", "%s", exit_desc ? exit_desc : "");
@@ -3613,9 +3717,14 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->probes_refused)
 		ct_writer_stat(s->w, "probes_refused", "%zu (probe links made while recording that failed; the first: %s)",
 			       s->probes_refused, s->probes_refused_why);
-	if (s->offcpu)
-		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations)",
-			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6);
+	if (s->offcpu) {
+		char at_end[96] = "";
+		if (s->offcpu_at_end)
+			snprintf(at_end, sizeof(at_end), "; %llu of them until the end, the thread still off CPU then",
+				 (unsigned long long)s->offcpu_at_end);
+		ct_writer_stat(s->w, "off_cpu", "%llu (times a traced thread was off CPU while it ran a goroutine or its own calls, %.3f ms in all, kept in the durations%s)",
+			       (unsigned long long)s->offcpu, s->offcpu_ns / 1e6, at_end);
+	}
 	if (counter(s, CT_CNT_OFFCPU_DROPPED))
 		ct_writer_stat(s->w, "off_cpu_dropped", "%llu (times off CPU not recorded: the ring buffer was over half full; "
 			       "the calls open then show less time off CPU than they had)",

@@ -95,6 +95,9 @@ struct ct_libbin {
 	CT_VEC(const char *) arg_globs, ret_globs;
 	struct ct_type_ids type_ids;
 	struct ct_go_names go;
+	/* none of its functions traced: the program's libstdc++, for its
+	 * CATCH marker (add_catch_library) */
+	bool catch_only;
 };
 
 /* A link of exit probes found while recording (add_callers), kept so that,
@@ -271,6 +274,7 @@ struct ct_session {
 	size_t interim_changes;      /* probes placed or taken out meanwhile */
 	size_t warm_ups;             /* warm-up probes attached (warm_up) */
 	uint64_t offcpu, offcpu_ns;  /* CT_PROC_OFFCPU records written, their times off CPU */
+	uint64_t offcpu_at_end;      /* ... of them CT_OFFCPU_AT_END */
 	uint64_t stalls, stall_ns;   /* CT_PROC_STALL records written, their waits */
 	/* Optional: every event also goes here (live view). */
 	int (*sink)(void *ctx, const struct ct_event *e, const void *payload);
@@ -298,6 +302,8 @@ int ct_session_attach_more(struct ct_session *s, int pid);
 /* How many traced processes are alive (the program, processes given with -p
  * and, with --follow, every descendant). */
 size_t ct_session_traced(struct ct_session *s);
+/* The libraries whose functions are traced (-F 'LIB:GLOB'), of s->libs. */
+size_t ct_session_traced_libs(const struct ct_session *s);
 /* One round of the loop: drains events, records losses, flushes on time.
  * Returns -1 on a fatal error. */
 int ct_session_pump(struct ct_session *s, int timeout_ms);

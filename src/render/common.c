@@ -168,6 +168,11 @@ bool ct_buf_off_cpu(struct ct_buf *b, const struct ct_call *c)
 	if (c->func == CT_FUNC_SCHED) { /* (--sched) its whole time was: only why */
 		buf_cstr(b, blk ? "blocked" : "preempted");
 		buf_cstr(b, by);
+		if (c->status == CT_CALL_UNFINISHED) { /* (no duration: still off CPU at the end) */
+			buf_cstr(b, " ");
+			buf_duration_trim(b, pre + blk);
+			buf_cstr(b, " until the end");
+		}
 		return true;
 	}
 	buf_cstr(b, "off CPU ");

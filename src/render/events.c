@@ -27,6 +27,7 @@ static const char *const kind_names[CT_SITE_NKINDS] = {
 	[CT_SITE_RETSITE] = "retsite",	[CT_SITE_CHECK] = "check",     [CT_SITE_RECOVER] = "recover",
 	[CT_SITE_DEFERRET] = "deferret", [CT_SITE_GOCREATE] = "gocreate", [CT_SITE_SPILL] = "spill",
 	[CT_SITE_TAILRES] = "tailres",	[CT_SITE_TAILDIFF] = "taildiff", [CT_SITE_GOREADY] = "goready",
+	[CT_SITE_CATCH] = "catch",
 };
 
 static const struct {
@@ -127,7 +128,8 @@ int ct_render_events(struct ct_trace *t, const struct ct_render_opts *o)
 			if (ev.proc == CT_PROC_PROBES_IN)
 				fputs(ev.child ? " phase=all" : " phase=begin", out);
 			if (ev.proc == CT_PROC_OFFCPU)
-				fprintf(out, " goid=%" PRIu64 " off_ns=%" PRIu64 " how=%s", ev.goid, ev.key,
+				fprintf(out, " goid=%" PRIu64 " off_ns=%" PRIu64 "%s how=%s", ev.goid, ev.key,
+					ev.child & CT_OFFCPU_AT_END ? " until=end" : "",
 					!(ev.child & CT_OFFCPU_PREEMPTED)  ? "blocked"
 					: ev.child & CT_OFFCPU_BY_TRACER ? "preempted_by_calltrace"
 					: ev.child & CT_OFFCPU_GOSCHED	 ? "preempted_by_go"

@@ -125,14 +125,20 @@ void ct_filter_free(struct ct_filter_opts *o)
 
 /* Per open frame of a goroutine/thread: what the filter decided. */
 struct fframe {
+	uint64_t seq;
 	bool shown;
 	bool in_only; /* self or an ancestor matches -F */
 	bool hidden;  /* self or an ancestor matches -N */
+	bool sys;     /* on its goroutine's system stack (ct_call.sysstack) */
 };
 
+/* The open frames of a goroutine or thread, C it called through cgo among
+ * them (ct_call_nest_key): -F and -N go down into the C a Go call made
+ * and into the Go that C called back, as they nest.  A call's depth (and
+ * -D) still counts on its own stack, as the unfiltered output has it. */
 struct fstack {
 	CT_VEC(struct fframe) f;
-	uint32_t shown; /* shown frames open */
+	uint32_t shown[2]; /* shown frames open, by sys */
 };
 
 struct filt {
@@ -176,12 +182,12 @@ static void f_enter(void *ctx, const struct ct_call *c)
 {
 	struct filt *F = ctx;
 	const struct ct_filter_opts *o = F->o;
-	void **slot = map_slot(&F->stacks, ct_call_thread_key(c), true);
+	void **slot = map_slot(&F->stacks, ct_call_nest_key(c), true);
 	if (!*slot)
 		*slot = xcalloc(1, sizeof(struct fstack));
 	struct fstack *s = *slot;
 	const struct fframe *parent = s->f.n ? &s->f.v[s->f.n - 1] : NULL;
-	struct fframe fr = {false, parent && parent->in_only, parent && parent->hidden};
+	struct fframe fr = {c->seq, false, parent && parent->in_only, parent && parent->hidden, c->sysstack};
 	if (c->func < F->t->nfuncs) {
 		fr.in_only |= any_match(o->only, o->nonly, F->t, c->func);
 		fr.hidden |= any_match(o->hide, o->nhide, F->t, c->func);
@@ -197,7 +203,7 @@ static void f_enter(void *ctx, const struct ct_call *c)
 		show = false;
 	if (show && ((o->has_since && rel < o->since) || (o->has_until && rel > o->until)))
 		show = false;
-	if (show && o->max_depth && s->shown >= o->max_depth)
+	if (show && o->max_depth && s->shown[fr.sys] >= o->max_depth)
 		show = false;
 	if (show && o->min_dur && F->x) {
 		const struct ct_exit_info *e = ct_exitindex_get(F->x, c->seq, NULL);
@@ -209,7 +215,7 @@ static void f_enter(void *ctx, const struct ct_call *c)
 	if (!show)
 		return;
 	struct ct_call d = *c;
-	d.depth = s->shown++;
+	d.depth = s->shown[fr.sys]++;
 	if (F->down->enter)
 		F->down->enter(F->ctx, &d);
 	/* (--sched's times off CPU are no calls of the program: they do not
@@ -221,14 +227,16 @@ static void f_enter(void *ctx, const struct ct_call *c)
 static void f_exit(void *ctx, const struct ct_call *c)
 {
 	struct filt *F = ctx;
-	uint64_t k = ct_call_thread_key(c);
+	uint64_t k = ct_call_nest_key(c);
 	struct fstack *s = map_get(&F->stacks, k);
 	if (!s || !s->f.n)
 		return;
-	struct fframe fr = s->f.v[--s->f.n];
+	struct fframe fr;
+	size_t at;
+	CT_VEC_TAKE_SEQ(s->f, c->seq, fr, at);
 	if (fr.shown) {
 		struct ct_call d = *c;
-		d.depth = --s->shown;
+		d.depth = --s->shown[fr.sys];
 		if (F->down->exit)
 			F->down->exit(F->ctx, &d);
 	}

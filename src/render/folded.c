@@ -33,6 +33,7 @@
 #include <string.h>
 
 struct open_frame {
+	uint64_t seq;
 	uint32_t node;
 	uint64_t ts_entry;
 	uint64_t kids_ns;     /* summed spans of its shown children so far */
@@ -55,11 +56,11 @@ struct flame_build {
  * thread's system stack) nesting under its open calls; threads by (pid,
  * tid) and the stack they run on: a coroutine's calls (ct_call.context)
  * are a sequence of their own, not nested in whatever the thread's other
- * stack had open (swapcontext made impossible paths of them). */
+ * stack had open (swapcontext made impossible paths of them).  The rule is
+ * the reconstruction's (report nests by it too). */
 static uint64_t thread_key(const struct ct_call *c)
 {
-	return c->goid ? ((uint64_t)c->pid << 42) ^ c->goid
-		       : (1ULL << 63) | ((uint64_t)c->pid << 32) | c->tid | (uint64_t)(c->context & 0x3ff) << 22;
+	return ct_call_nest_key(c);
 }
 
 static uint64_t name_hash(const char *s)
@@ -116,7 +117,7 @@ static void flame_enter(void *ctx, const struct ct_call *c)
 		CT_VEC_PUSH(b->nodes, n);
 		map_put(&b->index, key, (void *)(uintptr_t)node);
 	}
-	struct open_frame f = {node, c->ts_entry, 0, 0};
+	struct open_frame f = {c->seq, node, c->ts_entry, 0, 0};
 	CT_VEC_PUSH(s->f, f);
 }
 
@@ -127,7 +128,9 @@ static void flame_exit(void *ctx, const struct ct_call *c)
 	struct open_stack *s = map_get(&b->stacks, k);
 	if (!s || !s->f.n)
 		return;
-	struct open_frame f = s->f.v[--s->f.n];
+	struct open_frame f;
+	size_t at;
+	CT_VEC_TAKE_SEQ(s->f, c->seq, f, at);
 	uint64_t span = c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
 	uint64_t raw = c->raw_exit > c->raw_entry ? c->raw_exit - c->raw_entry : 0;
 	struct ct_flame_node *n = &b->nodes.v[f.node];

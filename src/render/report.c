@@ -7,7 +7,10 @@
  *
  * Self time is a call's duration minus the durations of its shown children
  * that returned (hidden, filtered-out, untraced and unwound children count
- * as the caller's own time).  A tail-called function is nested in the
+ * as the caller's own time) -- wherever they ran: C that a goroutine calls
+ * through cgo runs on its thread's system stack, a stack of its own, yet
+ * inside the goroutine's innermost open call (ct_call_nest_key), as graph
+ * and the flame graphs nest it.  A tail-called function is nested in the
  * caller that jumped to it and both end at the same return, so the caller's
  * self time is the time before the jump and its total includes the callee,
  * exactly as for an ordinary call: self times add up to the roots' totals.
@@ -23,7 +26,8 @@
  * it grows with the number of functions, not the trace length.
  *
  * The hot path is the exit callback: no allocation, no strings; child time
- * is kept in one array per goroutine/thread indexed by depth. */
+ * is kept in one array of open frames per goroutine/thread (its system
+ * stack's calls among its own), pushed at entry. */
 #include "render/report.h"
 #include "render/values.h"
 #include "util/util.h"
@@ -43,12 +47,16 @@ struct kids {
 	uint64_t dur, taken, off;
 };
 
-/* Child time of each open frame of one goroutine/thread, by depth.  A
- * frame's slot is read and cleared when it exits, so every slot above the
- * open frames is 0. */
+/* An open frame: its call, and its children's time so far. */
+struct oframe {
+	uint64_t seq;
+	struct kids kids;
+};
+
+/* The open frames of one goroutine/thread (ct_call_nest_key), in entry
+ * order. */
 struct tstack {
-	CT_VEC(struct kids) kids;
-	bool idle; /* its outermost frame exited and nothing ran inside since */
+	CT_VEC(struct oframe) f;
 };
 
 struct report {
@@ -116,7 +124,7 @@ static uint64_t percentile(const struct ct_func_stats *f, unsigned p)
 
 static struct tstack *thread_of(struct report *R, const struct ct_call *c)
 {
-	uint64_t k = ct_call_thread_key(c);
+	uint64_t k = ct_call_nest_key(c);
 	if (R->last && R->last_key == k)
 		return R->last;
 	void **slot = map_slot(&R->threads, k, false);
@@ -126,11 +134,11 @@ static struct tstack *thread_of(struct report *R, const struct ct_call *c)
 		if (R->threads.n >= R->sweep_at) {
 			CT_VEC(uint64_t) idle = {0};
 			MAP_FOREACH(&R->threads, i)
-			if (((struct tstack *)R->threads.vals[i])->idle)
+			if (!((struct tstack *)R->threads.vals[i])->f.n)
 				CT_VEC_PUSH(idle, R->threads.keys[i]);
 			for (size_t i = 0; i < idle.n; i++) {
 				struct tstack *s = map_get(&R->threads, idle.v[i]);
-				CT_VEC_FREE(s->kids);
+				CT_VEC_FREE(s->f);
 				free(s);
 				map_del(&R->threads, idle.v[i]);
 			}
@@ -152,6 +160,14 @@ static uint64_t call_duration(const struct ct_call *c)
 	return c->ts_exit > c->ts_entry ? c->ts_exit - c->ts_entry : 0;
 }
 
+static void on_call_enter(void *ctx, const struct ct_call *c)
+{
+	struct report *R = ctx;
+	struct tstack *s = thread_of(R, c);
+	struct oframe fr = {c->seq, {0, 0, 0}};
+	CT_VEC_PUSH(s->f, fr);
+}
+
 static void on_call_exit(void *ctx, const struct ct_call *c)
 {
 	struct report *R = ctx;
@@ -163,15 +179,15 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 		f->min = UINT64_MAX;
 	}
 	struct tstack *s = thread_of(R, c);
-	uint32_t d = c->depth;
-	if (d >= s->kids.n) {
-		CT_VEC_GROW(s->kids, (size_t)d + 1);
-		memset(s->kids.v + s->kids.n, 0, ((size_t)d + 1 - s->kids.n) * sizeof(*s->kids.v));
-		s->kids.n = (size_t)d + 1;
+	struct kids kids = {0, 0, 0};
+	struct kids *parent = NULL;
+	if (s->f.n) {
+		struct oframe fr;
+		size_t at;
+		CT_VEC_TAKE_SEQ(s->f, c->seq, fr, at);
+		kids = fr.kids;
+		parent = at ? &s->f.v[at - 1].kids : NULL;
 	}
-	struct kids kids = s->kids.v[d];
-	s->kids.v[d] = (struct kids){0, 0, 0};
-	s->idle = d == 0;
 	if (c->status != CT_CALL_RETURNED) {
 		if (c->status == CT_CALL_UNWOUND)
 			f->unwound++;
@@ -189,10 +205,10 @@ static void on_call_exit(void *ctx, const struct ct_call *c)
 	uint64_t raw = c->raw_exit > c->raw_entry ? c->raw_exit - c->raw_entry : 0;
 	uint64_t taken = raw > dur ? raw - dur : 0;
 	uint64_t off = c->off_preempted + c->off_blocked;
-	if (d) {
-		s->kids.v[d - 1].dur += dur;
-		s->kids.v[d - 1].taken += taken;
-		s->kids.v[d - 1].off += off;
+	if (parent) {
+		parent->dur += dur;
+		parent->taken += taken;
+		parent->off += off;
 	}
 	f->returned++;
 	f->total += dur;
@@ -545,13 +561,13 @@ void ct_func_table_build(struct ct_trace *t, const struct ct_filter_opts *filter
 		}
 		map_free(&first);
 	}
-	struct ct_recon_ops ops = {NULL, on_call_exit, on_lost, NULL};
+	struct ct_recon_ops ops = {on_call_enter, on_call_exit, on_lost, NULL};
 	ct_filter_run(t, filter, &ops, &R);
 
 	MAP_FOREACH(&R.threads, i)
 	{
 		struct tstack *s = R.threads.vals[i];
-		CT_VEC_FREE(s->kids);
+		CT_VEC_FREE(s->f);
 		free(s);
 	}
 	map_free(&R.threads);

@@ -726,6 +726,10 @@ void ct_tree_live_event(struct ct_tree_live *l, const struct ct_rec_event *ev)
 
 void ct_tree_live_finish(struct ct_tree_live *l, uint64_t end_ts)
 {
+	/* (tables read after the last event moved them: the calls still
+	 * open are reported with them) */
+	ct_recon_set_sites(l->r, l->tr.t->sites, l->tr.t->nsites);
+	ct_recon_set_funcs(l->r, l->tr.t->funcs, l->tr.t->nfuncs);
 	ct_recon_finish(l->r, end_ts);
 	out_flush(&l->tr);
 	ct_bounds_note(l->tr.o->out, l->tr.shown_below, l->tr.shown_at_most);

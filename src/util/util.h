@@ -57,6 +57,22 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		(vec).v[(vec).n++] = (x);                                      \
 	} while (0)
 #define CT_VEC_FREE(vec) (free((vec).v), (vec).v = NULL, (vec).n = (vec).cap = 0)
+/* Takes the last element whose .seq is SEQ out of a non-empty VEC (the
+ * last element if none is) into OUT; AT is set to where it was (the
+ * elements after it move down one).  Open frames in entry order, a call's
+ * found innermost first (ct_call_nest_key: a call of the goroutine's other
+ * stack may still be open inside it).  Needs <string.h>. */
+#define CT_VEC_TAKE_SEQ(vec, seq_, out, at)                                    \
+	do {                                                                   \
+		size_t i_ = (vec).n;                                           \
+		while (i_ && (vec).v[i_ - 1].seq != (seq_))                    \
+			i_--;                                                  \
+		(at) = i_ ? i_ - 1 : (vec).n - 1;                              \
+		(out) = (vec).v[(at)];                                         \
+		if ((at) + 1 < (vec).n)                                        \
+			memmove((vec).v + (at), (vec).v + (at) + 1, ((vec).n - (at) - 1) * sizeof(*(vec).v)); \
+		(vec).n--;                                                     \
+	} while (0)
 
 /* Byte buffer used by the file format encoders. */
 struct ct_buf {

@@ -12,7 +12,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CT = os.path.join(ROOT, "build", "calltrace")
 FIX = os.path.join(ROOT, "build", "fixtures")
 TMP = tempfile.mkdtemp(prefix="calltrace-test-")
-FORMAT_VERSION = 20  # CT_FILE_VERSION (format/tracefile.h)
+FORMAT_VERSION = 21  # CT_FILE_VERSION (format/tracefile.h)
 
 
 class Skip(Exception):

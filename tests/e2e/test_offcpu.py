@@ -54,6 +54,29 @@ def test_a_sleeping_call_was_off_cpu_blocked_and_so_was_its_caller():
     assert re.search(r"^off_cpu\s+\d+ \(", ct("info", out).stdout, re.M)
 
 
+def test_a_call_still_blocked_at_the_end_was_off_cpu_until_then():
+    """record --duration ends while blocks() sleeps 1.5 s: its thread's own
+    record of the time off CPU would come when it runs again, after the
+    end (the calls showed none).  The recorder writes the time up to the
+    end, flagged: the unfinished calls have it, --sched shows it as an
+    unfinished linux:schedule, dump --events says until=end."""
+    p, out = record([fixture("c_offcpu"), "1500"], "--duration", "300ms", "-F", "blocks", "-F", "outer")
+    assert p.stdout == "1501\n42\nspun\n", p.stdout  # the program went on to its end
+    f = by_func(replay_json(out))
+    (blocks,), (outer,) = f["blocks"], f["outer"]
+    assert blocks["status"] == outer["status"] == "unfinished", (blocks, outer)
+    _, blk = off(blocks)
+    assert blk > 0 and off(outer)[1] >= blk, (blocks, outer, seen(out))
+    sched = [c for c in replay_json(out, "--sched") if c["func"] == "linux:schedule"]
+    assert sched and sched[-1]["status"] == "unfinished" and sched[-1]["depth"] == 2, sched
+    assert sched[-1]["off_cpu"]["blocked"] > 0, sched
+    assert re.search(r"linux:schedule\(\); /\* unfinished; blocked \d+\.\d{3} ms until the end \*/",
+                     ct("replay", "--sched", out).stdout), ct("replay", "--sched", out).stdout
+    events = ct("dump", "--events", out).stdout
+    assert re.search(r"proc=off_cpu goid=0 off_ns=\d+ until=end how=blocked$", events, re.M), events
+    assert "1 of them until the end" in ct("info", out).stdout, ct("info", out).stdout
+
+
 def test_report_says_each_functions_self_time_off_cpu():
     """report's "Self off" column (JSON self_off_cpu_ns): blocks slept in
     its own code, outer only in its child's; JSON off_cpu_ns holds both."""

@@ -5,6 +5,7 @@ tests/fixtures/real/fetch.sh), and a process in another mount namespace.
 Each must list, record a correct tree with the right goroutine ids, and run
 with its output and exit status unchanged."""
 import collections
+import json
 import os
 import re
 import shutil
@@ -149,6 +150,46 @@ def test_cgo_runtime_entry_and_g_setters_are_not_traced():
         roots = [r for rs in trees(calls).values() for r in rs if r.func == "threadentry"]
         assert roots and all(r.call["status"] == "exited" and r.children[0].func == "runtime.mstart1"
                              for r in roots), (mode, [(r.call["status"], r.shape()[:80]) for r in roots])
+
+
+def test_cgo_report_self_time_leaves_out_the_c_callees():
+    """C that Go calls through cgo runs on the thread's system stack, a
+    stack of its own: report took a cgo wrapper's self time with its C
+    callees' time in it (they were no children at its depth), and a C
+    function's with the Go callbacks it made.  Self time is the duration
+    less the traced children's wherever they ran, as graph nests them."""
+    p, out = record([fixture("realworld_cgo")], "-F", "main.*", "-F", "c_*", out=tmp("cgo-self.data"),
+                    check=False)
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    r = ct("report", "--format=json", out)
+    assert r.returncode == 0, r.stderr
+    rep = {f["func"]: f for f in json.loads(r.stdout)}
+    calls = [c for c in replay_json(out) if c.get("func")]
+    # every call of these returned (so report has all of them)
+    for fn in ("main._Cfunc_c_outer", "c_outer", "c_inner", "main.goCallback"):
+        assert rep[fn]["calls"] == rep[fn]["returned"] == 4, rep[fn]
+    assert all(c["status"] == "returned" for c in calls if c["func"] in rep and rep[c["func"]]["returned"]
+               == rep[c["func"]]["calls"]), calls
+    wrapper, c_outer, c_inner, callback = (rep[f] for f in ("main._Cfunc_c_outer", "c_outer", "c_inner",
+                                                            "main.goCallback"))
+    # each wrapper call's one traced child is c_outer (on the system stack),
+    # each c_inner's is main.goCallback (back on the goroutine's stack)
+    assert wrapper["self_ns"] == wrapper["total_ns"] - c_outer["total_ns"], (wrapper, c_outer)
+    assert c_inner["self_ns"] == c_inner["total_ns"] - callback["total_ns"], (c_inner, callback)
+    # and the same figures as graph's, whose paths nest C in its goroutine
+    g = ct("graph", "--format=json", out)
+    assert g.returncode == 0, g.stderr
+    self_by_func = collections.Counter()
+
+    def walk(nodes):
+        for n in nodes:
+            self_by_func[n["func"]] += n["self_ns"]
+            walk(n["children"])
+
+    walk(json.loads(g.stdout))
+    for fn, f in rep.items():
+        if f["returned"] == f["calls"] and fn not in ("main.main", "main.main.func1"):
+            assert f["self_ns"] == self_by_func[fn], (fn, f["self_ns"], self_by_func[fn])
 
 
 # ---------------------------------------------------------------------------

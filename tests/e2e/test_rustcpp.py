@@ -346,6 +346,29 @@ def test_cpp_exception_through_traced_frames():
     assert roots and all(s in ("unwound", "exited") for s in status.values()), status
 
 
+def test_cpp_exception_caught_where_nothing_is_traced():
+    """An exception no traced code catches: std::async's task setter (a
+    template of <future>, in the program, untraced) keeps it for get(),
+    std::ostream::put (in libstdc++.so) catches it and sets badbit; each on
+    a thread that then ends.  The frames it went through were unwound (the
+    handler's __cxa_begin_catch says so: a CATCH marker in libstdc++, or in
+    the program that has it linked in), not ended with their thread."""
+    for exe in ("cpp_app", "cpp_app_clang", "cpp_app_static_libstdcxx"):
+        for mode, printed, shape in (
+                ("async", "async -1\n",
+                 "app::async_task(app::thrower(app::thrower(app::thrower(app::thrower))))"),
+                ("stream", "stream bad 1\n", "app::ThrowingBuf::overflow(app::thrower(app::thrower(app::thrower)))")):
+            p, path = record([fixture(exe), mode], "-F", "app::*", out=tmp("cpp_catch.data"))
+            assert p.stdout == printed, (exe, mode, p.stdout, p.stderr)
+            roots, status = shapes_and_status(path)
+            assert [r.shape() for r in roots] == [shape], (exe, mode, [r.shape() for r in roots])
+            assert set(status.values()) == {"unwound"}, (exe, mode, status)
+            meta = ct("info", path).stdout
+            # the marker's place: libstdc++, or the program's own
+            assert ("plan.catch " in meta) == (exe != "cpp_app_static_libstdcxx"), (exe, meta)
+            assert not re.search(r"^library ", meta, re.M), meta  # no library traced
+
+
 def test_rust_panic_through_traced_frames():
     for exe in ("rust_app", "rust_app_O0"):
         p, path = record([fixture(exe), "panic"], out=tmp("rs_panic.data"))

@@ -4,6 +4,7 @@
 
 #include "render/filter.h"
 #include "render/render.h"
+#include "target/target.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -14,27 +15,46 @@ static struct ct_file_func ffuncs[] = {
 	{1, "work", 0x1100, 0x100, 0},
 	{2, "helper", 0x1200, 0x100, 0},
 	{3, "noise", 0x1300, 0x100, 0},
+	/* a goroutine's call of C through cgo, which calls back into Go */
+	{4, "callC", 0x1400, 0x100, CT_FN_GO},
+	{5, "c_outer", 0x1500, 0x100, 0},
+	{6, "cb", 0x1600, 0x100, CT_FN_GO},
 };
 #define FNF (sizeof(ffuncs) / sizeof(ffuncs[0]))
 
 /* An entry (site 2f) and a RET (site 2f+1) per function. */
 static struct ct_file_site fsites[2 * FNF];
 
-/* Thread 10:  main [0,1000] > work [100,600] > helper [200,250], helper [300,500];
- *             main > noise [700,900].   Thread 11: work [1100,1400]. */
-static const struct {
+struct hit {
 	uint64_t ts;
 	uint32_t tid, func;
 	uint64_t key;
 	bool ret;
-} stream[] = {
-	{0, 10, 0, 100, false},    {100, 10, 1, 200, false}, {200, 10, 2, 300, false},
-	{250, 10, 2, 300, true},   {300, 10, 2, 300, false}, {500, 10, 2, 300, true},
-	{600, 10, 1, 200, true},   {700, 10, 3, 200, false}, {900, 10, 3, 200, true},
-	{1000, 10, 0, 100, true},  {1100, 11, 1, 100, false}, {1400, 11, 1, 100, true},
+	uint64_t goid;
+	uint16_t flags;
 };
 
-static char *write_trace(void)
+/* Thread 10:  main [0,1000] > work [100,600] > helper [200,250], helper [300,500];
+ *             main > noise [700,900].   Thread 11: work [1100,1400]. */
+static const struct hit stream[] = {
+	{0, 10, 0, 100, false, 0, 0},    {100, 10, 1, 200, false, 0, 0}, {200, 10, 2, 300, false, 0, 0},
+	{250, 10, 2, 300, true, 0, 0},   {300, 10, 2, 300, false, 0, 0}, {500, 10, 2, 300, true, 0, 0},
+	{600, 10, 1, 200, true, 0, 0},   {700, 10, 3, 200, false, 0, 0}, {900, 10, 3, 200, true, 0, 0},
+	{1000, 10, 0, 100, true, 0, 0},  {1100, 11, 1, 100, false, 0, 0}, {1400, 11, 1, 100, true, 0, 0},
+};
+
+/* Goroutine 1 on thread 12: callC [0,1000] > (system stack) c_outer
+ * [100,900] > (goroutine's stack again) cb [200,300]. */
+static const struct hit cgo_stream[] = {
+	{0, 12, 4, 100, false, 1, 0},
+	{100, 12, 5, 100, false, 1, CT_EV_SYSSTACK},
+	{200, 12, 6, 300, false, 1, 0},
+	{300, 12, 6, 300, true, 1, 0},
+	{900, 12, 5, 100, true, 1, CT_EV_SYSSTACK},
+	{1000, 12, 4, 100, true, 1, 0},
+};
+
+static char *write_stream(const struct hit *hits, size_t n)
 {
 	for (uint32_t f = 0; f < FNF; f++) {
 		fsites[2 * f] = (struct ct_file_site){2 * f, ffuncs[f].entry, f, CT_SITE_ENTRY, CT_NOFUNC, 0,
@@ -56,13 +76,19 @@ static char *write_trace(void)
 	ct_writer_meta(w, "target.lang", "%s", "c");
 	if (ct_writer_begin(w, ffuncs, FNF, fsites, 2 * FNF))
 		return NULL;
-	for (size_t i = 0; i < sizeof(stream) / sizeof(stream[0]); i++) {
-		struct ct_event e = {.ts = stream[i].ts, .key = stream[i].key, .pid = 10, .tid = stream[i].tid,
-				     .site = 2 * stream[i].func + stream[i].ret};
+	for (size_t i = 0; i < n; i++) {
+		struct ct_event e = {.ts = hits[i].ts, .key = hits[i].key, .pid = 10, .tid = hits[i].tid,
+				     .site = 2 * hits[i].func + hits[i].ret, .goid = hits[i].goid,
+				     .flags = hits[i].flags};
 		ct_writer_event(w, &e, NULL);
 	}
 	ct_writer_stat(w, "clock.end_ns", "%d", 2000);
 	return ct_writer_close(w) ? NULL : path;
+}
+
+static char *write_trace(void)
+{
+	return write_stream(stream, sizeof(stream) / sizeof(stream[0]));
 }
 
 static void on_enter(void *ctx, const struct ct_call *c)
@@ -129,6 +155,24 @@ TEST(filters_select_calls)
 	struct ct_filter_opts both = opt('F', "work");
 	CHECK_EQ_I(ct_filter_parse(&both, 'D', "1"), 0);
 	CHECK_SHOWN(path, both, "work@0 work@0");
+	unlink(path);
+	free(path);
+}
+
+/* C a goroutine called through cgo runs on its thread's system stack, its
+ * depth counted there (0), yet inside the Go call that made it, and the Go
+ * it calls back inside it: -F and -N follow them down (-F callC showed no
+ * C, -N c_outer kept its callback); -D counts on each stack. */
+TEST(filters_follow_a_goroutine_into_its_c_and_back)
+{
+	char *path = write_stream(cgo_stream, sizeof(cgo_stream) / sizeof(cgo_stream[0]));
+	CHECK(path != NULL);
+	struct ct_filter_opts none = {0};
+	CHECK_SHOWN(path, none, "callC@0 c_outer@0 cb@1");
+	CHECK_SHOWN(path, opt('F', "callC"), "callC@0 c_outer@0 cb@1");
+	CHECK_SHOWN(path, opt('F', "c_outer"), "c_outer@0 cb@0");
+	CHECK_SHOWN(path, opt('N', "c_outer"), "callC@0");
+	CHECK_SHOWN(path, opt('D', "1"), "callC@0 c_outer@0");
 	unlink(path);
 	free(path);
 }

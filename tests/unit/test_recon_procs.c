@@ -455,6 +455,30 @@ TEST(recon_sched_calls_sit_under_the_call_they_interrupted)
 	CT_VEC_FREE(seen);
 }
 
+/* A thread still off CPU when the trace ended (CT_OFFCPU_AT_END, written by
+ * the recorder at the end): its open calls have that time, and --sched's
+ * linux:schedule call for it is unfinished, as they are (its end was not
+ * seen). */
+TEST(recon_off_cpu_until_the_end_is_unfinished)
+{
+	CT_VEC_FREE(seen);
+	ct_sched_calls = true;
+	struct ct_recon *r = ct_recon_new(psites, NS, false, &ops, NULL);
+	call(r, 10, 10, 0, 100, 5, S_M_ENT, 0);
+	off_cpu(r, 10, 10, 0, 150, CT_OFFCPU_AT_END, 300); /* blocked 150..300, the end */
+	ct_recon_finish(r, 300);
+	size_t sx = index_of('X', CT_FUNC_SCHED, 10), mx = index_of('X', FM, 10);
+	CHECK(sx < mx);
+	CHECK_EQ_U(seen.v[sx].status, CT_CALL_UNFINISHED);
+	CHECK_EQ_U(seen.v[sx].ts_entry, 150);
+	CHECK_EQ_U(seen.v[sx].off_blocked, 150);
+	CHECK_EQ_U(seen.v[mx].status, CT_CALL_UNFINISHED);
+	CHECK_EQ_U(seen.v[mx].off_blocked, 150);
+	ct_recon_free(r);
+	ct_sched_calls = false;
+	CT_VEC_FREE(seen);
+}
+
 /* A thread that slept waiting for calltrace's probe changes (a stall: its
  * record comes after the time off CPU that held the wait): that wait is
  * calltrace's, out of the calls' durations, out of their time off CPU, and

@@ -32,6 +32,7 @@ enum {
 	S_A_RETSITE,  /* the return address of a call of A (callee side) */
 	S_A_TAIL_PTR, /* A: JMP through a pointer (target not known) */
 	S_B_RETSITE,  /* a return address found while recording, where B's untraced tail jump returns */
+	S_CATCH,      /* __cxa_begin_catch: a C++ handler begins */
 	NSITES
 };
 
@@ -54,6 +55,7 @@ static const struct ct_file_site sites[NSITES] = {
 	{S_A_RETSITE, 0x4008, FA, CT_SITE_RETSITE, CT_NOFUNC, 8, S_A_ENT, UINT32_MAX, 0},
 	{S_A_TAIL_PTR, 0x1050, FA, CT_SITE_TAIL, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, CT_SITEF_INDIRECT},
 	{S_B_RETSITE, 0x5008, FB, CT_SITE_RETSITE, CT_NOFUNC, 8, S_B_ENT, UINT32_MAX, CT_SITEF_DYNAMIC},
+	{S_CATCH, 0x9100, CT_NOFUNC, CT_SITE_CATCH, CT_NOFUNC, 0, UINT32_MAX, UINT32_MAX, 0},
 };
 
 #define PID 100
@@ -202,6 +204,31 @@ TEST(recon_status_names)
 	CHECK_STR(ct_status_name(CT_CALL_RETURNED), "returned");
 	CHECK_STR(ct_status_name(CT_CALL_UNWOUND), "unwound");
 	CHECK_STR(ct_status_name(CT_CALL_UNFINISHED), "unfinished");
+}
+
+/* A C++ handler begins (CATCH, __cxa_begin_catch's entry, called by the
+ * catching frame): the frames at its key and deeper were unwound then, the
+ * catching one goes on.  One deeper than all (__cxa_throw's own call of it
+ * for an exception nothing catches, before std::terminate) unwinds none. */
+TEST(recon_catch_unwinds_what_the_exception_left)
+{
+	struct ct_recon *r = new_recon(false);
+	/* A (catches) { B { C { D throws } } } on C thread 7 */
+	ev(r, 100, 0, 7, 10, S_A_ENT);
+	ev(r, 110, 0, 7, 40, S_B_ENT);
+	ev(r, 120, 0, 7, 50, S_C_ENT);
+	ev(r, 130, 0, 7, 60, S_D_ENT);
+	ev(r, 140, 0, 7, 200, S_CATCH); /* uncaught yet: nothing */
+	NREC(4);
+	ev(r, 150, 0, 7, 40, S_CATCH); /* A's handler, at B's call's SP */
+	NREC(7);
+	EXP_EXIT(4, FD, 3, UNW, 3, 130, 150, false, true);
+	EXP_EXIT(5, FC, 2, UNW, 2, 120, 150, false, false);
+	EXP_EXIT(6, FB, 1, UNW, 1, 110, 150, false, false);
+	ev(r, 160, 0, 7, 10, S_A_RET);
+	NREC(8);
+	EXP_EXIT(7, FA, 0, RET, 0, 100, 160, false, false);
+	ct_recon_free(r);
 }
 
 TEST(recon_nesting_and_durations)
