@@ -61,6 +61,10 @@ static void *tail_record(void *arg)
 		struct timespec nap = {0, (long)POLL_NS};
 		nanosleep(&nap, NULL);
 	}
+	/* (the tables as they are now: a chunk read after the last event may
+	 * have moved them, and the calls still open are closed with them) */
+	ct_recon_set_sites(r, t->sites, t->nsites);
+	ct_recon_set_funcs(r, t->funcs, t->nfuncs);
 	ct_recon_finish(r, x->end_ts > last_ts ? x->end_ts : last_ts);
 	ct_otlp_flush(x->spans);
 	ct_recon_free(r);
