@@ -69,7 +69,7 @@ static void otlp_step(const struct ct_session *s)
 			otlp_opts.url = NULL;
 		}
 	} else if (otlp && !s->w) {
-		ct_otlp_export_finish(otlp, s->end_ts);
+		ct_otlp_export_finish(otlp, s->end_ts, &stop_count);
 		otlp = NULL;
 		otlp_opts.url = NULL;
 	}
