@@ -376,6 +376,8 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 				"in that time; record longer\n", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
 			return rc;
 		}
+		if (ct_note_forked(s->binary, nfuncs, s->forks_untraced))
+			return rc;
 		const char *src = s->target.funcs_source;
 		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !s->nlibs);
 	}

@@ -1972,6 +1972,10 @@ static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 ot
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* Processes the traced ones forked without --follow: not traced, only
+ * counted (where the calls were, when the traced process made none). */
+__u64 forks_untraced = 0;
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -1979,6 +1983,10 @@ int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 cpid = BPF_CORE_READ(child, pid), ctgid = BPF_CORE_READ(child, tgid);
 	if (cpid != ctgid || !bpf_map_lookup_elem(&traced_pids, &ptgid))
 		return 0; /* a new thread, or not ours */
+	if (!cfg.filter_pids) { /* (no --follow) */
+		__sync_fetch_and_add(&forks_untraced, 1);
+		return 0;
+	}
 	__u8 one = 1;
 	bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY);
 	send_proc(CT_PROC_FORK, ptgid, BPF_CORE_READ(parent, pid), ctgid);

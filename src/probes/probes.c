@@ -731,8 +731,6 @@ int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
 	for (int i = 0; i < 3; i++) {
-		if (i == 1 && !follow)
-			continue;
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])
 			return ct_fail("cannot attach the process tracepoints: %s", strerror(errno));
@@ -755,6 +753,11 @@ int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu)
 				       strerror(errno));
 	}
 	return 0;
+}
+
+uint64_t ct_probes_forks_untraced(struct ct_probes *p)
+{
+	return __atomic_load_n(&p->skel->bss->forks_untraced, __ATOMIC_RELAXED);
 }
 
 size_t ct_probes_traced(struct ct_probes *p)

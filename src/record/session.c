@@ -3572,6 +3572,10 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->icall_exits.n)
 		ct_writer_stat(s->w, "icall_exits", "%zu (exit probes of indirect calls that may go, %zu of them found while recording; %zu taken out: their hits that closed no call cost more than the RETs of the functions whose calls they closed)",
 			       s->icall_exits.n, s->icall_found, s->icall_out);
+	s->forks_untraced = s->probes ? ct_probes_forks_untraced(s->probes) : 0;
+	if (s->forks_untraced)
+		ct_writer_stat(s->w, "forks", "%llu (processes the traced ones forked: not traced without --follow)",
+			       (unsigned long long)s->forks_untraced);
 	if (s->exec_left_dropped)
 		ct_writer_stat(s->w, "exec_left", "%llu (events of processes after they exec'd another program, not "
 			       "written: a library's probes fire in the new program too)",

@@ -204,6 +204,7 @@ struct ct_session {
 	 * fire in the new program too) is not written (left_by_exec) */
 	struct ct_map exec_left;
 	uint64_t exec_left_dropped; /* their events since */
+	uint64_t forks_untraced;   /* processes the traced ones forked, not traced (no --follow) */
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */

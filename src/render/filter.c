@@ -288,6 +288,17 @@ void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped)
 			nfuncs, plural, bin, bin);
 }
 
+bool ct_note_forked(const char *bin, const char *nfuncs, unsigned long long forks)
+{
+	if (!forks)
+		return false;
+	fprintf(stderr,
+		"calltrace: no calls recorded: the %s function%s traced in %s never ran in the traced process; it forked "
+		"%llu process%s, not traced without --follow (record --follow traces %s too)\n",
+		nfuncs, strcmp(nfuncs, "1") ? "s" : "", bin, forks, forks == 1 ? "" : "es", forks == 1 ? "it" : "them");
+	return true;
+}
+
 /* A finished recording with no call at all: say why there is nothing to
  * show and what to do, once, on stderr (the output stays what it is: empty).
  * Not when events were lost: then calls did happen.  When record-time
@@ -311,6 +322,9 @@ static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats 
 	const char *bin = ct_trace_meta(t, "target.path"), *nf = ct_trace_meta(t, "plan.functions");
 	const char *src = ct_trace_meta(t, "target.funcs_source");
 	if (!bin || !nf)
+		return;
+	const char *forks = ct_trace_stat(t, "forks");
+	if (forks && ct_note_forked(bin, nf, strtoull(forks, NULL, 10)))
 		return;
 	bool libs = false;
 	for (size_t i = 0; i < t->meta.n && !libs; i++)

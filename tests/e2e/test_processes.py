@@ -115,6 +115,22 @@ def test_thread_and_process_ends_without_follow():
     assert [(c["func"], c["status"]) for c in calls if c["depth"] == 0] == [("main", "exited")]
 
 
+def test_calls_only_in_forked_children_say_follow():
+    """The traced function runs only in the daemon the program forks: without
+    --follow the line said it never ran, no word of the fork; now record and
+    replay say the process forked one, traced with --follow."""
+    out = tmp("daemon-forked.data")
+    prog = [fixture("c_procs"), "daemon", "0"]
+    r = ct("record", "-o", out, "-F", "sleep_ms", "--", *prog)
+    assert r.returncode == 0, r.stderr
+    for err in (r.stderr, ct("replay", out).stderr):
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "forked 1 process, not traced without --follow" in lines[0], err
+    r = ct("record", "-o", out, "--follow", "-F", "sleep_ms", "--", *prog)
+    assert r.returncode == 0 and "forked" not in r.stderr, r.stderr
+    assert [c["func"] for c in replay_json(out)] == ["sleep_ms"]
+
+
 def test_duration_and_ctrl_c_while_only_descendants_run():
     import signal
     import time
