@@ -568,7 +568,10 @@ const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 
 bool ct_file_func_runs_into(const struct ct_file_func *from, const struct ct_file_func *to)
 {
-	return (from->flags & CT_FN_FALLS) && from->entry + from->size == to->entry;
+	/* (TO inside FROM: overlapping symbols, assembly whose first part runs
+	 * on into a second entry, `overlap_b` in `overlap_a`) */
+	return ((from->flags & CT_FN_FALLS) && from->entry + from->size == to->entry) ||
+	       (to->entry > from->entry && to->entry < from->entry + from->size);
 }
 
 bool ct_file_func_is_go(const struct ct_file_func *f)
