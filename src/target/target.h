@@ -26,6 +26,8 @@ enum ct_lang {
 			      at its end (no exit ends it; record file FUNCS) */
 #define CT_FN_PLT 0x40     /* a PLT stub, "NAME@plt": the program's calls of a
 			      library function (plan/plt.c, ct_plt_add_funcs) */
+#define CT_FN_WRITABLE 0x80 /* its code is in a writable segment, where the
+			       kernel puts no uprobe: never probed */
 #define CT_PLT_SUFFIX "@plt" /* after a PLT stub's symbol, its function's name */
 
 struct ct_func {
