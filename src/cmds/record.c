@@ -444,6 +444,39 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	return 0;
 }
 
+/* The program stopped itself alone (raise(SIGTSTP), a "wait for the
+ * debugger" SIGSTOP, kill -STOP from elsewhere): untraced, its parent (a
+ * job-control shell) would see it stopped; now calltrace is that child, so
+ * it stops by the same signal, and once continued continues the program, as
+ * sudo does.  A terminal's Ctrl-Z stops the whole foreground group,
+ * calltrace too: by the time it runs again the program was continued with
+ * it, and nothing is done.  Not --follow's SIGSTOP, with which calltrace
+ * holds a process that exec'd until its probes are in. */
+static void mirror_stop(struct ct_session *s, pid_t child, int sig)
+{
+	bool kthread;
+	if ((sig == SIGSTOP && s->o.follow) || process_state(child, &kthread) != 'T')
+		return;
+	struct sigaction now;
+	if (sigaction(sig, NULL, &now) || now.sa_handler != SIG_DFL)
+		sig = SIGSTOP; /* (calltrace was started with it ignored) */
+	fflush(NULL);
+	raise(sig);
+	kill(child, SIGCONT);
+}
+
+/* waitpid for the program (FLAGS: 0 or WNOHANG), passing its stops on:
+ * its pid once it has ended, with *STATUS. */
+static pid_t wait_program(struct ct_session *s, pid_t child, int *status, int flags)
+{
+	for (;;) {
+		pid_t w = waitpid(child, status, flags | WUNTRACED);
+		if (w != child || !WIFSTOPPED(*status))
+			return w;
+		mirror_stop(s, child, WSTOPSIG(*status));
+	}
+}
+
 /* Records while the program runs: until it has exited (--follow: and every
  * traced process with it), a limit ends the session, or stop signals do.
  * *STATUS is its wait status once *EXITED.  -1 on a session error. */
@@ -463,7 +496,7 @@ static int trace_program(struct ct_session *s, pid_t child, int *status, bool *e
 				kill(child, forward_sig);
 			forward_sig = 0;
 		}
-		if (!*exited && waitpid(child, status, WNOHANG) == child)
+		if (!*exited && wait_program(s, child, status, WNOHANG) == child)
 			*exited = true;
 		/* --follow: until every traced descendant is gone too (a daemon
 		 * forks and exits at once) */
@@ -538,7 +571,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 		return -1;
 	if (!exited) {
 		/* --duration ended the trace: wait for the program as a shell would. */
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+		while (wait_program(s, child, &status, 0) < 0 && errno == EINTR) {
 			if (forward_sig) {
 				kill(child, forward_sig);
 				forward_sig = 0;

@@ -79,3 +79,19 @@ def test_timeout_command():
     assert r.returncode == 124, (r.returncode, r.stderr)
     assert exit_stat(out).startswith("killed by signal 15 "), exit_stat(out)
     assert any(c["func"] == "work" for c in replay_json(out))
+
+
+def test_a_program_that_stops_itself_stops_calltrace():
+    """A program stops itself alone (kill -TSTP $$: raise(SIGTSTP), a "wait
+    for the debugger" SIGSTOP). Its parent, a job-control shell (c_procs
+    waitstop: WUNTRACED, then SIGCONT), saw nothing under calltrace, and
+    everything waited for ever. calltrace stops by the same signal now, and
+    continues the program once continued: the parent sees what it sees
+    without calltrace."""
+    prog = ["/bin/sh", "-c", "echo before; kill -TSTP $$; echo after"]
+    for args in (prog, [CT, "record", "-o", tmp("selfstop.data"), "--", *prog],
+                 [CT, "record", "-o", tmp("selfstop.data"), "--follow", "--", *prog]):
+        p = subprocess.run([fixture("c_procs"), "waitstop", "0", *args], capture_output=True, text=True, timeout=60)
+        lines = p.stdout.splitlines()
+        assert lines[1:] == ["before", "stopped by 20", "continued", "after", "child exited 0"], (args, p.stdout,
+                                                                                                p.stderr)
