@@ -2,6 +2,7 @@
  * first instruction (or attach to a running one with -p) and write
  * calltrace.data until it exits (or Ctrl-C / --duration). */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1089,6 +1090,19 @@ static char *record_cmdline(const struct record_cmd *cmd, const char *path)
 	return ps;
 }
 
+/* Is PATH a shared library with no entry point (libfoo.so, not libc.so.6,
+ * which runs)?  Run, it would jump to its load address and crash. */
+static bool library_without_entry(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool lib = fd >= 0 && read(fd, &eh, sizeof(eh)) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+		   eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_DYN && eh.e_entry == 0;
+	if (fd >= 0)
+		close(fd);
+	return lib;
+}
+
 /* Finds what CMD traces and checks that it can be recorded; false after
  * printing why not. */
 static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
@@ -1104,6 +1118,12 @@ static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
 			return false;
 		}
 		t->probe_path = xstrdup(t->path);
+		if (library_without_entry(t->path)) {
+			ct_print_errorf("%s is a shared library (it has no entry point), not a program: record a program "
+					"that loads it, with -F '%s:GLOB' to trace its functions",
+					cmd->prog[0], t->path);
+			return false;
+		}
 	}
 	if (geteuid() != 0 && !ct_wasm_is_module(t->probe_path)) { /* wasm needs no BPF */
 		ct_print_errorf("recording needs root (BPF and uprobes): run it with sudo");

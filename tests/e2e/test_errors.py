@@ -44,6 +44,23 @@ def test_not_an_elf():
     assert not os.path.exists(tmp("x.data"))
 
 
+def test_a_shared_library_is_not_a_program():
+    """record -- ./libfoo.so: run, a library without an entry point jumps to
+    its load address and dies (SIGSEGV); calltrace ran it, said its
+    functions never ran, and died by the SIGSEGV. Now one line says what it
+    is and how its functions are traced. A library that is also a program
+    (libc.so.6 prints its version) still runs."""
+    lib = fixture("libpadlib.so")
+    for cmd in ("record", "live"):
+        p = ct(cmd, "-o", tmp("lib.data"), "--", lib)
+        one_line_error(p, "is a shared library", f"-F '{lib}:GLOB'")
+    assert not os.path.exists(tmp("lib.data"))
+    libc = next(p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")
+                if os.path.exists(p))
+    p = ct("record", "-o", tmp("libc.data"), "-F", "__libc_*", "--", libc)
+    assert p.returncode == 0 and p.stdout.startswith("GNU C Library"), (p.returncode, p.stderr)
+
+
 def test_unknown_function():
     p = ct("record", "-o", tmp("u.data"), "-F", "main.nosuch", "--", fixture("go_core"), "fib", "3")
     one_line_error(p, "main.nosuch", "calltrace list")
