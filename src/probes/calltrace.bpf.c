@@ -61,10 +61,13 @@ struct {
 } counters SEC(".maps");
 
 /* tgids of the traced processes: whose thread and process ends are
- * reported, and the pid filter when one link cannot carry it (--follow). */
+ * reported, and the pid filter when one link cannot carry it (--follow).
+ * (1024 once: a program with more children at once lost the calls of the
+ * rest without a word; those beyond are counted now, forks_unfollowed) */
+#define CT_MAX_TRACED_PIDS 8192
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, CT_MAX_TRACED_PIDS);
 	__type(key, __u32);
 	__type(value, __u8);
 } traced_pids SEC(".maps");
@@ -1975,6 +1978,8 @@ static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 ot
 /* Processes the traced ones forked without --follow: not traced, only
  * counted (where the calls were, when the traced process made none). */
 __u64 forks_untraced = 0;
+/* --follow: processes forked while CT_MAX_TRACED_PIDS were traced: not traced */
+__u64 forks_unfollowed = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
@@ -1988,7 +1993,10 @@ int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	}
 	__u8 one = 1;
-	bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY)) {
+		__sync_fetch_and_add(&forks_unfollowed, 1); /* (the map is full) */
+		return 0;
+	}
 	send_proc(CT_PROC_FORK, ptgid, BPF_CORE_READ(parent, pid), ctgid);
 	return 0;
 }

@@ -760,6 +760,11 @@ uint64_t ct_probes_forks_untraced(struct ct_probes *p)
 	return __atomic_load_n(&p->skel->bss->forks_untraced, __ATOMIC_RELAXED);
 }
 
+uint64_t ct_probes_forks_unfollowed(struct ct_probes *p)
+{
+	return __atomic_load_n(&p->skel->bss->forks_unfollowed, __ATOMIC_RELAXED);
+}
+
 size_t ct_probes_traced(struct ct_probes *p)
 {
 	int fd = bpf_map__fd(p->skel->maps.traced_pids);

@@ -85,6 +85,9 @@ void ct_probes_released(struct ct_probes *p, uint32_t pid);
 size_t ct_probes_traced(struct ct_probes *p);
 /* Without FOLLOW: how many processes those added forked (counted only). */
 uint64_t ct_probes_forks_untraced(struct ct_probes *p);
+/* With FOLLOW: how many processes were forked while the most the kernel
+ * side keeps (8192) were traced, and so were not. */
+uint64_t ct_probes_forks_unfollowed(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
 /* Hits of binary BIN take a thread's cached goroutine id while no goroutine

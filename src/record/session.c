@@ -3573,6 +3573,13 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 		ct_writer_stat(s->w, "icall_exits", "%zu (exit probes of indirect calls that may go, %zu of them found while recording; %zu taken out: their hits that closed no call cost more than the RETs of the functions whose calls they closed)",
 			       s->icall_exits.n, s->icall_found, s->icall_out);
 	s->forks_untraced = s->probes ? ct_probes_forks_untraced(s->probes) : 0;
+	uint64_t unfollowed = s->probes ? ct_probes_forks_unfollowed(s->probes) : 0;
+	if (unfollowed) {
+		ct_writer_stat(s->w, "forks_unfollowed", "%llu (processes forked while 8192 were traced: not traced)",
+			       (unsigned long long)unfollowed);
+		ct_warn("--follow: %llu processes were forked while 8192 traced processes ran: they are not traced "
+			"(the most traced at once), nor their calls", (unsigned long long)unfollowed);
+	}
 	if (s->forks_untraced)
 		ct_writer_stat(s->w, "forks", "%llu (processes the traced ones forked: not traced without --follow)",
 			       (unsigned long long)s->forks_untraced);
