@@ -313,12 +313,20 @@ struct {
 	__type(value, struct ct_interim_check);
 } interim_checks SEC(".maps");
 
+/* The record-time limits' state of each goroutine/thread inside traced
+ * calls.  An LRU map: with more stacks inside traced calls at once than it
+ * holds (or nearly: its free lists are per CPU), one pushes another out,
+ * whose held entries (--min-duration) and depth are gone; gstates_live
+ * counts those it holds, and a stack that begins while it is nearly full is
+ * counted (CT_CNT_LIMITS_FULL: record warns). */
+#define CT_GSTATES_MAX 8192
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, CT_GSTATES_MAX);
 	__type(key, struct gkey);
 	__type(value, struct gstate);
 } gstates SEC(".maps");
+__s64 gstates_live = 0;
 
 /* A zeroed gstate to insert from (too big for the BPF stack); only read,
  * so a run preempted on its CPU leaves it as the next one needs it. */
@@ -1106,8 +1114,15 @@ __noinline int limits_hit(struct run *r)
 	struct gstate *st = bpf_map_lookup_elem(&gstates, k);
 	__u32 kind = CT_COOKIE_KIND(h->cookie);
 	if (!st) {
-		if (kind != CT_SITE_ENTRY)
-			return 0; /* nothing of it is open: nothing to do */
+		if (kind != CT_SITE_ENTRY) {
+			/* Nothing of it is open here: a call from before the
+			 * probes (-p), or one whose stack's state the map
+			 * evicted (more than it holds inside traced calls at
+			 * once: its calls were sent, their ends must be too).
+			 * Sent as without limits (replay places it, or not). */
+			send_this(h);
+			return 0;
+		}
 		__u32 zero = 0;
 		struct gstate *z = bpf_map_lookup_elem(&gstate_zero, &zero);
 		if (!z)
@@ -1118,7 +1133,9 @@ __noinline int limits_hit(struct run *r)
 		x ^= x >> 33;
 		x *= 0xff51afd7ed558ccdULL;
 		x ^= x >> 33;
-		bpf_map_update_elem(&gstates, k, z, BPF_NOEXIST);
+		if (bpf_map_update_elem(&gstates, k, z, BPF_NOEXIST) == 0 &&
+		    __sync_fetch_and_add(&gstates_live, 1) >= CT_GSTATES_MAX - CT_GSTATES_MAX / 8)
+			count(CT_CNT_LIMITS_FULL, 1);
 		st = bpf_map_lookup_elem(&gstates, k);
 		if (!st)
 			return 0;
@@ -1187,7 +1204,8 @@ __noinline int limits_hit(struct run *r)
 		}
 		if (sent)
 			send_this(h);
-		bpf_map_delete_elem(&gstates, k);
+		if (bpf_map_delete_elem(&gstates, k) == 0)
+			__sync_fetch_and_add(&gstates_live, -1);
 		return 0;
 	}
 	}
@@ -1202,8 +1220,8 @@ __noinline int limits_hit(struct run *r)
 				break;
 			st->depth--;
 		}
-	if (st->depth == 0)
-		bpf_map_delete_elem(&gstates, k);
+	if (st->depth == 0 && bpf_map_delete_elem(&gstates, k) == 0)
+		__sync_fetch_and_add(&gstates_live, -1);
 	return 0;
 }
 
@@ -2182,6 +2200,15 @@ int BPF_PROG(ct_proc_exit, struct task_struct *p)
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
+	if (cfg.limits & CT_LIM_SHADOW) {
+		/* a thread that ends inside traced calls (its process's exit
+		 * from main, pthread_exit): its limits' state goes with it */
+		for (__u32 sys = 0; sys < 4; sys++) {
+			struct gkey k = {.tgid = tgid, .sys = sys, .id = pid};
+			if (bpf_map_delete_elem(&gstates, &k) == 0)
+				__sync_fetch_and_add(&gstates_live, -1);
+		}
+	}
 	if (last) {
 		bpf_map_delete_elem(&traced_pids, &tgid);
 		bpf_map_delete_elem(&held_pids, &tgid); /* killed while held */

@@ -3610,6 +3610,15 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->warm_ups)
 		ct_writer_stat(s->w, "warm_ups", "%llu (processes whose first probe hit and first single-step were paid before main)",
 			       (unsigned long long)counter(s, CT_CNT_WARM_UPS));
+	if (counter(s, CT_CNT_LIMITS_FULL)) {
+		ct_writer_stat(s->w, "limits_full", "%llu (goroutines/threads that entered traced calls while about 8192 "
+			       "others were inside some: the record-time limits follow that many at once)",
+			       (unsigned long long)counter(s, CT_CNT_LIMITS_FULL));
+		ct_warn("more than ~7000 goroutines/threads were inside traced calls at once (%llu began so): the "
+			"record-time limits follow 8192, and those pushed out lose what was held back for them "
+			"(--min-duration: their calls are missing) or their depth (--max-depth, --root: cut otherwise)",
+			(unsigned long long)counter(s, CT_CNT_LIMITS_FULL));
+	}
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)
