@@ -226,6 +226,12 @@ def test_full_disk_keeps_what_was_written():
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and "No space left on device" in lines[0], p.stderr
         assert our_links() == [], "probe links left behind"
+        # live without -o writes to $TMPDIR, which -o does not name: the
+        # line said "record with -o to another disk"
+        p = ct("live", "--", fixture("go_core"), "fib", "22", env=dict(os.environ, TMPDIR=mnt))
+        assert p.returncode == 1 and "fib 17711" not in p.stdout, (p.returncode, p.stdout)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"free space in {mnt}, or give live -o FILE" in lines[0], p.stderr
     finally:
         run(["umount", mnt])
 
