@@ -168,6 +168,26 @@ static void follow_names_in(struct ct_session *s, const struct ct_target *t)
 			s->names_seen[i] = ct_names_equal(&t->funcs[j].dm, t->funcs[j].name, sel->trace[i]);
 }
 
+/* Does calltrace itself map PATH (its own dynamic loader or libc, run as
+ * the program)?  Then its launcher's hits before the exec are on the
+ * program's own functions too. */
+static bool mapped_by_calltrace(const char *path)
+{
+	struct stat st;
+	FILE *f = stat(path, &st) ? NULL : fopen("/proc/self/maps", "re");
+	bool found = false;
+	char line[PATH_MAX + 128];
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)st.st_ino && makedev(maj, min) == st.st_dev;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* Whether SEL picks any function of T that could be probed (plan.c selected). */
 static bool selects_any(const struct ct_target *t, const struct ct_selection *sel)
 {
@@ -538,6 +558,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
 		return -1;
 	s->target_open = true;
+	s->program_is_ours = mapped_by_calltrace(probe_path ? probe_path : binary);
 	size_t stubs = ct_plt_add_funcs(&s->target, &main_sel);
 	uint64_t t1 = now_mono_ns();
 	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
@@ -2273,8 +2294,9 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	uint32_t site = 0;
 	bool known = object_of_site(s, e->site, &o, &site);
 	if (!s->launched && e->pid == s->launch_pid) {
-		/* the program's own code runs only after its exec */
-		if (known && o.plan == &s->plan)
+		/* the program's own code runs only after its exec (not
+		 * before, unless calltrace runs that code too) */
+		if (known && o.plan == &s->plan && !s->program_is_ours)
 			s->launched = true;
 		else {
 			s->before_exec++;

@@ -189,6 +189,7 @@ struct ct_session {
 	 * the launcher: execv, the read that waited), left out. */
 	uint32_t launch_pid;       /* 0: none (-p) */
 	bool launched;             /* its exec was seen (or the program's own code ran) */
+	bool program_is_ours;      /* calltrace maps the program's file too (ld.so, libc) */
 	uint64_t before_exec;      /* launcher events left out */
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
