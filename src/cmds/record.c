@@ -362,8 +362,8 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 		char st = pid > 0 ? process_state(pid, &kthread) : 0;
 		if (st == 'T' || st == 't') {
 			/* -p of a process stopped all along: not a selection that missed */
-			fprintf(stderr, "calltrace: no calls recorded: process %d was stopped (%s) while calltrace recorded; "
-				"record while it runs (%s)\n", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
+			ct_say("no calls recorded: process %d was stopped (%s) while calltrace recorded; "
+				"record while it runs (%s)", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
 				st == 'T' ? "kill -CONT it" : "continue it in its debugger");
 			return rc;
 		}
@@ -373,8 +373,8 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 			/* (they may well run later: the time was too short) */
 			char d[32];
 			ct_fmt_duration(d, sizeof(d), s->o.duration_ns);
-			fprintf(stderr, "calltrace: no calls recorded in --duration %s: none of the %s function%s traced ran "
-				"in that time; record longer\n", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
+			ct_say("no calls recorded in --duration %s: none of the %s function%s traced ran "
+				"in that time; record longer", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
 			return rc;
 		}
 		if (ct_note_forked(s->binary, nfuncs, s->forks_untraced))
@@ -527,7 +527,7 @@ static char *describe_end(struct ct_session *s, const char *path, bool exited, i
 	size_t others = exited && s->o.follow && !rc ? ct_session_traced(s) : 0;
 	if (!exited) {
 		if (s->stop_reason)
-			fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
+			ct_say("%s: recording stopped, %s keeps running", s->stop_reason, path);
 		return xstrdup("still running (tracing stopped)");
 	}
 	if (!others)
@@ -536,7 +536,7 @@ static char *describe_end(struct ct_session *s, const char *path, bool exited, i
 	char *desc = xasprintf("%s; %zu traced process%s still running (tracing stopped)", st, others,
 			       others > 1 ? "es" : "");
 	free(st);
-	fprintf(stderr, "calltrace: %s%srecording stopped, %zu traced process%s keep%s running\n",
+	ct_say("%s%srecording stopped, %zu traced process%s keep%s running",
 		s->stop_reason ? s->stop_reason : "", s->stop_reason ? ": " : "", others, others > 1 ? "es" : "",
 		others > 1 ? "" : "s");
 	return desc;
@@ -609,7 +609,7 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 	for (size_t i = 1; i < npids; i++)
 		if (ct_session_attach_more(s, pids[i]) || ct_session_process_execd(s, pids[i]))
 			return -1;
-	fprintf(stderr, "calltrace: tracing %zu process%s of %s; Ctrl-C to stop\n", npids, npids > 1 ? "es" : "",
+	ct_say("tracing %zu process%s of %s; Ctrl-C to stop", npids, npids > 1 ? "es" : "",
 		s->binary);
 	while (!stop_requested) {
 		if (ct_session_pump(s, 50) < 0)
@@ -627,7 +627,7 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		return -1;
 	if (!live.closed)
 		return 0;
-	fprintf(stderr, "calltrace: %s: recording stopped, the process%s left running\n", s->stop_reason,
+	ct_say("%s: recording stopped, the process%s left running", s->stop_reason,
 		npids > 1 ? "es" : "");
 	return 1;
 }
@@ -656,7 +656,7 @@ static void unique_processes(int *pids, size_t *n)
 	for (size_t i = 0; i < *n; i++) {
 		int p = process_of(pids[i]);
 		if (p != pids[i])
-			fprintf(stderr, "calltrace: %d is a thread of process %d: tracing the process\n", pids[i], p);
+			ct_say("%d is a thread of process %d: tracing the process", pids[i], p);
 		bool seen = false;
 		for (size_t k = 0; k < out; k++)
 			seen |= pids[k] == p;

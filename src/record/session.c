@@ -972,13 +972,13 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 	size_t closed = ct_probes_close_pid_links(s->probes, pid);
 	ct_debug("process %u left by exec: %zu of its links closed", pid, closed);
 	if (s->launch_pid) {
-		fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced (--follow "
-			"traces the programs it execs)\n", pid, runs[0] ? runs : "another program");
+		ct_say("process %u exec'd %s: the program it runs now is not traced (--follow "
+			"traces the programs it execs)", pid, runs[0] ? runs : "another program");
 		return;
 	}
 	ct_probes_del_pid(s->probes, pid);
-	fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced, its recording "
-		"ends there (the process runs on; --follow traces the programs it execs)\n",
+	ct_say("process %u exec'd %s: the program it runs now is not traced, its recording "
+		"ends there (the process runs on; --follow traces the programs it execs)",
 		pid, runs[0] ? runs : "another program");
 	free(s->left_by_exec);
 	s->left_by_exec = xasprintf("exec'd %s (not traced)", runs[0] ? runs : "another program");
