@@ -1103,6 +1103,11 @@ static bool library_without_entry(const char *path)
 	return lib;
 }
 
+/* Open files a recording needs at the least (a small C program's maps,
+ * links and pipes take ~60); -F '*' on a big program takes hundreds more,
+ * which the session's messages say when they run out. */
+#define MIN_FILES 64
+
 /* Finds what CMD traces and checks that it can be recorded; false after
  * printing why not. */
 static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
@@ -1127,6 +1132,16 @@ static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
 	}
 	if (geteuid() != 0 && !ct_wasm_is_module(t->probe_path)) { /* wasm needs no BPF */
 		ct_print_errorf("recording needs root (BPF and uprobes): run it with sudo");
+		return false;
+	}
+	/* (below this even a small program's maps, links and pipes do not fit:
+	 * it failed wherever the descriptors ran out, some lines blaming the
+	 * kernel's BPF support) */
+	struct rlimit files;
+	if (!ct_wasm_is_module(t->probe_path) && !getrlimit(RLIMIT_NOFILE, &files) && files.rlim_max < MIN_FILES) {
+		ct_print_errorf("the limit of open files is %llu (ulimit -Hn): calltrace holds a file descriptor per BPF map "
+				"and probe link and needs at least %d; raise it", (unsigned long long)files.rlim_max,
+				MIN_FILES);
 		return false;
 	}
 	cmd->o.cmdline = record_cmdline(cmd, t->path);

@@ -1,6 +1,7 @@
 """Bad input: one clear line on stderr, a non-zero exit, no crash, no probe
 left behind."""
 import os
+import resource
 import shutil
 
 from lib import CT, ct, fixture, our_links, record, replay_json, run, tmp
@@ -59,6 +60,20 @@ def test_a_shared_library_is_not_a_program():
                 if os.path.exists(p))
     p = ct("record", "-o", tmp("libc.data"), "-F", "__libc_*", "--", libc)
     assert p.returncode == 0 and p.stdout.startswith("GNU C Library"), (p.returncode, p.stderr)
+
+
+def test_too_low_a_limit_of_open_files():
+    """With the open files limit under what a recording needs, record failed
+    wherever the descriptors ran out: 'pipe: Too many open files', 'cannot
+    create X.data', or 'Invalid argument (kernel with BTF and BPF ring
+    buffers are needed)'. One line naming the limit now, nothing run."""
+    for n in (20, 30, 40, 44, 56):
+        def low(n=n):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+        p = ct("record", "-o", tmp("fds.data"), "--", fixture("c_core"), "fib", "3", preexec_fn=low)
+        one_line_error(p, f"limit of open files is {n} (ulimit -Hn)")
+        assert p.stdout == "", (n, p.stdout)
+    assert not os.path.exists(tmp("fds.data"))
 
 
 def test_unknown_function():
