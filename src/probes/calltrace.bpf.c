@@ -2189,6 +2189,15 @@ int BPF_PROG(ct_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* bpf_for_each_map_elem's callback: deletes the gstates entry K if it is
+ * of process *TGID. */
+static long drop_state_of(struct bpf_map *map, struct gkey *k, struct gstate *v, __u32 *tgid)
+{
+	if (k->tgid == *tgid && bpf_map_delete_elem(map, k) == 0)
+		__sync_fetch_and_add(&gstates_live, -1);
+	return 0;
+}
+
 /* Every thread of a traced process that ends (its open calls end with it).
  * do_exit() counts the live threads down before this tracepoint: at 0 the
  * last one is leaving and the process is gone (not when the thread group
@@ -2200,15 +2209,12 @@ int BPF_PROG(ct_proc_exit, struct task_struct *p)
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
-	if (cfg.limits & CT_LIM_SHADOW) {
-		/* a thread that ends inside traced calls (its process's exit
-		 * from main, pthread_exit): its limits' state goes with it */
-		for (__u32 sys = 0; sys < 4; sys++) {
-			struct gkey k = {.tgid = tgid, .sys = sys, .id = pid};
-			if (bpf_map_delete_elem(&gstates, &k) == 0)
-				__sync_fetch_and_add(&gstates_live, -1);
-		}
-	}
+	/* A process that ends inside traced calls (every one that calls exit
+	 * in main): the limits' state of its stacks goes with it.  (Not per
+	 * thread: a Go stack's key is its goroutine's id, which may equal an
+	 * ending thread's id.) */
+	if (last && (cfg.limits & CT_LIM_SHADOW))
+		bpf_for_each_map_elem(&gstates, drop_state_of, &tgid, 0);
 	if (last) {
 		bpf_map_delete_elem(&traced_pids, &tgid);
 		bpf_map_delete_elem(&held_pids, &tgid); /* killed while held */
