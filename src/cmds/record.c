@@ -373,6 +373,9 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 			/* (they may well run later: the time was too short) */
 			char d[32];
 			ct_fmt_duration(d, sizeof(d), s->o.duration_ns);
+			char *two = strstr(d + strspn(d, " "), "  "); /* ("1.000  s": the column's unit) */
+			if (two)
+				memmove(two, two + 1, strlen(two));
 			ct_say("no calls recorded in --duration %s: none of the %s function%s traced ran "
 				"in that time; record longer", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
 			return rc;

@@ -3,6 +3,7 @@ left behind."""
 import os
 import resource
 import shutil
+import subprocess
 
 from lib import CT, ct, fixture, our_links, record, replay_json, run, tmp
 
@@ -152,6 +153,14 @@ def test_a_duration_too_short_for_any_call_says_so():
            "/bin/sleep", "0.3")
     assert p.returncode == 0, p.stderr
     assert "no calls recorded in --duration" in p.stderr and "never ran" not in p.stderr, p.stderr
+    # seconds: the unit is padded for the tree's column, not for this line
+    sleeper = subprocess.Popen(["/bin/sleep", "30"])
+    try:
+        p = ct("record", "-o", tmp("short.data"), "--duration", "1s", "-p", str(sleeper.pid))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert "no calls recorded in --duration 1.000 s:" in p.stderr, p.stderr
 
 
 def test_info_shows_the_command_line_s_control_characters_escaped():
