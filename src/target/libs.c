@@ -331,10 +331,15 @@ char *ct_lib_resolve_exe(const char *exe, const char *lib)
 			char *path = find_needed(name, queue.v[qi], &d);
 			if (!path)
 				continue;
-			if (ct_lib_name_matches(lib, name) || ct_lib_name_matches(lib, base_name(path)))
+			/* (or the file its name links to: libstdc++.so.6.0.30,
+			 * which is what `ls` shows) */
+			char *real = realpath(path, NULL);
+			if (ct_lib_name_matches(lib, name) || ct_lib_name_matches(lib, base_name(path)) ||
+			    (real && ct_lib_name_matches(lib, base_name(real))))
 				found = path;
 			else
 				CT_VEC_PUSH(queue, path);
+			free(real);
 		}
 		dyninfo_free(&d);
 	}

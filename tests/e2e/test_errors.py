@@ -109,6 +109,18 @@ def test_library_not_found():
     assert not os.path.exists(tmp("lib.data"))
 
 
+def test_library_named_by_the_file_its_soname_links_to():
+    """-F 'libstdc++.so.6.0.30:GLOB': the file `ls` shows, which the
+    program's libstdc++.so.6 links to, was 'not loaded' (only the soname or
+    the path were taken); it is the same library."""
+    real = os.path.basename(os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+    assert real != "libstdc++.so.6", real  # (a versioned file behind the soname)
+    p = ct("record", "-o", tmp("real.data"), "-F", f"{real}:_Znwm", "--", fixture("cpp_app"))
+    assert p.returncode == 0, p.stderr
+    funcs = {c["func"] for c in replay_json(tmp("real.data"))}
+    assert funcs == {f"{real}:operator new"}, funcs
+
+
 def test_runtime_stack_switchers_refused():
     p = ct("record", "-o", tmp("m.data"), "-F", "runtime.morestack", "--", fixture("go_core"), "fib", "3")
     one_line_error(p, "runtime.morestack", "cannot be traced")
