@@ -269,8 +269,9 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 					}
 					if (pid <= 0)
 						ct_elf_close(&exe);
-					int rc = ct_fail("cannot find library %s: %s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
-							 name, why, name);
+					int rc = name[0] == '/' ? ct_fail("cannot find library %s: %s", name, why)
+								: ct_fail("cannot find library %s: %s; give its path, e.g. -F "
+									  "'/usr/lib/x86_64-linux-gnu/%s:GLOB'", name, why, name);
 					free(why);
 					free(name);
 					return rc;

@@ -78,8 +78,8 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		ct_fail("cannot read %s: %s", maps, strerror(errno));
 		return NULL;
 	}
-	char line[4096], *found = NULL;
-	unsigned long long lo = 0, hi = 0, ino = 0;
+	char line[4096], *found = NULL, *replaced = NULL;
+	unsigned long long lo = 0, hi = 0, ino = 0, rlo = 0, rhi = 0, rino = 0;
 	while (!found && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
 			continue;
@@ -95,14 +95,30 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		path = p;
 		path[strcspn(path, "\n")] = 0;
 		size_t n = strlen(path);
-		if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
+		if (n > 10 && !strcmp(path + n - 10, " (deleted)")) {
+			/* its file replaced since it was mapped (a package
+			 * upgrade): the process runs the old one, reached
+			 * through the mapping's link; taken if no file of that
+			 * name that is still there is mapped */
+			path[n - 10] = 0;
+			if (!replaced && (lib[0] == '/' ? !strcmp(path, lib) : ct_lib_name_matches(lib, base_name(path)))) {
+				replaced = xstrdup(path);
+				rlo = lo, rhi = hi, rino = ino;
+			}
 			continue;
+		}
 		if (lib[0] == '/' ? !strcmp(path, lib) : ct_lib_name_matches(lib, base_name(path)))
 			found = xstrdup(path);
 		else if (lib[0] != '/' && same_inode_in_dir(pid, path, lib))
 			found = xstrdup(path);
 	}
 	fclose(f);
+	if (!found && replaced) {
+		found = replaced;
+		lo = rlo, hi = rhi, ino = rino;
+		replaced = NULL;
+	}
+	free(replaced);
 	if (!found) {
 		ct_fail("process %d has no library %s loaded (see /proc/%d/maps)", (int)pid, lib, (int)pid);
 		return NULL;
