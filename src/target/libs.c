@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 bool ct_lib_name_matches(const char *lib, const char *base)
@@ -80,8 +81,13 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 	}
 	char line[4096], *found = NULL, *replaced = NULL;
 	unsigned long long lo = 0, hi = 0, ino = 0, rlo = 0, rhi = 0, rino = 0;
+	unsigned maj = 0, min = 0;
+	/* a path is the file, by whichever name: ldd's /lib/x86_64-linux-gnu
+	 * is the maps' /usr/lib/x86_64-linux-gnu on a merged /usr */
+	struct stat want;
+	bool want_ok = lib[0] == '/' && stat(lib, &want) == 0;
 	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
+		if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &lo, &hi, &maj, &min, &ino) != 5)
 			continue;
 		/* start-end perms offset dev inode path */
 		char *path = NULL, *p = line;
@@ -107,7 +113,9 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 			}
 			continue;
 		}
-		if (lib[0] == '/' ? !strcmp(path, lib) : ct_lib_name_matches(lib, base_name(path)))
+		if (lib[0] == '/' ? !strcmp(path, lib) || (want_ok && want.st_ino == (ino_t)ino &&
+							     want.st_dev == makedev(maj, min))
+				  : ct_lib_name_matches(lib, base_name(path)))
 			found = xstrdup(path);
 		else if (lib[0] != '/' && same_inode_in_dir(pid, path, lib))
 			found = xstrdup(path);

@@ -258,3 +258,29 @@ def test_attached_library_whose_file_was_replaced():
     finally:
         prog.kill()
         prog.wait()
+
+
+def test_attached_library_named_by_another_path_to_its_file():
+    """-p -F '/lib/x86_64-linux-gnu/libc.so.6:GLOB' as ldd prints it, where
+    the process's maps say /usr/lib/x86_64-linux-gnu/libc.so.6 (a merged
+    /usr: /lib is a link): 'process N has no library ... loaded'. (A launched
+    program took it.) The file is what counts, by whichever path; a
+    directory linked to libc's stands for /lib here."""
+    prog = subprocess.Popen([fixture("c_procs"), "thread", "300"], stdout=subprocess.PIPE, text=True)
+    try:
+        prog.stdout.readline()  # "thread TID": running, tick() sleeping in libc's nanosleep
+        with open(f"/proc/{prog.pid}/maps") as f:
+            libc = next(l.split()[-1] for l in f if l.split()[-1].endswith("/libc.so.6"))
+        alias = tmp("libdir-alias")
+        if os.path.lexists(alias):
+            os.unlink(alias)
+        os.symlink(os.path.dirname(libc), alias)
+        other = os.path.join(alias, "libc.so.6")
+        out = tmp("libc-alias.data")
+        p = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "300ms", "-F", other + ":*nanosleep*")
+        assert p.returncode == 0, p.stderr
+        calls = replay_json(out)
+        assert calls and all(c["func"].startswith(other + ":") for c in calls), calls[:2]
+    finally:
+        prog.kill()
+        prog.wait()
