@@ -1518,9 +1518,37 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
 }
 
+/* Does process PID map the same file for each traced library (LIB:GLOB)
+ * as the first process did?  Their probes are on that file: the calls of a
+ * process that maps another (started after an upgrade, with another
+ * LD_LIBRARY_PATH) would be left out without a word. */
+static int same_libraries(struct ct_session *s, int pid)
+{
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		struct stat ours, theirs;
+		if (lb->exe_fd || lb->ino || fstat(lb->target.elf.fd, &ours))
+			continue; /* (a binary exec'd under --follow) */
+		char *shown = NULL, *path = ct_lib_resolve_pid(pid, lb->name, &shown);
+		if (!path)
+			return ct_fail("cannot trace %s in process %d too: %s", lb->name, pid, ct_error());
+		bool same = !stat(path, &theirs) && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+		free(path);
+		if (!same) {
+			int rc = ct_fail("process %d maps another file for %s (%s) than the first process (one of them "
+					 "started before an upgrade, or with another LD_LIBRARY_PATH?): trace each on its own",
+					 pid, lb->name, shown);
+			free(shown);
+			return rc;
+		}
+		free(shown);
+	}
+	return 0;
+}
+
 int ct_session_attach_more(struct ct_session *s, int pid)
 {
-	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
+	if (same_libraries(s, pid) || ct_probes_add_pid(s->probes, (uint32_t)pid))
 		return -1;
 	if (!s->o.follow) {
 		CT_VEC_PUSH(s->attach_pids, pid);

@@ -255,6 +255,19 @@ def test_attached_library_whose_file_was_replaced():
             assert all(c["ret"][0]["value"] == c["args"][0]["value"] + 7 for c in calls if c["status"] == "returned")
         p = ct("record", "-o", tmp("x.data"), "-p", str(prog.pid), "-F", "/nonexistent/libno.so:f")
         assert p.returncode == 1 and "x86_64-linux-gnu//" not in p.stderr, p.stderr
+        # a second process of the program, started since: it maps the new
+        # file, where the first one's probes are not; its calls were left
+        # out without a word
+        second = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
+        try:
+            assert second.stdout.readline() == "ready\n"
+            p = ct("record", "-o", tmp("x.data"), "-p", str(prog.pid), "-p", str(second.pid), "--duration", "300ms",
+                   "-F", "libup.so.1:up")
+            assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+            assert f"process {second.pid} maps another file for libup.so.1" in p.stderr, p.stderr
+        finally:
+            second.kill()
+            second.wait()
     finally:
         prog.kill()
         prog.wait()
