@@ -29,6 +29,9 @@
 #include "wasm/wasm.h"
 
 static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
+/* Stop signals since tracing ended (while calltrace detaches, writes the
+ * file and waits for an OTLP collector): whoever sends one wants out. */
+static volatile sig_atomic_t tracing_over, late_signals;
 /* The launched program died by this signal: calltrace dies by it too, once
  * the file is closed, so that shells and supervisors see what they would
  * have seen without calltrace. */
@@ -70,7 +73,7 @@ static void otlp_step(const struct ct_session *s)
 			otlp_opts.url = NULL;
 		}
 	} else if (otlp && !s->w) {
-		ct_otlp_export_finish(otlp, s->end_ts, &stop_count);
+		ct_otlp_export_finish(otlp, s->end_ts, &late_signals);
 		otlp = NULL;
 		otlp_opts.url = NULL;
 	}
@@ -131,6 +134,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	stop_requested = sig;
 	stop_count++;
+	if (tracing_over)
+		late_signals++;
 	if (si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by someone */
 		forward_sig = sig;
 }
@@ -343,6 +348,7 @@ static bool session_done(const struct ct_session *s)
 /* Closes the file with its exit line, and the live view with it. */
 static int session_end(struct ct_session *s, const char *exit_desc)
 {
+	tracing_over = 1;
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();

@@ -26,8 +26,9 @@ struct ct_otlp_export;
 struct ct_otlp_export *ct_otlp_export_start(int fd, const char *name, const struct ct_otlp_export_opts *o);
 /* The record is complete and closed, ending at END_TS (CLOCK_MONOTONIC):
  * reads the rest, sends it (waiting at most 10 s, not at all for an
- * endpoint that is down, nor once *SIGNALS, a count of signals received,
- * changes), prints the summary line.  Returns the number of spans dropped. */
+ * endpoint that is down, nor once *SIGNALS, a count of signals that mean
+ * "stop waiting", is not 0), prints the summary line.  Returns the number
+ * of spans dropped. */
 uint64_t ct_otlp_export_finish(struct ct_otlp_export *x, uint64_t end_ts, const volatile sig_atomic_t *signals);
 
 #endif

@@ -576,7 +576,6 @@ void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns, const volati
 	 * and never answers (10 s a read): at the deadline, or at a signal
 	 * (Ctrl-C: whoever waits wants out), its socket is shut down, which
 	 * ends what it waits for at once. */
-	sig_atomic_t seen = signals ? *signals : 0;
 	for (;;) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -587,7 +586,7 @@ void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns, const volati
 		}
 		if (pthread_timedjoin_np(h->thread, NULL, &ts) == 0)
 			break;
-		bool interrupted = signals && *signals != seen;
+		bool interrupted = signals && *signals;
 		if (!interrupted && now_mono_ns() < h->deadline)
 			continue;
 		pthread_mutex_lock(&h->mu);

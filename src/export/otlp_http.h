@@ -40,8 +40,9 @@ struct ct_otlp_http *ct_otlp_http_start(const struct ct_otlp_http_opts *o);
  * (queue full, or the client is finishing). */
 bool ct_otlp_http_submit(struct ct_otlp_http *h, const uint8_t *body, size_t n, uint64_t nspans);
 /* Sends what is queued, for at most GRACE_NS (and without waiting for an
- * endpoint that is down, nor, once *SIGNALS changes, for any: a signal
- * counter, or NULL), drops the rest, stops the thread. */
+ * endpoint that is down, nor, once *SIGNALS is not 0, for any: a count of
+ * signals that mean "stop waiting", or NULL), drops the rest, stops the
+ * thread. */
 void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns, const volatile sig_atomic_t *signals);
 void ct_otlp_http_get_stats(struct ct_otlp_http *h, struct ct_otlp_http_stats *st);
 /* The URL requests go to (normalized, with port and path). */
