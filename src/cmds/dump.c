@@ -100,7 +100,7 @@ static int dump_otlp(struct ct_trace *t, const struct ct_render_opts *ro, const 
 		ct_warn("%" PRIu64 " events were lost while recording; spans may be missing",
 			lost);
 	if (h) {
-		ct_otlp_http_finish(h, 30000000000ULL);
+		ct_otlp_http_finish(h, 30000000000ULL, NULL);
 		struct ct_otlp_http_stats st;
 		ct_otlp_http_get_stats(h, &st);
 		if (!r && st.dropped_spans)

@@ -24,13 +24,9 @@ static const char *or_dash(const char *s)
  * terminal (an escape sequence in an argument set the window's title). */
 static void print_escaped(const char *label, const char *value)
 {
-	printf("%-12s ", label);
-	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
-	putchar('\n');
+	char *shown = ct_shown(value);
+	printf("%-12s %s\n", label, shown);
+	free(shown);
 }
 
 struct stepped_site {

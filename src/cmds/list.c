@@ -643,7 +643,9 @@ int cmd_list(int argc, char **argv)
 		CT_VEC_FREE(trace);
 		return 1;
 	}
-	printf("# %s: %s", t.elf.path, ct_target_kind(&t));
+	char *shown = ct_shown(t.elf.path);
+	printf("# %s: %s", shown, ct_target_kind(&t));
+	free(shown);
 	for (size_t i = 0; i < t.rust.ncrates; i++)
 		printf("%s%s", i ? ", " : " (own crates: ", t.rust.crates[i]);
 	if (t.rust.ncrates)

@@ -2,6 +2,7 @@
  * first instruction (or attach to a running one with -p) and write
  * calltrace.data until it exits (or Ctrl-C / --duration). */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,6 +29,9 @@
 #include "wasm/wasm.h"
 
 static volatile sig_atomic_t stop_requested, forward_sig, stop_count;
+/* Stop signals since tracing ended (while calltrace detaches, writes the
+ * file and waits for an OTLP collector): whoever sends one wants out. */
+static volatile sig_atomic_t tracing_over, late_signals;
 /* The launched program died by this signal: calltrace dies by it too, once
  * the file is closed, so that shells and supervisors see what they would
  * have seen without calltrace. */
@@ -69,7 +73,7 @@ static void otlp_step(const struct ct_session *s)
 			otlp_opts.url = NULL;
 		}
 	} else if (otlp && !s->w) {
-		ct_otlp_export_finish(otlp, s->end_ts);
+		ct_otlp_export_finish(otlp, s->end_ts, &late_signals);
 		otlp = NULL;
 		otlp_opts.url = NULL;
 	}
@@ -130,6 +134,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	stop_requested = sig;
 	stop_count++;
+	if (tracing_over)
+		late_signals++;
 	if (si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by someone */
 		forward_sig = sig;
 }
@@ -346,6 +352,7 @@ static bool session_done(const struct ct_session *s)
 /* Closes the file with its exit line, and the live view with it. */
 static int session_end(struct ct_session *s, const char *exit_desc)
 {
+	tracing_over = 1;
 	int rc = ct_session_finish(s, exit_desc);
 	live_step(s);
 	live_end();
@@ -365,8 +372,8 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 		char st = pid > 0 ? process_state(pid, &kthread) : 0;
 		if (st == 'T' || st == 't') {
 			/* -p of a process stopped all along: not a selection that missed */
-			fprintf(stderr, "calltrace: no calls recorded: process %d was stopped (%s) while calltrace recorded; "
-				"record while it runs (%s)\n", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
+			ct_say("no calls recorded: process %d was stopped (%s) while calltrace recorded; "
+				"record while it runs (%s)", pid, st == 'T' ? "SIGSTOP, Ctrl-Z" : "a debugger holds it",
 				st == 'T' ? "kill -CONT it" : "continue it in its debugger");
 			return rc;
 		}
@@ -376,10 +383,15 @@ static int session_end(struct ct_session *s, const char *exit_desc)
 			/* (they may well run later: the time was too short) */
 			char d[32];
 			ct_fmt_duration(d, sizeof(d), s->o.duration_ns);
-			fprintf(stderr, "calltrace: no calls recorded in --duration %s: none of the %s function%s traced ran "
-				"in that time; record longer\n", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
+			char *two = strstr(d + strspn(d, " "), "  "); /* ("1.000  s": the column's unit) */
+			if (two)
+				memmove(two, two + 1, strlen(two));
+			ct_say("no calls recorded in --duration %s: none of the %s function%s traced ran "
+				"in that time; record longer", d + strspn(d, " "), nfuncs, s->total_funcs == 1 ? "" : "s");
 			return rc;
 		}
+		if (ct_note_forked(s->binary, nfuncs, s->forks_untraced))
+			return rc;
 		const char *src = s->target.funcs_source;
 		ct_note_never_ran(s->binary, nfuncs, src && !strcmp(src, "dynsym") && !ct_session_traced_libs(s));
 	}
@@ -446,6 +458,39 @@ static int start_program(struct ct_session *s, char **argv, const char *path, pi
 	return 0;
 }
 
+/* The program stopped itself alone (raise(SIGTSTP), a "wait for the
+ * debugger" SIGSTOP, kill -STOP from elsewhere): untraced, its parent (a
+ * job-control shell) would see it stopped; now calltrace is that child, so
+ * it stops by the same signal, and once continued continues the program, as
+ * sudo does.  A terminal's Ctrl-Z stops the whole foreground group,
+ * calltrace too: by the time it runs again the program was continued with
+ * it, and nothing is done.  Not --follow's SIGSTOP, with which calltrace
+ * holds a process that exec'd until its probes are in. */
+static void mirror_stop(struct ct_session *s, pid_t child, int sig)
+{
+	bool kthread;
+	if ((sig == SIGSTOP && s->o.follow) || process_state(child, &kthread) != 'T')
+		return;
+	struct sigaction now;
+	if (sigaction(sig, NULL, &now) || now.sa_handler != SIG_DFL)
+		sig = SIGSTOP; /* (calltrace was started with it ignored) */
+	fflush(NULL);
+	raise(sig);
+	kill(child, SIGCONT);
+}
+
+/* waitpid for the program (FLAGS: 0 or WNOHANG), passing its stops on:
+ * its pid once it has ended, with *STATUS. */
+static pid_t wait_program(struct ct_session *s, pid_t child, int *status, int flags)
+{
+	for (;;) {
+		pid_t w = waitpid(child, status, flags | WUNTRACED);
+		if (w != child || !WIFSTOPPED(*status))
+			return w;
+		mirror_stop(s, child, WSTOPSIG(*status));
+	}
+}
+
 /* Records while the program runs: until it has exited (--follow: and every
  * traced process with it), a limit ends the session, or stop signals do.
  * *STATUS is its wait status once *EXITED.  -1 on a session error. */
@@ -465,7 +510,7 @@ static int trace_program(struct ct_session *s, pid_t child, int *status, bool *e
 				kill(child, forward_sig);
 			forward_sig = 0;
 		}
-		if (!*exited && waitpid(child, status, WNOHANG) == child)
+		if (!*exited && wait_program(s, child, status, WNOHANG) == child)
 			*exited = true;
 		/* --follow: until every traced descendant is gone too (a daemon
 		 * forks and exits at once) */
@@ -495,7 +540,7 @@ static char *describe_end(struct ct_session *s, const char *path, bool exited, i
 	size_t others = exited && s->o.follow && !rc ? ct_session_traced(s) : 0;
 	if (!exited) {
 		if (s->stop_reason)
-			fprintf(stderr, "calltrace: %s: recording stopped, %s keeps running\n", s->stop_reason, path);
+			ct_say("%s: recording stopped, %s keeps running", s->stop_reason, path);
 		return xstrdup("still running (tracing stopped)");
 	}
 	if (!others)
@@ -504,7 +549,7 @@ static char *describe_end(struct ct_session *s, const char *path, bool exited, i
 	char *desc = xasprintf("%s; %zu traced process%s still running (tracing stopped)", st, others,
 			       others > 1 ? "es" : "");
 	free(st);
-	fprintf(stderr, "calltrace: %s%srecording stopped, %zu traced process%s keep%s running\n",
+	ct_say("%s%srecording stopped, %zu traced process%s keep%s running",
 		s->stop_reason ? s->stop_reason : "", s->stop_reason ? ": " : "", others, others > 1 ? "es" : "",
 		others > 1 ? "" : "s");
 	return desc;
@@ -540,7 +585,7 @@ static int run_launch(struct ct_session *s, char **argv, const char *path)
 		return -1;
 	if (!exited) {
 		/* --duration ended the trace: wait for the program as a shell would. */
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+		while (wait_program(s, child, &status, 0) < 0 && errno == EINTR) {
 			if (forward_sig) {
 				kill(child, forward_sig);
 				forward_sig = 0;
@@ -577,7 +622,7 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 	for (size_t i = 1; i < npids; i++)
 		if (ct_session_attach_more(s, pids[i]) || ct_session_process_execd(s, pids[i]))
 			return -1;
-	fprintf(stderr, "calltrace: tracing %zu process%s of %s; Ctrl-C to stop\n", npids, npids > 1 ? "es" : "",
+	ct_say("tracing %zu process%s of %s; Ctrl-C to stop", npids, npids > 1 ? "es" : "",
 		s->binary);
 	while (!stop_requested) {
 		if (ct_session_pump(s, 50) < 0)
@@ -595,7 +640,7 @@ static int run_attach(struct ct_session *s, const int *pids, size_t npids, const
 		return -1;
 	if (!live.closed)
 		return 0;
-	fprintf(stderr, "calltrace: %s: recording stopped, the process%s left running\n", s->stop_reason,
+	ct_say("%s: recording stopped, the process%s left running", s->stop_reason,
 		npids > 1 ? "es" : "");
 	return 1;
 }
@@ -624,7 +669,7 @@ static void unique_processes(int *pids, size_t *n)
 	for (size_t i = 0; i < *n; i++) {
 		int p = process_of(pids[i]);
 		if (p != pids[i])
-			fprintf(stderr, "calltrace: %d is a thread of process %d: tracing the process\n", pids[i], p);
+			ct_say("%d is a thread of process %d: tracing the process", pids[i], p);
 		bool seen = false;
 		for (size_t k = 0; k < out; k++)
 			seen |= pids[k] == p;
@@ -1063,6 +1108,24 @@ static char *record_cmdline(const struct record_cmd *cmd, const char *path)
 	return ps;
 }
 
+/* Is PATH a shared library with no entry point (libfoo.so, not libc.so.6,
+ * which runs)?  Run, it would jump to its load address and crash. */
+static bool library_without_entry(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool lib = fd >= 0 && read(fd, &eh, sizeof(eh)) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+		   eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_DYN && eh.e_entry == 0;
+	if (fd >= 0)
+		close(fd);
+	return lib;
+}
+
+/* Open files a recording needs at the least (a small C program's maps,
+ * links and pipes take ~60); -F '*' on a big program takes hundreds more,
+ * which the session's messages say when they run out. */
+#define MIN_FILES 64
+
 /* Finds what CMD traces and checks that it can be recorded; false after
  * printing why not. */
 static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
@@ -1078,9 +1141,25 @@ static bool resolve_target(struct record_cmd *cmd, struct record_target *t)
 			return false;
 		}
 		t->probe_path = xstrdup(t->path);
+		if (library_without_entry(t->path)) {
+			ct_print_errorf("%s is a shared library (it has no entry point), not a program: record a program "
+					"that loads it, with -F '%s:GLOB' to trace its functions",
+					cmd->prog[0], t->path);
+			return false;
+		}
 	}
 	if (geteuid() != 0 && !ct_wasm_is_module(t->probe_path)) { /* wasm needs no BPF */
 		ct_print_errorf("recording needs root (BPF and uprobes): run it with sudo");
+		return false;
+	}
+	/* (below this even a small program's maps, links and pipes do not fit:
+	 * it failed wherever the descriptors ran out, some lines blaming the
+	 * kernel's BPF support) */
+	struct rlimit files;
+	if (!ct_wasm_is_module(t->probe_path) && !getrlimit(RLIMIT_NOFILE, &files) && files.rlim_max < MIN_FILES) {
+		ct_print_errorf("the limit of open files is %llu (ulimit -Hn): calltrace holds a file descriptor per BPF map "
+				"and probe link and needs at least %d; raise it", (unsigned long long)files.rlim_max,
+				MIN_FILES);
 		return false;
 	}
 	cmd->o.cmdline = record_cmdline(cmd, t->path);

@@ -99,14 +99,14 @@ struct ct_otlp_export *ct_otlp_export_start(int fd, const char *name, const stru
 	return x;
 }
 
-uint64_t ct_otlp_export_finish(struct ct_otlp_export *x, uint64_t end_ts)
+uint64_t ct_otlp_export_finish(struct ct_otlp_export *x, uint64_t end_ts, const volatile sig_atomic_t *signals)
 {
 	if (!x)
 		return 0;
 	x->end_ts = end_ts;
 	atomic_store(&x->done, true);
 	pthread_join(x->thread, NULL);
-	ct_otlp_http_finish(x->http, FINISH_GRACE_NS);
+	ct_otlp_http_finish(x->http, FINISH_GRACE_NS, signals);
 	uint64_t dropped = ct_otlp_http_report(x->http);
 	if (ct_otlp_lost(x->spans))
 		ct_warn("otlp: %llu events were lost while recording; spans may be missing",

@@ -8,6 +8,7 @@
 #ifndef CT_OTLP_EXPORT_H
 #define CT_OTLP_EXPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,9 +25,10 @@ struct ct_otlp_export;
  * already written; NAME names it in messages.  NULL with ct_error() set. */
 struct ct_otlp_export *ct_otlp_export_start(int fd, const char *name, const struct ct_otlp_export_opts *o);
 /* The record is complete and closed, ending at END_TS (CLOCK_MONOTONIC):
- * reads the rest, sends it (waiting at most a few seconds, not at all for
- * an endpoint that is down), prints the summary line.  Returns the number
+ * reads the rest, sends it (waiting at most 10 s, not at all for an
+ * endpoint that is down, nor once *SIGNALS, a count of signals that mean
+ * "stop waiting", is not 0), prints the summary line.  Returns the number
  * of spans dropped. */
-uint64_t ct_otlp_export_finish(struct ct_otlp_export *x, uint64_t end_ts);
+uint64_t ct_otlp_export_finish(struct ct_otlp_export *x, uint64_t end_ts, const volatile sig_atomic_t *signals);
 
 #endif

@@ -13,6 +13,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -49,6 +50,7 @@ struct ct_otlp_http {
 	size_t queued_bytes;
 	bool finishing, given_up;
 	uint64_t deadline;
+	const char *aborted; /* why finish stopped the sending: NULL while it may go on */
 	struct ct_otlp_http_stats st;
 	/* the thread's own */
 	int fd;
@@ -130,11 +132,23 @@ int ct_otlp_protocol_parse(const char *s, bool *json)
 
 /* ---- connection ---- */
 
+/* FD becomes the connection (-1: none).  Changed under the lock, so that
+ * finish can shut down the socket the thread is blocked on. */
+static void set_fd(struct ct_otlp_http *h, int fd)
+{
+	pthread_mutex_lock(&h->mu);
+	if (fd >= 0 && h->aborted)
+		shutdown(fd, SHUT_RDWR); /* (given up meanwhile: fails at once) */
+	h->fd = fd;
+	pthread_mutex_unlock(&h->mu);
+}
+
 static void disconnect(struct ct_otlp_http *h)
 {
-	if (h->fd >= 0)
-		close(h->fd);
-	h->fd = -1;
+	int fd = h->fd;
+	set_fd(h, -1);
+	if (fd >= 0)
+		close(fd);
 	h->rpos = h->rlen = 0;
 }
 
@@ -155,6 +169,7 @@ static int dial(struct ct_otlp_http *h, char *err, size_t errn)
 		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			continue;
+		set_fd(h, fd); /* (finish may shut it down, ending the connect) */
 		int e = 0;
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 			e = errno;
@@ -170,6 +185,7 @@ static int dial(struct ct_otlp_http *h, char *err, size_t errn)
 		}
 		if (e) {
 			snprintf(err, errn, "cannot connect to %s:%s: %s", h->host, h->port, strerror(e));
+			set_fd(h, -1);
 			close(fd);
 			fd = -1;
 		}
@@ -186,10 +202,10 @@ static int dial(struct ct_otlp_http *h, char *err, size_t errn)
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 		snprintf(err, errn, "socket: %s", strerror(errno));
+		set_fd(h, -1);
 		close(fd);
 		return -1;
 	}
-	h->fd = fd;
 	h->rpos = h->rlen = 0;
 	return 0;
 }
@@ -432,6 +448,11 @@ static void *sender(void *arg)
 			pthread_cond_wait(&h->work, &h->mu);
 		if (!h->head)
 			break;
+		if (h->aborted) {
+			snprintf(h->st.last_error, sizeof(h->st.last_error), "%s", h->aborted);
+			drop_all_locked(h);
+			break;
+		}
 		if (h->finishing && now_mono_ns() >= h->deadline) {
 			snprintf(h->st.last_error, sizeof(h->st.last_error), "%s did not take everything in time",
 				 h->url);
@@ -444,6 +465,12 @@ static void *sender(void *arg)
 		uint64_t retry_ms = 0;
 		enum outcome o = attempt(h, it, err, sizeof(err), &retry_ms);
 		pthread_mutex_lock(&h->mu);
+		if (o != SENT && h->aborted) {
+			/* (what failed is what finish's shutdown ended) */
+			snprintf(h->st.last_error, sizeof(h->st.last_error), "%s", h->aborted);
+			drop_all_locked(h);
+			break;
+		}
 		if (o == SENT) {
 			pop_locked(h);
 			h->st.sent_spans += it->nspans;
@@ -535,7 +562,7 @@ bool ct_otlp_http_submit(struct ct_otlp_http *h, const uint8_t *body, size_t n, 
 	return true;
 }
 
-void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns)
+void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns, const volatile sig_atomic_t *signals)
 {
 	if (!h->thread_started)
 		return;
@@ -545,7 +572,38 @@ void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns)
 	pthread_cond_broadcast(&h->work);
 	pthread_cond_broadcast(&h->room);
 	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->thread, NULL);
+	/* The thread may be blocked on a collector that takes the connection
+	 * and never answers (10 s a read): at the deadline, or at a signal
+	 * (Ctrl-C: whoever waits wants out), its socket is shut down, which
+	 * ends what it waits for at once. */
+	for (;;) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(h->thread, NULL, &ts) == 0)
+			break;
+		bool interrupted = signals && *signals;
+		if (!interrupted && now_mono_ns() < h->deadline)
+			continue;
+		pthread_mutex_lock(&h->mu);
+		if (!h->aborted) {
+			static char why[300];
+			snprintf(why, sizeof(why), interrupted ? "interrupted while waiting for %s" : "%s did not take everything in time",
+				 h->url);
+			h->aborted = why;
+		}
+		if (h->fd >= 0)
+			shutdown(h->fd, SHUT_RDWR);
+		pthread_cond_broadcast(&h->work);
+		pthread_cond_broadcast(&h->room);
+		pthread_mutex_unlock(&h->mu);
+		pthread_join(h->thread, NULL);
+		break;
+	}
 	h->thread_started = false;
 }
 
@@ -579,7 +637,7 @@ void ct_otlp_http_free(struct ct_otlp_http *h)
 	if (!h)
 		return;
 	if (h->thread_started)
-		ct_otlp_http_finish(h, 0);
+		ct_otlp_http_finish(h, 0, NULL);
 	while (h->head) {
 		struct item *it = h->head;
 		h->head = it->next;

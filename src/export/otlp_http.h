@@ -9,6 +9,7 @@
 #ifndef CT_OTLP_HTTP_H
 #define CT_OTLP_HTTP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,8 +40,10 @@ struct ct_otlp_http *ct_otlp_http_start(const struct ct_otlp_http_opts *o);
  * (queue full, or the client is finishing). */
 bool ct_otlp_http_submit(struct ct_otlp_http *h, const uint8_t *body, size_t n, uint64_t nspans);
 /* Sends what is queued, for at most GRACE_NS (and without waiting for an
- * endpoint that is down), drops the rest, stops the thread. */
-void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns);
+ * endpoint that is down, nor, once *SIGNALS is not 0, for any: a count of
+ * signals that mean "stop waiting", or NULL), drops the rest, stops the
+ * thread. */
+void ct_otlp_http_finish(struct ct_otlp_http *h, uint64_t grace_ns, const volatile sig_atomic_t *signals);
 void ct_otlp_http_get_stats(struct ct_otlp_http *h, struct ct_otlp_http_stats *st);
 /* The URL requests go to (normalized, with port and path). */
 const char *ct_otlp_http_url(const struct ct_otlp_http *h);

@@ -30,6 +30,7 @@ struct ct_writer {
 	struct ct_output out;
 	int fd;
 	char *path;
+	char *space_hint; /* what to do when its disk is full */
 	struct ct_buf meta, stats, ev;
 	uint32_t ev_count;
 	struct ct_event prev;
@@ -65,6 +66,11 @@ struct ct_writer *ct_writer_create(const char *path)
 	w->out = out;
 	w->fd = out.fd;
 	w->path = xstrdup(path ? path : "the temporary record file");
+	/* (live without -o: the file is in $TMPDIR, which -o does not name) */
+	const char *tmpdir = getenv("TMPDIR");
+	w->space_hint = path ? xstrdup("free space, or record with -o to another disk")
+			     : xasprintf("free space in %s, or give live -o FILE on another disk",
+					 tmpdir && *tmpdir ? tmpdir : "/tmp");
 	return w;
 }
 
@@ -114,9 +120,8 @@ static int write_all(struct ct_writer *w, const void *p, size_t n)
 			if (!w->failed) {
 				w->err = k < 0 ? errno : 0;
 				if (w->running)
-					ct_print_errorf("writing %s failed: %s; the trace ends here, the program runs on "
-							"(free space, or record with -o to another disk)",
-							w->path, write_error(w));
+					ct_print_errorf("writing %s failed: %s; the trace ends here, the program runs on (%s)",
+							w->path, write_error(w), w->space_hint);
 			}
 			w->failed = true;
 			return -1;
@@ -198,8 +203,7 @@ int ct_writer_begin(struct ct_writer *w, const struct ct_file_func *funcs, size_
 		ct_writer_tables(w, funcs, nfuncs, sites, nsites);
 	}
 	if (w->failed) /* before the program ran: the caller says it */
-		return ct_fail("cannot write %s: %s (free space, or record with -o to another disk)", w->path,
-			       write_error(w));
+		return ct_fail("cannot write %s: %s (%s)", w->path, write_error(w), w->space_hint);
 	w->running = true;
 	return 0;
 }
@@ -496,6 +500,7 @@ static void free_writer(struct ct_writer *w)
 	buf_free(&w->stats);
 	buf_free(&w->ev);
 	free(w->path);
+	free(w->space_hint);
 	free(w);
 }
 
@@ -575,7 +580,10 @@ const char *ct_trace_stat(const struct ct_trace *t, const char *key)
 
 bool ct_file_func_runs_into(const struct ct_file_func *from, const struct ct_file_func *to)
 {
-	return (from->flags & CT_FN_FALLS) && from->entry + from->size == to->entry;
+	/* (TO inside FROM: overlapping symbols, assembly whose first part runs
+	 * on into a second entry, `overlap_b` in `overlap_a`) */
+	return ((from->flags & CT_FN_FALLS) && from->entry + from->size == to->entry) ||
+	       (to->entry > from->entry && to->entry < from->entry + from->size);
 }
 
 bool ct_file_func_is_go(const struct ct_file_func *f)

@@ -298,7 +298,8 @@ bool ct_file_func_is_go(const struct ct_file_func *f); /* gc-compiled Go (CT_FN_
 bool ct_file_func_parks_only(const struct ct_file_func *f);
 /* ... and is F Go assembly (CT_FN_ASM: frames of its own making)? */
 bool ct_file_func_is_asm(const struct ct_file_func *f);
-/* FROM's code runs on into TO's entry (CT_FN_FALLS, TO right at its end) */
+/* FROM's code runs on into TO's entry (CT_FN_FALLS, TO right at its end;
+ * or TO's entry is inside FROM's code) */
 bool ct_file_func_runs_into(const struct ct_file_func *from, const struct ct_file_func *to);
 bool ct_trace_func_is_go(const struct ct_trace *t, uint32_t func);
 bool ct_trace_has_go(const struct ct_trace *t); /* any function so far */

@@ -1020,6 +1020,10 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 				if (t->funcs[j].flags & CT_FN_NOPROBE)
 					return ct_fail("%s switches stacks or runs without a goroutine; it cannot be traced",
 						       g);
+				if (t->funcs[j].flags & CT_FN_WRITABLE)
+					return ct_fail("%s is in a writable segment of %s, where the kernel puts no probe; "
+						       "it cannot be traced (link its code into a read-only segment)",
+						       g, shown);
 			}
 		GElf_Sym sym;
 		if (!found && ct_elf_symbol(&t->elf, g, &sym) && GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
@@ -1038,9 +1042,15 @@ int ct_plan_build(struct ct_plan *p, const struct ct_target *t, const struct ct_
 	}
 	bool *picked = xcalloc(t->nfuncs ? t->nfuncs : 1, sizeof(*picked));
 	CT_VEC(uint64_t) entries = {0};
-	for (size_t j = 0; j < t->nfuncs; j++)
-		if ((picked[j] = selected(t, &t->funcs[j], sel)))
-			CT_VEC_PUSH(entries, t->funcs[j].entry);
+	for (size_t j = 0; j < t->nfuncs; j++) {
+		const struct ct_func *f = &t->funcs[j];
+		if ((picked[j] = selected(t, f, sel) && !(f->flags & CT_FN_WRITABLE)))
+			CT_VEC_PUSH(entries, f->entry);
+		else if ((f->flags & CT_FN_WRITABLE) && selected(t, f, sel)) {
+			struct ct_plan_skip sk = {f, xstrdup("in a writable segment, where the kernel puts no probe")};
+			CT_VEC_PUSH(p->skipped, sk);
+		}
+	}
 	/* A big plan's heap in huge pages (util.c): lefthook's -F '*' (11,517
 	 * functions) plans in 0.65 s instead of 0.84, for ~7 MB more.  Not a
 	 * small one's: 2,000 functions (make bench's 14,589 sites) gained

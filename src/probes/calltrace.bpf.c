@@ -61,10 +61,13 @@ struct {
 } counters SEC(".maps");
 
 /* tgids of the traced processes: whose thread and process ends are
- * reported, and the pid filter when one link cannot carry it (--follow). */
+ * reported, and the pid filter when one link cannot carry it (--follow).
+ * (1024 once: a program with more children at once lost the calls of the
+ * rest without a word; those beyond are counted now, forks_unfollowed) */
+#define CT_MAX_TRACED_PIDS 8192
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, CT_MAX_TRACED_PIDS);
 	__type(key, __u32);
 	__type(value, __u8);
 } traced_pids SEC(".maps");
@@ -310,12 +313,20 @@ struct {
 	__type(value, struct ct_interim_check);
 } interim_checks SEC(".maps");
 
+/* The record-time limits' state of each goroutine/thread inside traced
+ * calls.  An LRU map: with more stacks inside traced calls at once than it
+ * holds (or nearly: its free lists are per CPU), one pushes another out,
+ * whose held entries (--min-duration) and depth are gone; gstates_live
+ * counts those it holds, and a stack that begins while it is nearly full is
+ * counted (CT_CNT_LIMITS_FULL: record warns). */
+#define CT_GSTATES_MAX 8192
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, CT_GSTATES_MAX);
 	__type(key, struct gkey);
 	__type(value, struct gstate);
 } gstates SEC(".maps");
+__s64 gstates_live = 0;
 
 /* A zeroed gstate to insert from (too big for the BPF stack); only read,
  * so a run preempted on its CPU leaves it as the next one needs it. */
@@ -1112,8 +1123,15 @@ __noinline int limits_hit(struct run *r)
 	struct gstate *st = bpf_map_lookup_elem(&gstates, k);
 	__u32 kind = CT_COOKIE_KIND(h->cookie);
 	if (!st) {
-		if (kind != CT_SITE_ENTRY)
-			return 0; /* nothing of it is open: nothing to do */
+		if (kind != CT_SITE_ENTRY) {
+			/* Nothing of it is open here: a call from before the
+			 * probes (-p), or one whose stack's state the map
+			 * evicted (more than it holds inside traced calls at
+			 * once: its calls were sent, their ends must be too).
+			 * Sent as without limits (replay places it, or not). */
+			send_this(h);
+			return 0;
+		}
 		__u32 zero = 0;
 		struct gstate *z = bpf_map_lookup_elem(&gstate_zero, &zero);
 		if (!z)
@@ -1124,7 +1142,9 @@ __noinline int limits_hit(struct run *r)
 		x ^= x >> 33;
 		x *= 0xff51afd7ed558ccdULL;
 		x ^= x >> 33;
-		bpf_map_update_elem(&gstates, k, z, BPF_NOEXIST);
+		if (bpf_map_update_elem(&gstates, k, z, BPF_NOEXIST) == 0 &&
+		    __sync_fetch_and_add(&gstates_live, 1) >= CT_GSTATES_MAX - CT_GSTATES_MAX / 8)
+			count(CT_CNT_LIMITS_FULL, 1);
 		st = bpf_map_lookup_elem(&gstates, k);
 		if (!st)
 			return 0;
@@ -1193,7 +1213,8 @@ __noinline int limits_hit(struct run *r)
 		}
 		if (sent)
 			send_this(h);
-		bpf_map_delete_elem(&gstates, k);
+		if (bpf_map_delete_elem(&gstates, k) == 0)
+			__sync_fetch_and_add(&gstates_live, -1);
 		return 0;
 	}
 	}
@@ -1208,8 +1229,8 @@ __noinline int limits_hit(struct run *r)
 				break;
 			st->depth--;
 		}
-	if (st->depth == 0)
-		bpf_map_delete_elem(&gstates, k);
+	if (st->depth == 0 && bpf_map_delete_elem(&gstates, k) == 0)
+		__sync_fetch_and_add(&gstates_live, -1);
 	return 0;
 }
 
@@ -2061,6 +2082,12 @@ static __always_inline void send_proc(__u32 kind, __u32 pid, __u32 tid, __u32 ot
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* Processes the traced ones forked without --follow: not traced, only
+ * counted (where the calls were, when the traced process made none). */
+__u64 forks_untraced = 0;
+/* --follow: processes forked while CT_MAX_TRACED_PIDS were traced: not traced */
+__u64 forks_unfollowed = 0;
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -2068,8 +2095,15 @@ int BPF_PROG(ct_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 cpid = BPF_CORE_READ(child, pid), ctgid = BPF_CORE_READ(child, tgid);
 	if (cpid != ctgid || !bpf_map_lookup_elem(&traced_pids, &ptgid))
 		return 0; /* a new thread, or not ours */
+	if (!cfg.filter_pids) { /* (no --follow) */
+		__sync_fetch_and_add(&forks_untraced, 1);
+		return 0;
+	}
 	__u8 one = 1;
-	bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY)) {
+		__sync_fetch_and_add(&forks_unfollowed, 1); /* (the map is full) */
+		return 0;
+	}
 	send_proc(CT_PROC_FORK, ptgid, BPF_CORE_READ(parent, pid), ctgid);
 	return 0;
 }
@@ -2235,6 +2269,15 @@ int BPF_PROG(ct_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* bpf_for_each_map_elem's callback: deletes the gstates entry K if it is
+ * of process *TGID. */
+static long drop_state_of(struct bpf_map *map, struct gkey *k, struct gstate *v, __u32 *tgid)
+{
+	if (k->tgid == *tgid && bpf_map_delete_elem(map, k) == 0)
+		__sync_fetch_and_add(&gstates_live, -1);
+	return 0;
+}
+
 /* Every thread of a traced process that ends (its open calls end with it).
  * do_exit() counts the live threads down before this tracepoint: at 0 the
  * last one is leaving and the process is gone (not when the thread group
@@ -2246,6 +2289,12 @@ int BPF_PROG(ct_proc_exit, struct task_struct *p)
 	if (!bpf_map_lookup_elem(&traced_pids, &tgid))
 		return 0;
 	int last = BPF_CORE_READ(p, signal, live.counter) == 0;
+	/* A process that ends inside traced calls (every one that calls exit
+	 * in main): the limits' state of its stacks goes with it.  (Not per
+	 * thread: a Go stack's key is its goroutine's id, which may equal an
+	 * ending thread's id.) */
+	if (last && (cfg.limits & CT_LIM_SHADOW))
+		bpf_for_each_map_elem(&gstates, drop_state_of, &tgid, 0);
 	if (last) {
 		bpf_map_delete_elem(&traced_pids, &tgid);
 		bpf_map_delete_elem(&held_pids, &tgid); /* killed while held */

@@ -630,7 +630,9 @@ enum ct_counter {
 	CT_CNT_WARM_UPS = 8, /* hits of the warm-up probe (session.c warm_up) */
 	CT_CNT_JCC_SILENT = 9, /* conditional tail jumps not taken, alone on their probe: no event */
 	CT_CNT_OFFCPU_DROPPED = 10, /* times off CPU not sent: the ring was over half full */
-	CT_CNT_MAX = 11,
+	CT_CNT_LIMITS_FULL = 11, /* stacks that began inside traced calls while the limits'
+				    table (gstates) was about full: one may have pushed out another's */
+	CT_CNT_MAX = 12,
 };
 
 #endif

@@ -733,11 +733,9 @@ int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu)
 {
 	struct bpf_program *progs[3] = {p->skel->progs.ct_proc_exit, p->skel->progs.ct_fork, p->skel->progs.ct_exec};
 	for (int i = 0; i < 3; i++) {
-		if (i == 1 && !follow)
-			continue;
 		p->tps[i] = bpf_program__attach(progs[i]);
 		if (!p->tps[i])
-			return ct_fail("cannot attach the process tracepoints: %s", strerror(errno));
+			return ct_fail("cannot attach the process tracepoints: %s", fd_limit(errno));
 	}
 	/* the program's waits for the probe changes (none when the kernel has
 	 * no lock contention tracepoints: those waits stay in the durations) */
@@ -753,10 +751,22 @@ int ct_probes_watch(struct ct_probes *p, bool follow, bool offcpu)
 	if (offcpu) {
 		p->tps[5] = bpf_program__attach(p->skel->progs.ct_switch);
 		if (!p->tps[5])
-			return ct_fail("cannot attach to the scheduler's sched_switch tracepoint: %s (record --no-sched goes without)",
-				       strerror(errno));
+			return errno == EMFILE ? ct_fail("cannot attach to the scheduler's sched_switch tracepoint: %s",
+							 fd_limit(errno))
+					       : ct_fail("cannot attach to the scheduler's sched_switch tracepoint: %s (record "
+							 "--no-sched goes without)", strerror(errno));
 	}
 	return 0;
+}
+
+uint64_t ct_probes_forks_untraced(struct ct_probes *p)
+{
+	return __atomic_load_n(&p->skel->bss->forks_untraced, __ATOMIC_RELAXED);
+}
+
+uint64_t ct_probes_forks_unfollowed(struct ct_probes *p)
+{
+	return __atomic_load_n(&p->skel->bss->forks_unfollowed, __ATOMIC_RELAXED);
 }
 
 size_t ct_probes_traced(struct ct_probes *p)
@@ -1073,7 +1083,7 @@ int ct_probes_poll(struct ct_probes *p, int timeout_ms, ct_event_cb cb, void *ct
 	if (!p->rb) {
 		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_sample, p, NULL);
 		if (!p->rb)
-			return ct_fail("cannot open the ring buffer: %s", strerror(errno));
+			return ct_fail("cannot open the ring buffer: %s", fd_limit(errno));
 	}
 	int n = ring_buffer__poll(p->rb, timeout_ms);
 	if (n == CT_EVENT_PAUSE)

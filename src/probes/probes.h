@@ -70,7 +70,7 @@ void ct_probes_del_pid(struct ct_probes *p, uint32_t pid);
 size_t ct_probes_close_pid_links(struct ct_probes *p, uint32_t pid);
 /* Tracepoints reporting the end of every thread and process added with
  * ct_probes_add_pid, and their execs, as CT_EV_PROC events; with FOLLOW
- * also their forks (children are added), and an exec of another binary is
+ * also their forks (children are added; without, forks are counted), and an exec of another binary is
  * held stopped until it is probed (else none is held: a launched program's
  * own, or -p's process running another program).  With OFFCPU, the times
  * their threads are off CPU (CT_PROC_OFFCPU). */
@@ -92,6 +92,11 @@ size_t ct_probes_traced(struct ct_probes *p);
 typedef void (*ct_still_off_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t since, uint64_t goid,
 				uint32_t flags);
 int ct_probes_still_off(struct ct_probes *p, ct_still_off_fn fn, void *ctx);
+/* Without FOLLOW: how many processes those added forked (counted only). */
+uint64_t ct_probes_forks_untraced(struct ct_probes *p);
+/* With FOLLOW: how many processes were forked while the most the kernel
+ * side keeps (8192) were traced, and so were not. */
+uint64_t ct_probes_forks_unfollowed(struct ct_probes *p);
 /* The runtime facts of binary BIN (a binary exec'd under --follow). */
 void ct_probes_set_bin(struct ct_probes *p, uint32_t bin, const struct ct_bin_config *c);
 /* Hits of binary BIN take a thread's cached goroutine id while no goroutine

@@ -172,6 +172,26 @@ static void follow_names_in(struct ct_session *s, const struct ct_target *t)
 			s->names_seen[i] = ct_names_equal(&t->funcs[j].dm, t->funcs[j].name, sel->trace[i]);
 }
 
+/* Does calltrace itself map PATH (its own dynamic loader or libc, run as
+ * the program)?  Then its launcher's hits before the exec are on the
+ * program's own functions too. */
+static bool mapped_by_calltrace(const char *path)
+{
+	struct stat st;
+	FILE *f = stat(path, &st) ? NULL : fopen("/proc/self/maps", "re");
+	bool found = false;
+	char line[PATH_MAX + 128];
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)st.st_ino && makedev(maj, min) == st.st_dev;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* Whether SEL picks any function of T that could be probed (plan.c selected). */
 static bool selects_any(const struct ct_target *t, const struct ct_selection *sel)
 {
@@ -253,8 +273,9 @@ static int split_libraries(struct ct_session *s, const struct ct_selection *in, 
 					}
 					if (pid <= 0)
 						ct_elf_close(&exe);
-					int rc = ct_fail("cannot find library %s: %s; give its path, e.g. -F '/usr/lib/x86_64-linux-gnu/%s:GLOB'",
-							 name, why, name);
+					int rc = name[0] == '/' ? ct_fail("cannot find library %s: %s", name, why)
+								: ct_fail("cannot find library %s: %s; give its path, e.g. -F "
+									  "'/usr/lib/x86_64-linux-gnu/%s:GLOB'", name, why, name);
 					free(why);
 					free(name);
 					return rc;
@@ -607,6 +628,7 @@ int ct_session_prepare(struct ct_session *s, const char *binary, const char *pro
 	if (ct_target_open(&s->target, probe_path ? probe_path : binary))
 		return -1;
 	s->target_open = true;
+	s->program_is_ours = mapped_by_calltrace(probe_path ? probe_path : binary);
 	size_t stubs = ct_plt_add_funcs(&s->target, &main_sel);
 	uint64_t t1 = now_mono_ns();
 	ct_debug("target: %s, %zu functions from %s, %s%s in %.1f ms", binary, s->target.nfuncs,
@@ -1034,13 +1056,13 @@ static void left_by_exec(struct ct_session *s, uint32_t pid, uint64_t ino)
 	size_t closed = ct_probes_close_pid_links(s->probes, pid);
 	ct_debug("process %u left by exec: %zu of its links closed", pid, closed);
 	if (s->launch_pid) {
-		fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced (--follow "
-			"traces the programs it execs)\n", pid, runs[0] ? runs : "another program");
+		ct_say("process %u exec'd %s: the program it runs now is not traced (--follow "
+			"traces the programs it execs)", pid, runs[0] ? runs : "another program");
 		return;
 	}
 	ct_probes_del_pid(s->probes, pid);
-	fprintf(stderr, "calltrace: process %u exec'd %s: the program it runs now is not traced, its recording "
-		"ends there (the process runs on; --follow traces the programs it execs)\n",
+	ct_say("process %u exec'd %s: the program it runs now is not traced, its recording "
+		"ends there (the process runs on; --follow traces the programs it execs)",
 		pid, runs[0] ? runs : "another program");
 	free(s->left_by_exec);
 	s->left_by_exec = xasprintf("exec'd %s (not traced)", runs[0] ? runs : "another program");
@@ -1581,9 +1603,37 @@ static void follow_exec(struct ct_session *s, uint32_t pid)
 	ct_debug("--follow: process %u exec'd %s: %zu functions traced", pid, target, lb->plan.funcs.n);
 }
 
+/* Does process PID map the same file for each traced library (LIB:GLOB)
+ * as the first process did?  Their probes are on that file: the calls of a
+ * process that maps another (started after an upgrade, with another
+ * LD_LIBRARY_PATH) would be left out without a word. */
+static int same_libraries(struct ct_session *s, int pid)
+{
+	for (size_t k = 0; k < s->nlibs; k++) {
+		struct ct_libbin *lb = &s->libs[k];
+		struct stat ours, theirs;
+		if (lb->exe_fd || lb->ino || fstat(lb->target.elf.fd, &ours))
+			continue; /* (a binary exec'd under --follow) */
+		char *shown = NULL, *path = ct_lib_resolve_pid(pid, lb->name, &shown);
+		if (!path)
+			return ct_fail("cannot trace %s in process %d too: %s", lb->name, pid, ct_error());
+		bool same = !stat(path, &theirs) && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+		free(path);
+		if (!same) {
+			int rc = ct_fail("process %d maps another file for %s (%s) than the first process (one of them "
+					 "started before an upgrade, or with another LD_LIBRARY_PATH?): trace each on its own",
+					 pid, lb->name, shown);
+			free(shown);
+			return rc;
+		}
+		free(shown);
+	}
+	return 0;
+}
+
 int ct_session_attach_more(struct ct_session *s, int pid)
 {
-	if (ct_probes_add_pid(s->probes, (uint32_t)pid))
+	if (same_libraries(s, pid) || ct_probes_add_pid(s->probes, (uint32_t)pid))
 		return -1;
 	if (!s->o.follow) {
 		CT_VEC_PUSH(s->attach_pids, pid);
@@ -2395,8 +2445,9 @@ static int read_event(struct ct_session *s, const struct ct_event *e, const void
 	uint32_t site = 0;
 	bool known = object_of_site(s, e->site, &o, &site);
 	if (!s->launched && e->pid == s->launch_pid) {
-		/* the program's own code runs only after its exec */
-		if (known && o.plan == &s->plan)
+		/* the program's own code runs only after its exec (not
+		 * before, unless calltrace runs that code too) */
+		if (known && o.plan == &s->plan && !s->program_is_ours)
 			s->launched = true;
 		else {
 			s->before_exec++;
@@ -3703,6 +3754,17 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->icall_exits.n)
 		ct_writer_stat(s->w, "icall_exits", "%zu (exit probes of indirect calls that may go, %zu of them found while recording; %zu taken out: their hits that closed no call cost more than the RETs of the functions whose calls they closed)",
 			       s->icall_exits.n, s->icall_found, s->icall_out);
+	s->forks_untraced = s->probes ? ct_probes_forks_untraced(s->probes) : 0;
+	uint64_t unfollowed = s->probes ? ct_probes_forks_unfollowed(s->probes) : 0;
+	if (unfollowed) {
+		ct_writer_stat(s->w, "forks_unfollowed", "%llu (processes forked while 8192 were traced: not traced)",
+			       (unsigned long long)unfollowed);
+		ct_warn("--follow: %llu processes were forked while 8192 traced processes ran: they are not traced "
+			"(the most traced at once), nor their calls", (unsigned long long)unfollowed);
+	}
+	if (s->forks_untraced)
+		ct_writer_stat(s->w, "forks", "%llu (processes the traced ones forked: not traced without --follow)",
+			       (unsigned long long)s->forks_untraced);
 	if (s->exec_left_dropped)
 		ct_writer_stat(s->w, "exec_left", "%llu (events of processes after they exec'd another program, not "
 			       "written: a library's probes fire in the new program too)",
@@ -3735,6 +3797,15 @@ int ct_session_finish(struct ct_session *s, const char *exit_desc)
 	if (s->warm_ups)
 		ct_writer_stat(s->w, "warm_ups", "%llu (processes whose first probe hit and first single-step were paid before main)",
 			       (unsigned long long)counter(s, CT_CNT_WARM_UPS));
+	if (counter(s, CT_CNT_LIMITS_FULL)) {
+		ct_writer_stat(s->w, "limits_full", "%llu (goroutines/threads that entered traced calls while about 8192 "
+			       "others were inside some: the record-time limits follow that many at once)",
+			       (unsigned long long)counter(s, CT_CNT_LIMITS_FULL));
+		ct_warn("more than ~7000 goroutines/threads were inside traced calls at once (%llu began so): the "
+			"record-time limits follow 8192, and those pushed out lose what was held back for them "
+			"(--min-duration: their calls are missing) or their depth (--max-depth, --root: cut otherwise)",
+			(unsigned long long)counter(s, CT_CNT_LIMITS_FULL));
+	}
 	if (counter(s, CT_CNT_OVERFLOW))
 		ct_writer_stat(s->w, "cut.too_deep", "%llu", (unsigned long long)counter(s, CT_CNT_OVERFLOW));
 	if (s->stop_reason)

@@ -192,6 +192,7 @@ struct ct_session {
 	 * the launcher: execv, the read that waited), left out. */
 	uint32_t launch_pid;       /* 0: none (-p) */
 	bool launched;             /* its exec was seen (or the program's own code ran) */
+	bool program_is_ours;      /* calltrace maps the program's file too (ld.so, libc) */
 	uint64_t before_exec;      /* launcher events left out */
 	bool stop;                 /* a limit was reached: the loop should end */
 	uint64_t cut_size;         /* events drained after --max-size was reached */
@@ -207,6 +208,7 @@ struct ct_session {
 	 * fire in the new program too) is not written (left_by_exec) */
 	struct ct_map exec_left;
 	uint64_t exec_left_dropped; /* their events since */
+	uint64_t forks_untraced;   /* processes the traced ones forked, not traced (no --follow) */
 	struct ct_wasm_run *wasm;  /* a WebAssembly module: events come from its runner */
 	const char *exits_note;    /* why --exit=auto became ret */
 	CT_VEC(struct ct_deferred) deferred; /* queued by on_event, done by run_deferred */

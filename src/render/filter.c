@@ -105,11 +105,11 @@ int ct_filter_parse(struct ct_filter_opts *o, int opt, const char *val)
 int ct_filter_check(const struct ct_filter_opts *o)
 {
 	if (o->has_since && o->has_until && o->until < o->since) {
-		fprintf(stderr, "calltrace: --until comes before --since: no call starts in that window\n");
+		ct_say("--until comes before --since: no call starts in that window");
 		return -1;
 	}
 	if (o->with_children && !o->has_goid) {
-		fprintf(stderr, "calltrace: --with-children goes with --goroutine N (whose children to show)\n");
+		ct_say("--with-children goes with --goroutine N (whose children to show)");
 		return -1;
 	}
 	return 0;
@@ -284,16 +284,27 @@ void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped)
 {
 	const char *plural = strcmp(nfuncs, "1") ? "s" : "";
 	if (stripped)
-		fprintf(stderr,
-			"calltrace: no calls recorded: the %s function%s traced in %s never ran (it is stripped: only "
+		ct_say(
+			"no calls recorded: the %s function%s traced in %s never ran (it is stripped: only "
 			"its exported functions are known; record -F 'libc.so.6:*' traces a library's functions, "
-			"`calltrace list %s` shows what can be traced)\n",
+			"`calltrace list %s` shows what can be traced)",
 			nfuncs, plural, bin, bin);
 	else
-		fprintf(stderr,
-			"calltrace: no calls recorded: the %s function%s traced in %s never ran (`calltrace list %s` "
-			"shows what can be traced; record -F GLOB chooses)\n",
+		ct_say(
+			"no calls recorded: the %s function%s traced in %s never ran (`calltrace list %s` "
+			"shows what can be traced; record -F GLOB chooses)",
 			nfuncs, plural, bin, bin);
+}
+
+bool ct_note_forked(const char *bin, const char *nfuncs, unsigned long long forks)
+{
+	if (!forks)
+		return false;
+	ct_say(
+		"no calls recorded: the %s function%s traced in %s never ran in the traced process; it forked "
+		"%llu process%s, not traced without --follow (record --follow traces %s too)",
+		nfuncs, strcmp(nfuncs, "1") ? "s" : "", bin, forks, forks == 1 ? "" : "es", forks == 1 ? "it" : "them");
+	return true;
 }
 
 /* A finished recording with no call at all: say why there is nothing to
@@ -312,13 +323,16 @@ static void note_no_calls(const struct ct_trace *t, const struct ct_recon_stats 
 		int n = limits ? (int)strlen(limits) : 0;
 		while (n && limits[n - 1] == ' ')
 			n--;
-		fprintf(stderr, "calltrace: no calls recorded: the record-time limits (%.*s) cut all %s events (`calltrace info` counts them)\n",
+		ct_say("no calls recorded: the record-time limits (%.*s) cut all %s events (`calltrace info` counts them)",
 			n ? n : 4, n ? limits : "some", cut);
 		return;
 	}
 	const char *bin = ct_trace_meta(t, "target.path"), *nf = ct_trace_meta(t, "plan.functions");
 	const char *src = ct_trace_meta(t, "target.funcs_source");
 	if (!bin || !nf)
+		return;
+	const char *forks = ct_trace_stat(t, "forks");
+	if (forks && ct_note_forked(bin, nf, strtoull(forks, NULL, 10)))
 		return;
 	bool libs = false;
 	for (size_t i = 0; i < t->meta.n && !libs; i++)

@@ -53,6 +53,10 @@ struct ct_recon_stats ct_filter_run_indexed(struct ct_trace *t, const struct ct_
  * is stripped and no library is traced: say how to trace one).  replay,
  * report and dump say it of such a file, record and live at its end. */
 void ct_note_never_ran(const char *bin, const char *nfuncs, bool stripped);
+/* The same for a recording whose traced processes forked FORKS others
+ * (not traced, no --follow): where the calls may well have been.  False
+ * (nothing said) if FORKS is 0. */
+bool ct_note_forked(const char *bin, const char *nfuncs, unsigned long long forks);
 
 /* Parses one filter option of replay/report/dump, or --demangle (how
  * names are shown; -F/-N match every form), given the getopt value VAL for

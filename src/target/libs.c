@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 bool ct_lib_name_matches(const char *lib, const char *base)
@@ -78,10 +79,15 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		ct_fail("cannot read %s: %s", maps, strerror(errno));
 		return NULL;
 	}
-	char line[4096], *found = NULL;
-	unsigned long long lo = 0, hi = 0, ino = 0;
+	char line[4096], *found = NULL, *replaced = NULL;
+	unsigned long long lo = 0, hi = 0, ino = 0, rlo = 0, rhi = 0, rino = 0;
+	unsigned maj = 0, min = 0;
+	/* a path is the file, by whichever name: ldd's /lib/x86_64-linux-gnu
+	 * is the maps' /usr/lib/x86_64-linux-gnu on a merged /usr */
+	struct stat want;
+	bool want_ok = lib[0] == '/' && stat(lib, &want) == 0;
 	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
+		if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &lo, &hi, &maj, &min, &ino) != 5)
 			continue;
 		/* start-end perms offset dev inode path */
 		char *path = NULL, *p = line;
@@ -95,14 +101,32 @@ char *ct_lib_resolve_pid(pid_t pid, const char *lib, char **shown)
 		path = p;
 		path[strcspn(path, "\n")] = 0;
 		size_t n = strlen(path);
-		if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
+		if (n > 10 && !strcmp(path + n - 10, " (deleted)")) {
+			/* its file replaced since it was mapped (a package
+			 * upgrade): the process runs the old one, reached
+			 * through the mapping's link; taken if no file of that
+			 * name that is still there is mapped */
+			path[n - 10] = 0;
+			if (!replaced && (lib[0] == '/' ? !strcmp(path, lib) : ct_lib_name_matches(lib, base_name(path)))) {
+				replaced = xstrdup(path);
+				rlo = lo, rhi = hi, rino = ino;
+			}
 			continue;
-		if (lib[0] == '/' ? !strcmp(path, lib) : ct_lib_name_matches(lib, base_name(path)))
+		}
+		if (lib[0] == '/' ? !strcmp(path, lib) || (want_ok && want.st_ino == (ino_t)ino &&
+							     want.st_dev == makedev(maj, min))
+				  : ct_lib_name_matches(lib, base_name(path)))
 			found = xstrdup(path);
 		else if (lib[0] != '/' && same_inode_in_dir(pid, path, lib))
 			found = xstrdup(path);
 	}
 	fclose(f);
+	if (!found && replaced) {
+		found = replaced;
+		lo = rlo, hi = rhi, ino = rino;
+		replaced = NULL;
+	}
+	free(replaced);
 	if (!found) {
 		ct_fail("process %d has no library %s loaded (see /proc/%d/maps)", (int)pid, lib, (int)pid);
 		return NULL;
@@ -331,10 +355,15 @@ char *ct_lib_resolve_exe(const char *exe, const char *lib)
 			char *path = find_needed(name, queue.v[qi], &d);
 			if (!path)
 				continue;
-			if (ct_lib_name_matches(lib, name) || ct_lib_name_matches(lib, base_name(path)))
+			/* (or the file its name links to: libstdc++.so.6.0.30,
+			 * which is what `ls` shows) */
+			char *real = realpath(path, NULL);
+			if (ct_lib_name_matches(lib, name) || ct_lib_name_matches(lib, base_name(path)) ||
+			    (real && ct_lib_name_matches(lib, base_name(real))))
 				found = path;
 			else
 				CT_VEC_PUSH(queue, path);
+			free(real);
 		}
 		dyninfo_free(&d);
 	}

@@ -377,6 +377,19 @@ static bool looks_like_gc_go(const struct ct_target *t)
 	return false;
 }
 
+/* Functions whose code is in a writable segment (self-modifying code, a
+ * linker script's RWX section): uprobes go only where a mapping is not
+ * writable (the kernel's valid_vma), so their probes would never fire. */
+static void mark_writable(struct ct_target *t)
+{
+	for (size_t i = 0; i < t->nfuncs; i++)
+		for (size_t k = 0; k < t->elf.nsegs; k++) {
+			const struct ct_segment *g = &t->elf.segs[k];
+			if ((g->flags & PF_W) && t->funcs[i].entry >= g->vaddr && t->funcs[i].entry < g->vaddr + g->memsz)
+				t->funcs[i].flags |= CT_FN_WRITABLE;
+		}
+}
+
 int ct_target_open(struct ct_target *t, const char *path)
 {
 	memset(t, 0, sizeof(*t));
@@ -405,6 +418,7 @@ int ct_target_open(struct ct_target *t, const char *path)
 	qsort(t->funcs, t->nfuncs, sizeof(*t->funcs), cmp_func);
 	for (size_t i = 0; i < t->nfuncs; i++)
 		ct_names_init(&t->funcs[i].dm, t->funcs[i].name, ct_func_symbol_len(t->funcs[i].name, t->funcs[i].flags));
+	mark_writable(t);
 	if (t->lang == CT_LANG_C && !t->gccgo)
 		ct_rust_read(path, t->funcs, t->nfuncs, &t->rust);
 	return 0;

@@ -29,6 +29,8 @@ enum ct_lang {
 #define CT_FN_PARKS 0x80   /* set by the plan: runtime.gopark, traced for record
 			      --parks alone (record file FUNCS): its calls that
 			      no traced call holds are not shown */
+#define CT_FN_WRITABLE 0x100 /* its code is in a writable segment, where the
+			       kernel puts no uprobe: never probed */
 #define CT_PLT_SUFFIX "@plt" /* after a PLT stub's symbol, its function's name */
 
 struct ct_func {

@@ -19,23 +19,27 @@ static const char *kind_of(mode_t m)
 			     : "not a regular file";
 }
 
-/* A fresh file next to PATH: O_EXCL|O_NOFOLLOW never opens anything that
- * exists, whatever someone put there. */
-static int create_fresh(const char *path, mode_t mode, char **tmp_out)
+/* A fresh name next to PATH (".NAME.XXXXXXXX": hidden, and saying whose
+ * leftover it is), in *TMP_OUT: a new file's, opened with O_EXCL|O_NOFOLLOW
+ * (which never opens anything that exists, whatever someone put there),
+ * or, given FD, the unnamed file FD's.  The file's descriptor, or -1. */
+static int fresh_entry(const char *path, int fd, mode_t mode, char **tmp_out)
 {
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path) + 1 : 0;
 	const char *base = slash ? slash + 1 : path;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	for (int tries = 0; tries < 100; tries++) {
 		uint64_t r = 0;
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			r = hash64(now_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries);
-		/* ".NAME.XXXXXXXX": hidden, and says whose leftover it is */
 		char *tmp = xasprintf("%.*s.%.200s.%08x", dirlen, path, base, (unsigned)r);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-		if (fd >= 0) {
+		int got = fd >= 0 ? (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) ? -1 : fd)
+				  : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (got >= 0) {
 			*tmp_out = tmp;
-			return fd;
+			return got;
 		}
 		int e = errno;
 		free(tmp);
@@ -48,6 +52,28 @@ static int create_fresh(const char *path, mode_t mode, char **tmp_out)
 	return -1;
 }
 
+/* A file with no name yet in PATH's directory (O_TMPFILE): whatever stops
+ * calltrace before the output is whole (Ctrl-C, timeout, SIGKILL) leaves
+ * nothing behind.  -1 where the file system has no O_TMPFILE. */
+static int create_unnamed(const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path) : xstrdup(".");
+	int fd = open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC, mode);
+	free(dir);
+	return fd;
+}
+
+/* Gives the unnamed output a fresh name next to its path (in o->tmp), once
+ * all of it is written, for commit to rename it into place. */
+static int name_unnamed(struct ct_output *o)
+{
+	if ((o->f && fflush(o->f)) || fresh_entry(o->path, o->fd, 0, &o->tmp) < 0)
+		return -1;
+	o->unnamed = false;
+	return 0;
+}
+
 static int create_anonymous(struct ct_output *o)
 {
 	const char *dir = getenv("TMPDIR");
@@ -57,7 +83,7 @@ static int create_anonymous(struct ct_output *o)
 	if (o->fd >= 0)
 		return 0;
 	char *base = xasprintf("%s/calltrace", dir);
-	o->fd = create_fresh(base, 0600, &o->tmp); /* file systems without O_TMPFILE */
+	o->fd = fresh_entry(base, -1, 0600, &o->tmp); /* file systems without O_TMPFILE */
 	free(base);
 	if (o->fd < 0)
 		return ct_fail("cannot create a temporary file in %s: %s", dir, strerror(errno));
@@ -147,7 +173,11 @@ int ct_output_create_of(struct ct_output *o, const char *path, unsigned flags, c
 	} else if (errno != ENOENT) {
 		return ct_fail("cannot create %s: %s", path, strerror(errno));
 	}
-	o->fd = create_fresh(path, flags & CT_OUT_PRIVATE ? 0600 : 0666, &o->tmp);
+	mode_t mode = flags & CT_OUT_PRIVATE ? 0600 : 0666;
+	o->fd = flags & CT_OUT_AT_ONCE ? -1 : create_unnamed(path, mode);
+	o->unnamed = o->fd >= 0;
+	if (o->fd < 0)
+		o->fd = fresh_entry(path, -1, mode, &o->tmp);
 	if (o->fd < 0)
 		return ct_fail("cannot create %s: %s", path, strerror(errno));
 	o->path = xstrdup(path);
@@ -218,14 +248,21 @@ int ct_output_commit(struct ct_output *o)
 	errno = 0;
 	struct stat mine;
 	bool have = o->fd >= 0 && fstat(o->fd, &mine) == 0;
-	if (close_output(o)) {
-		int e = errno;
+	/* (the unnamed output is given its name before it is closed: the
+	 * descriptor is how it is reached) */
+	bool failed = o->unnamed && name_unnamed(o);
+	int e = failed ? errno : 0;
+	if (close_output(o) && !failed) {
+		failed = true;
+		e = errno;
+	}
+	if (failed) {
 		ct_fail("writing %s failed: %s", o->path ? o->path : "a temporary file", e ? strerror(e) : "I/O error");
 		remove_written(o, have ? &mine : NULL);
 		return -1;
 	}
 	if (o->tmp && rename(o->tmp, o->path)) {
-		int e = errno;
+		e = errno;
 		unlink(o->tmp);
 		ct_fail("cannot create %s: %s", o->path, strerror(e));
 		free_output(o);

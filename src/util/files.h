@@ -4,7 +4,9 @@
  *
  * - outputs never open the path itself: the data goes to a fresh file
  *   created with O_EXCL|O_NOFOLLOW in the same directory, renamed over the
- *   path (rename replaces a directory entry, it never writes through one).
+ *   path (rename replaces a directory entry, it never writes through one);
+ *   one that appears only when whole has no name until then (O_TMPFILE,
+ *   where the file system has it), so an interrupted writer leaves nothing;
  *   An existing symlink or non-regular file at the path is refused, and so
  *   is an ELF file (the traced program, a library) or, for a record file,
  *   anything but an older record file;
@@ -29,6 +31,7 @@ struct ct_output {
 	FILE *f;    /* ct_output_stream(), if used */
 	char *path; /* NULL: an anonymous file (nothing to publish) */
 	char *tmp;  /* the fresh file's name until it is renamed to path */
+	bool unnamed; /* no name yet (O_TMPFILE): commit gives it one */
 	bool in_place;
 };
 

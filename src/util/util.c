@@ -1,6 +1,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <malloc.h>
@@ -17,6 +18,32 @@ static char err_line[1024];
 static bool err_said; /* err_line's failure is on stderr already */
 int ct_verbose;
 
+/* S (N bytes at most) with its control characters as \xNN, C1 ones (UTF-8
+ * C2 80..9F) too, into OUT (cut to OUTN-1): a message names files and
+ * processes (a -p target's binary, a program's path) whose names are
+ * anyone's to choose, and an escape sequence in one (set the window's
+ * title, ...) must not reach the terminal of whoever runs calltrace. */
+static void sanitize(char *out, size_t outn, const char *s)
+{
+	size_t k = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < outn; p++) {
+		bool c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+		if (*p < 0x20 || *p == 0x7f || c1) {
+			if (k + 5 > outn - 1)
+				break;
+			k += (size_t)snprintf(out + k, outn - k, "\\x%02x", *p);
+			if (c1) {
+				if (k + 5 > outn - 1)
+					break;
+				k += (size_t)snprintf(out + k, outn - k, "\\x%02x", *++p);
+			}
+		} else {
+			out[k++] = (char)*p;
+		}
+	}
+	out[k] = 0;
+}
+
 /* Formatted apart first: a caller may wrap the line already recorded
  * (ct_fail("...: %s", ct_error())), which vsnprintf must not read while it
  * writes the same bytes. */
@@ -24,8 +51,36 @@ static void record_error(const char *fmt, va_list ap)
 {
 	char line[sizeof(err_line)];
 	vsnprintf(line, sizeof(line), fmt, ap);
-	memcpy(err_line, line, sizeof(err_line));
+	sanitize(err_line, sizeof(err_line), line);
 	err_said = false;
+}
+
+char *ct_shown(const char *s)
+{
+	size_t n = strlen(s) * 8 + 1;
+	char *safe = xmalloc(n);
+	sanitize(safe, n, s);
+	return safe;
+}
+
+/* "calltrace: PREFIX" and FMT's line, sanitized, on stderr. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+	char *line = NULL;
+	if (vasprintf(&line, fmt, ap) < 0)
+		return;
+	char *safe = ct_shown(line);
+	fprintf(stderr, "calltrace: %s%s\n", prefix, safe);
+	free(safe);
+	free(line);
+}
+
+void ct_say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say("", fmt, ap);
+	va_end(ap);
 }
 
 int ct_fail(const char *fmt, ...)
@@ -94,11 +149,9 @@ void ct_print_errorf(const char *fmt, ...)
 void ct_warn(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("calltrace: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void ct_debug(const char *fmt, ...)
@@ -106,11 +159,9 @@ void ct_debug(const char *fmt, ...)
 	if (!ct_verbose)
 		return;
 	va_list ap;
-	fputs("calltrace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void oom(void)

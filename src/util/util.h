@@ -27,6 +27,12 @@ size_t ct_lower_bound_u64(const uint64_t *v, size_t n, uint64_t x);
 void ct_print_error(void);                  /* ct_error() as one line on stderr */
 void ct_print_errorf(const char *fmt, ...)  /* ct_fail(FMT...), then ct_print_error() */
 	__attribute__((format(printf, 1, 2)));
+/* One line "calltrace: ..." (ct_warn: "calltrace: warning: ...") on stderr,
+ * its control characters shown as \xNN (ct_fail's line too): messages name
+ * files and processes, whose names are anyone's to choose. */
+void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* S as those lines show it (malloc'd): a file's name, a program's argument. */
+char *ct_shown(const char *s);
 void ct_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int ct_verbose;
 void ct_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,13 +7,14 @@ import decimal
 import json
 import os
 import re
+import signal
 import struct
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 import zlib
 
-from lib import TMP, attach_verbose, ct, fixture, record, replay_json, tmp, trees
+from lib import CT, TMP, attach_verbose, ct, fixture, record, replay_json, tmp, trees
 
 CHROMIUM = "/usr/bin/chromium"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -209,6 +210,46 @@ def test_chrome_filters_and_output_file():
     jcalls = replay_json(out, "-F", "main.fib")
     compare_with_json(ccalls, jcalls, names)
     assert {c["name"] for c in ccalls} == {"main.fib"} and len(ccalls) == 25
+
+
+def writing_into(pid, d):
+    """Whether process PID has a file of directory D open with something
+    written in it."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith(d + "/") and os.stat(f"/proc/{pid}/fd/{fd}").st_size > 0:
+                return True
+    except OSError:  # (it ended, or closed it meanwhile)
+        pass
+    return False
+
+
+def test_interrupted_dump_leaves_nothing():
+    """dump -o stopped while it writes (Ctrl-C, timeout's SIGTERM, SIGKILL)
+    left its hidden temporary file, .NAME.XXXXXXXX, as big as what it had
+    written, next to the output: one more each time. Now the output has no
+    name until it is whole."""
+    _, out = record([fixture("c_core"), "fib", "24"], out=tmp("dump-interrupted.data"))
+    d = tmp("dump-interrupted")
+    os.makedirs(d, exist_ok=True)
+    caught = set()
+    for attempt in range(40):
+        sig = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)[attempt % 3]
+        p = subprocess.Popen([CT, "dump", "--chrome", "-o", os.path.join(d, "trace.json"), out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        while p.poll() is None and not writing_into(p.pid, d):
+            pass
+        p.send_signal(sig)
+        if p.wait() == -sig:
+            caught.add(sig)
+        for name in os.listdir(d):
+            os.unlink(os.path.join(d, name))  # (a dump that ended first made trace.json)
+            assert name == "trace.json", f"{signal.Signals(sig).name} left {name}"
+        if len(caught) == 3:
+            break
+    assert len(caught) == 3, f"dump was never stopped while writing by {sorted(caught)} of 3 signals"
 
 
 def test_losses_are_marked_and_output_stays_balanced():

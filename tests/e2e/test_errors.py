@@ -1,7 +1,9 @@
 """Bad input: one clear line on stderr, a non-zero exit, no crash, no probe
 left behind."""
 import os
+import resource
 import shutil
+import subprocess
 
 from lib import CT, ct, fixture, our_links, record, replay_json, run, tmp
 
@@ -44,6 +46,37 @@ def test_not_an_elf():
     assert not os.path.exists(tmp("x.data"))
 
 
+def test_a_shared_library_is_not_a_program():
+    """record -- ./libfoo.so: run, a library without an entry point jumps to
+    its load address and dies (SIGSEGV); calltrace ran it, said its
+    functions never ran, and died by the SIGSEGV. Now one line says what it
+    is and how its functions are traced. A library that is also a program
+    (libc.so.6 prints its version) still runs."""
+    lib = fixture("libpadlib.so")
+    for cmd in ("record", "live"):
+        p = ct(cmd, "-o", tmp("lib.data"), "--", lib)
+        one_line_error(p, "is a shared library", f"-F '{lib}:GLOB'")
+    assert not os.path.exists(tmp("lib.data"))
+    libc = next(p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")
+                if os.path.exists(p))
+    p = ct("record", "-o", tmp("libc.data"), "-F", "__libc_*", "--", libc)
+    assert p.returncode == 0 and p.stdout.startswith("GNU C Library"), (p.returncode, p.stderr)
+
+
+def test_too_low_a_limit_of_open_files():
+    """With the open files limit under what a recording needs, record failed
+    wherever the descriptors ran out: 'pipe: Too many open files', 'cannot
+    create X.data', or 'Invalid argument (kernel with BTF and BPF ring
+    buffers are needed)'. One line naming the limit now, nothing run."""
+    for n in (20, 30, 40, 44, 56):
+        def low(n=n):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+        p = ct("record", "-o", tmp("fds.data"), "--", fixture("c_core"), "fib", "3", preexec_fn=low)
+        one_line_error(p, f"limit of open files is {n} (ulimit -Hn)")
+        assert p.stdout == "", (n, p.stdout)
+    assert not os.path.exists(tmp("fds.data"))
+
+
 def test_unknown_function():
     p = ct("record", "-o", tmp("u.data"), "-F", "main.nosuch", "--", fixture("go_core"), "fib", "3")
     one_line_error(p, "main.nosuch", "calltrace list")
@@ -74,6 +107,18 @@ def test_library_not_found():
     assert line.count("libnothere.so") == 3 and line.count("cannot find library") == 1, line
     assert line.endswith("libnothere.so:GLOB'"), line
     assert not os.path.exists(tmp("lib.data"))
+
+
+def test_library_named_by_the_file_its_soname_links_to():
+    """-F 'libstdc++.so.6.0.30:GLOB': the file `ls` shows, which the
+    program's libstdc++.so.6 links to, was 'not loaded' (only the soname or
+    the path were taken); it is the same library."""
+    real = os.path.basename(os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+    assert real != "libstdc++.so.6", real  # (a versioned file behind the soname)
+    p = ct("record", "-o", tmp("real.data"), "-F", f"{real}:_Znwm", "--", fixture("cpp_app"))
+    assert p.returncode == 0, p.stderr
+    funcs = {c["func"] for c in replay_json(tmp("real.data"))}
+    assert funcs == {f"{real}:operator new"}, funcs
 
 
 def test_runtime_stack_switchers_refused():
@@ -120,6 +165,14 @@ def test_a_duration_too_short_for_any_call_says_so():
            "/bin/sleep", "0.3")
     assert p.returncode == 0, p.stderr
     assert "no calls recorded in --duration" in p.stderr and "never ran" not in p.stderr, p.stderr
+    # seconds: the unit is padded for the tree's column, not for this line
+    sleeper = subprocess.Popen(["/bin/sleep", "30"])
+    try:
+        p = ct("record", "-o", tmp("short.data"), "--duration", "1s", "-p", str(sleeper.pid))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert "no calls recorded in --duration 1.000 s:" in p.stderr, p.stderr
 
 
 def test_info_shows_the_command_line_s_control_characters_escaped():
@@ -209,6 +262,12 @@ def test_full_disk_keeps_what_was_written():
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and "No space left on device" in lines[0], p.stderr
         assert our_links() == [], "probe links left behind"
+        # live without -o writes to $TMPDIR, which -o does not name: the
+        # line said "record with -o to another disk"
+        p = ct("live", "--", fixture("go_core"), "fib", "22", env=dict(os.environ, TMPDIR=mnt))
+        assert p.returncode == 1 and "fib 17711" not in p.stdout, (p.returncode, p.stdout)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"free space in {mnt}, or give live -o FILE" in lines[0], p.stderr
     finally:
         run(["umount", mnt])
 

@@ -79,3 +79,23 @@ def test_timeout_command():
     assert r.returncode == 124, (r.returncode, r.stderr)
     assert exit_stat(out).startswith("killed by signal 15 "), exit_stat(out)
     assert any(c["func"] == "work" for c in replay_json(out))
+
+
+def test_a_program_that_stops_itself_stops_calltrace():
+    """A program stops itself alone (kill -TSTP $$: raise(SIGTSTP), a "wait
+    for the debugger" SIGSTOP). Its parent, a job-control shell (c_procs
+    waitstop: WUNTRACED, then SIGCONT), saw nothing under calltrace, and
+    everything waited for ever. calltrace stops by the same signal now, and
+    continues the program once continued: the parent sees what it sees
+    without calltrace."""
+    prog = ["/bin/sh", "-c", "echo before; kill -TSTP $$; echo after"]
+    for args in (prog, [CT, "record", "-o", tmp("selfstop.data"), "--", *prog],
+                 [CT, "record", "-o", tmp("selfstop.data"), "--follow", "--", *prog]):
+        p = subprocess.run([fixture("c_procs"), "waitstop", "0", *args], capture_output=True, text=True, timeout=60)
+        # (the parent's lines and the program's interleave as they come: the
+        # parent continues it before it flushes "stopped by", and reports
+        # "continued" only if it looks before the program has ended)
+        lines = [l for l in p.stdout.splitlines() if not l.startswith("child ") or l.startswith("child exited")]
+        assert "stopped by 20" in lines and lines[-1] == "child exited 0", (args, p.stdout, p.stderr)
+        assert [l for l in lines if l in ("before", "after")] == ["before", "after"], (args, p.stdout)
+        assert set(lines) <= {"before", "after", "stopped by 20", "continued", "child exited 0"}, (args, p.stdout)

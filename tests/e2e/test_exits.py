@@ -1579,6 +1579,24 @@ def test_code_running_on_into_the_next_function_is_a_tail_call():
             assert n.call.get("tail") and n.call["depth"] >= 1, (mode, n.call)
 
 
+def test_function_running_on_into_one_inside_it_is_a_tail_call():
+    """Overlapping symbols (c_oddcode, hand-written): odd_outer adds 2 and runs
+    on into odd_inner, whose symbol lies inside odd_outer's, and their one
+    RET ends both. odd_inner entered at odd_outer's key is odd_outer going
+    on there, a tail call: it was odd_outer unwound (by the next call at the
+    same stack pointer) and odd_inner its sibling. odd_inner's call of its
+    own stays a call."""
+    for mode in ("auto", "ret"):
+        p, out = record([fixture("c_oddcode")], "--exit=" + mode, "-F", "odd_*", out=tmp("oddcode-%s.data" % mode),
+                        check=False)
+        assert p.returncode == 42, (p.returncode, p.stderr)
+        calls = [c for c in replay_json(out) if c.get("func")]
+        assert all(c["status"] == "returned" for c in calls), (mode, calls)
+        roots = next(iter(trees(calls).values()))
+        assert [r.shape() for r in roots] == ["odd_outer(odd_inner)", "odd_inner"], (mode, calls)
+        assert roots[0].children[0].call.get("tail") and not roots[1].call.get("tail"), (mode, calls)
+
+
 def test_untraced_tail_jump_to_a_traced_library_function_is_a_tail_call():
     """plt_tail_checked ends in `jmp strcasecmp@plt`: untraced code (the
     PLT stub) that jumps on to libc's function, traced.  Its return address

@@ -7,6 +7,8 @@ came back ("ret FUNC[.FIELD] VALUE"); the trace must show the same, in every
 output."""
 import json
 import os
+import shutil
+import subprocess
 
 from lib import ct, fixture, record, replay_json, tmp
 from otlp import check_spans_equal_replay, decode_json_lines, meta, spans_of
@@ -214,3 +216,84 @@ def test_assembly_function_results_only_where_rax_holds_one():
     calls = [c for c in replay_json(out) if c.get("func", "").startswith("libc.so.6:__strlen_")]
     lens = [int(c["ret"][0]["value"] or "0", 16) for c in calls]
     assert len(lens) == len(calls) and len(word) in lens, calls
+
+
+def test_attached_library_whose_file_was_replaced():
+    """A library upgraded on disk while the process runs (a package upgrade:
+    the mapping shows "(deleted)"): -p -F 'LIB:GLOB' said the process had no
+    such library loaded, and with its path gave a garbled hint
+    ('/usr/lib/x86_64-linux-gnu//its/path'). The process runs the old file:
+    it is probed through the mapping, and the calls show the old code's
+    results."""
+    d = tmp("replaced-lib")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    src, lib = os.path.join(d, "up.c"), os.path.join(d, "libup.so.1")
+    with open(src, "w") as f:
+        f.write("int up(int x) { return x + UP; }\n")
+    main = os.path.join(d, "main.c")
+    with open(main, "w") as f:
+        f.write('#include <stdio.h>\n#include <unistd.h>\nint up(int);\n'
+                'int main(void) { puts("ready"); fflush(stdout); long s = 0;\n'
+                '  for (int i = 0; i < 30000; i++) { s += up(i); usleep(1000); } return s == 0; }\n')
+    build = lambda n, out: subprocess.run(["gcc", "-g", "-O1", "-shared", "-fPIC", f"-DUP={n}", "-Wl,-soname,libup.so.1",
+                                           "-o", out, src], check=True)
+    build(7, lib)
+    exe = os.path.join(d, "main")
+    subprocess.run(["gcc", "-g", "-o", exe, main, lib, "-Wl,-rpath," + d], check=True)
+    prog = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline() == "ready\n"
+        build(9, lib + ".new")
+        os.rename(lib + ".new", lib)  # (a new file under the name; the old one stays mapped)
+        for name in ("libup.so.1", lib):
+            out = tmp("replaced-lib.data")
+            p = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "300ms", "-F", name + ":up")
+            assert p.returncode == 0, p.stderr
+            calls = replay_json(out)
+            assert calls and all(c["func"] == name + ":up" for c in calls), calls[:2]
+            assert all(c["ret"][0]["value"] == c["args"][0]["value"] + 7 for c in calls if c["status"] == "returned")
+        p = ct("record", "-o", tmp("x.data"), "-p", str(prog.pid), "-F", "/nonexistent/libno.so:f")
+        assert p.returncode == 1 and "x86_64-linux-gnu//" not in p.stderr, p.stderr
+        # a second process of the program, started since: it maps the new
+        # file, where the first one's probes are not; its calls were left
+        # out without a word
+        second = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
+        try:
+            assert second.stdout.readline() == "ready\n"
+            p = ct("record", "-o", tmp("x.data"), "-p", str(prog.pid), "-p", str(second.pid), "--duration", "300ms",
+                   "-F", "libup.so.1:up")
+            assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+            assert f"process {second.pid} maps another file for libup.so.1" in p.stderr, p.stderr
+        finally:
+            second.kill()
+            second.wait()
+    finally:
+        prog.kill()
+        prog.wait()
+
+
+def test_attached_library_named_by_another_path_to_its_file():
+    """-p -F '/lib/x86_64-linux-gnu/libc.so.6:GLOB' as ldd prints it, where
+    the process's maps say /usr/lib/x86_64-linux-gnu/libc.so.6 (a merged
+    /usr: /lib is a link): 'process N has no library ... loaded'. (A launched
+    program took it.) The file is what counts, by whichever path; a
+    directory linked to libc's stands for /lib here."""
+    prog = subprocess.Popen([fixture("c_procs"), "thread", "300"], stdout=subprocess.PIPE, text=True)
+    try:
+        prog.stdout.readline()  # "thread TID": running, tick() sleeping in libc's nanosleep
+        with open(f"/proc/{prog.pid}/maps") as f:
+            libc = next(l.split()[-1] for l in f if l.split()[-1].endswith("/libc.so.6"))
+        alias = tmp("libdir-alias")
+        if os.path.lexists(alias):
+            os.unlink(alias)
+        os.symlink(os.path.dirname(libc), alias)
+        other = os.path.join(alias, "libc.so.6")
+        out = tmp("libc-alias.data")
+        p = ct("record", "-o", out, "-p", str(prog.pid), "--duration", "300ms", "-F", other + ":*nanosleep*")
+        assert p.returncode == 0, p.stderr
+        calls = replay_json(out)
+        assert calls and all(c["func"].startswith(other + ":") for c in calls), calls[:2]
+    finally:
+        prog.kill()
+        prog.wait()

@@ -124,6 +124,29 @@ def test_max_depth_counts_tail_calls_the_kernel_cannot_see_as_jumps():
         assert all(c["dur_raw"] > 0 for c in calls if c["func"] == "plt_tail"), calls
 
 
+def test_more_stacks_inside_traced_calls_than_the_limits_follow():
+    """go_crowd 12000: 12000 goroutines inside main.f1 -> f2 -> f3 at once.
+    The kernel's table of the limits' state per goroutine holds 8192: the
+    state of the others was pushed out, and with --max-depth 2 their f1 and
+    f2 showed as exited (their returns were dropped, no stack to place them
+    on), with --min-duration their calls were missing; nothing said so. Now
+    a return with no state is sent as without limits (every call returns),
+    and record warns once the table is about full, as info's limits_full
+    does. 3000 at once: no warning."""
+    prog = fixture("go_crowd")
+    p, out = record([prog, "12000"], "--max-depth", "2", "-F", "main.f*", out=tmp("crowd-depth.data"))
+    calls = replay_json(out)
+    assert sorted({(c["func"], c["status"]) for c in calls}) == [("main.f1", "returned"), ("main.f2", "returned")]
+    assert len(calls) == 24000, len(calls)
+    assert "record-time limits follow 8192" in p.stderr, p.stderr
+    assert int(stat(out, "limits_full").split()[0]) > 0
+    p, out = record([prog, "12000"], "--min-duration", "10us", "-F", "main.f*", out=tmp("crowd-mindur.data"))
+    assert "record-time limits follow 8192" in p.stderr, p.stderr
+    p, out = record([prog, "3000"], "--max-depth", "2", "-F", "main.f*", out=tmp("crowd-few.data"))
+    assert "limits follow" not in p.stderr and stat(out, "limits_full") is None, p.stderr
+    assert len(replay_json(out)) == 6000
+
+
 def test_min_duration_keeps_slow_calls_and_their_callers():
     _, out = record([fixture(GO), "sleepy"], "--min-duration", "10ms")
     calls = replay_json(out)

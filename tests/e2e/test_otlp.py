@@ -6,10 +6,13 @@ durations, statuses, arguments."""
 import json
 import os
 import re
+import signal
 import socket
 import stat
+import subprocess
+import threading
 
-from lib import ct, fixture, record, recorded, replay_json, tmp
+from lib import CT, ct, fixture, record, recorded, replay_json, tmp
 from otlp import Receiver, check_spans_equal_replay, decode_json_lines, meta, spans_of
 
 
@@ -197,6 +200,73 @@ def test_record_endpoint_down_drops_and_counts():
     assert "clock.end_ns" in meta(out), "no STATS: the file is not complete"
     p = ct("replay", out)
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+class SilentCollector:
+    """Takes connections and reads what comes, never answers: a hung
+    collector, or a port where something else than OTLP listens."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.got = threading.Event()  # a request's first bytes came
+        self.conns = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            threading.Thread(target=self.drain, args=(c,), daemon=True).start()
+
+    def drain(self, c):
+        try:
+            while c.recv(65536):
+                self.got.set()
+        except OSError:
+            pass
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def test_record_silent_collector_ends_at_a_signal():
+    """record waits for the collector once the program has ended; a collector
+    that never answers held it there for 20 s (10 s of grace, then a read's
+    10 s timeout) whatever was sent to calltrace meanwhile (Ctrl-C, SIGTERM
+    did nothing). A signal ends the wait now: the spans are dropped and
+    counted, the exit status is the program's, the record file complete."""
+    rx = SilentCollector()
+    out = tmp("otlp-rec-silent.data")
+    try:
+        p = subprocess.Popen([CT, "record", "-o", out, "--otlp-endpoint", rx.url, "--", fixture("c_core"), "fib", "5"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        assert p.stdout.readline() == "fib 5\n"  # the program has ended (a signal now is not passed on)
+        assert rx.got.wait(60), "no request came"
+        # Ctrl-C until calltrace ends: one that comes before it waits for
+        # the collector (while it detaches) does not end that wait
+        while p.poll() is None:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(0.5)
+            except subprocess.TimeoutExpired:
+                pass
+        err = p.stderr.read()
+    finally:
+        rx.close()
+    assert p.returncode == 0, (p.returncode, err)
+    sent, _, dropped, why = summary(err)
+    assert sent == 0 and dropped > 0, err
+    assert why == f"interrupted while waiting for {rx.url}/v1/traces", why
+    assert "clock.end_ns" in meta(out), "no STATS: the file is not complete"
 
 
 def test_dump_sends_to_endpoint():

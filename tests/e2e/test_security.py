@@ -192,3 +192,35 @@ def test_names_from_a_symbol_table_reach_no_terminal_raw():
             assert "\x1b" not in text and "\x07" not in text, (args, repr(text))
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_file_names_in_messages_reach_no_terminal_raw():
+    """A program's file name is anyone's to choose: a user names a binary
+    with an escape sequence (set the window's title, red text), root attaches
+    to it (record -p), and the line 'tracing 1 process of ...' sent it to
+    root's terminal, as did the other messages naming it and list's header.
+    Shown as \\xNN now, as info shows them."""
+    d = tempfile.mkdtemp(prefix="calltrace-fname-")
+    os.chmod(d, 0o755)
+    exe = os.path.join(d, "prog\x1b]0;owned\x07\x1b[31mred")
+    shown = exe.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    shutil.copy2(fixture("c_procs"), exe)
+    prog = subprocess.Popen([exe, "thread", "300"], stdout=subprocess.PIPE, text=True)
+    try:
+        prog.stdout.readline()  # "thread TID": running
+        p = ct("record", "-o", os.path.join(d, "p.data"), "-p", str(prog.pid), "--duration", "300ms",
+               timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        assert f"tracing 1 process of {shown};" in p.stderr, p.stderr
+        texts = [p.stderr]
+        p = ct("record", "-o", os.path.join(d, "q.data"), "-F", "no_such_function", "--", exe, timeout=TIMEOUT)
+        one_line_error(p, f"in {shown};")
+        texts.append(p.stderr)
+        p = ct("list", exe, timeout=TIMEOUT)
+        assert p.returncode == 0 and p.stdout.startswith(f"# {shown}: "), p.stdout[:200]
+        for text in texts + [p.stdout, p.stderr]:
+            assert "\x1b" not in text and "\x07" not in text, repr(text[:300])
+    finally:
+        prog.kill()
+        prog.wait()
+        shutil.rmtree(d, ignore_errors=True)
