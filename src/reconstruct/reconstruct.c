@@ -121,7 +121,8 @@ struct ct_recon {
 	size_t nfuncs;
 	bool go;                          /* with funcs: any function is Go */
 	size_t nfuncs_seen;               /* of them, looked at for `go` */
-	uint32_t gopark_func;             /* runtime.gopark's id, CT_NOFUNC: none */
+	/* runtime.gopark's ids (one a Go binary: --follow traces several) */
+	CT_VEC(uint32_t) gopark_funcs;
 	bool parks;                       /* record --parks: a GOREADY site (parked) */
 	struct ct_recon_ops ops;
 	void *ctx;
@@ -227,9 +228,15 @@ static void cap_off_cpu(struct ct_call *c)
 		c->off_tracer = c->off_preempted;
 }
 
-/* Every callback of a call goes through here (END: its exit, else its
- * entry): F, a frame of S, shows S's origin for as long as the callback
- * runs (see struct origin). */
+/* Is FUNC runtime.gopark? */
+static bool is_gopark(const struct ct_recon *r, uint32_t func)
+{
+	for (size_t k = 0; k < r->gopark_funcs.n; k++)
+		if (r->gopark_funcs.v[k] == func)
+			return true;
+	return false;
+}
+
 /* F, a runtime.gopark call that returned (record --parks; S's frames: the
  * calls open over it): its goroutine did not run while it lasted.  Until
  * it was made runnable (F->ready_ts, CT_PROC_READY) it was blocked, then
@@ -266,6 +273,9 @@ static bool in_hidden_park(const struct ct_recon *r, const struct stack *s, cons
 	return c && c->depth == 0 && c->func < r->nfuncs && ct_file_func_parks_only(&r->funcs[c->func]);
 }
 
+/* Every callback of a call goes through here (END: its exit, else its
+ * entry): F, a frame of S, shows S's origin for as long as the callback
+ * runs (see struct origin). */
 static void report(struct ct_recon *r, const struct stack *s, struct frame *f, bool end)
 {
 	void (*to)(void *, const struct ct_call *) = end ? r->ops.exit : r->ops.enter;
@@ -325,7 +335,6 @@ struct ct_recon *ct_recon_new(const struct ct_file_site *sites, size_t nsites, b
 	r->go = go;
 	r->ops = *ops;
 	r->ctx = ctx;
-	r->gopark_func = CT_NOFUNC;
 	ct_recon_set_sites(r, sites, nsites);
 	return r;
 }
@@ -582,7 +591,7 @@ static void pop(struct ct_recon *r, struct stack *s, uint8_t status, uint64_t ts
 	f->c.ts_exit = ts;
 	f->c.raw_exit = ts + s->shift;
 	f->c.exit_tid = tid;
-	if (f->c.func == r->gopark_func && status == CT_CALL_RETURNED && r->parks)
+	if (r->parks && status == CT_CALL_RETURNED && is_gopark(r, f->c.func))
 		parked(s, f);
 	f->c.leaf = !f->has_children;
 	/* Only the frame that executed the RET (or whose call returned to the
@@ -2141,7 +2150,7 @@ static void goroutine_ready(struct ct_recon *r, const struct ct_rec_event *ev)
 {
 	struct stack *s = map_get(&r->stacks, make_thread_key(ev->pid, 0, ev->goid, false, 0));
 	struct frame *top = s && s->f.n ? &s->f.v[s->f.n - 1] : NULL;
-	if (top && top->c.func == r->gopark_func && !top->ready_ts && ev->ts >= top->c.raw_entry)
+	if (top && is_gopark(r, top->c.func) && !top->ready_ts && ev->ts >= top->c.raw_entry)
 		top->ready_ts = ev->ts;
 }
 
@@ -2555,7 +2564,7 @@ void ct_recon_set_funcs(struct ct_recon *r, const struct ct_file_func *funcs, si
 		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.asyncPreempt2"))
 			CT_VEC_PUSH(r->preempt_funcs, (uint32_t)i);
 		if (funcs[i].name && !strcmp(funcs[i].name, "runtime.gopark") && ct_file_func_is_go(&funcs[i]))
-			r->gopark_func = (uint32_t)i;
+			CT_VEC_PUSH(r->gopark_funcs, (uint32_t)i);
 	}
 	r->nfuncs_seen = nfuncs;
 }
@@ -2600,6 +2609,7 @@ void ct_recon_free(struct ct_recon *r)
 	CT_VEC_FREE(r->interim_until);
 	CT_VEC_FREE(r->jumps_out);
 	CT_VEC_FREE(r->preempt_funcs);
+	CT_VEC_FREE(r->gopark_funcs);
 	free(r);
 }
 
