@@ -349,6 +349,12 @@ struct hit {
 	__u16 flags;
 };
 
+/* map "desched"'s key: a g of a process */
+struct desched_key {
+	__u64 g;
+	__u32 tgid, pad;
+};
+
 /* One probe run's working memory: what the hit knows, the keys it looks
  * maps up with, and the scratch of its event with arguments.  The program
  * is sleepable: a run may sleep in a page fault (fault_in), or on a
@@ -363,12 +369,6 @@ struct hit {
  * probe.stack_depth; tests/e2e/test_bpf_stack.py), so it is on the task's
  * own stack; a thread's runs never overlap (a uprobe fires from user mode),
  * so nothing of a run is shared with another and none needs to check. */
-/* map "desched"'s key: a g of a process */
-struct desched_key {
-	__u64 g;
-	__u32 tgid, pad;
-};
-
 struct run {
 	struct hit h; /* first: run_of() */
 	/* on_hit's findings for later in the run (kept here, not in
