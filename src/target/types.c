@@ -75,6 +75,7 @@ struct ct_types {
 
 	bool rt_syms_done;
 	uint64_t types_lo, types_hi; /* [runtime.types, runtime.etypes) */
+	GElf_Sym wait_reasons;       /* runtime.waitReasonStrings (st_value 0: none) */
 	bool rtmap_done;
 	struct ct_map rtmap; /* go_rtype -> type DIE offset + 1 */
 	/* entry -> struct ct_sig found before: the plan asks for a
@@ -260,6 +261,8 @@ static void find_rt_syms(struct ct_types *ts)
 				ts->types_lo = sym.st_value;
 			else if (!strcmp(nm + 8, "etypes"))
 				ts->types_hi = sym.st_value;
+			else if (!strcmp(nm + 8, "waitReasonStrings"))
+				ts->wait_reasons = sym; /* (go_wait_reasons) */
 		}
 		break;
 	}
@@ -293,24 +296,9 @@ static bool elf_read_vaddr(Elf *elf, uint64_t vaddr, void *out, size_t len)
  * no symbol; a PIE's pointers may be left to relocations: then numbers). */
 static void go_wait_reasons(struct ct_types *ts, struct ct_type *t)
 {
+	find_rt_syms(ts);
 	Elf *elf = dwarf_getelf(ts->dw);
-	Elf_Scn *scn = NULL;
-	GElf_Sym tab = {0};
-	while (elf && !tab.st_value && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *nm = gelf_getsym(data, (int)i, &sym) && sym.st_name
-						 ? elf_strptr(elf, sh.sh_link, sym.st_name) : NULL;
-			if (nm && !strcmp(nm, "runtime.waitReasonStrings")) {
-				tab = sym;
-				break;
-			}
-		}
-	}
+	GElf_Sym tab = ts->wait_reasons;
 	size_t n = tab.st_size / 16;
 	if (!tab.st_value || !n || n > 256)
 		return;
